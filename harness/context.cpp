@@ -1,0 +1,123 @@
+// Gathers the machine and build context written into every results file.
+#include "harness/context.h"
+
+#include <omp.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "harness/gpu.h"
+#include "harness/results.h"
+
+extern "C" {
+char* openblas_get_config(void);
+char* openblas_get_corename(void);
+int openblas_get_num_threads(void);
+}
+
+namespace gtb {
+
+const char* build_git_commit();
+bool build_git_dirty();
+
+namespace {
+
+std::string read_first_line(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) == 0) {
+      auto pos = line.find_first_of(":=");
+      if (pos == std::string::npos) continue;
+      std::string v = line.substr(pos + 1);
+      v.erase(0, v.find_first_not_of(" \t\""));
+      while (!v.empty() && (v.back() == '"' || v.back() == ' ')) v.pop_back();
+      return v;
+    }
+  }
+  return {};
+}
+
+json isa_flags() {
+  // The flags that decide which kernels a BLAS or a compiler can use.
+  static const std::set<std::string> wanted = {
+      "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512_vnni",
+      "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "avx_vnni", "asimd", "sve", "sve2"};
+  std::string flags = read_first_line("/proc/cpuinfo", "flags");
+  if (flags.empty()) flags = read_first_line("/proc/cpuinfo", "Features");
+  std::istringstream is(flags);
+  json out = json::array();
+  std::string f;
+  std::set<std::string> seen;
+  while (is >> f)
+    if (wanted.count(f) && seen.insert(f).second) out.push_back(f);
+  return out;
+}
+
+std::string os_name() {
+  std::string pretty = read_first_line("/etc/os-release", "PRETTY_NAME");
+  return pretty.empty() ? "unknown" : pretty;
+}
+
+}  // namespace
+
+json host_context() {
+  json h;
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  h["hostname"] = host;
+  h["os"] = os_name();
+  utsname u{};
+  if (::uname(&u) == 0) h["kernel"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  std::string model = read_first_line("/proc/cpuinfo", "model name");
+  h["cpu_model"] = model.empty() ? "unknown" : model;
+  h["logical_cpus"] = static_cast<int>(std::thread::hardware_concurrency());
+  h["omp_threads"] = omp_get_max_threads();
+  h["isa"] = isa_flags();
+  json blas;
+  blas["library"] = "OpenBLAS";
+  blas["config"] = openblas_get_config();
+  blas["corename"] = openblas_get_corename();
+  blas["threads"] = openblas_get_num_threads();
+  h["blas"] = blas;
+  return h;
+}
+
+json gpu_context() { return gpu::describe(); }
+
+json build_context() {
+  json b;
+  b["gtb_version"] = GTB_VERSION;
+  b["compiler"] = GTB_CXX_COMPILER;
+  b["cxx_flags"] = GTB_CXX_FLAGS;
+  b["build_type"] = GTB_BUILD_TYPE;
+#if GTB_HAVE_CUDA
+  b["cuda"] = GTB_CUDA_VERSION;
+  b["cuda_architectures"] = GTB_CUDA_ARCHS;
+#else
+  b["cuda"] = nullptr;
+  b["cuda_architectures"] = nullptr;
+#endif
+  b["git_commit"] = build_git_commit();
+  b["git_dirty"] = build_git_dirty();
+  return b;
+}
+
+json full_context() {
+  json c;
+  c["host"] = host_context();
+  c["build"] = build_context();
+  c["gpu"] = gpu_context();
+  c["timing"] = {{"host_wall", "std::chrono::steady_clock, after a device synchronize for GPU work"},
+                 {"cuda_event", "cudaEventElapsedTime between events on the measured stream (about 0.5 us resolution)"}};
+  c["units"] = {{"GB", "1e9 bytes"}, {"bandwidth_bytes", "bytes read + bytes written (STREAM rule); a host-device copy of N bytes counts N"}};
+  return c;
+}
+
+}  // namespace gtb

@@ -1,0 +1,747 @@
+// gtb compare's engine: match records of two results files, decide each verdict, render the result.
+#include "harness/driver/compare_core.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "harness/driver/compare_stats.h"
+#include "harness/results.h"
+
+namespace gtb::compare {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string pct(double ratio) { return fmt("%+.1f%%", (ratio - 1.0) * 100.0); }
+
+double number_in(const json& j, const char* key, const std::string& where) {
+  if (!j.at(key).is_number()) throw std::runtime_error(where + ": \"" + key + "\" must be a number");
+  const double v = j.at(key).get<double>();
+  if (!std::isfinite(v)) throw std::runtime_error(where + ": \"" + key + "\" must be finite");
+  return v;
+}
+
+void check_threshold(double t, const std::string& where) {
+  if (!(t > 0.0 && t < 1.0)) throw std::runtime_error(where + ": threshold must be in (0, 1), e.g. 0.05 for 5%");
+}
+
+// A threshold given as a number, or {"threshold": x, "ignore": b}.
+void parse_override(const json& v, const std::string& where, std::optional<double>& threshold, bool& ignore) {
+  if (v.is_number()) {
+    threshold = v.get<double>();
+    check_threshold(*threshold, where);
+    return;
+  }
+  if (!v.is_object()) throw std::runtime_error(where + ": expected a number or an object");
+  for (const auto& [k, x] : v.items()) {
+    if (k == "threshold") {
+      threshold = number_in(v, "threshold", where);
+      check_threshold(*threshold, where);
+    } else if (k == "ignore") {
+      if (!x.is_boolean()) throw std::runtime_error(where + ": \"ignore\" must be true or false");
+      ignore = x.get<bool>();
+    } else {
+      throw std::runtime_error(where + ": unknown key \"" + k + "\" (expected threshold, ignore)");
+    }
+  }
+}
+
+bool glob_match(const std::string& pattern, const std::string& text) {
+  return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+}
+
+// FNV-1a: a seed per record that does not depend on the standard library's hash.
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// Key-order independent text of a typed object: {"m":1,"n":2} equals {"n":2,"m":1}; 1 and 1.0 differ.
+std::string canonical(const json& j) { return nlohmann::json::parse(j.dump()).dump(); }
+
+std::string record_key(const Record& r) {
+  return r.family + '\x1f' + r.workload + '\x1f' + r.variant + '\x1f' + to_string(r.backend) + '\x1f' +
+         canonical(r.params) + '\x1f' + canonical(r.options);
+}
+
+std::vector<double> metric_samples(const Record& r) {
+  std::vector<double> v;
+  v.reserve(r.samples.size());
+  for (double s : r.samples) {
+    if (!(s > 0.0) || !std::isfinite(s)) continue;
+    const double m = r.metric_of_seconds(s);
+    if (std::isfinite(m) && m > 0.0) v.push_back(m);
+  }
+  return v;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string str_at(const json& j, const char* key) {
+  if (j.is_object() && j.contains(key) && j.at(key).is_string()) return j.at(key).get<std::string>();
+  return "";
+}
+
+const json& obj_at(const json& j, const char* key) {
+  static const json empty = json::object();
+  if (j.is_object() && j.contains(key) && j.at(key).is_object()) return j.at(key);
+  return empty;
+}
+
+bool gpu_available(const json& ctx) {
+  const json& g = obj_at(ctx, "gpu");
+  return g.contains("available") && g.at("available").is_boolean() && g.at("available").get<bool>();
+}
+
+std::vector<std::string> gpu_names(const json& ctx) {
+  std::vector<std::string> names;
+  const json& g = obj_at(ctx, "gpu");
+  if (g.contains("devices") && g.at("devices").is_array())
+    for (const auto& d : g.at("devices"))
+      if (d.is_object()) names.push_back(str_at(d, "name"));
+  return names;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------- config
+
+Config Config::from_json(const json& j) {
+  if (!j.is_object()) throw std::runtime_error("compare config: expected a JSON object");
+  Config c;
+  Settings& s = c.settings;
+  for (const auto& [k, v] : j.items()) {
+    const std::string where = "compare config: \"" + k + "\"";
+    if (k == "threshold") {
+      s.threshold = number_in(j, "threshold", "compare config");
+      check_threshold(s.threshold, where);
+    } else if (k == "confidence") {
+      s.confidence = number_in(j, "confidence", "compare config");
+      if (!(s.confidence >= 0.5 && s.confidence < 1.0)) throw std::runtime_error(where + ": must be in [0.5, 1)");
+    } else if (k == "alpha") {
+      s.alpha = number_in(j, "alpha", "compare config");
+      if (!(s.alpha > 0.0 && s.alpha <= 0.5)) throw std::runtime_error(where + ": must be in (0, 0.5]");
+    } else if (k == "min_samples" || k == "resamples") {
+      if (!v.is_number_integer()) throw std::runtime_error(where + ": must be an integer");
+      const auto n = v.get<std::int64_t>();
+      if (k == "min_samples") {
+        if (n < 2 || n > 100000) throw std::runtime_error(where + ": must be in [2, 100000]");
+        s.min_samples = static_cast<int>(n);
+      } else {
+        if (n < 100 || n > 1000000) throw std::runtime_error(where + ": must be in [100, 1000000]");
+        s.resamples = static_cast<int>(n);
+      }
+    } else if (k == "seed") {
+      if (!v.is_number_unsigned()) throw std::runtime_error(where + ": must be a non-negative integer");
+      s.seed = v.get<std::uint64_t>();
+    } else if (k == "families" || k == "records") {
+      if (!v.is_object()) throw std::runtime_error(where + ": expected an object");
+      for (const auto& [name, ov] : v.items()) {
+        std::optional<double> t;
+        bool ignore = false;
+        parse_override(ov, where + " \"" + name + "\"", t, ignore);
+        if (k == "families") {
+          if (t) c.family_thresholds.emplace_back(name, *t);
+          c.family_ignore.emplace_back(name, ignore);
+        } else {
+          c.rules.push_back({name, t, ignore});
+        }
+      }
+    } else if (k == "comment" || k == "$comment") {
+      // free text for people
+    } else {
+      throw std::runtime_error("compare config: unknown key \"" + k +
+                               "\" (expected threshold, confidence, alpha, min_samples, resamples, seed, "
+                               "families, records, comment)");
+    }
+  }
+  return c;
+}
+
+double Config::threshold_for(const Record& r) const {
+  for (const auto& rule : rules)
+    if (rule.threshold && glob_match(rule.pattern, r.id)) return *rule.threshold;
+  for (const auto& [f, t] : family_thresholds)
+    if (f == r.family) return t;
+  return settings.threshold;
+}
+
+bool Config::ignored(const Record& r) const {
+  for (const auto& rule : rules)
+    if (glob_match(rule.pattern, r.id)) {
+      if (rule.ignore) return true;
+      if (rule.threshold) return false;  // the first matching rule decides
+    }
+  for (const auto& [f, ig] : family_ignore)
+    if (f == r.family && ig) return true;
+  return false;
+}
+
+// -------------------------------------------------------------------------------------- verdicts
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::broken: return "broken";
+    case Verdict::slower: return "slower";
+    case Verdict::noisy: return "noisy";
+    case Verdict::faster: return "faster";
+    case Verdict::missing: return "missing";
+    case Verdict::added: return "new";
+    case Verdict::unmeasured: return "unmeasured";
+    case Verdict::same: return "same";
+    case Verdict::ignored: return "ignored";
+  }
+  return "?";
+}
+
+bool is_regression(Verdict v) { return v == Verdict::slower || v == Verdict::broken; }
+
+Decision decide(double base_value, double new_value, const std::vector<double>& bs, const std::vector<double>& ns,
+                Better better, double t, const Settings& s, std::uint64_t seed) {
+  Decision d;
+  const bool higher = better == Better::higher;
+  if (!(base_value > 0.0) || !(new_value > 0.0) || !std::isfinite(base_value) || !std::isfinite(new_value)) {
+    d.verdict = Verdict::unmeasured;
+    d.note = "a value is zero, negative or not finite: no ratio";
+    return d;
+  }
+  d.ratio = higher ? new_value / base_value : base_value / new_value;
+  d.ci_low = d.ci_high = d.ratio;
+  const auto min_n = static_cast<std::size_t>(s.min_samples);
+  d.tested = bs.size() >= min_n && ns.size() >= min_n;
+  if (d.tested) {
+    const RatioInterval ci =
+        higher ? bootstrap_median_ratio(ns, bs, s.confidence, s.resamples, seed)
+               : bootstrap_median_ratio(bs, ns, s.confidence, s.resamples, seed);
+    d.ci_low = ci.low;
+    d.ci_high = ci.high;
+    d.p_slower = higher ? mann_whitney_less(ns, bs) : mann_whitney_less(bs, ns);
+    d.p_faster = higher ? mann_whitney_less(bs, ns) : mann_whitney_less(ns, bs);
+  }
+  const std::string few = "only " + std::to_string(bs.size()) + " and " + std::to_string(ns.size()) +
+                          " kept samples (a verdict needs " + std::to_string(s.min_samples) + " on each side)";
+  const std::string interval = fmt("%.0f%%", s.confidence * 100) + " CI [" + pct(d.ci_low) + ", " + pct(d.ci_high) + "]";
+  if (d.ratio < 1.0 - t) {
+    if (!d.tested) {
+      d.verdict = Verdict::noisy;
+      d.note = pct(d.ratio) + " beyond the " + fmt("%.0f%%", t * 100) + " threshold, but " + few;
+    } else if (d.ci_high < 1.0 && d.p_slower < s.alpha) {
+      d.verdict = Verdict::slower;
+    } else {
+      d.verdict = Verdict::noisy;
+      d.note = pct(d.ratio) + " beyond the threshold, but the samples do not show it (" + interval +
+               fmt(", Mann-Whitney p=%.3g)", d.p_slower);
+    }
+  } else if (d.ratio > 1.0 + t) {
+    if (!d.tested) {
+      d.verdict = Verdict::noisy;
+      d.note = pct(d.ratio) + " beyond the " + fmt("%.0f%%", t * 100) + " threshold, but " + few;
+    } else if (d.ci_low > 1.0 && d.p_faster < s.alpha) {
+      d.verdict = Verdict::faster;
+    } else {
+      d.verdict = Verdict::noisy;
+      d.note = pct(d.ratio) + " beyond the threshold, but the samples do not show it (" + interval +
+               fmt(", Mann-Whitney p=%.3g)", d.p_faster);
+    }
+  } else if (d.tested && (d.ci_low < 1.0 - 2 * t || d.ci_high > 1.0 + 2 * t)) {
+    d.verdict = Verdict::noisy;
+    d.note = "within the threshold, but the " + interval + " cannot rule out a change of twice the threshold";
+  } else {
+    d.verdict = Verdict::same;
+    if (!d.tested) d.note = few;
+  }
+  return d;
+}
+
+// --------------------------------------------------------------------------------------- context
+
+std::string machine_name(const json& ctx) {
+  const json& host = obj_at(ctx, "host");
+  const std::string hostname = str_at(host, "hostname");
+  std::string what;
+  if (gpu_available(ctx)) {
+    const auto names = gpu_names(ctx);
+    std::map<std::string, int> counts;
+    for (const auto& n : names) counts[n]++;
+    std::vector<std::string> parts;
+    for (const auto& [n, c] : counts) parts.push_back(c > 1 ? std::to_string(c) + "x " + n : n);
+    what = parts.empty() ? "unnamed GPU" : join(parts, " + ");
+  } else {
+    const std::string cpu = str_at(host, "cpu_model");
+    what = (cpu.empty() ? "unknown CPU" : cpu) + " (no GPU)";
+  }
+  return hostname.empty() ? what : what + " on " + hostname;
+}
+
+ContextCheck check_contexts(const json& b, const json& n) {
+  ContextCheck c;
+  const bool bg = gpu_available(b), ng = gpu_available(n);
+  if (bg != ng) {
+    const json& g = obj_at(bg ? n : b, "gpu");
+    c.problems.push_back(std::string(bg ? "BASE" : "NEW") + " has a GPU (" + join(gpu_names(bg ? b : n), ", ") +
+                         ") and " + (bg ? "NEW" : "BASE") + " has none" +
+                         (str_at(g, "reason").empty() ? "" : " (" + str_at(g, "reason") + ")"));
+  } else if (bg) {
+    auto bn = gpu_names(b), nn = gpu_names(n);
+    std::sort(bn.begin(), bn.end());
+    std::sort(nn.begin(), nn.end());
+    if (bn != nn)
+      c.problems.push_back("different GPUs: BASE " + join(bn, ", ") + ", NEW " + join(nn, ", "));
+    const std::string bd = str_at(obj_at(b, "gpu"), "driver_version"), nd = str_at(obj_at(n, "gpu"), "driver_version");
+    if (bd != nd) c.warnings.push_back("GPU driver " + bd + " -> " + nd);
+  }
+  const json& bh = obj_at(b, "host");
+  const json& nh = obj_at(n, "host");
+  // CPU records run on every machine, so the CPU model matters even when both have the same GPU.
+  if (str_at(bh, "cpu_model") != str_at(nh, "cpu_model"))
+    c.problems.push_back("different CPUs: BASE \"" + str_at(bh, "cpu_model") + "\", NEW \"" + str_at(nh, "cpu_model") + "\"");
+  for (const char* k : {"logical_cpus", "omp_threads"}) {
+    const std::string bv = bh.contains(k) ? bh.at(k).dump() : "?", nv = nh.contains(k) ? nh.at(k).dump() : "?";
+    if (bv != nv) c.warnings.push_back(std::string(k) + " " + bv + " -> " + nv);
+  }
+  if (str_at(bh, "hostname") != str_at(nh, "hostname"))
+    c.warnings.push_back("host " + str_at(bh, "hostname") + " -> " + str_at(nh, "hostname"));
+  const json& bb = obj_at(b, "build");
+  const json& nb = obj_at(n, "build");
+  for (const char* k : {"build_type", "compiler"})
+    if (str_at(bb, k) != str_at(nb, k)) c.warnings.push_back(std::string(k) + " " + str_at(bb, k) + " -> " + str_at(nb, k));
+  c.comparable = c.problems.empty();
+  return c;
+}
+
+// ------------------------------------------------------------------------------------ comparison
+
+namespace {
+
+struct Indexed {
+  std::vector<Record> records;
+  std::map<std::string, std::size_t> by_key;
+};
+
+Indexed index_records(const json& doc, const char* side) {
+  Indexed ix;
+  ix.records = records_of(doc);
+  for (std::size_t i = 0; i < ix.records.size(); ++i) {
+    const auto [it, fresh] = ix.by_key.emplace(record_key(ix.records[i]), i);
+    if (!fresh)
+      throw std::runtime_error(std::string(side) + ": two records with the same family, workload, variant, backend, "
+                               "params and options: " + ix.records[i].id);
+  }
+  return ix;
+}
+
+Side side_of(const json& doc) {
+  Side s;
+  s.generated_at = str_at(doc, "generated_at");
+  s.suite = str_at(doc, "suite");
+  s.machine = machine_name(obj_at(doc, "context"));
+  return s;
+}
+
+void fill_from(Row& row, const Record& r) {
+  row.id = r.id;
+  row.family = r.family;
+  row.workload = r.workload;
+  row.variant = r.variant;
+  row.backend = to_string(r.backend);
+  row.params = r.params;
+  row.options = r.options;
+  row.metric = r.metric.name;
+  row.unit = r.metric.unit;
+  row.better = to_string(r.metric.better());
+}
+
+Row compare_pair(const Record* b, const Record* n, const Config& cfg) {
+  Row row;
+  const Record& any = n ? *n : *b;
+  fill_from(row, any);
+  row.threshold = cfg.threshold_for(any);
+  if (b) {
+    row.base_status = to_string(b->status);
+    row.base_value = b->value;
+    row.base_n = b->samples.size();
+  }
+  if (n) {
+    row.new_status = to_string(n->status);
+    row.new_value = n->value;
+    row.new_n = n->samples.size();
+  }
+  Decision& d = row.d;
+  if (cfg.ignored(any)) {
+    d.verdict = Verdict::ignored;
+    d.note = "ignored by the compare config";
+    return row;
+  }
+  if (!n) {
+    d.verdict = Verdict::missing;
+    d.note = "in BASE only";
+    return row;
+  }
+  if (!b) {
+    d.verdict = Verdict::added;
+    d.note = "in NEW only";
+    return row;
+  }
+  if (b->status == Status::ok && (n->status == Status::failed || n->status == Status::invalid)) {
+    d.verdict = Verdict::broken;
+    d.note = std::string("ok in BASE, ") + to_string(n->status) + " in NEW: " + n->status_detail;
+    return row;
+  }
+  if (b->status != Status::ok || n->status != Status::ok) {
+    d.verdict = Verdict::unmeasured;
+    if (b->status != Status::ok)
+      d.note = std::string(to_string(b->status)) + " in BASE" + (b->status_detail.empty() ? "" : ": " + b->status_detail);
+    else
+      d.note = std::string(to_string(n->status)) + " in NEW" + (n->status_detail.empty() ? "" : ": " + n->status_detail);
+    return row;
+  }
+  if (b->metric.name != n->metric.name || b->metric.unit != n->metric.unit || b->metric.better() != n->metric.better()) {
+    d.verdict = Verdict::unmeasured;
+    d.note = "the metric changed: " + b->metric.name + " [" + b->metric.unit + "] -> " + n->metric.name + " [" +
+             n->metric.unit + "]";
+    return row;
+  }
+  if (!b->value || !n->value) {
+    d.verdict = Verdict::unmeasured;
+    d.note = "an ok record without a value";
+    return row;
+  }
+  const auto bs = metric_samples(*b), ns = metric_samples(*n);
+  row.base_n = bs.size();
+  row.new_n = ns.size();
+  row.d = decide(*b->value, *n->value, bs, ns, n->metric.better(), row.threshold, cfg.settings,
+                 cfg.settings.seed ^ fnv1a(record_key(*n)));
+  row.has_ratio = row.d.verdict != Verdict::unmeasured;
+  return row;
+}
+
+}  // namespace
+
+std::size_t Result::count(Verdict v) const {
+  return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [v](const Row& r) { return r.d.verdict == v; }));
+}
+
+std::size_t Result::regressions() const { return count(Verdict::slower) + count(Verdict::broken); }
+
+int Result::exit_code() const {
+  if (!context.comparable && !machines_allowed) return 2;
+  return regressions() > 0 ? 1 : 0;
+}
+
+Result compare_documents(const json& base, const json& next, const Config& cfg) {
+  Result res;
+  res.settings = cfg.settings;
+  res.base = side_of(base);
+  res.next = side_of(next);
+  res.context = check_contexts(obj_at(base, "context"), obj_at(next, "context"));
+  if (res.base.suite != res.next.suite && !res.base.suite.empty() && !res.next.suite.empty())
+    res.context.warnings.push_back("suite " + res.base.suite + " -> " + res.next.suite +
+                                   " (records of one suite only are reported missing/new)");
+  const Indexed bi = index_records(base, "BASE"), ni = index_records(next, "NEW");
+  for (const auto& r : bi.records) {
+    const auto it = ni.by_key.find(record_key(r));
+    res.rows.push_back(compare_pair(&r, it == ni.by_key.end() ? nullptr : &ni.records[it->second], cfg));
+  }
+  for (const auto& r : ni.records)
+    if (!bi.by_key.count(record_key(r))) res.rows.push_back(compare_pair(nullptr, &r, cfg));
+  std::stable_sort(res.rows.begin(), res.rows.end(), [](const Row& a, const Row& b) {
+    if (a.d.verdict != b.d.verdict) return a.d.verdict < b.d.verdict;
+    return a.id < b.id;
+  });
+  return res;
+}
+
+Calibration calibrate(const json& base, const json& next, const Config& cfg, int trials_per_record) {
+  Calibration cal;
+  cal.done = true;
+  const Indexed bi = index_records(base, "BASE"), ni = index_records(next, "NEW");
+  Settings s = cfg.settings;
+  // Fewer resamples per simulated compare keep the run short; the interval's bounds move little.
+  s.resamples = std::min(s.resamples, 500);
+  const auto min_n = static_cast<std::size_t>(s.min_samples);
+  for (const auto& r : bi.records) {
+    if (r.status != Status::ok || cfg.ignored(r)) continue;
+    const auto pool = metric_samples(r);
+    if (pool.size() < min_n) continue;
+    std::size_t n_new = pool.size();
+    const auto it = ni.by_key.find(record_key(r));
+    if (it != ni.by_key.end()) {
+      const auto other = metric_samples(ni.records[it->second]).size();
+      if (other >= min_n) n_new = other;
+    }
+    const double t = cfg.threshold_for(r);
+    Rng rng(s.seed ^ fnv1a(record_key(r)) ^ 0xA5A5A5A5ull);
+    std::size_t slower = 0;
+    std::vector<double> a(pool.size()), b(n_new);
+    for (int k = 0; k < trials_per_record; ++k) {
+      for (auto& x : a) x = pool[rng.index(pool.size())];
+      for (auto& x : b) x = pool[rng.index(pool.size())];
+      const Decision d = decide(median_of(a), median_of(b), a, b, r.metric.better(), t, s, rng.next());
+      cal.trials++;
+      if (d.verdict == Verdict::slower) ++slower;
+      if (d.verdict == Verdict::faster) cal.false_faster++;
+      if (d.verdict == Verdict::noisy) cal.noisy++;
+    }
+    cal.false_slower += slower;
+    cal.records++;
+    const double rate = trials_per_record > 0 ? static_cast<double>(slower) / trials_per_record : 0.0;
+    cal.expected_false_regressions += rate;
+    cal.worst.emplace_back(r.id, rate);
+  }
+  std::stable_sort(cal.worst.begin(), cal.worst.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  if (cal.worst.size() > 5) cal.worst.resize(5);
+  while (!cal.worst.empty() && cal.worst.back().second <= 0.0) cal.worst.pop_back();
+  return cal;
+}
+
+// ------------------------------------------------------------------------------------- rendering
+
+namespace {
+
+std::string value_text(const std::optional<double>& v, const std::string& unit) {
+  if (!v) return "-";
+  return fmt("%.4g", *v) + " " + unit;
+}
+
+std::string side_value(const Row& r, bool base) {
+  const auto& status = base ? r.base_status : r.new_status;
+  if (status.empty()) return "-";
+  if (status != "ok") return status;
+  return value_text(base ? r.base_value : r.new_value, r.unit);
+}
+
+std::string change_text(const Row& r) { return r.has_ratio ? pct(r.d.ratio) : "-"; }
+
+std::string ci_text(const Row& r) {
+  if (!r.has_ratio || !r.d.tested) return "-";
+  return "[" + pct(r.d.ci_low) + ", " + pct(r.d.ci_high) + "]";
+}
+
+std::string p_text(const Row& r) {
+  if (!r.has_ratio || !r.d.tested) return "-";
+  return fmt("%.2g", std::min(r.d.p_slower, r.d.p_faster));
+}
+
+std::string samples_text(const Row& r) {
+  if (r.base_status.empty() || r.new_status.empty()) return "-";
+  return std::to_string(r.base_n) + "/" + std::to_string(r.new_n);
+}
+
+std::string summary_counts(const Result& res) {
+  std::vector<std::string> parts;
+  for (Verdict v : {Verdict::broken, Verdict::slower, Verdict::noisy, Verdict::faster, Verdict::same, Verdict::missing,
+                    Verdict::added, Verdict::unmeasured, Verdict::ignored}) {
+    const auto c = res.count(v);
+    if (c) parts.push_back(std::to_string(c) + " " + to_string(v));
+  }
+  return parts.empty() ? "no records" : join(parts, ", ");
+}
+
+std::string outcome(const Result& res) {
+  if (!res.context.comparable && !res.machines_allowed) return "INCOMPARABLE machines (exit 2)";
+  const auto reg = res.regressions();
+  if (reg) return std::to_string(reg) + (reg == 1 ? " REGRESSION" : " REGRESSIONS") + " (exit 1)";
+  return "no regression (exit 0)";
+}
+
+std::string settings_text(const Settings& s) {
+  return "threshold " + fmt("%.3g%%", s.threshold * 100) + " (default; per family/record in --config), evidence: " +
+         fmt("%.3g%%", s.confidence * 100) + " bootstrap CI of the median ratio excludes 1 and one-sided Mann-Whitney p < " +
+         fmt("%.3g", s.alpha) + ", at least " + std::to_string(s.min_samples) + " samples per side";
+}
+
+std::string calibration_text(const Calibration& c, const std::string& bullet) {
+  std::ostringstream o;
+  if (!c.done) return "";
+  if (c.records == 0) {
+    o << bullet << "A/A calibration: no BASE record has enough kept samples to simulate\n";
+    return o.str();
+  }
+  const double rate = c.trials ? static_cast<double>(c.false_slower) / static_cast<double>(c.trials) : 0.0;
+  o << bullet << "A/A calibration (BASE's own samples compared with themselves, " << c.trials << " simulated compares over "
+    << c.records << " records): false regressions " << c.false_slower << " = " << fmt("%.2f%%", rate * 100)
+    << " per record, false improvements " << c.false_faster << ", noisy " << c.noisy
+    << "; expected false regressions per compare of these files: " << fmt("%.3g", c.expected_false_regressions) << "\n";
+  for (const auto& [id, r] : c.worst) o << bullet << "  most alarm-prone: " << id << " " << fmt("%.1f%%", r * 100) << "\n";
+  return o.str();
+}
+
+std::string md_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '|') o += "\\|";
+    else if (c == '\n') o += ' ';
+    else o += c;
+  }
+  return o;
+}
+
+void md_table(std::ostringstream& o, const std::vector<const Row*>& rows) {
+  o << "| verdict | record | BASE | NEW | change | CI | p | samples | note |\n";
+  o << "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | --- |\n";
+  for (const Row* r : rows)
+    o << "| " << (is_regression(r->d.verdict) ? "**" + std::string(to_string(r->d.verdict)) + "**" : to_string(r->d.verdict))
+      << " | `" << md_escape(r->id) << "` | " << side_value(*r, true) << " | " << side_value(*r, false) << " | "
+      << change_text(*r) << " | " << ci_text(*r) << " | " << p_text(*r) << " | " << samples_text(*r) << " | "
+      << md_escape(r->d.note) << " |\n";
+}
+
+}  // namespace
+
+std::string render_text(const Result& res) {
+  std::ostringstream o;
+  o << "gtb compare\n";
+  o << "  BASE " << res.base.path << ": " << res.base.machine << ", " << res.base.generated_at << ", suite " << res.base.suite << "\n";
+  o << "  NEW  " << res.next.path << ": " << res.next.machine << ", " << res.next.generated_at << ", suite " << res.next.suite << "\n";
+  o << "  " << settings_text(res.settings) << "\n";
+  for (const auto& p : res.context.problems)
+    o << "  machines differ: " << p << (res.machines_allowed ? " (allowed)" : "") << "\n";
+  for (const auto& w : res.context.warnings) o << "  note: " << w << "\n";
+  o << "  change: + means NEW is better, - worse, in the metric's better direction\n\n";
+  std::size_t idw = 6;
+  for (const auto& r : res.rows) idw = std::max(idw, r.id.size());
+  char line[4096];
+  std::snprintf(line, sizeof line, "%-10s %8s %-20s %6s %7s  %-*s  %s\n", "verdict", "change", "CI", "p", "samples",
+                static_cast<int>(idw), "record", "BASE -> NEW, note");
+  o << line;
+  for (const auto& r : res.rows) {
+    std::string tail = side_value(r, true) + " -> " + side_value(r, false);
+    if (!r.d.note.empty()) tail += "; " + r.d.note;
+    std::snprintf(line, sizeof line, "%-10s %8s %-20s %6s %7s  %-*s  %s\n", to_string(r.d.verdict),
+                  change_text(r).c_str(), ci_text(r).c_str(), p_text(r).c_str(), samples_text(r).c_str(),
+                  static_cast<int>(idw), r.id.c_str(), tail.c_str());
+    o << line;
+  }
+  o << "\n" << calibration_text(res.calibration, "");
+  o << "summary: " << summary_counts(res) << " -> " << outcome(res) << "\n";
+  return o.str();
+}
+
+std::string render_markdown(const Result& res) {
+  std::ostringstream o;
+  o << "## gtb compare: " << outcome(res) << "\n\n";
+  o << "- **BASE** `" << md_escape(res.base.path) << "`: " << md_escape(res.base.machine) << ", " << res.base.generated_at
+    << ", " << res.base.suite << " suite\n";
+  o << "- **NEW** `" << md_escape(res.next.path) << "`: " << md_escape(res.next.machine) << ", " << res.next.generated_at
+    << ", " << res.next.suite << " suite\n";
+  o << "- " << md_escape(settings_text(res.settings)) << "\n";
+  o << "- " << summary_counts(res) << "\n";
+  for (const auto& p : res.context.problems)
+    o << "- machines differ: " << md_escape(p) << (res.machines_allowed ? " (allowed by --allow-different-machines)" : "") << "\n";
+  for (const auto& w : res.context.warnings) o << "- note: " << md_escape(w) << "\n";
+  o << calibration_text(res.calibration, "- ");
+  o << "\n";
+  std::vector<const Row*> notable, all;
+  for (const auto& r : res.rows) {
+    all.push_back(&r);
+    if (r.d.verdict != Verdict::same && r.d.verdict != Verdict::ignored) notable.push_back(&r);
+  }
+  o << "Change: + means NEW is better, - worse, in the metric's better direction. A regression needs both the effect "
+       "(beyond the threshold) and the evidence (interval and test).\n\n";
+  if (notable.empty()) {
+    o << "Every compared record is within its threshold.\n\n";
+  } else {
+    md_table(o, notable);
+    o << "\n";
+  }
+  o << "<details><summary>All " << all.size() << " records</summary>\n\n";
+  md_table(o, all);
+  o << "\n</details>\n";
+  return o.str();
+}
+
+json render_json(const Result& res) {
+  json j;
+  j["schema"] = "gtb-compare";
+  j["schema_version"] = 1;
+  auto side = [](const Side& s) {
+    return json{{"path", s.path}, {"generated_at", s.generated_at}, {"machine", s.machine}, {"suite", s.suite}};
+  };
+  j["base"] = side(res.base);
+  j["new"] = side(res.next);
+  j["settings"] = {{"threshold", res.settings.threshold}, {"confidence", res.settings.confidence},
+                   {"alpha", res.settings.alpha}, {"min_samples", res.settings.min_samples},
+                   {"resamples", res.settings.resamples}, {"seed", res.settings.seed}};
+  j["machines"] = {{"comparable", res.context.comparable}, {"allowed", res.machines_allowed},
+                   {"problems", res.context.problems}, {"warnings", res.context.warnings}};
+  json counts = json::object();
+  for (Verdict v : {Verdict::broken, Verdict::slower, Verdict::noisy, Verdict::faster, Verdict::same, Verdict::missing,
+                    Verdict::added, Verdict::unmeasured, Verdict::ignored})
+    counts[to_string(v)] = res.count(v);
+  j["summary"] = {{"counts", counts}, {"regressions", res.regressions()}, {"exit_code", res.exit_code()}};
+  json rows = json::array();
+  for (const auto& r : res.rows) {
+    json x;
+    x["id"] = r.id;
+    x["family"] = r.family;
+    x["workload"] = r.workload;
+    x["variant"] = r.variant;
+    x["backend"] = r.backend;
+    x["params"] = r.params;
+    x["options"] = r.options;
+    x["metric"] = r.metric;
+    x["unit"] = r.unit;
+    x["better"] = r.better;
+    x["verdict"] = to_string(r.d.verdict);
+    x["regression"] = is_regression(r.d.verdict);
+    x["threshold"] = r.threshold;
+    if (!r.base_status.empty()) x["base"] = {{"status", r.base_status}, {"samples", r.base_n}};
+    if (r.base_value) x["base"]["value"] = *r.base_value;
+    if (!r.new_status.empty()) x["new"] = {{"status", r.new_status}, {"samples", r.new_n}};
+    if (r.new_value) x["new"]["value"] = *r.new_value;
+    if (r.has_ratio) {
+      x["ratio"] = r.d.ratio;
+      if (r.d.tested) {
+        x["ci"] = {r.d.ci_low, r.d.ci_high};
+        x["p_slower"] = r.d.p_slower;
+        x["p_faster"] = r.d.p_faster;
+      }
+    }
+    x["note"] = r.d.note;
+    rows.push_back(std::move(x));
+  }
+  j["records"] = std::move(rows);
+  if (res.calibration.done) {
+    const auto& c = res.calibration;
+    json worst = json::array();
+    for (const auto& [id, rate] : c.worst) worst.push_back({{"id", id}, {"false_regression_rate", rate}});
+    j["calibration"] = {{"records", c.records},
+                        {"trials", c.trials},
+                        {"false_regressions", c.false_slower},
+                        {"false_improvements", c.false_faster},
+                        {"noisy", c.noisy},
+                        {"false_regression_rate",
+                         c.trials ? static_cast<double>(c.false_slower) / static_cast<double>(c.trials) : 0.0},
+                        {"expected_false_regressions_per_compare", c.expected_false_regressions},
+                        {"most_alarm_prone", worst}};
+  }
+  return j;
+}
+
+}  // namespace gtb::compare

@@ -1,0 +1,130 @@
+// gtb compare's engine: match records of two results files, decide each verdict, render the result.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/types.h"
+
+namespace gtb::compare {
+
+// How much change matters and how much evidence a verdict needs.
+struct Settings {
+  double threshold = 0.05;   // effect size: relative change of the metric in its better direction
+  double confidence = 0.99;  // two-sided bootstrap interval of the median ratio
+  double alpha = 0.01;       // one-sided Mann-Whitney U significance level
+  int min_samples = 5;       // kept samples needed on each side before any verdict but same/noisy
+  int resamples = 2000;      // bootstrap resamples
+  std::uint64_t seed = 0x6774622d636d70ull;  // fixed: the same files always give the same verdicts
+};
+
+// A per-record override from the config file: the first rule whose glob matches the record id wins.
+struct RecordRule {
+  std::string pattern;  // fnmatch(3) glob over the record id; '*' also crosses '/'
+  std::optional<double> threshold;
+  bool ignore = false;
+};
+
+struct Config {
+  Settings settings;
+  std::vector<std::pair<std::string, double>> family_thresholds;
+  std::vector<std::pair<std::string, bool>> family_ignore;
+  std::vector<RecordRule> rules;
+
+  // {"threshold", "confidence", "alpha", "min_samples", "resamples", "seed",
+  //  "families": {"<family>": 0.1 | {"threshold": 0.1, "ignore": false}},
+  //  "records": {"<glob>": 0.1 | {"threshold": 0.1, "ignore": true}}}. Unknown keys are errors:
+  // a misspelt key must not silently fall back to the default. Throws std::runtime_error.
+  static Config from_json(const json& j);
+  double threshold_for(const Record& r) const;
+  bool ignored(const Record& r) const;
+};
+
+enum class Verdict { broken, slower, noisy, faster, missing, added, unmeasured, same, ignored };
+const char* to_string(Verdict v);  // added -> "new"
+bool is_regression(Verdict v);
+
+// The decision for one matched pair of ok records, from metric values per kept sample.
+struct Decision {
+  Verdict verdict = Verdict::same;
+  double ratio = 1.0;    // NEW over BASE in the better direction: > 1 means NEW is better
+  double ci_low = 1.0;   // bootstrap interval of the median ratio, same orientation
+  double ci_high = 1.0;
+  double p_slower = 1.0;  // one-sided Mann-Whitney p of "NEW is worse"
+  double p_faster = 1.0;  // ... of "NEW is better"
+  bool tested = false;    // enough samples on both sides: interval and p-values are meaningful
+  std::string note;
+};
+// base_value/new_value: the records' values (the point estimate); samples: per-sample metric values.
+Decision decide(double base_value, double new_value, const std::vector<double>& base_samples,
+                const std::vector<double>& new_samples, Better better, double threshold, const Settings& s,
+                std::uint64_t seed);
+
+struct Row {
+  std::string id;
+  std::string family, workload, variant, backend;
+  json params = json::object();
+  json options = json::object();
+  std::string metric, unit, better;
+  std::string base_status, new_status;  // empty when the record is absent from that side
+  std::optional<double> base_value, new_value;
+  std::size_t base_n = 0, new_n = 0;
+  double threshold = 0;
+  bool has_ratio = false;  // both values present: d.ratio is meaningful
+  Decision d;
+};
+
+struct ContextCheck {
+  bool comparable = true;
+  std::vector<std::string> problems;  // why the machines differ (exit 2 unless allowed)
+  std::vector<std::string> warnings;  // differences worth knowing that do not block
+};
+ContextCheck check_contexts(const json& base_context, const json& new_context);
+// "NVIDIA H200 on host-a" or "<CPU model> on host-a (no GPU)".
+std::string machine_name(const json& context);
+
+struct Side {
+  std::string path;
+  std::string generated_at;
+  std::string machine;
+  std::string suite;
+};
+
+struct Calibration {
+  bool done = false;
+  std::size_t records = 0;       // records with enough samples to simulate
+  std::size_t trials = 0;        // simulated A/A comparisons
+  std::size_t false_slower = 0;  // simulated A/A comparisons that said "slower"
+  std::size_t false_faster = 0;
+  std::size_t noisy = 0;
+  double expected_false_regressions = 0;  // per compare of these files: sum of per-record rates
+  std::vector<std::pair<std::string, double>> worst;  // record id, simulated false-alarm rate
+};
+
+struct Result {
+  Side base, next;
+  Settings settings;
+  ContextCheck context;
+  bool machines_allowed = false;  // --allow-different-machines
+  std::vector<Row> rows;          // regressions first, then the rest by verdict and id
+  Calibration calibration;
+  std::size_t count(Verdict v) const;
+  std::size_t regressions() const;
+  int exit_code() const;  // 0 ok, 1 regression, 2 incomparable machines
+};
+
+// Matches the records of two validated documents by (family, workload, variant, backend, params,
+// options) and decides every pair. Throws std::runtime_error on a duplicate record key.
+Result compare_documents(const json& base, const json& next, const Config& config);
+
+// Simulated A/A: for each ok record with enough samples in BASE, draws two sample sets of the
+// compared sizes from BASE's own samples `trials_per_record` times and counts the verdicts.
+Calibration calibrate(const json& base, const json& next, const Config& config, int trials_per_record);
+
+std::string render_text(const Result& r);
+std::string render_markdown(const Result& r);
+json render_json(const Result& r);
+
+}  // namespace gtb::compare

@@ -1,0 +1,40 @@
+// gtb: the driver. Runs family binaries, lists workloads, compares, reports and plots results.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "harness/driver/commands.h"
+
+namespace {
+void usage(std::FILE* f) {
+  std::fprintf(f,
+               "usage: gtb <command> [options]\n"
+               "  run      run benchmark families and write one results file (gtb run --help)\n"
+               "  list     show families, workloads and axes\n"
+               "  compare  compare two results files; exit 1 on a regression (gtb compare --help)\n"
+               "  report   the findings of a results file, in Markdown\n"
+               "  plot     regenerate the figures of a results file\n");
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace gtb::driver;
+  if (argc < 2) {
+    usage(stderr);
+    return kExitBadInput;
+  }
+  const std::string cmd = argv[1];
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    usage(stdout);
+    return kExitOk;
+  }
+  // Subcommands see argv[0] = "gtb <cmd>" style: argv shifted by one.
+  if (cmd == "run") return cmd_run(argc - 1, argv + 1);
+  if (cmd == "list") return cmd_list(argc - 1, argv + 1);
+  if (cmd == "compare") return cmd_compare(argc - 1, argv + 1);
+  if (cmd == "report") return cmd_report(argc - 1, argv + 1);
+  if (cmd == "plot") return cmd_plot(argc - 1, argv + 1);
+  std::fprintf(stderr, "gtb: unknown command '%s'\n", cmd.c_str());
+  usage(stderr);
+  return kExitBadInput;
+}

@@ -1,0 +1,148 @@
+// The public API a benchmark family uses: declare workloads and axes, verify, then measure.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/stats.h"
+#include "harness/stopping.h"
+#include "harness/types.h"
+
+namespace gtb {
+
+// Thrown from a case to end it with status `skipped` (e.g. no GPU, unsupported on this CPU).
+struct Skip : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Thrown when host or device memory runs out: recorded as `skipped` with "out of memory: ...".
+struct OutOfMemory : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using AxisValue = std::variant<std::int64_t, double, std::string>;
+
+struct Axis {
+  std::string name;
+  bool is_option = false;  // options describe the variant (memory kind, precision); params the problem
+  std::vector<AxisValue> full;
+  std::vector<AxisValue> quick;  // empty: same as full
+};
+
+class State;
+using CaseFn = std::function<void(State&)>;
+// Returns false to drop a combination of axis values (e.g. D2H with write-combined memory).
+using FilterFn = std::function<bool(const json& params, const json& options)>;
+
+// Declares one workload variant on one backend. Axes multiply into cases; each case becomes one
+// record and one Google Benchmark entry.
+class Bench {
+ public:
+  Bench(std::string family, std::string workload, std::string variant, Backend backend, CaseFn fn);
+
+  Bench& axis(const std::string& name, std::vector<std::int64_t> full, std::vector<std::int64_t> quick = {});
+  Bench& axis(const std::string& name, std::vector<double> full, std::vector<double> quick = {});
+  Bench& axis(const std::string& name, std::vector<std::string> full, std::vector<std::string> quick = {});
+  Bench& option(const std::string& name, std::vector<std::int64_t> full, std::vector<std::int64_t> quick = {});
+  Bench& option(const std::string& name, std::vector<std::string> full, std::vector<std::string> quick = {});
+  Bench& filter(FilterFn fn);
+  // Primary metric: value = work per repetition / median seconds per repetition / scale.
+  Bench& rate(std::string metric, std::string unit, double scale);
+  // Primary metric: value = median seconds per repetition / scale (lower is better).
+  Bench& time(std::string metric, std::string unit, double scale);
+  // Name of a measured ceiling in the results context (e.g. "device_copy_gbps"); the driver adds
+  // percent of that ceiling to GB/s records.
+  Bench& ceiling(std::string name);
+  Bench& describe(std::string text);
+  Bench& rule(StopRule quick, StopRule full);  // override the default stopping rule
+  Bench& only_quick();                        // registered in the quick suite only
+  Bench& only_full();                         // registered in the full suite only
+
+  // Introspection (used by the harness).
+  const std::string& family() const { return family_; }
+  const std::string& workload() const { return workload_; }
+  const std::string& variant() const { return variant_; }
+  Backend backend() const { return backend_; }
+  const std::vector<Axis>& axes() const { return axes_; }
+  const CaseFn& fn() const { return fn_; }
+  const FilterFn& filter_fn() const { return filter_; }
+  const MetricSpec& metric() const { return metric_; }
+  const std::string& ceiling_name() const { return ceiling_; }
+  const std::string& description() const { return description_; }
+  std::optional<StopRule> rule_for(Suite s) const;
+  bool in_suite(Suite s) const;
+
+ private:
+  Bench& add_axis(const std::string& name, bool is_option, std::vector<AxisValue> full, std::vector<AxisValue> quick);
+  std::string family_, workload_, variant_;
+  Backend backend_;
+  CaseFn fn_;
+  FilterFn filter_;
+  std::vector<Axis> axes_;
+  MetricSpec metric_;
+  std::string ceiling_;
+  std::string description_;
+  std::optional<StopRule> quick_rule_, full_rule_;
+  int suites_ = 3;  // bit 1 quick, bit 2 full
+};
+
+// Registers a workload variant; keep the returned reference in a static to register at start-up:
+//   static auto& b = gtb::add("transfer", "copy_h2d", "pinned", gtb::Backend::cuda, run_h2d)
+//                        .axis("bytes", {...}).rate("bandwidth", "GB/s", 1e9);
+Bench& add(std::string family, std::string workload, std::string variant, Backend backend, CaseFn fn);
+
+// Family-level derived results (fits, break-even points, crossovers) computed from the finished
+// records of this process; stored under findings.<family> in the results file.
+using FindingsFn = std::function<void(const std::vector<Record>& records, json& findings)>;
+bool add_findings(std::string family, FindingsFn fn);  // returns true (for static registration)
+
+// What a case function gets: its parameters, the suite, and the verify → measure protocol.
+class State {
+ public:
+  State(Record& record, Suite suite, StopRule rule);
+
+  const json& params() const;
+  const json& options() const;
+  // Looks the name up in params, then options; throws std::invalid_argument if absent/wrong type.
+  std::int64_t get_int(const std::string& name) const;
+  double get_double(const std::string& name) const;
+  std::string get_string(const std::string& name) const;
+  Suite suite() const { return suite_; }
+  bool quick() const { return suite_ == Suite::quick; }
+  const StopRule& rule() const { return rule_; }
+
+  // Work done by one repetition, in the unit the metric's rate counts (bytes, FLOPs, samples).
+  void set_work(double amount_per_rep);
+  // The verification outcome. Must come before measure(): a failed check makes the record
+  // `invalid` and measure() then refuses to time it.
+  void check(bool passed, const std::string& detail, json data = json::object());
+  bool check_passed() const;
+
+  // The primary measurement: warm-up, then samples until the stopping rule. The sampler runs
+  // `reps` repetitions and returns their total seconds on `clock`.
+  const SampleSet& measure(Clock clock, const Sampler& sampler);
+
+  // Additional figures of this record (e.g. overlap fraction, chosen algorithm).
+  void counter(const std::string& name, double value, const std::string& unit);
+  void info(const std::string& name, json value);
+
+  Record& record() { return record_; }
+
+ private:
+  Record& record_;
+  Suite suite_;
+  StopRule rule_;
+  bool checked_ = false;
+};
+
+// Runs the family binary: parses gtb's flags, hands the rest to Google Benchmark, runs the
+// selected cases, writes the results JSON. Called by the shared main.
+int family_main(int argc, char** argv, const std::string& family);
+
+}  // namespace gtb

@@ -1,0 +1,481 @@
+// Workload registration, the verify → measure protocol, and the shared family main().
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <new>
+#include <stdexcept>
+
+#include "harness/context.h"
+#include "harness/gpu.h"
+#include "harness/gtb.h"
+#include "harness/results.h"
+
+namespace gtb {
+
+namespace {
+
+struct Registry {
+  std::vector<std::unique_ptr<Bench>> benches;
+  std::vector<std::pair<std::string, FindingsFn>> findings;
+};
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+template <class T>
+std::vector<AxisValue> to_values(const std::vector<T>& v) {
+  std::vector<AxisValue> out;
+  out.reserve(v.size());
+  for (const auto& x : v) out.emplace_back(x);
+  return out;
+}
+
+json value_json(const AxisValue& v) {
+  return std::visit([](const auto& x) { return json(x); }, v);
+}
+
+}  // namespace
+
+Bench::Bench(std::string family, std::string workload, std::string variant, Backend backend, CaseFn fn)
+    : family_(std::move(family)),
+      workload_(std::move(workload)),
+      variant_(std::move(variant)),
+      backend_(backend),
+      fn_(std::move(fn)) {}
+
+Bench& Bench::add_axis(const std::string& name, bool is_option, std::vector<AxisValue> full,
+                       std::vector<AxisValue> quick) {
+  if (full.empty()) throw std::invalid_argument("axis '" + name + "' of " + workload_ + " has no values");
+  for (const Axis& a : axes_)
+    if (a.name == name) throw std::invalid_argument("axis '" + name + "' declared twice in " + workload_);
+  axes_.push_back({name, is_option, std::move(full), std::move(quick)});
+  return *this;
+}
+Bench& Bench::axis(const std::string& n, std::vector<std::int64_t> f, std::vector<std::int64_t> q) {
+  return add_axis(n, false, to_values(f), to_values(q));
+}
+Bench& Bench::axis(const std::string& n, std::vector<double> f, std::vector<double> q) {
+  return add_axis(n, false, to_values(f), to_values(q));
+}
+Bench& Bench::axis(const std::string& n, std::vector<std::string> f, std::vector<std::string> q) {
+  return add_axis(n, false, to_values(f), to_values(q));
+}
+Bench& Bench::option(const std::string& n, std::vector<std::int64_t> f, std::vector<std::int64_t> q) {
+  return add_axis(n, true, to_values(f), to_values(q));
+}
+Bench& Bench::option(const std::string& n, std::vector<std::string> f, std::vector<std::string> q) {
+  return add_axis(n, true, to_values(f), to_values(q));
+}
+Bench& Bench::filter(FilterFn fn) {
+  filter_ = std::move(fn);
+  return *this;
+}
+Bench& Bench::rate(std::string metric, std::string unit, double scale) {
+  metric_ = {std::move(metric), std::move(unit), scale, MetricKind::rate};
+  return *this;
+}
+Bench& Bench::time(std::string metric, std::string unit, double scale) {
+  metric_ = {std::move(metric), std::move(unit), scale, MetricKind::time};
+  return *this;
+}
+Bench& Bench::ceiling(std::string name) {
+  ceiling_ = std::move(name);
+  return *this;
+}
+Bench& Bench::describe(std::string text) {
+  description_ = std::move(text);
+  return *this;
+}
+Bench& Bench::rule(StopRule quick, StopRule full) {
+  quick_rule_ = quick;
+  full_rule_ = full;
+  return *this;
+}
+Bench& Bench::only_quick() {
+  suites_ = 1;
+  return *this;
+}
+Bench& Bench::only_full() {
+  suites_ = 2;
+  return *this;
+}
+std::optional<StopRule> Bench::rule_for(Suite s) const { return s == Suite::quick ? quick_rule_ : full_rule_; }
+bool Bench::in_suite(Suite s) const { return (suites_ & (s == Suite::quick ? 1 : 2)) != 0; }
+
+Bench& add(std::string family, std::string workload, std::string variant, Backend backend, CaseFn fn) {
+  registry().benches.push_back(
+      std::make_unique<Bench>(std::move(family), std::move(workload), std::move(variant), backend, std::move(fn)));
+  return *registry().benches.back();
+}
+
+bool add_findings(std::string family, FindingsFn fn) {
+  registry().findings.emplace_back(std::move(family), std::move(fn));
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// State
+
+State::State(Record& record, Suite suite, StopRule rule) : record_(record), suite_(suite), rule_(rule) {}
+
+const json& State::params() const { return record_.params; }
+const json& State::options() const { return record_.options; }
+
+namespace {
+const json& lookup(const Record& r, const std::string& name) {
+  if (r.params.contains(name)) return r.params.at(name);
+  if (r.options.contains(name)) return r.options.at(name);
+  throw std::invalid_argument("case " + r.id + " has no parameter '" + name + "'");
+}
+}  // namespace
+
+std::int64_t State::get_int(const std::string& name) const {
+  const json& v = lookup(record_, name);
+  if (!v.is_number_integer()) throw std::invalid_argument("parameter '" + name + "' is not an integer");
+  return v.get<std::int64_t>();
+}
+double State::get_double(const std::string& name) const {
+  const json& v = lookup(record_, name);
+  if (!v.is_number()) throw std::invalid_argument("parameter '" + name + "' is not a number");
+  return v.get<double>();
+}
+std::string State::get_string(const std::string& name) const {
+  const json& v = lookup(record_, name);
+  if (!v.is_string()) throw std::invalid_argument("parameter '" + name + "' is not a string");
+  return v.get<std::string>();
+}
+
+void State::set_work(double amount) {
+  if (!(amount > 0) || !std::isfinite(amount)) throw std::invalid_argument("set_work: work must be positive and finite");
+  record_.work_per_rep = amount;
+}
+
+void State::check(bool passed, const std::string& detail, json data) {
+  checked_ = true;
+  json c = data.is_object() ? std::move(data) : json::object();
+  c["passed"] = passed;
+  c["detail"] = detail;
+  record_.check = c;
+  if (!passed) {
+    record_.status = Status::invalid;
+    record_.status_detail = detail.empty() ? "output check failed" : detail;
+  }
+}
+bool State::check_passed() const { return checked_ && record_.status != Status::invalid; }
+
+namespace {
+struct RefusedAfterFailedCheck : std::logic_error {
+  using std::logic_error::logic_error;
+};
+}  // namespace
+
+const SampleSet& State::measure(Clock clock, const Sampler& sampler) {
+  if (!checked_) throw std::logic_error("measure() called before check(): every measurement is verified first");
+  if (record_.status == Status::invalid) throw RefusedAfterFailedCheck("the output check failed; not timed");
+  if (record_.metric.kind == MetricKind::rate && !(record_.work_per_rep > 0))
+    throw std::logic_error("rate metric without set_work()");
+  thread_local SampleSet last;
+  last = run_samples(rule_, sampler);
+  record_.clock = clock;
+  record_.samples.insert(record_.samples.end(), last.seconds_per_rep.begin(), last.seconds_per_rep.end());
+  record_.stats = compute_stats(record_.samples);
+  record_.reps_per_sample = last.reps_per_sample;
+  record_.warmup_samples = last.warmup_samples;
+  record_.stop_reason = last.stop_reason;
+  record_.value = record_.metric_of_seconds(record_.stats->median);
+  record_.status = Status::ok;
+  return last;
+}
+
+void State::counter(const std::string& name, double value, const std::string& unit) {
+  if (!std::isfinite(value)) {
+    record_.info["dropped_counters"].push_back(name + " (non-finite)");
+    return;
+  }
+  record_.counters[name] = {value, unit};
+}
+void State::info(const std::string& name, json value) { record_.info[name] = std::move(value); }
+
+// ---------------------------------------------------------------------------------------------
+// Cases and the family main
+
+namespace {
+
+struct Case {
+  const Bench* bench = nullptr;
+  json params, options;
+  std::string id;
+};
+
+std::vector<Case> expand(const std::string& family, Suite suite) {
+  std::vector<Case> out;
+  for (const auto& b : registry().benches) {
+    if (b->family() != family || !b->in_suite(suite)) continue;
+    std::vector<const std::vector<AxisValue>*> lists;
+    for (const Axis& a : b->axes())
+      lists.push_back(suite == Suite::quick && !a.quick.empty() ? &a.quick : &a.full);
+    std::vector<std::size_t> idx(lists.size(), 0);
+    while (true) {
+      Case c;
+      c.bench = b.get();
+      c.params = json::object();
+      c.options = json::object();
+      for (std::size_t i = 0; i < lists.size(); ++i) {
+        const Axis& a = b->axes()[i];
+        (a.is_option ? c.options : c.params)[a.name] = value_json((*lists[i])[idx[i]]);
+      }
+      if (!b->filter_fn() || b->filter_fn()(c.params, c.options)) {
+        c.id = make_record_id(b->family(), b->workload(), b->variant(), b->backend(), c.params, c.options);
+        out.push_back(std::move(c));
+      }
+      std::size_t k = 0;
+      for (; k < idx.size(); ++k) {
+        if (++idx[k] < lists[k]->size()) break;
+        idx[k] = 0;
+      }
+      if (k == idx.size()) break;
+    }
+  }
+  return out;
+}
+
+struct RunState {
+  Suite suite = Suite::quick;
+  double budget_override = 0;
+  std::map<std::string, std::size_t> index;  // record id -> position in records
+  std::vector<Record> records;
+  std::optional<std::string> sticky_cuda_error;
+};
+
+Record base_record(const Case& c) {
+  Record r;
+  r.id = c.id;
+  r.family = c.bench->family();
+  r.workload = c.bench->workload();
+  r.variant = c.bench->variant();
+  r.backend = c.bench->backend();
+  r.params = c.params;
+  r.options = c.options;
+  r.metric = c.bench->metric();
+  r.ceiling = c.bench->ceiling_name();
+  if (!c.bench->description().empty()) r.info["description"] = c.bench->description();
+  return r;
+}
+
+void run_case(RunState& rs, const Case& c, Record& r) {
+  if (r.backend == Backend::cuda) {
+    if (auto why = gpu::unavailable_reason()) {
+      r.status = Status::skipped;
+      r.status_detail = "no usable GPU: " + *why;
+      return;
+    }
+    if (rs.sticky_cuda_error) {
+      r.status = Status::failed;
+      r.status_detail = "CUDA context unusable after an earlier error: " + *rs.sticky_cuda_error;
+      return;
+    }
+  }
+  StopRule rule = c.bench->rule_for(rs.suite).value_or(rs.suite == Suite::quick ? StopRule::quick() : StopRule::full());
+  if (rs.budget_override > 0) rule.budget_seconds = rs.budget_override;
+  State st(r, rs.suite, rule);
+  bool errored = true;
+  try {
+    c.bench->fn()(st);
+    errored = false;
+    if (r.status == Status::ok && !r.stats) {
+      r.status = Status::failed;
+      r.status_detail = st.check_passed() ? "the case verified its output but measured nothing"
+                                          : "the case neither verified nor measured anything";
+    }
+  } catch (const RefusedAfterFailedCheck&) {
+    // stays invalid
+  } catch (const Skip& e) {
+    r.status = Status::skipped;
+    r.status_detail = e.what();
+  } catch (const OutOfMemory& e) {
+    r.status = Status::skipped;
+    r.status_detail = std::string("out of memory: ") + e.what();
+  } catch (const std::bad_alloc&) {
+    r.status = Status::skipped;
+    r.status_detail = "out of memory: a host allocation failed";
+  } catch (const std::exception& e) {
+    if (r.status != Status::invalid) {
+      r.status = Status::failed;
+      r.status_detail = e.what();
+    }
+  }
+  if (r.status != Status::ok) {
+    r.value.reset();
+    if (r.status != Status::invalid) {
+      r.stats.reset();
+      r.samples.clear();
+    }
+  }
+  if (errored && r.backend == Backend::cuda) {
+    if (auto sticky = gpu::reset_after_error()) rs.sticky_cuda_error = sticky;
+  }
+}
+
+json list_json(const std::string& family, Suite suite) {
+  json ws = json::array();
+  std::map<const Bench*, int> counts;
+  for (const Case& c : expand(family, suite)) counts[c.bench]++;
+  for (const auto& b : registry().benches) {
+    if (b->family() != family || !b->in_suite(suite)) continue;
+    json axes = json::array();
+    for (const Axis& a : b->axes()) {
+      json vals = json::array();
+      for (const auto& v : (suite == Suite::quick && !a.quick.empty() ? a.quick : a.full)) vals.push_back(value_json(v));
+      axes.push_back({{"name", a.name}, {"kind", a.is_option ? "option" : "param"}, {"values", vals}});
+    }
+    ws.push_back({{"workload", b->workload()},
+                  {"variant", b->variant()},
+                  {"backend", to_string(b->backend())},
+                  {"metric", b->metric().name},
+                  {"unit", b->metric().unit},
+                  {"axes", axes},
+                  {"cases", counts[b.get()]},
+                  {"description", b->description()}});
+  }
+  return {{"family", family}, {"suite", to_string(suite)}, {"workloads", ws}};
+}
+
+int usage_error(const std::string& msg) {
+  std::fprintf(stderr, "error: %s\n", msg.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int family_main(int argc, char** argv, const std::string& family) {
+  RunState rs;
+  std::string out_path;
+  bool list = false;
+  std::vector<char*> rest;
+  rest.push_back(argv[0]);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto val = [&](const std::string& flag) -> std::optional<std::string> {
+      if (a.rfind(flag + "=", 0) == 0) return a.substr(flag.size() + 1);
+      return std::nullopt;
+    };
+    if (auto v = val("--gtb_out")) {
+      out_path = *v;
+      if (out_path.empty()) return usage_error("--gtb_out needs a file path");
+    } else if (auto s = val("--gtb_suite")) {
+      if (*s == "quick") rs.suite = Suite::quick;
+      else if (*s == "full") rs.suite = Suite::full;
+      else return usage_error("--gtb_suite must be quick or full, not '" + *s + "'");
+    } else if (auto b = val("--gtb_budget")) {
+      char* end = nullptr;
+      const double x = std::strtod(b->c_str(), &end);
+      if (b->empty() || *end != '\0' || !(x > 0) || !std::isfinite(x))
+        return usage_error("--gtb_budget must be a positive number of seconds, not '" + *b + "'");
+      rs.budget_override = x;
+    } else if (a == "--gtb_list") {
+      list = true;
+    } else if (a == "--help" || a == "-h") {
+      std::printf("gtb-%s: the %s benchmark family of gtb.\n"
+                  "gtb flags:\n"
+                  "  --gtb_out=FILE        write gtb's results JSON to FILE (atomically)\n"
+                  "  --gtb_suite=quick|full  axis values and stopping budgets (default quick)\n"
+                  "  --gtb_budget=SECONDS  sampling time budget per record (overrides the suite's)\n"
+                  "  --gtb_list            print the workloads and axes as JSON and exit\n"
+                  "Google Benchmark's flags work as usual (--benchmark_filter, --benchmark_format,\n"
+                  "--benchmark_out, --benchmark_out_format, --benchmark_repetitions, ...).\n",
+                  family.c_str(), family.c_str());
+      return 0;
+    } else if (a.rfind("--gtb_", 0) == 0) {
+      return usage_error("unknown flag '" + a + "' (see --help)");
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+
+  if (list) {
+    std::cout << list_json(family, rs.suite).dump(2) << "\n";
+    return 0;
+  }
+  if (!out_path.empty()) {
+    try {
+      check_writable(out_path);
+    } catch (const std::exception& e) {
+      return usage_error(std::string("--gtb_out: ") + e.what());
+    }
+  }
+
+  const std::vector<Case> cases = expand(family, rs.suite);
+  rs.records.reserve(cases.size());
+  for (const Case& c : cases) {
+    benchmark::RegisterBenchmark(c.id.c_str(), [&rs, &c](benchmark::State& gb) {
+      auto it = rs.index.find(c.id);
+      Record fresh = base_record(c);
+      Record* r = &fresh;
+      if (it != rs.index.end()) r = &rs.records[it->second];  // a repetition: samples accumulate
+      run_case(rs, c, *r);
+      if (it == rs.index.end()) {
+        rs.index[c.id] = rs.records.size();
+        rs.records.push_back(fresh);
+        r = &rs.records.back();
+      }
+      if (r->status != Status::ok) {
+        const std::string msg = std::string(to_string(r->status)) + ": " + r->status_detail;
+        gb.SkipWithError(msg.c_str());
+        for (auto _ : gb) {
+        }
+        return;
+      }
+      for (auto _ : gb) gb.SetIterationTime(r->stats->median);
+      gb.counters[r->metric.unit] = benchmark::Counter(*r->value);
+      gb.counters["samples"] = benchmark::Counter(double(r->stats->count));
+    })
+        ->Iterations(1)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+
+  int gb_argc = static_cast<int>(rest.size());
+  benchmark::Initialize(&gb_argc, rest.data());
+  if (benchmark::ReportUnrecognizedArguments(gb_argc, rest.data())) return 2;
+
+  json context = full_context();
+  const double t0 = host_seconds();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  const double seconds = host_seconds() - t0;
+
+  json findings = json::object();
+  for (const auto& [fam, fn] : registry().findings) {
+    if (fam != family) continue;
+    json f = json::object();
+    try {
+      fn(rs.records, f);
+    } catch (const std::exception& e) {
+      f["error"] = std::string("findings could not be computed: ") + e.what();
+    }
+    if (!f.empty()) findings[family] = f;
+  }
+  if (out_path.empty()) return 0;
+  json fams = json::array();
+  fams.push_back({{"name", family},
+                  {"status", "ok"},
+                  {"exit_code", 0},
+                  {"seconds", seconds},
+                  {"records", rs.records.size()}});
+  try {
+    const json doc = make_document(context, to_string(rs.suite), fams, rs.records, findings);
+    write_file_atomic(out_path, doc.dump(1) + "\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: cannot write results: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace gtb

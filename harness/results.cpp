@@ -1,0 +1,218 @@
+// Assembling, checking, loading and atomically writing results documents.
+#include "harness/results.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace gtb {
+
+namespace {
+std::string iso_now_utc() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+}  // namespace
+
+json make_comparisons(const std::vector<Record>& records) {
+  // Best ok CPU record per (family, workload, params).
+  std::map<std::string, const Record*> best_cpu;
+  auto key_of = [](const Record& r) { return r.family + '\n' + r.workload + '\n' + r.params.dump(); };
+  auto better = [](const Record& a, const Record& b) {  // is a better than b?
+    return a.metric.better() == Better::higher ? *a.value > *b.value : *a.value < *b.value;
+  };
+  for (const Record& r : records) {
+    if (r.backend != Backend::cpu || r.status != Status::ok || !r.value) continue;
+    auto& slot = best_cpu[key_of(r)];
+    if (!slot || better(r, *slot)) slot = &r;
+  }
+  json out = json::array();
+  for (const Record& g : records) {
+    if (g.backend != Backend::cuda || g.status != Status::ok || !g.value) continue;
+    auto it = best_cpu.find(key_of(g));
+    if (it == best_cpu.end()) continue;
+    const Record& c = *it->second;
+    if (c.metric.unit != g.metric.unit || c.metric.better() != g.metric.better()) continue;
+    const double cv = *c.value, gv = *g.value;
+    if (!(cv > 0) || !(gv > 0)) continue;
+    const double ratio = g.metric.better() == Better::higher ? gv / cv : cv / gv;
+    const char* winner = std::fabs(ratio - 1.0) <= 0.01 ? "tie" : (ratio > 1 ? "cuda" : "cpu");
+    out.push_back({{"family", g.family},
+                   {"workload", g.workload},
+                   {"params", g.params},
+                   {"metric", g.metric.name},
+                   {"unit", g.metric.unit},
+                   {"better", to_string(g.metric.better())},
+                   {"cpu", {{"id", c.id}, {"variant", c.variant}, {"options", c.options}, {"value", cv}}},
+                   {"cuda", {{"id", g.id}, {"variant", g.variant}, {"options", g.options}, {"value", gv}}},
+                   {"gpu_over_cpu", ratio},
+                   {"winner", winner}});
+  }
+  return out;
+}
+
+void apply_ceilings(std::vector<Record>& records, const json& context) {
+  if (!context.contains("ceilings") || !context["ceilings"].is_object()) return;
+  const json& ceil = context["ceilings"];
+  for (Record& r : records) {
+    if (r.ceiling.empty() || r.status != Status::ok || !r.value || r.metric.unit != "GB/s") continue;
+    if (!ceil.contains(r.ceiling) || !ceil[r.ceiling].is_number()) continue;
+    const double c = ceil[r.ceiling].get<double>();
+    if (c > 0) r.counters["pct_of_ceiling"] = {100.0 * *r.value / c, "%"};
+  }
+}
+
+json make_document(const json& context, const std::string& suite, const json& families,
+                   const std::vector<Record>& records, const json& findings) {
+  json ctx = context;
+  // The ceilings family's findings are the ceilings every other family reports percent of.
+  if (findings.contains("ceilings") && findings["ceilings"].contains("ceilings")) {
+    for (auto it = findings["ceilings"]["ceilings"].begin(); it != findings["ceilings"]["ceilings"].end(); ++it)
+      ctx["ceilings"][it.key()] = it.value();
+  }
+  std::vector<Record> recs = records;
+  apply_ceilings(recs, ctx);
+  json doc;
+  doc["schema"] = kSchemaName;
+  doc["schema_version"] = kSchemaVersion;
+  doc["generated_at"] = iso_now_utc();
+  doc["suite"] = suite;
+  doc["context"] = ctx;
+  doc["families"] = families;
+  json jr = json::array();
+  for (const Record& r : recs) jr.push_back(to_json(r));
+  doc["records"] = jr;
+  doc["comparisons"] = make_comparisons(recs);
+  doc["findings"] = findings.is_object() ? findings : json::object();
+  if (!all_numbers_finite(doc)) throw std::runtime_error("internal error: a non-finite number reached the results");
+  return doc;
+}
+
+bool all_numbers_finite(const json& j) {
+  if (j.is_number_float()) return std::isfinite(j.get<double>());
+  if (j.is_object() || j.is_array()) {
+    for (const auto& v : j)
+      if (!all_numbers_finite(v)) return false;
+  }
+  return true;
+}
+
+void validate_document(const json& doc) {
+  if (!doc.is_object()) throw std::runtime_error("not a JSON object");
+  if (!doc.contains("schema") || doc["schema"] != kSchemaName)
+    throw std::runtime_error(std::string("not a gtb results file (\"schema\" is not \"") + kSchemaName + "\")");
+  if (!doc.contains("schema_version") || !doc["schema_version"].is_number_integer())
+    throw std::runtime_error("\"schema_version\" is missing or not an integer");
+  const auto v = doc["schema_version"].get<long long>();
+  if (v != kSchemaVersion)
+    throw std::runtime_error("schema version " + std::to_string(v) + " is not supported (this gtb reads version " +
+                             std::to_string(kSchemaVersion) + ")");
+  for (const char* k : {"context", "records"})
+    if (!doc.contains(k)) throw std::runtime_error(std::string("\"") + k + "\" is missing");
+  if (!doc["context"].is_object()) throw std::runtime_error("\"context\" is not an object");
+  if (!doc["records"].is_array()) throw std::runtime_error("\"records\" is not an array");
+  std::size_t i = 0;
+  for (const auto& r : doc["records"]) {
+    try {
+      (void)record_from_json(r);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("records[" + std::to_string(i) + "]: " + e.what());
+    }
+    ++i;
+  }
+  if (!all_numbers_finite(doc)) throw std::runtime_error("holds a non-finite number");
+}
+
+json load_document(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open (" + std::strerror(errno) + ")");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw std::runtime_error(path + ": empty file");
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(path + ": not valid JSON (" + e.what() + ")");
+  }
+  try {
+    validate_document(doc);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+  return doc;
+}
+
+std::vector<Record> records_of(const json& doc) {
+  std::vector<Record> out;
+  for (const auto& r : doc.at("records")) out.push_back(record_from_json(r));
+  return out;
+}
+
+namespace {
+std::string dir_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+std::string temp_name(const std::string& path) {
+  return path + ".tmp." + std::to_string(::getpid());
+}
+}  // namespace
+
+void check_writable(const std::string& path) {
+  if (path.empty()) throw std::runtime_error("output path is empty");
+  const std::string dir = dir_of(path);
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw std::runtime_error("cannot write to '" + dir + "' (" + std::strerror(errno) + ")");
+  const std::string tmp = temp_name(path) + ".probe";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) throw std::runtime_error("cannot create a file in '" + dir + "' (" + std::strerror(errno) + ")");
+  ::close(fd);
+  ::unlink(tmp.c_str());
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = temp_name(path);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot create '" + tmp + "' (" + std::strerror(errno) + ")");
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string err = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw std::runtime_error("cannot write '" + tmp + "' (" + err + ")");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const std::string err = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot flush '" + tmp + "' (" + err + ")");
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string err = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot rename onto '" + path + "' (" + err + ")");
+  }
+}
+
+}  // namespace gtb

@@ -1,0 +1,42 @@
+// The results document: assembling, comparing CPU with GPU, validating and writing atomically.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/types.h"
+
+namespace gtb {
+
+inline constexpr int kSchemaVersion = 1;
+inline constexpr const char* kSchemaName = "gtb-results";
+
+// CPU vs GPU pairs: for each ok cuda record, the best ok cpu record with the same family, workload
+// and params. gpu_over_cpu > 1 means the GPU is better, whatever the metric's direction.
+json make_comparisons(const std::vector<Record>& records);
+
+// Adds pct_of_ceiling counters to GB/s records naming a ceiling present in context["ceilings"].
+void apply_ceilings(std::vector<Record>& records, const json& context);
+
+// {"schema", "schema_version", "generated_at", "suite", "context", "families", "records",
+//  "comparisons", "findings"}
+json make_document(const json& context, const std::string& suite, const json& families,
+                   const std::vector<Record>& records, const json& findings);
+
+// Structural checks the loader relies on (schema name and version, required fields, numeric values);
+// throws std::runtime_error with a message naming the first problem.
+void validate_document(const json& doc);
+// Reads and validates a results file; throws std::runtime_error("<path>: <problem>").
+json load_document(const std::string& path);
+std::vector<Record> records_of(const json& doc);
+
+// Writes text to path via a temp file in the same folder + fsync + rename: readers see the old file
+// or the complete new one. Throws std::runtime_error on failure, leaving no temp file behind.
+void write_file_atomic(const std::string& path, const std::string& text);
+// Checks that a file can be created in path's folder (before a long run). Throws with the reason.
+void check_writable(const std::string& path);
+
+// Rejects NaN/inf anywhere in a document (they are never written).
+bool all_numbers_finite(const json& j);
+
+}  // namespace gtb

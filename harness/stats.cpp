@@ -1,0 +1,64 @@
+// Summary statistics: order statistics with numpy's default interpolation, moments in double.
+#include "harness/stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+namespace gtb {
+
+double quantile_sorted(const std::vector<double>& s, double q) {
+  if (s.empty()) throw std::invalid_argument("quantile of an empty sample");
+  if (q <= 0) return s.front();
+  if (q >= 1) return s.back();
+  const double pos = q * double(s.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, s.size() - 1);
+  const double frac = pos - double(lo);
+  return s[lo] + frac * (s[hi] - s[lo]);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return quantile_sorted(v, 0.5);
+}
+
+Stats compute_stats(const std::vector<double>& samples) {
+  if (samples.empty()) throw std::invalid_argument("statistics of an empty sample");
+  for (double x : samples)
+    if (!std::isfinite(x)) throw std::invalid_argument("statistics of a sample with a non-finite value");
+  std::vector<double> s(samples);
+  std::sort(s.begin(), s.end());
+  Stats st;
+  st.count = static_cast<std::int64_t>(s.size());
+  st.min = s.front();
+  st.max = s.back();
+  st.median = quantile_sorted(s, 0.5);
+  st.q1 = quantile_sorted(s, 0.25);
+  st.q3 = quantile_sorted(s, 0.75);
+  st.iqr = st.q3 - st.q1;
+  st.mean = std::accumulate(s.begin(), s.end(), 0.0) / double(s.size());
+  double ss = 0;
+  for (double x : s) ss += (x - st.mean) * (x - st.mean);
+  st.stddev = s.size() > 1 ? std::sqrt(ss / double(s.size() - 1)) : 0.0;
+  st.cv = st.mean != 0 ? st.stddev / st.mean : 0.0;
+  return st;
+}
+
+double median_ci_relative_halfwidth(const std::vector<double>& samples) {
+  const std::size_t n = samples.size();
+  if (n < 6) return std::numeric_limits<double>::infinity();
+  std::vector<double> s(samples);
+  std::sort(s.begin(), s.end());
+  // Ranks of a ~95% CI for the median: n/2 -+ 1.96 sqrt(n)/2 (binomial, normal approximation).
+  const double half = 1.96 * std::sqrt(double(n)) / 2.0;
+  const auto lo = static_cast<std::size_t>(std::max(0.0, std::floor(double(n) / 2.0 - half)));
+  const auto hi = static_cast<std::size_t>(std::min(double(n - 1), std::ceil(double(n) / 2.0 + half) - 1.0));
+  const double med = quantile_sorted(s, 0.5);
+  if (med <= 0) return std::numeric_limits<double>::infinity();
+  return (s[hi] - s[lo]) / (2.0 * med);
+}
+
+}  // namespace gtb

@@ -1,0 +1,27 @@
+// Summary statistics over the kept samples of a record.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace gtb {
+
+struct Stats {
+  double median = 0, mean = 0, min = 0, max = 0;
+  double q1 = 0, q3 = 0, iqr = 0;
+  double stddev = 0;  // sample standard deviation (n - 1)
+  double cv = 0;      // stddev / mean
+  std::int64_t count = 0;
+};
+
+// Throws std::invalid_argument on an empty input or a non-finite sample.
+Stats compute_stats(const std::vector<double>& samples);
+// Linear-interpolated quantile (Hyndman-Fan type 7, as numpy's default) of sorted data.
+double quantile_sorted(const std::vector<double>& sorted, double q);
+double median(std::vector<double> v);
+// Relative half-width of a ~95% distribution-free confidence interval of the median (order
+// statistics, normal approximation to the binomial). Shrinks as samples accumulate even when each
+// sample is noisy, so it is the stopping rule's noise measure. Returns +inf below 6 samples.
+double median_ci_relative_halfwidth(const std::vector<double>& samples);
+
+}  // namespace gtb

@@ -1,0 +1,103 @@
+// The stopping rule and the sampling loop every measurement goes through.
+#include "harness/stopping.h"
+
+#include <chrono>
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace gtb {
+
+StopRule StopRule::quick() {
+  StopRule r;
+  r.warmup_samples = 1;
+  r.warmup_seconds = 0.01;
+  r.min_samples = 7;
+  r.max_samples = 200;
+  r.noise_target = 0.02;
+  r.budget_seconds = 0.25;
+  r.hard_min_samples = 3;
+  return r;
+}
+
+StopRule StopRule::full() {
+  StopRule r;
+  r.warmup_samples = 3;
+  r.warmup_seconds = 0.1;
+  r.min_samples = 20;
+  r.max_samples = 2000;
+  r.noise_target = 0.005;
+  r.budget_seconds = 3.0;
+  r.hard_min_samples = 5;
+  return r;
+}
+
+double host_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+std::string stop_decision(const StopRule& rule, const std::vector<double>& samples, double elapsed) {
+  const auto n = static_cast<int>(samples.size());
+  if (n >= rule.max_samples) return "max_samples";
+  if (n >= rule.min_samples && median_ci_relative_halfwidth(samples) <= rule.noise_target) return "noise_target";
+  // The budget ends sampling once the minimum is in. A case so slow that reaching the minimum would
+  // take over twice the budget stops at hard_min_samples instead.
+  if (elapsed >= rule.budget_seconds) {
+    if (n >= rule.min_samples) return "time_budget";
+    const double projected = elapsed / std::max(1, n) * rule.min_samples;
+    if (n >= rule.hard_min_samples && projected > 2.0 * rule.budget_seconds) return "time_budget";
+  }
+  return {};
+}
+
+SampleSet run_samples(const StopRule& rule, const Sampler& sampler, const std::function<double()>& now_fn) {
+  if (rule.min_samples < 1 || rule.max_samples < rule.min_samples || rule.hard_min_samples < 1 ||
+      rule.budget_seconds <= 0 || rule.noise_target <= 0)
+    throw std::invalid_argument("invalid stopping rule");
+  const auto now = now_fn ? now_fn : std::function<double()>(host_seconds);
+  auto take = [&](std::int64_t reps) {
+    const double t = sampler(reps);
+    if (!std::isfinite(t) || t < 0) throw std::runtime_error("sampler returned a non-finite or negative time");
+    return t;
+  };
+  SampleSet out;
+  const double start = now();
+
+  // Calibrate: repeat fast operations until one sample lasts min_sample_seconds, so clock resolution
+  // and per-call overhead stay small against the sample.
+  std::int64_t reps = 1;
+  double t = take(reps);
+  out.warmup_samples = 1;
+  while (t < rule.min_sample_seconds && reps < rule.max_reps) {
+    const double want = t > 0 ? rule.min_sample_seconds / t : 16.0;
+    const auto grow = static_cast<std::int64_t>(std::ceil(std::min(16.0, std::max(2.0, want * 1.2))));
+    reps = std::min(rule.max_reps, reps * grow);
+    t = take(reps);
+    ++out.warmup_samples;
+  }
+  out.reps_per_sample = reps;
+
+  // Warm-up at the final repetition count: caches, clocks, lazy initialisation.
+  const double warm_start = now();
+  for (int i = 1; i < rule.warmup_samples || now() - warm_start < rule.warmup_seconds; ++i) {
+    if (now() - start > rule.budget_seconds) break;
+    take(reps);
+    ++out.warmup_samples;
+  }
+
+  const double sample_start = now();
+  while (true) {
+    out.seconds_per_rep.push_back(take(reps) / double(reps));
+    const std::string why = stop_decision(rule, out.seconds_per_rep, now() - sample_start);
+    if (!why.empty()) {
+      out.stop_reason = why;
+      break;
+    }
+  }
+  out.total_seconds = now() - start;
+  out.stats = compute_stats(out.seconds_per_rep);
+  return out;
+}
+
+}  // namespace gtb

@@ -1,0 +1,214 @@
+// Records to and from JSON, enum names, record ids.
+#include "harness/types.h"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace gtb {
+
+const char* to_string(Backend b) { return b == Backend::cpu ? "cpu" : "cuda"; }
+const char* to_string(Clock c) { return c == Clock::host_wall ? "host_wall" : "cuda_event"; }
+const char* to_string(Better b) { return b == Better::higher ? "higher" : "lower"; }
+const char* to_string(Suite s) { return s == Suite::quick ? "quick" : "full"; }
+const char* to_string(Status s) {
+  switch (s) {
+    case Status::ok: return "ok";
+    case Status::skipped: return "skipped";
+    case Status::failed: return "failed";
+    case Status::invalid: return "invalid";
+  }
+  return "failed";
+}
+
+namespace {
+[[noreturn]] void bad_enum(const char* what, const std::string& s) {
+  throw std::runtime_error(std::string("unknown ") + what + " '" + s + "'");
+}
+}  // namespace
+
+Backend backend_from_string(const std::string& s) {
+  if (s == "cpu") return Backend::cpu;
+  if (s == "cuda") return Backend::cuda;
+  bad_enum("backend", s);
+}
+Clock clock_from_string(const std::string& s) {
+  if (s == "host_wall") return Clock::host_wall;
+  if (s == "cuda_event") return Clock::cuda_event;
+  bad_enum("clock", s);
+}
+Better better_from_string(const std::string& s) {
+  if (s == "higher") return Better::higher;
+  if (s == "lower") return Better::lower;
+  bad_enum("direction", s);
+}
+Status status_from_string(const std::string& s) {
+  if (s == "ok") return Status::ok;
+  if (s == "skipped") return Status::skipped;
+  if (s == "failed") return Status::failed;
+  if (s == "invalid") return Status::invalid;
+  bad_enum("status", s);
+}
+
+double Record::metric_of_seconds(double seconds) const {
+  if (metric.kind == MetricKind::rate) return seconds > 0 ? work_per_rep / seconds / metric.scale : 0.0;
+  return seconds / metric.scale;
+}
+
+namespace {
+std::string scalar_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+}  // namespace
+
+std::string make_record_id(const std::string& family, const std::string& workload, const std::string& variant,
+                           Backend backend, const json& params, const json& options) {
+  std::ostringstream os;
+  os << family << '/' << workload << '/' << variant << '/' << to_string(backend);
+  bool first = true;
+  for (const json* obj : {&params, &options}) {
+    for (auto it = obj->begin(); it != obj->end(); ++it) {
+      os << (first ? '/' : ',') << it.key() << '=' << scalar_text(it.value());
+      first = false;
+    }
+  }
+  return os.str();
+}
+
+json to_json(const Record& r) {
+  json j;
+  j["id"] = r.id;
+  j["family"] = r.family;
+  j["workload"] = r.workload;
+  j["variant"] = r.variant;
+  j["backend"] = to_string(r.backend);
+  j["params"] = r.params;
+  j["options"] = r.options;
+  j["status"] = to_string(r.status);
+  j["status_detail"] = r.status_detail;
+  j["metric"] = r.metric.name;
+  j["unit"] = r.metric.unit;
+  j["better"] = to_string(r.metric.better());
+  j["metric_kind"] = r.metric.kind == MetricKind::rate ? "rate" : "time";
+  j["metric_scale"] = r.metric.scale;
+  if (r.status == Status::ok && r.value && std::isfinite(*r.value)) j["value"] = *r.value;
+  j["work_per_rep"] = r.work_per_rep;
+  j["clock"] = to_string(r.clock);
+  if (r.stats) {
+    const Stats& s = *r.stats;
+    j["stats"] = {{"unit", "s"},           {"median", s.median}, {"mean", s.mean}, {"min", s.min},
+                  {"max", s.max},          {"q1", s.q1},         {"q3", s.q3},     {"iqr", s.iqr},
+                  {"stddev", s.stddev},    {"cv", s.cv},         {"count", s.count}};
+    j["samples_s"] = r.samples;
+    j["reps_per_sample"] = r.reps_per_sample;
+    j["warmup_samples"] = r.warmup_samples;
+    j["stop_reason"] = r.stop_reason;
+  }
+  if (!r.ceiling.empty()) j["ceiling"] = r.ceiling;
+  j["check"] = r.check;
+  json counters = json::object();
+  for (const auto& [name, c] : r.counters)
+    if (std::isfinite(c.value)) counters[name] = {{"value", c.value}, {"unit", c.unit}};
+  j["counters"] = counters;
+  j["info"] = r.info;
+  return j;
+}
+
+namespace {
+const json& need(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) throw std::runtime_error(std::string("record lacks '") + key + "'");
+  return j.at(key);
+}
+std::string need_string(const json& j, const char* key) {
+  const json& v = need(j, key);
+  if (!v.is_string()) throw std::runtime_error(std::string("record field '") + key + "' is not a string");
+  return v.get<std::string>();
+}
+double need_number(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key)) throw std::runtime_error(where + " lacks '" + key + "'");
+  const json& v = j.at(key);
+  if (!v.is_number()) throw std::runtime_error(where + " field '" + key + "' is not a number");
+  const double x = v.get<double>();
+  if (!std::isfinite(x)) throw std::runtime_error(where + " field '" + key + "' is not finite");
+  return x;
+}
+}  // namespace
+
+Record record_from_json(const json& j) {
+  if (!j.is_object()) throw std::runtime_error("record is not an object");
+  Record r;
+  r.id = need_string(j, "id");
+  const std::string where = "record '" + r.id + "'";
+  try {
+    r.family = need_string(j, "family");
+    r.workload = need_string(j, "workload");
+    r.variant = need_string(j, "variant");
+    r.backend = backend_from_string(need_string(j, "backend"));
+    r.params = need(j, "params");
+    r.options = j.value("options", json::object());
+    if (!r.params.is_object() || !r.options.is_object()) throw std::runtime_error("params/options must be objects");
+    r.status = status_from_string(need_string(j, "status"));
+    r.status_detail = j.value("status_detail", std::string());
+    r.metric.name = need_string(j, "metric");
+    r.metric.unit = need_string(j, "unit");
+    const Better better = better_from_string(need_string(j, "better"));
+    r.metric.kind = better == Better::higher ? MetricKind::rate : MetricKind::time;
+    if (j.contains("metric_scale")) r.metric.scale = need_number(j, "metric_scale", where);
+    if (r.metric.scale <= 0) throw std::runtime_error("metric_scale must be positive");
+    if (j.contains("work_per_rep")) r.work_per_rep = need_number(j, "work_per_rep", where);
+    if (j.contains("clock")) r.clock = clock_from_string(need_string(j, "clock"));
+    if (r.status == Status::ok) r.value = need_number(j, "value", where);
+    if (j.contains("stats")) {
+      const json& s = j.at("stats");
+      if (!s.is_object()) throw std::runtime_error("stats is not an object");
+      Stats st;
+      st.median = need_number(s, "median", where + " stats");
+      st.mean = need_number(s, "mean", where + " stats");
+      st.min = need_number(s, "min", where + " stats");
+      st.max = need_number(s, "max", where + " stats");
+      st.q1 = need_number(s, "q1", where + " stats");
+      st.q3 = need_number(s, "q3", where + " stats");
+      st.iqr = need_number(s, "iqr", where + " stats");
+      st.stddev = s.contains("stddev") ? need_number(s, "stddev", where + " stats") : 0.0;
+      st.cv = need_number(s, "cv", where + " stats");
+      st.count = static_cast<std::int64_t>(need_number(s, "count", where + " stats"));
+      r.stats = st;
+    }
+    if (j.contains("samples_s")) {
+      const json& a = j.at("samples_s");
+      if (!a.is_array()) throw std::runtime_error("samples_s is not an array");
+      for (const auto& x : a) {
+        if (!x.is_number()) throw std::runtime_error("samples_s holds a non-number");
+        const double v = x.get<double>();
+        if (!std::isfinite(v) || v < 0) throw std::runtime_error("samples_s holds a non-finite or negative value");
+        r.samples.push_back(v);
+      }
+    }
+    if (j.contains("reps_per_sample")) r.reps_per_sample = static_cast<std::int64_t>(need_number(j, "reps_per_sample", where));
+    if (j.contains("warmup_samples")) r.warmup_samples = static_cast<std::int64_t>(need_number(j, "warmup_samples", where));
+    r.stop_reason = j.value("stop_reason", std::string());
+    r.ceiling = j.value("ceiling", std::string());
+    r.check = j.value("check", json::object());
+    if (j.contains("counters")) {
+      const json& c = j.at("counters");
+      if (!c.is_object()) throw std::runtime_error("counters is not an object");
+      for (auto it = c.begin(); it != c.end(); ++it) {
+        Counter k;
+        k.value = need_number(it.value(), "value", where + " counter '" + it.key() + "'");
+        k.unit = it.value().value("unit", std::string());
+        r.counters[it.key()] = k;
+      }
+    }
+    r.info = j.value("info", json::object());
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(where + ": " + e.what());
+  } catch (const std::runtime_error& e) {
+    const std::string msg = e.what();
+    if (msg.rfind(where, 0) == 0) throw;
+    throw std::runtime_error(where + ": " + msg);
+  }
+  return r;
+}
+
+}  // namespace gtb

@@ -1,0 +1,85 @@
+// Core value types shared by the harness, the driver and the families: records and their enums.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/stats.h"
+
+namespace gtb {
+
+using json = nlohmann::ordered_json;
+
+enum class Backend { cpu, cuda };
+enum class Clock { host_wall, cuda_event };
+enum class Better { higher, lower };
+enum class Status { ok, skipped, failed, invalid };
+enum class Suite { quick, full };
+
+const char* to_string(Backend b);
+const char* to_string(Clock c);
+const char* to_string(Better b);
+const char* to_string(Status s);
+const char* to_string(Suite s);
+Backend backend_from_string(const std::string& s);
+Clock clock_from_string(const std::string& s);
+Better better_from_string(const std::string& s);
+Status status_from_string(const std::string& s);
+
+enum class MetricKind { rate, time };
+
+struct MetricSpec {
+  std::string name = "time";
+  std::string unit = "s";
+  double scale = 1.0;  // rate: value = work / seconds / scale; time: value = seconds / scale
+  MetricKind kind = MetricKind::time;
+  Better better() const { return kind == MetricKind::rate ? Better::higher : Better::lower; }
+};
+
+struct Counter {
+  double value = 0;
+  std::string unit;
+};
+
+// One workload x parameters x backend: what was measured, how, and whether it can be trusted.
+struct Record {
+  std::string id;  // family/workload/variant/backend/k=v,...: also the Google Benchmark name
+  std::string family;
+  std::string workload;
+  std::string variant;
+  Backend backend = Backend::cpu;
+  json params = json::object();   // the problem: matched between CPU and GPU
+  json options = json::object();  // the variant's knobs
+  Status status = Status::ok;
+  std::string status_detail;      // skip reason, error text, or what the check found
+  MetricSpec metric;
+  std::optional<double> value;    // set when status == ok
+  double work_per_rep = 0;        // bytes / FLOPs / samples per repetition (rate metrics)
+  Clock clock = Clock::host_wall;
+  std::optional<Stats> stats;     // over samples, seconds per repetition
+  std::vector<double> samples;    // seconds per repetition
+  std::int64_t reps_per_sample = 1;
+  std::int64_t warmup_samples = 0;
+  std::string stop_reason;
+  std::string ceiling;            // name of the context ceiling this record is a fraction of
+  json check = json::object();    // {"passed": bool, "detail": str, ...}
+  std::map<std::string, Counter> counters;
+  json info = json::object();
+
+  // Metric value of one sample (same direction as value).
+  double metric_of_seconds(double seconds) const;
+};
+
+json to_json(const Record& r);
+Record record_from_json(const json& j);  // throws std::runtime_error with a clear message
+
+// Builds the record id from its parts; params and options in declaration order.
+std::string make_record_id(const std::string& family, const std::string& workload, const std::string& variant,
+                           Backend backend, const json& params, const json& options);
+
+}  // namespace gtb

@@ -1,0 +1,19 @@
+// The CPU BLAS (OpenBLAS): row-major SGEMM/DGEMM wrappers and thread control.
+#pragma once
+
+#include <string>
+
+namespace gtb::cpu {
+
+// C[m x n] = alpha * op(A) * op(B) + beta * C, row-major, leading dimensions = row lengths.
+void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+           int ldb, float beta, float* c, int ldc);
+void dgemm(bool trans_a, bool trans_b, int m, int n, int k, double alpha, const double* a, int lda,
+           const double* b, int ldb, double beta, double* c, int ldc);
+
+int blas_threads();
+void set_blas_threads(int n);
+std::string blas_config();    // e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64"
+std::string blas_corename();  // the kernel set OpenBLAS selected, e.g. "Haswell"
+
+}  // namespace gtb::cpu

@@ -1,0 +1,36 @@
+// GPU ceiling kernels against the CPU (skipped without a GPU).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "harness/cuda_timing.h"
+#include "kernels/common/random.h"
+#include "kernels/common/verify.h"
+#include "kernels/cuda/ceilings.h"
+
+TEST(CeilingsGpu, TriadMatchesCpuIncludingTail) {
+  for (std::size_t n : {std::size_t(1), std::size_t(1023), std::size_t(1 << 20) + 3}) {
+    std::vector<float> b(n), c(n), a(n);
+    gtb::fill_uniform(b.data(), n, 1);
+    gtb::fill_uniform(c.data(), n, 2);
+    gtb::cuda::DeviceBuffer da(n * 4), db(n * 4), dc(n * 4);
+    GTB_CUDA_CHECK(cudaMemcpy(db.get(), b.data(), n * 4, cudaMemcpyHostToDevice));
+    GTB_CUDA_CHECK(cudaMemcpy(dc.get(), c.data(), n * 4, cudaMemcpyHostToDevice));
+    GTB_CUDA_CHECK(cudaMemset(da.get(), 0xFF, n * 4));
+    gtb::cuda::stream_triad(da.as<float>(), db.as<float>(), dc.as<float>(), 3.0f, n, nullptr);
+    GTB_CUDA_CHECK(cudaMemcpy(a.data(), da.get(), n * 4, cudaMemcpyDeviceToHost));
+    std::vector<double> ref(n);
+    for (std::size_t i = 0; i < n; ++i) ref[i] = double(b[i]) + 3.0 * double(c[i]);
+    const auto rep = gtb::compare_elementwise(a.data(), ref.data(), n, 1e-6, 0.0);
+    EXPECT_TRUE(rep.ok) << "n=" << n << ": " << rep.detail;
+  }
+}
+
+TEST(CeilingsGpu, EventTimingIsPositive) {
+  gtb::cuda::Stream s;
+  gtb::cuda::DeviceBuffer a(1 << 24), b(1 << 24);
+  const double t = gtb::cuda::time_events(s.get(), 4, [&](cudaStream_t st) {
+    GTB_CUDA_CHECK(cudaMemcpyAsync(a.get(), b.get(), 1 << 24, cudaMemcpyDeviceToDevice, st));
+  });
+  EXPECT_GT(t, 0.0);
+}
