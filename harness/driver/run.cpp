@@ -1,0 +1,163 @@
+// gtb run: each family in its own process, merged into one results file written atomically.
+#include <CLI/CLI.hpp>
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "harness/driver/commands.h"
+#include "harness/driver/families.h"
+#include "harness/driver/process.h"
+#include "harness/driver/summary.h"
+#include "harness/results.h"
+#include "harness/stopping.h"
+
+namespace gtb::driver {
+
+namespace fs = std::filesystem;
+
+int cmd_run(int argc, char** argv) {
+  CLI::App app{"Run benchmark families and write one results file.", "gtb run"};
+  std::string families_csv;
+  bool quick = false, full = false, keep_logs = false, quiet = false;
+  std::string out = "gtb-results.json";
+  std::string logs_dir;
+  double budget = 0;
+  app.add_option("--family", families_csv, "Comma-separated families (default: all)");
+  app.add_flag("--quick", quick, "Quick suite: few points, small budgets (default)");
+  app.add_flag("--full", full, "Full suite: every point, larger budgets");
+  app.add_option("--out", out, "Results file to write (atomically)")->capture_default_str();
+  app.add_option("--budget", budget, "Sampling budget per record in seconds (overrides the suite's)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--logs", logs_dir, "Keep each family's output log in this folder");
+  app.add_flag("--keep-logs", keep_logs, "Keep the logs next to the results file (<out>.logs/)");
+  app.add_flag("-q,--quiet", quiet, "No summary table");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "gtb run: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (quick && full) {
+    std::cerr << "gtb run: --quick and --full exclude each other\n";
+    return kExitBadInput;
+  }
+  const std::string suite = full ? "full" : "quick";
+  std::vector<std::string> families;
+  try {
+    families = families_csv.empty() ? known_families() : select_families(families_csv);
+  } catch (const std::exception& e) {
+    std::cerr << "gtb run: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  try {
+    check_writable(out);
+  } catch (const std::exception& e) {
+    std::cerr << "gtb run: --out " << out << ": " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  if (keep_logs && logs_dir.empty()) logs_dir = out + ".logs";
+
+  std::string tmpl = (fs::temp_directory_path() / "gtb-run-XXXXXX").string();
+  if (!::mkdtemp(tmpl.data())) {
+    std::cerr << "gtb run: cannot create a temporary folder: " << std::strerror(errno) << "\n";
+    return kExitBadInput;
+  }
+  const fs::path work = tmpl;
+  install_interrupt_handlers();
+
+  json context;
+  json fams = json::array();
+  json findings = json::object();
+  std::vector<Record> records;
+  bool any_failed = false;
+  const std::size_t n = families.size();
+  for (std::size_t i = 0; i < n && !interrupted(); ++i) {
+    const std::string& f = families[i];
+    const std::string res_path = (work / (f + ".json")).string();
+    const std::string log_path = (work / (f + ".log")).string();
+    std::fprintf(stderr, "[%zu/%zu] %-10s running...\n", i + 1, n, f.c_str());
+    std::vector<std::string> args = {"--gtb_out=" + res_path, "--gtb_suite=" + suite,
+                                     "--benchmark_out=" + (work / (f + ".gbench.json")).string(),
+                                     "--benchmark_out_format=json"};
+    if (budget > 0) args.push_back("--gtb_budget=" + std::to_string(budget));
+    const double t0 = host_seconds();
+    const ProcessResult pr = run_process(family_binary(f), args, log_path);
+    const double secs = host_seconds() - t0;
+    if (interrupted()) break;
+    json entry = {{"name", f}, {"seconds", secs}};
+    std::string error;
+    if (!pr.ok()) {
+      error = pr.describe();
+    } else {
+      try {
+        const json doc = load_document(res_path);
+        auto recs = records_of(doc);
+        if (context.is_null()) context = doc.at("context");
+        if (doc.contains("findings") && doc["findings"].is_object())
+          for (auto it = doc["findings"].begin(); it != doc["findings"].end(); ++it) findings[it.key()] = it.value();
+        std::map<std::string, int> by_status;
+        for (const auto& r : recs) by_status[to_string(r.status)]++;
+        entry["status"] = "ok";
+        entry["exit_code"] = 0;
+        entry["records"] = recs.size();
+        std::string counts;
+        for (const auto& [s, c] : by_status) counts += (counts.empty() ? "" : ", ") + std::to_string(c) + " " + s;
+        std::fprintf(stderr, "[%zu/%zu] %-10s ok: %zu records (%s) in %.1f s\n", i + 1, n, f.c_str(), recs.size(),
+                     counts.c_str(), secs);
+        records.insert(records.end(), recs.begin(), recs.end());
+      } catch (const std::exception& e) {
+        error = std::string("unreadable results: ") + e.what();
+      }
+    }
+    if (!error.empty()) {
+      any_failed = true;
+      entry["status"] = "failed";
+      entry["exit_code"] = pr.signal ? 128 + pr.signal : pr.exit_code;
+      entry["records"] = 0;
+      entry["error"] = error;
+      std::fprintf(stderr, "[%zu/%zu] %-10s FAILED: %s\n%s", i + 1, n, f.c_str(), error.c_str(),
+                   tail_of_file(log_path, 15).c_str());
+    }
+    fams.push_back(entry);
+  }
+
+  auto cleanup = [&] {
+    if (!logs_dir.empty()) {
+      std::error_code ec;
+      fs::create_directories(logs_dir, ec);
+      for (const auto& e : fs::directory_iterator(work, ec))
+        if (e.path().extension() == ".log" || e.path().string().find(".gbench.json") != std::string::npos)
+          fs::copy_file(e.path(), fs::path(logs_dir) / e.path().filename(), fs::copy_options::overwrite_existing, ec);
+    }
+    std::error_code ec;
+    fs::remove_all(work, ec);
+  };
+  if (interrupted()) {
+    cleanup();
+    std::fprintf(stderr, "gtb run: interrupted; %s left as it was\n", out.c_str());
+    return 130;
+  }
+  if (context.is_null()) context = json{{"note", "no family produced a context"}};
+  try {
+    const json doc = make_document(context, suite, fams, records, findings);
+    write_file_atomic(out, doc.dump(1) + "\n");
+    cleanup();
+    if (!quiet) print_summary(std::cout, doc);
+  } catch (const std::exception& e) {
+    cleanup();
+    std::cerr << "gtb run: cannot write " << out << ": " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  std::fprintf(stderr, "results: %s\n", out.c_str());
+  return any_failed ? 1 : kExitOk;
+}
+
+}  // namespace gtb::driver

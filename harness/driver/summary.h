@@ -1,0 +1,17 @@
+// The readable tables printed after a run.
+#pragma once
+
+#include <ostream>
+
+#include "harness/types.h"
+
+namespace gtb::driver {
+
+// Families, then every record (value and spread, or why it has none), then the CPU vs GPU pairs.
+void print_summary(std::ostream& os, const json& doc);
+// A short "k=v,k=v" text of a params/options object.
+std::string short_params(const json& params, const json& options);
+// A number with 3-4 significant digits.
+std::string fmt_num(double v);
+
+}  // namespace gtb::driver

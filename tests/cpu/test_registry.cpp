@@ -1,0 +1,165 @@
+// The verify → measure protocol and the family main, end to end on a family made for the test.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <new>
+#include <vector>
+
+#include "harness/gpu.h"
+#include "harness/gtb.h"
+#include "harness/results.h"
+
+namespace {
+
+double busy_work(std::int64_t reps, std::int64_t n) {
+  volatile double acc = 0;
+  const double t0 = gtb::host_seconds();
+  for (std::int64_t r = 0; r < reps; ++r)
+    for (std::int64_t i = 0; i < n; ++i) acc = acc + double(i) * 1e-9;
+  return gtb::host_seconds() - t0;
+}
+
+void measured(gtb::State& st) {
+  const auto n = st.get_int("n");
+  st.check(true, "trivially right");
+  st.set_work(double(n));
+  st.info("mode", st.get_string("mode"));
+  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) { return busy_work(reps, n); });
+  st.counter("finite", 1.5, "x");
+  st.counter("not_finite", std::numeric_limits<double>::infinity(), "x");
+}
+
+auto& ok_bench = gtb::add("selftest", "work", "loop", gtb::Backend::cpu, measured)
+                     .axis("n", std::vector<std::int64_t>{1000, 2000, 4000}, {1000, 2000})
+                     .option("mode", std::vector<std::string>{"a", "b"})
+                     .filter([](const gtb::json& p, const gtb::json& o) { return !(p["n"] == 2000 && o["mode"] == "b"); })
+                     .rate("throughput", "items/s", 1.0);
+auto& invalid_bench = gtb::add("selftest", "work", "wrong", gtb::Backend::cpu, [](gtb::State& st) {
+                        st.check(false, "element 3: got 1, expected 2");
+                        st.measure(gtb::Clock::host_wall, [](std::int64_t) { return 1.0; });  // refused
+                      }).axis("n", std::vector<std::int64_t>{1000});
+auto& failing = gtb::add("selftest", "work", "throws", gtb::Backend::cpu, [](gtb::State&) {
+                  throw std::runtime_error("cudaMemcpy: invalid argument");
+                }).axis("n", std::vector<std::int64_t>{1000});
+auto& oom = gtb::add("selftest", "work", "oom", gtb::Backend::cpu, [](gtb::State&) { throw std::bad_alloc(); })
+                .axis("n", std::vector<std::int64_t>{1000});
+auto& unchecked = gtb::add("selftest", "work", "unchecked", gtb::Backend::cpu, [](gtb::State& st) {
+                    st.measure(gtb::Clock::host_wall, [](std::int64_t) { return 1e-3; });
+                  }).axis("n", std::vector<std::int64_t>{1000});
+auto& skipper = gtb::add("selftest", "work", "unsupported", gtb::Backend::cpu, [](gtb::State&) {
+                  throw gtb::Skip("needs AVX-512 FP16");
+                }).axis("n", std::vector<std::int64_t>{1000});
+auto& gpu = gtb::add("selftest", "work", "device", gtb::Backend::cuda, measured)
+                .axis("n", std::vector<std::int64_t>{1000})
+                .option("mode", std::vector<std::string>{"a"})
+                .rate("throughput", "items/s", 1.0);
+auto& full_only = gtb::add("selftest", "work", "big", gtb::Backend::cpu, measured).axis("n", std::vector<std::int64_t>{1000}).only_full();
+const bool findings = gtb::add_findings("selftest", [](const std::vector<gtb::Record>& recs, gtb::json& f) {
+  f["records_seen"] = recs.size();
+});
+
+class FamilyMain : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    path_ = (std::filesystem::temp_directory_path() / ("gtb-selftest-" + std::to_string(::getpid()) + ".json")).string();
+    std::vector<std::string> args = {"gtb-selftest", "--gtb_out=" + path_, "--gtb_budget=0.02",
+                                     "--benchmark_format=json"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    rc_ = gtb::family_main(static_cast<int>(argv.size()), argv.data(), "selftest");
+    doc_ = gtb::load_document(path_);
+    for (const auto& r : gtb::records_of(doc_)) by_variant_[r.variant].push_back(r);
+    std::filesystem::remove(path_);
+  }
+  static std::string path_;
+  static int rc_;
+  static gtb::json doc_;
+  static std::map<std::string, std::vector<gtb::Record>> by_variant_;
+};
+std::string FamilyMain::path_;
+int FamilyMain::rc_ = -1;
+gtb::json FamilyMain::doc_;
+std::map<std::string, std::vector<gtb::Record>> FamilyMain::by_variant_;
+
+}  // namespace
+
+TEST_F(FamilyMain, ExitsZeroAndWritesAValidDocument) {
+  EXPECT_EQ(rc_, 0);
+  EXPECT_NO_THROW(gtb::validate_document(doc_));
+  EXPECT_EQ(doc_["suite"], "quick");
+  EXPECT_EQ(doc_["findings"]["selftest"]["records_seen"], doc_["records"].size());
+}
+
+TEST_F(FamilyMain, AxesMultiplyQuickValuesAndFilterDrops) {
+  // quick n = {1000, 2000} x mode {a, b}, minus (2000, b)
+  ASSERT_EQ(by_variant_["loop"].size(), 3u);
+  for (const auto& r : by_variant_["loop"]) {
+    EXPECT_EQ(r.status, gtb::Status::ok) << r.status_detail;
+    EXPECT_TRUE(r.params["n"].is_number_integer());
+    EXPECT_TRUE(r.options["mode"].is_string());
+    ASSERT_TRUE(r.value && r.stats);
+    EXPECT_GT(*r.value, 0);
+    EXPECT_GE(r.stats->count, 3);
+    EXPECT_EQ(r.samples.size(), static_cast<std::size_t>(r.stats->count));
+    EXPECT_DOUBLE_EQ(*r.value, r.metric_of_seconds(r.stats->median));
+    EXPECT_EQ(r.clock, gtb::Clock::host_wall);
+    EXPECT_EQ(r.info["mode"], r.options["mode"]);
+    EXPECT_TRUE(r.counters.count("finite"));
+    EXPECT_FALSE(r.counters.count("not_finite"));
+  }
+  EXPECT_TRUE(by_variant_["big"].empty());  // full suite only
+}
+
+TEST_F(FamilyMain, FailedCheckIsInvalidWithoutAValue) {
+  ASSERT_EQ(by_variant_["wrong"].size(), 1u);
+  const auto& r = by_variant_["wrong"][0];
+  EXPECT_EQ(r.status, gtb::Status::invalid);
+  EXPECT_EQ(r.status_detail, "element 3: got 1, expected 2");
+  EXPECT_FALSE(r.value);
+  EXPECT_EQ(r.check["passed"], false);
+}
+
+TEST_F(FamilyMain, ErrorsBecomeStatusesNotCrashes) {
+  EXPECT_EQ(by_variant_["throws"].at(0).status, gtb::Status::failed);
+  EXPECT_EQ(by_variant_["throws"].at(0).status_detail, "cudaMemcpy: invalid argument");
+  EXPECT_EQ(by_variant_["oom"].at(0).status, gtb::Status::skipped);
+  EXPECT_NE(by_variant_["oom"].at(0).status_detail.find("out of memory"), std::string::npos);
+  EXPECT_EQ(by_variant_["unsupported"].at(0).status, gtb::Status::skipped);
+  EXPECT_EQ(by_variant_["unsupported"].at(0).status_detail, "needs AVX-512 FP16");
+}
+
+TEST_F(FamilyMain, MeasuringWithoutACheckIsRefused) {
+  const auto& r = by_variant_["unchecked"].at(0);
+  EXPECT_EQ(r.status, gtb::Status::failed);
+  EXPECT_NE(r.status_detail.find("before check()"), std::string::npos) << r.status_detail;
+  EXPECT_FALSE(r.value);
+}
+
+TEST_F(FamilyMain, GpuCasesWithoutAGpuAreSkippedWithTheReason) {
+  const auto& r = by_variant_["device"].at(0);
+  if (gtb::gpu::available()) {
+    EXPECT_EQ(r.status, gtb::Status::ok);
+  } else {
+    EXPECT_EQ(r.status, gtb::Status::skipped);
+    EXPECT_NE(r.status_detail.find(*gtb::gpu::unavailable_reason()), std::string::npos) << r.status_detail;
+    EXPECT_EQ(doc_["context"]["gpu"]["available"], false);
+  }
+}
+
+TEST(FamilyMainFlags, BadValuesExitTwoAndWriteNothing) {
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("gtb-selftest-bad-" + std::to_string(::getpid()) + ".json")).string();
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"x", "--gtb_suite=medium", "--gtb_out=" + out},
+        std::vector<std::string>{"x", "--gtb_budget=-1", "--gtb_out=" + out},
+        std::vector<std::string>{"x", "--gtb_nonsense", "--gtb_out=" + out},
+        std::vector<std::string>{"x", "--gtb_out=/nonexistent-gtb/x.json"}}) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    EXPECT_EQ(gtb::family_main(static_cast<int>(argv.size()), argv.data(), "selftest"), 2) << args[1];
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+}

@@ -1,0 +1,217 @@
+// Records and documents: JSON round trip, comparisons, ceilings, validation, atomic writes.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "harness/results.h"
+
+using namespace gtb;
+
+namespace {
+Record make(const std::string& variant, Backend be, double value, double work = 1e9, long long bytes = 1024) {
+  Record r;
+  r.family = "fam";
+  r.workload = "copy";
+  r.variant = variant;
+  r.backend = be;
+  r.params = {{"bytes", bytes}};
+  r.options = {{"memory", "pinned"}};
+  r.id = make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
+  r.metric = {"bandwidth", "GB/s", 1e9, MetricKind::rate};
+  r.work_per_rep = work;
+  r.samples = {work / value / 1e9, work / value / 1e9};
+  r.stats = compute_stats(r.samples);
+  r.value = value;
+  r.check = {{"passed", true}, {"detail", "ok"}};
+  r.reps_per_sample = 1;
+  r.stop_reason = "noise_target";
+  return r;
+}
+std::string tmp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))).string();
+}
+}  // namespace
+
+TEST(RecordJson, RoundTripKeepsTypedParamsAndStats) {
+  Record r = make("openmp", Backend::cpu, 20.0);
+  r.params["dtype"] = "fp32";
+  r.params["scale"] = 0.5;
+  r.counters["pct_of_ceiling"] = {95.0, "%"};
+  const Record back = record_from_json(to_json(r));
+  EXPECT_EQ(back.id, r.id);
+  EXPECT_EQ(back.params, r.params);
+  EXPECT_TRUE(back.params["bytes"].is_number_integer());
+  EXPECT_TRUE(back.params["scale"].is_number_float());
+  EXPECT_EQ(back.options, r.options);
+  EXPECT_EQ(back.backend, Backend::cpu);
+  EXPECT_EQ(back.metric.better(), Better::higher);
+  ASSERT_TRUE(back.value);
+  EXPECT_DOUBLE_EQ(*back.value, 20.0);
+  EXPECT_DOUBLE_EQ(back.stats->median, r.stats->median);
+  EXPECT_EQ(back.samples, r.samples);
+  EXPECT_DOUBLE_EQ(back.counters.at("pct_of_ceiling").value, 95.0);
+  EXPECT_DOUBLE_EQ(back.metric_of_seconds(back.stats->median), 20.0);
+}
+
+TEST(RecordJson, NonOkRecordsCarryNoValue) {
+  Record r = make("pinned", Backend::cuda, 1.0);
+  r.status = Status::skipped;
+  r.status_detail = "no usable GPU";
+  const json j = to_json(r);
+  EXPECT_FALSE(j.contains("value"));
+  EXPECT_EQ(j["status"], "skipped");
+}
+
+TEST(RecordJson, NonFiniteCountersAreNeverWritten) {
+  Record r = make("openmp", Backend::cpu, 2.0);
+  r.counters["bad"] = {std::numeric_limits<double>::infinity(), "x"};
+  EXPECT_FALSE(to_json(r)["counters"].contains("bad"));
+}
+
+TEST(RecordJson, ClearErrorsOnBadInput) {
+  json j = to_json(make("openmp", Backend::cpu, 2.0));
+  json missing = j;
+  missing.erase("family");
+  EXPECT_THROW(record_from_json(missing), std::runtime_error);
+  json str_value = j;
+  str_value["value"] = "2.0";
+  try {
+    record_from_json(str_value);
+    FAIL() << "a string value was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'value' is not a number"), std::string::npos) << e.what();
+  }
+  json bad_backend = j;
+  bad_backend["backend"] = "tpu";
+  EXPECT_THROW(record_from_json(bad_backend), std::runtime_error);
+  json neg = j;
+  neg["samples_s"] = json::array({1.0, -1.0});
+  EXPECT_THROW(record_from_json(neg), std::runtime_error);
+}
+
+TEST(RecordId, ListsParamsThenOptions) {
+  EXPECT_EQ(make_record_id("f", "w", "v", Backend::cuda, {{"n", 3}}, {{"mode", "x"}}), "f/w/v/cuda/n=3,mode=x");
+  EXPECT_EQ(make_record_id("f", "w", "v", Backend::cpu, json::object(), json::object()), "f/w/v/cpu");
+}
+
+TEST(Comparisons, PairEachGpuRecordWithTheBestCpuRecord) {
+  std::vector<Record> recs = {make("scalar", Backend::cpu, 5.0), make("openmp", Backend::cpu, 20.0),
+                              make("pinned", Backend::cuda, 50.0), make("pinned", Backend::cuda, 9.0, 1e9, 2048)};
+  const json c = make_comparisons(recs);
+  ASSERT_EQ(c.size(), 1u);  // the 2048-byte GPU record has no CPU partner
+  EXPECT_EQ(c[0]["cpu"]["variant"], "openmp");
+  EXPECT_DOUBLE_EQ(c[0]["gpu_over_cpu"].get<double>(), 2.5);
+  EXPECT_EQ(c[0]["winner"], "cuda");
+}
+
+TEST(Comparisons, LowerIsBetterInvertsTheRatio) {
+  Record cpu = make("x", Backend::cpu, 2.0), gpu = make("y", Backend::cuda, 8.0);
+  for (Record* r : {&cpu, &gpu}) r->metric = {"latency", "us", 1e-6, MetricKind::time};
+  const json c = make_comparisons({cpu, gpu});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_DOUBLE_EQ(c[0]["gpu_over_cpu"].get<double>(), 0.25);
+  EXPECT_EQ(c[0]["winner"], "cpu");
+}
+
+TEST(Comparisons, SkipsNonOkAndCallsNearEqualATie) {
+  Record cpu = make("x", Backend::cpu, 10.0), gpu = make("y", Backend::cuda, 10.05), bad = make("z", Backend::cuda, 99);
+  bad.status = Status::invalid;
+  const json c = make_comparisons({cpu, gpu, bad});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0]["winner"], "tie");
+}
+
+TEST(Ceilings, PercentOfTheNamedCeiling) {
+  std::vector<Record> recs = {make("v", Backend::cuda, 45.0), make("w", Backend::cuda, 45.0)};
+  recs[0].ceiling = "device_copy_gbps";
+  recs[1].ceiling = "missing_ceiling";
+  apply_ceilings(recs, {{"ceilings", {{"device_copy_gbps", 50.0}}}});
+  ASSERT_TRUE(recs[0].counters.count("pct_of_ceiling"));
+  EXPECT_DOUBLE_EQ(recs[0].counters["pct_of_ceiling"].value, 90.0);
+  EXPECT_FALSE(recs[1].counters.count("pct_of_ceiling"));
+}
+
+TEST(Document, CarriesCeilingsFromFindingsAndValidates) {
+  const json findings = {{"ceilings", {{"ceilings", {{"host_copy_gbps", 40.0}}}}}};
+  std::vector<Record> recs = {make("v", Backend::cpu, 20.0)};
+  recs[0].ceiling = "host_copy_gbps";
+  const json doc = make_document({{"host", json::object()}}, "quick", json::array(), recs, findings);
+  EXPECT_NO_THROW(validate_document(doc));
+  EXPECT_DOUBLE_EQ(doc["context"]["ceilings"]["host_copy_gbps"].get<double>(), 40.0);
+  EXPECT_DOUBLE_EQ(doc["records"][0]["counters"]["pct_of_ceiling"]["value"].get<double>(), 50.0);
+}
+
+TEST(Document, ValidationNamesTheProblem) {
+  json doc = make_document(json::object(), "quick", json::array(), {make("v", Backend::cpu, 1.0)}, json::object());
+  auto message = [](const json& d) {
+    try {
+      validate_document(d);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("valid");
+  };
+  json other = doc;
+  other["schema_version"] = 2;
+  EXPECT_NE(message(other).find("schema version 2 is not supported"), std::string::npos);
+  json not_ours = doc;
+  not_ours["schema"] = "something-else";
+  EXPECT_NE(message(not_ours).find("not a gtb results file"), std::string::npos);
+  json no_records = doc;
+  no_records.erase("records");
+  EXPECT_NE(message(no_records).find("\"records\" is missing"), std::string::npos);
+  json nan = doc;
+  nan["records"][0]["value"] = std::nan("");
+  EXPECT_NE(message(nan).find("records[0]"), std::string::npos);
+  EXPECT_EQ(message(doc), "valid");
+}
+
+TEST(AtomicWrite, ReplacesWholeFileAndLeavesNoTemp) {
+  const std::string p = tmp_path("gtb-atomic");
+  write_file_atomic(p, "old\n");
+  write_file_atomic(p, "new\n");
+  std::ifstream in(p);
+  std::string s;
+  std::getline(in, s);
+  EXPECT_EQ(s, "new");
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(p).parent_path()))
+    EXPECT_EQ(e.path().string().find(p + ".tmp"), std::string::npos) << e.path();
+  std::filesystem::remove(p);
+}
+
+TEST(AtomicWrite, FailsCleanlyInAMissingFolder) {
+  EXPECT_THROW(write_file_atomic("/nonexistent-gtb-dir/x.json", "x"), std::runtime_error);
+  EXPECT_THROW(check_writable("/nonexistent-gtb-dir/x.json"), std::runtime_error);
+  EXPECT_THROW(check_writable("/etc/hostname/x.json"), std::runtime_error);  // a file, not a folder
+  EXPECT_THROW(check_writable(""), std::runtime_error);
+}
+
+TEST(LoadDocument, ClearMessagesForBadFiles) {
+  const std::string p = tmp_path("gtb-load");
+  auto msg = [&](const std::string& text) {
+    { std::ofstream(p) << text; }
+    try {
+      load_document(p);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  EXPECT_NE(msg("").find("empty file"), std::string::npos);
+  EXPECT_NE(msg("{\"schema\": \"gtb-res").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(msg("[1,2]").find("not a JSON object"), std::string::npos);
+  std::filesystem::remove(p);
+  try {
+    load_document(p);
+    FAIL();
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos);
+  }
+}

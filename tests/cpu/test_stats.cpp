@@ -1,0 +1,142 @@
+// Statistics and the stopping rule.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "harness/stats.h"
+#include "harness/stopping.h"
+
+using gtb::compute_stats;
+
+TEST(Stats, KnownValuesMatchNumpyType7) {
+  // numpy: median 3, q1 2, q3 4, mean 3, std(ddof=1) 1.5811388300841898
+  const auto s = compute_stats({5, 1, 4, 2, 3});
+  EXPECT_DOUBLE_EQ(s.median, 3);
+  EXPECT_DOUBLE_EQ(s.q1, 2);
+  EXPECT_DOUBLE_EQ(s.q3, 4);
+  EXPECT_DOUBLE_EQ(s.iqr, 2);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 5);
+  EXPECT_DOUBLE_EQ(s.mean, 3);
+  EXPECT_NEAR(s.stddev, 1.5811388300841898, 1e-15);
+  EXPECT_NEAR(s.cv, 1.5811388300841898 / 3, 1e-15);
+  EXPECT_EQ(s.count, 5);
+}
+
+TEST(Stats, EvenCountInterpolates) {
+  // numpy.percentile([1,2,3,10], [25,50,75]) = [1.75, 2.5, 4.75]
+  const auto s = compute_stats({10, 1, 3, 2});
+  EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_DOUBLE_EQ(s.q1, 1.75);
+  EXPECT_DOUBLE_EQ(s.q3, 4.75);
+}
+
+TEST(Stats, SingleSample) {
+  const auto s = compute_stats({0.25});
+  EXPECT_DOUBLE_EQ(s.median, 0.25);
+  EXPECT_DOUBLE_EQ(s.iqr, 0);
+  EXPECT_DOUBLE_EQ(s.stddev, 0);
+  EXPECT_EQ(s.count, 1);
+}
+
+TEST(Stats, RejectsEmptyAndNonFinite) {
+  EXPECT_THROW(compute_stats({}), std::invalid_argument);
+  EXPECT_THROW(compute_stats({1.0, std::numeric_limits<double>::quiet_NaN()}), std::invalid_argument);
+  EXPECT_THROW(compute_stats({1.0, std::numeric_limits<double>::infinity()}), std::invalid_argument);
+}
+
+TEST(Stats, MedianCiShrinksWithMoreSamples) {
+  std::mt19937_64 rng(1);
+  std::lognormal_distribution<double> d(0.0, 0.1);
+  std::vector<double> small, large;
+  for (int i = 0; i < 20; ++i) small.push_back(d(rng));
+  for (int i = 0; i < 2000; ++i) large.push_back(d(rng));
+  const double a = gtb::median_ci_relative_halfwidth(small), b = gtb::median_ci_relative_halfwidth(large);
+  EXPECT_GT(a, b * 3);
+  EXPECT_TRUE(std::isinf(gtb::median_ci_relative_halfwidth({1, 1, 1})));
+  EXPECT_DOUBLE_EQ(gtb::median_ci_relative_halfwidth(std::vector<double>(50, 2.0)), 0.0);
+}
+
+namespace {
+gtb::StopRule rule() {
+  gtb::StopRule r;
+  r.min_samples = 10;
+  r.max_samples = 100;
+  r.noise_target = 0.01;
+  r.budget_seconds = 1.0;
+  r.hard_min_samples = 3;
+  return r;
+}
+}  // namespace
+
+TEST(StopDecision, ContinuesBelowMinimumSamples) {
+  EXPECT_EQ(gtb::stop_decision(rule(), std::vector<double>(5, 1.0), 0.1), "");
+}
+TEST(StopDecision, StopsAtNoiseTargetOnceMinimumIsIn) {
+  EXPECT_EQ(gtb::stop_decision(rule(), std::vector<double>(10, 1.0), 0.1), "noise_target");
+}
+TEST(StopDecision, NoisySamplesContinueUntilBudget) {
+  std::vector<double> noisy;
+  for (int i = 0; i < 12; ++i) noisy.push_back(i % 2 ? 1.0 : 2.0);
+  EXPECT_EQ(gtb::stop_decision(rule(), noisy, 0.5), "");
+  EXPECT_EQ(gtb::stop_decision(rule(), noisy, 1.0), "time_budget");
+}
+TEST(StopDecision, MaxSamplesCapsEvenWhenNoisy) {
+  std::vector<double> noisy;
+  for (int i = 0; i < 100; ++i) noisy.push_back(i % 2 ? 1.0 : 3.0);
+  EXPECT_EQ(gtb::stop_decision(rule(), noisy, 0.0), "max_samples");
+}
+TEST(StopDecision, SlowCaseStopsAtHardMinimum) {
+  // 3 samples of 0.4 s: reaching 10 would take 4 s, over twice the 1 s budget.
+  EXPECT_EQ(gtb::stop_decision(rule(), {0.4, 0.5, 0.45}, 1.2), "time_budget");
+  EXPECT_EQ(gtb::stop_decision(rule(), {0.4, 0.5}, 1.2), "");
+}
+
+TEST(RunSamples, CalibratesRepetitionsForFastOperations) {
+  double clock = 0;
+  auto now = [&] { return clock; };
+  auto sampler = [&](std::int64_t reps) {
+    const double t = 1e-6 * double(reps);  // 1 us per repetition
+    clock += t;
+    return t;
+  };
+  gtb::StopRule r = rule();
+  r.min_sample_seconds = 100e-6;
+  const auto s = gtb::run_samples(r, sampler, now);
+  EXPECT_GE(double(s.reps_per_sample) * 1e-6, 100e-6);
+  EXPECT_NEAR(s.stats.median, 1e-6, 1e-12);
+  EXPECT_EQ(s.stop_reason, "noise_target");
+  EXPECT_EQ(s.stats.count, 10);
+  EXPECT_GE(s.warmup_samples, 2);
+}
+
+TEST(RunSamples, BudgetBoundsASlowNoisyCase) {
+  double clock = 0;
+  int i = 0;
+  auto sampler = [&](std::int64_t) {
+    const double t = (++i % 2) ? 0.1 : 0.3;
+    clock += t;
+    return t;
+  };
+  const auto s = gtb::run_samples(rule(), sampler, [&] { return clock; });
+  EXPECT_EQ(s.stop_reason, "time_budget");
+  EXPECT_LE(clock, 2.5 * rule().budget_seconds + 0.3);
+  EXPECT_GE(s.stats.count, rule().hard_min_samples);
+}
+
+TEST(RunSamples, RejectsBadRulesAndBadSamples) {
+  gtb::StopRule bad = rule();
+  bad.min_samples = 0;
+  EXPECT_THROW(gtb::run_samples(bad, [](std::int64_t) { return 1.0; }), std::invalid_argument);
+  EXPECT_THROW(gtb::run_samples(rule(), [](std::int64_t) { return -1.0; }), std::runtime_error);
+  EXPECT_THROW(gtb::run_samples(rule(), [](std::int64_t) { return std::nan(""); }), std::runtime_error);
+}
+
+TEST(RunSamples, QuickRuleIsSmallerThanFull) {
+  const auto q = gtb::StopRule::quick(), f = gtb::StopRule::full();
+  EXPECT_LT(q.budget_seconds, f.budget_seconds);
+  EXPECT_LE(q.min_samples, f.min_samples);
+  EXPECT_GE(q.noise_target, f.noise_target);
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# End-to-end tests of the gtb driver on the CPU: one case per invocation.
+# usage: e2e.sh CASE GTB PYTHON VALIDATE_SCRIPT WORKDIR
+set -u
+case_name=$1 gtb=$2 py=$3 validate=$4 work=$5
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+expect_rc() {  # expect_rc WANT CMD... : runs CMD, output to $work/out.txt
+  local want=$1; shift
+  "$@" >"$work/out.txt" 2>&1
+  local rc=$?
+  [ "$rc" -eq "$want" ] || { cat "$work/out.txt" >&2; fail "exit $rc, wanted $want: $*"; }
+}
+json_check() {  # json_check FILE PYTHON-EXPR (d = the document)
+  "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert $2" "$1" || fail "$2"
+}
+
+case "$case_name" in
+run_valid)
+  expect_rc 0 "$gtb" run --family ceilings --budget 0.02 --out "$work/r.json"
+  grep -q "Families" "$work/out.txt" || fail "no summary table"
+  "$py" "$validate" "$work/r.json" || fail "schema"
+  json_check "$work/r.json" "any(r['backend']=='cpu' and r['status']=='ok' for r in d['records'])"
+  json_check "$work/r.json" "d['families'][0]['status']=='ok' and d['context']['ceilings']['host_copy_gbps']>0"
+  json_check "$work/r.json" "d['context']['gpu']['available'] or all(r['status']=='skipped' and r['status_detail'] for r in d['records'] if r['backend']=='cuda')"
+  # A planted defect must be caught by the schema check (the validator can fail).
+  "$py" - "$work/r.json" "$work/bad.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d['records'][0]['value'] = "fast"
+json.dump(d, open(sys.argv[2], 'w'))
+PY
+  "$py" "$validate" "$work/bad.json" --expect-invalid 2>/dev/null || fail "validator accepted a string value"
+  ;;
+unknown_family)
+  expect_rc 2 "$gtb" run --family nosuchfamily --out "$work/r.json"
+  grep -q "unknown family 'nosuchfamily'" "$work/out.txt" || fail "message"
+  [ ! -e "$work/r.json" ] || fail "wrote a file"
+  ;;
+bad_flags)
+  expect_rc 2 "$gtb" run --budget -1 --out "$work/r.json"
+  expect_rc 2 "$gtb" run --quick --full --out "$work/r.json"
+  expect_rc 2 "$gtb" run --no-such-flag --out "$work/r.json"
+  expect_rc 2 "$gtb" frobnicate
+  expect_rc 2 "$gtb"
+  [ ! -e "$work/r.json" ] || fail "wrote a file"
+  ;;
+unwritable)
+  expect_rc 2 "$gtb" run --family ceilings --out /nonexistent-gtb-dir/r.json
+  grep -q "nonexistent-gtb-dir" "$work/out.txt" || fail "message does not name the path"
+  mkdir -p "$work/file-not-dir" && echo x > "$work/plain"
+  expect_rc 2 "$gtb" run --family ceilings --out "$work/plain/r.json"
+  ;;
+crash_isolated)
+  mkdir -p "$work/bin"
+  ln -s "$(dirname "$gtb")/gtb-ceilings" "$work/bin/gtb-ceilings"
+  printf '#!/bin/sh\necho "about to crash"\nkill -SEGV $$\n' > "$work/bin/gtb-crash" && chmod +x "$work/bin/gtb-crash"
+  GTB_BIN_DIR="$work/bin" GTB_FAMILIES=crash,ceilings expect_rc 1 "$gtb" run --budget 0.02 --out "$work/r.json"
+  grep -q "about to crash" "$work/out.txt" || fail "the failed family's log was not shown"
+  "$py" "$validate" "$work/r.json" || fail "schema"
+  json_check "$work/r.json" "[f['status'] for f in d['families']]==['failed','ok']"
+  json_check "$work/r.json" "'signal 11' in d['families'][0]['error']"
+  json_check "$work/r.json" "any(r['family']=='ceilings' and r['status']=='ok' for r in d['records'])"
+  ;;
+interrupt)
+  mkdir -p "$work/bin"
+  printf '#!/bin/sh\nexec sleep 60\n' > "$work/bin/gtb-slow" && chmod +x "$work/bin/gtb-slow"
+  echo '{"old": true}' > "$work/r.json"
+  GTB_BIN_DIR="$work/bin" GTB_FAMILIES=slow "$gtb" run --out "$work/r.json" >"$work/out.txt" 2>&1 &
+  pid=$!
+  sleep 1
+  kill -INT "$pid"
+  wait "$pid"; rc=$?
+  [ "$rc" -eq 130 ] || { cat "$work/out.txt" >&2; fail "exit $rc after SIGINT, wanted 130"; }
+  grep -q '"old": true' "$work/r.json" || fail "the old results file was touched"
+  ls "$work" | grep -q 'r.json.tmp' && fail "a temp file was left behind"
+  pgrep -f "sleep 60" >/dev/null && pkill -f "exec sleep 60"; true
+  ;;
+list)
+  expect_rc 0 "$gtb" list
+  grep -q "^ceilings" "$work/out.txt" || fail "ceilings not listed"
+  grep -q "axis   bytes" "$work/out.txt" || fail "axes not listed"
+  expect_rc 0 "$gtb" list --json --family ceilings
+  expect_rc 2 "$gtb" list --family nope
+  ;;
+every_family)
+  expect_rc 0 "$gtb" list --json
+  for f in ${GTB_EXPECT_FAMILIES//,/ }; do
+    "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if '$f' in [x['family'] for x in d] else 1)" "$work/out.txt" \
+      || fail "family '$f' is not built"
+  done
+  ;;
+*) fail "unknown case" ;;
+esac
+echo "PASS [$case_name]"
