@@ -11,7 +11,7 @@ foreach(case IN ITEMS run_valid unknown_family bad_flags unwritable crash_isolat
   add_test(NAME driver.${case}
            COMMAND bash ${_e2e} ${case} $<TARGET_FILE:gtb> ${Python3_EXECUTABLE} ${_validate}
                    ${CMAKE_CURRENT_BINARY_DIR}/e2e-${case})
-  set_tests_properties(driver.${case} PROPERTIES LABELS "cpu;driver" TIMEOUT 300)
+  set_tests_properties(driver.${case} PROPERTIES LABELS "cpu;driver" TIMEOUT 300 SKIP_RETURN_CODE 77)
 endforeach()
 # The families this project must build; a missing one fails driver.every_family.
 set_tests_properties(driver.every_family PROPERTIES ENVIRONMENT "GTB_EXPECT_FAMILIES=ceilings,transfer,vectorize,gemm,train")

@@ -11,6 +11,11 @@ expect_rc() {  # expect_rc WANT CMD... : runs CMD, output to $work/out.txt
   local rc=$?
   [ "$rc" -eq "$want" ] || { cat "$work/out.txt" >&2; fail "exit $rc, wanted $want: $*"; }
 }
+validate() {  # schema check; without the jsonschema module the case is Skipped (77), never passed
+  "$py" "$validate" "$1"; local rc=$?
+  [ $rc -eq 77 ] && exit 77
+  [ $rc -eq 0 ] || fail "schema: $1"
+}
 json_check() {  # json_check FILE PYTHON-EXPR (d = the document)
   "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert $2" "$1" || fail "$2"
 }
@@ -19,7 +24,7 @@ case "$case_name" in
 run_valid)
   expect_rc 0 "$gtb" run --family ceilings --budget 0.02 --out "$work/r.json"
   grep -q "Families" "$work/out.txt" || fail "no summary table"
-  "$py" "$validate" "$work/r.json" || fail "schema"
+  validate "$work/r.json"
   json_check "$work/r.json" "any(r['backend']=='cpu' and r['status']=='ok' for r in d['records'])"
   json_check "$work/r.json" "d['families'][0]['status']=='ok' and d['context']['ceilings']['host_copy_gbps']>0"
   json_check "$work/r.json" "d['context']['gpu']['available'] or all(r['status']=='skipped' and r['status_detail'] for r in d['records'] if r['backend']=='cuda')"
@@ -56,7 +61,7 @@ crash_isolated)
   printf '#!/bin/sh\necho "about to crash"\nkill -SEGV $$\n' > "$work/bin/gtb-crash" && chmod +x "$work/bin/gtb-crash"
   GTB_BIN_DIR="$work/bin" GTB_FAMILIES=crash,ceilings expect_rc 1 "$gtb" run --budget 0.02 --out "$work/r.json"
   grep -q "about to crash" "$work/out.txt" || fail "the failed family's log was not shown"
-  "$py" "$validate" "$work/r.json" || fail "schema"
+  validate "$work/r.json"
   json_check "$work/r.json" "[f['status'] for f in d['families']]==['failed','ok']"
   json_check "$work/r.json" "'signal 11' in d['families'][0]['error']"
   json_check "$work/r.json" "any(r['family']=='ceilings' and r['status']=='ok' for r in d['records'])"

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs what gtb needs on Debian 12 (as root, or through sudo) and says what it cannot install.
+# Safe to run again: it installs only what is missing.
+set -euo pipefail
+
+DEBIAN_PACKAGES=(
+  cmake ninja-build g++ pkg-config git ccache      # build
+  libbenchmark-dev                                  # Google Benchmark: family binaries' runner and JSON
+  nlohmann-json3-dev                                # JSON for the results files
+  libopenblas-dev                                   # CPU BLAS baselines (SGEMM, the MLP step)
+  libdnnl-dev                                       # oneDNN: real CPU BF16 matmul where the CPU has it
+  libgtest-dev libgmock-dev                         # GoogleTest
+  libcli11-dev                                      # command-line parsing of the gtb driver
+  python3 python3-jsonschema python3-matplotlib python3-numpy  # schema checks, plots
+  clang libclang-rt-14-dev                          # libFuzzer for the results-loader fuzz test
+)
+
+missing=()
+for p in "${DEBIAN_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else
+    echo "setup: missing Debian packages: ${missing[*]}" >&2
+    echo "setup: run this script as root or install sudo" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The python3 first on PATH runs the plots and the schema checks; it may not be Debian's.
+if ! python3 -c 'import jsonschema, matplotlib' 2>/dev/null; then
+  echo "setup: installing jsonschema and matplotlib for $(command -v python3)"
+  python3 -m pip install --quiet jsonschema matplotlib 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages jsonschema matplotlib
+fi
+
+# The CUDA Toolkit is not in Debian 12's main archive: it is found, never installed, here.
+nvcc_path=$(command -v nvcc || true)
+[ -z "$nvcc_path" ] && [ -x /usr/local/cuda/bin/nvcc ] && nvcc_path=/usr/local/cuda/bin/nvcc
+if [ -n "$nvcc_path" ]; then
+  echo "setup: CUDA Toolkit found: $("$nvcc_path" --version | grep -o 'release [0-9.]*')  ($nvcc_path)"
+  # cuobjdump (for the SASS half of the static checks) ships with the toolkit; a pip package
+  # provides it where the toolkit was installed without it.
+  if ! command -v cuobjdump >/dev/null && [ ! -x "$(dirname "$nvcc_path")/cuobjdump" ]; then
+    ver=$("$nvcc_path" --version | grep -o 'release [0-9]*\.[0-9]*' | cut -d' ' -f2)
+    python3 -m pip install --quiet "nvidia-cuda-cuobjdump==${ver}.*" 2>/dev/null ||
+      echo "setup: cuobjdump not available; the SASS check will be skipped (the PTX check still runs)"
+  fi
+else
+  cat <<'MSG'
+setup: CUDA Toolkit NOT found (nvcc is neither on PATH nor in /usr/local/cuda/bin).
+       It is not a Debian package this script can install: get CUDA 12.x or 13.x from NVIDIA.
+       Without it gtb builds the CPU side only: every GPU record is written as "skipped" with the
+       reason "built without CUDA", the GPU tests are not built, and the CPU results are complete.
+MSG
+fi

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds gtb and runs every test: the normal build (with CUDA when nvcc is found), the host code again
+# under AddressSanitizer + UndefinedBehaviorSanitizer, CLI checks on fixtures, an A/A compare of two
+# fresh CPU runs, and a short fuzz of the results loader. Exits non-zero on the first failure.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bash "$here/setup.sh"
+source "$here/common.sh"
+cd "$gtb_root"
+start=$(date +%s)
+step() { echo; echo "== $* ($(( $(date +%s) - start )) s)"; }
+
+step "build (Release)"
+gtb_build build
+step "tests"
+ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
+
+step "build (host code, AddressSanitizer + UndefinedBehaviorSanitizer)"
+gtb_build build-asan -DGTB_SANITIZE=ON
+step "CPU tests under the sanitizers"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -L cpu --timeout 900
+
+for extra in "$here"/test.d/*.sh; do
+  [ -e "$extra" ] || continue
+  step "$(basename "$extra")"
+  bash "$extra" "$gtb_root/build"
+done
+step "done"
