@@ -46,7 +46,8 @@ std::string ProcessResult::describe() const {
   return "exited with code " + std::to_string(exit_code);
 }
 
-ProcessResult run_process(const std::string& path, const std::vector<std::string>& args, const std::string& log_path) {
+ProcessResult run_process(const std::string& path, const std::vector<std::string>& args, const std::string& log_path,
+                          const std::function<void()>& tick) {
   ProcessResult res;
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -67,11 +68,17 @@ ProcessResult run_process(const std::string& path, const std::vector<std::string
   }
   g_child.store(pid);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
+  while (true) {
+    const pid_t w = ::waitpid(pid, &status, tick ? WNOHANG : 0);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) {
       res.error = std::string("waitpid: ") + std::strerror(errno);
       g_child.store(0);
       return res;
+    }
+    if (w == 0) {
+      tick();
+      ::usleep(200 * 1000);
     }
   }
   g_child.store(0);

@@ -1,6 +1,7 @@
 // Running family binaries as child processes: a crash stays in the child.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,9 @@ struct ProcessResult {
 
 // Runs `path args...` with stdout and stderr appended to `log_path`; waits for it. While it runs,
 // SIGINT/SIGTERM received by this process are forwarded to the child.
-ProcessResult run_process(const std::string& path, const std::vector<std::string>& args, const std::string& log_path);
+// `tick`, when given, is called about every 200 ms while the child runs.
+ProcessResult run_process(const std::string& path, const std::vector<std::string>& args, const std::string& log_path,
+                          const std::function<void()>& tick = nullptr);
 
 // True once SIGINT or SIGTERM reached the driver (handlers installed by install_interrupt_handlers).
 bool interrupted();

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -20,6 +21,37 @@
 namespace gtb::driver {
 
 namespace fs = std::filesystem;
+
+namespace {
+// Number of cases a family will run (asked of the binary itself), or -1 if it cannot say.
+int count_cases(const std::string& family, const std::string& suite) {
+  const std::string tmp = (fs::temp_directory_path() / ("gtb-count-" + std::to_string(::getpid()))).string();
+  const ProcessResult pr = run_process(family_binary(family), {"--gtb_list", "--gtb_suite=" + suite}, tmp);
+  int total = -1;
+  if (pr.ok()) {
+    try {
+      std::ifstream in(tmp);
+      const json j = json::parse(in);
+      total = 0;
+      for (const auto& w : j.at("workloads")) total += w.value("cases", 0);
+    } catch (const std::exception&) {
+      total = -1;
+    }
+  }
+  std::error_code ec;
+  fs::remove(tmp, ec);
+  return total;
+}
+// Cases finished so far: Google Benchmark's console prints one line per case, named by record id.
+int count_finished(const std::string& log_path, const std::string& family) {
+  std::ifstream in(log_path);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line))
+    if (line.rfind(family + "/", 0) == 0) ++n;
+  return n;
+}
+}  // namespace
 
 int cmd_run(int argc, char** argv) {
   CLI::App app{"Run benchmark families and write one results file.", "gtb run"};
@@ -83,13 +115,26 @@ int cmd_run(int argc, char** argv) {
     const std::string& f = families[i];
     const std::string res_path = (work / (f + ".json")).string();
     const std::string log_path = (work / (f + ".log")).string();
-    std::fprintf(stderr, "[%zu/%zu] %-10s running...\n", i + 1, n, f.c_str());
+    const int total = count_cases(f, suite);
+    const bool tty = ::isatty(STDERR_FILENO) != 0;
+    double last_print = host_seconds();
+    if (!tty) std::fprintf(stderr, "[%zu/%zu] %-10s running %d cases...\n", i + 1, n, f.c_str(), total);
     std::vector<std::string> args = {"--gtb_out=" + res_path, "--gtb_suite=" + suite,
                                      "--benchmark_out=" + (work / (f + ".gbench.json")).string(),
                                      "--benchmark_out_format=json"};
     if (budget > 0) args.push_back("--gtb_budget=" + std::to_string(budget));
     const double t0 = host_seconds();
-    const ProcessResult pr = run_process(family_binary(f), args, log_path);
+    auto progress = [&] {
+      const double now = host_seconds();
+      if (!tty && now - last_print < 15) return;
+      last_print = now;
+      const int done = count_finished(log_path, f);
+      std::fprintf(stderr, tty ? "\r[%zu/%zu] %-10s %d/%d cases  %.0f s   " : "[%zu/%zu] %-10s %d/%d cases  %.0f s\n",
+                   i + 1, n, f.c_str(), done, total, now - t0);
+      std::fflush(stderr);
+    };
+    const ProcessResult pr = run_process(family_binary(f), args, log_path, progress);
+    if (tty) std::fprintf(stderr, "\r%70s\r", "");
     const double secs = host_seconds() - t0;
     if (interrupted()) break;
     json entry = {{"name", f}, {"seconds", secs}};
