@@ -60,13 +60,16 @@ function(gtb_add_family)
     add_executable(test_${F_NAME}_cpu ${F_CPU_TESTS})
     target_link_libraries(test_${F_NAME}_cpu PRIVATE ${klib} gtb_harness GTest::gtest GTest::gtest_main)
     gtb_host_warnings(test_${F_NAME}_cpu)
-    gtest_discover_tests(test_${F_NAME}_cpu DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "cpu;${F_NAME}")
+    # gtest_discover_tests flattens list-valued properties: one label each; the family is in the
+    # test name prefix instead (ctest -R '^transfer\.').
+    gtest_discover_tests(test_${F_NAME}_cpu DISCOVERY_TIMEOUT 60 TEST_PREFIX "${F_NAME}."
+      PROPERTIES LABELS cpu)
   endif()
   if(GTB_BUILD_TESTS AND GTB_HAVE_CUDA AND F_GPU_TESTS)
     add_executable(test_${F_NAME}_gpu ${F_GPU_TESTS})
     target_link_libraries(test_${F_NAME}_gpu PRIVATE ${klib} gtb_harness gtb_gpu_test_main GTest::gtest)
     gtb_host_warnings(test_${F_NAME}_gpu)
-    gtest_discover_tests(test_${F_NAME}_gpu DISCOVERY_TIMEOUT 60
-      PROPERTIES LABELS "gpu;${F_NAME}" SKIP_RETURN_CODE 77)
+    gtest_discover_tests(test_${F_NAME}_gpu DISCOVERY_TIMEOUT 60 TEST_PREFIX "${F_NAME}."
+      PROPERTIES SKIP_RETURN_CODE 77 LABELS gpu)
   endif()
 endfunction()

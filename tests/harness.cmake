@@ -2,7 +2,7 @@
 add_executable(test_harness cpu/test_stats.cpp cpu/test_results.cpp cpu/test_registry.cpp)
 target_link_libraries(test_harness PRIVATE gtb_harness GTest::gtest GTest::gtest_main)
 gtb_host_warnings(test_harness)
-gtest_discover_tests(test_harness DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "cpu;harness")
+gtest_discover_tests(test_harness DISCOVERY_TIMEOUT 60 TEST_PREFIX "harness." PROPERTIES LABELS cpu)
 
 find_package(Python3 COMPONENTS Interpreter)
 set(_validate ${CMAKE_CURRENT_SOURCE_DIR}/tools/validate_schema.py)
@@ -11,7 +11,7 @@ foreach(case IN ITEMS run_valid unknown_family bad_flags unwritable crash_isolat
   add_test(NAME driver.${case}
            COMMAND bash ${_e2e} ${case} $<TARGET_FILE:gtb> ${Python3_EXECUTABLE} ${_validate}
                    ${CMAKE_CURRENT_BINARY_DIR}/e2e-${case})
-  set_tests_properties(driver.${case} PROPERTIES LABELS "cpu;driver" TIMEOUT 300 SKIP_RETURN_CODE 77)
+  set_tests_properties(driver.${case} PROPERTIES LABELS cpu TIMEOUT 300 SKIP_RETURN_CODE 77)
 endforeach()
 # The families this project must build; a missing one fails driver.every_family.
 set_tests_properties(driver.every_family PROPERTIES ENVIRONMENT "GTB_EXPECT_FAMILIES=ceilings,transfer,vectorize,gemm,train")

@@ -16,7 +16,7 @@ std::vector<std::string> known_families() {
   std::vector<std::string> out;
   std::stringstream ss(from_env ? env : GTB_FAMILY_LIST);
   std::string f;
-  while (std::getline(ss, f, from_env ? ',' : ';'))
+  while (std::getline(ss, f, ','))
     if (!f.empty()) out.push_back(f);
   return out;
 }

@@ -1,11 +1,136 @@
-// gtb plot (placeholder until implemented).
+// gtb plot RESULTS --out DIR: checks the file, then runs plots/gtb_plot.py (matplotlib) on it.
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <vector>
 
 #include "harness/driver/commands.h"
+#include "harness/results.h"
+
+extern char** environ;
 
 namespace gtb::driver {
-int cmd_plot(int, char**) {
-  std::fprintf(stderr, "gtb plot: not implemented yet\n");
+
+namespace {
+
+void plot_usage(std::FILE* f) {
+  std::fprintf(f,
+               "usage: gtb plot RESULTS.json --out DIR [--format png|svg|png,svg] [--only NAME,...]\n"
+               "  regenerates the figures of a results file with Python and matplotlib\n"
+               "  GTB_PYTHON: the Python to use (default: the first of python3, /usr/bin/python3 that has matplotlib)\n"
+               "  GTB_PLOT_SCRIPT: the plotting script (default: plots/gtb_plot.py of the source tree)\n");
+}
+
+// Runs argv to completion; returns its exit status, or -1 if it could not start / died of a signal.
+int run_process(const std::vector<std::string>& args, bool quiet) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (quiet) {
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  }
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+bool has_matplotlib(const std::string& python) {
+  return run_process({python, "-c", "import matplotlib"}, true) == 0;
+}
+
+bool file_exists(const std::string& p) {
+  struct stat st{};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+}  // namespace
+
+int cmd_plot(int argc, char** argv) {
+  std::string in, out, format = "png", only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* flag, std::string& dst) {
+      const std::string f = flag;
+      if (a == f && i + 1 < argc) {
+        dst = argv[++i];
+        return true;
+      }
+      if (a.rfind(f + "=", 0) == 0) {
+        dst = a.substr(f.size() + 1);
+        return true;
+      }
+      return false;
+    };
+    if (a == "-h" || a == "--help") {
+      plot_usage(stdout);
+      return kExitOk;
+    }
+    if (value("--out", out) || value("--format", format) || value("--only", only)) continue;
+    if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "gtb plot: unknown option %s\n", a.c_str());
+      plot_usage(stderr);
+      return kExitBadInput;
+    }
+    if (!in.empty()) {
+      std::fprintf(stderr, "gtb plot: one results file only (got %s too)\n", a.c_str());
+      return kExitBadInput;
+    }
+    in = a;
+  }
+  if (in.empty() || out.empty()) {
+    plot_usage(stderr);
+    return kExitBadInput;
+  }
+  // Bad input is refused here, with the same messages as compare and report, before Python starts.
+  try {
+    (void)load_document(in);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gtb plot: %s\n", e.what());
+    return kExitBadInput;
+  }
+  const char* script_env = std::getenv("GTB_PLOT_SCRIPT");
+  const std::string script = script_env && *script_env ? script_env : std::string(GTB_SOURCE_DIR) + "/plots/gtb_plot.py";
+  if (!file_exists(script)) {
+    std::fprintf(stderr, "gtb plot: the plotting script %s is missing (set GTB_PLOT_SCRIPT)\n", script.c_str());
+    return kExitBadInput;
+  }
+  std::string python;
+  if (const char* p = std::getenv("GTB_PYTHON"); p && *p) {
+    python = p;
+  } else {
+    for (const char* cand : {"python3", "/usr/bin/python3"})
+      if (has_matplotlib(cand)) {
+        python = cand;
+        break;
+      }
+    if (python.empty()) {
+      std::fprintf(stderr, "gtb plot: no Python with matplotlib found (install python3-matplotlib, or set GTB_PYTHON)\n");
+      return kExitBadInput;
+    }
+  }
+  std::vector<std::string> args = {python, script, in, "--out", out, "--format", format};
+  if (!only.empty()) args.insert(args.end(), {"--only", only});
+  std::fflush(stdout);
+  const int rc = run_process(args, false);
+  if (rc == 0) return kExitOk;
+  if (rc < 0) std::fprintf(stderr, "gtb plot: could not run %s %s\n", python.c_str(), script.c_str());
   return kExitBadInput;
 }
+
 }  // namespace gtb::driver

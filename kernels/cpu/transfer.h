@@ -1,0 +1,74 @@
+// CPU side of the transfer family: host memcpy (one thread and all cores), page-aligned host
+// buffers, first-touch allocation, sample gathering, and the busy/sleep work used by the loader.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gtb::cpu {
+
+// Page-aligned host memory from the ordinary (pageable) allocator. Throws std::bad_alloc.
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  explicit HostBuffer(std::size_t bytes);
+  ~HostBuffer();
+  HostBuffer(HostBuffer&& o) noexcept;
+  HostBuffer& operator=(HostBuffer&& o) noexcept;
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  void* get() const { return p_; }
+  std::byte* bytes_ptr() const { return static_cast<std::byte*>(p_); }
+  std::size_t bytes() const { return n_; }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+inline constexpr std::size_t kPageBytes = 4096;
+
+// MemAvailable from /proc/meminfo (0 if unreadable). Checked before big allocations because with
+// overcommit a too-large allocation succeeds and the first touch gets the process killed.
+std::size_t host_available_bytes();
+
+// Writes one byte per page so every page is mapped before anything is timed (all cores).
+void prefault(void* p, std::size_t bytes);
+// One-thread memcpy: what a pageable cudaMemcpy's staging copy runs at.
+void memcpy_single(void* dst, const void* src, std::size_t bytes);
+// All-cores memcpy: each OpenMP thread copies one contiguous, cache-line-aligned share; copies
+// smaller than kParallelCopyMinBytes run on the calling thread.
+inline constexpr std::size_t kParallelCopyMinBytes = 256 * 1024;
+void memcpy_parallel(void* dst, const void* src, std::size_t bytes);
+int memcpy_threads();
+
+// Fresh anonymous pages (mmap, as malloc does for large blocks) + a write to each page + munmap:
+// the pageable allocation a pinned one competes with. mmap directly, because glibc would otherwise
+// recycle small and recently freed blocks and nothing would be first-touched. Returns the sum of
+// the bytes written ((page index) mod 256 per page) so the work cannot be optimised away.
+// Throws std::bad_alloc when the mapping fails.
+std::uint64_t alloc_touch_free(std::size_t bytes);
+
+// Copies `count` samples of `sample_bytes` from srcs[i] into dst back to back (host pack).
+void gather(void* dst, const void* const* srcs, std::size_t count, std::size_t sample_bytes);
+
+// Deterministic loader data: 64-bit words from transfer::loader_word(seed, batch, i); a tail that
+// is not a whole word takes the low bytes of the next word.
+void fill_batch(void* dst, std::size_t bytes, std::uint64_t seed, std::uint64_t batch);
+// True when dst holds exactly fill_batch(seed, batch) data.
+bool batch_matches(const void* data, std::size_t bytes, std::uint64_t seed, std::uint64_t batch);
+// Sum of the 64-bit words (tail bytes zero-extended), mod 2^64: the loader consumer's read of a batch.
+std::uint64_t checksum_words(const void* data, std::size_t bytes);
+// The same sum from the generator, without the data (for checking a GPU consumer's checksums).
+std::uint64_t expected_batch_checksum(std::size_t bytes, std::uint64_t seed, std::uint64_t batch);
+
+// Work of a given length on this thread. spin_for burns `seconds` of this thread's CPU time
+// (CLOCK_THREAD_CPUTIME_ID), i.e. a fixed amount of compute: with more busy threads than cores it
+// takes longer on the wall clock, as real decoding would; spinning on the wall clock would let 16
+// threads on 2 cores pretend to work in parallel. sleep_for models I/O-bound loading that frees
+// the core.
+void spin_for(double seconds);
+void sleep_for(double seconds);
+double thread_cpu_seconds();
+
+}  // namespace gtb::cpu

@@ -1,0 +1,151 @@
+// GPU side of the transfer family: host memory kinds, copies in each direction, the cost of
+// pinning, batched copies, copy/compute overlap and the kernels they use. Host code lives in
+// transfer.cpp (runtime API), kernels in transfer_kernels.cu.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "harness/cuda_timing.h"
+#include "kernels/common/verify.h"
+
+namespace gtb::cuda::transfer {
+
+// pageable: aligned_alloc, pre-faulted. pinned: cudaHostAlloc. registered: pageable memory then
+// cudaHostRegister. write_combined: cudaHostAlloc(WriteCombined), fast for the GPU to read, very
+// slow for the CPU to read (H2D only).
+enum class MemoryKind { pageable, pinned, registered, write_combined };
+MemoryKind memory_kind_from_string(const std::string& s);  // throws std::invalid_argument
+const char* to_string(MemoryKind k);
+
+// Host memory of one kind, pre-faulted. Allocation failure throws gtb::OutOfMemory.
+class HostMemory {
+ public:
+  HostMemory(std::size_t bytes, MemoryKind kind);
+  ~HostMemory();
+  HostMemory(const HostMemory&) = delete;
+  HostMemory& operator=(const HostMemory&) = delete;
+  void* get() const { return p_; }
+  std::size_t bytes() const { return n_; }
+  MemoryKind kind() const { return kind_; }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t n_ = 0;
+  MemoryKind kind_;
+};
+
+enum class Direction { h2d, d2h, bidir };
+Direction direction_from_string(const std::string& s);  // throws std::invalid_argument
+
+// One copy benchmark point. bidir runs an H2D and a D2H of `bytes` each at once on two streams.
+class CopyCase {
+ public:
+  CopyCase(Direction dir, MemoryKind kind, std::size_t bytes);
+  ~CopyCase();
+  // Random source, poisoned destination, one copy through the measured path, byte compare.
+  ErrorReport verify();
+  // reps copies queued back to back between two events: device seconds.
+  double time_device(std::int64_t reps);
+  // reps x (API call + synchronize): host wall seconds, what a caller waits.
+  double time_host(std::int64_t reps);
+  double bytes_per_rep() const;
+
+ private:
+  void enqueue();
+  Direction dir_;
+  std::size_t bytes_;
+  std::unique_ptr<HostMemory> h_in_, h_out_;
+  DeviceBuffer d_in_, d_out_;
+  Stream s0_, s1_;
+  Event e_start_, e_end_, e_join_;
+};
+
+// Pinning cost: host_alloc = cudaHostAlloc + cudaFreeHost; host_register = cudaHostRegister +
+// cudaHostUnregister of an existing, touched pageable buffer.
+enum class PinMethod { host_alloc, host_register };
+PinMethod pin_method_from_string(const std::string& s);
+class PinCase {
+ public:
+  PinCase(PinMethod m, std::size_t bytes);
+  // Pins once, checks the runtime reports host memory that is written and read back intact.
+  ErrorReport verify();
+  double time_host(std::int64_t reps);
+
+ private:
+  PinMethod m_;
+  std::size_t bytes_;
+  std::unique_ptr<HostMemory> pageable_;
+};
+
+// Batching `count` samples of `sample_bytes` (scattered in pinned memory) into one device batch.
+enum class BatchMethod { per_sample, pack_then_copy, prepacked, memcpy_batch };
+BatchMethod batch_method_from_string(const std::string& s);
+bool memcpy_batch_available();  // the toolkit declares cudaMemcpyBatchAsync
+class BatchingCase {
+ public:
+  BatchingCase(BatchMethod m, std::size_t count, std::size_t sample_bytes);
+  ErrorReport verify();
+  double time_host(std::int64_t reps);  // API calls (and packing) through synchronize
+
+ private:
+  void run_once();
+  BatchMethod m_;
+  std::size_t count_, sample_bytes_;
+  std::unique_ptr<HostMemory> samples_, packed_, staging_;
+  std::vector<const void*> srcs_;
+  std::vector<void*> dsts_;
+  std::vector<std::size_t> sizes_;
+  DeviceBuffer d_;
+  Stream s_;
+};
+
+// Copy-in, compute, copy-out over `chunks` chunks, on 1 stream (serial) or 2-4 streams each with
+// its own device buffers (double / triple / quadruple buffering).
+struct OverlapConfig {
+  std::size_t chunk_bytes = 0;
+  int chunks = 0;
+  int streams = 1;
+  double compute_ratio = 1.0;  // kernel time per chunk / copy (in + out) time per chunk
+};
+class OverlapCase {
+ public:
+  explicit OverlapCase(const OverlapConfig& cfg);  // calibrates the kernel length; throws on bad cfg
+  ~OverlapCase();
+  ErrorReport verify();
+  double time_device(std::int64_t reps);
+  double copy_only_seconds();     // every chunk's copies, nothing else (one pipeline's worth)
+  double compute_only_seconds();  // every chunk's kernel, nothing else
+  int iters() const { return iters_; }
+  double bytes_per_rep() const;
+
+ private:
+  // Serial (stream 0 only) when `overlapped` is false: the reference times for the overlap fraction.
+  void enqueue_pipeline(bool copies, bool compute, bool overlapped);
+  double time_pipeline(std::int64_t reps, bool copies, bool compute, bool overlapped);
+  OverlapConfig cfg_;
+  std::size_t n_;  // floats per chunk
+  int iters_ = 1;
+  std::unique_ptr<HostMemory> h_in_, h_out_;
+  std::vector<DeviceBuffer> d_in_, d_out_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+  std::vector<std::unique_ptr<Event>> done_;
+  Event fork_{false};
+  Event e_start_, e_end_;
+};
+int async_engine_count();
+
+// ---- kernels (transfer_kernels.cu) ----
+// out += sum of the 64-bit words of data (tail bytes zero-extended), as cpu::checksum_words.
+void checksum_words(const void* data, std::size_t bytes, unsigned long long* out, cudaStream_t s);
+// One block spinning on the global timer for `ns` nanoseconds: a consumer of fixed length.
+void spin_kernel(std::uint64_t ns, cudaStream_t s);
+// out[i] = overlap_compute(in[i], iters).
+void overlap_compute(const float* in, float* out, std::size_t n, int iters, cudaStream_t s);
+
+}  // namespace gtb::cuda::transfer
