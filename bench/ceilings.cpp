@@ -75,6 +75,8 @@ void gpu_stream(gtb::State& st, bool is_triad) {
   GTB_CUDA_CHECK(cudaMemcpy(b.get(), hb.data(), bytes, cudaMemcpyHostToDevice));
   if (is_triad) GTB_CUDA_CHECK(cudaMemcpy(c.get(), hc.data(), bytes, cudaMemcpyHostToDevice));
   GTB_CUDA_CHECK(cudaMemset(a.get(), 0xFF, bytes));  // NaN poison
+  // The fills above ran on the legacy stream; the measured stream does not wait for it.
+  GTB_CUDA_CHECK(cudaDeviceSynchronize());
   auto enqueue = [&](cudaStream_t s) {
     if (is_triad)
       gtb::cuda::stream_triad(a.as<float>(), b.as<float>(), c.as<float>(), kScalar, n, s);

@@ -9,7 +9,7 @@ fi
 # cuobjdump from the pip package, if that is where it is.
 if ! command -v cuobjdump >/dev/null; then
   for d in $(python3 -c 'import site,sys; print(" ".join(site.getsitepackages()+[site.getusersitepackages()]))' 2>/dev/null); do
-    [ -x "$d/nvidia/cuda_cuobjdump/bin/cuobjdump" ] && export PATH="$d/nvidia/cuda_cuobjdump/bin:$PATH" && break
+    [ -x "$d/nvidia/cu13/bin/cuobjdump" ] && export PATH="$d/nvidia/cu13/bin:$PATH" && break
   done
 fi
 

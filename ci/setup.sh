@@ -42,12 +42,13 @@ nvcc_path=$(command -v nvcc || true)
 [ -z "$nvcc_path" ] && [ -x /usr/local/cuda/bin/nvcc ] && nvcc_path=/usr/local/cuda/bin/nvcc
 if [ -n "$nvcc_path" ]; then
   echo "setup: CUDA Toolkit found: $("$nvcc_path" --version | grep -o 'release [0-9.]*')  ($nvcc_path)"
-  # cuobjdump (for the SASS half of the static checks) ships with the toolkit; a pip package
-  # provides it where the toolkit was installed without it.
-  if ! command -v cuobjdump >/dev/null && [ ! -x "$(dirname "$nvcc_path")/cuobjdump" ]; then
-    ver=$("$nvcc_path" --version | grep -o 'release [0-9]*\.[0-9]*' | cut -d' ' -f2)
-    python3 -m pip install --quiet "nvidia-cuda-cuobjdump==${ver}.*" 2>/dev/null ||
-      echo "setup: cuobjdump not available; the SASS check will be skipped (the PTX check still runs)"
+  # cuobjdump + nvdisasm (for the SASS half of the static checks) ship with a full toolkit; where
+  # they are missing, PyPI has them (13.2 is the oldest CUDA 13 release there; it reads 13.0 cubins).
+  if ! command -v cuobjdump >/dev/null && [ ! -x "$(dirname "$nvcc_path")/cuobjdump" ] &&
+     ! python3 -c 'import importlib.util,sys; sys.exit(0 if importlib.util.find_spec("nvidia.cu13") else 1)' 2>/dev/null; then
+    python3 -m pip install --quiet 'nvidia-cuda-cuobjdump==13.2.*' 'nvidia-cuda-nvdisasm==13.2.*' 2>/dev/null ||
+      python3 -m pip install --quiet --break-system-packages 'nvidia-cuda-cuobjdump==13.2.*' 'nvidia-cuda-nvdisasm==13.2.*' 2>/dev/null ||
+      echo "setup: cuobjdump not available; the SASS check will be skipped (the PTX and spill checks still run)"
   fi
 else
   cat <<'MSG'

@@ -1,0 +1,365 @@
+// Vectorize family: the same elementwise work (axpy update, scale -> bias -> GELU chain) as launch
+// loops, serial loops, scalar and 16-byte vectorized kernels, unfused vs fused, Thrust and CUDA Graphs
+// on the GPU, and as scalar, compiler-vectorized and OpenMP loops on the CPU.
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/gtb.h"
+#include "kernels/common/elementwise.h"
+#include "kernels/common/random.h"
+#include "kernels/common/verify.h"
+#include "kernels/cpu/vectorize.h"
+#if GTB_HAVE_CUDA
+#include "harness/cuda_timing.h"
+#include "kernels/cuda/vectorize.h"
+#endif
+
+namespace {
+
+using gtb::Backend;
+using gtb::State;
+
+enum class Work { axpy, chain };
+
+constexpr float kA = 0.75f;
+constexpr gtb::ChainParams kChain{1.5f, 0.25f};
+constexpr std::uint64_t kSeed = 20240611;
+
+// n elements per array, 4 bytes each: 256 KiB (cache-resident everywhere) to 256 MiB per array
+// (more than 4x the 50-60 MB L2 of an H100/H200).
+const std::vector<std::int64_t> kFullN = {1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26};
+const std::vector<std::int64_t> kQuickCpuN = {1 << 18, 1 << 24};
+const std::vector<std::int64_t> kQuickGpuN = {1 << 18, 1 << 24, 1 << 26};
+// Elements per launch of the launch loop (256 = one block per launch, like a loop over short rows).
+const std::vector<std::int64_t> kFullChunk = {256, 1024, 4096};
+const std::vector<std::int64_t> kQuickChunk = {1024};
+// Bounds that keep one repetition well under ~0.5 s on a current GPU: a launch costs a few us, a
+// serial thread pays a memory latency (~0.5 us at worst) per element.
+constexpr std::int64_t kMaxLoopLaunches = 1 << 16;
+constexpr std::int64_t kMaxGraphNodes = 1 << 14;  // capture and instantiation grow with the node count
+constexpr std::int64_t kMaxSerialN = 1 << 18;
+
+const char* name(Work w) { return w == Work::axpy ? "axpy" : "chain"; }
+int arrays(Work w) { return w == Work::axpy ? gtb::kAxpyArrays : gtb::kChainArrays; }
+
+std::size_t elements(const State& st) {
+  const std::int64_t n = st.get_int("n");
+  if (n <= 0) throw std::invalid_argument("n must be > 0, got " + std::to_string(n));
+  return static_cast<std::size_t>(n);
+}
+
+// With overcommit a too-large allocation succeeds and the first touch kills the process, so the
+// available memory is checked first.
+void require_host_bytes(double bytes) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  while (meminfo >> key >> kib) {
+    if (key == "MemAvailable:") {
+      if (bytes > 0.9 * kib * 1024.0)
+        throw gtb::OutOfMemory(std::to_string(static_cast<long long>(bytes)) + " bytes of host memory needed, " +
+                               std::to_string(static_cast<long long>(kib * 1024.0)) + " available");
+      return;
+    }
+    meminfo.ignore(256, '\n');
+  }
+}
+
+// Inputs and the float64 reference of one (workload, n), built once and shared by every variant.
+// x in [0.5, 1.5] makes |a*x| >= 0.375: y is read as well as written by the axpy so it cannot be
+// poisoned, but an element the update never wrote still fails the check by far.
+struct HostData {
+  std::vector<float> x, y0;
+  std::vector<double> ref;
+};
+
+const HostData& host_data(Work w, std::size_t n) {
+  static std::map<std::pair<int, std::size_t>, std::unique_ptr<HostData>> cache;
+  auto& slot = cache[{static_cast<int>(w), n}];
+  if (!slot) {
+    require_host_bytes(double(n) * (w == Work::axpy ? 16.0 : 12.0));
+    auto d = std::make_unique<HostData>();
+    d->x.resize(n);
+    d->ref.resize(n);
+    gtb::fill_uniform(d->x.data(), n, kSeed, 0.5f, 1.5f);
+    if (w == Work::axpy) {
+      d->y0.resize(n);
+      gtb::fill_uniform(d->y0.data(), n, kSeed + 1, -1.0f, 1.0f);
+      gtb::cpu::axpy_reference(kA, d->x.data(), d->y0.data(), d->ref.data(), n);
+    } else {
+      // Spread the chain's inputs over [-2, 2] so the GELU sees both its curved and linear parts.
+      for (float& v : d->x) v = 4.0f * (v - 1.0f);
+      gtb::cpu::chain_reference(kChain, d->x.data(), d->ref.data(), n);
+    }
+    slot = std::move(d);
+  }
+  return *slot;
+}
+
+gtb::ErrorReport compare(Work w, const float* got, const HostData& d, std::size_t n) {
+  return w == Work::axpy ? gtb::compare_elementwise(got, d.ref.data(), n, gtb::kAxpyRtol, gtb::kAxpyAtol)
+                         : gtb::compare_elementwise(got, d.ref.data(), n, gtb::kChainRtol, gtb::kChainAtol);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU
+
+struct AlignedFree {
+  void operator()(float* p) const { std::free(p); }
+};
+using HostArray = std::unique_ptr<float[], AlignedFree>;
+
+HostArray host_array(std::size_t n) {
+  const std::size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+  auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
+  if (!p) throw gtb::OutOfMemory("host array of " + std::to_string(bytes) + " bytes");
+  return HostArray(p);
+}
+
+void cpu_case(State& st, Work w, gtb::cpu::Loop loop) {
+  const std::size_t n = elements(st);
+  const HostData& d = host_data(w, n);
+  require_host_bytes(double(n) * 8.0);
+  HostArray x = host_array(n), y = host_array(n);
+  // First touch by the OpenMP threads, in the partition the openmp loops use.
+  gtb::cpu::parallel_copy(x.get(), d.x.data(), n);
+  auto run = [&] {
+    if (w == Work::axpy)
+      gtb::cpu::axpy(loop, kA, x.get(), y.get(), n);
+    else
+      gtb::cpu::chain(loop, kChain, x.get(), y.get(), n);
+  };
+  if (w == Work::axpy) {
+    gtb::cpu::parallel_copy(y.get(), d.y0.data(), n);
+  } else {
+    gtb::cpu::parallel_copy(y.get(), d.x.data(), n);  // first touch, then poison
+    gtb::poison(y.get(), n);
+  }
+  run();
+  const gtb::ErrorReport rep = compare(w, y.get(), d, n);
+  st.check(rep.ok, rep.detail);
+  if (!rep.ok) return;
+  st.set_work(double(arrays(w)) * double(n * sizeof(float)));
+  st.info("threads", loop == gtb::cpu::Loop::openmp ? gtb::cpu::openmp_threads() : 1);
+  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
+    const double t0 = gtb::host_seconds();
+    for (std::int64_t r = 0; r < reps; ++r) run();
+    return gtb::host_seconds() - t0;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU
+
+enum class GpuVariant { launch_loop, serial, scalar, vec4, unfused, thrust, graph };
+
+#if GTB_HAVE_CUDA
+gtb::cuda::Form form_of(GpuVariant v) {
+  switch (v) {
+    case GpuVariant::launch_loop:
+    case GpuVariant::graph: return gtb::cuda::Form::launch_loop;
+    case GpuVariant::serial: return gtb::cuda::Form::serial;
+    case GpuVariant::scalar: return gtb::cuda::Form::scalar;
+    case GpuVariant::vec4: return gtb::cuda::Form::vec4;
+    case GpuVariant::unfused: return gtb::cuda::Form::unfused;
+    case GpuVariant::thrust: break;
+  }
+  throw std::logic_error("no hand-written form for this variant");
+}
+
+void gpu_case(State& st, Work w, GpuVariant v) {
+  const std::size_t n = elements(st);
+  const bool chunked = v == GpuVariant::launch_loop || v == GpuVariant::graph;
+  const std::size_t chunk = chunked ? static_cast<std::size_t>(st.get_int("chunk")) : 0;
+  if (chunked && chunk == 0) throw std::invalid_argument("chunk must be > 0");
+  const std::size_t bytes = n * sizeof(float);
+  const HostData& d = host_data(w, n);
+
+  gtb::cuda::DeviceBuffer x(bytes), y(bytes);
+  gtb::cuda::Stream stream;
+  GTB_CUDA_CHECK(cudaMemcpy(x.get(), d.x.data(), bytes, cudaMemcpyHostToDevice));
+  if (w == Work::axpy)
+    GTB_CUDA_CHECK(cudaMemcpy(y.get(), d.y0.data(), bytes, cudaMemcpyHostToDevice));
+  else
+    GTB_CUDA_CHECK(cudaMemset(y.get(), 0xFF, bytes));  // NaN poison
+  // The uploads and the memset ran on the legacy default stream, which a non-blocking stream does
+  // not wait for (and cudaMemset returns before it is done).
+  GTB_CUDA_CHECK(cudaDeviceSynchronize());
+
+  const float* xp = x.as<float>();
+  float* yp = y.as<float>();
+  auto direct = [&](cudaStream_t s) {
+    if (v == GpuVariant::thrust) {
+      if (w == Work::axpy)
+        gtb::cuda::axpy_thrust(kA, xp, yp, n, s);
+      else
+        gtb::cuda::chain_thrust(kChain, xp, yp, n, s);
+      return;
+    }
+    if (w == Work::axpy)
+      gtb::cuda::axpy(form_of(v), kA, xp, yp, n, chunk, s);
+    else
+      gtb::cuda::chain(form_of(v), kChain, xp, yp, n, chunk, s);
+  };
+  // The graph holds the launch loop's kernels, captured once; each repetition is one graph launch.
+  std::unique_ptr<gtb::cuda::CapturedGraph> graph;
+  if (v == GpuVariant::graph) graph = std::make_unique<gtb::cuda::CapturedGraph>(stream.get(), direct);
+  auto enqueue = [&](cudaStream_t s) {
+    if (graph)
+      graph->launch(s);
+    else
+      direct(s);
+  };
+
+  enqueue(stream.get());
+  stream.sync();
+  std::vector<float> got(n);
+  GTB_CUDA_CHECK(cudaMemcpy(got.data(), y.get(), bytes, cudaMemcpyDeviceToHost));
+  const gtb::ErrorReport rep = compare(w, got.data(), d, n);
+  st.check(rep.ok, rep.detail);
+  if (!rep.ok) return;
+
+  const double launches = graph ? double(graph->nodes())
+                          : v == GpuVariant::thrust
+                              ? 1.0
+                              : double(gtb::cuda::launches(form_of(v), n, chunk));
+  st.set_work(double(arrays(w)) * double(bytes));
+  const gtb::SampleSet& ss = st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) {
+    return gtb::cuda::time_events(stream.get(), reps, enqueue);
+  });
+  const double seconds = ss.stats.median;
+  st.counter("launches_per_run", launches, "launches");
+  if (graph) st.counter("graph_launches_per_run", 1.0, "launches");
+  // Per launch only where several launches share a repetition; for one launch it is just the time.
+  const bool multi = v == GpuVariant::launch_loop || v == GpuVariant::graph || v == GpuVariant::unfused;
+  if (multi && seconds > 0 && launches > 0) st.counter("time_per_launch", seconds / launches * 1e6, "us");
+  if (v == GpuVariant::unfused && seconds > 0)
+    st.counter("traffic_bandwidth", double(gtb::kChainUnfusedArrays) * double(bytes) / seconds / 1e9, "GB/s");
+}
+#else
+void gpu_case(State&, Work, GpuVariant) { throw gtb::Skip("built without CUDA"); }
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Registration
+
+const char* kBytesRule = "GB/s = (bytes read + bytes written) / time, GB = 1e9 bytes";
+
+std::string bytes_text(Work w) {
+  return w == Work::axpy ? "bytes = 3 x 4n (read x, read y, write y)" : "bytes = 2 x 4n (read x, write y)";
+}
+
+gtb::Bench& cpu_bench(Work w, gtb::cpu::Loop loop, const std::string& how) {
+  return gtb::add("vectorize", name(w), gtb::cpu::to_string(loop), Backend::cpu,
+                  [w, loop](State& st) { cpu_case(st, w, loop); })
+      .axis("n", kFullN, kQuickCpuN)
+      .rate("bandwidth", "GB/s", 1e9)
+      .ceiling("host_copy_gbps")
+      .describe(how + "; " + bytes_text(w) + "; " + kBytesRule);
+}
+
+gtb::Bench& gpu_bench(Work w, GpuVariant v, const std::string& variant, const std::string& how) {
+  auto& b = gtb::add("vectorize", name(w), variant, Backend::cuda, [w, v](State& st) { gpu_case(st, w, v); })
+                .axis("n", kFullN, kQuickGpuN)
+                .rate("bandwidth", "GB/s", 1e9)
+                .ceiling("device_copy_gbps")
+                .describe(how + "; " + bytes_text(w) + "; " + kBytesRule);
+  if (v == GpuVariant::launch_loop || v == GpuVariant::graph) {
+    const std::int64_t cap = v == GpuVariant::graph ? kMaxGraphNodes : kMaxLoopLaunches;
+    b.option("chunk", kFullChunk, kQuickChunk).filter([cap](const gtb::json& p, const gtb::json& o) {
+      const auto n = p.at("n").get<std::int64_t>(), c = o.at("chunk").get<std::int64_t>();
+      return c > 0 && (n + c - 1) / c <= cap;
+    });
+  } else if (v == GpuVariant::serial) {
+    b.filter([](const gtb::json& p, const gtb::json&) { return p.at("n").get<std::int64_t>() <= kMaxSerialN; });
+  }
+  return b;
+}
+
+bool register_all() {
+  for (Work w : {Work::axpy, Work::chain}) {
+    const std::string what = w == Work::axpy ? "y = a*x + y" : "y = gelu_tanh(scale*x + bias)";
+    cpu_bench(w, gtb::cpu::Loop::scalar, what + ", one core, vectorization disabled for the loop");
+    cpu_bench(w, gtb::cpu::Loop::autovec, what + ", one core, compiler-vectorized loop");
+    cpu_bench(w, gtb::cpu::Loop::openmp, what + ", all cores, OpenMP parallel for simd");
+    gpu_bench(w, GpuVariant::launch_loop, "launch_loop",
+              what + ", host loop launching one one-thread-per-element kernel per chunk (launches_per_run "
+                     "and time_per_launch counters); n/chunk <= 65536");
+    gpu_bench(w, GpuVariant::serial, "serial", what + ", one GPU thread walks all elements; n <= 2^18");
+    gpu_bench(w, GpuVariant::scalar, "scalar", what + ", one thread per element, 4-byte loads/stores, one launch");
+    gpu_bench(w, GpuVariant::vec4, "vec4",
+              what + (w == Work::chain ? ", fused: " : ", ") +
+                  "grid-stride kernel with 16-byte float4 loads/stores and a scalar tail");
+    if (w == Work::chain)
+      gpu_bench(w, GpuVariant::unfused, "unfused",
+                what + ", unfused: three float4 kernels (scale, bias, activation) moving 6 x 4n bytes "
+                       "(traffic_bandwidth counter); bandwidth counts the fused 2 x 4n");
+    gpu_bench(w, GpuVariant::thrust, "thrust", what + ", thrust::transform (par_nosync) with the same functor");
+    gpu_bench(w, GpuVariant::graph, "graph",
+              what + ", the launch loop captured once in a CUDA Graph, one graph launch per run; "
+                     "n/chunk <= 16384");
+  }
+  return true;
+}
+const bool kRegistered = register_all();
+
+// ---------------------------------------------------------------------------------------------
+// Findings: how much each step from loop to vectorized kernel buys, per size.
+
+// The denominator record: same workload and params (and options if asked); across options (the
+// launch loop's chunks) the fastest one, so a speedup is never inflated by a poor chunk.
+const gtb::Record* find(const std::vector<gtb::Record>& recs, const gtb::Record& like, const std::string& variant,
+                        Backend backend, bool same_options) {
+  const gtb::Record* best = nullptr;
+  for (const auto& r : recs)
+    if (r.status == gtb::Status::ok && r.value && r.workload == like.workload && r.variant == variant &&
+        r.backend == backend && r.params == like.params && (!same_options || r.options == like.options) &&
+        (!best || *r.value > *best->value))
+      best = &r;
+  return best;
+}
+
+const bool kFindings = gtb::add_findings("vectorize", [](const std::vector<gtb::Record>& recs, gtb::json& f) {
+  // {name, numerator variant, denominator variant, backend, match options}
+  struct Ratio {
+    const char* name;
+    const char* num;
+    const char* den;
+    Backend backend;
+    bool same_options;
+  };
+  const Ratio ratios[] = {
+      {"graph_over_launch_loop", "graph", "launch_loop", Backend::cuda, true},
+      {"vec4_over_scalar", "vec4", "scalar", Backend::cuda, false},
+      {"vec4_over_launch_loop", "vec4", "launch_loop", Backend::cuda, false},
+      {"vec4_over_serial", "vec4", "serial", Backend::cuda, false},
+      {"fused_over_unfused", "vec4", "unfused", Backend::cuda, false},
+      {"thrust_over_vec4", "thrust", "vec4", Backend::cuda, false},
+      {"autovec_over_scalar", "autovec", "scalar", Backend::cpu, false},
+      {"openmp_over_scalar", "openmp", "scalar", Backend::cpu, false},
+  };
+  for (const auto& q : ratios) {
+    gtb::json rows = gtb::json::array();
+    for (const auto& r : recs) {
+      if (r.status != gtb::Status::ok || !r.value || r.variant != q.num || r.backend != q.backend) continue;
+      const gtb::Record* d = find(recs, r, q.den, q.backend, q.same_options);
+      if (!d || *d->value <= 0) continue;
+      gtb::json row = {{"workload", r.workload}, {"params", r.params}};
+      if (q.same_options && !r.options.empty()) row["options"] = r.options;
+      // For the graph the ratio of bandwidths is the ratio of times: the launch overhead removed.
+      row["speedup"] = *r.value / *d->value;
+      rows.push_back(std::move(row));
+    }
+    if (!rows.empty()) f[q.name] = std::move(rows);
+  }
+});
+
+}  // namespace

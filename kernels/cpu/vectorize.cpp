@@ -1,0 +1,100 @@
+// CPU loops of the vectorize family: compiler-vectorized single thread, OpenMP on all cores, the
+// float64 references, and the dispatch by variant name.
+#include "kernels/cpu/vectorize.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <omp.h>
+
+namespace gtb::cpu {
+
+const char* to_string(Loop loop) {
+  switch (loop) {
+    case Loop::scalar: return "scalar";
+    case Loop::autovec: return "autovec";
+    case Loop::openmp: return "openmp";
+  }
+  return "?";
+}
+
+Loop loop_from_string(const std::string& name) {
+  for (Loop l : {Loop::scalar, Loop::autovec, Loop::openmp})
+    if (name == to_string(l)) return l;
+  throw std::invalid_argument("unknown CPU loop '" + name + "' (scalar, autovec, openmp)");
+}
+
+// __restrict tells the compiler x and y do not overlap, so it vectorizes without a runtime alias
+// check falling back to the scalar loop.
+void axpy_autovec(float a, const float* __restrict x, float* __restrict y, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) y[i] = gtb::axpy(a, x[i], y[i]);
+}
+
+void chain_autovec(ChainParams p, const float* __restrict x, float* __restrict y, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) y[i] = gtb::chain(x[i], p);
+}
+
+void axpy_openmp(float a, const float* __restrict x, float* __restrict y, std::size_t n) {
+  const auto sn = static_cast<long long>(n);
+#pragma omp parallel for simd schedule(static)
+  for (long long i = 0; i < sn; ++i) y[i] = gtb::axpy(a, x[i], y[i]);
+}
+
+void chain_openmp(ChainParams p, const float* __restrict x, float* __restrict y, std::size_t n) {
+  const auto sn = static_cast<long long>(n);
+#pragma omp parallel for simd schedule(static)
+  for (long long i = 0; i < sn; ++i) y[i] = gtb::chain(x[i], p);
+}
+
+namespace {
+void require(const void* x, const void* y, std::size_t n) {
+  if (n > 0 && (x == nullptr || y == nullptr)) throw std::invalid_argument("vectorize: null array with n > 0");
+}
+}  // namespace
+
+void axpy(Loop loop, float a, const float* x, float* y, std::size_t n) {
+  require(x, y, n);
+  switch (loop) {
+    case Loop::scalar: return axpy_scalar(a, x, y, n);
+    case Loop::autovec: return axpy_autovec(a, x, y, n);
+    case Loop::openmp: return axpy_openmp(a, x, y, n);
+  }
+  throw std::invalid_argument("vectorize: bad CPU loop");
+}
+
+void chain(Loop loop, ChainParams p, const float* x, float* y, std::size_t n) {
+  require(x, y, n);
+  switch (loop) {
+    case Loop::scalar: return chain_scalar(p, x, y, n);
+    case Loop::autovec: return chain_autovec(p, x, y, n);
+    case Loop::openmp: return chain_openmp(p, x, y, n);
+  }
+  throw std::invalid_argument("vectorize: bad CPU loop");
+}
+
+double gelu_tanh_reference(double v) {
+  const double k = std::sqrt(2.0 / 3.14159265358979323846);
+  return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
+}
+
+void axpy_reference(float a, const float* x, const float* y, double* out, std::size_t n) {
+  const auto sn = static_cast<long long>(n);
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < sn; ++i) out[i] = double(a) * double(x[i]) + double(y[i]);
+}
+
+void chain_reference(ChainParams p, const float* x, double* out, std::size_t n) {
+  const auto sn = static_cast<long long>(n);
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < sn; ++i) out[i] = gelu_tanh_reference(double(p.scale) * double(x[i]) + double(p.bias));
+}
+
+void parallel_copy(float* dst, const float* src, std::size_t n) {
+  const auto sn = static_cast<long long>(n);
+#pragma omp parallel for simd schedule(static)
+  for (long long i = 0; i < sn; ++i) dst[i] = src[i];
+}
+
+int openmp_threads() { return omp_get_max_threads(); }
+
+}  // namespace gtb::cpu

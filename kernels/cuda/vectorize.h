@@ -1,0 +1,58 @@
+// GPU variants of the vectorize family (host-callable; kernels in vectorize.cu, Thrust in
+// vectorize_thrust.cu, the CUDA Graph in vectorize_graph.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/common/elementwise.h"
+
+namespace gtb::cuda {
+
+// How the same elementwise work is put on the GPU.
+//   launch_loop: a host loop launching one one-thread-per-element kernel per chunk of `chunk` elements
+//   serial:      a single thread walks all n elements
+//   scalar:      one thread per element, 4-byte loads and stores, one launch
+//   vec4:        grid-stride, 16-byte float4 loads and stores, scalar tail for n % 4 (fused for the chain)
+//   unfused:     the chain as three vec4 kernels (scale, bias, activation); axpy has no unfused form
+enum class Form { launch_loop, serial, scalar, vec4, unfused };
+const char* to_string(Form f);
+
+inline constexpr int kBlockThreads = 256;
+
+// Kernel launches one call of `form` enqueues for n elements (what launch_loop pays per run).
+std::int64_t launches(Form form, std::size_t n, std::size_t chunk);
+
+// Enqueue y = a*x + y (resp. y = chain(x)) on stream s; returns the number of kernels launched.
+// vec4 needs x and y 16-byte aligned (cudaMalloc memory is) and throws std::invalid_argument
+// otherwise; launch_loop needs chunk > 0. Launch errors throw gtb::CudaError.
+std::int64_t axpy(Form form, float a, const float* x, float* y, std::size_t n, std::size_t chunk, cudaStream_t s);
+std::int64_t chain(Form form, ChainParams p, const float* x, float* y, std::size_t n, std::size_t chunk,
+                   cudaStream_t s);
+
+// thrust::transform with the same functors (par_nosync, so no host synchronization per call).
+void axpy_thrust(float a, const float* x, float* y, std::size_t n, cudaStream_t s);
+void chain_thrust(ChainParams p, const float* x, float* y, std::size_t n, cudaStream_t s);
+
+// A stream's work captured once into an executable CUDA Graph and replayed with one launch.
+class CapturedGraph {
+ public:
+  // Runs enqueue(s) under stream capture (nothing executes), then instantiates the graph.
+  CapturedGraph(cudaStream_t s, const std::function<void(cudaStream_t)>& enqueue);
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  void launch(cudaStream_t s) const;
+  std::size_t nodes() const { return nodes_; }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  std::size_t nodes_ = 0;
+};
+
+}  // namespace gtb::cuda

@@ -1,0 +1,34 @@
+// CUDA Graph capture and replay for the vectorize family (runtime API only, so compiled as host C++).
+#include "harness/cuda_check.h"
+#include "kernels/cuda/vectorize.h"
+
+namespace gtb::cuda {
+
+CapturedGraph::CapturedGraph(cudaStream_t s, const std::function<void(cudaStream_t)>& enqueue) {
+  GTB_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  try {
+    enqueue(s);
+  } catch (...) {
+    // End the capture so the stream is usable again; the partial graph is discarded.
+    cudaGraph_t partial = nullptr;
+    if (cudaStreamEndCapture(s, &partial) == cudaSuccess && partial) cudaGraphDestroy(partial);
+    throw;
+  }
+  GTB_CUDA_CHECK(cudaStreamEndCapture(s, &graph_));
+  try {
+    GTB_CUDA_CHECK(cudaGraphGetNodes(graph_, nullptr, &nodes_));
+    GTB_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+  } catch (...) {
+    cudaGraphDestroy(graph_);
+    throw;
+  }
+}
+
+CapturedGraph::~CapturedGraph() {
+  if (exec_) cudaGraphExecDestroy(exec_);
+  if (graph_) cudaGraphDestroy(graph_);
+}
+
+void CapturedGraph::launch(cudaStream_t s) const { GTB_CUDA_CHECK(cudaGraphLaunch(exec_, s)); }
+
+}  // namespace gtb::cuda

@@ -1,0 +1,21 @@
+# Static checks of generated code (ci/static-checks.sh): 128-bit accesses in the vec4 kernels (PTX,
+# and SASS where cuobjdump is installed), no register spills in kernels/cuda/*.cu, scalar CPU loops
+# that really are scalar. Each check also runs once on a planted failure, so a check that can no
+# longer fail is caught too.
+if(GTB_HAVE_CUDA AND TARGET gtb_vectorize_kernels)
+  set(_sc bash ${PROJECT_SOURCE_DIR}/ci/static-checks.sh --root ${PROJECT_SOURCE_DIR}
+      --nvcc ${CMAKE_CUDA_COMPILER} --cpu-lib $<TARGET_FILE:gtb_vectorize_kernels>)
+  add_test(NAME static_checks COMMAND ${_sc})
+  add_test(NAME static_checks_planted_vec4 COMMAND ${_sc} --only ptx --only sass --plant vec4)
+  add_test(NAME static_checks_planted_spill COMMAND ${_sc} --only spills --plant spill)
+  add_test(NAME static_checks_planted_cpu COMMAND ${_sc} --only cpu --plant cpu)
+  set_tests_properties(static_checks static_checks_planted_vec4 static_checks_planted_spill
+                       static_checks_planted_cpu PROPERTIES LABELS "static;vectorize" TIMEOUT 300)
+  # A planted run passes only when the check reports the planted defect (exit status ignored).
+  set_tests_properties(static_checks_planted_vec4 PROPERTIES
+                       PASS_REGULAR_EXPRESSION "FAIL: PTX \\(sm_90\\): [^ ]*scalar_kernel[^ ]* has no ld\\.global")
+  set_tests_properties(static_checks_planted_spill PROPERTIES
+                       PASS_REGULAR_EXPRESSION "FAIL: spills: planted_spill\\.cu \\(sm_90\\) spills registers")
+  set_tests_properties(static_checks_planted_cpu PROPERTIES
+                       PASS_REGULAR_EXPRESSION "FAIL: CPU: gtb::cpu::chain_autovec should be scalar")
+endif()
