@@ -1,0 +1,311 @@
+// GEMM family: FP32, TF32, FP16 and BF16 GEMMs through cuBLAS/cuBLASLt against OpenBLAS SGEMM and
+// oneDNN BF16 on the CPU, each result checked against a float64 reference before it is timed.
+#include <cmath>
+#include <climits>
+#include <deque>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "harness/gpu.h"
+#include "harness/gtb.h"
+#include "kernels/common/gemm.h"
+#include "kernels/common/gemm_shapes.h"
+#include "kernels/common/random.h"
+#include "kernels/common/verify.h"
+#include "kernels/cpu/blas.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_dnnl.h"
+#include "kernels/cpu/gemm_findings.h"
+#if GTB_HAVE_CUDA
+#include "harness/cuda_timing.h"
+#include "kernels/cuda/blas.h"
+#include "kernels/cuda/gemm.h"
+#include "kernels/cuda/gemm_lt.h"
+#endif
+
+namespace {
+
+using gtb::gemm::Precision;
+
+constexpr std::uint64_t kSeed = 7919;
+constexpr int kCheckRows = 64;
+// Below this many FLOPs every row of C is checked (the float64 reference costs about as much as
+// the GEMM itself, which is nothing at these sizes).
+constexpr double kFullCheckFlops = 2.0 * 512 * 512 * 512;
+
+// Host operands and the float64 reference rows of one shape. Cases run option-major (every shape
+// for one precision, then the next), so a few recent shapes are kept, up to a byte budget, and each
+// shape's inputs and reference are made once for all its precisions, libraries and L2 modes.
+struct Problem {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::vector<float> a, b;
+  std::vector<int> rows;
+  std::vector<double> ref;
+  double bytes() const { return 4.0 * double(a.size() + b.size()) + 8.0 * double(ref.size()); }
+};
+constexpr double kCacheBytes = 3.0e9;
+
+int dim(gtb::State& st, const char* name) {
+  const std::int64_t v = st.get_int(name);
+  if (v <= 0 || v > INT_MAX) throw std::invalid_argument(std::string("gemm: ") + name + " must be in 1..INT_MAX");
+  return static_cast<int>(v);
+}
+
+const Problem& problem(int m, int n, int k) {
+  static std::deque<std::unique_ptr<Problem>> cache;  // most recent last
+  for (auto it = cache.begin(); it != cache.end(); ++it)
+    if ((*it)->m == m && (*it)->n == n && (*it)->k == k) {
+      std::unique_ptr<Problem> hit = std::move(*it);
+      cache.erase(it);
+      cache.push_back(std::move(hit));
+      return *cache.back();
+    }
+  const double need = 4.0 * (double(m) * k + double(k) * n);
+  double held = 0;
+  for (const auto& p : cache) held += p->bytes();
+  while (!cache.empty() && held + need > kCacheBytes) {
+    held -= cache.front()->bytes();
+    cache.pop_front();
+  }
+  auto p = std::make_unique<Problem>();
+  try {
+    p->a.resize(std::size_t(m) * std::size_t(k));
+    p->b.resize(std::size_t(k) * std::size_t(n));
+  } catch (const std::bad_alloc&) {
+    throw gtb::OutOfMemory("host operands of " + std::to_string(need) + " bytes");
+  }
+  // Normal inputs (never zeros: zero operands run faster and would flatter every rate).
+  gtb::fill_normal(p->a.data(), p->a.size(), kSeed);
+  gtb::fill_normal(p->b.data(), p->b.size(), kSeed + 1);
+  const bool full = gtb::gemm::flops(m, n, k) <= kFullCheckFlops;
+  p->rows = gtb::cpu::gemm_check_rows(m, full ? m : kCheckRows, kSeed + 2);
+  p->ref = gtb::cpu::gemm_reference_rows(p->a.data(), p->b.data(), n, k, p->rows);
+  p->m = m, p->n = n, p->k = k;
+  cache.push_back(std::move(p));
+  return *cache.back();
+}
+
+bool record_check(gtb::State& st, const float* c, const Problem& pr, Precision prec) {
+  return gtb::cpu::record_gemm_check(st, c, int(pr.m), int(pr.n), pr.rows, pr.ref, gtb::gemm::tolerance(prec, pr.k));
+}
+
+void describe_problem(gtb::State& st, const Problem& pr, Precision prec) {
+  st.set_work(gtb::gemm::flops(pr.m, pr.n, pr.k));
+  st.info("shape_class", gtb::gemm::shape_class(pr.m, pr.n, pr.k));
+  st.counter("operand_bytes", gtb::gemm::operand_bytes(prec, pr.m, pr.n, pr.k), "bytes");
+  st.counter("operand_bytes_fp32", gtb::gemm::operand_bytes(Precision::fp32, pr.m, pr.n, pr.k), "bytes");
+}
+
+std::vector<float> output_buffer(const Problem& pr) {
+  try {
+    std::vector<float> c(std::size_t(pr.m) * std::size_t(pr.n));
+    gtb::poison(c.data(), c.size());
+    return c;
+  } catch (const std::bad_alloc&) {
+    throw gtb::OutOfMemory("host output of " + std::to_string(4.0 * double(pr.m) * double(pr.n)) + " bytes");
+  }
+}
+
+void cpu_sgemm(gtb::State& st) {
+  const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
+  if (prec != Precision::fp32) throw std::invalid_argument("openblas variant runs fp32 only");
+  const Problem& pr = problem(dim(st, "m"), dim(st, "n"), dim(st, "k"));
+  std::vector<float> c = output_buffer(pr);
+  const int m = int(pr.m), n = int(pr.n), k = int(pr.k);
+  gtb::cpu::gemm_sgemm(pr.a.data(), pr.b.data(), c.data(), m, n, k);
+  describe_problem(st, pr, prec);
+  if (!record_check(st, c.data(), pr, prec)) return;
+  st.info("threads", gtb::cpu::blas_threads());
+  st.info("library", gtb::cpu::blas_config());
+  st.info("compute", "cblas_sgemm (FP32 in, FP32 accumulate, FP32 out)");
+  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
+    const double t0 = gtb::host_seconds();
+    for (std::int64_t r = 0; r < reps; ++r) gtb::cpu::gemm_sgemm(pr.a.data(), pr.b.data(), c.data(), m, n, k);
+    return gtb::host_seconds() - t0;
+  });
+}
+
+void cpu_lowp(gtb::State& st) {
+  const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
+  if (prec == Precision::tf32)
+    throw gtb::Skip("TF32 is a tensor-core input format; no CPU library computes in it");
+  if (prec == Precision::fp16_fp16acc)
+    throw gtb::Skip("no CPU library here accumulates in FP16 (oneDNN accumulates FP16 inputs in FP32)");
+  if (prec == Precision::fp32) throw std::invalid_argument("onednn variant runs bf16/fp16 only");
+  const auto type = prec == Precision::bf16_fp32acc ? gtb::cpu::LowpMatmul::Type::bf16 : gtb::cpu::LowpMatmul::Type::f16;
+  {
+    const float one = 1.0f;  // a 1x1x1 probe: an unsupported type skips before any large setup
+    gtb::cpu::LowpMatmul probe(type, 1, 1, 1, &one, &one);
+  }
+  const Problem& pr = problem(dim(st, "m"), dim(st, "n"), dim(st, "k"));
+  gtb::cpu::LowpMatmul mm(type, int(pr.m), int(pr.n), int(pr.k), pr.a.data(), pr.b.data());
+  std::vector<float> c = output_buffer(pr);
+  mm.run();
+  mm.result(c.data());
+  describe_problem(st, pr, prec);
+  if (!record_check(st, c.data(), pr, prec)) return;
+  st.info("threads", mm.threads());
+  st.info("library", "oneDNN " + gtb::cpu::dnnl_version());
+  st.info("impl", mm.impl());
+  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
+    const double t0 = gtb::host_seconds();
+    for (std::int64_t r = 0; r < reps; ++r) mm.run();
+    return gtb::host_seconds() - t0;
+  });
+}
+
+#if GTB_HAVE_CUDA
+void gpu_gemm(gtb::State& st, bool lt) {
+  if (auto why = gtb::gpu::unavailable_reason()) throw gtb::Skip(*why);
+  const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
+  const std::string l2 = st.get_string("l2");
+  if (l2 != "warm" && l2 != "cold") throw std::invalid_argument("gemm: l2 must be warm or cold, got " + l2);
+  const Problem& pr = problem(dim(st, "m"), dim(st, "n"), dim(st, "k"));
+  const gtb::cuda::GemmDevice dev = gtb::cuda::gemm_device();
+  gtb::cuda::Stream stream;
+  gtb::cuda::GemmOperands ops(prec, int(pr.m), int(pr.n), int(pr.k), pr.a.data(), pr.b.data());
+  gtb::cuda::Blas blas(stream.get());
+  std::unique_ptr<gtb::cuda::LtGemm> plan;
+  if (lt) plan = std::make_unique<gtb::cuda::LtGemm>(ops);
+  auto enqueue = [&](cudaStream_t s) {
+    if (lt)
+      plan->run(ops, s);
+    else
+      gtb::cuda::gemm_cublas(blas, ops);
+  };
+  ops.poison_c(stream.get());
+  enqueue(stream.get());
+  stream.sync();
+  const std::vector<float> c = ops.download_c();
+  describe_problem(st, pr, prec);
+  if (!record_check(st, c.data(), pr, prec)) return;
+
+  const gtb::cuda::GemmPrecision cp = gtb::cuda::to_cuda(prec);
+  st.info("compute_type", gtb::cuda::compute_type_name(cp));
+  st.info("library", std::string(lt ? "cuBLASLt " : "cuBLAS ") + gtb::cuda::cublas_version());
+  st.info("gpu", dev.name);
+  st.info("sm_count", dev.sms);
+  if (lt) {
+    const gtb::cuda::LtAlgo& a = plan->algo();
+    st.info("algorithm", {{"algo_id", a.algo_id},
+                          {"tile", a.tile},
+                          {"tile_id", a.tile_id},
+                          {"stages_id", a.stages_id},
+                          {"splitk", a.splitk},
+                          {"reduction_scheme", a.reduction_scheme},
+                          {"cta_swizzling", a.cta_swizzling},
+                          {"custom_option", a.custom_option},
+                          {"cluster_shape_id", a.cluster_shape_id},
+                          {"heuristic_waves", a.waves_count},
+                          {"workspace_bytes", a.workspace_bytes},
+                          {"workspace_limit_bytes", gtb::cuda::LtGemm::kDefaultWorkspace},
+                          {"candidates", a.candidates},
+                          {"choice", "first heuristic result"}});
+  } else {
+    st.info("algorithm", "cublasGemmEx CUBLAS_GEMM_DEFAULT (cuBLAS's own heuristic)");
+  }
+  const gtb::gemm::Tile tile = gtb::gemm::documented_tile(prec);
+  const gtb::gemm::TileEstimate est = gtb::gemm::estimate_tiles(pr.m, pr.n, tile, dev.sms);
+  st.info("est_tile", std::to_string(tile.m) + "x" + std::to_string(tile.n));
+  st.counter("est_tiles", double(est.tiles), "");
+  st.counter("est_waves", double(est.waves), "");
+  st.counter("est_wave_efficiency", est.wave_efficiency, "");
+  st.counter("est_tile_efficiency", est.tile_efficiency, "");
+
+  const gtb::SampleSet* ss = nullptr;
+  if (l2 == "warm") {
+    ss = &st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) {
+      return gtb::cuda::time_events(stream.get(), reps, enqueue);
+    });
+  } else {
+    // Flush before every repetition and time only the GEMM: each one starts with a cold L2.
+    gtb::cuda::L2Flusher flusher;
+    gtb::cuda::Event start, end;
+    ss = &st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) {
+      double total = 0;
+      for (std::int64_t r = 0; r < reps; ++r) {
+        flusher.flush(stream.get());
+        start.record(stream.get());
+        enqueue(stream.get());
+        end.record(stream.get());
+        total += gtb::cuda::elapsed_seconds(start, end);
+      }
+      return total;
+    });
+  }
+  if (const auto peak = gtb::gemm::find_peak(dev.name); peak && ss->stats.median > 0) {
+    const double peak_tf = gtb::gemm::peak_tflops(*peak, prec);
+    const double tflops = gtb::gemm::flops(pr.m, pr.n, pr.k) / ss->stats.median / 1e12;
+    st.counter("pct_of_datasheet_peak", 100.0 * tflops / peak_tf, "%");
+    st.info("datasheet", {{"gpu", peak->gpu}, {"peak_tflops", peak_tf}, {"source", peak->source},
+                          {"note", "datasheet figure, dense (half the printed sparse figure)"}});
+  }
+}
+#else
+void gpu_gemm(gtb::State&, bool) { throw gtb::Skip("built without CUDA"); }
+#endif
+
+// Each suite gets its own registration so the m/n/k product can be filtered to that suite's list.
+gtb::Bench& register_gemm(bool full, gtb::Backend backend, const std::string& variant,
+                          const std::vector<std::string>& precisions, gtb::CaseFn fn, const std::string& text) {
+  const bool cpu = backend == gtb::Backend::cpu;
+  const std::vector<gtb::gemm::Shape> shapes = gtb::gemm::shapes(full, cpu);
+  auto& b = gtb::add("gemm", "gemm", variant, backend, std::move(fn))
+                .axis("m", gtb::gemm::dimension_values(shapes, 'm'))
+                .axis("n", gtb::gemm::dimension_values(shapes, 'n'))
+                .axis("k", gtb::gemm::dimension_values(shapes, 'k'))
+                .option("precision", precisions);
+  if (!cpu) b.option("l2", std::vector<std::string>{"warm", "cold"});
+  b.filter([shapes, full, cpu](const gtb::json& p, const gtb::json& o) {
+     const std::int64_t m = p["m"].get<std::int64_t>(), n = p["n"].get<std::int64_t>(), k = p["k"].get<std::int64_t>();
+     if (!gtb::gemm::contains(shapes, m, n, k)) return false;
+     // Cold-L2 runs matter where the operands fit in L2 and could stay there; the quick suite keeps
+     // them to the small and skinny shapes.
+     if (!cpu && !full && o.contains("l2") && o["l2"] == "cold")
+       return gtb::gemm::flops(m, n, k) <= 2.0 * 2048 * 2048 * 2048;
+     return true;
+   })
+      .rate("tflops", "TFLOP/s", 1e12)
+      .describe(text);
+  if (cpu) {
+    // A 2048^3 SGEMM takes ~0.1 s on a small CPU: a few samples measure it; more only cost time.
+    gtb::StopRule quick = gtb::StopRule::quick(), fullr = gtb::StopRule::full();
+    quick.min_samples = 3, quick.hard_min_samples = 2, quick.budget_seconds = 0.3, quick.warmup_samples = 1,
+    quick.warmup_seconds = 0;
+    fullr.min_samples = 5, fullr.hard_min_samples = 3, fullr.budget_seconds = 3.0, fullr.warmup_samples = 1,
+    fullr.warmup_seconds = 0;
+    b.rule(quick, fullr);
+  }
+  if (full)
+    b.only_full();
+  else
+    b.only_quick();
+  return b;
+}
+
+const std::vector<std::string> kGpuPrecisions = gtb::gemm::precision_names();
+
+void register_all() {
+  for (bool full : {false, true}) {
+    register_gemm(full, gtb::Backend::cpu, "openblas", {"fp32"}, cpu_sgemm,
+                  "OpenBLAS cblas_sgemm, all cores; TFLOP/s = 2*m*n*k / time");
+    register_gemm(full, gtb::Backend::cpu, "onednn", {"bf16_fp32acc", "fp16_fp32acc"}, cpu_lowp,
+                  "oneDNN matmul with bf16/f16 A, B, C and f32 accumulation, all cores");
+    register_gemm(full, gtb::Backend::cuda, "cublas", kGpuPrecisions,
+                  [](gtb::State& st) { gpu_gemm(st, false); },
+                  "cublasGemmEx with the precision's compute type; TFLOP/s = 2*m*n*k / time");
+    register_gemm(full, gtb::Backend::cuda, "cublaslt", kGpuPrecisions,
+                  [](gtb::State& st) { gpu_gemm(st, true); },
+                  "cublasLtMatmul, 32 MiB workspace, first heuristic algorithm (recorded)");
+  }
+}
+
+const bool kRegistered = (register_all(), true);
+
+const bool kFindings = gtb::add_findings("gemm", [](const std::vector<gtb::Record>& recs, gtb::json& f) {
+  gtb::gemm::compute_findings(recs, f);
+});
+
+}  // namespace

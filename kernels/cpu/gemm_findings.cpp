@@ -1,0 +1,167 @@
+// Family-level GEMM results: percent of the run's best, speedups over FP32, library choice, alignment.
+#include "kernels/cpu/gemm_findings.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "kernels/common/gemm.h"
+#include "kernels/common/gemm_shapes.h"
+
+namespace gtb::gemm {
+
+namespace {
+
+struct Key {
+  std::int64_t m, n, k;
+  bool operator<(const Key& o) const { return std::tie(m, n, k) < std::tie(o.m, o.n, o.k); }
+};
+
+struct Point {
+  const Record* rec = nullptr;
+  double tflops = 0;
+};
+
+std::string opt(const Record& r, const char* name, const char* dflt) {
+  return r.options.contains(name) && r.options[name].is_string() ? r.options[name].get<std::string>() : dflt;
+}
+
+json shape_json(const Key& s) { return json{{"m", s.m}, {"n", s.n}, {"k", s.k}}; }
+
+}  // namespace
+
+void compute_findings(const std::vector<Record>& records, json& f) {
+  // best[backend][precision][l2][shape] = fastest ok record over the libraries (variants).
+  std::map<std::string, std::map<std::string, std::map<std::string, std::map<Key, Point>>>> best;
+  // by_variant[precision][l2][shape][variant] for the cuBLAS vs cuBLASLt table.
+  std::map<std::string, std::map<std::string, std::map<Key, std::map<std::string, double>>>> by_variant;
+  for (const Record& r : records) {
+    if (r.workload != "gemm" || r.status != Status::ok || !r.value) continue;
+    if (!r.params.contains("m") || !r.params.contains("n") || !r.params.contains("k")) continue;
+    const Key s{r.params["m"].get<std::int64_t>(), r.params["n"].get<std::int64_t>(), r.params["k"].get<std::int64_t>()};
+    const std::string be = to_string(r.backend), prec = opt(r, "precision", "fp32"), l2 = opt(r, "l2", "warm");
+    Point& p = best[be][prec][l2][s];
+    if (*r.value > p.tflops) p = Point{&r, *r.value};
+    if (r.backend == Backend::cuda) by_variant[prec][l2][s][r.variant] = *r.value;
+  }
+
+  // Percent of the run's best rate per backend and precision (warm and cold alike: the best is the
+  // ceiling this run showed for that precision).
+  for (const auto& [be, precs] : best)
+    for (const auto& [prec, l2s] : precs) {
+      Point top;
+      for (const auto& [l2, shapes] : l2s)
+        for (const auto& [s, p] : shapes)
+          if (p.tflops > top.tflops) top = p;
+      if (!top.rec) continue;
+      json b = shape_json({top.rec->params["m"].get<std::int64_t>(), top.rec->params["n"].get<std::int64_t>(),
+                           top.rec->params["k"].get<std::int64_t>()});
+      b["tflops"] = top.tflops;
+      b["variant"] = top.rec->variant;
+      b["l2"] = opt(*top.rec, "l2", "warm");
+      f["best_rate"][be][prec] = b;
+      for (const Record& r : records)
+        if (r.workload == "gemm" && r.status == Status::ok && r.value && to_string(r.backend) == be &&
+            opt(r, "precision", "fp32") == prec)
+          f["pct_of_best"][r.id] = 100.0 * *r.value / top.tflops;
+    }
+
+  // Speedup over FP32 and operand memory saved, per backend and shape class, warm caches.
+  for (const auto& [be, precs] : best) {
+    const auto fp32 = precs.find("fp32");
+    if (fp32 == precs.end() || !fp32->second.count("warm")) continue;
+    const auto& base = fp32->second.at("warm");
+    for (const auto& [prec, l2s] : precs) {
+      if (prec == "fp32" || !l2s.count("warm")) continue;
+      const Precision p = precision_from_string(prec);
+      std::map<std::string, std::vector<double>> ratios;
+      std::map<std::string, double> bytes_p, bytes_32;
+      for (const auto& [s, pt] : l2s.at("warm")) {
+        const auto b = base.find(s);
+        if (b == base.end() || b->second.tflops <= 0) continue;
+        std::string cls = shape_class(s.m, s.n, s.k);
+        if (cls.empty()) cls = "other";
+        ratios[cls].push_back(pt.tflops / b->second.tflops);
+        bytes_p[cls] += operand_bytes(p, s.m, s.n, s.k);
+        bytes_32[cls] += operand_bytes(Precision::fp32, s.m, s.n, s.k);
+      }
+      for (auto& [cls, v] : ratios) {
+        std::sort(v.begin(), v.end());
+        double logsum = 0;
+        for (double x : v) logsum += std::log(x);
+        json e;
+        e["shapes"] = v.size();
+        e["geomean"] = std::exp(logsum / double(v.size()));
+        e["min"] = v.front();
+        e["max"] = v.back();
+        e["operand_bytes_fp32"] = bytes_32[cls];
+        e["operand_bytes"] = bytes_p[cls];
+        e["memory_saved_pct"] = 100.0 * (1.0 - bytes_p[cls] / bytes_32[cls]);
+        f["speedup_over_fp32"][be][cls][prec] = e;
+      }
+    }
+  }
+
+  // cuBLAS (cublasGemmEx) vs cuBLASLt (heuristic, workspace): which was faster per shape.
+  for (const auto& [prec, l2s] : by_variant)
+    for (const auto& [l2, shapes] : l2s)
+      for (const auto& [s, vars] : shapes) {
+        if (vars.size() < 2) continue;
+        json e = shape_json(s);
+        e["precision"] = prec;
+        e["l2"] = l2;
+        std::string fastest;
+        double top = 0;
+        for (const auto& [v, t] : vars) {
+          e[v + "_tflops"] = t;
+          if (t > top) top = t, fastest = v;
+        }
+        e["faster"] = fastest;
+        f["library_choice"].push_back(e);
+      }
+
+  // GPU vs CPU at the same precision (the harness's comparisons pair any precision with the best CPU).
+  const auto cpu = best.find("cpu"), gpu = best.find("cuda");
+  if (cpu != best.end() && gpu != best.end())
+    for (const auto& [prec, l2s] : gpu->second) {
+      const auto cp = cpu->second.find(prec);
+      if (cp == cpu->second.end() || !cp->second.count("warm") || !l2s.count("warm")) continue;
+      for (const auto& [s, g] : l2s.at("warm")) {
+        const auto c = cp->second.at("warm").find(s);
+        if (c == cp->second.at("warm").end() || c->second.tflops <= 0) continue;
+        json e = shape_json(s);
+        e["precision"] = prec;
+        e["gpu_tflops"] = g.tflops;
+        e["cpu_tflops"] = c->second.tflops;
+        e["gpu_over_cpu"] = g.tflops / c->second.tflops;
+        f["gpu_vs_cpu_same_precision"].push_back(e);
+      }
+    }
+
+  // Misaligned shapes against their neighbour with every dimension rounded to a multiple of 64.
+  auto round64 = [](std::int64_t x) { return std::max<std::int64_t>(64, (x + 32) / 64 * 64); };
+  for (const auto& [be, precs] : best)
+    for (const auto& [prec, l2s] : precs) {
+      if (!l2s.count("warm")) continue;
+      const auto& shapes = l2s.at("warm");
+      for (const auto& [s, pt] : shapes) {
+        const Key a{round64(s.m), round64(s.n), round64(s.k)};
+        if (a.m == s.m && a.n == s.n && a.k == s.k) continue;
+        if (shape_class(s.m, s.n, s.k) != "alignment") continue;
+        const auto ap = shapes.find(a);
+        if (ap == shapes.end() || ap->second.tflops <= 0) continue;
+        json e = shape_json(s);
+        e["backend"] = be;
+        e["precision"] = prec;
+        e["aligned"] = shape_json(a);
+        e["tflops"] = pt.tflops;
+        e["aligned_tflops"] = ap->second.tflops;
+        e["ratio"] = pt.tflops / ap->second.tflops;
+        f["alignment"].push_back(e);
+      }
+    }
+}
+
+}  // namespace gtb::gemm

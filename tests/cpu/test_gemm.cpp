@@ -1,0 +1,412 @@
+// Tests of the GEMM family's CPU side: FLOPs and bytes, half/bf16 rounding, tolerances, the
+// accuracy check (a planted wrong result must fail), OpenBLAS vs a float64 loop, tiles and waves,
+// the datasheet table, the shape lists and the findings.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "harness/gtb.h"
+#include "kernels/common/gemm.h"
+#include "kernels/common/gemm_shapes.h"
+#include "kernels/common/random.h"
+#include "kernels/cpu/blas.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_dnnl.h"
+#include "kernels/cpu/gemm_findings.h"
+
+namespace g = gtb::gemm;
+using g::Precision;
+
+TEST(GemmMath, FlopCount) {
+  EXPECT_DOUBLE_EQ(g::flops(1, 1, 1), 2.0);
+  EXPECT_DOUBLE_EQ(g::flops(2, 3, 4), 48.0);
+  EXPECT_DOUBLE_EQ(g::flops(4096, 4096, 4096), 2.0 * 4096.0 * 4096.0 * 4096.0);
+  // No integer overflow at the largest shapes.
+  EXPECT_DOUBLE_EQ(g::flops(16384, 65536, 16384), 2.0 * 16384.0 * 65536.0 * 16384.0);
+}
+
+TEST(GemmMath, OperandBytes) {
+  EXPECT_DOUBLE_EQ(g::operand_bytes(Precision::fp32, 2, 3, 4), 4.0 * (8 + 12 + 6));
+  EXPECT_DOUBLE_EQ(g::operand_bytes(Precision::tf32, 2, 3, 4), 4.0 * (8 + 12 + 6));
+  EXPECT_DOUBLE_EQ(g::operand_bytes(Precision::bf16_fp32acc, 2, 3, 4), 2.0 * (8 + 12 + 6));
+  EXPECT_DOUBLE_EQ(g::operand_bytes(Precision::fp16_fp16acc, 2, 3, 4), 2.0 * (8 + 12 + 6));
+}
+
+TEST(GemmMath, PrecisionNames) {
+  for (Precision p : g::all_precisions()) EXPECT_EQ(g::precision_from_string(g::to_string(p)), p);
+  EXPECT_THROW(g::precision_from_string("fp8"), std::invalid_argument);
+  EXPECT_THROW(g::precision_from_string(""), std::invalid_argument);
+  EXPECT_EQ(g::precision_names().size(), 5u);
+}
+
+TEST(GemmMath, TolerancesOrderedByPrecision) {
+  EXPECT_LT(g::tolerance(Precision::fp32, 4096), 1e-4);
+  EXPECT_LT(g::tolerance(Precision::fp32, 4096), g::tolerance(Precision::tf32, 4096));
+  for (Precision p : {Precision::tf32, Precision::fp16_fp32acc, Precision::bf16_fp32acc}) {
+    EXPECT_GE(g::tolerance(p, 4096), 1e-3) << g::to_string(p);
+    EXPECT_LE(g::tolerance(p, 4096), 5e-2) << g::to_string(p);
+  }
+  EXPECT_LE(g::tolerance(Precision::fp16_fp32acc, 4096), g::tolerance(Precision::bf16_fp32acc, 4096));
+  // FP16 accumulation error grows with k; the bound grows with it but stays far below 1.
+  EXPECT_LT(g::tolerance(Precision::fp16_fp16acc, 1024), g::tolerance(Precision::fp16_fp16acc, 65536));
+  EXPECT_LT(g::tolerance(Precision::fp16_fp16acc, 65536), 0.2);
+}
+
+TEST(GemmMath, HalfRoundTrip) {
+  EXPECT_EQ(g::float_to_half(1.0f), 0x3C00);
+  EXPECT_EQ(g::float_to_half(-2.0f), 0xC000);
+  EXPECT_EQ(g::float_to_half(65504.0f), 0x7BFF);
+  EXPECT_EQ(g::float_to_half(65520.0f), 0x7C00);  // tie at the top rounds to inf
+  EXPECT_EQ(g::float_to_half(1e6f), 0x7C00);
+  EXPECT_EQ(g::float_to_half(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
+  EXPECT_EQ(g::float_to_half(std::ldexp(1.0f, -25)), 0x0000);  // tie to even: zero
+  EXPECT_EQ(g::float_to_half(std::ldexp(1.0f, -14)), 0x0400);  // smallest normal
+  EXPECT_EQ(g::float_to_half(1.0f + std::ldexp(1.0f, -11)), 0x3C00);  // tie to even
+  EXPECT_EQ(g::float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);
+  EXPECT_TRUE(std::isnan(g::half_to_float(g::float_to_half(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_TRUE(std::isnan(g::half_to_float(0xFFFF)));  // the device poison pattern
+  // Every finite half value survives half -> float -> half.
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    if ((h & 0x7C00) == 0x7C00) continue;
+    ASSERT_EQ(g::float_to_half(g::half_to_float(std::uint16_t(h))), h) << h;
+  }
+  // Rounding error within half an ulp for random values.
+  for (std::uint64_t i = 0; i < 10000; ++i) {
+    const float x = float(gtb::uniform01(3, i) * 200.0 - 100.0);
+    const float r = g::half_to_float(g::float_to_half(x));
+    EXPECT_LE(std::fabs(r - x), std::fabs(x) * std::ldexp(1.0, -11) * 1.0001 + 1e-7) << x;
+  }
+}
+
+TEST(GemmMath, Bf16RoundTrip) {
+  EXPECT_EQ(g::float_to_bf16(1.0f), 0x3F80);
+  EXPECT_EQ(g::float_to_bf16(-1.0f), 0xBF80);
+  EXPECT_EQ(g::bf16_to_float(0x4049), 3.140625f);
+  EXPECT_EQ(g::float_to_bf16(1.0f + std::ldexp(1.0f, -8)), 0x3F80);      // tie to even
+  EXPECT_EQ(g::float_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3F82);  // tie to even (up)
+  EXPECT_TRUE(std::isnan(g::bf16_to_float(g::float_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_TRUE(std::isnan(g::bf16_to_float(0xFFFF)));
+  for (std::uint64_t i = 0; i < 10000; ++i) {
+    const float x = float(gtb::uniform01(5, i) * 2e6 - 1e6);
+    const float r = g::bf16_to_float(g::float_to_bf16(x));
+    EXPECT_LE(std::fabs(r - x), std::fabs(x) * std::ldexp(1.0, -8) * 1.0001) << x;
+  }
+}
+
+TEST(GemmTiles, EstimateCountsTilesAndWaves) {
+  // 4096^2 with 128x256 tiles: 32 x 16 = 512 tiles; on 132 SMs 4 waves, the last 116/132 full.
+  const auto e = g::estimate_tiles(4096, 4096, {128, 256}, 132);
+  EXPECT_EQ(e.tiles_m, 32);
+  EXPECT_EQ(e.tiles_n, 16);
+  EXPECT_EQ(e.tiles, 512);
+  EXPECT_EQ(e.waves, 4);
+  EXPECT_NEAR(e.wave_efficiency, 512.0 / 528.0, 1e-12);
+  EXPECT_DOUBLE_EQ(e.tile_efficiency, 1.0);
+  // One more row needs a whole row of extra tiles (tile quantization).
+  const auto f = g::estimate_tiles(4097, 4096, {128, 256}, 132);
+  EXPECT_EQ(f.tiles_m, 33);
+  EXPECT_EQ(f.tiles, 528);
+  EXPECT_EQ(f.waves, 4);
+  EXPECT_DOUBLE_EQ(f.wave_efficiency, 1.0);
+  EXPECT_NEAR(f.tile_efficiency, 4097.0 / (33 * 128), 1e-12);
+  // Exactly one full wave, then one tile over.
+  EXPECT_EQ(g::estimate_tiles(128 * 132, 128, {128, 128}, 132).waves, 1);
+  EXPECT_EQ(g::estimate_tiles(128 * 133, 128, {128, 128}, 132).waves, 2);
+  EXPECT_EQ(g::estimate_tiles(128 * 133, 128, {128, 128}, 132, 2).waves, 1);
+  EXPECT_EQ(g::estimate_tiles(1, 1, {128, 256}, 132).tiles, 1);
+  EXPECT_THROW(g::estimate_tiles(0, 1, {128, 128}, 132), std::invalid_argument);
+  EXPECT_THROW(g::estimate_tiles(1, 1, {128, 128}, 0), std::invalid_argument);
+  EXPECT_EQ(g::documented_tile(Precision::fp32).n, 128);
+  EXPECT_EQ(g::documented_tile(Precision::bf16_fp32acc).n, 256);
+}
+
+TEST(GemmPeaks, DatasheetTableMatchesDeviceNames) {
+  auto gpu = [](const char* name) {
+    const auto p = g::find_peak(name);
+    return p ? std::string(p->gpu) : std::string("-");
+  };
+  EXPECT_EQ(gpu("NVIDIA H200"), "H200");
+  EXPECT_EQ(gpu("NVIDIA H200 NVL"), "H200 NVL");
+  EXPECT_EQ(gpu("NVIDIA H100 80GB HBM3"), "H100");
+  EXPECT_EQ(gpu("NVIDIA H100 PCIe"), "H100 PCIe");
+  EXPECT_EQ(gpu("NVIDIA H100 NVL"), "H100 NVL");
+  EXPECT_EQ(gpu("NVIDIA A100-SXM4-80GB"), "A100");
+  EXPECT_EQ(gpu("NVIDIA A100 80GB PCIe"), "A100");
+  EXPECT_EQ(gpu("NVIDIA L4"), "L4");
+  EXPECT_EQ(gpu("NVIDIA L40S"), "-");
+  EXPECT_EQ(gpu("NVIDIA GeForce RTX 4090"), "-");
+  const auto h200 = g::find_peak("NVIDIA H200");
+  ASSERT_TRUE(h200);
+  EXPECT_DOUBLE_EQ(g::peak_tflops(*h200, Precision::fp32), 67);
+  EXPECT_DOUBLE_EQ(g::peak_tflops(*h200, Precision::bf16_fp32acc), 989.5);
+  for (const auto& p : g::datasheet_peaks()) {
+    EXPECT_LT(p.fp32, p.tf32) << p.gpu;
+    EXPECT_LT(p.tf32, p.fp16) << p.gpu;
+  }
+}
+
+TEST(GemmShapes, SuitesAndClasses) {
+  for (bool full : {false, true})
+    for (bool cpu : {false, true}) {
+      const auto v = g::shapes(full, cpu);
+      ASSERT_FALSE(v.empty());
+      for (const auto& s : v) {
+        EXPECT_GT(s.m, 0);
+        EXPECT_FALSE(s.shape_class.empty());
+        // Every CPU shape is also a GPU shape, so CPU and GPU records pair up.
+        EXPECT_TRUE(g::contains(g::shapes(full, false), s.m, s.n, s.k)) << s.m << "x" << s.n << "x" << s.k;
+      }
+    }
+  EXPECT_EQ(g::shape_class(4096, 4096, 4096), "square");
+  EXPECT_EQ(g::shape_class(4095, 4095, 4095), "alignment");
+  EXPECT_EQ(g::shape_class(1, 4096, 4096), "skinny");
+  EXPECT_EQ(g::shape_class(2048, 4096, 1024), "training");
+  EXPECT_EQ(g::shape_class(3, 5, 7), "");
+  for (const auto& s : g::shapes(true, true)) EXPECT_LE(g::flops(s.m, s.n, s.k), g::kCpuFullMaxFlops);
+  // Quick CPU shapes stay small enough for the quick suite's time budget.
+  for (const auto& s : g::shapes(false, true)) EXPECT_LE(g::flops(s.m, s.n, s.k), 2.0 * 2052 * 2052 * 2052);
+  const auto vm = g::dimension_values(g::shapes(false, false), 'm');
+  EXPECT_TRUE(std::is_sorted(vm.begin(), vm.end()));
+  EXPECT_EQ(std::adjacent_find(vm.begin(), vm.end()), vm.end());
+}
+
+namespace {
+struct Operands {
+  int m, n, k;
+  std::vector<float> a, b;
+  Operands(int m_, int n_, int k_) : m(m_), n(n_), k(k_), a(std::size_t(m_) * k_), b(std::size_t(k_) * n_) {
+    gtb::fill_normal(a.data(), a.size(), 11);
+    gtb::fill_normal(b.data(), b.size(), 12);
+  }
+};
+}  // namespace
+
+TEST(GemmCpu, SgemmMatchesNaiveFloat64) {
+  for (auto [m, n, k] : {std::tuple{1, 1, 1}, std::tuple{7, 5, 3}, std::tuple{33, 65, 17}, std::tuple{128, 96, 200}}) {
+    Operands o(m, n, k);
+    std::vector<float> c(std::size_t(m) * n, std::numeric_limits<float>::quiet_NaN());
+    gtb::cpu::gemm_sgemm(o.a.data(), o.b.data(), c.data(), m, n, k);
+    std::vector<double> ref(std::size_t(m) * n);
+    gtb::cpu::gemm_naive_f64(o.a.data(), o.b.data(), ref.data(), m, n, k);
+    for (std::size_t i = 0; i < c.size(); ++i)
+      ASSERT_NEAR(c[i], ref[i], 1e-5 * std::sqrt(double(k)) * 4 + 1e-6) << m << "x" << n << "x" << k << " @" << i;
+    std::vector<int> rows;
+    for (int i = 0; i < m; ++i) rows.push_back(i);
+    const auto chk = gtb::cpu::check_gemm(c.data(), m, n, rows, ref, g::tolerance(Precision::fp32, k));
+    EXPECT_TRUE(chk.ok) << chk.detail;
+    EXPECT_LT(chk.rel_fro_err, 1e-6);
+  }
+}
+
+TEST(GemmCpu, ReferenceRowsMatchNaive) {
+  Operands o(50, 40, 30);
+  std::vector<double> full(50 * 40);
+  gtb::cpu::gemm_naive_f64(o.a.data(), o.b.data(), full.data(), 50, 40, 30);
+  const std::vector<int> rows = {0, 3, 17, 49};
+  const auto ref = gtb::cpu::gemm_reference_rows(o.a.data(), o.b.data(), 40, 30, rows);
+  ASSERT_EQ(ref.size(), rows.size() * 40);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (int j = 0; j < 40; ++j) EXPECT_NEAR(ref[i * 40 + j], full[std::size_t(rows[i]) * 40 + j], 1e-12);
+}
+
+TEST(GemmCpu, CheckRowsSampleDistinctRowsWithEdges) {
+  const auto all = gtb::cpu::gemm_check_rows(10, 64, 1);
+  ASSERT_EQ(all.size(), 10u);
+  EXPECT_EQ(all.front(), 0);
+  EXPECT_EQ(all.back(), 9);
+  const auto some = gtb::cpu::gemm_check_rows(10000, 64, 1);
+  ASSERT_EQ(some.size(), 64u);
+  EXPECT_EQ(some.front(), 0);
+  EXPECT_EQ(some.back(), 9999);
+  EXPECT_TRUE(std::is_sorted(some.begin(), some.end()));
+  EXPECT_EQ(std::adjacent_find(some.begin(), some.end()), some.end());
+  EXPECT_EQ(some, gtb::cpu::gemm_check_rows(10000, 64, 1));  // deterministic
+  EXPECT_THROW(gtb::cpu::gemm_check_rows(0, 64, 1), std::invalid_argument);
+}
+
+class GemmCheckPlanted : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    o = std::make_unique<Operands>(m, n, k);
+    c.resize(std::size_t(m) * n);
+    gtb::cpu::gemm_sgemm(o->a.data(), o->b.data(), c.data(), m, n, k);
+    rows = gtb::cpu::gemm_check_rows(m, 16, 5);
+    ref = gtb::cpu::gemm_reference_rows(o->a.data(), o->b.data(), n, k, rows);
+  }
+  gtb::cpu::GemmCheck check(Precision p = Precision::fp32) {
+    return gtb::cpu::check_gemm(c.data(), m, n, rows, ref, g::tolerance(p, k));
+  }
+  int m = 96, n = 80, k = 64;
+  std::unique_ptr<Operands> o;
+  std::vector<float> c;
+  std::vector<int> rows;
+  std::vector<double> ref;
+};
+
+TEST_F(GemmCheckPlanted, CorrectResultPasses) {
+  const auto chk = check();
+  EXPECT_TRUE(chk.ok) << chk.detail;
+  EXPECT_EQ(chk.rows_checked, 16u);
+  EXPECT_EQ(chk.nonfinite, 0u);
+}
+
+TEST_F(GemmCheckPlanted, WrongElementInCheckedRowFails) {
+  c[std::size_t(rows[3]) * n + 7] += 50.0f;
+  const auto chk = check(Precision::bf16_fp32acc);  // even the loosest fixed tolerance catches it
+  EXPECT_FALSE(chk.ok) << chk.detail;
+  EXPECT_GT(chk.rel_fro_err, chk.tolerance);
+}
+
+TEST_F(GemmCheckPlanted, TransposedResultFails) {
+  std::vector<float> t(c.size());
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) t[std::size_t(i) * n + j] = c[std::size_t((i * n + j) % m) * n + (i + j) % n];
+  c = t;
+  EXPECT_FALSE(check(Precision::fp16_fp16acc).ok);
+}
+
+TEST_F(GemmCheckPlanted, PoisonOutsideCheckedRowsFails) {
+  // A row the sample does not compare but that was never written (NaN poison) still fails.
+  int unchecked = 0;
+  while (std::find(rows.begin(), rows.end(), unchecked) != rows.end()) ++unchecked;
+  c[std::size_t(unchecked) * n] = std::numeric_limits<float>::quiet_NaN();
+  const auto chk = check();
+  EXPECT_FALSE(chk.ok);
+  EXPECT_EQ(chk.nonfinite, 1u);
+}
+
+TEST_F(GemmCheckPlanted, Bf16LevelErrorFailsFp32ButPassesBf16) {
+  // Round C to bf16-like precision: fine for bf16's tolerance, far outside fp32's.
+  for (float& x : c) x = g::bf16_to_float(g::float_to_bf16(x));
+  EXPECT_FALSE(check(Precision::fp32).ok);
+  EXPECT_TRUE(check(Precision::bf16_fp32acc).ok);
+}
+
+TEST_F(GemmCheckPlanted, PlantedWrongResultMakesTheRecordInvalid) {
+  auto run_case = [&](bool plant) {
+    gtb::Record r;
+    gtb::State st(r, gtb::Suite::quick, gtb::StopRule::quick());
+    std::vector<float> got = c;
+    if (plant) got[std::size_t(rows.back()) * n + 1] = -got[std::size_t(rows.back()) * n + 1] + 3.0f;
+    const bool ok = gtb::cpu::record_gemm_check(st, got.data(), m, n, rows, ref, g::tolerance(Precision::fp32, k));
+    EXPECT_EQ(ok, st.check_passed());
+    return r;
+  };
+  const gtb::Record good = run_case(false);
+  EXPECT_EQ(good.status, gtb::Status::ok);
+  EXPECT_TRUE(good.check["passed"].get<bool>());
+  EXPECT_LT(good.counters.at("rel_fro_err").value, 1e-6);
+  const gtb::Record bad = run_case(true);
+  EXPECT_EQ(bad.status, gtb::Status::invalid);
+  EXPECT_FALSE(bad.check["passed"].get<bool>());
+  EXPECT_NE(bad.status_detail.find("rel_fro_err"), std::string::npos) << bad.status_detail;
+  EXPECT_GT(bad.counters.at("rel_fro_err").value, bad.counters.at("tolerance").value);
+}
+
+TEST_F(GemmCheckPlanted, ReferenceSizeMismatchThrows) {
+  ref.pop_back();
+  EXPECT_THROW(check(), std::invalid_argument);
+}
+
+TEST(GemmCpu, LowPrecisionMatmulIsAccurateOrSkipsWithReason) {
+  const int m = 48, n = 40, k = 64;
+  Operands o(m, n, k);
+  std::vector<double> ref(std::size_t(m) * n);
+  gtb::cpu::gemm_naive_f64(o.a.data(), o.b.data(), ref.data(), m, n, k);
+  std::vector<int> rows;
+  for (int i = 0; i < m; ++i) rows.push_back(i);
+  for (auto [type, prec] : {std::pair{gtb::cpu::LowpMatmul::Type::bf16, Precision::bf16_fp32acc},
+                            std::pair{gtb::cpu::LowpMatmul::Type::f16, Precision::fp16_fp32acc}}) {
+    try {
+      gtb::cpu::LowpMatmul mm(type, m, n, k, o.a.data(), o.b.data());
+      std::vector<float> c(std::size_t(m) * n, std::numeric_limits<float>::quiet_NaN());
+      mm.run();
+      mm.result(c.data());
+      const auto chk = gtb::cpu::check_gemm(c.data(), m, n, rows, ref, g::tolerance(prec, k));
+      EXPECT_TRUE(chk.ok) << g::to_string(prec) << ": " << chk.detail;
+      // Low precision really is low: the error is well above FP32's.
+      EXPECT_GT(chk.rel_fro_err, 1e-5) << g::to_string(prec);
+      EXPECT_FALSE(mm.impl().empty());
+    } catch (const gtb::Skip& s) {
+      EXPECT_NE(std::string(s.what()).find(gtb::cpu::dnnl_built() ? "oneDNN" : "built without"), std::string::npos)
+          << s.what();
+    }
+  }
+  if (gtb::cpu::dnnl_built()) {
+    EXPECT_FALSE(gtb::cpu::dnnl_version().empty());
+  }
+}
+
+namespace {
+gtb::Record rec(gtb::Backend be, const std::string& variant, std::int64_t m, std::int64_t n, std::int64_t k,
+                const std::string& prec, const std::string& l2, double tflops) {
+  gtb::Record r;
+  r.family = "gemm";
+  r.workload = "gemm";
+  r.variant = variant;
+  r.backend = be;
+  r.params = {{"m", m}, {"n", n}, {"k", k}};
+  r.options = {{"precision", prec}};
+  if (!l2.empty()) r.options["l2"] = l2;
+  r.id = gtb::make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
+  r.status = gtb::Status::ok;
+  r.value = tflops;
+  return r;
+}
+}  // namespace
+
+TEST(GemmFindings, SpeedupsBestRateLibraryAndAlignment) {
+  using gtb::Backend;
+  std::vector<gtb::Record> rs = {
+      rec(Backend::cuda, "cublas", 4096, 4096, 4096, "fp32", "warm", 50),
+      rec(Backend::cuda, "cublaslt", 4096, 4096, 4096, "fp32", "warm", 55),
+      rec(Backend::cuda, "cublas", 4096, 4096, 4096, "bf16_fp32acc", "warm", 600),
+      rec(Backend::cuda, "cublaslt", 4096, 4096, 4096, "bf16_fp32acc", "warm", 550),
+      rec(Backend::cuda, "cublas", 4095, 4095, 4095, "bf16_fp32acc", "warm", 300),
+      rec(Backend::cuda, "cublas", 4095, 4095, 4095, "fp32", "warm", 50),
+      rec(Backend::cpu, "openblas", 4096, 4096, 4096, "fp32", "", 2),
+      rec(Backend::cpu, "onednn", 4096, 4096, 4096, "bf16_fp32acc", "", 4),
+  };
+  gtb::Record bad = rec(Backend::cuda, "cublas", 8192, 8192, 8192, "bf16_fp32acc", "warm", 5000);
+  bad.status = gtb::Status::invalid;  // an invalid record never counts, however fast
+  rs.push_back(bad);
+  gtb::json f;
+  g::compute_findings(rs, f);
+  EXPECT_DOUBLE_EQ(f["best_rate"]["cuda"]["bf16_fp32acc"]["tflops"].get<double>(), 600);
+  EXPECT_EQ(f["best_rate"]["cuda"]["bf16_fp32acc"]["variant"], "cublas");
+  EXPECT_DOUBLE_EQ(f["pct_of_best"][rs[3].id].get<double>(), 100.0 * 550 / 600);
+  EXPECT_DOUBLE_EQ(f["pct_of_best"][rs[4].id].get<double>(), 50.0);
+  const auto& sq = f["speedup_over_fp32"]["cuda"]["square"]["bf16_fp32acc"];
+  EXPECT_DOUBLE_EQ(sq["geomean"].get<double>(), 600.0 / 55.0);  // best library on each side
+  EXPECT_DOUBLE_EQ(sq["memory_saved_pct"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(f["speedup_over_fp32"]["cuda"]["alignment"]["bf16_fp32acc"]["geomean"].get<double>(), 6.0);
+  EXPECT_DOUBLE_EQ(f["speedup_over_fp32"]["cpu"]["square"]["bf16_fp32acc"]["geomean"].get<double>(), 2.0);
+  bool saw_fp32_choice = false;
+  for (const auto& e : f["library_choice"])
+    if (e["precision"] == "fp32") {
+      EXPECT_EQ(e["faster"], "cublaslt");
+      saw_fp32_choice = true;
+    }
+  EXPECT_TRUE(saw_fp32_choice);
+  ASSERT_TRUE(f.contains("gpu_vs_cpu_same_precision"));
+  for (const auto& e : f["gpu_vs_cpu_same_precision"])
+    if (e["precision"] == "bf16_fp32acc") {
+      EXPECT_DOUBLE_EQ(e["gpu_over_cpu"].get<double>(), 150.0);
+    }
+  bool saw_alignment = false;
+  for (const auto& e : f["alignment"])
+    if (e["precision"] == "bf16_fp32acc" && e["backend"] == "cuda") {
+      EXPECT_DOUBLE_EQ(e["ratio"].get<double>(), 0.5);
+      EXPECT_EQ(e["aligned"]["m"], 4096);
+      saw_alignment = true;
+    }
+  EXPECT_TRUE(saw_alignment);
+}
+
+TEST(GemmFindings, EmptyInputGivesNoFindings) {
+  gtb::json f = gtb::json::object();
+  g::compute_findings({}, f);
+  EXPECT_TRUE(f.empty());
+}
