@@ -75,6 +75,22 @@ void apply_ceilings(std::vector<Record>& records, const json& context) {
   }
 }
 
+void apply_gemm_peaks(std::vector<Record>& records, const json& findings) {
+  const json* best = nullptr;
+  if (findings.contains("gemm") && findings["gemm"].contains("best_rate")) best = &findings["gemm"]["best_rate"];
+  if (!best || !best->is_object()) return;
+  for (Record& r : records) {
+    auto t = r.counters.find("tflops");
+    if (r.status != Status::ok || t == r.counters.end() || !r.info.contains("gemm_precision")) continue;
+    const json& p = r.info["gemm_precision"];
+    const char* be = to_string(r.backend);
+    if (!p.is_string() || !best->contains(be) || !(*best)[be].contains(p.get<std::string>())) continue;
+    const json& b = (*best)[be][p.get<std::string>()];
+    const double peak = b.is_object() ? b.value("tflops", 0.0) : (b.is_number() ? b.get<double>() : 0.0);
+    if (peak > 0) r.counters["pct_of_gemm_peak"] = {100.0 * t->second.value / peak, "%"};
+  }
+}
+
 json make_document(const json& context, const std::string& suite, const json& families,
                    const std::vector<Record>& records, const json& findings) {
   json ctx = context;
@@ -85,6 +101,7 @@ json make_document(const json& context, const std::string& suite, const json& fa
   }
   std::vector<Record> recs = records;
   apply_ceilings(recs, ctx);
+  apply_gemm_peaks(recs, findings);
   json doc;
   doc["schema"] = kSchemaName;
   doc["schema_version"] = kSchemaVersion;

@@ -18,6 +18,10 @@ json make_comparisons(const std::vector<Record>& records);
 // Adds pct_of_ceiling counters to GB/s records naming a ceiling present in context["ceilings"].
 void apply_ceilings(std::vector<Record>& records, const json& context);
 
+// Adds pct_of_gemm_peak to records with a "tflops" counter and info "gemm_precision", from the
+// GEMM family's best measured rate of the same backend and precision (findings.gemm.best_rate).
+void apply_gemm_peaks(std::vector<Record>& records, const json& findings);
+
 // {"schema", "schema_version", "generated_at", "suite", "context", "families", "records",
 //  "comparisons", "findings"}
 json make_document(const json& context, const std::string& suite, const json& families,

@@ -138,6 +138,21 @@ TEST(Ceilings, PercentOfTheNamedCeiling) {
   EXPECT_FALSE(recs[1].counters.count("pct_of_ceiling"));
 }
 
+TEST(GemmPeaks, PercentOfTheSamePrecisionsBestRate) {
+  std::vector<Record> recs = {make("eager", Backend::cuda, 1.0), make("eager", Backend::cuda, 1.0),
+                              make("eager", Backend::cpu, 1.0)};
+  for (auto& r : recs) r.counters["tflops"] = {300.0, "TFLOP/s"};
+  recs[0].info["gemm_precision"] = "fp16_fp32acc";
+  recs[1].info["gemm_precision"] = "bf16_fp32acc";  // no GEMM figure for it: no counter
+  recs[2].info["gemm_precision"] = "fp16_fp32acc";  // CPU: the CPU's own best rate would be needed
+  const json findings = {{"gemm", {{"best_rate", {{"cuda", {{"fp16_fp32acc", {{"tflops", 600.0}}}}}}}}}};
+  apply_gemm_peaks(recs, findings);
+  ASSERT_TRUE(recs[0].counters.count("pct_of_gemm_peak"));
+  EXPECT_DOUBLE_EQ(recs[0].counters["pct_of_gemm_peak"].value, 50.0);
+  EXPECT_FALSE(recs[1].counters.count("pct_of_gemm_peak"));
+  EXPECT_FALSE(recs[2].counters.count("pct_of_gemm_peak"));
+}
+
 TEST(Document, CarriesCeilingsFromFindingsAndValidates) {
   const json findings = {{"ceilings", {{"ceilings", {{"host_copy_gbps", 40.0}}}}}};
   std::vector<Record> recs = {make("v", Backend::cpu, 20.0)};

@@ -1,0 +1,371 @@
+// Train family: an MLP training step on the CPU and the GPU, swept over batch size, model size,
+// CUDA Graphs vs eager, precision and gradient accumulation; the crossover where the GPU wins.
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "harness/gpu.h"
+#include "harness/gtb.h"
+#include "kernels/common/mlp.h"
+#include "kernels/cpu/blas.h"
+#include "kernels/cpu/mlp.h"
+#include "kernels/cpu/mlp_findings.h"
+#if GTB_HAVE_CUDA
+#include "harness/cuda_timing.h"
+#include "kernels/cuda/mlp.h"
+#endif
+
+namespace {
+
+namespace mlp = gtb::mlp;
+
+constexpr int kClasses = 16;
+constexpr std::uint64_t kDataSeed = 8086;
+
+int int_param(gtb::State& st, const char* name, int lo) {
+  const std::int64_t v = st.get_int(name);
+  if (v < lo || v > INT_MAX) throw std::invalid_argument(std::string("train: ") + name + " must be >= " + std::to_string(lo));
+  return static_cast<int>(v);
+}
+bool has(const gtb::State& st, const char* name) {
+  return st.params().contains(name) || st.options().contains(name);
+}
+
+// The model of a case: params width/depth (input = width, 16 classes), options optimizer/activation.
+mlp::Config config_of(gtb::State& st) {
+  mlp::Config c;
+  c.width = int_param(st, "width", 1);
+  c.input = c.width;
+  c.depth = int_param(st, "depth", 1);
+  c.classes = kClasses;
+  c.act = has(st, "activation") ? mlp::act_from_string(st.get_string("activation")) : mlp::Act::relu;
+  c.optim = has(st, "optimizer") ? mlp::optim_from_string(st.get_string("optimizer")) : mlp::Optim::sgd;
+  c.lr = c.optim == mlp::Optim::sgd ? 0.05f : 1e-3f;
+  c.validate();
+  return c;
+}
+int micro_batches_of(gtb::State& st) { return has(st, "micro_batches") ? int_param(st, "micro_batches", 1) : 1; }
+std::size_t cap_of(gtb::State& st) {
+  return has(st, "memory_cap_mb") ? std::size_t(int_param(st, "memory_cap_mb", 0)) * 1000000u : 0u;
+}
+
+const mlp::Dataset& dataset(int rows, int input) {
+  static mlp::Dataset d;
+  if (d.rows != rows || d.input != input) {
+    d = mlp::Dataset{};
+    try {
+      d = mlp::make_clusters(rows, input, kClasses, kDataSeed);
+    } catch (const std::bad_alloc&) {
+      throw gtb::OutOfMemory("host dataset of " + std::to_string(double(rows) * input * 4) + " bytes");
+    }
+  }
+  return d;
+}
+
+void common_counters(gtb::State& st, const mlp::Layout& lay, int batch, double median_s) {
+  st.counter("step_ms", median_s * 1e3, "ms");
+  st.counter("tflops", mlp::step_flops(lay, batch) / median_s / 1e12, "TFLOP/s");
+  st.counter("parameters", double(lay.parameters()), "count");
+  // The GEMM family's best rate at the matching precision is this step's compute ceiling: the
+  // results assembly turns it into pct_of_gemm_peak when both families ran.
+  const std::string p = st.options().contains("precision") ? st.get_string("precision") : "fp32";
+  st.info("gemm_precision", p == "fp16" ? "fp16_fp32acc" : p == "bf16" ? "bf16_fp32acc" : p);
+}
+
+void cpu_case(gtb::State& st) {
+  const mlp::Config cfg = config_of(st);
+  const int batch = int_param(st, "batch", 1), micro = micro_batches_of(st);
+  if (batch % micro) throw std::invalid_argument("train: batch must be a multiple of micro_batches");
+  if (has(st, "precision") && st.get_string("precision") != "fp32")
+    throw gtb::Skip("the CPU step runs in FP32 only");
+  mlp::CpuMlp model(cfg, batch / micro, cap_of(st));
+  const mlp::Dataset& data = dataset(batch, cfg.input);
+  const int rows = batch / micro;
+  // Verify one step in float64 (layer-local checks), then time the following steps.
+  const std::vector<float> p0(model.params(), model.params() + model.layout().total);
+  const std::vector<float> o0(model.opt_state(), model.opt_state() + model.layout().total * model.opt_state_count());
+  model.poison();
+  const float loss0 = model.step(data.x.data(), data.y.data(), batch, micro);
+  mlp::StepView v;
+  v.cfg = &cfg;
+  v.rows = rows;
+  v.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
+  v.labels = data.y.data() + (batch - rows);
+  v.norm_rows = batch;
+  v.grads_single_micro = micro == 1;
+  v.fetch = [&](mlp::Tensor t, int l) {
+    const float* p = t == mlp::Tensor::z ? model.z(l) : (t == mlp::Tensor::a ? model.a(l) : model.dz(l));
+    return std::vector<float>(p, p + std::size_t(rows) * std::size_t(model.layout().dims[std::size_t(l)]));
+  };
+  v.params_before = p0.data();
+  v.opt_before = o0.data();
+  v.grads = model.grads();
+  v.params_after = model.params();
+  v.t_before = 0;
+  v.rtol = 1e-4;
+  const mlp::VerifyResult res = verify_step(v);
+  const bool ok = res.ok && std::isfinite(loss0);
+  st.check(ok, ok ? res.detail : (res.ok ? "loss is not finite" : res.detail), {{"loss_first_step", loss0}});
+  if (!ok) return;
+  st.set_work(batch);
+  st.info("threads", mlp::CpuMlp::threads());
+  st.info("blas", gtb::cpu::blas_config());
+  float last = loss0;
+  const auto& s = st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
+    const double t0 = gtb::host_seconds();
+    for (std::int64_t r = 0; r < reps; ++r) last = model.step(data.x.data(), data.y.data(), batch, micro);
+    return gtb::host_seconds() - t0;
+  });
+  common_counters(st, model.layout(), batch, s.stats.median);
+  st.counter("model_host_bytes", double(model.bytes()), "bytes");
+  st.counter("loss_first", loss0, "nats");
+  st.counter("loss_last", last, "nats");
+  st.counter("steps_taken", model.steps_taken(), "count");
+}
+
+#if GTB_HAVE_CUDA
+namespace gm = gtb::cuda::mlp;
+
+double tolerance(gm::Precision p) {
+  switch (p) {
+    case gm::Precision::fp32: return 1e-4;
+    case gm::Precision::tf32: return 5e-3;
+    case gm::Precision::fp16: return 1e-2;
+    case gm::Precision::bf16: return 3e-2;
+  }
+  return 1e-2;
+}
+
+double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = double(a[i]) - double(b[i]);
+    num += d * d;
+    den += double(b[i]) * double(b[i]);
+  }
+  return std::sqrt(num / (den > 0 ? den : 1.0));
+}
+
+void gpu_case(gtb::State& st) {
+  if (auto why = gtb::gpu::unavailable_reason()) throw gtb::Skip(*why);
+  const mlp::Config cfg = config_of(st);
+  const int batch = int_param(st, "batch", 1), micro = micro_batches_of(st);
+  const gm::Precision prec = has(st, "precision") ? gm::precision_from_string(st.get_string("precision")) : gm::Precision::fp32;
+  const gm::DataSource src = has(st, "data") ? gm::data_source_from_string(st.get_string("data")) : gm::DataSource::device;
+  const bool graph = has(st, "mode") && st.get_string("mode") == "graph";
+  if (has(st, "mode") && !graph && st.get_string("mode") != "eager") throw std::invalid_argument("train: mode is eager or graph");
+  const mlp::Dataset& data = dataset(batch, cfg.input);
+  const std::size_t free0 = gtb::gpu::memory_info().first;
+  gm::GpuMlp model(cfg, batch, micro, prec, cap_of(st));
+  model.load_data(data.x.data(), data.y.data(), src);
+  const int rows = model.micro_rows();
+  // Verify one eager step in float64 (layer-local checks on the backend's own tensors). With FP16
+  // the first steps may overflow at the initial loss scale and be skipped; the first step that is
+  // applied is the one checked.
+  std::vector<float> p0, o0;
+  mlp::ScaleState s0{}, s1{};
+  double loss0 = 0;
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    p0 = model.params(), o0 = model.opt_state();
+    s0 = model.scale_state();
+    model.poison();
+    model.step();
+    loss0 = model.loss();
+    s1 = model.scale_state();
+    if (s1.skipped == s0.skipped) break;
+  }
+  const std::vector<float> g1 = model.grads(), p1 = model.params();
+  mlp::StepView v;
+  v.cfg = &cfg;
+  v.rows = rows;
+  v.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
+  v.labels = data.y.data() + (batch - rows);
+  v.grad_scale = s0.scale;
+  v.norm_rows = batch;
+  v.grads_single_micro = micro == 1;
+  v.fetch = [&](mlp::Tensor t, int l) { return model.fetch(t, l); };
+  v.params_before = p0.data();
+  v.opt_before = o0.data();
+  v.grads = g1.data();
+  v.params_after = p1.data();
+  v.t_before = s0.step;
+  v.step_skipped = s1.skipped > s0.skipped;
+  v.rtol = tolerance(prec);
+  mlp::VerifyResult res = verify_step(v);
+  bool ok = res.ok && std::isfinite(loss0);
+  std::string detail = ok ? res.detail : (res.ok ? "loss is not finite" : res.detail);
+  if (ok && graph) {
+    // The captured step must do what the eager step did: replay it from the same state.
+    model.set_params(p0);
+    model.set_opt_state(o0);
+    model.set_scale_state(s0);
+    model.capture_graph();
+    model.replay();
+    const double dg = rel_diff(model.grads(), g1), dp = rel_diff(model.params(), p1);
+    const double tol = prec == gm::Precision::fp32 ? 1e-5 : 1e-3;  // atomics may sum in another order
+    if (!(dg <= tol && dp <= tol)) {
+      ok = false;
+      detail = "graph replay differs from the eager step: gradients " + std::to_string(dg) + ", params " +
+               std::to_string(dp) + " (relative norm)";
+    } else {
+      detail += "; graph replay matches eager";
+    }
+  }
+  st.check(ok, detail, {{"loss_first_step", loss0}});
+  if (!ok) return;
+  const std::size_t free1 = gtb::gpu::memory_info().first;
+  st.set_work(batch);
+  const auto& s = st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
+    model.sync();
+    const double t0 = gtb::host_seconds();
+    for (std::int64_t r = 0; r < reps; ++r) graph ? model.replay() : model.step();
+    model.sync();
+    return gtb::host_seconds() - t0;
+  });
+  common_counters(st, model.layout(), batch, s.stats.median);
+  st.counter("loss_first", loss0, "nats");
+  st.counter("loss_last", model.loss(), "nats");
+  st.counter("peak_device_bytes", double(model.device_bytes()), "bytes");
+  if (free0 >= free1) st.counter("device_mem_delta_bytes", double(free0 - free1), "bytes");
+  const mlp::ScaleState sf = model.scale_state();
+  st.counter("steps_taken", sf.step, "count");
+  if (gm::is_mixed(prec)) {
+    st.counter("skipped_steps", sf.skipped, "count");
+    st.counter("loss_scale", sf.scale, "x");
+  }
+  // Outside the timed samples: launches, host enqueue cost, GPU busy fraction, occupancy.
+  if (!graph) {
+    model.sync();
+    const int n = 5;
+    const double t0 = gtb::host_seconds();
+    for (int i = 0; i < n; ++i) model.step();
+    const double enqueue = (gtb::host_seconds() - t0) / n;
+    model.sync();
+    st.counter("launches_per_step", model.launches_per_step(), "count");
+    st.counter("host_enqueue_us_per_step", enqueue * 1e6, "us");
+    st.counter("host_enqueue_us_per_launch", enqueue * 1e6 / std::max(1, model.launches_per_step()), "us");
+    st.counter("gpu_busy_fraction", model.busy_fraction(3), "fraction");
+  }
+  if (src != gm::DataSource::pageable) {
+    if (!model.has_graph()) model.capture_graph();
+    st.counter("graph_nodes", double(model.graph_nodes()), "count");
+  }
+  gtb::json kernels = gtb::json::array();
+  for (const auto& k : model.kernel_info())
+    kernels.push_back({{"name", k.name}, {"block", k.block}, {"grid", k.grid}, {"blocks_per_sm", k.blocks_per_sm},
+                       {"occupancy", k.occupancy}, {"waves", k.waves}});
+  st.info("custom_kernels", kernels);
+  st.info("flop_rule", "6 * batch * sum(in*out) over layers (forward + two backward GEMMs)");
+}
+#else
+void gpu_case(gtb::State&) { throw gtb::Skip("built without CUDA"); }
+#endif
+
+std::vector<std::int64_t> pow2(std::int64_t lo, std::int64_t hi) {
+  std::vector<std::int64_t> v;
+  for (std::int64_t x = lo; x <= hi; x *= 2) v.push_back(x);
+  return v;
+}
+
+// Fewer warm-up samples than the default full rule: a wide CPU step takes seconds.
+gtb::StopRule full_rule() {
+  gtb::StopRule r = gtb::StopRule::full();
+  r.warmup_samples = 1;
+  r.hard_min_samples = 3;
+  return r;
+}
+
+const char* kStepDoc =
+    "one SGD-momentum training step of an MLP (input = width, 16 classes, ReLU): GEMM+bias+act forward, "
+    "softmax cross-entropy, weight/input-gradient GEMMs, activation backward, optimizer; metric samples/s; "
+    "TFLOP/s counts 6*batch*sum(in*out)";
+
+// ---- batch sweep ----
+auto& b_cpu = gtb::add("train", "batch_sweep", "openblas", gtb::Backend::cpu, cpu_case)
+                  .axis("batch", pow2(1, 8192), {1, 32, 512, 4096})
+                  .axis("width", std::vector<std::int64_t>{256, 1024}, {256})
+                  .axis("depth", std::vector<std::int64_t>{4})
+                  .rate("throughput", "samples/s", 1.0)
+                  .rule(gtb::StopRule::quick(), full_rule())
+                  .describe(kStepDoc);
+auto& b_gpu = gtb::add("train", "batch_sweep", "cublas", gtb::Backend::cuda, gpu_case)
+                  .axis("batch", pow2(1, 8192), {1, 32, 512, 4096})
+                  .axis("width", std::vector<std::int64_t>{256, 1024}, {256})
+                  .axis("depth", std::vector<std::int64_t>{4})
+                  .option("data", std::vector<std::string>{"device", "pinned", "pageable"})
+                  .rate("throughput", "samples/s", 1.0)
+                  .rule(gtb::StopRule::quick(), full_rule())
+                  .describe(std::string(kStepDoc) + "; data: batch resident on the device, or copied every step "
+                                                    "from pinned or pageable host memory");
+
+// ---- model-size sweep (eager vs CUDA Graph on the GPU) ----
+auto& m_cpu = gtb::add("train", "model_sweep", "openblas", gtb::Backend::cpu, cpu_case)
+                  .axis("batch", std::vector<std::int64_t>{256})
+                  .axis("width", pow2(32, 8192), {64, 1024})
+                  .axis("depth", std::vector<std::int64_t>{2, 4, 8}, {4})
+                  .rate("throughput", "samples/s", 1.0)
+                  .rule(gtb::StopRule::quick(), full_rule())
+                  .describe(kStepDoc);
+auto& m_gpu = gtb::add("train", "model_sweep", "cublas", gtb::Backend::cuda, gpu_case)
+                  .axis("batch", std::vector<std::int64_t>{256})
+                  .axis("width", pow2(32, 8192), {64, 1024})
+                  .axis("depth", std::vector<std::int64_t>{2, 4, 8}, {4})
+                  .option("mode", std::vector<std::string>{"eager", "graph"})
+                  .rate("throughput", "samples/s", 1.0)
+                  .rule(gtb::StopRule::quick(), full_rule())
+                  .describe(std::string(kStepDoc) + "; mode graph: the step captured once as a CUDA Graph and replayed");
+
+// ---- precision (GELU; SGD and Adam) ----
+auto& p_cpu = gtb::add("train", "precision", "openblas", gtb::Backend::cpu, cpu_case)
+                  .axis("batch", std::vector<std::int64_t>{1024}, {512})
+                  .axis("width", std::vector<std::int64_t>{1024, 4096, 8192}, {512})
+                  .axis("depth", std::vector<std::int64_t>{4})
+                  .option("precision", std::vector<std::string>{"fp32"})
+                  .option("optimizer", std::vector<std::string>{"sgd", "adam"})
+                  .option("activation", std::vector<std::string>{"gelu"})
+                  .rate("throughput", "samples/s", 1.0)
+                  .rule(gtb::StopRule::quick(), full_rule())
+                  .describe("the training step (GELU) in FP32 on the CPU, SGD-momentum or Adam");
+auto& p_gpu = gtb::add("train", "precision", "cublas", gtb::Backend::cuda, gpu_case)
+                  .axis("batch", std::vector<std::int64_t>{1024}, {512})
+                  .axis("width", std::vector<std::int64_t>{1024, 4096, 8192}, {512})
+                  .axis("depth", std::vector<std::int64_t>{4})
+                  .option("precision", std::vector<std::string>{"fp32", "tf32", "fp16", "bf16"})
+                  .option("optimizer", std::vector<std::string>{"sgd", "adam"})
+                  .option("activation", std::vector<std::string>{"gelu"})
+                  .rate("throughput", "samples/s", 1.0)
+                  .rule(gtb::StopRule::quick(), full_rule())
+                  .describe("the training step (GELU): fp32, tf32 GEMMs, or fp16/bf16 activations and GEMMs with FP32 "
+                            "master weights and dynamic loss scaling (skipped steps counted)");
+
+// ---- gradient accumulation under a memory cap ----
+const char* kAccumDoc =
+    "the step over `batch` samples as micro_batches accumulated micro-batches; memory_cap_mb (10^6 bytes, 0 = none) "
+    "caps the model's own allocations (emulating a smaller device): a batch over it is skipped as out of memory";
+auto& g_cpu = gtb::add("train", "grad_accum", "openblas", gtb::Backend::cpu, cpu_case)
+                  .axis("batch", std::vector<std::int64_t>{16384, 65536}, {2048})
+                  .axis("width", std::vector<std::int64_t>{512}, {256})
+                  .axis("depth", std::vector<std::int64_t>{4})
+                  .option("micro_batches", std::vector<std::int64_t>{1, 4, 16}, {1, 4})
+                  .option("memory_cap_mb", std::vector<std::int64_t>{512}, {0})
+                  .rate("throughput", "samples/s", 1.0)
+                  .rule(gtb::StopRule::quick(), full_rule())
+                  .describe(kAccumDoc);
+auto& g_gpu = gtb::add("train", "grad_accum", "cublas", gtb::Backend::cuda, gpu_case)
+                  .axis("batch", std::vector<std::int64_t>{16384, 65536}, {2048})
+                  .axis("width", std::vector<std::int64_t>{512}, {256})
+                  .axis("depth", std::vector<std::int64_t>{4})
+                  .option("micro_batches", std::vector<std::int64_t>{1, 4, 16}, {1, 4})
+                  .option("memory_cap_mb", std::vector<std::int64_t>{512}, {0})
+                  .rate("throughput", "samples/s", 1.0)
+                  .rule(gtb::StopRule::quick(), full_rule())
+                  .describe(kAccumDoc);
+
+const bool kFindings = gtb::add_findings("train", [](const std::vector<gtb::Record>& recs, gtb::json& f) {
+  const gtb::json found = mlp::findings_from_records(recs);
+  for (auto it = found.begin(); it != found.end(); ++it) f[it.key()] = it.value();
+});
+
+}  // namespace

@@ -1,0 +1,470 @@
+// CPU MLP training step: OpenBLAS SGEMM for the GEMMs, fused OpenMP loops for everything else.
+#include "kernels/cpu/mlp.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "harness/gtb.h"
+#include "kernels/common/random.h"
+#include "kernels/common/verify.h"
+#include "kernels/cpu/blas.h"
+
+namespace gtb::mlp {
+
+void HostAllocator::Free::operator()(void* p) const { std::free(p); }
+
+void* HostAllocator::raw(std::size_t bytes) {
+  const std::size_t rounded = (bytes + 63) / 64 * 64;
+  if (cap_ && used_ + rounded > cap_)
+    throw gtb::OutOfMemory("host allocation of " + std::to_string(rounded) + " bytes over the cap of " +
+                           std::to_string(cap_) + " bytes (" + std::to_string(used_) + " in use)");
+  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  if (!p) throw gtb::OutOfMemory("host allocation of " + std::to_string(rounded) + " bytes failed");
+  std::memset(p, 0, rounded);
+  blocks_.emplace_back(p);
+  used_ += rounded;
+  return p;
+}
+float* HostAllocator::floats(std::size_t n) { return static_cast<float*>(raw(n * sizeof(float))); }
+int* HostAllocator::ints(std::size_t n) { return static_cast<int*>(raw(n * sizeof(int))); }
+
+std::vector<float> init_params(const Config& c, const Layout& lay) {
+  std::vector<float> p(lay.total, 0.0f);
+  for (int l = 0; l < lay.layers(); ++l) {
+    const auto in = std::size_t(lay.dims[std::size_t(l)]), out = std::size_t(lay.dims[std::size_t(l) + 1]);
+    const float bound = 1.0f / std::sqrt(float(in));
+    fill_uniform(p.data() + lay.w[std::size_t(l)], in * out, c.seed + 2 * std::uint64_t(l), -bound, bound);
+    fill_uniform(p.data() + lay.b[std::size_t(l)], out, c.seed + 2 * std::uint64_t(l) + 1, -bound, bound);
+  }
+  return p;
+}
+
+Dataset make_clusters(int rows, int input, int classes, std::uint64_t seed, float noise) {
+  if (rows < 1 || input < 1 || classes < 2) throw std::invalid_argument("make_clusters: bad shape");
+  Dataset d;
+  d.rows = rows, d.input = input, d.classes = classes;
+  std::vector<float> centres(std::size_t(classes) * std::size_t(input));
+  fill_normal(centres.data(), centres.size(), seed, 1.0f);
+  d.x.resize(std::size_t(rows) * std::size_t(input));
+  fill_normal(d.x.data(), d.x.size(), seed + 1, noise);
+  d.y.resize(std::size_t(rows));
+  for (int r = 0; r < rows; ++r) {
+    const int k = r % classes;
+    d.y[std::size_t(r)] = k;
+    float* row = d.x.data() + std::size_t(r) * std::size_t(input);
+    const float* cen = centres.data() + std::size_t(k) * std::size_t(input);
+    for (int i = 0; i < input; ++i) row[i] += cen[i];
+  }
+  return d;
+}
+
+namespace {
+constexpr int kRowsPerThread = 32;  // rows mode needs at least this many rows per thread
+constexpr double kThreadGradBudget = 4e9;
+constexpr double kSerialStepFlops = 2e7;   // steps under this many FLOPs run on one thread  // bytes of per-thread gradient copies rows mode may use
+}  // namespace
+
+int CpuMlp::threads() { return omp_get_max_threads(); }
+
+void CpuMlp::set_threading(Threading t) {
+  threading_ = t;
+  cpu::set_blas_threads(t == Threading::blas ? omp_get_max_threads() : 1);
+  const int nt = omp_get_max_threads();
+  // The per-thread gradient copies are bounded: past the budget the split way is used instead.
+  const double copies_bytes = double(nt - 1) * double(lay_.total) * sizeof(float);
+  if (t == Threading::rows && thread_grads_.empty() && nt > 1 && max_rows_ >= kRowsPerThread * nt &&
+      copies_bytes <= kThreadGradBudget)
+    for (int i = 1; i < nt; ++i) thread_grads_.push_back(alloc_.floats(lay_.total));
+}
+
+// C = A B (+ beta C), row-major. In split mode the larger of m and n is cut into one slice per
+// thread (slices of n rounded to 16 columns, one cache line); tiny products run on one thread.
+void CpuMlp::gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float beta,
+                  float* c, int ldc) const {
+  const int nt = omp_get_max_threads();
+  if (threading_ == Threading::blas || nt == 1 || double(m) * double(n) * double(k) < 4.0e6) {
+    cpu::sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  const bool split_m = m >= n;
+  const int len = split_m ? m : n;
+  const int grain = split_m ? 1 : 16;
+  const int parts = std::max(1, std::min(nt, len / grain));
+#pragma omp parallel num_threads(parts)
+  {
+    const int t = omp_get_thread_num();
+    const int units = (len + grain - 1) / grain;
+    const int u0 = int(std::int64_t(units) * t / parts), u1 = int(std::int64_t(units) * (t + 1) / parts);
+    const int i0 = std::min(len, u0 * grain), i1 = std::min(len, u1 * grain);
+    if (i1 > i0) {
+      if (split_m) {
+        const float* as = ta ? a + i0 : a + std::size_t(i0) * std::size_t(lda);
+        cpu::sgemm(ta, tb, i1 - i0, n, k, 1.0f, as, lda, b, ldb, beta, c + std::size_t(i0) * std::size_t(ldc), ldc);
+      } else {
+        const float* bs = tb ? b + std::size_t(i0) * std::size_t(ldb) : b + i0;
+        cpu::sgemm(ta, tb, m, i1 - i0, k, 1.0f, a, lda, bs, ldb, beta, c + i0, ldc);
+      }
+    }
+  }
+}
+
+CpuMlp::CpuMlp(const Config& c, int max_micro_batch, std::size_t cap_bytes)
+    : cfg_(c), lay_(c), max_rows_(max_micro_batch), alloc_(cap_bytes) {
+  cfg_.validate();
+  if (max_micro_batch < 1) throw std::invalid_argument("CpuMlp: batch must be >= 1");
+  params_ = alloc_.floats(lay_.total);
+  grads_ = alloc_.floats(lay_.total);
+  opt_ = alloc_.floats(lay_.total * std::size_t(opt_state_count()));
+  const int L = lay_.layers();
+  const auto rows = std::size_t(max_rows_);
+  a_.push_back(nullptr);  // A_0 is the caller's input
+  for (int l = 1; l <= L; ++l) {
+    const auto d = std::size_t(lay_.dims[std::size_t(l)]);
+    z_.push_back(alloc_.floats(rows * d));
+    a_.push_back(l < L ? alloc_.floats(rows * d) : nullptr);
+    dz_.push_back(alloc_.floats(rows * d));
+  }
+  const std::vector<float> p = init_params(cfg_, lay_);
+  std::copy(p.begin(), p.end(), params_);
+  set_threading(threading_);
+}
+
+void CpuMlp::set_params(const std::vector<float>& p) {
+  if (p.size() != lay_.total) throw std::invalid_argument("CpuMlp::set_params: wrong size");
+  std::copy(p.begin(), p.end(), params_);
+}
+void CpuMlp::reset_optimizer() {
+  std::fill(opt_, opt_ + lay_.total * std::size_t(opt_state_count()), 0.0f);
+  t_ = 0;
+}
+
+void CpuMlp::poison() {
+  for (int l = 1; l <= lay_.layers(); ++l) {
+    const std::size_t n = std::size_t(max_rows_) * std::size_t(lay_.dims[std::size_t(l)]);
+    gtb::poison(z_[std::size_t(l - 1)], n);
+    gtb::poison(dz_[std::size_t(l - 1)], n);
+    if (a_[std::size_t(l)]) gtb::poison(a_[std::size_t(l)], n);
+    // Only the tensors themselves: the zero padding between them is never written by a step.
+    const auto in = std::size_t(lay_.dims[std::size_t(l - 1)]), out = std::size_t(lay_.dims[std::size_t(l)]);
+    gtb::poison(grads_ + lay_.w[std::size_t(l - 1)], in * out);
+    gtb::poison(grads_ + lay_.b[std::size_t(l - 1)], out);
+  }
+}
+
+namespace {
+// The elementwise loops are compiled for AVX-512 and AVX2 as well as the baseline and picked at run
+// time (the project builds for the generic x86-64 target). The activation is a template argument so
+// that each loop is branch-free and vectorizes.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define GTB_MLP_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
+#else
+#define GTB_MLP_CLONES
+#endif
+
+template <Act A>
+inline void bias_act_rows_t(float* __restrict z, float* __restrict a, const float* __restrict b, std::size_t rows,
+                            std::size_t cols) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    float* __restrict zr = z + r * cols;
+    float* __restrict ar = a + r * cols;
+#pragma omp simd
+    for (std::size_t j = 0; j < cols; ++j) {
+      const float v = zr[j] + b[j];
+      zr[j] = v;
+      ar[j] = act_forward(A, v);
+    }
+  }
+}
+GTB_MLP_CLONES void bias_act_rows(Act act, float* z, float* a, const float* b, std::size_t rows, std::size_t cols) {
+  if (act == Act::relu)
+    bias_act_rows_t<Act::relu>(z, a, b, rows, cols);
+  else
+    bias_act_rows_t<Act::gelu>(z, a, b, rows, cols);
+}
+
+// g = g * act'(z) in place, with the column sums of the result added to part.
+template <Act A>
+inline void act_backward_rows_t(float* __restrict g, const float* __restrict z, float* __restrict part,
+                                std::size_t rows, std::size_t cols) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    float* __restrict gr = g + r * cols;
+    const float* __restrict zr = z + r * cols;
+#pragma omp simd
+    for (std::size_t j = 0; j < cols; ++j) {
+      const float v = gr[j] * act_derivative(A, zr[j]);
+      gr[j] = v;
+      part[j] += v;
+    }
+  }
+}
+GTB_MLP_CLONES void act_backward_rows(Act act, float* g, const float* z, float* part, std::size_t rows,
+                                      std::size_t cols) {
+  if (act == Act::relu)
+    act_backward_rows_t<Act::relu>(g, z, part, rows, cols);
+  else
+    act_backward_rows_t<Act::gelu>(g, z, part, rows, cols);
+}
+
+GTB_MLP_CLONES void sgd_range(float* __restrict w, float* __restrict v, const float* __restrict g, std::size_t n,
+                              float lr, float mu) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) sgd_momentum(w[i], v[i], g[i], lr, mu);
+}
+GTB_MLP_CLONES void adam_range(float* __restrict w, float* __restrict m, float* __restrict v,
+                               const float* __restrict g, std::size_t n, float lr, float b1, float b2, float eps,
+                               float c1, float c2) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) adam(w[i], m[i], v[i], g[i], lr, b1, b2, eps, c1, c2);
+}
+
+// Splits [0, n) into one contiguous range per thread (one thread below `min_work` units) and calls
+// fn(begin, end, thread).
+template <class Fn>
+void parallel_ranges(std::size_t n, double work, Fn fn) {
+  const int nt = omp_get_max_threads();
+  const int parts = work > 32768.0 ? nt : 1;
+  if (parts == 1) {
+    fn(std::size_t(0), n, 0);
+    return;
+  }
+#pragma omp parallel num_threads(parts)
+  {
+    const int t = omp_get_thread_num();
+    const std::size_t b = n * std::size_t(t) / std::size_t(parts), e = n * std::size_t(t + 1) / std::size_t(parts);
+    if (e > b) fn(b, e, t);
+  }
+}
+
+// Adds (or stores) per-thread partial column sums into out.
+void reduce_parts(const std::vector<float>& parts, int nparts, std::size_t cols, float* out, bool accumulate) {
+  for (std::size_t j = 0; j < cols; ++j) {
+    float s = accumulate ? out[j] : 0.0f;
+    for (int t = 0; t < nparts; ++t) s += parts[std::size_t(t) * cols + j];
+    out[j] = s;
+  }
+}
+}  // namespace
+
+void CpuMlp::forward_backward(const float* x, const int* labels, int rows, float grad_scale, bool accumulate,
+                              double& loss_sum) {
+  const int L = lay_.layers();
+  const Act act = cfg_.act;
+  const auto& d = lay_.dims;
+  const int nt = omp_get_max_threads();
+  const auto R = std::size_t(rows);
+  a_[0] = const_cast<float*>(x);  // read only; A_0 is never written
+  // Forward: Z_l = A_{l-1} W_l (GEMM), then Z_l += b_l and A_l = act(Z_l) in one pass.
+  for (int l = 1; l <= L; ++l) {
+    const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
+    const auto O = std::size_t(out);
+    float* z = z_[std::size_t(l - 1)];
+    gemm(false, false, rows, out, in, a_[std::size_t(l - 1)], in, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, z,
+         out);
+    const float* b = params_ + lay_.b[std::size_t(l - 1)];
+    if (l < L) {
+      float* a = a_[std::size_t(l)];
+      parallel_ranges(R, double(R) * double(O), [&](std::size_t r0, std::size_t r1, int) {
+        bias_act_rows(act, z + r0 * O, a + r0 * O, b, r1 - r0, O);
+      });
+    }
+  }
+  // Loss: bias of the last layer, softmax cross-entropy, dZ_L and its column sums (db_L).
+  {
+    const int C = d[std::size_t(L)];
+    const auto CC = std::size_t(C);
+    float* z = z_[std::size_t(L - 1)];
+    float* dz = dz_[std::size_t(L - 1)];
+    const float* b = params_ + lay_.b[std::size_t(L - 1)];
+    std::vector<double> thread_loss(std::size_t(nt), 0.0);
+    colsum_scratch_.assign(std::size_t(nt) * CC, 0.0f);
+    parallel_ranges(R, double(R) * double(CC) * 8.0, [&](std::size_t r0, std::size_t r1, int t) {
+      float* part = colsum_scratch_.data() + std::size_t(t) * CC;
+      double lsum = 0;
+      for (std::size_t r = r0; r < r1; ++r) {
+        float* zr = z + r * CC;
+        float* gr = dz + r * CC;
+        for (std::size_t j = 0; j < CC; ++j) zr[j] += b[j];
+        lsum += double(softmax_xent_row<float>(
+            C, labels[r], grad_scale, [&](int j) { return zr[j]; }, [&](int j, float g) { gr[j] = g; }));
+        for (std::size_t j = 0; j < CC; ++j) part[j] += gr[j];
+      }
+      thread_loss[std::size_t(t)] = lsum;
+    });
+    reduce_parts(colsum_scratch_, nt, CC, grads_ + lay_.b[std::size_t(L - 1)], accumulate);
+    for (double v : thread_loss) loss_sum += v;
+  }
+  // Backward: dW_l = A_{l-1}^T dZ_l; dA_{l-1} = dZ_l W_l^T, then dZ_{l-1} = dA (.) act'(Z) with db.
+  for (int l = L; l >= 1; --l) {
+    const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
+    const float* dz = dz_[std::size_t(l - 1)];
+    gemm(true, false, in, out, rows, a_[std::size_t(l - 1)], in, dz, out, accumulate ? 1.0f : 0.0f,
+         grads_ + lay_.w[std::size_t(l - 1)], out);
+    if (l == 1) break;
+    float* dprev = dz_[std::size_t(l - 2)];
+    gemm(false, true, rows, in, out, dz, out, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, dprev, in);
+    const float* zp = z_[std::size_t(l - 2)];
+    const auto I = std::size_t(in);
+    colsum_scratch_.assign(std::size_t(nt) * I, 0.0f);
+    parallel_ranges(R, double(R) * double(I), [&](std::size_t r0, std::size_t r1, int t) {
+      act_backward_rows(act, dprev + r0 * I, zp + r0 * I, colsum_scratch_.data() + std::size_t(t) * I, r1 - r0, I);
+    });
+    reduce_parts(colsum_scratch_, nt, I, grads_ + lay_.b[std::size_t(l - 2)], accumulate);
+  }
+}
+
+void CpuMlp::optimizer_step() {
+  ++t_;
+  const std::size_t n = lay_.total;
+  if (cfg_.optim == Optim::sgd) {
+    parallel_ranges(n, double(n), [&](std::size_t b, std::size_t e, int) {
+      sgd_range(params_ + b, opt_ + b, grads_ + b, e - b, cfg_.lr, cfg_.momentum);
+    });
+  } else {
+    float c1, c2;
+    adam_corrections(t_, cfg_.beta1, cfg_.beta2, c1, c2);
+    float* m = opt_;
+    float* v = opt_ + n;
+    parallel_ranges(n, double(n) * 4.0, [&](std::size_t b, std::size_t e, int) {
+      adam_range(params_ + b, m + b, v + b, grads_ + b, e - b, cfg_.lr, cfg_.beta1, cfg_.beta2, cfg_.eps, c1, c2);
+    });
+  }
+}
+
+namespace {
+GTB_MLP_CLONES void add_range(float* __restrict dst, const float* __restrict src, std::size_t n) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) dst[i] += src[i];
+}
+}  // namespace
+
+float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_batches, int parts) {
+  const int L = lay_.layers();
+  const Act act = cfg_.act;
+  const auto& d = lay_.dims;
+  const int rows = batch / micro_batches;
+  const float scale = 1.0f / float(batch);
+  const auto in0 = std::size_t(cfg_.input);
+  const std::size_t n = lay_.total;
+  ++t_;
+  float c1 = 1, c2 = 1;
+  if (cfg_.optim == Optim::adam) adam_corrections(t_, cfg_.beta1, cfg_.beta2, c1, c2);
+  std::vector<double> tloss(std::size_t(parts), 0.0);
+#pragma omp parallel num_threads(parts)
+  {
+    const int t = omp_get_thread_num();
+    const std::size_t r0 = std::size_t(rows) * std::size_t(t) / std::size_t(parts);
+    const std::size_t r1 = std::size_t(rows) * std::size_t(t + 1) / std::size_t(parts);
+    const int nr = int(r1 - r0);
+    float* gw = t == 0 ? grads_ : thread_grads_[std::size_t(t - 1)];
+    for (int m = 0; m < micro_batches; ++m) {
+      const bool acc = m > 0;
+      const std::size_t base = std::size_t(m) * std::size_t(rows) + r0;
+      const float* xm = x + base * in0;
+      const float* aprev = xm;
+      for (int l = 1; l <= L; ++l) {
+        const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
+        const auto O = std::size_t(out);
+        float* z = z_[std::size_t(l - 1)] + r0 * O;
+        cpu::sgemm(false, false, nr, out, in, 1.0f, aprev, in, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, z, out);
+        if (l < L) {
+          float* a = a_[std::size_t(l)] + r0 * O;
+          bias_act_rows(act, z, a, params_ + lay_.b[std::size_t(l - 1)], std::size_t(nr), O);
+          aprev = a;
+        }
+      }
+      {
+        const int C = d[std::size_t(L)];
+        const auto CC = std::size_t(C);
+        float* z = z_[std::size_t(L - 1)] + r0 * CC;
+        float* dz = dz_[std::size_t(L - 1)] + r0 * CC;
+        const float* b = params_ + lay_.b[std::size_t(L - 1)];
+        float* db = gw + lay_.b[std::size_t(L - 1)];
+        if (!acc) std::fill(db, db + CC, 0.0f);
+        double lsum = 0;
+        for (int r = 0; r < nr; ++r) {
+          float* zr = z + std::size_t(r) * CC;
+          float* gr = dz + std::size_t(r) * CC;
+          for (std::size_t j = 0; j < CC; ++j) zr[j] += b[j];
+          lsum += double(softmax_xent_row<float>(
+              C, labels[base + std::size_t(r)], scale, [&](int j) { return zr[j]; },
+              [&](int j, float g) { gr[j] = g; }));
+          for (std::size_t j = 0; j < CC; ++j) db[j] += gr[j];
+        }
+        tloss[std::size_t(t)] += lsum;
+      }
+      for (int l = L; l >= 1; --l) {
+        const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
+        const auto I = std::size_t(in), O = std::size_t(out);
+        const float* ap = l == 1 ? xm : a_[std::size_t(l - 1)] + r0 * I;
+        const float* dz = dz_[std::size_t(l - 1)] + r0 * O;
+        cpu::sgemm(true, false, in, out, nr, 1.0f, ap, in, dz, out, acc ? 1.0f : 0.0f, gw + lay_.w[std::size_t(l - 1)],
+                   out);
+        if (l == 1) break;
+        float* dprev = dz_[std::size_t(l - 2)] + r0 * I;
+        cpu::sgemm(false, true, nr, in, out, 1.0f, dz, out, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, dprev, in);
+        float* db = gw + lay_.b[std::size_t(l - 2)];
+        if (!acc) std::fill(db, db + I, 0.0f);
+        act_backward_rows(act, dprev, z_[std::size_t(l - 2)] + r0 * I, db, std::size_t(nr), I);
+      }
+    }
+#pragma omp barrier
+    // Each thread sums the gradients of its share of the parameters and updates that share.
+    const std::size_t b = n * std::size_t(t) / std::size_t(parts) / 16 * 16;
+    const std::size_t e = t + 1 == parts ? n : n * std::size_t(t + 1) / std::size_t(parts) / 16 * 16;
+    for (int k = 1; k < parts; ++k) add_range(grads_ + b, thread_grads_[std::size_t(k - 1)] + b, e - b);
+    if (cfg_.optim == Optim::sgd)
+      sgd_range(params_ + b, opt_ + b, grads_ + b, e - b, cfg_.lr, cfg_.momentum);
+    else
+      adam_range(params_ + b, opt_ + b, opt_ + n + b, grads_ + b, e - b, cfg_.lr, cfg_.beta1, cfg_.beta2, cfg_.eps, c1,
+                 c2);
+  }
+  last_rows_ = rows;
+  x_ = x + std::size_t(micro_batches - 1) * std::size_t(rows) * in0;
+  a_[0] = const_cast<float*>(x_);
+  double loss = 0;
+  for (double v : tloss) loss += v;
+  return float(loss / double(batch));
+}
+
+float CpuMlp::step(const float* x, const int* labels, int batch, int micro_batches) {
+  if (batch < 1 || micro_batches < 1 || batch % micro_batches != 0)
+    throw std::invalid_argument("CpuMlp::step: batch " + std::to_string(batch) + " is not a positive multiple of " +
+                                std::to_string(micro_batches) + " micro-batches");
+  const int rows = batch / micro_batches;
+  if (rows > max_rows_)
+    throw std::invalid_argument("CpuMlp::step: micro-batch of " + std::to_string(rows) + " rows over the " +
+                                std::to_string(max_rows_) + " the model was built for");
+  // A step this small finishes before a second thread would pay for waking up (and on a busy
+  // machine every synchronization can cost a scheduler time slice): run it on one thread.
+  struct OneThread {
+    int saved;
+    bool on;
+    explicit OneThread(bool small) : saved(omp_get_max_threads()), on(small) {
+      if (on) omp_set_num_threads(1);
+    }
+    ~OneThread() {
+      if (on) omp_set_num_threads(saved);
+    }
+  } one_thread(step_flops(lay_, batch) < kSerialStepFlops);
+  const int nt = omp_get_max_threads();
+  if (threading_ == Threading::rows && nt > 1 && rows >= kRowsPerThread * nt &&
+      thread_grads_.size() == std::size_t(nt - 1))
+    return step_rows(x, labels, batch, micro_batches, nt);
+  double loss_sum = 0;
+  const float scale = 1.0f / float(batch);
+  const auto in = std::size_t(cfg_.input);
+  for (int m = 0; m < micro_batches; ++m)
+    forward_backward(x + std::size_t(m) * std::size_t(rows) * in, labels + std::size_t(m) * std::size_t(rows), rows,
+                     scale, m > 0, loss_sum);
+  last_rows_ = rows;
+  x_ = x + std::size_t(micro_batches - 1) * std::size_t(rows) * in;
+  optimizer_step();
+  return float(loss_sum / double(batch));
+}
+
+}  // namespace gtb::mlp

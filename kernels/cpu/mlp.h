@@ -1,0 +1,158 @@
+// The CPU MLP training step (OpenBLAS GEMMs + OpenMP loops), its data, and its float64 reference.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/common/mlp.h"
+
+namespace gtb::mlp {
+
+// Counts the bytes a model allocates and enforces an optional cap: going over it (or the system
+// refusing) throws gtb::OutOfMemory, so a too-large batch becomes a skipped record, not a crash.
+class HostAllocator {
+ public:
+  explicit HostAllocator(std::size_t cap_bytes = 0) : cap_(cap_bytes) {}
+  float* floats(std::size_t n);  // 64-byte aligned, zeroed, owned by the allocator
+  int* ints(std::size_t n);
+  std::size_t bytes() const { return used_; }
+  std::size_t cap() const { return cap_; }
+ private:
+  void* raw(std::size_t bytes);
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::size_t cap_ = 0, used_ = 0;
+  std::vector<std::unique_ptr<void, Free>> blocks_;
+};
+
+// Deterministic initialization shared by every backend: W and b uniform in +-1/sqrt(fan_in)
+// (PyTorch nn.Linear's default), padding zero.
+std::vector<float> init_params(const Config& c, const Layout& lay);
+
+// A learnable synthetic classification set: one Gaussian cluster per class in input space
+// (centres N(0,1), points centre + noise*N(0,1)), labels cycling through the classes.
+struct Dataset {
+  int rows = 0, input = 0, classes = 0;
+  std::vector<float> x;  // rows x input
+  std::vector<int> y;
+};
+Dataset make_clusters(int rows, int input, int classes, std::uint64_t seed, float noise = 0.5f);
+
+// The training step on the CPU. All buffers are allocated up front for `max_batch` rows per
+// micro-batch; a step over more rows than that must use micro-batches (gradient accumulation).
+class CpuMlp {
+ public:
+  // How the cores are shared (OpenMP threads; OpenBLAS's own pool is held at one thread except in
+  // `blas`). rows (default): data parallel inside one parallel region per step: each thread takes
+  // a slice of the batch through the whole forward and backward pass with single-threaded OpenBLAS
+  // calls (rows are independent), accumulating its own weight gradients; one barrier, then each
+  // thread sums the gradients and updates its share of the parameters. One synchronization per
+  // step instead of one per GEMM and loop. Used when every thread gets >= 32 rows; smaller batches
+  // fall back to split. split: every GEMM and loop is cut into one slice per thread (a parallel
+  // region each). blas: OpenBLAS threads its GEMMs itself and OpenMP threads the loops.
+  enum class Threading { rows, split, blas };
+
+  CpuMlp(const Config& c, int max_micro_batch, std::size_t cap_bytes = 0);
+
+  // One optimizer step on `batch` rows split into `micro_batches` equal micro-batches whose
+  // gradients are accumulated (the effective batch is `batch`). Returns the mean loss.
+  float step(const float* x, const int* labels, int batch, int micro_batches = 1);
+
+  const Config& config() const { return cfg_; }
+  const Layout& layout() const { return lay_; }
+  float* params() { return params_; }
+  const float* params() const { return params_; }
+  const float* grads() const { return grads_; }
+  // SGD: momentum buffer (one); Adam: m then v (two), each layout().total long.
+  float* opt_state() { return opt_; }
+  const float* opt_state() const { return opt_; }
+  int opt_state_count() const { return cfg_.optim == Optim::adam ? 2 : 1; }
+  int steps_taken() const { return t_; }
+  void set_params(const std::vector<float>& p);
+  void reset_optimizer();
+  void poison();  // NaN-fill activations, their gradients and the gradients, before a checked step
+
+  // Tensors of the last micro-batch, for checks: pre-activation Z_l (with bias), activation A_l
+  // (l < depth; A_0 is the input), and dLoss/dZ_l. l counts layers from 1. rows x dims[l].
+  const float* z(int l) const { return z_[static_cast<std::size_t>(l - 1)]; }
+  const float* a(int l) const { return a_[static_cast<std::size_t>(l)]; }
+  const float* dz(int l) const { return dz_[static_cast<std::size_t>(l - 1)]; }
+  int last_rows() const { return last_rows_; }
+
+  std::size_t bytes() const { return alloc_.bytes(); }
+  static int threads();
+  void set_threading(Threading t);
+  Threading threading() const { return threading_; }
+
+ private:
+  void forward_backward(const float* x, const int* labels, int rows, float grad_scale, bool accumulate,
+                        double& loss_sum);
+  void optimizer_step();
+  Config cfg_;
+  Layout lay_;
+  int max_rows_;
+  HostAllocator alloc_;
+  float* params_ = nullptr;
+  float* grads_ = nullptr;
+  float* opt_ = nullptr;
+  std::vector<float*> z_, a_, dz_;
+  std::vector<float> colsum_scratch_;
+  void gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float beta,
+            float* c, int ldc) const;
+  float step_rows(const float* x, const int* labels, int batch, int micro_batches, int parts);
+  Threading threading_ = Threading::rows;
+  std::vector<float*> thread_grads_;  // gradient buffers of threads 1.. in rows mode
+  int t_ = 0;
+  int last_rows_ = 0;
+  const float* x_ = nullptr;
+};
+
+// ---- float64 reference (small sizes): the whole step from scratch ----
+struct RefStep {
+  double loss = 0;
+  std::vector<double> grads;         // layout().total, unscaled mean gradient
+  std::vector<double> params_after;  // after one optimizer step
+  std::vector<double> opt_after;     // state after the step (1 or 2 x total)
+};
+// One step from params/opt state (t = steps already taken) on `batch` rows.
+RefStep reference_step(const Config& c, const std::vector<double>& params, const std::vector<double>& opt, int t,
+                       const float* x, const int* labels, int batch);
+// Mean loss only (for finite differences).
+double reference_loss(const Config& c, const std::vector<double>& params, const float* x, const int* labels,
+                      int batch);
+
+// ---- verification of a step at any size, in float64, from what the backend produced ----
+// Layer-local checks: sampled rows of every Z, A and dZ against float64 recomputation from that
+// layer's own inputs; every weight gradient and Z through random probe vectors (Freivalds), bias
+// gradients exactly; every parameter's update elementwise. Cost O(rows*params + B*widths), not a GEMM.
+enum class Tensor { z, a, dz };
+struct StepView {
+  const Config* cfg = nullptr;
+  int rows = 0;                // rows of the micro-batch the tensors belong to
+  const float* x = nullptr;    // that micro-batch's input
+  const int* labels = nullptr;
+  double grad_scale = 1.0;     // dz and grads hold grad_scale * dLoss/d.; dLoss is the mean over `norm_rows`
+  int norm_rows = 0;
+  bool grads_single_micro = true;  // grads hold only this micro-batch (enables the gradient probes)
+  std::function<std::vector<float>(Tensor, int)> fetch;  // rows x dims[l], converted to float
+  const float* params_before = nullptr;
+  const float* opt_before = nullptr;
+  const float* grads = nullptr;
+  const float* params_after = nullptr;
+  int t_before = 0;
+  bool step_skipped = false;   // mixed precision skipped the update
+  double rtol = 1e-4;          // relative to the magnitude bound (sum of |terms|)
+};
+struct VerifyResult {
+  bool ok = true;
+  std::string detail;
+  double worst = 0;  // largest error / allowed ratio seen (1.0 = at tolerance)
+};
+VerifyResult verify_step(const StepView& v);
+
+}  // namespace gtb::mlp

@@ -1,0 +1,333 @@
+// Float64 checks of the MLP step: a from-scratch reference for small models, and a layer-local
+// verifier (sampled rows + random probes) cheap enough to run before every timed case.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "kernels/common/random.h"
+#include "kernels/cpu/mlp.h"
+
+namespace gtb::mlp {
+
+namespace {
+using dvec = std::vector<double>;
+
+struct Fwd {
+  std::vector<dvec> z, a;  // z[l-1] = Z_l (with bias); a[l] = A_l, a[0] = x
+};
+
+Fwd ref_forward(const Config& c, const Layout& lay, const dvec& p, const float* x, int batch) {
+  const int L = lay.layers();
+  const auto B = std::size_t(batch);
+  Fwd f;
+  f.a.emplace_back(x, x + B * std::size_t(c.input));
+  for (int l = 1; l <= L; ++l) {
+    const auto in = std::size_t(lay.dims[std::size_t(l - 1)]), out = std::size_t(lay.dims[std::size_t(l)]);
+    const double* W = p.data() + lay.w[std::size_t(l - 1)];
+    const double* b = p.data() + lay.b[std::size_t(l - 1)];
+    const dvec& A = f.a.back();
+    dvec Z(B * out);
+    for (std::size_t r = 0; r < B; ++r)
+      for (std::size_t j = 0; j < out; ++j) {
+        double s = b[j];
+        for (std::size_t i = 0; i < in; ++i) s += A[r * in + i] * W[i * out + j];
+        Z[r * out + j] = s;
+      }
+    f.z.push_back(Z);
+    if (l < L) {
+      dvec Anext(B * out);
+      for (std::size_t k = 0; k < Anext.size(); ++k) Anext[k] = act_forward<double>(c.act, Z[k]);
+      f.a.push_back(Anext);
+    }
+  }
+  return f;
+}
+
+double xent_rows(const dvec& logits, const int* labels, int batch, int C, double scale, dvec* grad) {
+  double loss = 0;
+  if (grad) grad->assign(std::size_t(batch) * std::size_t(C), 0.0);
+  for (int r = 0; r < batch; ++r) {
+    const double* zr = logits.data() + std::size_t(r) * std::size_t(C);
+    double* gr = grad ? grad->data() + std::size_t(r) * std::size_t(C) : nullptr;
+    loss += softmax_xent_row<double>(
+        C, labels[r], scale, [&](int j) { return zr[j]; },
+        [&](int j, double g) {
+          if (gr) gr[j] = g;
+        });
+  }
+  return loss / double(batch);
+}
+
+std::string fmt(const char* f, double a, double b, double c) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, f, a, b, c);
+  return buf;
+}
+
+// Accumulates one error against its allowance into the result.
+struct Judge {
+  VerifyResult& res;
+  bool check(double got, double ref, double allowed, const std::string& what) {
+    const double err = std::fabs(got - ref);
+    const double ratio = allowed > 0 ? err / allowed : (err > 0 ? INFINITY : 0.0);
+    if (!(ratio <= 1.0) || !std::isfinite(got)) {
+      if (res.ok) res.detail = what + fmt(": got %.9g, expected %.9g (allowed error %.3g)", got, ref, allowed);
+      res.ok = false;
+      res.worst = INFINITY;
+      return false;
+    }
+    res.worst = std::max(res.worst, ratio);
+    return true;
+  }
+};
+
+std::vector<int> sample_rows(int rows) {
+  std::set<int> s = {0, rows / 3, (2 * rows) / 3, rows - 1};
+  return {s.begin(), s.end()};
+}
+
+// Probe vector with entries of magnitude 0.5..1.5 and random sign, so no element is ignored.
+dvec probe(std::size_t n, std::uint64_t seed) {
+  dvec v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double u = uniform01(seed, i);
+    v[i] = u < 0.5 ? -(0.5 + 2 * u) : (0.5 + 2 * (u - 0.5));
+  }
+  return v;
+}
+}  // namespace
+
+double reference_loss(const Config& c, const std::vector<double>& params, const float* x, const int* labels,
+                      int batch) {
+  const Layout lay(c);
+  const Fwd f = ref_forward(c, lay, params, x, batch);
+  return xent_rows(f.z.back(), labels, batch, c.classes, 1.0, nullptr);
+}
+
+RefStep reference_step(const Config& c, const std::vector<double>& params, const std::vector<double>& opt, int t,
+                       const float* x, const int* labels, int batch) {
+  const Layout lay(c);
+  const int L = lay.layers();
+  const auto B = std::size_t(batch);
+  if (params.size() != lay.total) throw std::invalid_argument("reference_step: params size");
+  const Fwd f = ref_forward(c, lay, params, x, batch);
+  RefStep out;
+  dvec dz;
+  out.loss = xent_rows(f.z.back(), labels, batch, c.classes, 1.0 / double(batch), &dz);
+  out.grads.assign(lay.total, 0.0);
+  for (int l = L; l >= 1; --l) {
+    const auto in = std::size_t(lay.dims[std::size_t(l - 1)]), o = std::size_t(lay.dims[std::size_t(l)]);
+    const dvec& A = f.a[std::size_t(l - 1)];
+    double* dW = out.grads.data() + lay.w[std::size_t(l - 1)];
+    double* db = out.grads.data() + lay.b[std::size_t(l - 1)];
+    for (std::size_t r = 0; r < B; ++r)
+      for (std::size_t j = 0; j < o; ++j) {
+        const double g = dz[r * o + j];
+        db[j] += g;
+        for (std::size_t i = 0; i < in; ++i) dW[i * o + j] += A[r * in + i] * g;
+      }
+    if (l == 1) break;
+    const double* W = params.data() + lay.w[std::size_t(l - 1)];
+    const dvec& Zp = f.z[std::size_t(l - 2)];
+    dvec dprev(B * in);
+    for (std::size_t r = 0; r < B; ++r)
+      for (std::size_t i = 0; i < in; ++i) {
+        double s = 0;
+        for (std::size_t j = 0; j < o; ++j) s += dz[r * o + j] * W[i * o + j];
+        dprev[r * in + i] = s * act_derivative<double>(c.act, Zp[r * in + i]);
+      }
+    dz.swap(dprev);
+  }
+  out.params_after = params;
+  out.opt_after = opt;
+  const std::size_t n = lay.total;
+  if (c.optim == Optim::sgd) {
+    for (std::size_t i = 0; i < n; ++i)
+      sgd_momentum<double>(out.params_after[i], out.opt_after[i], out.grads[i], c.lr, c.momentum);
+  } else {
+    double c1, c2;
+    adam_corrections<double>(t + 1, c.beta1, c.beta2, c1, c2);
+    for (std::size_t i = 0; i < n; ++i)
+      adam<double>(out.params_after[i], out.opt_after[i], out.opt_after[n + i], out.grads[i], c.lr, c.beta1, c.beta2,
+                   c.eps, c1, c2);
+  }
+  return out;
+}
+
+VerifyResult verify_step(const StepView& v) {
+  VerifyResult res;
+  Judge judge{res};
+  const Config& c = *v.cfg;
+  const Layout lay(c);
+  const int L = lay.layers();
+  const auto B = std::size_t(v.rows);
+  const std::vector<int> rows = sample_rows(v.rows);
+  const double tiny = 1e-30;
+  if (v.step_skipped) {
+    // The tensors of an overflowed step hold infinities by definition; what matters is that no
+    // parameter moved.
+    for (std::size_t i = 0; i < lay.total; ++i)
+      if (!judge.check(v.params_after[i], v.params_before[i], tiny, "skipped step changed param " + std::to_string(i)))
+        return res;
+    res.detail = "step skipped on overflow; parameters unchanged";
+    return res;
+  }
+  std::vector<float> a_prev(v.x, v.x + B * std::size_t(c.input));
+  std::vector<float> z_prev, dz_prev;
+  // Layers are visited in forward order keeping only the previous layer's Z and dZ: dZ_{l-1} is
+  // checked once dZ_l is at hand.
+  for (int l = 1; l <= L && res.ok; ++l) {
+    const auto in = std::size_t(lay.dims[std::size_t(l - 1)]), out = std::size_t(lay.dims[std::size_t(l)]);
+    const float* W = v.params_before + lay.w[std::size_t(l - 1)];
+    const float* b = v.params_before + lay.b[std::size_t(l - 1)];
+    const std::vector<float> z = v.fetch(Tensor::z, l);
+    const std::vector<float> dz = v.fetch(Tensor::dz, l);
+    if (z.size() != B * out || dz.size() != B * out) {
+      res.ok = false;
+      res.detail = "layer " + std::to_string(l) + ": tensor has the wrong size";
+      return res;
+    }
+    const std::string tag = "layer " + std::to_string(l) + " ";
+    // Z_l rows, elementwise.
+    for (int r : rows)
+      for (std::size_t j = 0; j < out; ++j) {
+        double s = b[j], bound = std::fabs(b[j]);
+        for (std::size_t i = 0; i < in; ++i) {
+          const double t = double(a_prev[std::size_t(r) * in + i]) * W[i * out + j];
+          s += t;
+          bound += std::fabs(t);
+        }
+        if (!judge.check(z[std::size_t(r) * out + j], s, v.rtol * bound + tiny,
+                         tag + "Z[" + std::to_string(r) + "," + std::to_string(j) + "]"))
+          return res;
+      }
+    // Z_l all rows through a probe: Z v = A (W v) + (b . v).
+    {
+      const dvec pv = probe(out, 1000 + std::uint64_t(l));
+      dvec u(in), ua(in);
+      double bv = 0, bva = 0;
+      for (std::size_t i = 0; i < in; ++i)
+        for (std::size_t j = 0; j < out; ++j) {
+          u[i] += double(W[i * out + j]) * pv[j];
+          ua[i] += std::fabs(double(W[i * out + j]) * pv[j]);
+        }
+      for (std::size_t j = 0; j < out; ++j) bv += double(b[j]) * pv[j], bva += std::fabs(double(b[j]) * pv[j]);
+      for (std::size_t r = 0; r < B; ++r) {
+        double got = 0, gota = 0, ref = bv, bound = bva;
+        for (std::size_t j = 0; j < out; ++j) {
+          got += double(z[r * out + j]) * pv[j];
+          gota += std::fabs(double(z[r * out + j]) * pv[j]);
+        }
+        for (std::size_t i = 0; i < in; ++i) {
+          ref += double(a_prev[r * in + i]) * u[i];
+          bound += std::fabs(double(a_prev[r * in + i])) * ua[i];
+        }
+        if (!judge.check(got, ref, v.rtol * (bound + gota) + tiny, tag + "Z probe, row " + std::to_string(r)))
+          return res;
+      }
+    }
+    // A_l = act(Z_l), every element.
+    std::vector<float> a_next;
+    if (l < L) {
+      a_next = v.fetch(Tensor::a, l);
+      for (std::size_t k = 0; k < B * out; ++k) {
+        const double zz = z[k];
+        if (!judge.check(a_next[k], act_forward<double>(c.act, zz), v.rtol * std::fabs(zz) + tiny,
+                         tag + "A[" + std::to_string(k / out) + "," + std::to_string(k % out) + "]"))
+          return res;
+      }
+    } else {
+      // dZ_L from the logits, every element; the loss gradient is bounded by scale.
+      dvec g;
+      const double scale = v.grad_scale / double(v.norm_rows);
+      dvec logits(z.begin(), z.end());
+      xent_rows(logits, v.labels, v.rows, int(out), scale, &g);
+      for (std::size_t k = 0; k < B * out; ++k)
+        if (!judge.check(dz[k], g[k], v.rtol * scale + tiny,
+                         tag + "dZ (loss gradient) [" + std::to_string(k / out) + "," + std::to_string(k % out) + "]"))
+          return res;
+    }
+    // dZ_{l-1} rows = (dZ_l W_l^T) (.) act'(Z_{l-1}); dZ_l is only available now.
+    if (l >= 2) {
+      for (int r : rows)
+        for (std::size_t i = 0; i < in; ++i) {
+          double s = 0, bound = 0;
+          for (std::size_t j = 0; j < out; ++j) {
+            const double t = double(dz[std::size_t(r) * out + j]) * W[i * out + j];
+            s += t;
+            bound += std::fabs(t);
+          }
+          const double d = act_derivative<double>(c.act, double(z_prev[std::size_t(r) * in + i]));
+          if (!judge.check(dz_prev[std::size_t(r) * in + i], s * d, v.rtol * bound * std::fabs(d) + tiny,
+                           "layer " + std::to_string(l - 1) + " dZ[" + std::to_string(r) + "," + std::to_string(i) +
+                               "]"))
+            return res;
+        }
+    }
+    // Gradients: db exactly, dW through a probe (only when they hold this micro-batch alone).
+    if (v.grads_single_micro) {
+      const float* dW = v.grads + lay.w[std::size_t(l - 1)];
+      const float* db = v.grads + lay.b[std::size_t(l - 1)];
+      for (std::size_t j = 0; j < out; ++j) {
+        double s = 0, bound = 0;
+        for (std::size_t r = 0; r < B; ++r) s += dz[r * out + j], bound += std::fabs(double(dz[r * out + j]));
+        if (!judge.check(db[j], s, v.rtol * bound + tiny, tag + "db[" + std::to_string(j) + "]")) return res;
+      }
+      const dvec pv = probe(out, 2000 + std::uint64_t(l));
+      dvec w(B), wa(B);
+      for (std::size_t r = 0; r < B; ++r)
+        for (std::size_t j = 0; j < out; ++j) {
+          w[r] += double(dz[r * out + j]) * pv[j];
+          wa[r] += std::fabs(double(dz[r * out + j]) * pv[j]);
+        }
+      for (std::size_t i = 0; i < in; ++i) {
+        double got = 0, gota = 0, ref = 0, bound = 0;
+        for (std::size_t j = 0; j < out; ++j) {
+          got += double(dW[i * out + j]) * pv[j];
+          gota += std::fabs(double(dW[i * out + j]) * pv[j]);
+        }
+        for (std::size_t r = 0; r < B; ++r) {
+          ref += double(a_prev[r * in + i]) * w[r];
+          bound += std::fabs(double(a_prev[r * in + i])) * wa[r];
+        }
+        if (!judge.check(got, ref, v.rtol * (bound + gota) + tiny, tag + "dW probe, row " + std::to_string(i)))
+          return res;
+      }
+    }
+    z_prev = z;
+    dz_prev = dz;
+    if (l < L) a_prev.swap(a_next);
+  }
+  // The update, every parameter, from the gradients the backend produced.
+  const std::size_t n = lay.total;
+  const double urtol = 1e-5;
+  if (c.optim == Optim::sgd) {
+    for (std::size_t i = 0; i < n; ++i) {
+      double w = v.params_before[i], m = v.opt_before[i];
+      const double g = double(v.grads[i]) / v.grad_scale;
+      sgd_momentum<double>(w, m, g, c.lr, c.momentum);
+      if (!judge.check(v.params_after[i], w, urtol * (std::fabs(v.params_before[i]) + c.lr * std::fabs(m)) + tiny,
+                       "SGD update of param " + std::to_string(i)))
+        return res;
+    }
+  } else {
+    double c1, c2;
+    adam_corrections<double>(v.t_before + 1, c.beta1, c.beta2, c1, c2);
+    for (std::size_t i = 0; i < n; ++i) {
+      double w = v.params_before[i], m = v.opt_before[i], s = v.opt_before[n + i];
+      const double g = double(v.grads[i]) / v.grad_scale;
+      adam<double>(w, m, s, g, c.lr, c.beta1, c.beta2, c.eps, c1, c2);
+      const double step = std::fabs(w - v.params_before[i]);
+      if (!judge.check(v.params_after[i], w, urtol * (std::fabs(v.params_before[i]) + step) + 1e-3 * step + tiny,
+                       "Adam update of param " + std::to_string(i)))
+        return res;
+    }
+  }
+  if (res.ok)
+    res.detail = fmt("step verified in float64: sampled rows + probes, worst error %.3g of allowed (rtol %.1e)",
+                     res.worst, v.rtol, 0);
+  return res;
+}
+
+}  // namespace gtb::mlp

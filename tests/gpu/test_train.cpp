@@ -1,0 +1,175 @@
+// GPU tests of the train family: the CUDA step against the CPU step, graph replay against eager,
+// mixed precision still learning, data sources and the device memory cap.
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "harness/gtb.h"
+#include "kernels/cpu/mlp.h"
+#include "kernels/cuda/mlp.h"
+
+namespace mlp = gtb::mlp;
+namespace gm = gtb::cuda::mlp;
+
+namespace {
+
+mlp::Config small(mlp::Act act, mlp::Optim opt) {
+  mlp::Config c;
+  c.input = 64;
+  c.width = 96;
+  c.depth = 3;
+  c.classes = 16;
+  c.act = act;
+  c.optim = opt;
+  c.lr = opt == mlp::Optim::sgd ? 0.05f : 1e-3f;
+  return c;
+}
+
+::testing::AssertionResult close(const std::vector<float>& got, const float* ref, double rtol, double atol) {
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(double(got[i]) - double(ref[i])) <= atol + rtol * std::fabs(double(ref[i]))))
+      return ::testing::AssertionFailure() << "element " << i << ": GPU " << got[i] << ", CPU " << ref[i];
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
+TEST(TrainGpu, StepMatchesCpu) {
+  for (mlp::Optim opt : {mlp::Optim::sgd, mlp::Optim::adam})
+    for (mlp::Act act : {mlp::Act::relu, mlp::Act::gelu}) {
+      const mlp::Config c = small(act, opt);
+      const int batch = 32;
+      const mlp::Dataset d = mlp::make_clusters(batch, c.input, c.classes, 3);
+      mlp::CpuMlp cpu(c, batch);
+      gm::GpuMlp gpu(c, batch, 1, gm::Precision::fp32);
+      gpu.load_data(d.x.data(), d.y.data(), gm::DataSource::device);
+      for (int s = 0; s < 3; ++s) {
+        const float lc = cpu.step(d.x.data(), d.y.data(), batch);
+        gpu.step();
+        EXPECT_NEAR(gpu.loss(), lc, 1e-4 * (1 + lc));
+        EXPECT_TRUE(close(gpu.grads(), cpu.grads(), 1e-3, 1e-6)) << "gradients, step " << s;
+        EXPECT_TRUE(close(gpu.params(), cpu.params(), 1e-4, 1e-6)) << "params, step " << s;
+      }
+    }
+}
+
+TEST(TrainGpu, VerifierAcceptsEveryPrecision) {
+  for (gm::Precision p : {gm::Precision::fp32, gm::Precision::tf32, gm::Precision::fp16, gm::Precision::bf16}) {
+    const mlp::Config c = small(mlp::Act::gelu, mlp::Optim::adam);
+    const int batch = 64;
+    const mlp::Dataset d = mlp::make_clusters(batch, c.input, c.classes, 4);
+    gm::GpuMlp gpu(c, batch, 1, p);
+    gpu.load_data(d.x.data(), d.y.data(), gm::DataSource::device);
+    const std::vector<float> p0 = gpu.params(), o0 = gpu.opt_state();
+    const mlp::ScaleState s0 = gpu.scale_state();
+    gpu.poison();
+    gpu.step();
+    const std::vector<float> g = gpu.grads(), p1 = gpu.params();
+    mlp::StepView v;
+    v.cfg = &c;
+    v.rows = batch;
+    v.x = d.x.data();
+    v.labels = d.y.data();
+    v.grad_scale = s0.scale;
+    v.norm_rows = batch;
+    v.fetch = [&](mlp::Tensor t, int l) { return gpu.fetch(t, l); };
+    v.params_before = p0.data();
+    v.opt_before = o0.data();
+    v.grads = g.data();
+    v.params_after = p1.data();
+    v.step_skipped = gpu.scale_state().skipped > s0.skipped;
+    v.rtol = p == gm::Precision::fp32 ? 1e-4 : (p == gm::Precision::bf16 ? 3e-2 : 1e-2);
+    const mlp::VerifyResult r = mlp::verify_step(v);
+    EXPECT_TRUE(r.ok) << gm::to_string(p) << ": " << r.detail;
+  }
+}
+
+TEST(TrainGpu, GraphReplayMatchesEager) {
+  const mlp::Config c = small(mlp::Act::relu, mlp::Optim::adam);
+  const int batch = 64;
+  const mlp::Dataset d = mlp::make_clusters(batch, c.input, c.classes, 5);
+  gm::GpuMlp eager(c, batch, 1, gm::Precision::fp32), graph(c, batch, 1, gm::Precision::fp32);
+  eager.load_data(d.x.data(), d.y.data(), gm::DataSource::device);
+  graph.load_data(d.x.data(), d.y.data(), gm::DataSource::pinned);
+  graph.capture_graph();
+  EXPECT_GT(graph.graph_nodes(), 10u);
+  for (int s = 0; s < 4; ++s) {
+    eager.step();
+    graph.replay();
+  }
+  const std::vector<float> pe = eager.params();
+  EXPECT_TRUE(close(graph.params(), pe.data(), 1e-5, 1e-7));
+  EXPECT_EQ(graph.scale_state().step, 4);
+  EXPECT_NEAR(graph.loss(), eager.loss(), 1e-5);
+}
+
+TEST(TrainGpu, MixedPrecisionLossGoesDown) {
+  for (gm::Precision p : {gm::Precision::fp16, gm::Precision::bf16}) {
+    mlp::Config c = small(mlp::Act::relu, mlp::Optim::sgd);
+    c.input = 32, c.width = 64, c.classes = 4;
+    const int batch = 128;
+    const mlp::Dataset d = mlp::make_clusters(batch, c.input, c.classes, 21, 1.0f);
+    gm::GpuMlp gpu(c, batch, 2, p);  // with two accumulated micro-batches
+    gpu.load_data(d.x.data(), d.y.data(), gm::DataSource::device);
+    gpu.step();
+    const double first = gpu.loss();
+    for (int s = 0; s < 40; ++s) gpu.step();
+    const double last = gpu.loss();
+    const mlp::ScaleState ss = gpu.scale_state();
+    EXPECT_LT(last, 0.3 * first) << gm::to_string(p);
+    EXPECT_LT(ss.skipped, 10) << gm::to_string(p);
+    EXPECT_EQ(ss.step + ss.skipped, 41);
+  }
+}
+
+TEST(TrainGpu, OverflowSkipsTheStepAndHalvesTheScale) {
+  mlp::Config c = small(mlp::Act::relu, mlp::Optim::sgd);
+  const int batch = 32;
+  const mlp::Dataset d = mlp::make_clusters(batch, c.input, c.classes, 6);
+  gm::GpuMlp gpu(c, batch, 1, gm::Precision::fp16);
+  gpu.load_data(d.x.data(), d.y.data(), gm::DataSource::device);
+  mlp::ScaleState s = gpu.scale_state();
+  s.scale = 1e30f;  // any gradient overflows FP16
+  gpu.set_scale_state(s);
+  const std::vector<float> p0 = gpu.params();
+  gpu.step();
+  const mlp::ScaleState after = gpu.scale_state();
+  EXPECT_EQ(after.skipped, 1);
+  EXPECT_EQ(after.scale, 0.5e30f);
+  EXPECT_EQ(gpu.params(), p0);
+}
+
+TEST(TrainGpu, DataSourcesGiveTheSameStep) {
+  const mlp::Config c = small(mlp::Act::relu, mlp::Optim::sgd);
+  const int batch = 48;
+  const mlp::Dataset d = mlp::make_clusters(batch, c.input, c.classes, 8);
+  std::vector<std::vector<float>> out;
+  for (gm::DataSource src : {gm::DataSource::device, gm::DataSource::pinned, gm::DataSource::pageable}) {
+    gm::GpuMlp gpu(c, batch, 1, gm::Precision::fp32);
+    gpu.load_data(d.x.data(), d.y.data(), src);
+    gpu.step();
+    gpu.step();
+    out.push_back(gpu.params());
+  }
+  EXPECT_TRUE(close(out[1], out[0].data(), 1e-6, 1e-8));
+  EXPECT_TRUE(close(out[2], out[0].data(), 1e-6, 1e-8));
+}
+
+TEST(TrainGpu, MemoryCapThrowsOutOfMemory) {
+  const mlp::Config c = small(mlp::Act::relu, mlp::Optim::sgd);
+  EXPECT_THROW(gm::GpuMlp(c, 4096, 1, gm::Precision::fp32, 1000000), gtb::OutOfMemory);
+  EXPECT_NO_THROW(gm::GpuMlp(c, 32, 1, gm::Precision::fp32, 100000000));
+  EXPECT_THROW(gm::GpuMlp(c, 30, 4, gm::Precision::fp32), std::invalid_argument);
+}
+
+TEST(TrainGpu, KernelInfoIsSane) {
+  const mlp::Config c = small(mlp::Act::gelu, mlp::Optim::sgd);
+  gm::GpuMlp gpu(c, 256, 1, gm::Precision::bf16);
+  for (const auto& k : gpu.kernel_info()) {
+    EXPECT_GT(k.blocks_per_sm, 0) << k.name;
+    EXPECT_GT(k.occupancy, 0.0) << k.name;
+    EXPECT_LE(k.occupancy, 1.0) << k.name;
+    EXPECT_GT(k.waves, 0.0) << k.name;
+  }
+}
