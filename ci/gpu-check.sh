@@ -75,6 +75,9 @@ verdict[gpu-tests]=$([ $? -eq 0 ] && echo pass || echo FAIL)
 grep -q "Skipped" "$out/ctest-gpu.log" && grep -E "^\s+[0-9]+ - .*\(Skipped\)" "$out/ctest-gpu.log" | head -3 >>"$out/gpu-check.log"
 
 # 4. compute-sanitizer memcheck on each GPU test binary (where the tool works).
+for d in /usr/local/cuda/compute-sanitizer /usr/local/cuda/bin; do
+  command -v compute-sanitizer >/dev/null || { [ -x "$d/compute-sanitizer" ] && export PATH="$d:$PATH"; }
+done
 if command -v compute-sanitizer >/dev/null; then
   ms=pass
   for t in "$build"/tests/test_*_gpu; do
@@ -111,7 +114,7 @@ fi
 # 7. Short table last.
 [ -f "$results" ] && "$build/bin/gtb" report "$results" >"$out/report.md" 2>/dev/null
 echo
-echo "gpu-check summary ($(( $(date +%s) - start )) s, $(head -2 "$out/nvidia-smi.csv" | tail -1))"
+echo "gpu-check summary ($(( $(date +%s) - start )) s; GPU: $(sed -n 2p "$out/nvidia-smi.csv" 2>/dev/null | grep -v 'not found' || echo none))"
 for k in cpu-tests gpu-tests memcheck quick-suite torch-reference; do
   [ -n "${verdict[$k]:-}" ] && printf '  %-16s %s\n' "$k" "${verdict[$k]}"
 done

@@ -12,7 +12,7 @@ DEBIAN_PACKAGES=(
   libgtest-dev libgmock-dev                         # GoogleTest
   libcli11-dev                                      # command-line parsing of the gtb driver
   python3 python3-jsonschema python3-matplotlib python3-numpy  # schema checks, plots
-  clang libclang-rt-14-dev                          # libFuzzer for the results-loader fuzz test
+  clang libclang-rt-14-dev libomp-dev              # libFuzzer for the results-loader fuzz test (clang + OpenMP)
 )
 
 missing=()

@@ -133,6 +133,14 @@ double need_number(const json& j, const char* key, const std::string& where) {
   if (!std::isfinite(x)) throw std::runtime_error(where + " field '" + key + "' is not finite");
   return x;
 }
+// A count: a non-negative whole number that fits a 64-bit integer exactly (checked before the cast,
+// which would be undefined behaviour for 1e300).
+std::int64_t need_count(const json& j, const char* key, const std::string& where) {
+  const double x = need_number(j, key, where);
+  if (x < 0 || x > 9007199254740992.0 || x != std::floor(x))
+    throw std::runtime_error(where + " field '" + key + "' is not a whole number in range");
+  return static_cast<std::int64_t>(x);
+}
 }  // namespace
 
 Record record_from_json(const json& j) {
@@ -172,7 +180,7 @@ Record record_from_json(const json& j) {
       st.iqr = need_number(s, "iqr", where + " stats");
       st.stddev = s.contains("stddev") ? need_number(s, "stddev", where + " stats") : 0.0;
       st.cv = need_number(s, "cv", where + " stats");
-      st.count = static_cast<std::int64_t>(need_number(s, "count", where + " stats"));
+      st.count = need_count(s, "count", where + " stats");
       r.stats = st;
     }
     if (j.contains("samples_s")) {
@@ -185,8 +193,8 @@ Record record_from_json(const json& j) {
         r.samples.push_back(v);
       }
     }
-    if (j.contains("reps_per_sample")) r.reps_per_sample = static_cast<std::int64_t>(need_number(j, "reps_per_sample", where));
-    if (j.contains("warmup_samples")) r.warmup_samples = static_cast<std::int64_t>(need_number(j, "warmup_samples", where));
+    if (j.contains("reps_per_sample")) r.reps_per_sample = need_count(j, "reps_per_sample", where);
+    if (j.contains("warmup_samples")) r.warmup_samples = need_count(j, "warmup_samples", where);
     r.stop_reason = j.value("stop_reason", std::string());
     r.ceiling = j.value("ceiling", std::string());
     r.check = j.value("check", json::object());

@@ -630,7 +630,13 @@ std::string render_text(const Result& res) {
   std::snprintf(line, sizeof line, "%-10s %8s %-20s %6s %7s  %-*s  %s\n", "verdict", "change", "CI", "p", "samples",
                 static_cast<int>(idw), "record", "BASE -> NEW, note");
   o << line;
+  // Records skipped on both sides (a CPU-only machine's GPU records) are counted, not listed.
+  std::map<std::string, int> both_skipped;
   for (const auto& r : res.rows) {
+    if (r.d.verdict == Verdict::unmeasured && r.base_status == "skipped" && r.new_status == "skipped") {
+      both_skipped[r.d.note]++;
+      continue;
+    }
     std::string tail = side_value(r, true) + " -> " + side_value(r, false);
     if (!r.d.note.empty()) tail += "; " + r.d.note;
     std::snprintf(line, sizeof line, "%-10s %8s %-20s %6s %7s  %-*s  %s\n", to_string(r.d.verdict),
@@ -638,6 +644,7 @@ std::string render_text(const Result& res) {
                   static_cast<int>(idw), r.id.c_str(), tail.c_str());
     o << line;
   }
+  for (const auto& [why, n] : both_skipped) o << "unmeasured: " << n << " records skipped on both sides (" << why << ")\n";
   o << "\n" << calibration_text(res.calibration, "");
   o << "summary: " << summary_counts(res) << " -> " << outcome(res) << "\n";
   return o.str();

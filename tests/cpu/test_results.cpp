@@ -94,6 +94,12 @@ TEST(RecordJson, ClearErrorsOnBadInput) {
   json neg = j;
   neg["samples_s"] = json::array({1.0, -1.0});
   EXPECT_THROW(record_from_json(neg), std::runtime_error);
+  json huge = j;
+  huge["stats"]["count"] = 1e300;  // must be rejected before any integer conversion
+  EXPECT_THROW(record_from_json(huge), std::runtime_error);
+  json frac = j;
+  frac["reps_per_sample"] = 2.5;
+  EXPECT_THROW(record_from_json(frac), std::runtime_error);
 }
 
 TEST(RecordId, ListsParamsThenOptions) {

@@ -1,0 +1,106 @@
+# Tests of gtb compare / report / plot: unit tests, the gtb binary on fixtures, and the loader fuzzer.
+set(_gtb_fix ${PROJECT_SOURCE_DIR}/tests/fixtures)
+
+add_executable(test_compare ${PROJECT_SOURCE_DIR}/tests/cpu/test_compare.cpp
+                            ${PROJECT_SOURCE_DIR}/tests/cpu/test_compare_calibration.cpp
+                            ${PROJECT_SOURCE_DIR}/tests/cpu/test_compare_fixtures.cpp)
+target_link_libraries(test_compare PRIVATE gtb_driver GTest::gtest GTest::gtest_main)
+target_compile_definitions(test_compare PRIVATE GTB_FIXTURE_DIR="${_gtb_fix}" GTB_SOURCE_DIR_FOR_TESTS="${PROJECT_SOURCE_DIR}")
+gtb_host_warnings(test_compare)
+# gtest_add_tests (not gtest_discover_tests): its test list can take a two-label LABELS property.
+gtest_add_tests(TARGET test_compare TEST_PREFIX "compare." TEST_LIST _compare_tests)
+set_tests_properties(${_compare_tests} PROPERTIES LABELS "cpu;compare" TIMEOUT 300)
+
+add_executable(test_report ${PROJECT_SOURCE_DIR}/tests/cpu/test_report.cpp)
+target_link_libraries(test_report PRIVATE gtb_driver GTest::gtest GTest::gtest_main)
+target_compile_definitions(test_report PRIVATE GTB_FIXTURE_DIR="${_gtb_fix}")
+gtb_host_warnings(test_report)
+gtest_add_tests(TARGET test_report TEST_PREFIX "report." TEST_LIST _report_tests)
+set_tests_properties(${_report_tests} PROPERTIES LABELS "cpu;compare" TIMEOUT 300)
+
+# The gtb binary on fixture files: exit codes and what the output must say. Runs through sh so one
+# test can check both the exit status and the text.
+function(gtb_cli_test name expected_rc pattern)
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/cli/${name}.out)
+  string(REPLACE ";" " " args "${ARGN}")
+  add_test(NAME ${name}
+    COMMAND sh -c "mkdir -p '${CMAKE_CURRENT_BINARY_DIR}/cli' && \"$1\" ${args} > '${out}' 2>&1; rc=$?; cat '${out}'; \
+[ $rc -eq ${expected_rc} ] || { echo \"exit $rc, expected ${expected_rc}\"; exit 1; }; \
+grep -Eq -- '${pattern}' '${out}' || { echo 'output lacks: ${pattern}'; exit 1; }"
+      sh $<TARGET_FILE:gtb>)
+  set_tests_properties(${name} PROPERTIES LABELS "cpu;compare" TIMEOUT 120)
+endfunction()
+
+gtb_cli_test(gtb_compare_aa 0 "no regression" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/gpu_aa.json)
+gtb_cli_test(gtb_compare_regression 1 "REGRESSION" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/gpu_regressed.json)
+gtb_cli_test(gtb_compare_improvements_pass 0 "faster" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/gpu_improved.json)
+gtb_cli_test(gtb_compare_other_gpu 2 "different GPUs" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/gpu_other_model.json)
+gtb_cli_test(gtb_compare_other_gpu_allowed 0 "machines differ" compare ${_gtb_fix}/gpu_base.json
+             ${_gtb_fix}/gpu_other_model.json --allow-different-machines)
+gtb_cli_test(gtb_compare_gpu_vs_cpu_only 2 "has none" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/cpu_a.json)
+gtb_cli_test(gtb_compare_cpu_aa 0 "no regression" compare ${_gtb_fix}/cpu_a.json ${_gtb_fix}/cpu_b.json)
+gtb_cli_test(gtb_compare_other_cpu 2 "different CPUs" compare ${_gtb_fix}/cpu_a.json ${_gtb_fix}/cpu_other_model.json)
+gtb_cli_test(gtb_compare_markdown 1 "written" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/gpu_regressed.json
+             --format markdown --out ${CMAKE_CURRENT_BINARY_DIR}/cli/compare.md)
+gtb_cli_test(gtb_compare_json 1 "\"schema\": \"gtb-compare\"" compare ${_gtb_fix}/gpu_base.json
+             ${_gtb_fix}/gpu_regressed.json --format json)
+gtb_cli_test(gtb_compare_calibrate 0 "A/A calibration" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/gpu_aa.json
+             --calibrate=50)
+gtb_cli_test(gtb_compare_config 1 "ignored" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/gpu_regressed.json
+             --config ${PROJECT_SOURCE_DIR}/ci/compare-config.example.json)
+gtb_cli_test(gtb_compare_bad_config 2 "unknown key" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/gpu_aa.json
+             --config ${_gtb_fix}/bad_not_results.json)
+gtb_cli_test(gtb_compare_usage 2 "usage" compare ${_gtb_fix}/gpu_base.json)
+gtb_cli_test(gtb_compare_missing_file 2 "cannot open" compare ${_gtb_fix}/does_not_exist.json ${_gtb_fix}/gpu_aa.json)
+foreach(bad empty:empty truncated:not.valid.JSON malformed:not.valid.JSON version:version.2 string_value:value
+            string_sample:samples_s not_results:not.a.gtb.results huge_count:count)
+  string(REPLACE ":" ";" parts ${bad})
+  list(GET parts 0 what)
+  list(GET parts 1 says)
+  gtb_cli_test(gtb_compare_bad_${what} 2 "${says}" compare ${_gtb_fix}/bad_${what}.json ${_gtb_fix}/gpu_aa.json)
+  gtb_cli_test(gtb_report_bad_${what} 2 "${says}" report ${_gtb_fix}/bad_${what}.json)
+  gtb_cli_test(gtb_plot_bad_${what} 2 "${says}" plot ${_gtb_fix}/bad_${what}.json --out ${CMAKE_CURRENT_BINARY_DIR}/cli/plots_bad)
+endforeach()
+
+gtb_cli_test(gtb_report_gpu 0 "Pinned vs pageable" report ${_gtb_fix}/gpu_base.json)
+gtb_cli_test(gtb_report_cpu_only 0 "no GPU" report ${_gtb_fix}/cpu_a.json)
+gtb_cli_test(gtb_report_out 0 "written" report ${_gtb_fix}/gpu_base.json --out ${CMAKE_CURRENT_BINARY_DIR}/cli/report.md)
+
+# Plots need a Python with matplotlib; look for one (GTB_PYTHON, python3, the system python).
+set(_gtb_py "")
+foreach(cand $ENV{GTB_PYTHON} python3 /usr/bin/python3)
+  find_program(_gtb_py_path NAMES ${cand} NO_CACHE)
+  if(_gtb_py_path)
+    execute_process(COMMAND ${_gtb_py_path} -c "import matplotlib" RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
+    if(_rc EQUAL 0)
+      set(_gtb_py ${_gtb_py_path})
+      break()
+    endif()
+  endif()
+  unset(_gtb_py_path)
+endforeach()
+if(_gtb_py)
+  set(_plots ${CMAKE_CURRENT_BINARY_DIR}/cli/plots)
+  gtb_cli_test(gtb_plot_gpu 0 "speedup_heatmap" plot ${_gtb_fix}/gpu_base.json --out ${_plots}/gpu)
+  gtb_cli_test(gtb_plot_cpu_only 0 "skipped" plot ${_gtb_fix}/cpu_a.json --out ${_plots}/cpu)
+  set_tests_properties(gtb_plot_gpu gtb_plot_cpu_only PROPERTIES ENVIRONMENT "GTB_PYTHON=${_gtb_py}")
+  add_test(NAME gtb_plot_gpu_files COMMAND ${CMAKE_COMMAND} -E cat ${_plots}/gpu/transfer_bandwidth.png
+           ${_plots}/gpu/gemm_tflops.png ${_plots}/gpu/train_throughput_batch.png ${_plots}/gpu/speedup_heatmap.png)
+  set_tests_properties(gtb_plot_gpu_files PROPERTIES LABELS "cpu;compare" DEPENDS gtb_plot_gpu)
+  set_tests_properties(gtb_plot_gpu_files PROPERTIES FIXTURES_REQUIRED gtb_plots)
+  set_tests_properties(gtb_plot_gpu PROPERTIES FIXTURES_SETUP gtb_plots)
+else()
+  message(STATUS "gtb: no Python with matplotlib found; the gtb plot tests are not added")
+endif()
+
+# libFuzzer target for the results loader (clang only): ci/fuzz.sh builds and runs it.
+if(GTB_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "GTB_FUZZ needs clang (CMAKE_CXX_COMPILER=clang++)")
+  endif()
+  add_executable(fuzz_results_loader ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_results_loader.cpp)
+  target_link_libraries(fuzz_results_loader PRIVATE gtb_driver)
+  target_compile_options(fuzz_results_loader PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_options(fuzz_results_loader PRIVATE -fsanitize=fuzzer,address,undefined)
+  set_target_properties(fuzz_results_loader PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+endif()
