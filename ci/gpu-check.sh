@@ -59,22 +59,50 @@ if [ -z "$build" ]; then
     log "configure FAILED"; tail -30 "$out/configure.log"; exit 1
   fi
   log "build ($jobs jobs)"
-  if ! timeout 300 cmake --build "$build" -j "$jobs" >"$out/build.log" 2>&1; then
+  if ! timeout 330 cmake --build "$build" -j "$jobs" >"$out/build.log" 2>&1; then
     log "build FAILED"; grep -m20 -E "error|Error" "$out/build.log"; exit 1
   fi
 fi
 grep -q "GTB_HAVE_CUDA:INTERNAL=ON\|CMAKE_CUDA_COMPILER:" "$build/CMakeCache.txt" || log "warning: this build may lack CUDA"
 
-# 3. All tests: CPU ones in parallel, GPU ones one at a time (they share the device).
-log "CPU tests"
-timeout 240 ctest --test-dir "$build" -L cpu -j "$jobs" --timeout 200 --output-on-failure >"$out/ctest-cpu.log" 2>&1
-verdict[cpu-tests]=$([ $? -eq 0 ] && echo pass || echo FAIL)
-log "GPU tests"
-timeout 180 ctest --test-dir "$build" -L gpu -j 1 --timeout 120 --output-on-failure >"$out/ctest-gpu.log" 2>&1
-verdict[gpu-tests]=$([ $? -eq 0 ] && echo pass || echo FAIL)
-grep -q "Skipped" "$out/ctest-gpu.log" && grep -E "^\s+[0-9]+ - .*\(Skipped\)" "$out/ctest-gpu.log" | head -3 >>"$out/gpu-check.log"
+# The remaining steps share what is left of the 8 minutes, most important first: GPU tests, the
+# quick suite (the results file), the PyTorch reference, the CPU tests, then memcheck.
+deadline=$(( start + ${GTB_CHECK_SECONDS:-460} ))
+budget() {  # budget MAX RESERVE: seconds for a step, keeping RESERVE for the steps after it
+  local left=$(( deadline - $(date +%s) - $2 ))
+  [ $left -gt $1 ] && left=$1
+  [ $left -lt 10 ] && left=10
+  echo $left
+}
 
-# 4. compute-sanitizer memcheck on each GPU test binary (where the tool works).
+# 3. GPU tests, one at a time (they share the device).
+log "GPU tests"
+timeout "$(budget 120 300)" ctest --test-dir "$build" -L gpu -j 1 --timeout 100 --output-on-failure >"$out/ctest-gpu.log" 2>&1
+verdict[gpu-tests]=$([ $? -eq 0 ] && echo pass || echo FAIL)
+grep -q "(Skipped)" "$out/ctest-gpu.log" && verdict[gpu-tests]="${verdict[gpu-tests]} (some Skipped: see ctest-gpu.log)"
+
+# 4. The quick suite on this machine.
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr -c 'A-Za-z0-9\n' '-' | tr -s '-' | sed 's/-$//')
+[ -n "$gpu" ] || gpu=no-gpu
+results="$out/gtb-${gpu}-$(date -u +%Y%m%d).json"
+log "quick suite -> $(basename "$results")"
+timeout "$(budget 260 90)" "$build/bin/gtb" run --quick --out "$results" --logs "$out/suite-logs" >"$out/suite.txt" 2>&1
+rc=$?
+verdict[quick-suite]=$([ $rc -eq 0 ] && echo pass || echo "exit $rc")
+
+# 5. Reference figures from PyTorch on the same machine, where it is installed (targets compare to it).
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  log "PyTorch reference"
+  timeout "$(budget 90 60)" python3 "$root/ci/torch-reference.py" "$out/torch-reference.json" >"$out/torch-reference.log" 2>&1
+  verdict[torch-reference]=$([ $? -eq 0 ] && echo done || echo failed)
+fi
+
+# 6. CPU tests in parallel.
+log "CPU tests"
+timeout "$(budget 150 30)" ctest --test-dir "$build" -L cpu -j "$jobs" --timeout 120 --output-on-failure >"$out/ctest-cpu.log" 2>&1
+verdict[cpu-tests]=$([ $? -eq 0 ] && echo pass || echo FAIL)
+
+# 7. compute-sanitizer memcheck on each GPU test binary, with the time that is left.
 for d in /usr/local/cuda/compute-sanitizer /usr/local/cuda/bin; do
   command -v compute-sanitizer >/dev/null || { [ -x "$d/compute-sanitizer" ] && export PATH="$d:$PATH"; }
 done
@@ -83,43 +111,28 @@ if command -v compute-sanitizer >/dev/null; then
   for t in "$build"/tests/test_*_gpu; do
     [ -x "$t" ] || continue
     name=$(basename "$t")
+    if [ $(( deadline - $(date +%s) )) -lt 25 ]; then ms="$ms; not run for $name (out of time)"; continue; fi
     log "memcheck $name"
-    timeout 90 compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full "$t" \
+    timeout "$(budget 90 10)" compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full "$t" \
       >"$out/memcheck-$name.log" 2>&1
     rc=$?
-    case $rc in 0) ;; 77) ms="skipped (no GPU)" ;; 124) ms="timeout ($name)"; log "memcheck $name timed out" ;;
-      *) ms=FAIL; log "memcheck $name: exit $rc" ;; esac
+    case $rc in 0) ;; 77) ms="skipped (no GPU)" ;; 124) ms="$ms; timeout in $name"; log "memcheck $name timed out" ;;
+      *) ms="FAIL ($name exit $rc)"; log "memcheck $name: exit $rc" ;; esac
   done
   verdict[memcheck]=$ms
 else
   verdict[memcheck]="not run: compute-sanitizer not found"
 fi
 
-# 5. The quick suite on this machine.
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr -c 'A-Za-z0-9\n' '-' | tr -s '-' | sed 's/-$//')
-[ -n "$gpu" ] || gpu=no-gpu
-results="$out/gtb-${gpu}-$(date -u +%Y%m%d).json"
-log "quick suite -> $(basename "$results")"
-timeout 200 "$build/bin/gtb" run --quick --out "$results" --logs "$out/suite-logs" >"$out/suite.txt" 2>&1
-rc=$?
-verdict[quick-suite]=$([ $rc -eq 0 ] && echo pass || echo "exit $rc")
-
-# 6. Reference figures from PyTorch on the same machine, where it is installed (targets compare to it).
-if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-  log "PyTorch reference"
-  timeout 90 python3 "$root/ci/torch-reference.py" "$out/torch-reference.json" >"$out/torch-reference.log" 2>&1
-  verdict[torch-reference]=$([ $? -eq 0 ] && echo done || echo failed)
-fi
-
-# 7. Short table last.
+# 8. Short table last.
 [ -f "$results" ] && "$build/bin/gtb" report "$results" >"$out/report.md" 2>/dev/null
 echo
 echo "gpu-check summary ($(( $(date +%s) - start )) s; GPU: $(sed -n 2p "$out/nvidia-smi.csv" 2>/dev/null | grep -v 'not found' || echo none))"
-for k in cpu-tests gpu-tests memcheck quick-suite torch-reference; do
+for k in gpu-tests quick-suite torch-reference cpu-tests memcheck; do
   [ -n "${verdict[$k]:-}" ] && printf '  %-16s %s\n' "$k" "${verdict[$k]}"
 done
 grep -E "tests passed|tests failed" "$out/ctest-cpu.log" "$out/ctest-gpu.log" | sed 's|.*/||'
 [ -f "$results" ] && tail -n +1 "$out/suite.txt" | grep -A200 "^CPU vs GPU" | head -40
 echo "logs and results in $out"
-case "${verdict[cpu-tests]}${verdict[gpu-tests]}${verdict[quick-suite]}" in *FAIL*|*exit*) exit 1 ;; esac
+case "${verdict[cpu-tests]}${verdict[gpu-tests]}${verdict[quick-suite]}${verdict[memcheck]}" in *FAIL*|*exit*) exit 1 ;; esac
 exit 0
