@@ -127,6 +127,11 @@ void gpu_copy(State& st, gt::Direction dir) {
   st.check(rep.ok, rep.detail);
   if (!rep.ok) return;
   st.set_work(c.bytes_per_rep());
+  // The driver stages pageable memory through its own pinned buffer on the calling thread (a D2H
+  // returns only once it is done), so between the events the copy engine waits for the host: the
+  // device clock measures the same staged path as the host clock, not the engine alone.
+  if (kind == gt::MemoryKind::pageable && clock == gtb::Clock::cuda_event)
+    st.info("clock_note", "pageable: the events span the driver's host-side staging, not the copy engine alone");
   st.measure(clock, [&](std::int64_t reps) {
     return clock == gtb::Clock::cuda_event ? c.time_device(reps) : c.time_host(reps);
   });

@@ -159,8 +159,11 @@ json describe() {
 
 std::optional<std::string> reset_after_error() {
   if (!available()) return std::nullopt;
-  const cudaError_t e = cudaGetLastError();  // clears non-sticky errors
-  if (e == cudaSuccess) return std::nullopt;
+  (void)cudaGetLastError();  // clears non-sticky errors
+  // The case may have thrown for a host-side reason while its kernels were still running: a fault in
+  // them is only reported by a synchronizing call, so wait for the device before judging it clean.
+  if (cudaDeviceSynchronize() == cudaSuccess) return std::nullopt;
+  (void)cudaGetLastError();
   // A sticky error survives the clear: every later call fails the same way.
   const cudaError_t again = cudaDeviceSynchronize();
   if (again != cudaSuccess) return error_text("cudaDeviceSynchronize", again);

@@ -52,15 +52,18 @@ void upload(gemm::Precision p, const DeviceBuffer& dst, const float* src, std::s
 }  // namespace
 
 GemmOperands::GemmOperands(gemm::Precision p, int m, int n, int k, const float* a, const float* b)
-    : p_(p), m_(m), n_(n), k_(k) {
+    : p_(p), cp_(to_cuda(p)), m_(m), n_(n), k_(k) {
   if (m <= 0 || n <= 0 || k <= 0) throw std::invalid_argument("GemmOperands: m, n and k must be positive");
-  to_cuda(p);
   const std::size_t in = std::size_t(gemm::input_bytes(p)), out = std::size_t(gemm::output_bytes(p));
   a_ = DeviceBuffer(in * std::size_t(m) * std::size_t(k));
   b_ = DeviceBuffer(in * std::size_t(k) * std::size_t(n));
   c_ = DeviceBuffer(out * std::size_t(m) * std::size_t(n));
   upload(p, a_, a, std::size_t(m) * std::size_t(k));
   upload(p, b_, b, std::size_t(k) * std::size_t(n));
+  // A cudaMemcpy from pageable memory may return before its last DMA has landed, and it runs on
+  // the legacy default stream, which does not order work on the non-blocking streams the GEMMs
+  // use: wait for the copies here.
+  GTB_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 void GemmOperands::poison_c(cudaStream_t s) { GTB_CUDA_CHECK(cudaMemsetAsync(c_.get(), 0xFF, c_.bytes(), s)); }
@@ -83,7 +86,7 @@ std::vector<float> GemmOperands::download_c() const {
 
 void gemm_cublas(const Blas& blas, const GemmOperands& o) {
   // Column-major view: C^T (n x m, ld n) = B^T (n x k, ld n) * A^T (k x m, ld k).
-  gemm(blas, to_cuda(o.precision()), false, false, o.n(), o.m(), o.k(), 1.0f, o.b(), o.n(), o.a(), o.k(), 0.0f,
+  gemm(blas, o.cuda_precision(), false, false, o.n(), o.m(), o.k(), 1.0f, o.b(), o.n(), o.a(), o.k(), 0.0f,
        o.c(), o.n());
 }
 

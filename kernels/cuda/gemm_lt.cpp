@@ -33,7 +33,18 @@ T config_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttribut
 }  // namespace
 
 LtGemm::LtGemm(const GemmOperands& o, std::size_t workspace_bytes) {
-  const GemmPrecision p = to_cuda(o.precision());
+  // A constructor that throws runs no destructor: release what was made before rethrowing (an
+  // out-of-memory workspace or an unsupported shape must not leak a handle per skipped case).
+  try {
+    plan(o, workspace_bytes);
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+void LtGemm::plan(const GemmOperands& o, std::size_t workspace_bytes) {
+  const GemmPrecision p = o.cuda_precision();
   const cudaDataType_t in = input_type(p), out = output_type(p);
   const cublasComputeType_t ct = compute_type(p);
   half_scale_ = ct == CUBLAS_COMPUTE_16F;
@@ -49,14 +60,16 @@ LtGemm::LtGemm(const GemmOperands& o, std::size_t workspace_bytes) {
   cublasLtMatmulHeuristicResult_t results[8] = {};
   int returned = 0;
   const cublasStatus_t st = [&] {
-    cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                            &workspace_bytes, sizeof workspace_bytes);
+    const std::uint64_t limit = workspace_bytes;  // the attribute is a uint64_t
+    cublasStatus_t s =
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof limit);
     if (s != CUBLAS_STATUS_SUCCESS) return s;
     return cublasLtMatmulAlgoGetHeuristic(h_, desc_, la_, lb_, lc_, lc_, pref, 8, results, &returned);
   }();
   cublasLtMatmulPreferenceDestroy(pref);
-  GTB_CUBLAS_CHECK(st);
-  if (returned <= 0)
+  // No algorithm at all comes back as NOT_SUPPORTED with zero results: say which problem it was.
+  if (st != CUBLAS_STATUS_NOT_SUPPORTED) GTB_CUBLAS_CHECK(st);
+  if (returned <= 0 || results[0].state != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error(std::string("cuBLASLt heuristic returned no algorithm for ") +
                              gemm::to_string(o.precision()) + " " + std::to_string(o.m()) + "x" +
                              std::to_string(o.n()) + "x" + std::to_string(o.k()));
@@ -78,12 +91,17 @@ LtGemm::LtGemm(const GemmOperands& o, std::size_t workspace_bytes) {
   if (workspace_bytes > 0) ws_ = DeviceBuffer(workspace_bytes);
 }
 
-LtGemm::~LtGemm() {
+LtGemm::~LtGemm() { release(); }
+
+void LtGemm::release() noexcept {
   if (lc_) cublasLtMatrixLayoutDestroy(lc_);
   if (lb_) cublasLtMatrixLayoutDestroy(lb_);
   if (la_) cublasLtMatrixLayoutDestroy(la_);
   if (desc_) cublasLtMatmulDescDestroy(desc_);
   if (h_) cublasLtDestroy(h_);
+  lc_ = lb_ = la_ = nullptr;
+  desc_ = nullptr;
+  h_ = nullptr;
 }
 
 void LtGemm::run(const GemmOperands& o, cudaStream_t s) const {

@@ -43,6 +43,8 @@ class LtGemm {
   const LtAlgo& algo() const { return algo_; }
 
  private:
+  void plan(const GemmOperands& ops, std::size_t workspace_bytes);
+  void release() noexcept;
   cublasLtHandle_t h_ = nullptr;
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t la_ = nullptr, lb_ = nullptr, lc_ = nullptr;

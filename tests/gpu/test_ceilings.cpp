@@ -34,3 +34,25 @@ TEST(CeilingsGpu, EventTimingIsPositive) {
   });
   EXPECT_GT(t, 0.0);
 }
+
+TEST(CeilingsGpu, TriadOnUnalignedPointersFallsBackToScalar) {
+  // Offsets of 1-3 floats break the float4 path's 16-byte alignment; the result must still be right
+  // (and no misaligned-address fault, which would poison the context for every later test).
+  const std::size_t n = (std::size_t(1) << 16) + 5;
+  std::vector<float> b(n), c(n), a(n);
+  gtb::fill_uniform(b.data(), n, 3);
+  gtb::fill_uniform(c.data(), n, 4);
+  gtb::cuda::DeviceBuffer da((n + 3) * 4), db((n + 3) * 4), dc((n + 3) * 4);
+  float* pa = da.as<float>() + 1;
+  float* pb = db.as<float>() + 2;
+  float* pc = dc.as<float>() + 3;
+  GTB_CUDA_CHECK(cudaMemcpy(pb, b.data(), n * 4, cudaMemcpyHostToDevice));
+  GTB_CUDA_CHECK(cudaMemcpy(pc, c.data(), n * 4, cudaMemcpyHostToDevice));
+  GTB_CUDA_CHECK(cudaMemset(pa, 0xFF, n * 4));
+  gtb::cuda::stream_triad(pa, pb, pc, 3.0f, n, nullptr);
+  GTB_CUDA_CHECK(cudaMemcpy(a.data(), pa, n * 4, cudaMemcpyDeviceToHost));
+  std::vector<double> ref(n);
+  for (std::size_t i = 0; i < n; ++i) ref[i] = double(b[i]) + 3.0 * double(c[i]);
+  const auto rep = gtb::compare_elementwise(a.data(), ref.data(), n, 1e-6, 0.0);
+  EXPECT_TRUE(rep.ok) << rep.detail;
+}

@@ -26,11 +26,24 @@ mlp::Config small(mlp::Act act, mlp::Optim opt) {
   return c;
 }
 
-::testing::AssertionResult close(const std::vector<float>& got, const float* ref, double rtol, double atol) {
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (!(std::fabs(double(got[i]) - double(ref[i])) <= atol + rtol * std::fabs(double(ref[i]))))
+::testing::AssertionResult close(const std::vector<float>& got, const float* ref, double rtol, double atol,
+                                 const std::vector<double>* loose = nullptr) {
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double allowed = atol + rtol * std::fabs(double(ref[i])) + (loose ? (*loose)[i] : 0.0);
+    if (!(std::fabs(double(got[i]) - double(ref[i])) <= allowed))
       return ::testing::AssertionFailure() << "element " << i << ": GPU " << got[i] << ", CPU " << ref[i];
+  }
   return ::testing::AssertionSuccess();
+}
+
+// Adam moves a parameter by about lr * g / (|g| + eps): for a gradient within a few eps of zero
+// the step depends on the rounding of g itself, which differs between cuBLAS and OpenBLAS sums
+// (of order 1e-9 at these sizes). Such a parameter may end up to 2 lr apart for each such step;
+// every other parameter is held to the tight tolerance (a few in ten thousand get the allowance).
+constexpr double kIllConditionedGrad = 1e-6;
+void widen_for_adam(std::vector<double>& loose, const float* cpu_grads, double lr) {
+  for (std::size_t i = 0; i < loose.size(); ++i)
+    if (std::fabs(double(cpu_grads[i])) < kIllConditionedGrad) loose[i] += 2.0 * lr;
 }
 
 }  // namespace
@@ -44,12 +57,14 @@ TEST(TrainGpu, StepMatchesCpu) {
       mlp::CpuMlp cpu(c, batch);
       gm::GpuMlp gpu(c, batch, 1, gm::Precision::fp32);
       gpu.load_data(d.x.data(), d.y.data(), gm::DataSource::device);
+      std::vector<double> loose(gpu.layout().total, 0.0);
       for (int s = 0; s < 3; ++s) {
         const float lc = cpu.step(d.x.data(), d.y.data(), batch);
         gpu.step();
         EXPECT_NEAR(gpu.loss(), lc, 1e-4 * (1 + lc));
         EXPECT_TRUE(close(gpu.grads(), cpu.grads(), 1e-3, 1e-6)) << "gradients, step " << s;
-        EXPECT_TRUE(close(gpu.params(), cpu.params(), 1e-4, 1e-6)) << "params, step " << s;
+        if (opt == mlp::Optim::adam) widen_for_adam(loose, cpu.grads(), c.lr);
+        EXPECT_TRUE(close(gpu.params(), cpu.params(), 1e-4, 1e-6, &loose)) << "params, step " << s;
       }
     }
 }
@@ -78,7 +93,10 @@ TEST(TrainGpu, VerifierAcceptsEveryPrecision) {
     v.opt_before = o0.data();
     v.grads = g.data();
     v.params_after = p1.data();
+    v.t_before = s0.step;
     v.step_skipped = gpu.scale_state().skipped > s0.skipped;
+    // A skipped step only proves that nothing moved; at this size FP16's initial scale must not overflow.
+    EXPECT_FALSE(v.step_skipped) << gm::to_string(p);
     v.rtol = p == gm::Precision::fp32 ? 1e-4 : (p == gm::Precision::bf16 ? 3e-2 : 1e-2);
     const mlp::VerifyResult r = mlp::verify_step(v);
     EXPECT_TRUE(r.ok) << gm::to_string(p) << ": " << r.detail;
@@ -92,9 +110,13 @@ TEST(TrainGpu, GraphReplayMatchesEager) {
   gm::GpuMlp eager(c, batch, 1, gm::Precision::fp32), graph(c, batch, 1, gm::Precision::fp32);
   eager.load_data(d.x.data(), d.y.data(), gm::DataSource::device);
   graph.load_data(d.x.data(), d.y.data(), gm::DataSource::pinned);
+  // As the benchmark does: one eager step first, so cuBLAS and the kernels are initialised outside
+  // the capture; then the captured step continues from there.
+  eager.step();
+  graph.step();
   graph.capture_graph();
   EXPECT_GT(graph.graph_nodes(), 10u);
-  for (int s = 0; s < 4; ++s) {
+  for (int s = 1; s < 4; ++s) {
     eager.step();
     graph.replay();
   }
@@ -121,6 +143,24 @@ TEST(TrainGpu, MixedPrecisionLossGoesDown) {
     EXPECT_LT(ss.skipped, 10) << gm::to_string(p);
     EXPECT_EQ(ss.step + ss.skipped, 41);
   }
+}
+
+TEST(TrainGpu, GradAccumulationMatchesOneBatch) {
+  // Four accumulated micro-batches (GEMMs with beta = 1, bias atomics across micro-batches, input
+  // and label offsets) must give the step one batch gives.
+  const mlp::Config c = small(mlp::Act::gelu, mlp::Optim::sgd);
+  const int batch = 128;
+  const mlp::Dataset d = mlp::make_clusters(batch, c.input, c.classes, 9);
+  gm::GpuMlp one(c, batch, 1, gm::Precision::fp32), four(c, batch, 4, gm::Precision::fp32);
+  EXPECT_EQ(four.micro_rows(), 32);
+  one.load_data(d.x.data(), d.y.data(), gm::DataSource::device);
+  four.load_data(d.x.data(), d.y.data(), gm::DataSource::device);
+  one.step();
+  four.step();
+  EXPECT_NEAR(four.loss(), one.loss(), 1e-5 * (1 + one.loss()));
+  const std::vector<float> g1 = one.grads(), p1 = one.params();
+  EXPECT_TRUE(close(four.grads(), g1.data(), 1e-3, 1e-6));  // as against the CPU: sums in another order
+  EXPECT_TRUE(close(four.params(), p1.data(), 1e-5, 1e-7));
 }
 
 TEST(TrainGpu, OverflowSkipsTheStepAndHalvesTheScale) {

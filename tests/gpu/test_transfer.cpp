@@ -2,7 +2,9 @@
 // overlap and the loader with a GPU consumer. Skipped (exit 77) where there is no usable GPU.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "harness/gtb.h"
@@ -14,6 +16,17 @@
 namespace gt = gtb::cuda::transfer;
 
 namespace {
+// Under compute-sanitizer (or a profiler: both are injected through CUDA_INJECTION64_PATH) kernels
+// are serialized and instrumented, so overlap and idle-time assertions would fail for the tool's
+// sake, and a deliberate failed cudaMalloc counts as a reported API error. GTB_NO_TIMING_ASSERTS=1
+// turns those checks off explicitly. Correctness checks always run.
+bool under_tool() {
+  const char* explicit_off = std::getenv("GTB_NO_TIMING_ASSERTS");
+  if (explicit_off && *explicit_off && std::string(explicit_off) != "0") return true;
+  const char* injected = std::getenv("CUDA_INJECTION64_PATH");
+  return injected && *injected;
+}
+
 struct CopyParam {
   gt::Direction dir;
   gt::MemoryKind kind;
@@ -47,6 +60,7 @@ TEST(TransferCopyErrors, BadRequestsAreClearErrors) {
   EXPECT_THROW(gt::CopyCase(gt::Direction::h2d, gt::MemoryKind::pinned, 0), std::invalid_argument);
   EXPECT_THROW(gt::memory_kind_from_string("unified"), std::invalid_argument);
   // A device allocation far beyond the device is an out-of-memory status, not a crash.
+  if (under_tool()) GTEST_SKIP() << "a deliberately failing cudaMalloc is an error report under compute-sanitizer";
   EXPECT_THROW(gtb::cuda::DeviceBuffer(std::size_t(1) << 50), gtb::OutOfMemory);
   (void)cudaGetLastError();  // the failed cudaMalloc must not surface at the next launch check
 }
@@ -81,12 +95,13 @@ TEST(TransferOverlap, PipelineIsCorrectAndStreamsHelp) {
   gt::OverlapCase overlapped(cfg);
   const auto rep = overlapped.verify();
   EXPECT_TRUE(rep.ok) << rep.detail;
+  EXPECT_THROW(gt::OverlapCase({4 << 20, 8, 0, 1.0}), std::invalid_argument);
   const double t1 = serial.time_device(3) / 3, t3 = overlapped.time_device(3) / 3;
+  const double f = gtb::transfer::overlap_fraction(overlapped.copy_only_seconds(), overlapped.compute_only_seconds(), t3);
+  if (under_tool()) GTEST_SKIP() << "timings under an injected tool (compute-sanitizer, profiler) say nothing";
   // Copies and compute of similar length: three streams must beat one clearly (ideal ~1.5-2x).
   EXPECT_LT(t3, 0.9 * t1);
-  const double f = gtb::transfer::overlap_fraction(overlapped.copy_only_seconds(), overlapped.compute_only_seconds(), t3);
   EXPECT_GT(f, 0.2);
-  EXPECT_THROW(gt::OverlapCase({4 << 20, 8, 0, 1.0}), std::invalid_argument);
 }
 
 TEST(TransferGpuLoader, DeliversEveryBatchAndShowsStarvedAndFed) {
@@ -106,10 +121,13 @@ TEST(TransferGpuLoader, DeliversEveryBatchAndShowsStarvedAndFed) {
   for (auto kind : {gt::MemoryKind::pinned, gt::MemoryKind::pageable}) {
     const auto starved = run_with(1, kind);
     const auto fed = run_with(12, kind);
+    ASSERT_EQ(starved.checksums.size(), 24u);
+    ASSERT_EQ(fed.checksums.size(), 24u);
     for (std::size_t b = 0; b < 24; ++b) {
       EXPECT_EQ(starved.checksums[b], gtb::cpu::expected_batch_checksum(bytes, 5, b));
       EXPECT_EQ(fed.checksums[b], gtb::cpu::expected_batch_checksum(bytes, 5, b));
     }
+    if (under_tool()) continue;  // idle fractions and spans under an injected tool say nothing
     EXPECT_GT(starved.gpu_idle_fraction, 0.5);
     EXPECT_LT(fed.gpu_idle_fraction, 0.3);
     EXPECT_GT(starved.seconds, 2.0 * fed.seconds);
