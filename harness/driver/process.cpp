@@ -49,6 +49,10 @@ std::string ProcessResult::describe() const {
 ProcessResult run_process(const std::string& path, const std::vector<std::string>& args, const std::string& log_path,
                           const std::function<void()>& tick) {
   ProcessResult res;
+  if (interrupted()) {  // a Ctrl-C that arrived between two children starts no new one
+    res.error = "interrupted";
+    return res;
+  }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);

@@ -116,6 +116,7 @@ int cmd_run(int argc, char** argv) {
     const std::string res_path = (work / (f + ".json")).string();
     const std::string log_path = (work / (f + ".log")).string();
     const int total = count_cases(f, suite);
+    if (interrupted()) break;
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     double last_print = host_seconds();
     if (!tty) std::fprintf(stderr, "[%zu/%zu] %-10s running %d cases...\n", i + 1, n, f.c_str(), total);

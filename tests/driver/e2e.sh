@@ -73,8 +73,10 @@ interrupt)
   GTB_BIN_DIR="$work/bin" GTB_FAMILIES=slow "$gtb" run --out "$work/r.json" >"$work/out.txt" 2>&1 &
   pid=$!
   sleep 1
+  t0=$(date +%s)
   kill -INT "$pid"
   wait "$pid"; rc=$?
+  [ $(( $(date +%s) - t0 )) -le 10 ] || fail "the driver took over 10 s to stop after SIGINT"
   [ "$rc" -eq 130 ] || { cat "$work/out.txt" >&2; fail "exit $rc after SIGINT, wanted 130"; }
   grep -q '"old": true' "$work/r.json" || fail "the old results file was touched"
   ls "$work" | grep -q 'r.json.tmp' && fail "a temp file was left behind"
