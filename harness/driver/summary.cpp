@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <map>
+#include <vector>
 #include <sstream>
 
 namespace gtb::driver {
@@ -67,12 +69,21 @@ void print_summary(std::ostream& os, const json& doc) {
   os << "\n"
      << std::left << std::setw(44) << "record" << std::setw(34) << "parameters" << std::right << std::setw(10)
      << "value" << "  " << std::left << std::setw(10) << "unit" << "spread   status\n";
+  // Records without a number that share a reason (e.g. every GPU record on a machine without a
+  // GPU) are counted in one line each instead of filling the table.
+  std::map<std::string, int> grouped;
+  std::vector<std::string> order;
   for (const auto& r : doc.value("records", json::array())) {
     const std::string name = r.value("family", "") + "/" + r.value("workload", "") + "/" + r.value("variant", "") +
                              "/" + r.value("backend", "");
+    const std::string status = r.value("status", "?");
+    if (status == "skipped") {
+      const std::string key = status + ": " + r.value("status_detail", "");
+      if (grouped[key]++ == 0) order.push_back(key);
+      continue;
+    }
     os << std::left << std::setw(44) << cut(name, 43) << std::setw(34)
        << cut(short_params(r.value("params", json::object()), r.value("options", json::object())), 33);
-    const std::string status = r.value("status", "?");
     if (status == "ok" && r.contains("value")) {
       std::string spread = "-";
       if (r.contains("stats")) {
@@ -87,6 +98,7 @@ void print_summary(std::ostream& os, const json& doc) {
          << std::setw(9) << "-" << status << ": " << cut(r.value("status_detail", ""), 70) << "\n";
     }
   }
+  for (const auto& key : order) os << "  " << grouped[key] << " records " << cut(key, 110) << "\n";
   const auto& cmp = doc.value("comparisons", json::array());
   if (!cmp.empty()) {
     os << "\nCPU vs GPU (gpu_over_cpu > 1: the GPU is better)\n";
