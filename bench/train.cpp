@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -290,61 +291,52 @@ const char* kStepDoc =
     "softmax cross-entropy, weight/input-gradient GEMMs, activation backward, optimizer; metric samples/s; "
     "TFLOP/s counts 6*batch*sum(in*out)";
 
+// Each workload's problem axes are declared once and given to both backends: the comparison
+// records pair CPU and GPU records by these params, so they must never drift apart.
+gtb::Bench& step_bench(const char* workload, gtb::Backend be, const std::function<gtb::Bench&(gtb::Bench&)>& axes) {
+  const bool cpu = be == gtb::Backend::cpu;
+  gtb::Bench& b = gtb::add("train", workload, cpu ? "openblas" : "cublas", be, cpu ? cpu_case : gpu_case);
+  return axes(b).rate("throughput", "samples/s", 1.0).rule(gtb::StopRule::quick(), full_rule());
+}
+
 // ---- batch sweep ----
-auto& b_cpu = gtb::add("train", "batch_sweep", "openblas", gtb::Backend::cpu, cpu_case)
-                  .axis("batch", pow2(1, 8192), {1, 32, 512, 4096})
-                  .axis("width", std::vector<std::int64_t>{256, 1024}, {256})
-                  .axis("depth", std::vector<std::int64_t>{4})
-                  .rate("throughput", "samples/s", 1.0)
-                  .rule(gtb::StopRule::quick(), full_rule())
-                  .describe(kStepDoc);
-auto& b_gpu = gtb::add("train", "batch_sweep", "cublas", gtb::Backend::cuda, gpu_case)
-                  .axis("batch", pow2(1, 8192), {1, 32, 512, 4096})
-                  .axis("width", std::vector<std::int64_t>{256, 1024}, {256})
-                  .axis("depth", std::vector<std::int64_t>{4})
+gtb::Bench& batch_axes(gtb::Bench& b) {
+  return b.axis("batch", pow2(1, 8192), {1, 32, 512, 4096})
+      .axis("width", std::vector<std::int64_t>{256, 1024}, {256})
+      .axis("depth", std::vector<std::int64_t>{4});
+}
+auto& b_cpu = step_bench("batch_sweep", gtb::Backend::cpu, batch_axes).describe(kStepDoc);
+auto& b_gpu = step_bench("batch_sweep", gtb::Backend::cuda, batch_axes)
                   .option("data", std::vector<std::string>{"device", "pinned", "pageable"})
-                  .rate("throughput", "samples/s", 1.0)
-                  .rule(gtb::StopRule::quick(), full_rule())
                   .describe(std::string(kStepDoc) + "; data: batch resident on the device, or copied every step "
                                                     "from pinned or pageable host memory");
 
 // ---- model-size sweep (eager vs CUDA Graph on the GPU) ----
-auto& m_cpu = gtb::add("train", "model_sweep", "openblas", gtb::Backend::cpu, cpu_case)
-                  .axis("batch", std::vector<std::int64_t>{256})
-                  .axis("width", pow2(32, 8192), {64, 1024})
-                  .axis("depth", std::vector<std::int64_t>{2, 4, 8}, {4})
-                  .rate("throughput", "samples/s", 1.0)
-                  .rule(gtb::StopRule::quick(), full_rule())
-                  .describe(kStepDoc);
-auto& m_gpu = gtb::add("train", "model_sweep", "cublas", gtb::Backend::cuda, gpu_case)
-                  .axis("batch", std::vector<std::int64_t>{256})
-                  .axis("width", pow2(32, 8192), {64, 1024})
-                  .axis("depth", std::vector<std::int64_t>{2, 4, 8}, {4})
+gtb::Bench& model_axes(gtb::Bench& b) {
+  return b.axis("batch", std::vector<std::int64_t>{256})
+      .axis("width", pow2(32, 8192), {64, 1024})
+      .axis("depth", std::vector<std::int64_t>{2, 4, 8}, {4});
+}
+auto& m_cpu = step_bench("model_sweep", gtb::Backend::cpu, model_axes).describe(kStepDoc);
+auto& m_gpu = step_bench("model_sweep", gtb::Backend::cuda, model_axes)
                   .option("mode", std::vector<std::string>{"eager", "graph"})
-                  .rate("throughput", "samples/s", 1.0)
-                  .rule(gtb::StopRule::quick(), full_rule())
                   .describe(std::string(kStepDoc) + "; mode graph: the step captured once as a CUDA Graph and replayed");
 
 // ---- precision (GELU; SGD and Adam) ----
-auto& p_cpu = gtb::add("train", "precision", "openblas", gtb::Backend::cpu, cpu_case)
-                  .axis("batch", std::vector<std::int64_t>{1024}, {512})
-                  .axis("width", std::vector<std::int64_t>{1024, 4096, 8192}, {512})
-                  .axis("depth", std::vector<std::int64_t>{4})
+gtb::Bench& precision_axes(gtb::Bench& b) {
+  return b.axis("batch", std::vector<std::int64_t>{1024}, {512})
+      .axis("width", std::vector<std::int64_t>{1024, 4096, 8192}, {512})
+      .axis("depth", std::vector<std::int64_t>{4});
+}
+auto& p_cpu = step_bench("precision", gtb::Backend::cpu, precision_axes)
                   .option("precision", std::vector<std::string>{"fp32"})
                   .option("optimizer", std::vector<std::string>{"sgd", "adam"})
                   .option("activation", std::vector<std::string>{"gelu"})
-                  .rate("throughput", "samples/s", 1.0)
-                  .rule(gtb::StopRule::quick(), full_rule())
                   .describe("the training step (GELU) in FP32 on the CPU, SGD-momentum or Adam");
-auto& p_gpu = gtb::add("train", "precision", "cublas", gtb::Backend::cuda, gpu_case)
-                  .axis("batch", std::vector<std::int64_t>{1024}, {512})
-                  .axis("width", std::vector<std::int64_t>{1024, 4096, 8192}, {512})
-                  .axis("depth", std::vector<std::int64_t>{4})
+auto& p_gpu = step_bench("precision", gtb::Backend::cuda, precision_axes)
                   .option("precision", std::vector<std::string>{"fp32", "tf32", "fp16", "bf16"})
                   .option("optimizer", std::vector<std::string>{"sgd", "adam"})
                   .option("activation", std::vector<std::string>{"gelu"})
-                  .rate("throughput", "samples/s", 1.0)
-                  .rule(gtb::StopRule::quick(), full_rule())
                   .describe("the training step (GELU): fp32, tf32 GEMMs, or fp16/bf16 activations and GEMMs with FP32 "
                             "master weights and dynamic loss scaling (skipped steps counted)");
 
@@ -352,24 +344,15 @@ auto& p_gpu = gtb::add("train", "precision", "cublas", gtb::Backend::cuda, gpu_c
 const char* kAccumDoc =
     "the step over `batch` samples as micro_batches accumulated micro-batches; memory_cap_mb (10^6 bytes, 0 = none) "
     "caps the model's own allocations (emulating a smaller device): a batch over it is skipped as out of memory";
-auto& g_cpu = gtb::add("train", "grad_accum", "openblas", gtb::Backend::cpu, cpu_case)
-                  .axis("batch", std::vector<std::int64_t>{16384, 65536}, {2048})
-                  .axis("width", std::vector<std::int64_t>{512}, {256})
-                  .axis("depth", std::vector<std::int64_t>{4})
-                  .option("micro_batches", std::vector<std::int64_t>{1, 4, 16}, {1, 4})
-                  .option("memory_cap_mb", std::vector<std::int64_t>{512}, {0})
-                  .rate("throughput", "samples/s", 1.0)
-                  .rule(gtb::StopRule::quick(), full_rule())
-                  .describe(kAccumDoc);
-auto& g_gpu = gtb::add("train", "grad_accum", "cublas", gtb::Backend::cuda, gpu_case)
-                  .axis("batch", std::vector<std::int64_t>{16384, 65536}, {2048})
-                  .axis("width", std::vector<std::int64_t>{512}, {256})
-                  .axis("depth", std::vector<std::int64_t>{4})
-                  .option("micro_batches", std::vector<std::int64_t>{1, 4, 16}, {1, 4})
-                  .option("memory_cap_mb", std::vector<std::int64_t>{512}, {0})
-                  .rate("throughput", "samples/s", 1.0)
-                  .rule(gtb::StopRule::quick(), full_rule())
-                  .describe(kAccumDoc);
+gtb::Bench& accum_axes(gtb::Bench& b) {
+  return b.axis("batch", std::vector<std::int64_t>{16384, 65536}, {2048})
+      .axis("width", std::vector<std::int64_t>{512}, {256})
+      .axis("depth", std::vector<std::int64_t>{4})
+      .option("micro_batches", std::vector<std::int64_t>{1, 4, 16}, {1, 4})
+      .option("memory_cap_mb", std::vector<std::int64_t>{512}, {0});
+}
+auto& g_cpu = step_bench("grad_accum", gtb::Backend::cpu, accum_axes).describe(kAccumDoc);
+auto& g_gpu = step_bench("grad_accum", gtb::Backend::cuda, accum_axes).describe(kAccumDoc);
 
 const bool kFindings = gtb::add_findings("train", [](const std::vector<gtb::Record>& recs, gtb::json& f) {
   const gtb::json found = mlp::findings_from_records(recs);

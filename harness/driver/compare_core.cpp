@@ -12,17 +12,14 @@
 #include <stdexcept>
 
 #include "harness/driver/compare_stats.h"
+#include "harness/driver/summary.h"
 #include "harness/results.h"
 
 namespace gtb::compare {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+using driver::fmt;
 
 std::string pct(double ratio) { return fmt("%+.1f%%", (ratio - 1.0) * 100.0); }
 

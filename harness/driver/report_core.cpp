@@ -10,17 +10,14 @@
 #include <vector>
 
 #include "harness/driver/compare_core.h"
+#include "harness/driver/summary.h"
 #include "harness/results.h"
 
 namespace gtb::report {
 
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+using driver::fmt;
 
 std::string num(double v) {
   if (!std::isfinite(v)) return "n/a";

@@ -10,6 +10,12 @@
 
 namespace gtb::driver {
 
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
 std::string fmt_num(double v) {
   char buf[32];
   const double a = std::fabs(v);

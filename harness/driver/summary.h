@@ -11,6 +11,8 @@ namespace gtb::driver {
 void print_summary(std::ostream& os, const json& doc);
 // A short "k=v,k=v" text of a params/options object.
 std::string short_params(const json& params, const json& options);
+// One number through a printf format ("%.3g", "%+.1f%%", ...).
+std::string fmt(const char* format, double v);
 // A number with 3-4 significant digits.
 std::string fmt_num(double v);
 
