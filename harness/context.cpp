@@ -60,12 +60,48 @@ json isa_flags() {
   return out;
 }
 
+// "32K", "2048K", "32M" (sysfs cache size syntax) to bytes; 0 when unreadable.
+long long parse_cache_size(const std::string& text) {
+  if (text.empty()) return 0;
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    return 0;
+  }
+  const char unit = used < text.size() ? text[used] : ' ';
+  if (unit == 'K') v *= 1024;
+  if (unit == 'M') v *= 1024 * 1024;
+  if (unit == 'G') v *= 1024LL * 1024 * 1024;
+  return v;
+}
+
 std::string os_name() {
   std::string pretty = read_first_line("/etc/os-release", "PRETTY_NAME");
   return pretty.empty() ? "unknown" : pretty;
 }
 
 }  // namespace
+
+long long CpuCaches::last_level_bytes() const { return std::max({l1d_bytes, l2_bytes, l3_bytes}); }
+
+CpuCaches cpu_caches() {
+  CpuCaches c;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream level_in(dir + "level"), type_in(dir + "type"), size_in(dir + "size");
+    int level = 0;
+    std::string type, size;
+    if (!(level_in >> level) || !(type_in >> type) || !(size_in >> size)) continue;
+    if (type == "Instruction") continue;
+    const long long bytes = parse_cache_size(size);
+    if (level == 1) c.l1d_bytes = bytes;
+    if (level == 2) c.l2_bytes = bytes;
+    if (level == 3) c.l3_bytes = bytes;
+  }
+  return c;
+}
 
 json host_context() {
   json h;
@@ -80,6 +116,9 @@ json host_context() {
   h["logical_cpus"] = static_cast<int>(std::thread::hardware_concurrency());
   h["omp_threads"] = omp_get_max_threads();
   h["isa"] = isa_flags();
+  const CpuCaches caches = cpu_caches();
+  // Per instance as seen by CPU 0 (an L3 is usually shared by several cores).
+  h["caches"] = {{"l1d_bytes", caches.l1d_bytes}, {"l2_bytes", caches.l2_bytes}, {"l3_bytes", caches.l3_bytes}};
   json blas;
   blas["library"] = "OpenBLAS";
   blas["config"] = openblas_get_config();

@@ -8,6 +8,15 @@ namespace gtb {
 // Host: CPU model, cores, threads used, ISA flags, BLAS and its core type, compiler and flags,
 // build type, git commit and dirty flag, OS, hostname.
 json host_context();
+// Data/unified cache sizes of CPU 0 as the kernel reports them (sysfs); 0 where unknown.
+struct CpuCaches {
+  long long l1d_bytes = 0;
+  long long l2_bytes = 0;
+  long long l3_bytes = 0;
+  // The largest cache level found: a working set above a few times this is memory-resident.
+  long long last_level_bytes() const;
+};
+CpuCaches cpu_caches();
 // GPU: {"available": true, devices: [...], driver/runtime/cuBLAS versions} or
 // {"available": false, "reason": "<CUDA error text>"}.
 json gpu_context();
