@@ -166,15 +166,21 @@ ErrorReport CopyCase::verify() {
 }
 
 double CopyCase::time_device(std::int64_t reps) {
-  e_start_.record(s0_.get());
-  if (dir_ == Direction::bidir) GTB_CUDA_CHECK(cudaStreamWaitEvent(s1_.get(), e_start_.get(), 0));
+  // A copy from pageable memory is staged by the driver on this thread: behind a held stream it
+  // would wait for the blocking kernel, which waits for this thread. Those are never held.
+  const bool pageable = (h_in_ && h_in_->kind() == MemoryKind::pageable) ||
+                        (h_out_ && h_out_->kind() == MemoryKind::pageable);
+  EventTiming how;
+  how.blocking = pageable ? Blocking::forbidden : Blocking::allowed;
+  how.ops_per_rep = dir_ == Direction::bidir ? 2 : 1;
+  TimedRegion region(s0_.get(), reps, how);
+  if (dir_ == Direction::bidir) GTB_CUDA_CHECK(cudaStreamWaitEvent(s1_.get(), region.start_event().get(), 0));
   for (std::int64_t r = 0; r < reps; ++r) enqueue();
   if (dir_ == Direction::bidir) {
     e_join_.record(s1_.get());
     GTB_CUDA_CHECK(cudaStreamWaitEvent(s0_.get(), e_join_.get(), 0));
   }
-  e_end_.record(s0_.get());
-  return elapsed_seconds(e_start_, e_end_);
+  return region.finish();
 }
 
 double CopyCase::time_host(std::int64_t reps) {
@@ -362,7 +368,7 @@ OverlapCase::OverlapCase(const OverlapConfig& cfg) : cfg_(cfg) {
   cudaStream_t s = streams_[0]->get();
   auto time_chunk = [&](bool copy, int iters) {
     const int reps = 5;
-    e_start_.record(s);
+    TimedRegion region(s, reps, {Blocking::allowed, 2});
     for (int r = 0; r < reps; ++r) {
       if (copy) {
         GTB_CUDA_CHECK(cudaMemcpyAsync(d_in_[0].get(), h_in_->get(), cfg_.chunk_bytes, cudaMemcpyHostToDevice, s));
@@ -371,8 +377,7 @@ OverlapCase::OverlapCase(const OverlapConfig& cfg) : cfg_(cfg) {
         overlap_compute(d_in_[0].as<float>(), d_out_[0].as<float>(), n_, iters, s);
       }
     }
-    e_end_.record(s);
-    return elapsed_seconds(e_start_, e_end_) / reps;
+    return region.finish() / reps;
   };
   GTB_CUDA_CHECK(cudaMemcpy(d_in_[0].get(), h_in_->get(), cfg_.chunk_bytes, cudaMemcpyHostToDevice));
   (void)time_chunk(true, 0);  // warm-up
@@ -413,11 +418,14 @@ void OverlapCase::enqueue_pipeline(bool copies, bool compute, bool overlapped) {
 }
 
 double OverlapCase::time_pipeline(std::int64_t reps, bool copies, bool compute, bool overlapped) {
-  cudaStream_t s0 = streams_[0]->get();
-  e_start_.record(s0);
+  // Pinned buffers only, so the pipeline may queue behind the blocking kernel; the other streams
+  // fork from s0 after its start event and are held with it.
+  const int S = overlapped ? cfg_.streams : 1;
+  EventTiming how;
+  how.ops_per_rep = std::int64_t(cfg_.chunks) * ((copies ? 2 : 0) + (compute ? 1 : 0)) + 2 * S;
+  TimedRegion region(streams_[0]->get(), reps, how);
   for (std::int64_t r = 0; r < reps; ++r) enqueue_pipeline(copies, compute, overlapped);
-  e_end_.record(s0);
-  return elapsed_seconds(e_start_, e_end_);
+  return region.finish();
 }
 
 ErrorReport OverlapCase::verify() {
