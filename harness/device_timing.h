@@ -14,7 +14,9 @@ namespace gtb {
 // Whether the timed work may sit behind a blocking kernel. `forbidden`: something in it waits for
 // the stream on the host (a copy from pageable memory is staged synchronously by the driver, and
 // cudaMalloc, cudaMemcpy or a graph upload synchronise too): behind a held stream it would wait for
-// a kernel that waits for the host, until the kernel's timeout.
+// a kernel that waits for the host, until the kernel's timeout. A kernel's first launch may load
+// its module lazily, which can wait for the context too: the verify-then-measure protocol runs the
+// work once before any timed sample, so a held stream never meets a first launch.
 enum class Blocking { allowed, forbidden };
 
 struct BlockingPlan {
