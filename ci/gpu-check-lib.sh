@@ -24,24 +24,32 @@ print("\n".join(seen))'
   fi
 }
 
-# gc_run_binaries LOGDIR SECONDS [ENV=VALUE...] -- BIN...: runs each binary (all at once with
-# GC_PARALLEL=1), each under its own `timeout SECONDS`, logging to LOGDIR/NAME.log; prints "NAME RC" lines.
-# GC_WRAP, if set, is a command put in front of each binary (compute-sanitizer ...).
+# gc_run_binaries LOGDIR SECONDS [ENV=VALUE...] -- BIN...: runs the binaries within SECONDS, logging
+# to LOGDIR/NAME.log, and prints "NAME RC" lines. One after the other, each may use what the ones
+# before it left (a binary with no time left is not started and counts as a timeout, 124); with
+# GC_PARALLEL=1 all at once, each with all of it. GC_WRAP, if set, is a command put in front of each
+# binary (compute-sanitizer ...).
 gc_run_binaries() {
   local logdir=$1 secs=$2; shift 2
   local envs=()
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
   [ $# -gt 0 ] && shift
   mkdir -p "$logdir"
-  local t name pids=() names=()
+  local t name left pids=() names=() end=$(( $(date +%s) + secs ))
   for t in "$@"; do
     name=$(basename "$t")
     if [ "${GC_PARALLEL:-0}" = 1 ]; then
       ( env "${envs[@]}" timeout -k 10 "$secs" ${GC_WRAP:-} "$t" >"$logdir/$name.log" 2>&1; echo $? >"$logdir/$name.rc" ) &
       pids+=($!)
     else
-      env "${envs[@]}" timeout -k 10 "$secs" ${GC_WRAP:-} "$t" >"$logdir/$name.log" 2>&1
-      echo $? >"$logdir/$name.rc"
+      left=$(( end - $(date +%s) ))
+      if [ "$left" -lt 1 ]; then
+        echo "not started: the phase's budget was spent" >"$logdir/$name.log"
+        echo 124 >"$logdir/$name.rc"
+      else
+        env "${envs[@]}" timeout -k 10 "$left" ${GC_WRAP:-} "$t" >"$logdir/$name.log" 2>&1
+        echo $? >"$logdir/$name.rc"
+      fi
     fi
     names+=("$name")
   done

@@ -138,8 +138,7 @@ elif [ ${#gpu_bins[@]} -eq 0 ]; then not_run gpu-tests "no GPU test binaries in 
 elif [ "$b" -eq 0 ]; then not_run gpu-tests "out of time (overall deadline)"
 else
   phase_begin gpu-tests "$b"
-  per=$(( b / ${#gpu_bins[@]} )); [ $per -lt 30 ] && per=30
-  gc_run_binaries "$out/gpu-tests" "$per" -- "${gpu_bins[@]}" >"$out/gpu-tests.txt"
+  gc_run_binaries "$out/gpu-tests" "$b" -- "${gpu_bins[@]}" >"$out/gpu-tests.txt"
   phase_end gpu-tests "$(gc_verdict "GPU test binaries" <"$out/gpu-tests.txt")"
   cat "$out/gpu-tests.txt"
 fi

@@ -86,8 +86,9 @@ def measure(out):
 
     m = torch.backends.cuda.matmul
     # Accumulate in FP32 for FP16/BF16, as gtb's *_fp32acc variants do.
-    m.allow_fp16_reduced_precision_reduction = False
-    m.allow_bf16_reduced_precision_reduction = False
+    for flag in ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"):
+        if hasattr(m, flag):
+            setattr(m, flag, False)
     for key, dtype, tf32 in (("fp32", torch.float32, False), ("tf32", torch.float32, True),
                              ("fp16", torch.float16, False), ("bf16", torch.bfloat16, False)):
         m.allow_tf32 = tf32

@@ -26,6 +26,8 @@ expect "nothing found" "$(gc_verdict "GPU test binaries" </dev/null)" "not run: 
 expect "a failure wins" "$(v "$work/bin/test_pass_gpu" "$work/bin/test_fail_gpu" "$work/bin/test_hang_gpu")" "FAIL: test_fail_gpu(exit 1); timeout: test_hang_gpu"
 expect "a crash is a failure" "$(v "$work/bin/test_crash_gpu")" "FAIL: test_crash_gpu(exit 139)"
 expect "a hang is a timeout, not a failure" "$(v "$work/bin/test_pass_gpu" "$work/bin/test_hang_gpu")" "timeout: test_hang_gpu (1 passed, 0 skipped)"
+expect "a binary with no time left is not started" \
+  "$(v "$work/bin/test_hang_gpu" "$work/bin/test_pass_gpu")" "timeout: test_hang_gpu test_pass_gpu (0 passed, 0 skipped)"
 expect "parallel runs" "$(GC_PARALLEL=1 v "$work/bin/test_pass_gpu" "$work/bin/test_skip_gpu")" "pass: 1 GPU test binaries; 1 skipped"
 expect "ctest timeout" "$(gc_ctest_verdict 124)" "timeout"
 expect "ctest failure" "$(gc_ctest_verdict 8)" "FAIL*"
