@@ -114,3 +114,17 @@ PY
   else echo "done: ${counts:-results written}"
   fi
 }
+
+# gc_unpack_deb DEB DIR: dpkg-deb where there is one; otherwise ar + tar (a .deb is an ar archive
+# whose data.tar.* holds the files), for GPU images that are not Debian-based.
+gc_unpack_deb() {
+  if [ -z "${GC_NO_DPKG:-}" ] && command -v dpkg-deb >/dev/null; then dpkg-deb -x "$1" "$2"; return; fi
+  local member
+  member=$(ar t "$1" | grep -m1 '^data\.tar') || return 1
+  case $member in
+    *.xz) ar p "$1" "$member" | tar -xJ -C "$2" ;;
+    *.zst) ar p "$1" "$member" | tar --zstd -x -C "$2" ;;
+    *.gz) ar p "$1" "$member" | tar -xz -C "$2" ;;
+    *) ar p "$1" "$member" | tar -x -C "$2" ;;
+  esac
+}

@@ -78,7 +78,7 @@ if [ -d "$bundle/debs" ]; then
     rm -rf "$dep.tmp" && mkdir -p "$dep.tmp"
     ok=1
     for d in "$bundle"/debs/*.deb; do
-      dpkg-deb -x "$d" "$dep.tmp" 2>>"$out/gpu-check.log" || { log "cannot unpack $(basename "$d")"; ok=0; }
+      gc_unpack_deb "$d" "$dep.tmp" 2>>"$out/gpu-check.log" || { log "cannot unpack $(basename "$d")"; ok=0; }
     done
     if [ $ok = 1 ]; then
       # pkg-config files name /usr; point them at the private prefix (used where pkg-config exists).

@@ -35,33 +35,28 @@ GEMM_PRECISIONS = [("fp32", "fp32"), ("tf32", "tf32"), ("fp16_fp32acc", "fp16"),
 def measure(out):
     import torch
 
-    def cuda_median(fn, reps, samples, warmup=2):
+    def median_seconds(fn, reps, samples, events, warmup=3):
+        """Median seconds per call: CUDA events around `reps` calls, or the host clock until synchronized."""
         for _ in range(warmup):
             fn()
         torch.cuda.synchronize()
         times = []
         for _ in range(samples):
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            t0 = time.perf_counter()
             start.record()
             for _ in range(reps):
                 fn()
             end.record()
             end.synchronize()
-            times.append(start.elapsed_time(end) / 1e3 / reps)
+            times.append((start.elapsed_time(end) / 1e3 if events else time.perf_counter() - t0) / reps)
         return statistics.median(times)
 
-    def wall_median(fn, reps, samples, warmup=3):
-        for _ in range(warmup):
-            fn()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(samples):
-            t0 = time.perf_counter()
-            for _ in range(reps):
-                fn()
-            torch.cuda.synchronize()
-            times.append((time.perf_counter() - t0) / reps)
-        return statistics.median(times)
+    def cuda_median(fn, reps, samples):
+        return median_seconds(fn, reps, samples, events=True)
+
+    def wall_median(fn, reps, samples):
+        return median_seconds(fn, reps, samples, events=False)
 
     dev = torch.device("cuda")
     res = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0),

@@ -40,6 +40,15 @@ expect "an invalid record fails the suite" "$(gc_suite_verdict 0 "$work/bad.json
 expect "test binaries are found where the build put them" \
   "$(gc_test_binaries "$build" cpu | grep -c '/test_[a-z]*_cpu$')" "[1-9]*"
 
+# A .deb unpacks without dpkg-deb too (GPU images that are not Debian-based).
+mkdir -p "$work/deb/pkg/DEBIAN" "$work/deb/pkg/usr/share/gtb-test" "$work/deb/x"
+printf 'Package: gtb-test\nVersion: 1\nArchitecture: all\nMaintainer: gtb\nDescription: test\n' >"$work/deb/pkg/DEBIAN/control"
+echo unpacked >"$work/deb/pkg/usr/share/gtb-test/file"
+if dpkg-deb -Zxz --build "$work/deb/pkg" "$work/deb/t.deb" >/dev/null 2>&1; then
+  GC_NO_DPKG=1 gc_unpack_deb "$work/deb/t.deb" "$work/deb/x"
+  expect "a .deb unpacks with ar + tar" "$(cat "$work/deb/x/usr/share/gtb-test/file" 2>/dev/null)" "unpacked"
+fi
+
 # The dry run: no GPU here, so GPU tests must say skipped (or not run without CUDA), memcheck not run.
 # One family keeps the dry run short on a 2-core machine.
 if GTB_SMOKE_FAMILIES=transfer bash "$here/gpu-check.sh" "$work/out" --build "$build" --smoke --export "$work/export" >"$work/dry.txt" 2>&1; then
