@@ -36,6 +36,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$deadline" ] || deadline=$([ $smoke = 1 ] && echo 240 || echo 480)
+[ "$deadline" -eq 0 ] || [ "$deadline" -ge 60 ] || { echo "gpu-check: --deadline is 0 (none) or at least 60" >&2; exit 2; }
+[ -z "$build" ] || [ -d "$build" ] || { echo "gpu-check: --build $build: no such folder" >&2; exit 2; }
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
 if [ -n "$export_dir" ]; then mkdir -p "$export_dir" && export_dir=$(cd "$export_dir" && pwd) || exit 2; fi
 start=$(date +%s)

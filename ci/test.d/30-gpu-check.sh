@@ -40,6 +40,13 @@ expect "an invalid record fails the suite" "$(gc_suite_verdict 0 "$work/bad.json
 expect "test binaries are found where the build put them" \
   "$(gc_test_binaries "$build" cpu | grep -c '/test_[a-z]*_cpu$')" "[1-9]*"
 
+# Bad input: exit 2, a message, and no output folder.
+for args in "" "--smoke" "X --bogus" "X --deadline 5" "X --build $work/none" "X --build"; do
+  rc=0
+  (cd "$work" && bash "$here/gpu-check.sh" $args >/dev/null 2>"$work/err.txt") || rc=$?
+  expect "bad input '$args'" "$rc:$( [ -s "$work/err.txt" ] && echo message):$( [ -e "$work/X" ] && echo created)" "2:message:"
+done
+
 # A .deb unpacks without dpkg-deb too (GPU images that are not Debian-based).
 mkdir -p "$work/deb/pkg/DEBIAN" "$work/deb/pkg/usr/share/gtb-test" "$work/deb/x"
 printf 'Package: gtb-test\nVersion: 1\nArchitecture: all\nMaintainer: gtb\nDescription: test\n' >"$work/deb/pkg/DEBIAN/control"
