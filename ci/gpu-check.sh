@@ -103,30 +103,32 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pc
   --format=csv >"$out/nvidia-smi.csv" 2>&1 || echo "nvidia-smi: not available" >"$out/nvidia-smi.csv"
 
 # 2. Build only what the GPU tests and the suite need (the rest is built before the CPU tests).
+# Ninja keeps going past a failed target, so one broken test does not cost the results file.
+keep_going() { grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build/CMakeCache.txt" 2>/dev/null && echo "-k 0"; }
 b=$(budget "${GTB_BUILD_SECONDS:-300}")
+phase_begin build "$b"
+t_end=$(( $(date +%s) + b ))
+rc=0
 if [ -z "$build" ]; then
   build=$root/build-gpu
-  phase_begin build "$b"
-  if ! timeout "$b" cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_CUDA_ARCHITECTURES="$arch" "${prefix_args[@]}" >"$out/configure.log" 2>&1; then
-    tail -30 "$out/configure.log"
-    phase_end build "FAIL: configure (configure.log)"
-  elif timeout "$b" cmake --build "$build" -j "$jobs" --target gpu_check_targets >"$out/build.log" 2>&1; then
-    phase_end build pass
-  else
-    rc=$?
-    grep -m20 -E "error|Error" "$out/build.log"
-    phase_end build "$([ $rc = 124 ] && echo "timeout" || echo "FAIL (build.log)")"
-  fi
+  timeout "$b" cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES="$arch" "${prefix_args[@]}" >"$out/configure.log" 2>&1 || rc=$?
+  [ $rc = 0 ] || tail -30 "$out/configure.log"
+  what="configure (configure.log)"
 else
   build=$(cd "$build" && pwd) || exit 2
-  phase_begin build "$b"
-  if timeout "$b" cmake --build "$build" -j "$jobs" --target gpu_check_targets >"$out/build.log" 2>&1; then
-    phase_end build "pass (existing build $build)"
-  else
-    phase_end build "FAIL: building the check's targets in $build (build.log)"
-  fi
 fi
+if [ $rc = 0 ]; then
+  left=$(( t_end - $(date +%s) )); [ $left -lt 1 ] && left=1
+  timeout "$left" cmake --build "$build" -j "$jobs" --target gpu_check_targets -- $(keep_going) >"$out/build.log" 2>&1 || rc=$?
+  [ $rc = 0 ] || grep -m20 -E "error|Error" "$out/build.log"
+  what="build (build.log)"
+fi
+case $rc in
+  0) phase_end build pass ;;
+  124|137) phase_end build "timeout: $what" ;;
+  *) phase_end build "FAIL: $what" ;;
+esac
 # GTB_BUILT_WITH_CUDA is written by CMakeLists.txt: the one reliable sign of a CUDA build.
 has_cuda=0
 grep -q '^GTB_BUILT_WITH_CUDA:INTERNAL=ON$' "$build/CMakeCache.txt" 2>/dev/null && has_cuda=1
