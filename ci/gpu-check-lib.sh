@@ -3,12 +3,12 @@
 # Verdict words: pass, FAIL, timeout, skipped, not run. "pass" only for something that ran and passed.
 
 # gc_test_binaries BUILD LABEL: the test executables CTest knows under LABEL (cpu or gpu), one a line,
-# wherever the build put them.
+# wherever the build put them; only those that exist (an unbuilt one is a CTest placeholder).
 gc_test_binaries() {
   local build=$1 label=$2
   if command -v python3 >/dev/null; then
     ctest --test-dir "$build" -L "^$label\$" --show-only=json-v1 2>/dev/null | python3 -c '
-import json, sys
+import json, os, sys
 try:
     tests = json.load(sys.stdin).get("tests", [])
 except ValueError:
@@ -16,9 +16,11 @@ except ValueError:
 seen = []
 for t in tests:
     cmd = t.get("command") or []
-    if cmd and cmd[0] not in seen and cmd[0].rsplit("/", 1)[-1].startswith("test_"):
+    if cmd and cmd[0] not in seen and os.path.basename(cmd[0]).startswith("test_") and \
+            os.path.isfile(cmd[0]) and os.access(cmd[0], os.X_OK):
         seen.append(cmd[0])
-print("\n".join(seen))'
+for path in seen:
+    print(path)'
   else
     find "$build" -path '*/CMakeFiles' -prune -o -type f -perm -u+x -name "test_*_$label" -print | sort
   fi

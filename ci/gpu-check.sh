@@ -132,12 +132,14 @@ esac
 # GTB_BUILT_WITH_CUDA is written by CMakeLists.txt: the one reliable sign of a CUDA build.
 has_cuda=0
 grep -q '^GTB_BUILT_WITH_CUDA:INTERNAL=ON$' "$build/CMakeCache.txt" 2>/dev/null && has_cuda=1
-[ $has_cuda = 1 ] || log "WARNING: $build has no CUDA backend: the GPU records will be skipped and no GPU test exists"
+[ $has_cuda = 1 ] || [ ! -f "$build/CMakeCache.txt" ] ||
+  log "WARNING: $build has no CUDA backend: the GPU records will be skipped and no GPU test exists"
 
 # 3. GPU tests: each binary directly (one CUDA context each), one at a time (they share the device).
-mapfile -t gpu_bins < <(gc_test_binaries "$build" gpu)
+mapfile -t gpu_bins < <(gc_test_binaries "$build" gpu | grep .)
 b=$(budget "${GTB_GPU_TESTS_SECONDS:-180}")
-if [ $has_cuda = 0 ]; then not_run gpu-tests "the build has no CUDA backend"
+if [ ! -f "$build/CMakeCache.txt" ]; then not_run gpu-tests "no configured build"
+elif [ $has_cuda = 0 ]; then not_run gpu-tests "the build has no CUDA backend"
 elif [ ${#gpu_bins[@]} -eq 0 ]; then not_run gpu-tests "no GPU test binaries in $build"
 elif [ "$b" -eq 0 ]; then not_run gpu-tests "out of time (overall deadline)"
 else

@@ -37,6 +37,7 @@ echo '{"families":[{"name":"a","status":"ok"}],"records":[{"backend":"cpu","stat
 expect "suite without a GPU" "$(gc_suite_verdict 0 "$work/r.json")" "done: cpu ok 1, cuda skipped 1"
 echo '{"families":[{"name":"a","status":"ok"}],"records":[{"backend":"cuda","status":"invalid"}]}' >"$work/bad.json"
 expect "an invalid record fails the suite" "$(gc_suite_verdict 0 "$work/bad.json")" "FAIL (exit 0): cuda invalid 1"
+expect "an empty build has no test binaries" "$(gc_test_binaries "$work" gpu | wc -l)" "0"
 expect "test binaries are found where the build put them" \
   "$(gc_test_binaries "$build" cpu | grep -c '/test_[a-z]*_cpu$')" "[1-9]*"
 
