@@ -1,138 +1,251 @@
 #!/usr/bin/env bash
-# The one check for a machine with an NVIDIA GPU: builds gtb (or uses a given build), runs every test
-# including the GPU ones, runs compute-sanitizer memcheck on the GPU test binaries, runs the quick
-# suite on the GPU, and leaves logs and the results file in OUTDIR. Ends with a short table.
-# Made to finish within 8 minutes on a 16-core H200 machine.
+# The one check for a machine with an NVIDIA GPU: builds what the check needs, runs the GPU tests, the
+# quick suite (the results file) and PyTorch's figures for the same work, prints gtb vs PyTorch, then
+# builds the rest and runs the CPU tests and compute-sanitizer memcheck. Logs and results in OUTDIR.
 #
-# usage: ci/gpu-check.sh OUTDIR [--build DIR] [--arch LIST]
-#   --build DIR   use an existing build folder (configured with CUDA) instead of building
-#   --arch LIST   CUDA architectures to build (default: 90, the H100/H200; e.g. "80;90")
-# Without gtb's -dev packages on the machine, run ci/prepare-gpu-bundle.sh beforehand on a Debian 12
-# machine and copy .gpu-bundle/ along with the repository (docs/gpu-check.md).
+# usage: ci/gpu-check.sh OUTDIR [--build DIR] [--arch LIST] [--smoke] [--deadline SECONDS] [--export DIR]
+#   --build DIR      use an existing build folder instead of configuring build-gpu/
+#   --arch LIST      CUDA architectures to build (default 90: H100/H200; e.g. "80;90")
+#   --smoke          build, GPU tests and a short GPU subset of the quick suite only (about 4 minutes)
+#   --deadline S     the whole check ends within S seconds (default 480, smoke 240; 0: no limit): a
+#                    phase that would start with too little time left is reported "not run"
+#   --export DIR     after every phase, refresh DIR/gpu-check.tar.gz (OUTDIR packed) and copy the
+#                    results files there, so that a check cut short still leaves them
+# Each phase has its own budget, counted from its own start (GTB_<PHASE>_SECONDS overrides it); a
+# phase that runs out is reported "timeout", never FAIL, and its seconds are printed. Exit status:
+# 1 when something failed, 0 otherwise (timeouts and phases not run are in the summary).
+# Without gtb's -dev packages on the machine, bring the bundle of ci/prepare-gpu-bundle.sh
+# (docs/gpu-check.md).
 set -uo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+source "$here/gpu-check-lib.sh"
+usage() { echo "usage: $0 OUTDIR [--build DIR] [--arch LIST] [--smoke] [--deadline SECONDS] [--export DIR]" >&2; exit 2; }
 out=${1:-}
-[ -n "$out" ] || { echo "usage: $0 OUTDIR [--build DIR] [--arch LIST]" >&2; exit 2; }
+[ -n "$out" ] && [ "${out#-}" = "$out" ] || usage
 shift
-build="" arch="90"
+build="" arch="90" smoke=0 deadline="" export_dir=""
 while [ $# -gt 0 ]; do
   case $1 in
-    --build) build=$2; shift 2 ;;
-    --arch) arch=$2; shift 2 ;;
-    *) echo "gpu-check: unknown option $1" >&2; exit 2 ;;
+    --build) [ $# -ge 2 ] || usage; build=$2; shift 2 ;;
+    --arch) [ $# -ge 2 ] || usage; arch=$2; shift 2 ;;
+    --smoke) smoke=1; shift ;;
+    --deadline) [ $# -ge 2 ] && [[ $2 =~ ^[0-9]+$ ]] || usage; deadline=$2; shift 2 ;;
+    --export) [ $# -ge 2 ] || usage; export_dir=$2; shift 2 ;;
+    *) echo "gpu-check: unknown option $1" >&2; usage ;;
   esac
 done
-mkdir -p "$out" && out=$(cd "$out" && pwd)
+[ -n "$deadline" ] || deadline=$([ $smoke = 1 ] && echo 240 || echo 480)
+[ "$deadline" -eq 0 ] || [ "$deadline" -ge 60 ] || { echo "gpu-check: --deadline is 0 (none) or at least 60" >&2; exit 2; }
+[ -z "$build" ] || [ -d "$build" ] || { echo "gpu-check: --build $build: no such folder" >&2; exit 2; }
+mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
+if [ -n "$export_dir" ]; then mkdir -p "$export_dir" && export_dir=$(cd "$export_dir" && pwd) || exit 2; fi
 start=$(date +%s)
 jobs=$(nproc)
+: >"$out/gpu-check.log"
 log() { echo "[gpu-check $(( $(date +%s) - start ))s] $*" | tee -a "$out/gpu-check.log"; }
-declare -A verdict
+declare -A verdict secs
+order=()
+
+# Phase budgets: the phase's own cap, cut only by the overall deadline (minus what the summary needs).
+budget() {  # budget CAP -> seconds, or 0 when less than 20 s are left
+  local cap=$1 left
+  [ "$deadline" -gt 0 ] || { echo "$cap"; return; }
+  left=$(( start + deadline - 10 - $(date +%s) ))
+  [ "$left" -lt 20 ] && { echo 0; return; }
+  [ "$left" -lt "$cap" ] && echo "$left" || echo "$cap"
+}
+phase_begin() { order+=("$1"); phase_t0=$(date +%s); log "$1 (budget $2 s)"; }
+phase_end() {  # phase_end NAME VERDICT
+  secs[$1]=$(( $(date +%s) - phase_t0 ))
+  verdict[$1]=$2
+  log "$1: $2 (${secs[$1]} s)"
+  export_now
+}
+not_run() { order+=("$1"); verdict[$1]="not run: $2"; secs[$1]=0; log "$1: not run: $2"; }
+export_now() {
+  [ -n "$export_dir" ] || return 0
+  cp -f "$out"/gtb-*.json "$export_dir/" 2>/dev/null
+  tar -czf "$export_dir/.gpu-check.tar.gz.tmp" -C "$(dirname "$out")" "$(basename "$out")" 2>/dev/null &&
+    mv -f "$export_dir/.gpu-check.tar.gz.tmp" "$export_dir/gpu-check.tar.gz"
+}
 
 # 1. Dependencies: the machine's own, or the bundle unpacked into a private prefix.
 prefix_args=()
-if [ -d "$root/.gpu-bundle/debs" ]; then
-  dep=$root/.gpu-bundle/root
+bundle=$root/.gpu-bundle
+if [ -d "$bundle/debs" ]; then
+  dep=$bundle/root
   if [ ! -f "$dep/.unpacked" ]; then
-    log "unpacking $(ls "$root/.gpu-bundle/debs" | wc -l) bundled packages"
-    mkdir -p "$dep"
-    for d in "$root"/.gpu-bundle/debs/*.deb; do dpkg-deb -x "$d" "$dep" 2>>"$out/gpu-check.log" || dpkg -x "$d" "$dep"; done
-    # pkg-config files name /usr; point them at the private prefix.
-    find "$dep" -name '*.pc' -exec sed -i "s|=/usr/|=$dep/usr/|g; s|^prefix=/usr$|prefix=$dep/usr|" {} +
-    touch "$dep/.unpacked"
+    log "unpacking $(ls "$bundle/debs" | wc -l) bundled packages"
+    rm -rf "$dep.tmp" && mkdir -p "$dep.tmp"
+    ok=1
+    for d in "$bundle"/debs/*.deb; do
+      gc_unpack_deb "$d" "$dep.tmp" 2>>"$out/gpu-check.log" || { log "cannot unpack $(basename "$d")"; ok=0; }
+    done
+    if [ $ok = 1 ]; then
+      # pkg-config files name /usr; point them at the private prefix (used where pkg-config exists).
+      find "$dep.tmp" -name '*.pc' -exec sed -i "s|=/usr/|=$dep/usr/|g; s|^prefix=/usr\$|prefix=$dep/usr|" {} +
+      rm -rf "$dep" && mv "$dep.tmp" "$dep" && touch "$dep/.unpacked"
+    else
+      log "the bundle is incomplete; building against the machine's own packages"
+      rm -rf "$dep.tmp"
+    fi
   fi
-  lib=$dep/usr/lib/x86_64-linux-gnu
-  export PKG_CONFIG_PATH="$lib/openblas-pthread/pkgconfig:$lib/pkgconfig:$dep/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-  export LD_LIBRARY_PATH="$lib/openblas-pthread:$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  export CPATH="$dep/usr/include${CPATH:+:$CPATH}"
-  prefix_args=(-DCMAKE_PREFIX_PATH="$dep/usr" -DCMAKE_LIBRARY_PATH="$lib/openblas-pthread;$lib")
+  if [ -f "$dep/.unpacked" ]; then
+    lib=$dep/usr/lib/x86_64-linux-gnu
+    export PKG_CONFIG_PATH="$lib/openblas-pthread/pkgconfig:$lib/pkgconfig:$dep/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+    export LD_LIBRARY_PATH="$lib/openblas-pthread:$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    prefix_args=(-DCMAKE_PREFIX_PATH="$dep/usr" -DCMAKE_LIBRARY_PATH="$lib/openblas-pthread;$lib")
+  fi
 fi
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current \
-  --format=csv >"$out/nvidia-smi.csv" 2>&1 || true
+  --format=csv >"$out/nvidia-smi.csv" 2>&1 || echo "nvidia-smi: not available" >"$out/nvidia-smi.csv"
 
-# 2. Build.
+# 2. Build only what the GPU tests and the suite need (the rest is built before the CPU tests).
+# Ninja keeps going past a failed target, so one broken test does not cost the results file.
+keep_going() { grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build/CMakeCache.txt" 2>/dev/null && echo "-k 0"; }
+b=$(budget "${GTB_BUILD_SECONDS:-300}")
+phase_begin build "$b"
+t_end=$(( $(date +%s) + b ))
+rc=0
 if [ -z "$build" ]; then
   build=$root/build-gpu
-  log "configure (CUDA architectures $arch)"
-  if ! cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-      "${prefix_args[@]}" >"$out/configure.log" 2>&1; then
-    log "configure FAILED"; tail -30 "$out/configure.log"; exit 1
-  fi
-  log "build ($jobs jobs)"
-  if ! timeout 330 cmake --build "$build" -j "$jobs" >"$out/build.log" 2>&1; then
-    log "build FAILED"; grep -m20 -E "error|Error" "$out/build.log"; exit 1
-  fi
+  timeout "$b" cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES="$arch" "${prefix_args[@]}" >"$out/configure.log" 2>&1 || rc=$?
+  [ $rc = 0 ] || tail -30 "$out/configure.log"
+  what="configure (configure.log)"
+else
+  build=$(cd "$build" && pwd) || exit 2
 fi
-grep -q "GTB_HAVE_CUDA:INTERNAL=ON\|CMAKE_CUDA_COMPILER:" "$build/CMakeCache.txt" || log "warning: this build may lack CUDA"
+if [ $rc = 0 ]; then
+  left=$(( t_end - $(date +%s) )); [ $left -lt 1 ] && left=1
+  timeout "$left" cmake --build "$build" -j "$jobs" --target gpu_check_targets -- $(keep_going) >"$out/build.log" 2>&1 || rc=$?
+  [ $rc = 0 ] || grep -m20 -E "error|Error" "$out/build.log"
+  what="build (build.log)"
+fi
+case $rc in
+  0) phase_end build pass ;;
+  124|137) phase_end build "timeout: $what" ;;
+  *) phase_end build "FAIL: $what" ;;
+esac
+# GTB_BUILT_WITH_CUDA is written by CMakeLists.txt: the one reliable sign of a CUDA build.
+has_cuda=0
+grep -q '^GTB_BUILT_WITH_CUDA:INTERNAL=ON$' "$build/CMakeCache.txt" 2>/dev/null && has_cuda=1
+[ $has_cuda = 1 ] || [ ! -f "$build/CMakeCache.txt" ] ||
+  log "WARNING: $build has no CUDA backend: the GPU records will be skipped and no GPU test exists"
 
-# The remaining steps share what is left of the 8 minutes, most important first: GPU tests, the
-# quick suite (the results file), the PyTorch reference, the CPU tests, then memcheck.
-deadline=$(( start + ${GTB_CHECK_SECONDS:-460} ))
-budget() {  # budget MAX RESERVE: seconds for a step, keeping RESERVE for the steps after it
-  local left=$(( deadline - $(date +%s) - $2 ))
-  [ $left -gt $1 ] && left=$1
-  [ $left -lt 10 ] && left=10
-  echo $left
-}
+# 3. GPU tests: each binary directly (one CUDA context each), one at a time (they share the device).
+mapfile -t gpu_bins < <(gc_test_binaries "$build" gpu | grep .)
+b=$(budget "${GTB_GPU_TESTS_SECONDS:-180}")
+if [ ! -f "$build/CMakeCache.txt" ]; then not_run gpu-tests "no configured build"
+elif [ $has_cuda = 0 ]; then not_run gpu-tests "the build has no CUDA backend"
+elif [ ${#gpu_bins[@]} -eq 0 ]; then not_run gpu-tests "no GPU test binaries in $build"
+elif [ "$b" -eq 0 ]; then not_run gpu-tests "out of time (overall deadline)"
+else
+  phase_begin gpu-tests "$b"
+  gc_run_binaries "$out/gpu-tests" "$b" -- "${gpu_bins[@]}" >"$out/gpu-tests.txt"
+  phase_end gpu-tests "$(gc_verdict "GPU test binaries" <"$out/gpu-tests.txt")"
+  cat "$out/gpu-tests.txt"
+fi
+gpu_usable=1
+case ${verdict[gpu-tests]:-} in skipped*|"not run"*) gpu_usable=0 ;; esac
 
-# 3. GPU tests, one at a time (they share the device).
-log "GPU tests"
-timeout "$(budget 120 300)" ctest --test-dir "$build" -L gpu -j 1 --timeout 100 --output-on-failure >"$out/ctest-gpu.log" 2>&1
-verdict[gpu-tests]=$([ $? -eq 0 ] && echo pass || echo FAIL)
-grep -q "(Skipped)" "$out/ctest-gpu.log" && verdict[gpu-tests]="${verdict[gpu-tests]} (some Skipped: see ctest-gpu.log)"
-
-# 4. The quick suite on this machine.
+# 4. The quick suite: the results file. Written before the slower phases start.
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr -c 'A-Za-z0-9\n' '-' | tr -s '-' | sed 's/-$//')
 [ -n "$gpu" ] || gpu=no-gpu
 results="$out/gtb-${gpu}-$(date -u +%Y%m%d).json"
-log "quick suite -> $(basename "$results")"
-timeout "$(budget 260 90)" "$build/bin/gtb" run --quick --out "$results" --logs "$out/suite-logs" >"$out/suite.txt" 2>&1
-rc=$?
-verdict[quick-suite]=$([ $rc -eq 0 ] && echo pass || echo "exit $rc")
-
-# 5. Reference figures from PyTorch on the same machine, where it is installed (targets compare to it).
-if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-  log "PyTorch reference"
-  timeout "$(budget 90 60)" python3 "$root/ci/torch-reference.py" "$out/torch-reference.json" >"$out/torch-reference.log" 2>&1
-  verdict[torch-reference]=$([ $? -eq 0 ] && echo done || echo failed)
+b=$(budget "${GTB_SUITE_SECONDS:-240}")
+if [ ! -x "$build/bin/gtb" ]; then not_run quick-suite "no gtb binary in $build/bin"
+elif [ "$b" -eq 0 ]; then not_run quick-suite "out of time (overall deadline)"
+else
+  suite_args=(run --quick --out "$results" --logs "$out/suite-logs")
+  # The smoke subset: the families whose GPU side the first runs need most, with short budgets.
+  [ $smoke = 1 ] && suite_args+=(--family "${GTB_SMOKE_FAMILIES:-transfer,gemm,train}" --budget 0.05)
+  phase_begin quick-suite "$b"
+  # SIGTERM at the budget: gtb then writes the families that completed.
+  timeout -k 15 "$b" "$build/bin/gtb" "${suite_args[@]}" >"$out/suite.txt" 2>&1
+  phase_end quick-suite "$(gc_suite_verdict $? "$results")"
 fi
 
-# 6. CPU tests in parallel.
-log "CPU tests"
-timeout "$(budget 150 30)" ctest --test-dir "$build" -L cpu -j "$jobs" --timeout 120 --output-on-failure >"$out/ctest-cpu.log" 2>&1
-verdict[cpu-tests]=$([ $? -eq 0 ] && echo pass || echo FAIL)
+# 5. The points of the gtb vs PyTorch table that the quick suite does not hold (256 MiB copies).
+points="$out/gtb-table-points.json"
+b=$(budget "${GTB_POINTS_SECONDS:-60}")
+if [ $smoke = 1 ]; then not_run table-points "smoke check"
+elif [ ! -x "$build/bin/gtb-transfer" ]; then not_run table-points "no gtb-transfer in $build/bin"
+elif [ "$b" -eq 0 ]; then not_run table-points "out of time (overall deadline)"
+else
+  phase_begin table-points "$b"
+  timeout -k 10 "$b" "$build/bin/gtb-transfer" --gtb_suite=full --gtb_out="$points" \
+    '--benchmark_filter=^transfer/copy_(h2d|d2h)/cudaMemcpyAsync/cuda/bytes=268435456,memory=(pinned|pageable),clock=device/' \
+    >"$out/table-points.log" 2>&1
+  phase_end table-points "$(gc_suite_verdict $? "$points")"
+fi
 
-# 7. compute-sanitizer memcheck on each GPU test binary, with the time that is left.
+# 6. PyTorch's figures for the same work on the same GPU, then the table.
+b=$(budget "${GTB_TORCH_SECONDS:-120}")
+torch_json="$out/torch-reference.json"
+if [ $smoke = 1 ]; then not_run torch-reference "smoke check"
+elif ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >"$out/torch-probe.log" 2>&1; then
+  not_run torch-reference "PyTorch with a usable CUDA device not found"
+elif [ "$b" -eq 0 ]; then not_run torch-reference "out of time (overall deadline)"
+else
+  phase_begin torch-reference "$b"
+  timeout -k 10 "$b" python3 "$here/torch-reference.py" "$torch_json" >"$out/torch-reference.log" 2>&1
+  rc=$?
+  phase_end torch-reference "$(case $rc in 0) echo done ;; 124|137) echo timeout ;; *) echo "FAIL (exit $rc)" ;; esac)"
+fi
+if command -v python3 >/dev/null; then
+  python3 "$here/torch-reference.py" --table --gtb "$results" --gtb "$points" --torch "$torch_json" \
+    >"$out/gtb-vs-torch.md" 2>>"$out/gpu-check.log"
+fi
+[ -f "$results" ] && "$build/bin/gtb" report "$results" >"$out/report.md" 2>/dev/null
+export_now
+
+# 7. The rest of the build, then the CPU tests in parallel.
+b=$(budget "${GTB_CPU_TESTS_SECONDS:-240}")
+if [ $smoke = 1 ]; then not_run cpu-tests "smoke check"
+elif [ "$b" -eq 0 ]; then not_run cpu-tests "out of time (overall deadline)"
+else
+  phase_begin cpu-tests "$b"
+  t_end=$(( $(date +%s) + b ))
+  if ! timeout "$b" cmake --build "$build" -j "$jobs" >>"$out/build.log" 2>&1; then
+    phase_end cpu-tests "$([ $(date +%s) -ge $t_end ] && echo "timeout (building the CPU tests)" || echo "FAIL: build (build.log)")"
+  else
+    timeout -k 10 $(( t_end - $(date +%s) > 10 ? t_end - $(date +%s) : 10 )) \
+      ctest --test-dir "$build" -L '^cpu$' -j "$jobs" --timeout 120 --output-on-failure >"$out/ctest-cpu.log" 2>&1
+    phase_end cpu-tests "$(gc_ctest_verdict $?): $(grep -hE 'tests passed|tests failed' "$out/ctest-cpu.log" | tail -1)"
+  fi
+fi
+
+# 8. compute-sanitizer memcheck on the GPU test binaries, all at once (the GPU has room; the
+# sanitizer's cost is mostly on the host), each with the phase's budget.
 for d in /usr/local/cuda/compute-sanitizer /usr/local/cuda/bin; do
   command -v compute-sanitizer >/dev/null || { [ -x "$d/compute-sanitizer" ] && export PATH="$d:$PATH"; }
 done
-if command -v compute-sanitizer >/dev/null; then
-  ms=pass
-  for t in "$build"/tests/test_*_gpu; do
-    [ -x "$t" ] || continue
-    name=$(basename "$t")
-    if [ $(( deadline - $(date +%s) )) -lt 25 ]; then ms="$ms; not run for $name (out of time)"; continue; fi
-    log "memcheck $name"
-    GTB_NO_TIMING_ASSERTS=1 timeout "$(budget 90 10)" compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full "$t" \
-      >"$out/memcheck-$name.log" 2>&1
-    rc=$?
-    case $rc in 0) ;; 77) ms="skipped (no GPU)" ;; 124) ms="$ms; timeout in $name"; log "memcheck $name timed out" ;;
-      *) ms="FAIL ($name exit $rc)"; log "memcheck $name: exit $rc" ;; esac
-  done
-  verdict[memcheck]=$ms
+b=$(budget "${GTB_MEMCHECK_SECONDS:-180}")
+if [ $smoke = 1 ]; then not_run memcheck "smoke check"
+elif [ $gpu_usable = 0 ]; then not_run memcheck "no GPU tests ran (${verdict[gpu-tests]:-})"
+elif ! command -v compute-sanitizer >/dev/null; then not_run memcheck "compute-sanitizer not found"
+elif [ "$b" -eq 0 ]; then not_run memcheck "out of time (overall deadline)"
 else
-  verdict[memcheck]="not run: compute-sanitizer not found"
+  phase_begin memcheck "$b"
+  GC_PARALLEL=1 GC_WRAP="compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full" \
+    gc_run_binaries "$out/memcheck" "$b" GTB_NO_TIMING_ASSERTS=1 -- "${gpu_bins[@]}" >"$out/memcheck.txt"
+  phase_end memcheck "$(gc_verdict "memcheck runs" <"$out/memcheck.txt")"
 fi
 
-# 8. Short table last.
-[ -f "$results" ] && "$build/bin/gtb" report "$results" >"$out/report.md" 2>/dev/null
-echo
-echo "gpu-check summary ($(( $(date +%s) - start )) s; GPU: $(sed -n 2p "$out/nvidia-smi.csv" 2>/dev/null | grep -v 'not found' || echo none))"
-for k in gpu-tests quick-suite torch-reference cpu-tests memcheck; do
-  [ -n "${verdict[$k]:-}" ] && printf '  %-16s %s\n' "$k" "${verdict[$k]}"
-done
-grep -E "tests passed|tests failed" "$out/ctest-cpu.log" "$out/ctest-gpu.log" | sed 's|.*/||'
-[ -f "$results" ] && tail -n +1 "$out/suite.txt" | grep -A200 "^CPU vs GPU" | head -40
-echo "logs and results in $out"
-case "${verdict[cpu-tests]}${verdict[gpu-tests]}${verdict[quick-suite]}${verdict[memcheck]}" in *FAIL*|*exit*) exit 1 ;; esac
+# 9. The summary: verdicts, seconds per phase, and gtb vs PyTorch.
+{
+  echo
+  echo "gpu-check summary ($(( $(date +%s) - start )) s; GPU: $(sed -n 2p "$out/nvidia-smi.csv" 2>/dev/null | grep . || echo none))"
+  for k in "${order[@]}"; do printf '  %-16s %5s s  %s\n' "$k" "${secs[$k]}" "${verdict[$k]}"; done
+  [ -f "$results" ] && echo "  results file: $results" || echo "  results file: none"
+  echo
+  [ -f "$out/gtb-vs-torch.md" ] && cat "$out/gtb-vs-torch.md"
+  echo
+  echo "logs and results in $out"
+} | tee "$out/summary.txt"
+export_now
+for k in "${order[@]}"; do case ${verdict[$k]} in FAIL*) exit 1 ;; esac; done
 exit 0

@@ -55,6 +55,7 @@ function(gtb_add_family)
   set_target_properties(gtb-${F_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 
   set(GTB_FAMILIES ${GTB_FAMILIES} ${F_NAME} CACHE INTERNAL "")
+  set_property(GLOBAL APPEND PROPERTY GTB_GPU_CHECK_TARGETS gtb-${F_NAME})
 
   if(GTB_BUILD_TESTS AND F_CPU_TESTS)
     add_executable(test_${F_NAME}_cpu ${F_CPU_TESTS})
@@ -67,6 +68,7 @@ function(gtb_add_family)
   endif()
   if(GTB_BUILD_TESTS AND GTB_HAVE_CUDA AND F_GPU_TESTS)
     add_executable(test_${F_NAME}_gpu ${F_GPU_TESTS})
+    set_property(GLOBAL APPEND PROPERTY GTB_GPU_CHECK_TARGETS test_${F_NAME}_gpu)
     target_link_libraries(test_${F_NAME}_gpu PRIVATE ${klib} gtb_harness gtb_gpu_test_main GTest::gtest)
     gtb_host_warnings(test_${F_NAME}_gpu)
     gtest_discover_tests(test_${F_NAME}_gpu DISCOVERY_TIMEOUT 60 TEST_PREFIX "${F_NAME}."

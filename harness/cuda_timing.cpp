@@ -4,7 +4,9 @@
 #include <string>
 #include <utility>
 
+#include "harness/cuda_blocking.h"
 #include "harness/gtb.h"
+#include "harness/stopping.h"
 
 namespace gtb {
 
@@ -46,14 +48,76 @@ double elapsed_seconds(const Event& start, const Event& end) {
   return double(ms) * 1e-3;
 }
 
-double time_events(cudaStream_t stream, std::int64_t reps, const std::function<void(cudaStream_t)>& enqueue) {
-  // Events are created once per thread and reused: creating them per sample costs more than short
-  // kernels take.
-  thread_local Event start, end;
-  start.record(stream);
+namespace {
+
+// Per thread, made once: creating events or pinned memory per sample costs more than short kernels
+// take, and cudaHostAlloc synchronises, which must never happen while a stream is held.
+struct RegionResources {
+  Event start, end;
+  PinnedBuffer flags{sizeof(BlockFlags), cudaHostAllocMapped};
+  BlockFlags* host = flags.as<BlockFlags>();
+  BlockFlags* device = nullptr;
+  RegionResources() {
+    void* d = nullptr;
+    GTB_CUDA_CHECK(cudaHostGetDevicePointer(&d, flags.get(), 0));
+    device = static_cast<BlockFlags*>(d);
+  }
+};
+RegionResources& region_resources() {
+  thread_local RegionResources r;
+  return r;
+}
+
+}  // namespace
+
+TimedRegion::TimedRegion(cudaStream_t stream, std::int64_t reps, const EventTiming& how) : stream_(stream) {
+  RegionResources& r = region_resources();
+  const BlockingPlan plan = plan_blocking(how.blocking, reps, how.ops_per_rep, device_timing_log().timeouts());
+  sample_.reps = reps;
+  sample_.blocked = plan.use;
+  sample_.not_blocked_reason = plan.reason;
+  if (plan.use) {
+    __atomic_store_n(&r.host->release, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&r.host->timed_out, 0, __ATOMIC_SEQ_CST);
+    launch_block_stream(r.device, kBlockTimeoutSeconds, stream_);
+  } else {
+    finished_ = true;  // nothing to release
+  }
+  r.start.record(stream_);
+  t0_ = host_seconds();
+}
+
+const Event& TimedRegion::start_event() const { return region_resources().start; }
+
+void TimedRegion::release() noexcept {
+  if (sample_.blocked) __atomic_store_n(&region_resources().host->release, 1, __ATOMIC_SEQ_CST);
+}
+
+TimedRegion::~TimedRegion() {
+  if (finished_) return;
+  // An exception while enqueuing: let the kernel go and wait for it, so that the next sample's
+  // flags are not reset under a kernel that still polls them.
+  release();
+  (void)cudaStreamSynchronize(stream_);
+}
+
+double TimedRegion::finish() {
+  RegionResources& r = region_resources();
+  r.end.record(stream_);
+  sample_.enqueue_seconds = host_seconds() - t0_;
+  release();
+  finished_ = true;
+  sample_.device_seconds = elapsed_seconds(r.start, r.end);
+  if (sample_.blocked) sample_.block_timed_out = __atomic_load_n(&r.host->timed_out, __ATOMIC_SEQ_CST) != 0;
+  device_timing_log().add(sample_);
+  return sample_.device_seconds;
+}
+
+double time_events(cudaStream_t stream, std::int64_t reps, const std::function<void(cudaStream_t)>& enqueue,
+                   const EventTiming& how) {
+  TimedRegion region(stream, reps, how);
   for (std::int64_t i = 0; i < reps; ++i) enqueue(stream);
-  end.record(stream);
-  return elapsed_seconds(start, end);
+  return region.finish();
 }
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : n_(bytes) {

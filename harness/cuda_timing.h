@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 #include <cuda_runtime_api.h>
 
 #include "harness/cuda_check.h"
+#include "harness/device_timing.h"
 
 namespace gtb::cuda {
 
@@ -39,9 +41,39 @@ class Event {
 // Seconds between two recorded events (after synchronizing on `end`).
 double elapsed_seconds(const Event& start, const Event& end);
 
-// Records an event, runs enqueue(stream) `reps` times, records an event, synchronizes and returns the
-// elapsed device seconds: the sampler body for a Clock::cuda_event measurement.
-double time_events(cudaStream_t stream, std::int64_t reps, const std::function<void(cudaStream_t)>& enqueue);
+// How a device-clock sample may be taken (harness/device_timing.h decides from it).
+struct EventTiming {
+  Blocking blocking = Blocking::allowed;  // forbidden when the work synchronises with the host
+  std::int64_t ops_per_rep = 1;           // operations one repetition enqueues (kernels, copies, graphs)
+};
+
+// One device-clock sample. Construction holds `stream` with the blocking kernel (when plan_blocking
+// allows it), records the start event behind it and starts the host's enqueue clock; the caller
+// then queues the timed work; finish() records the end event, releases the stream, waits for the
+// end, logs the sample in device_timing_log() and returns the device seconds. Without the block, a
+// start event recorded on an empty queue fires at once and the events time the host's enqueue
+// whenever it is slower than the work.
+class TimedRegion {
+ public:
+  TimedRegion(cudaStream_t stream, std::int64_t reps, const EventTiming& how = {});
+  ~TimedRegion();  // releases the stream and waits for it if finish() was not reached
+  TimedRegion(const TimedRegion&) = delete;
+  TimedRegion& operator=(const TimedRegion&) = delete;
+  const Event& start_event() const;  // for other streams that must also wait for the start
+  double finish();
+
+ private:
+  void release() noexcept;
+  cudaStream_t stream_;
+  DeviceSample sample_;
+  double t0_ = 0;
+  bool finished_ = false;
+};
+
+// A TimedRegion around `reps` calls of enqueue(stream): the sampler body for a Clock::cuda_event
+// measurement.
+double time_events(cudaStream_t stream, std::int64_t reps, const std::function<void(cudaStream_t)>& enqueue,
+                   const EventTiming& how = {});
 
 // Device memory owner. Allocation failure throws gtb::OutOfMemory.
 class DeviceBuffer {

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "harness/context.h"
+#include "harness/device_timing.h"
 #include "harness/gpu.h"
 #include "harness/gtb.h"
 #include "harness/results.h"
@@ -181,8 +182,12 @@ const SampleSet& State::measure(Clock clock, const Sampler& sampler) {
   if (record_.metric.kind == MetricKind::rate && !(record_.work_per_rep > 0))
     throw std::logic_error("rate metric without set_work()");
   thread_local SampleSet last;
+  DeviceTimingLog& dlog = device_timing_log();
+  dlog.clear();
   last = run_samples(rule_, sampler);
   record_.clock = clock;
+  if (clock == Clock::cuda_event)
+    record_.device_timing = dlog.empty() ? device_timing_unlogged() : dlog.summary(last.seconds_per_rep.size());
   record_.samples.insert(record_.samples.end(), last.seconds_per_rep.begin(), last.seconds_per_rep.end());
   record_.stats = compute_stats(record_.samples);
   record_.reps_per_sample = last.reps_per_sample;

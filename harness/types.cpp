@@ -112,6 +112,7 @@ json to_json(const Record& r) {
     if (std::isfinite(c.value)) counters[name] = {{"value", c.value}, {"unit", c.unit}};
   j["counters"] = counters;
   j["info"] = r.info;
+  if (!r.device_timing.empty()) j["device_timing"] = r.device_timing;
   return j;
 }
 
@@ -209,6 +210,8 @@ Record record_from_json(const json& j) {
       }
     }
     r.info = j.value("info", json::object());
+    r.device_timing = j.value("device_timing", json::object());
+    if (!r.device_timing.is_object()) throw std::runtime_error("device_timing is not an object");
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(where + ": " + e.what());
   } catch (const std::runtime_error& e) {

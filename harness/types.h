@@ -70,6 +70,7 @@ struct Record {
   json check = json::object();    // {"passed": bool, "detail": str, ...}
   std::map<std::string, Counter> counters;
   json info = json::object();
+  json device_timing = json::object();  // cuda_event records: blocking kernel, enqueue vs device time
 
   // Metric value of one sample (same direction as value).
   double metric_of_seconds(double seconds) const;

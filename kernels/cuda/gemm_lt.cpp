@@ -23,12 +23,16 @@ std::string lt_tile_name(int id) {
 }
 
 namespace {
+// Each attribute has its own width (CLUSTER_SHAPE_ID is 16-bit, the others 32-bit): a read with the
+// wrong size fails. -1 says "could not be read", so a failed read never passes for a real 0.
 template <class T>
-T config_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
+int config_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
   T v{};
   std::size_t written = 0;
-  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof v, &written) != CUBLAS_STATUS_SUCCESS) return T{};
-  return v;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof v, &written) != CUBLAS_STATUS_SUCCESS ||
+      written != sizeof v)
+    return -1;
+  return int(v);
 }
 }  // namespace
 
@@ -80,14 +84,14 @@ void LtGemm::plan(const GemmOperands& o, std::size_t workspace_bytes) {
   algo_.waves_count = best.wavesCount;
   algo_.workspace_bytes = best.workspaceSize;
   algo_.algo_id = config_attr<std::int32_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_ID);
-  algo_.tile_id = int(config_attr<std::uint32_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_TILE_ID));
+  algo_.tile_id = config_attr<std::uint32_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_TILE_ID);
   algo_.tile = lt_tile_name(algo_.tile_id);
-  algo_.stages_id = int(config_attr<std::uint32_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_STAGES_ID));
-  algo_.splitk = int(config_attr<std::uint32_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_SPLITK_NUM));
-  algo_.reduction_scheme = int(config_attr<std::uint32_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME));
-  algo_.cta_swizzling = int(config_attr<std::uint32_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING));
-  algo_.custom_option = int(config_attr<std::uint32_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION));
-  algo_.cluster_shape_id = int(config_attr<std::uint32_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
+  algo_.stages_id = config_attr<std::uint32_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_STAGES_ID);
+  algo_.splitk = config_attr<std::int32_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_SPLITK_NUM);
+  algo_.reduction_scheme = config_attr<std::uint32_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME);
+  algo_.cta_swizzling = config_attr<std::uint32_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING);
+  algo_.custom_option = config_attr<std::uint32_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION);
+  algo_.cluster_shape_id = config_attr<std::uint16_t>(algo_raw_, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID);
   if (workspace_bytes > 0) ws_ = DeviceBuffer(workspace_bytes);
 }
 

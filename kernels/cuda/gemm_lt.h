@@ -13,6 +13,7 @@
 
 namespace gtb::cuda {
 
+// The chosen algorithm's configuration; an attribute cuBLASLt could not report is -1.
 struct LtAlgo {
   int algo_id = -1;
   int tile_id = 0;

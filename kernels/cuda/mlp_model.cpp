@@ -1,6 +1,7 @@
 // GPU MLP step host code: buffers, cuBLAS calls, the op sequence, graph capture and instrumentation.
 #include "kernels/cuda/mlp.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -349,6 +350,12 @@ void GpuMlp::poison() {
 }
 
 double GpuMlp::busy_fraction(int steps) {
+  // Every event the window needs exists before the clock starts: creating them inside it (two per
+  // operation, ~120 a step) would count as idle time and bias the fraction low. The operations per
+  // step do not depend on the data, so one step (untimed, if none ran yet) says how many.
+  if (launches_last_ == 0) step();
+  const std::size_t need = 2 * std::size_t(launches_last_) * std::size_t(std::max(steps, 0));
+  while (prof_events_.size() < need) prof_events_.push_back(std::make_unique<Event>());
   sync();
   profiling_ = true;
   prof_used_ = 0;

@@ -166,15 +166,21 @@ ErrorReport CopyCase::verify() {
 }
 
 double CopyCase::time_device(std::int64_t reps) {
-  e_start_.record(s0_.get());
-  if (dir_ == Direction::bidir) GTB_CUDA_CHECK(cudaStreamWaitEvent(s1_.get(), e_start_.get(), 0));
+  // A copy from pageable memory is staged by the driver on this thread: behind a held stream it
+  // would wait for the blocking kernel, which waits for this thread. Those are never held.
+  const bool pageable = (h_in_ && h_in_->kind() == MemoryKind::pageable) ||
+                        (h_out_ && h_out_->kind() == MemoryKind::pageable);
+  EventTiming how;
+  how.blocking = pageable ? Blocking::forbidden : Blocking::allowed;
+  how.ops_per_rep = dir_ == Direction::bidir ? 2 : 1;
+  TimedRegion region(s0_.get(), reps, how);
+  if (dir_ == Direction::bidir) GTB_CUDA_CHECK(cudaStreamWaitEvent(s1_.get(), region.start_event().get(), 0));
   for (std::int64_t r = 0; r < reps; ++r) enqueue();
   if (dir_ == Direction::bidir) {
     e_join_.record(s1_.get());
     GTB_CUDA_CHECK(cudaStreamWaitEvent(s0_.get(), e_join_.get(), 0));
   }
-  e_end_.record(s0_.get());
-  return elapsed_seconds(e_start_, e_end_);
+  return region.finish();
 }
 
 double CopyCase::time_host(std::int64_t reps) {
@@ -360,9 +366,9 @@ OverlapCase::OverlapCase(const OverlapConfig& cfg) : cfg_(cfg) {
   // Kernel time is affine in iters (memory traffic + arithmetic): measure two lengths, solve for
   // the iters that make one chunk's kernel take compute_ratio x one chunk's copies.
   cudaStream_t s = streams_[0]->get();
-  auto time_chunk = [&](bool copy, int iters) {
+  auto time_chunk = [&](bool copy, int iters, Blocking blocking = Blocking::allowed) {
     const int reps = 5;
-    e_start_.record(s);
+    TimedRegion region(s, reps, {blocking, 2});
     for (int r = 0; r < reps; ++r) {
       if (copy) {
         GTB_CUDA_CHECK(cudaMemcpyAsync(d_in_[0].get(), h_in_->get(), cfg_.chunk_bytes, cudaMemcpyHostToDevice, s));
@@ -371,12 +377,13 @@ OverlapCase::OverlapCase(const OverlapConfig& cfg) : cfg_(cfg) {
         overlap_compute(d_in_[0].as<float>(), d_out_[0].as<float>(), n_, iters, s);
       }
     }
-    e_end_.record(s);
-    return elapsed_seconds(e_start_, e_end_) / reps;
+    return region.finish() / reps;
   };
   GTB_CUDA_CHECK(cudaMemcpy(d_in_[0].get(), h_in_->get(), cfg_.chunk_bytes, cudaMemcpyHostToDevice));
-  (void)time_chunk(true, 0);  // warm-up
-  (void)time_chunk(false, 16);
+  // Warm-up, not held: the kernel's first launch may load its module lazily, which can wait for
+  // the context, and so for a blocking kernel that waits for this thread.
+  (void)time_chunk(true, 0, Blocking::forbidden);
+  (void)time_chunk(false, 16, Blocking::forbidden);
   const double t_copy = time_chunk(true, 0);
   const double t_lo = time_chunk(false, 16), t_hi = time_chunk(false, 1024);
   const double per_iter = std::max((t_hi - t_lo) / (1024 - 16), 1e-12);
@@ -413,11 +420,14 @@ void OverlapCase::enqueue_pipeline(bool copies, bool compute, bool overlapped) {
 }
 
 double OverlapCase::time_pipeline(std::int64_t reps, bool copies, bool compute, bool overlapped) {
-  cudaStream_t s0 = streams_[0]->get();
-  e_start_.record(s0);
+  // Pinned buffers only, so the pipeline may queue behind the blocking kernel; the other streams
+  // fork from s0 after its start event and are held with it.
+  const int S = overlapped ? cfg_.streams : 1;
+  EventTiming how;
+  how.ops_per_rep = std::int64_t(cfg_.chunks) * ((copies ? 2 : 0) + (compute ? 1 : 0)) + 2 * S;
+  TimedRegion region(streams_[0]->get(), reps, how);
   for (std::int64_t r = 0; r < reps; ++r) enqueue_pipeline(copies, compute, overlapped);
-  e_end_.record(s0);
-  return elapsed_seconds(e_start_, e_end_);
+  return region.finish();
 }
 
 ErrorReport OverlapCase::verify() {

@@ -63,7 +63,7 @@ class CopyCase {
   std::unique_ptr<HostMemory> h_in_, h_out_;
   DeviceBuffer d_in_, d_out_;
   Stream s0_, s1_;
-  Event e_start_, e_end_, e_join_;
+  Event e_join_;
 };
 
 // Pinning cost: host_alloc = cudaHostAlloc + cudaFreeHost; host_register = cudaHostRegister +
@@ -136,7 +136,6 @@ class OverlapCase {
   std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<std::unique_ptr<Event>> done_;
   Event fork_{false};
-  Event e_start_, e_end_;
 };
 int async_engine_count();
 

@@ -1,9 +1,13 @@
 // GPU ceiling kernels against the CPU (skipped without a GPU).
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "harness/cuda_timing.h"
+#include "harness/device_timing.h"
+#include "harness/stopping.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
 #include "kernels/cuda/ceilings.h"
@@ -33,6 +37,51 @@ TEST(CeilingsGpu, EventTimingIsPositive) {
     GTB_CUDA_CHECK(cudaMemcpyAsync(a.get(), b.get(), 1 << 24, cudaMemcpyDeviceToDevice, st));
   });
   EXPECT_GT(t, 0.0);
+}
+
+// Many tiny copies, each shorter than its enqueue: held behind the blocking kernel, the events time
+// the copies; the log says every sample was blocked, and no block timed out.
+TEST(CeilingsGpu, BlockedRegionTimesTheDeviceNotTheHost) {
+  gtb::cuda::Stream s;
+  gtb::cuda::DeviceBuffer a(4096), b(4096);
+  auto copy = [&](cudaStream_t st) { GTB_CUDA_CHECK(cudaMemcpyAsync(a.get(), b.get(), 4096, cudaMemcpyDeviceToDevice, st)); };
+  gtb::DeviceTimingLog& log = gtb::device_timing_log();
+  log.clear();
+  for (int i = 0; i < 5; ++i) EXPECT_GT(gtb::cuda::time_events(s.get(), 100, copy), 0.0);
+  const gtb::json j = log.summary(5);
+  EXPECT_EQ(j["blocking_kernel"].get<std::string>(), "all") << j.dump();
+  EXPECT_EQ(j["block_timeouts"].get<int>(), 0) << j.dump();
+  EXPECT_GT(j["device_s_median"].get<double>(), 0.0);
+  EXPECT_GT(j["enqueue_s_median"].get<double>(), 0.0);
+}
+
+TEST(CeilingsGpu, ForbiddenBlockingIsNotHeld) {
+  gtb::cuda::Stream s;
+  std::vector<unsigned char> pageable(1 << 20, 7);
+  gtb::cuda::DeviceBuffer d(1 << 20);
+  gtb::DeviceTimingLog& log = gtb::device_timing_log();
+  log.clear();
+  const double t = gtb::cuda::time_events(
+      s.get(), 2,
+      [&](cudaStream_t st) {
+        GTB_CUDA_CHECK(cudaMemcpyAsync(d.get(), pageable.data(), pageable.size(), cudaMemcpyHostToDevice, st));
+      },
+      {gtb::Blocking::forbidden, 1});
+  EXPECT_GT(t, 0.0);
+  const gtb::json j = log.summary(1);
+  EXPECT_EQ(j["blocking_kernel"].get<std::string>(), "none") << j.dump();
+  EXPECT_EQ(j["block_timeouts"].get<int>(), 0) << j.dump();
+}
+
+// An exception while the stream is held must release it: the stream is usable (and not stuck for
+// the kernel's timeout) right after.
+TEST(CeilingsGpu, RegionReleasesTheStreamOnException) {
+  gtb::cuda::Stream s;
+  const double t0 = gtb::host_seconds();
+  EXPECT_THROW(gtb::cuda::time_events(s.get(), 1, [](cudaStream_t) { throw std::runtime_error("enqueue failed"); }),
+               std::runtime_error);
+  s.sync();
+  EXPECT_LT(gtb::host_seconds() - t0, 0.5 * gtb::kBlockTimeoutSeconds);
 }
 
 TEST(CeilingsGpu, TriadOnUnalignedPointersFallsBackToScalar) {

@@ -112,16 +112,21 @@ TEST(TrainGpu, GraphReplayMatchesEager) {
   graph.load_data(d.x.data(), d.y.data(), gm::DataSource::pinned);
   // As the benchmark does: one eager step first, so cuBLAS and the kernels are initialised outside
   // the capture; then the captured step continues from there.
+  // Bias gradients come from float atomics whose order varies between runs, so two GPU runs differ
+  // as the GPU and the CPU do: the same allowance as StepMatchesCpu, widened by each step's grads.
+  std::vector<double> loose(eager.layout().total, 0.0);
   eager.step();
   graph.step();
+  widen_for_adam(loose, eager.grads().data(), c.lr);
   graph.capture_graph();
   EXPECT_GT(graph.graph_nodes(), 10u);
   for (int s = 1; s < 4; ++s) {
     eager.step();
     graph.replay();
+    widen_for_adam(loose, eager.grads().data(), c.lr);
   }
   const std::vector<float> pe = eager.params();
-  EXPECT_TRUE(close(graph.params(), pe.data(), 1e-5, 1e-7));
+  EXPECT_TRUE(close(graph.params(), pe.data(), 1e-4, 1e-6, &loose));
   EXPECT_EQ(graph.scale_state().step, 4);
   EXPECT_NEAR(graph.loss(), eager.loss(), 1e-5);
 }

@@ -1,0 +1,132 @@
+# Pieces of ci/gpu-check.sh that its test (ci/test.d/30-gpu-check.sh) exercises on their own: finding
+# the test binaries, running them with a budget, and turning exit codes into verdicts.
+# Verdict words: pass, FAIL, timeout, skipped, not run. "pass" only for something that ran and passed.
+
+# gc_test_binaries BUILD LABEL: the test executables CTest knows under LABEL (cpu or gpu), one a line,
+# wherever the build put them; only those that exist (an unbuilt one is a CTest placeholder).
+gc_test_binaries() {
+  local build=$1 label=$2
+  if command -v python3 >/dev/null; then
+    ctest --test-dir "$build" -L "^$label\$" --show-only=json-v1 2>/dev/null | python3 -c '
+import json, os, sys
+try:
+    tests = json.load(sys.stdin).get("tests", [])
+except ValueError:
+    sys.exit(0)
+seen = []
+for t in tests:
+    cmd = t.get("command") or []
+    if cmd and cmd[0] not in seen and os.path.basename(cmd[0]).startswith("test_") and \
+            os.path.isfile(cmd[0]) and os.access(cmd[0], os.X_OK):
+        seen.append(cmd[0])
+for path in seen:
+    print(path)'
+  else
+    find "$build" -path '*/CMakeFiles' -prune -o -type f -perm -u+x -name "test_*_$label" -print | sort
+  fi
+}
+
+# gc_run_binaries LOGDIR SECONDS [ENV=VALUE...] -- BIN...: runs the binaries within SECONDS, logging
+# to LOGDIR/NAME.log, and prints "NAME RC" lines. One after the other, each may use what the ones
+# before it left (a binary with no time left is not started and counts as a timeout, 124); with
+# GC_PARALLEL=1 all at once, each with all of it. GC_WRAP, if set, is a command put in front of each
+# binary (compute-sanitizer ...).
+gc_run_binaries() {
+  local logdir=$1 secs=$2; shift 2
+  local envs=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  mkdir -p "$logdir"
+  local t name left pids=() names=() end=$(( $(date +%s) + secs ))
+  for t in "$@"; do
+    name=$(basename "$t")
+    if [ "${GC_PARALLEL:-0}" = 1 ]; then
+      ( env "${envs[@]}" timeout -k 10 "$secs" ${GC_WRAP:-} "$t" >"$logdir/$name.log" 2>&1; echo $? >"$logdir/$name.rc" ) &
+      pids+=($!)
+    else
+      left=$(( end - $(date +%s) ))
+      if [ "$left" -lt 1 ]; then
+        echo "not started: the phase's budget was spent" >"$logdir/$name.log"
+        echo 124 >"$logdir/$name.rc"
+      else
+        env "${envs[@]}" timeout -k 10 "$left" ${GC_WRAP:-} "$t" >"$logdir/$name.log" 2>&1
+        echo $? >"$logdir/$name.rc"
+      fi
+    fi
+    names+=("$name")
+  done
+  for t in "${pids[@]}"; do wait "$t"; done
+  for name in "${names[@]}"; do echo "$name $(cat "$logdir/$name.rc")"; done
+}
+
+# gc_verdict WHAT < "NAME RC" lines: one verdict for a set of test binaries (or memcheck runs).
+# 0 pass, 77 skipped (no usable GPU), 124/137 timeout, anything else FAIL. FAIL wins over timeout,
+# timeout over pass; all skipped is "skipped", never "pass"; no lines at all is "not run".
+gc_verdict() {
+  local what=$1 name rc pass=0 skip=0 fails="" timeouts=""
+  while read -r name rc; do
+    [ -n "$name" ] || continue
+    case $rc in
+      0) pass=$((pass + 1)) ;;
+      77) skip=$((skip + 1)) ;;
+      124|137) timeouts="$timeouts $name" ;;
+      *) fails="$fails $name(exit $rc)" ;;
+    esac
+  done
+  local n=$((pass + skip + $(wc -w <<<"$fails$timeouts")))
+  if [ "$n" -eq 0 ]; then echo "not run: no $what found"
+  elif [ -n "$fails" ]; then echo "FAIL:$fails${timeouts:+; timeout:$timeouts}"
+  elif [ -n "$timeouts" ]; then echo "timeout:$timeouts ($pass passed, $skip skipped)"
+  elif [ "$pass" -eq 0 ]; then echo "skipped: no usable GPU ($skip $what exited 77)"
+  elif [ "$skip" -gt 0 ]; then echo "pass: $pass $what; $skip skipped"
+  else echo "pass: $pass $what"
+  fi
+}
+
+# gc_ctest_verdict RC: a ctest run under `timeout`.
+gc_ctest_verdict() {
+  case $1 in 0) echo pass ;; 124|137) echo "timeout" ;; *) echo "FAIL (ctest exit $1)" ;; esac
+}
+
+# gc_suite_verdict RC RESULTS: the quick suite. Counts the records by backend and status; "FAIL"
+# when gtb failed or a record is failed or invalid, "timeout" when the budget ran out (the results
+# file then holds the families that completed), "no results file" when there is none.
+gc_suite_verdict() {
+  local rc=$1 results=$2 counts=""
+  if [ -f "$results" ] && command -v python3 >/dev/null; then
+    counts=$(python3 - "$results" <<'PY'
+import collections, json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    print(f"unreadable: {e}")
+    sys.exit(0)
+c = collections.Counter((r.get("backend"), r.get("status")) for r in d.get("records", []))
+bad = sum(v for (b, s), v in c.items() if s in ("failed", "invalid"))
+fams = [f"{f['name']}:{f['status']}" for f in d.get("families", []) if f.get("status") != "ok"]
+parts = [f"{b} {s} {v}" for (b, s), v in sorted(c.items())]
+print(("BAD " if bad or fams else "") + ", ".join(parts) + (f"; families {' '.join(fams)}" if fams else ""))
+PY
+)
+  fi
+  if [ ! -f "$results" ]; then
+    case $rc in 124|137) echo "timeout: no results file" ;; *) echo "FAIL (exit $rc): no results file" ;; esac
+  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then echo "timeout: partial results (${counts#BAD })"
+  elif [ "$rc" -ne 0 ] || [ "${counts#BAD }" != "$counts" ]; then echo "FAIL (exit $rc): ${counts#BAD }"
+  else echo "done: ${counts:-results written}"
+  fi
+}
+
+# gc_unpack_deb DEB DIR: dpkg-deb where there is one; otherwise ar + tar (a .deb is an ar archive
+# whose data.tar.* holds the files), for GPU images that are not Debian-based.
+gc_unpack_deb() {
+  if [ -z "${GC_NO_DPKG:-}" ] && command -v dpkg-deb >/dev/null; then dpkg-deb -x "$1" "$2"; return; fi
+  local member
+  member=$(ar t "$1" | grep -m1 '^data\.tar') || return 1
+  case $member in
+    *.xz) ar p "$1" "$member" | tar -xJ -C "$2" ;;
+    *.zst) ar p "$1" "$member" | tar --zstd -x -C "$2" ;;
+    *.gz) ar p "$1" "$member" | tar -xz -C "$2" ;;
+    *) ar p "$1" "$member" | tar -x -C "$2" ;;
+  esac
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# ci/gpu-check.sh without a GPU: its verdicts on fake test binaries (pass, fail, skip, hang), then a
+# smoke dry run on the real build, which must leave a results file and call nothing "pass" that did
+# not run. Cheap: the fakes take a few seconds, the dry run one short suite subset.
+set -uo pipefail
+build=$1
+here=$(cd "$(dirname "$0")/.." && pwd)
+source "$here/gpu-check-lib.sh"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0
+expect() {  # expect LABEL GOT PATTERN
+  if [[ $2 == $3 ]]; then echo "ok: $1: $2"; else echo "FAILED: $1: got '$2', want '$3'"; fails=$((fails + 1)); fi
+}
+
+mkdir -p "$work/bin"
+for spec in pass:0 fail:1 skip:77 crash:139; do
+  printf '#!/bin/sh\nexit %s\n' "${spec#*:}" >"$work/bin/test_${spec%%:*}_gpu"
+done
+printf '#!/bin/sh\nsleep 30\n' >"$work/bin/test_hang_gpu"
+chmod +x "$work/bin"/*
+v() { gc_run_binaries "$work/logs" 2 -- "$@" | gc_verdict "GPU test binaries"; }
+expect "all pass" "$(v "$work/bin/test_pass_gpu")" "pass: 1 GPU test binaries"
+expect "all skipped is not a pass" "$(v "$work/bin/test_skip_gpu" "$work/bin/test_skip_gpu")" "skipped: no usable GPU*"
+expect "nothing found" "$(gc_verdict "GPU test binaries" </dev/null)" "not run: no GPU test binaries found"
+expect "a failure wins" "$(v "$work/bin/test_pass_gpu" "$work/bin/test_fail_gpu" "$work/bin/test_hang_gpu")" "FAIL: test_fail_gpu(exit 1); timeout: test_hang_gpu"
+expect "a crash is a failure" "$(v "$work/bin/test_crash_gpu")" "FAIL: test_crash_gpu(exit 139)"
+expect "a hang is a timeout, not a failure" "$(v "$work/bin/test_pass_gpu" "$work/bin/test_hang_gpu")" "timeout: test_hang_gpu (1 passed, 0 skipped)"
+expect "a binary with no time left is not started" \
+  "$(v "$work/bin/test_hang_gpu" "$work/bin/test_pass_gpu")" "timeout: test_hang_gpu test_pass_gpu (0 passed, 0 skipped)"
+expect "parallel runs" "$(GC_PARALLEL=1 v "$work/bin/test_pass_gpu" "$work/bin/test_skip_gpu")" "pass: 1 GPU test binaries; 1 skipped"
+expect "ctest timeout" "$(gc_ctest_verdict 124)" "timeout"
+expect "ctest failure" "$(gc_ctest_verdict 8)" "FAIL*"
+expect "suite without a file" "$(gc_suite_verdict 1 "$work/none.json")" "FAIL (exit 1): no results file"
+expect "suite cut short" "$(gc_suite_verdict 124 "$work/none.json")" "timeout: no results file"
+echo '{"families":[{"name":"a","status":"ok"}],"records":[{"backend":"cpu","status":"ok"},{"backend":"cuda","status":"skipped"}]}' >"$work/r.json"
+expect "suite without a GPU" "$(gc_suite_verdict 0 "$work/r.json")" "done: cpu ok 1, cuda skipped 1"
+echo '{"families":[{"name":"a","status":"ok"}],"records":[{"backend":"cuda","status":"invalid"}]}' >"$work/bad.json"
+expect "an invalid record fails the suite" "$(gc_suite_verdict 0 "$work/bad.json")" "FAIL (exit 0): cuda invalid 1"
+expect "an empty build has no test binaries" "$(gc_test_binaries "$work" gpu | wc -l)" "0"
+expect "test binaries are found where the build put them" \
+  "$(gc_test_binaries "$build" cpu | grep -c '/test_[a-z]*_cpu$')" "[1-9]*"
+
+# Bad input: exit 2, a message, and no output folder.
+for args in "" "--smoke" "X --bogus" "X --deadline 5" "X --build $work/none" "X --build"; do
+  rc=0
+  (cd "$work" && bash "$here/gpu-check.sh" $args >/dev/null 2>"$work/err.txt") || rc=$?
+  expect "bad input '$args'" "$rc:$( [ -s "$work/err.txt" ] && echo message):$( [ -e "$work/X" ] && echo created)" "2:message:"
+done
+
+# A .deb unpacks without dpkg-deb too (GPU images that are not Debian-based).
+mkdir -p "$work/deb/pkg/DEBIAN" "$work/deb/pkg/usr/share/gtb-test" "$work/deb/x"
+printf 'Package: gtb-test\nVersion: 1\nArchitecture: all\nMaintainer: gtb\nDescription: test\n' >"$work/deb/pkg/DEBIAN/control"
+echo unpacked >"$work/deb/pkg/usr/share/gtb-test/file"
+if dpkg-deb -Zxz --build "$work/deb/pkg" "$work/deb/t.deb" >/dev/null 2>&1; then
+  GC_NO_DPKG=1 gc_unpack_deb "$work/deb/t.deb" "$work/deb/x"
+  expect "a .deb unpacks with ar + tar" "$(cat "$work/deb/x/usr/share/gtb-test/file" 2>/dev/null)" "unpacked"
+fi
+
+# The dry run: no GPU here, so GPU tests must say skipped (or not run without CUDA), memcheck not run.
+# One family keeps the dry run short on a 2-core machine.
+if GTB_SMOKE_FAMILIES=transfer bash "$here/gpu-check.sh" "$work/out" --build "$build" --smoke --export "$work/export" >"$work/dry.txt" 2>&1; then
+  summary=$(sed -n '/gpu-check summary/,$p' "$work/dry.txt")
+  echo "$summary" | head -12
+  if grep -q '^GTB_BUILT_WITH_CUDA:INTERNAL=ON$' "$build/CMakeCache.txt"; then want="*skipped: no usable GPU*"
+  else want="*not run: the build has no CUDA backend*"; fi
+  expect "dry run: GPU tests" "$(grep -E '^  gpu-tests ' <<<"$summary")" "$want"
+  expect "dry run: memcheck" "$(grep -E '^  memcheck ' <<<"$summary")" "*not run*"
+  expect "dry run: suite" "$(grep -E '^  quick-suite ' <<<"$summary")" "*done: *cuda skipped*"
+  expect "dry run: nothing but the build passes" "$(grep -E '^  [a-z-]+ .* pass' <<<"$summary" | grep -vc '^  build ')" "0"
+  expect "dry run: results file" "$(ls "$work/out"/gtb-*.json 2>/dev/null | wc -l)" "1"
+  expect "dry run: exported archive" "$(tar -tzf "$work/export/gpu-check.tar.gz" 2>/dev/null | grep -c 'summary.txt$')" "1"
+  expect "dry run: table says not run" "$(grep -c '| not run |' "$work/out/gtb-vs-torch.md")" "[1-9]*"
+else
+  cat "$work/dry.txt"
+  echo "FAILED: the dry run of ci/gpu-check.sh exited non-zero"
+  fails=$((fails + 1))
+fi
+[ $fails -eq 0 ] || { echo "$fails gpu-check expectation(s) failed"; exit 1; }
+echo "gpu-check: all expectations met"
