@@ -69,6 +69,44 @@ std::string kv(const json& o) {
   return s.empty() ? "-" : s;
 }
 
+// A findings key such as `cpu/cpu_consumer/{"depth":8}/{"preprocess":"sleep"}` with its JSON
+// objects written as "depth=8" text: families build keys from params, readers want words.
+std::string readable_key(const std::string& key) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < key.size()) {
+    if (key[i] == '{') {
+      // The object ends at the brace that closes it; braces inside strings do not count.
+      int depth = 0;
+      bool in_str = false;
+      std::size_t j = i;
+      for (; j < key.size(); ++j) {
+        const char c = key[j];
+        if (in_str) {
+          if (c == '\\') ++j;
+          else if (c == '"') in_str = false;
+        } else if (c == '"') {
+          in_str = true;
+        } else if (c == '{') {
+          ++depth;
+        } else if (c == '}' && --depth == 0) {
+          break;
+        }
+      }
+      if (j < key.size()) {
+        const json o = json::parse(key.substr(i, j - i + 1), nullptr, false);
+        if (o.is_object()) {
+          out += o.empty() ? "-" : kv(o);
+          i = j + 1;
+          continue;
+        }
+      }
+    }
+    out += key[i++];
+  }
+  return out;
+}
+
 std::string opt(const Record& r, const char* k) {
   const json* v = at(r.options, k);
   if (!v) return "";
@@ -300,6 +338,17 @@ void transfer_section(Md& md, const Doc& d) {
       }
       const json* good = at(m, "good_fit");
       const bool is_good = !good || !good->is_boolean() || good->get<bool>();
+      // A latency clamped to zero (or a zero half-peak size) is what is left when the times do not
+      // follow latency + bytes / bandwidth at all: no finding, so no "0 us" figure either.
+      if (!(dbl(at(m, "latency_us"), 0) > 0) || !(dbl(at(m, "half_peak_bytes"), 0) > 0)) {
+        std::string why = str(at(m, "note"));
+        if (why.empty()) why = "no positive latency";
+        if (has_num(at(m, "max_rel_residual")))
+          why += ": the times do not follow latency + bytes / bandwidth (max residual " +
+                 fmt("%.0f%%", 100 * dbl(at(m, "max_rel_residual"))) + ")";
+        rows.push_back({it.key(), "-", "-", "-", "no fit (" + why + ")"});
+        continue;
+      }
       rows.push_back({it.key(), num(dbl(at(m, "latency_us"))) + " us", num(dbl(at(m, "bandwidth_gbps"))) + " GB/s",
                       has_num(at(m, "half_peak_bytes")) ? size_text(dbl(at(m, "half_peak_bytes"))) : "-",
                       is_good ? "" : fmt("poor fit (max residual %.0f%%)", 100 * dbl(at(m, "max_rel_residual")))});
@@ -333,7 +382,7 @@ void transfer_section(Md& md, const Doc& d) {
       if (const json* by = at(it.value(), "idle_fraction_by_workers"); by && by->is_object())
         for (auto x = by->begin(); x != by->end(); ++x)
           if (x.value().is_number()) idle += (idle.empty() ? "" : ", ") + x.key() + ": " + fmt("%.0f%%", 100 * x.value().get<double>());
-      rows.push_back({it.key(), w && w->is_number() ? num(w->get<double>()) : "more than measured",
+      rows.push_back({readable_key(it.key()), w && w->is_number() ? num(w->get<double>()) : "more than measured",
                       fmt("%.0f%%", 100 * dbl(at(it.value(), "max_idle_fraction"), 0.1)), idle});
     }
     md.table({"loader", "workers needed", "idle allowed", "idle by workers"}, rows);
@@ -391,7 +440,7 @@ void ratio_summary(Md& md, const json& f, const char* key, const std::string& la
   }
   std::sort(v.begin(), v.end());
   md.li(label + ": " + times(v.front().first) + " to " + times(v.back().first) + " (best at " + v.back().second + ", " +
-        std::to_string(v.size()) + " cases)");
+        driver::count_of(v.size(), "case") + ")");
 }
 
 void vectorize_section(Md& md, const Doc& d) {

@@ -28,6 +28,10 @@ std::string fmt_num(double v) {
   return buf;
 }
 
+std::string count_of(std::size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 namespace {
 std::string size_text(long long v) {
   // Buffer sizes read better in binary units; the raw integer stays in the JSON.
@@ -66,7 +70,7 @@ void print_summary(std::ostream& os, const json& doc) {
   os << "\nFamilies\n";
   for (const auto& f : doc.value("families", json::array())) {
     os << "  " << std::left << std::setw(11) << f.value("name", "?") << std::setw(8) << f.value("status", "?")
-       << std::right << std::setw(5) << f.value("records", 0) << " records " << std::fixed << std::setprecision(1)
+       << std::right << std::setw(5) << f.value("records", 0) << (f.value("records", 0) == 1 ? " record  " : " records ") << std::fixed << std::setprecision(1)
        << std::setw(7) << f.value("seconds", 0.0) << " s";
     if (f.contains("error")) os << "  " << f["error"].get<std::string>();
     os << "\n";
@@ -104,7 +108,8 @@ void print_summary(std::ostream& os, const json& doc) {
          << std::setw(9) << "-" << status << ": " << cut(r.value("status_detail", ""), 70) << "\n";
     }
   }
-  for (const auto& key : order) os << "  " << grouped[key] << " records " << cut(key, 110) << "\n";
+  for (const auto& key : order)
+    os << "  " << count_of(std::size_t(grouped[key]), "record") << " " << cut(key, 110) << "\n";
   const auto& cmp = doc.value("comparisons", json::array());
   if (!cmp.empty()) {
     os << "\nCPU vs GPU (gpu_over_cpu > 1: the GPU is better)\n";

@@ -15,5 +15,7 @@ std::string short_params(const json& params, const json& options);
 std::string fmt(const char* format, double v);
 // A number with 3-4 significant digits.
 std::string fmt_num(double v);
+// "1 case", "3 cases": a count with its noun in the right number (nouns taking a plain "s").
+std::string count_of(std::size_t n, const std::string& noun);
 
 }  // namespace gtb::driver
