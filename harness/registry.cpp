@@ -181,7 +181,22 @@ const SampleSet& State::measure(Clock clock, const Sampler& sampler) {
   if (record_.metric.kind == MetricKind::rate && !(record_.work_per_rep > 0))
     throw std::logic_error("rate metric without set_work()");
   thread_local SampleSet last;
-  last = run_samples(rule_, sampler);
+  // Device-clock samples also get the host wall time around them: an event time longer than that
+  // means the events timed something else (flagged suspect when the results are assembled).
+  std::vector<double> host_per_rep;
+  Sampler timed = sampler;
+  if (clock == Clock::cuda_event)
+    timed = [&](std::int64_t reps) {
+      const double t0 = host_seconds();
+      const double s = sampler(reps);
+      host_per_rep.push_back((host_seconds() - t0) / double(std::max<std::int64_t>(1, reps)));
+      return s;
+    };
+  last = run_samples(rule_, timed);
+  if (clock == Clock::cuda_event && host_per_rep.size() >= last.seconds_per_rep.size() && !last.seconds_per_rep.empty()) {
+    const std::vector<double> kept(host_per_rep.end() - std::ptrdiff_t(last.seconds_per_rep.size()), host_per_rep.end());
+    record_.info["host_wall_seconds_per_rep"] = compute_stats(kept).median;
+  }
   record_.clock = clock;
   record_.samples.insert(record_.samples.end(), last.seconds_per_rep.begin(), last.seconds_per_rep.end());
   record_.stats = compute_stats(record_.samples);

@@ -112,6 +112,7 @@ json to_json(const Record& r) {
     if (std::isfinite(c.value)) counters[name] = {{"value", c.value}, {"unit", c.unit}};
   j["counters"] = counters;
   j["info"] = r.info;
+  if (!r.suspect.empty()) j["suspect"] = r.suspect;
   return j;
 }
 
@@ -209,6 +210,10 @@ Record record_from_json(const json& j) {
       }
     }
     r.info = j.value("info", json::object());
+    if (j.contains("suspect")) {
+      r.suspect = need_string(j, "suspect");
+      if (r.suspect.empty()) throw std::runtime_error("'suspect' must say why (it is absent when nothing is suspect)");
+    }
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(where + ": " + e.what());
   } catch (const std::runtime_error& e) {

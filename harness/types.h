@@ -70,6 +70,7 @@ struct Record {
   json check = json::object();    // {"passed": bool, "detail": str, ...}
   std::map<std::string, Counter> counters;
   json info = json::object();
+  std::string suspect;            // why not to trust the (kept) number; empty when nothing looks wrong
 
   // Metric value of one sample (same direction as value).
   double metric_of_seconds(double seconds) const;
