@@ -37,8 +37,8 @@ gtb_progress() {
   done
   [ $tty -eq 1 ] && printf '\r%78s\r' ""
   if [ -n "$done_total" ]; then
-    printf '  %s steps done  (log: %s)\n' "$done_total" "$log"
-  else
+    printf '  %s steps  (log: %s)\n' "$done_total" "$log"
+  elif grep -q "no work to do" "$log"; then
     printf '  nothing to rebuild  (log: %s)\n' "$log"
   fi
 }
@@ -47,6 +47,7 @@ gtb_progress() {
 # progress line; the full output goes to DIR.log, and its end is shown when the build fails.
 gtb_build() {
   local dir=$1; shift
+  echo "  configuring $dir (log: $dir.configure.log)"
   cmake -S "$gtb_root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >"$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; return 1; }
   local start=$SECONDS
