@@ -12,11 +12,52 @@ if ! command -v cuobjdump >/dev/null; then
     [ -x "$d/nvidia/cu13/bin/cuobjdump" ] && export PATH="$d/nvidia/cu13/bin:$PATH" && break
   done
 fi
+# ccache keys on paths relative to the checkout, so a second clone of the repository (CI's clean
+# clone) reuses what the first one compiled.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$gtb_root}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
 
-# gtb_build DIR [cmake args...]: configure (once) and build everything.
+# gtb_progress LOG: copies a build's output into LOG and shows one progress line (Ninja's steps
+# done / total): rewritten in place on a terminal, every 20 s (and at the end) otherwise.
+gtb_progress() {
+  local log=$1 line done_total="" last=0 now tty=0
+  [ -t 1 ] && tty=1
+  : >"$log"
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >>"$log"
+    [[ $line =~ ^\[([0-9]+)/([0-9]+)\] ]] || continue
+    done_total="${BASH_REMATCH[1]}/${BASH_REMATCH[2]}"
+    now=$SECONDS
+    if [ $tty -eq 1 ]; then
+      printf '\r  %s steps  (%d s, log: %s)   ' "$done_total" "$now" "$log"
+    elif [ $((now - last)) -ge 20 ]; then
+      printf '  %s steps  (%d s, log: %s)\n' "$done_total" "$now" "$log"
+      last=$now
+    fi
+  done
+  [ $tty -eq 1 ] && printf '\r%78s\r' ""
+  if [ -n "$done_total" ]; then
+    printf '  %s steps  (log: %s)\n' "$done_total" "$log"
+  elif grep -q "no work to do" "$log"; then
+    printf '  nothing to rebuild  (log: %s)\n' "$log"
+  fi
+}
+
+# gtb_build DIR [cmake args...]: configure (reusing DIR when it exists) and build everything, with a
+# progress line; the full output goes to DIR.log, and its end is shown when the build fails.
 gtb_build() {
   local dir=$1; shift
+  echo "  configuring $dir (log: $dir.configure.log)"
   cmake -S "$gtb_root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >"$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; return 1; }
-  cmake --build "$dir" -j "$jobs"
+  local start=$SECONDS
+  SECONDS=0
+  cmake --build "$dir" -j "$jobs" 2>&1 | gtb_progress "$dir.log"
+  local rc=${PIPESTATUS[0]}
+  SECONDS=$((start + SECONDS))
+  if [ "$rc" -ne 0 ]; then
+    tail -40 "$dir.log"
+    echo "build of $dir failed (exit $rc); full output: $dir.log" >&2
+  fi
+  return "$rc"
 }

@@ -16,10 +16,12 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER="$cxx" -DGTB_FUZZ=ON -DGTB_ENABLE_CUDA=OFF \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
   >"$build/configure.log" 2>&1 || { cat "$build/configure.log" >&2; exit 1; }
+echo "ci/fuzz.sh: building fuzz_results_loader in $build"
 cmake --build "$build" --target fuzz_results_loader
 corpus="$build/fuzz-corpus"
 mkdir -p "$corpus"
 cp "$root"/tests/fixtures/*.json "$corpus"/
+echo "ci/fuzz.sh: fuzzing the results loader for $seconds s (corpus: $corpus)"
 # New inputs that raise coverage land in the corpus folder; crashes in $build/fuzz-artifacts/.
 mkdir -p "$build/fuzz-artifacts"
 "$build/bin/fuzz_results_loader" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \

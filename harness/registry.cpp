@@ -184,7 +184,22 @@ const SampleSet& State::measure(Clock clock, const Sampler& sampler) {
   thread_local SampleSet last;
   DeviceTimingLog& dlog = device_timing_log();
   dlog.clear();
-  last = run_samples(rule_, sampler);
+  // Device-clock samples also get the host wall time around them: an event time longer than that
+  // means the events timed something else (flagged suspect when the results are assembled).
+  std::vector<double> host_per_rep;
+  Sampler timed = sampler;
+  if (clock == Clock::cuda_event)
+    timed = [&](std::int64_t reps) {
+      const double t0 = host_seconds();
+      const double s = sampler(reps);
+      host_per_rep.push_back((host_seconds() - t0) / double(std::max<std::int64_t>(1, reps)));
+      return s;
+    };
+  last = run_samples(rule_, timed);
+  if (clock == Clock::cuda_event && host_per_rep.size() >= last.seconds_per_rep.size() && !last.seconds_per_rep.empty()) {
+    const std::vector<double> kept(host_per_rep.end() - std::ptrdiff_t(last.seconds_per_rep.size()), host_per_rep.end());
+    record_.info["host_wall_seconds_per_rep"] = compute_stats(kept).median;
+  }
   record_.clock = clock;
   if (clock == Clock::cuda_event)
     record_.device_timing = dlog.empty() ? device_timing_unlogged() : dlog.summary(last.seconds_per_rep.size());

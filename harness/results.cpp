@@ -1,6 +1,8 @@
 // Assembling, checking, loading and atomically writing results documents.
 #include "harness/results.h"
 
+#include "harness/plausibility.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -102,6 +104,7 @@ json make_document(const json& context, const std::string& suite, const json& fa
   std::vector<Record> recs = records;
   apply_ceilings(recs, ctx);
   apply_gemm_peaks(recs, findings);
+  flag_suspects(recs, ctx);
   json doc;
   doc["schema"] = kSchemaName;
   doc["schema_version"] = kSchemaVersion;

@@ -113,6 +113,7 @@ json to_json(const Record& r) {
   j["counters"] = counters;
   j["info"] = r.info;
   if (!r.device_timing.empty()) j["device_timing"] = r.device_timing;
+  if (!r.suspect.empty()) j["suspect"] = r.suspect;
   return j;
 }
 
@@ -212,6 +213,10 @@ Record record_from_json(const json& j) {
     r.info = j.value("info", json::object());
     r.device_timing = j.value("device_timing", json::object());
     if (!r.device_timing.is_object()) throw std::runtime_error("device_timing is not an object");
+    if (j.contains("suspect")) {
+      r.suspect = need_string(j, "suspect");
+      if (r.suspect.empty()) throw std::runtime_error("'suspect' must say why (it is absent when nothing is suspect)");
+    }
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(where + ": " + e.what());
   } catch (const std::runtime_error& e) {

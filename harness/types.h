@@ -71,6 +71,7 @@ struct Record {
   std::map<std::string, Counter> counters;
   json info = json::object();
   json device_timing = json::object();  // cuda_event records: blocking kernel, enqueue vs device time
+  std::string suspect;            // why not to trust the (kept) number; empty when nothing looks wrong
 
   // Metric value of one sample (same direction as value).
   double metric_of_seconds(double seconds) const;

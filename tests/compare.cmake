@@ -89,6 +89,10 @@ if(_gtb_py)
   set_tests_properties(gtb_plot_gpu_files PROPERTIES LABELS "cpu;compare" DEPENDS gtb_plot_gpu)
   set_tests_properties(gtb_plot_gpu_files PROPERTIES FIXTURES_REQUIRED gtb_plots)
   set_tests_properties(gtb_plot_gpu PROPERTIES FIXTURES_SETUP gtb_plots)
+  # No legend may cover a bar (the vectorize legend once hid the tallest one).
+  add_test(NAME gtb_plot_legends_clear
+           COMMAND ${_gtb_py} ${PROJECT_SOURCE_DIR}/tests/tools/test_plot_layout.py ${_gtb_fix}/gpu_base.json)
+  set_tests_properties(gtb_plot_legends_clear PROPERTIES LABELS "cpu;compare" TIMEOUT 120)
 else()
   message(STATUS "gtb: no Python with matplotlib found; the gtb plot tests are not added")
 endif()

@@ -230,6 +230,13 @@ Decision decide(double base_value, double new_value, const std::vector<double>& 
   }
   d.ratio = higher ? new_value / base_value : base_value / new_value;
   d.ci_low = d.ci_high = d.ratio;
+  // The same samples on both sides (a file compared with itself) are no evidence of any change; the
+  // bootstrap interval of one wide sample set against itself would otherwise read as noise.
+  if (base_value == new_value && bs == ns) {
+    d.tested = !bs.empty();
+    d.note = bs.empty() ? "identical values" : "identical samples";
+    return d;
+  }
   const auto min_n = static_cast<std::size_t>(s.min_samples);
   d.tested = bs.size() >= min_n && ns.size() >= min_n;
   if (d.tested) {

@@ -19,6 +19,8 @@ void usage(std::FILE* f) {
 
 int main(int argc, char** argv) {
   using namespace gtb::driver;
+  // Line-buffered even into a pipe or a file: progress on stderr must not land inside a stdout line.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (argc < 2) {
     usage(stderr);
     return kExitBadInput;

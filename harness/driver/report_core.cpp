@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/driver/compare_core.h"
+#include "harness/driver/health.h"
 #include "harness/driver/summary.h"
 #include "harness/results.h"
 
@@ -67,6 +68,44 @@ std::string kv(const json& o) {
   std::string s;
   for (auto it = o.begin(); it != o.end(); ++it) s += (s.empty() ? "" : ", ") + it.key() + "=" + scalar(it.value());
   return s.empty() ? "-" : s;
+}
+
+// A findings key such as `cpu/cpu_consumer/{"depth":8}/{"preprocess":"sleep"}` with its JSON
+// objects written as "depth=8" text: families build keys from params, readers want words.
+std::string readable_key(const std::string& key) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < key.size()) {
+    if (key[i] == '{') {
+      // The object ends at the brace that closes it; braces inside strings do not count.
+      int depth = 0;
+      bool in_str = false;
+      std::size_t j = i;
+      for (; j < key.size(); ++j) {
+        const char c = key[j];
+        if (in_str) {
+          if (c == '\\') ++j;
+          else if (c == '"') in_str = false;
+        } else if (c == '"') {
+          in_str = true;
+        } else if (c == '{') {
+          ++depth;
+        } else if (c == '}' && --depth == 0) {
+          break;
+        }
+      }
+      if (j < key.size()) {
+        const json o = json::parse(key.substr(i, j - i + 1), nullptr, false);
+        if (o.is_object()) {
+          out += o.empty() ? "-" : kv(o);
+          i = j + 1;
+          continue;
+        }
+      }
+    }
+    out += key[i++];
+  }
+  return out;
 }
 
 std::string opt(const Record& r, const char* k) {
@@ -197,6 +236,51 @@ void machine_section(Md& md, const Doc& d, const std::string& source) {
   md.table({"", ""}, rows);
 }
 
+void health_section(Md& md, const Doc& d) {
+  const auto warn = health::warnings(d.j);
+  const json* start = path(d.j, {"context", "health", "start"});
+  if (warn.empty() && !start) return;  // a file from before health readings
+  md.h2("Measurement health");
+  if (!warn.empty()) {
+    md.p("> **Measured on a busy machine: the numbers of these families may be low.** Rerun on an idle "
+         "machine (or with `gtb run --wait-idle`) before drawing conclusions from them.");
+    for (const auto& w : warn) md.li(w);
+    md.o << "\n";
+  } else {
+    md.p("No family saw other load, CPU steal or throttling above the limits.");
+  }
+  if (const json* t = path(d.j, {"context", "health", "thresholds"}); t && t->is_object())
+    md.p("Limits: other processes at most " + fmt("%.0f%%", 100 * dbl(at(*t, "other_cpu_fraction"), 0)) +
+         " of the CPUs, steal at most " + fmt("%.0f%%", 100 * dbl(at(*t, "steal_fraction"), 0)) +
+         " of the CPU time, no thermal or hardware clock slowdown (see docs/harness.md).");
+  if (start && start->is_object()) {
+    std::string s = "At the start: load average " + (has_num(at(*start, "loadavg_1min")) ? num(dbl(at(*start, "loadavg_1min"))) : "unknown") +
+                    ", CPU governor " + (str(at(*start, "cpu_governor")).empty() ? "unknown" : str(at(*start, "cpu_governor")));
+    if (const json* mhz = at(*start, "cpu_mhz"); mhz && has_num(at(*mhz, "min")))
+      s += ", core clocks " + num(dbl(at(*mhz, "min"))) + "-" + num(dbl(at(*mhz, "max"))) + " MHz";
+    md.p(s + ".");
+    if (const json* un = at(*start, "unavailable"); un && un->is_array() && !un->empty()) {
+      md.p("Not readable on this machine:");
+      for (const auto& u : *un)
+        if (u.is_string()) md.li(u.get<std::string>());
+      md.o << "\n";
+    }
+  }
+}
+
+void suspect_section(Md& md, const Doc& d) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : d.records)
+    if (usable(r) && !r.suspect.empty())
+      rows.push_back({r.family + "/" + r.workload + "/" + r.variant + "/" + to_string(r.backend), kv(r.params),
+                      num(*r.value) + " " + r.metric.unit, r.suspect});
+  if (rows.empty()) return;
+  md.h2("Suspect numbers");
+  md.p("These records passed their output check but fail a plausibility check; the number is kept and the "
+       "reason says why not to trust it. Findings built on them inherit the doubt.");
+  md.table({"record", "parameters", "value", "why suspect"}, rows);
+}
+
 void records_section(Md& md, const Doc& d) {
   md.h2("What ran");
   std::map<std::string, std::map<std::string, int>> counts;
@@ -300,6 +384,17 @@ void transfer_section(Md& md, const Doc& d) {
       }
       const json* good = at(m, "good_fit");
       const bool is_good = !good || !good->is_boolean() || good->get<bool>();
+      // A latency clamped to zero (or a zero half-peak size) is what is left when the times do not
+      // follow latency + bytes / bandwidth at all: no finding, so no "0 us" figure either.
+      if (!(dbl(at(m, "latency_us"), 0) > 0) || !(dbl(at(m, "half_peak_bytes"), 0) > 0)) {
+        std::string why = str(at(m, "note"));
+        if (why.empty()) why = "no positive latency";
+        if (has_num(at(m, "max_rel_residual")))
+          why += ": the times do not follow latency + bytes / bandwidth (max residual " +
+                 fmt("%.0f%%", 100 * dbl(at(m, "max_rel_residual"))) + ")";
+        rows.push_back({it.key(), "-", "-", "-", "no fit (" + why + ")"});
+        continue;
+      }
       rows.push_back({it.key(), num(dbl(at(m, "latency_us"))) + " us", num(dbl(at(m, "bandwidth_gbps"))) + " GB/s",
                       has_num(at(m, "half_peak_bytes")) ? size_text(dbl(at(m, "half_peak_bytes"))) : "-",
                       is_good ? "" : fmt("poor fit (max residual %.0f%%)", 100 * dbl(at(m, "max_rel_residual")))});
@@ -333,7 +428,7 @@ void transfer_section(Md& md, const Doc& d) {
       if (const json* by = at(it.value(), "idle_fraction_by_workers"); by && by->is_object())
         for (auto x = by->begin(); x != by->end(); ++x)
           if (x.value().is_number()) idle += (idle.empty() ? "" : ", ") + x.key() + ": " + fmt("%.0f%%", 100 * x.value().get<double>());
-      rows.push_back({it.key(), w && w->is_number() ? num(w->get<double>()) : "more than measured",
+      rows.push_back({readable_key(it.key()), w && w->is_number() ? num(w->get<double>()) : "more than measured",
                       fmt("%.0f%%", 100 * dbl(at(it.value(), "max_idle_fraction"), 0.1)), idle});
     }
     md.table({"loader", "workers needed", "idle allowed", "idle by workers"}, rows);
@@ -371,27 +466,40 @@ void ceiling_pct_rows(const Doc& d, const std::string& family, std::vector<std::
       cur = &r;
   }
   for (const auto& [k, r] : largest)
-    rows.push_back({family, k, num(*r->value) + " " + r->metric.unit,
+    rows.push_back({family, k, num(*r->value) + " " + r->metric.unit + (r->suspect.empty() ? "" : " (suspect)"),
                     fmt("%.0f%%", r->counters.at("pct_of_ceiling").value) + " of " + r->ceiling, kv(r->params)});
 }
 
-void ratio_summary(Md& md, const json& f, const char* key, const std::string& label) {
+// Workload + params of the family's suspect records: a finding row built on one of them says so.
+std::set<std::string> suspect_problems(const Doc& d, const std::string& family) {
+  std::set<std::string> s;
+  for (const auto& r : d.records)
+    if (r.family == family && !r.suspect.empty()) s.insert(r.workload + " " + kv(r.params));
+  return s;
+}
+
+void ratio_summary(Md& md, const json& f, const char* key, const std::string& label,
+                   const std::set<std::string>& suspect = {}) {
   const json* a = at(f, key);
   if (!a || !a->is_array() || a->empty()) {
     md.li(label + ": not measured");
     return;
   }
   std::vector<std::pair<double, std::string>> v;
+  std::size_t doubtful = 0;
   for (const auto& row : *a)
-    if (has_num(at(row, "speedup")))
+    if (has_num(at(row, "speedup"))) {
       v.push_back({dbl(at(row, "speedup")), str(at(row, "workload")) + " " + kv(val(row, "params"))});
+      doubtful += suspect.count(v.back().second);
+    }
   if (v.empty()) {
     md.li(label + ": not measured");
     return;
   }
   std::sort(v.begin(), v.end());
   md.li(label + ": " + times(v.front().first) + " to " + times(v.back().first) + " (best at " + v.back().second + ", " +
-        std::to_string(v.size()) + " cases)");
+        driver::count_of(v.size(), "case") + ")" +
+        (doubtful ? " -- " + driver::count_of(doubtful, "case") + " built on suspect numbers" : ""));
 }
 
 void vectorize_section(Md& md, const Doc& d) {
@@ -424,8 +532,9 @@ void vectorize_section(Md& md, const Doc& d) {
   ratio_summary(md, f, "vec4_over_launch_loop", "GPU one kernel over a launch per step");
   ratio_summary(md, f, "fused_over_unfused", "GPU fused over unfused kernels");
   ratio_summary(md, f, "thrust_over_vec4", "Thrust over the hand kernel");
-  ratio_summary(md, f, "autovec_over_scalar", "CPU auto-vectorized over scalar");
-  ratio_summary(md, f, "openmp_over_scalar", "CPU OpenMP over scalar");
+  const auto doubt = suspect_problems(d, "vectorize");
+  ratio_summary(md, f, "autovec_over_scalar", "CPU auto-vectorized over scalar", doubt);
+  ratio_summary(md, f, "openmp_over_scalar", "CPU OpenMP over scalar", doubt);
   md.o << "\n";
 }
 
@@ -621,6 +730,8 @@ std::string render_markdown(const json& doc, const std::string& source) {
       md.p(std::string("*Could not read the ") + what + " of this file: " + e.what() + "*");
     }
   };
+  guarded(health_section, "measurement health");
+  guarded(suspect_section, "suspect records");
   guarded(records_section, "records");
   guarded(ceilings_section, "ceilings");
   guarded(transfer_section, "transfer findings");

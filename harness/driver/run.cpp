@@ -13,6 +13,7 @@
 
 #include "harness/driver/commands.h"
 #include "harness/driver/families.h"
+#include "harness/driver/health.h"
 #include "harness/driver/process.h"
 #include "harness/driver/summary.h"
 #include "harness/results.h"
@@ -60,6 +61,7 @@ int cmd_run(int argc, char** argv) {
   std::string out = "gtb-results.json";
   std::string logs_dir;
   double budget = 0;
+  double wait_idle = 0;
   app.add_option("--family", families_csv, "Comma-separated families (default: all)");
   app.add_flag("--quick", quick, "Quick suite: few points, small budgets (default)");
   app.add_flag("--full", full, "Full suite: every point, larger budgets");
@@ -69,6 +71,10 @@ int cmd_run(int argc, char** argv) {
   app.add_option("--logs", logs_dir, "Keep each family's output log in this folder");
   app.add_flag("--keep-logs", keep_logs, "Keep the logs next to the results file (<out>.logs/)");
   app.add_flag("-q,--quiet", quiet, "No summary table");
+  app.add_flag("--wait-idle{60}", wait_idle,
+               "Before measuring, wait (at most SECONDS, default 60, up to 3600) for other processes to leave the CPUs idle")
+      ->type_name("[=SECONDS]")
+      ->check(CLI::Range(0.0, 3600.0));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -105,6 +111,10 @@ int cmd_run(int argc, char** argv) {
   const fs::path work = tmpl;
   install_interrupt_handlers();
 
+  json health_ctx = {{"thresholds", health::thresholds_json({})}};
+  if (wait_idle > 0) health_ctx["wait_idle"] = health::wait_idle(wait_idle);
+  health_ctx["start"] = health::describe(health::take());
+
   json context;
   json fams = json::array();
   json findings = json::object();
@@ -125,7 +135,10 @@ int cmd_run(int argc, char** argv) {
                                      "--benchmark_out_format=json"};
     if (budget > 0) args.push_back("--gtb_budget=" + std::to_string(budget));
     const double t0 = host_seconds();
+    health::Monitor monitor;
+    monitor.start();
     auto progress = [&] {
+      monitor.tick();
       const double now = host_seconds();
       if (!tty && now - last_print < 15) return;
       last_print = now;
@@ -139,6 +152,8 @@ int cmd_run(int argc, char** argv) {
     const double secs = host_seconds() - t0;
     if (interrupted()) break;
     json entry = {{"name", f}, {"seconds", secs}};
+    entry["health"] = monitor.finish();
+    health::print_family_warning(stderr, "[" + std::to_string(i + 1) + "/" + std::to_string(n) + "] " + f, entry["health"]);
     std::string error;
     if (!pr.ok()) {
       error = pr.describe();
@@ -192,6 +207,7 @@ int cmd_run(int argc, char** argv) {
     return 130;
   }
   if (context.is_null()) context = json{{"note", "no family produced a context"}};
+  context["health"] = health_ctx;
   try {
     const json doc = make_document(context, suite, fams, records, findings);
     write_file_atomic(out, doc.dump(1) + "\n");

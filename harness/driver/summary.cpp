@@ -1,6 +1,8 @@
 // Plain-text tables of a results document (presentation only: reads records, never measures).
 #include "harness/driver/summary.h"
 
+#include "harness/driver/health.h"
+
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -26,6 +28,10 @@ std::string fmt_num(double v) {
   else
     std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
+}
+
+std::string count_of(std::size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
 namespace {
@@ -62,23 +68,38 @@ std::string short_params(const json& params, const json& options) {
   return out;
 }
 
+void print_health(std::ostream& os, const json& doc) {
+  const auto warn = health::warnings(doc);
+  if (!warn.empty()) {
+    os << "\nWARNING: measured on a busy machine; these numbers may be low (limits in docs/harness.md;\n"
+          "rerun on an idle machine, or with gtb run --wait-idle):\n";
+    for (const auto& w : warn) os << "  " << w << "\n";
+    return;
+  }
+  bool any = false;
+  for (const auto& f : doc.value("families", json::array())) any = any || (f.is_object() && f.contains("health"));
+  if (any) os << "\nMeasurement health: no family saw other load, steal or throttling above the limits\n";
+}
+
 void print_summary(std::ostream& os, const json& doc) {
   os << "\nFamilies\n";
   for (const auto& f : doc.value("families", json::array())) {
     os << "  " << std::left << std::setw(11) << f.value("name", "?") << std::setw(8) << f.value("status", "?")
-       << std::right << std::setw(5) << f.value("records", 0) << " records " << std::fixed << std::setprecision(1)
+       << std::right << std::setw(5) << f.value("records", 0) << (f.value("records", 0) == 1 ? " record  " : " records ") << std::fixed << std::setprecision(1)
        << std::setw(7) << f.value("seconds", 0.0) << " s";
     if (f.contains("error")) os << "  " << f["error"].get<std::string>();
     os << "\n";
   }
   os.unsetf(std::ios::fixed);
+  print_health(os, doc);
   os << "\n"
      << std::left << std::setw(44) << "record" << std::setw(34) << "parameters" << std::right << std::setw(10)
-     << "value" << "  " << std::left << std::setw(10) << "unit" << "spread   status\n";
+     << "value" << "  " << std::left << std::setw(10) << "unit" << "spread    status\n";
   // Records without a number that share a reason (e.g. every GPU record on a machine without a
   // GPU) are counted in one line each instead of filling the table.
   std::map<std::string, int> grouped;
   std::vector<std::string> order;
+  std::vector<std::pair<std::string, std::string>> suspects;  // record, why
   for (const auto& r : doc.value("records", json::array())) {
     const std::string name = r.value("family", "") + "/" + r.value("workload", "") + "/" + r.value("variant", "") +
                              "/" + r.value("backend", "");
@@ -98,13 +119,21 @@ void print_summary(std::ostream& os, const json& doc) {
         if (med > 0) spread = "±" + fmt_num(100.0 * s.value("iqr", 0.0) / 2.0 / med) + "%";
       }
       os << std::right << std::setw(10) << fmt_num(r["value"].get<double>()) << "  " << std::left << std::setw(10)
-         << r.value("unit", "") << std::setw(9) << spread << "ok\n";
+         << r.value("unit", "") << std::setw(10) << spread << (r.contains("suspect") ? "SUSPECT" : "ok") << "\n";
+      if (r.contains("suspect") && r["suspect"].is_string())
+        suspects.push_back({name + " " + short_params(r.value("params", json::object()), r.value("options", json::object())),
+                            r["suspect"].get<std::string>()});
     } else {
       os << std::right << std::setw(10) << "-" << "  " << std::left << std::setw(10) << r.value("unit", "")
-         << std::setw(9) << "-" << status << ": " << cut(r.value("status_detail", ""), 70) << "\n";
+         << std::setw(10) << "-" << status << ": " << cut(r.value("status_detail", ""), 70) << "\n";
     }
   }
-  for (const auto& key : order) os << "  " << grouped[key] << " records " << cut(key, 110) << "\n";
+  for (const auto& key : order)
+    os << "  " << count_of(std::size_t(grouped[key]), "record") << " " << cut(key, 110) << "\n";
+  if (!suspects.empty()) {
+    os << "\nSUSPECT: " << count_of(suspects.size(), "number") << " kept but not to be trusted\n";
+    for (const auto& [name, why] : suspects) os << "  " << name << ": " << why << "\n";
+  }
   const auto& cmp = doc.value("comparisons", json::array());
   if (!cmp.empty()) {
     os << "\nCPU vs GPU (gpu_over_cpu > 1: the GPU is better)\n";

@@ -7,6 +7,9 @@
 
 namespace gtb::driver {
 
+// The measurement-health lines: a warning naming each family measured on a busy machine, or one line
+// saying all was well; nothing for files without health readings.
+void print_health(std::ostream& os, const json& doc);
 // Families, then every record (value and spread, or why it has none), then the CPU vs GPU pairs.
 void print_summary(std::ostream& os, const json& doc);
 // A short "k=v,k=v" text of a params/options object.
@@ -15,5 +18,7 @@ std::string short_params(const json& params, const json& options);
 std::string fmt(const char* format, double v);
 // A number with 3-4 significant digits.
 std::string fmt_num(double v);
+// "1 case", "3 cases": a count with its noun in the right number (nouns taking a plain "s").
+std::string count_of(std::size_t n, const std::string& noun);
 
 }  // namespace gtb::driver

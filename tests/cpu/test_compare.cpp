@@ -96,6 +96,22 @@ TEST(Decide, BeyondThresholdWithoutEvidenceIsNoisy) {
   EXPECT_NE(d.note.find("do not show it"), std::string::npos);
 }
 
+TEST(Decide, IdenticalSamplesAreTheSame) {
+  // A file compared with itself: wide samples (this exact set reads "noisy" against a shifted copy of
+  // itself) must still give "same", never "noisy".
+  compare::Rng rng(3);
+  const auto wide = lognormal(rng, 12, 1e-3, 0.40);
+  const auto d = compare::decide(median(wide), median(wide), wide, wide, Better::lower, 0.05, compare::Settings{}, 1);
+  EXPECT_EQ(d.verdict, Verdict::same) << d.note;
+  EXPECT_DOUBLE_EQ(d.ratio, 1.0);
+  EXPECT_EQ(d.note, "identical samples");
+  // One sample different is not identical: the ordinary rule decides.
+  auto other = wide;
+  other.back() *= 1.5;
+  const auto e = compare::decide(median(wide), median(other), wide, other, Better::lower, 0.05, compare::Settings{}, 1);
+  EXPECT_NE(e.note, "identical samples");
+}
+
 TEST(Decide, NonPositiveValueIsUnmeasured) {
   const auto d = compare::decide(0.0, 1.0, {}, {}, Better::higher, 0.05, compare::Settings{}, 1);
   EXPECT_EQ(d.verdict, Verdict::unmeasured);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/driver/compare_core.h"
+#include <filesystem>
 #include <fstream>
 
 #include "harness/results.h"
@@ -28,6 +29,22 @@ TEST(CompareFixtures, FixturesAreMarkedSynthetic) {
     EXPECT_TRUE(d.value("synthetic", false)) << f;
     EXPECT_EQ(d["context"]["host"]["hostname"], "synthetic-fixture") << f;
   }
+}
+
+TEST(CompareFixtures, AFileComparedWithItselfIsAllSame) {
+  // A real run's file (wide samples on a shared 2-core machine) against itself: nothing may read as
+  // noisy, slower or faster.
+  std::string file;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(GTB_SOURCE_DIR_FOR_TESTS) + "/results"))
+    if (e.path().extension() == ".json" && (file.empty() || e.path().string() < file)) file = e.path().string();
+  ASSERT_FALSE(file.empty()) << "no results file committed under results/";
+  const json doc = load_document(file);
+  const auto r = compare::compare_documents(doc, doc, {});
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_EQ(r.count(compare::Verdict::noisy), 0u);
+  EXPECT_EQ(r.count(compare::Verdict::slower), 0u);
+  EXPECT_EQ(r.count(compare::Verdict::faster), 0u);
+  EXPECT_GT(r.count(compare::Verdict::same), 10u);
 }
 
 TEST(CompareFixtures, AAIsAllSame) {

@@ -163,3 +163,35 @@ TEST(FamilyMainFlags, BadValuesExitTwoAndWriteNothing) {
     EXPECT_FALSE(std::filesystem::exists(out));
   }
 }
+
+namespace {
+
+TEST(MeasureHostWall, EventTimesGetTheHostWallAroundThemAndImpossibleOnesAreSuspect) {
+  // A "device" sampler that claims 2 ms per repetition while the host sees almost nothing: the
+  // harness keeps the host wall per repetition, and the plausibility check flags the record.
+  gtb::Record r;
+  r.id = "t/w/v/cuda/n=1";
+  r.family = "t";
+  r.workload = "w";
+  r.variant = "v";
+  r.backend = gtb::Backend::cuda;
+  r.params = {{"n", 1}};
+  gtb::State st(r, gtb::Suite::quick, gtb::StopRule::quick());
+  st.check(true, "ok");
+  st.measure(gtb::Clock::cuda_event, [](std::int64_t reps) { return 2e-3 * double(reps); });
+  ASSERT_TRUE(r.info.contains("host_wall_seconds_per_rep"));
+  EXPECT_LT(r.info["host_wall_seconds_per_rep"].get<double>(), 1e-3);
+  const gtb::json doc = gtb::make_document(gtb::json::object(), "quick", gtb::json::array(), {r}, gtb::json::object());
+  ASSERT_TRUE(doc["records"][0].contains("suspect"));
+  EXPECT_NE(doc["records"][0]["suspect"].get<std::string>().find("the events do not time it"), std::string::npos);
+
+  // A host-clock record gets no such reading.
+  gtb::Record h = r;
+  h.info = gtb::json::object();
+  gtb::State hs(h, gtb::Suite::quick, gtb::StopRule::quick());
+  hs.check(true, "ok");
+  hs.measure(gtb::Clock::host_wall, [](std::int64_t reps) { return 1e-3 * double(reps); });
+  EXPECT_FALSE(h.info.contains("host_wall_seconds_per_rep"));
+}
+
+}  // namespace

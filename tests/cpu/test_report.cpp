@@ -67,6 +67,38 @@ TEST(Report, ToleratesOddFindings) {
   EXPECT_TRUE(has(md, "Training steps"));
 }
 
+TEST(Report, OneCaseIsSingular) {
+  json doc = load_document(fixture("gpu_base.json"));
+  json one = json::array();
+  one.push_back(doc["findings"]["vectorize"]["openmp_over_scalar"][0]);
+  doc["findings"]["vectorize"]["openmp_over_scalar"] = one;
+  const std::string md = report::render_markdown(doc, "x.json");
+  EXPECT_TRUE(has(md, "1 case)")) << md;
+  EXPECT_FALSE(has(md, "1 cases")) << md;
+}
+
+TEST(Report, ClampedCopyFitIsNoFitWithTheReason) {
+  json doc = load_document(fixture("gpu_base.json"));
+  doc["findings"]["transfer"]["copy_model"]["copy_h2d/cpu/memcpy_1thread"] = {
+      {"points", 3}, {"ok", true}, {"note", "latency clamped to 0"}, {"latency_us", 0.0}, {"bandwidth_gbps", 34.2},
+      {"half_peak_bytes", 0.0}, {"max_rel_residual", 0.84}, {"good_fit", false}};
+  const std::string md = report::render_markdown(doc, "x.json");
+  EXPECT_TRUE(has(md, "| copy_h2d/cpu/memcpy_1thread | - | - | - | no fit (latency clamped to 0: the times do not "
+                      "follow latency + bytes / bandwidth (max residual 84%)) |"))
+      << md;
+  EXPECT_FALSE(has(md, "| 0 us |")) << md;
+  EXPECT_FALSE(has(md, "0 bytes")) << md;
+  EXPECT_TRUE(has(md, "| 2.5 us |")) << md;  // a real fit keeps its numbers
+}
+
+TEST(Report, LoaderLabelIsTextNotJson) {
+  const std::string md = report::render_markdown(load_document(fixture("gpu_base.json")), "x.json");
+  EXPECT_TRUE(has(md, "| cpu/cpu_consumer/depth=4, batch_samples=256, sample_bytes=4096, sample_us=10, "
+                      "consume_us=1000/preprocess=sleep |"))
+      << md;
+  EXPECT_FALSE(has(md, "{\"depth\"")) << md;
+}
+
 TEST(Report, SizeText) {
   EXPECT_EQ(report::size_text(4096), "4 KiB");
   EXPECT_EQ(report::size_text(256.0 * (1 << 20)), "256 MiB");

@@ -1,0 +1,132 @@
+// Measurement health: what else the machine was doing while a family measured, and whether to trust it.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/types.h"
+
+namespace gtb::health {
+
+// Aggregate CPU time of all CPUs from /proc/stat's "cpu" line, in seconds.
+struct CpuTimes {
+  double busy = 0;   // user + nice + system + irq + softirq
+  double idle = 0;   // idle + iowait
+  double steal = 0;  // taken by the hypervisor for other guests
+  double total() const { return busy + idle + steal; }
+};
+// Parses /proc/stat text; throws std::runtime_error naming what is wrong.
+CpuTimes parse_proc_stat(const std::string& text, double ticks_per_second);
+// The 1-minute load average from /proc/loadavg text; throws std::runtime_error.
+double parse_loadavg(const std::string& text);
+
+// One device's NVML reading.
+struct GpuReading {
+  std::string name;
+  std::optional<unsigned> sm_mhz, mem_mhz, temperature_c, utilization_pct;
+  std::optional<std::uint64_t> clock_event_reasons;  // NVML clocks event (throttle) reason bits
+  std::optional<unsigned> compute_processes;         // processes holding a context on the device
+};
+
+// Everything read at one moment. A field that cannot be read stays empty and its reason is kept.
+struct Snapshot {
+  double wall_s = 0;               // steady clock
+  double own_cpu_s = 0;            // this process and its waited-for children (getrusage)
+  int cpus = 0;                    // online CPUs
+  std::optional<CpuTimes> cpu;
+  std::optional<double> loadavg_1min;
+  std::optional<std::string> governor;              // the one all CPUs share, or "mixed: a, b"
+  std::optional<double> cur_mhz_min, cur_mhz_max;   // current core clocks over all CPUs
+  std::optional<std::int64_t> thermal_throttle_events;  // sum of the kernel's per-CPU counters
+  std::vector<std::string> unavailable;             // "cpufreq: ..." and the like
+  std::optional<std::vector<GpuReading>> gpus;      // empty when NVML is absent (reason in unavailable)
+};
+
+// Every device NVML sees, or nothing with the reason (no driver library, init failed). NVML is
+// loaded with dlopen at the first call and never linked.
+std::optional<std::vector<GpuReading>> read_nvml(std::string& why);
+
+// Where the readings come from; tests point these at synthetic files.
+struct Sources {
+  std::string proc = "/proc";
+  std::string sys = "/sys";
+  bool gpu = true;  // read NVML (loaded with dlopen; absent on machines without the NVIDIA driver)
+};
+Snapshot take(const Sources& src = {});
+
+// Limits above which a family's numbers are not to be trusted. Stated in docs/harness.md.
+struct Thresholds {
+  double other_cpu_fraction = 0.10;  // other processes' CPU time / (wall time x CPUs)
+  double steal_fraction = 0.05;      // stolen CPU time / all CPU time
+  unsigned gpu_busy_pct = 10;        // another process's GPU utilization before a family starts
+  double settle_fraction = 0.05;     // --wait-idle: other processes' CPU use counted as idle
+  int settle_seconds = 3;            // --wait-idle: consecutive idle one-second windows
+};
+
+// Throttle reasons that mean the clocks were pulled down (thermal, hardware slowdown, power brake),
+// as names; the software power cap and idle are not counted (they are normal under load / at rest).
+std::vector<std::string> throttle_reason_names(std::uint64_t bits, bool include_benign = false);
+
+// Watches one family: before, a reading every second while it runs (GPU clocks and throttle
+// reasons, the load average), after. `judge` turns it into the per-family record.
+class Monitor {
+ public:
+  explicit Monitor(Sources src = {}, Thresholds t = {});
+  void start();
+  void tick();  // cheap; reads at most once a second
+  json finish();
+ private:
+  Sources src_;
+  Thresholds t_;
+  Snapshot before_;
+  double last_tick_ = 0;
+  std::uint64_t reasons_seen_ = 0;
+  bool reasons_read_ = false;
+  std::optional<unsigned> min_sm_mhz_, max_sm_mhz_;
+  std::optional<double> max_load_;
+};
+
+// The per-family record: what was read, how busy the machine was, and warnings when over a limit.
+// `during` carries what the monitor saw while the family ran (throttle reasons OR-ed, SM clock range).
+struct During {
+  std::optional<std::uint64_t> gpu_reasons;
+  std::optional<unsigned> sm_mhz_min, sm_mhz_max;
+  std::optional<double> loadavg_max;
+};
+json judge(const Snapshot& before, const Snapshot& after, const During& during, const Thresholds& t = {});
+
+// What a snapshot says about the machine at the start of a run (context.health.start).
+json describe(const Snapshot& s);
+json thresholds_json(const Thresholds& t);
+
+// --wait-idle: one-second windows of other processes' CPU use; settled after `settle_seconds`
+// consecutive windows under the limit.
+class Settle {
+ public:
+  explicit Settle(Thresholds t = {}) : t_(t) {}
+  // Adds one window (other processes' CPU fraction, steal fraction); returns true once settled.
+  bool add(double other_fraction, double steal_fraction);
+  int quiet_windows() const { return quiet_; }
+ private:
+  Thresholds t_;
+  int quiet_ = 0;
+};
+// Waits up to max_seconds for the machine to settle (reading /proc once a second); returns what
+// happened for context.health.wait_idle. Prints a line when it starts waiting and when it stops.
+json wait_idle(double max_seconds, const Sources& src = {}, Thresholds t = {});
+
+// Other processes' share of the machine between two snapshots, and the stolen share.
+double other_cpu_fraction(const Snapshot& a, const Snapshot& b);
+double steal_fraction(const Snapshot& a, const Snapshot& b);
+
+// One stderr line when a family's health says busy: "<label> measured on a busy machine: ...".
+void print_family_warning(std::FILE* f, const std::string& label, const json& family_health);
+
+// Lines for the summary and the report: one per family whose health says busy, and the start
+// reading's own warnings. Empty when all is well or the file predates health readings.
+std::vector<std::string> warnings(const json& doc);
+
+}  // namespace gtb::health

@@ -1,0 +1,337 @@
+// Tests of measurement health (readings, the busy decision, --wait-idle's rule) and of the
+// plausibility checks that flag suspect records, on synthetic inputs.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/driver/health.h"
+#include "harness/plausibility.h"
+#include "harness/results.h"
+
+namespace gtb {
+namespace {
+
+namespace fs = std::filesystem;
+using health::CpuTimes;
+using health::Snapshot;
+
+// ------------------------------------------------------------------------------ readings
+
+TEST(HealthParse, ProcStatAggregateLine) {
+  const std::string text =
+      "cpu  1000 50 250 8000 100 10 40 300 0 0\n"
+      "cpu0 500 25 125 4000 50 5 20 150 0 0\n"
+      "intr 12345\n";
+  const CpuTimes c = health::parse_proc_stat(text, 100);
+  EXPECT_DOUBLE_EQ(c.busy, (1000 + 50 + 250 + 10 + 40) / 100.0);
+  EXPECT_DOUBLE_EQ(c.idle, (8000 + 100) / 100.0);
+  EXPECT_DOUBLE_EQ(c.steal, 3.0);
+  // Old kernels list only user nice system idle.
+  EXPECT_DOUBLE_EQ(health::parse_proc_stat("cpu 1 2 3 4\n", 1).steal, 0.0);
+}
+
+TEST(HealthParse, ProcStatBadInputSaysWhat) {
+  auto message = [](const std::string& text) {
+    try {
+      health::parse_proc_stat(text, 100);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("").find("no aggregate \"cpu\" line"), std::string::npos);
+  EXPECT_NE(message("cpu0 1 2 3 4\n").find("no aggregate"), std::string::npos);
+  EXPECT_NE(message("cpu 1 2 3\n").find("fewer than 4"), std::string::npos);
+  EXPECT_NE(message("cpu 1 2 x 4 5\n").find("not a number"), std::string::npos);
+  EXPECT_NE(message("cpu 1 -2 3 4\n").find("negative"), std::string::npos);
+  EXPECT_THROW(health::parse_proc_stat("cpu 1 2 3 4\n", 0), std::runtime_error);
+}
+
+TEST(HealthParse, LoadAverage) {
+  EXPECT_DOUBLE_EQ(health::parse_loadavg("1.25 0.80 0.40 2/345 6789\n"), 1.25);
+  EXPECT_THROW(health::parse_loadavg(""), std::runtime_error);
+  EXPECT_THROW(health::parse_loadavg("abc"), std::runtime_error);
+  EXPECT_THROW(health::parse_loadavg("-1 0 0"), std::runtime_error);
+}
+
+class HealthTree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("gtb-health-" + std::to_string(::getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "proc");
+    fs::create_directories(root_ / "sys/devices/system/cpu");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void write(const std::string& rel, const std::string& text) {
+    const fs::path p = root_ / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  }
+  health::Sources sources() const { return {(root_ / "proc").string(), (root_ / "sys").string(), false}; }
+  fs::path root_;
+};
+
+TEST_F(HealthTree, ReadsGovernorClocksAndThrottleCounters) {
+  write("proc/stat", "cpu 100 0 50 1000 0 0 0 7\n");
+  write("proc/loadavg", "0.50 0.40 0.30 1/100 42\n");
+  for (int c = 0; c < 2; ++c) {
+    const std::string d = "sys/devices/system/cpu/cpu" + std::to_string(c) + "/";
+    write(d + "cpufreq/scaling_governor", c == 0 ? "performance\n" : "powersave\n");
+    write(d + "cpufreq/scaling_cur_freq", c == 0 ? "2400000\n" : "1200000\n");
+    write(d + "thermal_throttle/core_throttle_count", "3\n");
+    write(d + "thermal_throttle/package_throttle_count", "1\n");
+  }
+  write("sys/devices/system/cpu/cpufreq_not_a_cpu/x", "");
+  const Snapshot s = health::take(sources());
+  ASSERT_TRUE(s.cpu.has_value());
+  EXPECT_GT(s.cpu->steal, 0.0);
+  ASSERT_TRUE(s.loadavg_1min.has_value());
+  EXPECT_DOUBLE_EQ(*s.loadavg_1min, 0.5);
+  ASSERT_TRUE(s.governor.has_value());
+  EXPECT_EQ(*s.governor, "mixed: performance, powersave");
+  EXPECT_DOUBLE_EQ(*s.cur_mhz_min, 1200.0);
+  EXPECT_DOUBLE_EQ(*s.cur_mhz_max, 2400.0);
+  EXPECT_EQ(*s.thermal_throttle_events, 8);
+  EXPECT_TRUE(s.unavailable.empty()) << s.unavailable.front();
+}
+
+TEST_F(HealthTree, WhatCannotBeReadIsUnavailableWithTheReason) {
+  // A virtual machine: no cpufreq, no throttle counters; clocks from /proc/cpuinfo; /proc/stat garbled.
+  write("proc/stat", "intr 1 2 3\n");
+  write("proc/cpuinfo", "processor : 0\ncpu MHz\t\t: 2596.140\nprocessor : 1\ncpu MHz\t\t: 2596.140\n");
+  fs::create_directories(root_ / "sys/devices/system/cpu/cpu0");
+  const Snapshot s = health::take(sources());
+  EXPECT_FALSE(s.cpu.has_value());
+  EXPECT_FALSE(s.governor.has_value());
+  EXPECT_FALSE(s.loadavg_1min.has_value());
+  EXPECT_DOUBLE_EQ(*s.cur_mhz_min, 2596.14);
+  EXPECT_FALSE(s.thermal_throttle_events.has_value());
+  std::string all;
+  for (const auto& u : s.unavailable) all += u + "\n";
+  EXPECT_NE(all.find("cpu load and steal: /proc/stat: no aggregate"), std::string::npos) << all;
+  EXPECT_NE(all.find("cpu governor: no "), std::string::npos) << all;
+  EXPECT_NE(all.find("thermal throttling"), std::string::npos) << all;
+  const json d = health::describe(s);
+  EXPECT_EQ(d["cpu_governor"], "unavailable");
+  EXPECT_EQ(d["unavailable"].size(), s.unavailable.size());
+}
+
+// ------------------------------------------------------------------------------ the decision
+
+Snapshot snap(double wall, double busy, double idle, double steal, double own, int cpus = 2) {
+  Snapshot s;
+  s.wall_s = wall;
+  s.own_cpu_s = own;
+  s.cpus = cpus;
+  s.cpu = CpuTimes{busy, idle, steal};
+  return s;
+}
+
+TEST(HealthJudge, IdleMachineIsNotBusy) {
+  // 10 s on 2 CPUs; gtb's family used 19 s of CPU and the machine was 19.5 s busy: 0.5 s others.
+  const json h = health::judge(snap(0, 100, 100, 0, 1), snap(10, 119.5, 100.5, 0, 20), {});
+  EXPECT_FALSE(h["busy"].get<bool>()) << h.dump(1);
+  EXPECT_NEAR(h["other_cpu_fraction"].get<double>(), 0.025, 1e-9);
+  EXPECT_TRUE(h["warnings"].empty());
+}
+
+TEST(HealthJudge, OtherProcessesMakeItBusy) {
+  // The family used 5 s, the machine 15 s: others took 10 of 20 CPU-seconds.
+  const json h = health::judge(snap(0, 100, 100, 0, 0), snap(10, 115, 105, 0, 5), {});
+  EXPECT_TRUE(h["busy"].get<bool>());
+  EXPECT_NEAR(h["other_cpu_fraction"].get<double>(), 0.5, 1e-9);
+  ASSERT_EQ(h["warnings"].size(), 1u);
+  EXPECT_EQ(h["warnings"][0], "other processes used 50% of the CPUs (limit 10%)");
+}
+
+TEST(HealthJudge, StealMakesItBusy) {
+  // No other process, but the hypervisor took 4 of 20 CPU-seconds.
+  const json h = health::judge(snap(0, 100, 100, 0, 0), snap(10, 110, 106, 4, 10), {});
+  EXPECT_TRUE(h["busy"].get<bool>()) << h.dump(1);
+  EXPECT_NEAR(h["steal_fraction"].get<double>(), 0.2, 1e-9);
+  EXPECT_NE(h["warnings"][0].get<std::string>().find("steal"), std::string::npos);
+}
+
+TEST(HealthJudge, ThrottlingAndGpuReadings) {
+  Snapshot a = snap(0, 100, 100, 0, 0), b = snap(10, 110, 110, 0, 10);
+  a.thermal_throttle_events = 5;
+  b.thermal_throttle_events = 7;
+  health::GpuReading before;
+  before.name = "GPU";
+  before.compute_processes = 1;
+  before.utilization_pct = 60;
+  a.gpus = std::vector<health::GpuReading>{before};
+  b.gpus = std::vector<health::GpuReading>{health::GpuReading{}};
+  health::During during;
+  during.gpu_reasons = 0x40 | 0x4;  // hardware thermal slowdown + software power cap
+  const json h = health::judge(a, b, during);
+  std::string all;
+  for (const auto& w : h["warnings"]) all += w.get<std::string>() + "\n";
+  EXPECT_NE(all.find("throttled for heat 2 times"), std::string::npos) << all;
+  EXPECT_NE(all.find("1 other process(es) held GPU 0"), std::string::npos) << all;
+  EXPECT_NE(all.find("GPU 0 was 60% busy"), std::string::npos) << all;
+  EXPECT_NE(all.find("GPU clocks were pulled down (hw_thermal_slowdown)"), std::string::npos) << all;
+  EXPECT_EQ(all.find("sw_power_cap"), std::string::npos) << "the power cap is normal under load: " << all;
+  EXPECT_EQ(h["gpu_clock_event_reasons_during"], json({"hw_thermal_slowdown", "sw_power_cap"}));
+}
+
+TEST(HealthJudge, PowerCapAndIdleAloneAreNotThrottling) {
+  Snapshot a = snap(0, 100, 100, 0, 0), b = snap(10, 110, 110, 0, 10);
+  a.gpus = std::vector<health::GpuReading>{health::GpuReading{}};
+  b.gpus = a.gpus;
+  health::During during;
+  during.gpu_reasons = 0x1 | 0x4;
+  EXPECT_FALSE(health::judge(a, b, during)["busy"].get<bool>());
+  EXPECT_TRUE(health::throttle_reason_names(0x1 | 0x4).empty());
+  EXPECT_EQ(health::throttle_reason_names(0x8 | 0x80), (std::vector<std::string>{"hw_slowdown", "hw_power_brake"}));
+}
+
+TEST(HealthJudge, UnreadableCpuTimesGiveNoFraction) {
+  Snapshot a, b;
+  a.wall_s = 0;
+  b.wall_s = 5;
+  b.unavailable = {"cpu load and steal: /proc/stat is not readable"};
+  const json h = health::judge(a, b, {});
+  EXPECT_FALSE(h.contains("other_cpu_fraction"));
+  EXPECT_FALSE(h["busy"].get<bool>());
+  EXPECT_EQ(h["unavailable"][0], "cpu load and steal: /proc/stat is not readable");
+}
+
+TEST(HealthSettle, NeedsConsecutiveQuietWindows) {
+  health::Settle s;  // 3 windows under 5%
+  EXPECT_FALSE(s.add(0.01, 0));
+  EXPECT_FALSE(s.add(0.02, 0));
+  EXPECT_FALSE(s.add(0.50, 0));  // a busy second starts the count again
+  EXPECT_EQ(s.quiet_windows(), 0);
+  EXPECT_FALSE(s.add(0.00, 0));
+  EXPECT_FALSE(s.add(0.04, 0.20));  // steal is not quiet either
+  EXPECT_FALSE(s.add(0.00, 0));
+  EXPECT_FALSE(s.add(0.00, 0));
+  EXPECT_TRUE(s.add(0.05, 0.05));
+}
+
+TEST(HealthWarnings, FromADocument) {
+  json doc = {{"context", {{"health", {{"wait_idle", {{"settled", false}, {"waited_s", 60.0}}}}}}},
+              {"families",
+               {{{"name", "transfer"}, {"health", {{"busy", true}, {"warnings", {"a", "b"}}}}},
+                {{"name", "gemm"}, {"health", {{"busy", false}, {"warnings", json::array()}}}},
+                {{"name", "odd"}, {"health", "not an object"}},
+                {{"name", "train"}}}}};
+  const auto w = health::warnings(doc);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0], "--wait-idle: the machine did not settle in 60 s; the run measured anyway");
+  EXPECT_EQ(w[1], "transfer: a; b");
+  EXPECT_TRUE(health::warnings(json::object()).empty());
+  EXPECT_TRUE(health::warnings(json::array()).empty());
+}
+
+// ------------------------------------------------------------------------------ suspect records
+
+Record rate(const std::string& variant, Backend be, double value, const json& params = {{"n", 1}}) {
+  Record r;
+  r.family = "fam";
+  r.workload = "w";
+  r.variant = variant;
+  r.backend = be;
+  r.params = params;
+  r.id = make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
+  r.metric = {"bandwidth", "GB/s", 1e9, MetricKind::rate};
+  r.value = value;
+  r.stats = Stats{};
+  r.stats->median = 1e-3;
+  return r;
+}
+
+json ctx_with(double l3_bytes, double ceiling) {
+  return {{"host", {{"caches", {{"l1d_bytes", 32768}, {"l2_bytes", 1 << 20}, {"l3_bytes", l3_bytes}}}}},
+          {"ceilings", {{"host_copy_gbps", ceiling}}}};
+}
+
+TEST(Suspect, RateAboveTheCeilingAtAMemorySize) {
+  std::vector<Record> v = {rate("big", Backend::cpu, 30), rate("small", Backend::cpu, 30), rate("under", Backend::cpu, 15)};
+  for (auto& r : v) r.ceiling = "host_copy_gbps";
+  v[0].work_per_rep = 3 * 64e6;  // touches >= 96 MB > 4 x 16 MB
+  v[1].work_per_rep = 3 * 1e6;   // cache-resident: may beat a DRAM ceiling
+  v[2].work_per_rep = 3 * 64e6;
+  flag_suspects(v, ctx_with(16e6, 20));
+  EXPECT_NE(v[0].suspect.find("150% of the measured ceiling host_copy_gbps"), std::string::npos) << v[0].suspect;
+  EXPECT_NE(v[0].suspect.find("not cache-resident"), std::string::npos);
+  EXPECT_TRUE(v[1].suspect.empty()) << v[1].suspect;
+  EXPECT_TRUE(v[2].suspect.empty()) << v[2].suspect;
+  // Without cache sizes in the context residency is unknown: nothing is flagged.
+  flag_suspects(v, json{{"ceilings", {{"host_copy_gbps", 20}}}});
+  EXPECT_TRUE(v[0].suspect.empty());
+  // A declared working set wins over the estimate from the counted bytes.
+  v[1].info["working_set_bytes"] = 512e6;
+  flag_suspects(v, ctx_with(16e6, 20));
+  EXPECT_FALSE(v[1].suspect.empty());
+}
+
+TEST(Suspect, ParallelSlowerThanItsSerialTwin) {
+  std::vector<Record> v = {rate("scalar", Backend::cpu, 20), rate("autovec", Backend::cpu, 100),
+                           rate("openmp", Backend::cpu, 50), rate("openmp_ok", Backend::cpu, 95),
+                           rate("openmp", Backend::cpu, 1, {{"n", 2}})};
+  for (auto& r : v) r.info["threads"] = r.variant.rfind("openmp", 0) == 0 ? 2 : 1;
+  flag_suspects(v, json::object());
+  EXPECT_NE(v[2].suspect.find("the 2-thread variant ran at 0.5x its one-thread twin 'autovec' (50 vs 100 GB/s)"),
+            std::string::npos)
+      << v[2].suspect;
+  EXPECT_TRUE(v[3].suspect.empty()) << "within 10% of the serial twin: " << v[3].suspect;
+  EXPECT_TRUE(v[4].suspect.empty()) << "no serial twin at n=2: " << v[4].suspect;
+  EXPECT_TRUE(v[0].suspect.empty());
+  // A time metric (lower is better): the parallel variant taking twice as long is suspect too.
+  for (auto& r : v) r.metric = {"time", "ms", 1e-3, MetricKind::time};
+  v[1].value = 1.0;
+  v[2].value = 2.0;
+  flag_suspects(v, json::object());
+  EXPECT_NE(v[2].suspect.find("0.5x"), std::string::npos) << v[2].suspect;
+}
+
+TEST(Suspect, GpuEventsLongerThanTheHostClock) {
+  std::vector<Record> v = {rate("a", Backend::cuda, 10), rate("b", Backend::cuda, 10), rate("c", Backend::cuda, 10)};
+  for (auto& r : v) r.clock = Clock::cuda_event;
+  v[0].info["host_wall_seconds_per_rep"] = 0.5e-3;  // events 1 ms inside a 0.5 ms host window: impossible
+  v[1].info["host_wall_seconds_per_rep"] = 1.01e-3;
+  v[2].clock = Clock::host_wall;
+  v[2].info["host_wall_seconds_per_rep"] = 0.5e-3;
+  flag_suspects(v, json::object());
+  EXPECT_NE(v[0].suspect.find("the CUDA events measured 1e+03 us per repetition, longer than the 500 us"), std::string::npos)
+      << v[0].suspect;
+  EXPECT_TRUE(v[1].suspect.empty()) << v[1].suspect;
+  EXPECT_TRUE(v[2].suspect.empty()) << v[2].suspect;
+}
+
+TEST(Suspect, RecomputedNotAccumulatedAndKeptInTheFile) {
+  std::vector<Record> v = {rate("autovec", Backend::cpu, 100), rate("openmp", Backend::cpu, 10)};
+  v[0].info["threads"] = 1;
+  v[1].info["threads"] = 4;
+  flag_suspects(v, json::object());
+  const std::string once = v[1].suspect;
+  flag_suspects(v, json::object());
+  EXPECT_EQ(v[1].suspect, once);
+  // make_document flags; the number stays; the reason survives a round trip through JSON.
+  const json doc = make_document(json::object(), "quick", json::array(), v, json::object());
+  const auto back = records_of(doc);
+  EXPECT_EQ(back[1].suspect, once);
+  ASSERT_TRUE(back[1].value.has_value());
+  EXPECT_DOUBLE_EQ(*back[1].value, 10);
+  EXPECT_FALSE(doc["records"][0].contains("suspect"));
+}
+
+TEST(Suspect, BadSuspectFieldsAreRejected) {
+  json r = to_json(rate("x", Backend::cpu, 1));
+  r["suspect"] = "";
+  EXPECT_THROW(record_from_json(r), std::runtime_error);
+  r["suspect"] = 3;
+  EXPECT_THROW(record_from_json(r), std::runtime_error);
+  r["suspect"] = "because";
+  EXPECT_EQ(record_from_json(r).suspect, "because");
+}
+
+}  // namespace
+}  // namespace gtb
