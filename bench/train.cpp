@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/blas_core.h"
 #include "harness/gpu.h"
 #include "harness/gtb.h"
 #include "kernels/common/mlp.h"
@@ -113,6 +114,10 @@ void cpu_case(gtb::State& st) {
   st.set_work(batch);
   st.info("threads", mlp::CpuMlp::threads());
   st.info("blas", gtb::cpu::blas_config());
+  // The GEMM path the step runs: OpenBLAS with the core type this process verified and chose
+  // (gtb re-executes a family binary whose OpenBLAS fell back to generic kernels).
+  st.info("gemm_path", "OpenBLAS cblas_sgemm, core " + gtb::cpu::blas_corename() + " (chosen by: " +
+                           gtb::openblas_core_source() + ")");
   float last = loss0;
   const auto& s = st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
     const double t0 = gtb::host_seconds();
@@ -296,7 +301,9 @@ const char* kStepDoc =
 gtb::Bench& step_bench(const char* workload, gtb::Backend be, const std::function<gtb::Bench&(gtb::Bench&)>& axes) {
   const bool cpu = be == gtb::Backend::cpu;
   gtb::Bench& b = gtb::add("train", workload, cpu ? "openblas" : "cublas", be, cpu ? cpu_case : gpu_case);
-  return axes(b).rate("throughput", "samples/s", 1.0).rule(gtb::StopRule::quick(), full_rule());
+  axes(b).rate("throughput", "samples/s", 1.0).rule(gtb::StopRule::quick(), full_rule());
+  if (cpu) b.ceiling("host_fma_fp32_tflops");  // its TFLOP/s counter as a percent of the FMA ceiling
+  return b;
 }
 
 // ---- batch sweep ----

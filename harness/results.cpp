@@ -11,6 +11,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -68,10 +69,18 @@ void apply_ceilings(std::vector<Record>& records, const json& context) {
   if (!context.contains("ceilings") || !context["ceilings"].is_object()) return;
   const json& ceil = context["ceilings"];
   for (Record& r : records) {
-    if (r.ceiling.empty() || r.status != Status::ok || !r.value || r.metric.unit != "GB/s") continue;
+    if (r.ceiling.empty() || r.status != Status::ok || !r.value) continue;
     if (!ceil.contains(r.ceiling) || !ceil[r.ceiling].is_number()) continue;
+    // A compute ceiling (..._tflops) divides the record's TFLOP/s, its primary metric or its counter
+    // (a training step's metric is samples/s); a bandwidth ceiling divides GB/s.
+    const bool compute = r.ceiling.size() > 7 && r.ceiling.compare(r.ceiling.size() - 7, 7, "_tflops") == 0;
+    const std::string unit = compute ? "TFLOP/s" : "GB/s";
+    std::optional<double> rate;
+    if (r.metric.unit == unit) rate = *r.value;
+    else if (auto t = r.counters.find("tflops"); compute && t != r.counters.end() && t->second.unit == unit)
+      rate = t->second.value;
     const double c = ceil[r.ceiling].get<double>();
-    if (c > 0) r.counters["pct_of_ceiling"] = {100.0 * *r.value / c, "%"};
+    if (rate && c > 0) r.counters["pct_of_ceiling"] = {100.0 * *rate / c, "%"};
   }
 }
 

@@ -317,10 +317,10 @@ TEST(GemmCpu, LowPrecisionMatmulIsAccurateOrSkipsWithReason) {
   gtb::cpu::gemm_naive_f64(o.a.data(), o.b.data(), ref.data(), m, n, k);
   std::vector<int> rows;
   for (int i = 0; i < m; ++i) rows.push_back(i);
-  for (auto [type, prec] : {std::pair{gtb::cpu::LowpMatmul::Type::bf16, Precision::bf16_fp32acc},
-                            std::pair{gtb::cpu::LowpMatmul::Type::f16, Precision::fp16_fp32acc}}) {
+  for (auto [type, prec] : {std::pair{gtb::cpu::DnnlMatmul::Type::bf16, Precision::bf16_fp32acc},
+                            std::pair{gtb::cpu::DnnlMatmul::Type::f16, Precision::fp16_fp32acc}}) {
     try {
-      gtb::cpu::LowpMatmul mm(type, m, n, k, o.a.data(), o.b.data());
+      gtb::cpu::DnnlMatmul mm(type, m, n, k, o.a.data(), o.b.data());
       std::vector<float> c(std::size_t(m) * n, std::numeric_limits<float>::quiet_NaN());
       mm.run();
       mm.result(c.data());
