@@ -249,10 +249,14 @@ void ceilings_section(Md& md, const Doc& d) {
     return;
   }
   std::vector<std::vector<std::string>> rows;
-  for (auto it = c->begin(); it != c->end(); ++it)
-    if (it.value().is_number()) rows.push_back({it.key(), num(it.value().get<double>()) + " GB/s"});
-  md.table({"ceiling", "bandwidth"}, rows);
-  md.p("Other families report percent of these (GB = 10^9 bytes).");
+  for (auto it = c->begin(); it != c->end(); ++it) {
+    const std::string& k = it.key();
+    const bool compute = k.size() > 7 && k.compare(k.size() - 7, 7, "_tflops") == 0;
+    if (it.value().is_number()) rows.push_back({k, num(it.value().get<double>()) + (compute ? " TFLOP/s" : " GB/s")});
+  }
+  md.table({"ceiling", "value"}, rows);
+  md.p("Other families report percent of these (GB = 10^9 bytes). Host bandwidth ceilings count only sizes "
+       "well above the last-level cache; the FMA ceiling is the most the CPU's cores compute in FP32.");
 }
 
 void transfer_section(Md& md, const Doc& d) {
@@ -370,9 +374,14 @@ void ceiling_pct_rows(const Doc& d, const std::string& family, std::vector<std::
         (problem_size(r) == problem_size(*cur) && *r.value > *cur->value))
       cur = &r;
   }
-  for (const auto& [k, r] : largest)
+  for (const auto& [k, r] : largest) {
+    // A cache-resident working set is not bounded by a memory ceiling: say so beside the figure.
+    const bool cached = r->info.contains("cache_resident") && r->info["cache_resident"] == true;
     rows.push_back({family, k, num(*r->value) + " " + r->metric.unit,
-                    fmt("%.0f%%", r->counters.at("pct_of_ceiling").value) + " of " + r->ceiling, kv(r->params)});
+                    fmt("%.0f%%", r->counters.at("pct_of_ceiling").value) + " of " + r->ceiling +
+                        (cached ? " (cache-resident size)" : ""),
+                    kv(r->params)});
+  }
 }
 
 void ratio_summary(Md& md, const json& f, const char* key, const std::string& label) {
