@@ -15,13 +15,6 @@ namespace gtb::cpu {
 
 #if GTB_HAVE_DNNL
 
-bool dnnl_built() { return true; }
-
-std::string dnnl_version() {
-  const dnnl_version_t* v = ::dnnl_version();
-  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
-}
-
 struct DnnlMatmul::Impl {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream strm{eng};
@@ -83,8 +76,6 @@ int DnnlMatmul::threads() const { return omp_get_max_threads(); }
 
 #else  // !GTB_HAVE_DNNL
 
-bool dnnl_built() { return false; }
-std::string dnnl_version() { return ""; }
 
 struct DnnlMatmul::Impl {};
 

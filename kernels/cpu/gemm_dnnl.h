@@ -6,10 +6,10 @@
 #include <memory>
 #include <string>
 
+#include "kernels/cpu/blas.h"  // dnnl_built(), dnnl_version()
+
 namespace gtb::cpu {
 
-bool dnnl_built();          // compiled against oneDNN
-std::string dnnl_version(); // "2.6.3" (empty when not built)
 
 // C[m x n] = A[m x k] * B[k x n], row-major, with A, B and C stored in f32, bf16 or f16 and the
 // products accumulated in f32 by oneDNN. Inputs are converted from f32 once, at construction,

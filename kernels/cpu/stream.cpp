@@ -135,39 +135,50 @@ void stream_init(float* a, float* b, float* c, std::size_t n, unsigned long long
   });
 }
 
-void stream_copy(float* __restrict a, const float* __restrict b, std::size_t n, Stores stores) {
+namespace {
+
+// Runs one kernel over every thread's range: `vec(width, v0, v1)` streams the aligned middle of a
+// range with non-temporal stores, `plain(i0, i1)` does everything else (all of it for plain stores).
+template <class Vec, class Plain>
+void run_stores(float* a, std::size_t n, Stores stores, Vec vec, Plain plain) {
 #if defined(__x86_64__)
   if (stores == Stores::nontemporal) {
-    for_thread_ranges(n, [&](std::size_t lo, std::size_t hi) {
-      nt_range(
-          a, lo, hi,
-          [&](int w, std::size_t v0, std::size_t v1) {
-            (w == 16 ? copy_nt512 : w == 8 ? copy_nt256 : copy_nt128)(a, b, v0, v1);
-          },
-          [&](std::size_t i0, std::size_t i1) { copy_plain(a, b, i0, i1); });
-    });
+    for_thread_ranges(n, [&](std::size_t lo, std::size_t hi) { nt_range(a, lo, hi, vec, plain); });
     return;
   }
+#else
+  (void)stores, (void)vec;
 #endif
-  for_thread_ranges(n, [&](std::size_t lo, std::size_t hi) { copy_plain(a, b, lo, hi); });
+  for_thread_ranges(n, plain);
+}
+
+}  // namespace
+
+void stream_copy(float* __restrict a, const float* __restrict b, std::size_t n, Stores stores) {
+  run_stores(
+      a, n, stores,
+      [&](int w, std::size_t v0, std::size_t v1) {
+#if defined(__x86_64__)
+        (w == 16 ? copy_nt512 : w == 8 ? copy_nt256 : copy_nt128)(a, b, v0, v1);
+#else
+        (void)w, (void)v0, (void)v1;
+#endif
+      },
+      [&](std::size_t i0, std::size_t i1) { copy_plain(a, b, i0, i1); });
 }
 
 void stream_triad(float* __restrict a, const float* __restrict b, const float* __restrict c, float scalar,
                   std::size_t n, Stores stores) {
+  run_stores(
+      a, n, stores,
+      [&](int w, std::size_t v0, std::size_t v1) {
 #if defined(__x86_64__)
-  if (stores == Stores::nontemporal) {
-    for_thread_ranges(n, [&](std::size_t lo, std::size_t hi) {
-      nt_range(
-          a, lo, hi,
-          [&](int w, std::size_t v0, std::size_t v1) {
-            (w == 16 ? triad_nt512 : w == 8 ? triad_nt256 : triad_nt128)(a, b, c, scalar, v0, v1);
-          },
-          [&](std::size_t i0, std::size_t i1) { triad_plain(a, b, c, scalar, i0, i1); });
-    });
-    return;
-  }
+        (w == 16 ? triad_nt512 : w == 8 ? triad_nt256 : triad_nt128)(a, b, c, scalar, v0, v1);
+#else
+        (void)w, (void)v0, (void)v1;
 #endif
-  for_thread_ranges(n, [&](std::size_t lo, std::size_t hi) { triad_plain(a, b, c, scalar, lo, hi); });
+      },
+      [&](std::size_t i0, std::size_t i1) { triad_plain(a, b, c, scalar, i0, i1); });
 }
 
 int stream_threads() { return omp_get_max_threads(); }
