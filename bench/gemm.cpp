@@ -1,5 +1,6 @@
 // GEMM family: FP32, TF32, FP16 and BF16 GEMMs through cuBLAS/cuBLASLt against the CPU's SGEMM
-// candidates (OpenBLAS per core type, oneDNN) and oneDNN BF16/FP16, each result checked against a float64 reference before it is timed.
+// candidates (OpenBLAS per core type, oneDNN) and oneDNN BF16/FP16, each result checked against a
+// float64 reference before it is timed.
 #include <cmath>
 #include <climits>
 #include <cstdlib>

@@ -249,11 +249,8 @@ void ceilings_section(Md& md, const Doc& d) {
     return;
   }
   std::vector<std::vector<std::string>> rows;
-  for (auto it = c->begin(); it != c->end(); ++it) {
-    const std::string& k = it.key();
-    const bool compute = k.size() > 7 && k.compare(k.size() - 7, 7, "_tflops") == 0;
-    if (it.value().is_number()) rows.push_back({k, num(it.value().get<double>()) + (compute ? " TFLOP/s" : " GB/s")});
-  }
+  for (auto it = c->begin(); it != c->end(); ++it)
+    if (it.value().is_number()) rows.push_back({it.key(), num(it.value().get<double>()) + " " + ceiling_unit(it.key())});
   md.table({"ceiling", "value"}, rows);
   md.p("Other families report percent of these (GB = 10^9 bytes). Host bandwidth ceilings count only sizes "
        "well above the last-level cache; the FMA ceiling is the most the CPU's cores compute in FP32.");

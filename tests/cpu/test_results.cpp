@@ -156,6 +156,9 @@ TEST(Ceilings, ComputeCeilingDividesTflopsMetricOrCounter) {
   EXPECT_DOUBLE_EQ(recs[1].counters.at("pct_of_ceiling").value, 25.0);
   // A GB/s record never becomes a percent of a FLOP ceiling.
   EXPECT_FALSE(recs[2].counters.count("pct_of_ceiling"));
+  EXPECT_EQ(ceiling_unit("host_fma_fp32_tflops"), "TFLOP/s");
+  EXPECT_EQ(ceiling_unit("host_copy_gbps"), "GB/s");
+  EXPECT_EQ(ceiling_unit("_tflops"), "GB/s");
 }
 
 TEST(GemmPeaks, PercentOfTheSamePrecisionsBestRate) {
