@@ -1,11 +1,15 @@
-// Ceilings family: the measured memory-bandwidth ceilings other families report percent of.
+// Ceilings family: the measured memory-bandwidth and compute ceilings other families report percent of.
 #include <cstring>
+#include <new>
+#include <string>
 #include <vector>
 
+#include "harness/context.h"
 #include "harness/gtb.h"
 #include "kernels/common/random.h"
 #include "kernels/common/stream.h"
 #include "kernels/common/verify.h"
+#include "kernels/cpu/fma_peak.h"
 #include "kernels/cpu/stream.h"
 #if GTB_HAVE_CUDA
 #include "harness/cuda_timing.h"
@@ -18,47 +22,90 @@ constexpr float kScalar = 3.0f;
 constexpr std::uint64_t kSeed = 42;
 const std::vector<std::int64_t> kFullBytes = {16ll << 20, 64ll << 20, 256ll << 20, 1024ll << 20};
 const std::vector<std::int64_t> kQuickBytes = {256ll << 20};
+// Host arrays: the ceiling counts only sizes whose working set is well above the last-level cache
+// (the smaller ones show what the caches add); the quick suite keeps two such sizes.
+const std::vector<std::int64_t> kHostQuickBytes = {64ll << 20, 256ll << 20};
+const std::vector<std::string> kStores = {"plain", "nontemporal"};
 
 std::size_t elements(gtb::State& st) { return static_cast<std::size_t>(st.get_int("bytes")) / sizeof(float); }
 
 // Reference triad in float64 for the check.
-std::vector<double> triad_reference(const std::vector<float>& b, const std::vector<float>& c) {
-  std::vector<double> ref(b.size());
-  for (std::size_t i = 0; i < b.size(); ++i) ref[i] = double(b[i]) + double(kScalar) * double(c[i]);
+std::vector<double> triad_reference(const float* b, const float* c, std::size_t n) {
+  std::vector<double> ref(n);
+  for (std::size_t i = 0; i < n; ++i) ref[i] = double(b[i]) + double(kScalar) * double(c[i]);
   return ref;
 }
 
 void cpu_stream(gtb::State& st, bool is_triad) {
   const std::size_t n = elements(st);
-  std::vector<float> a, b, c;
+  const std::string stores_name = st.get_string("stores");
+  if (stores_name != "plain" && stores_name != "nontemporal")
+    throw std::invalid_argument("ceilings: stores must be plain or nontemporal, not " + stores_name);
+  const auto stores = stores_name == "plain" ? gtb::cpu::Stores::plain : gtb::cpu::Stores::nontemporal;
+  gtb::cpu::AlignedFloats a, b, c;
   try {
-    a.resize(n), b.resize(n), c.resize(n);
+    a = gtb::cpu::alloc_floats(n), b = gtb::cpu::alloc_floats(n), c = gtb::cpu::alloc_floats(n);
   } catch (const std::bad_alloc&) {
     throw gtb::OutOfMemory("host arrays of " + std::to_string(3 * n * sizeof(float)) + " bytes");
   }
-  gtb::cpu::stream_init(a.data(), b.data(), c.data(), n, kSeed);
-  gtb::poison(a.data(), n);
+  gtb::cpu::stream_init(a.get(), b.get(), c.get(), n, kSeed);
+  gtb::poison(a.get(), n);
   gtb::ErrorReport rep;
   if (is_triad) {
-    gtb::cpu::stream_triad(a.data(), b.data(), c.data(), kScalar, n);
-    rep = gtb::compare_elementwise(a.data(), triad_reference(b, c).data(), n, 1e-6, 0.0);
+    gtb::cpu::stream_triad(a.get(), b.get(), c.get(), kScalar, n, stores);
+    rep = gtb::compare_elementwise(a.get(), triad_reference(b.get(), c.get(), n).data(), n, 1e-6, 0.0);
   } else {
-    gtb::cpu::stream_copy(a.data(), b.data(), n);
-    rep = gtb::compare_bytes(a.data(), b.data(), n * sizeof(float));
+    gtb::cpu::stream_copy(a.get(), b.get(), n, stores);
+    rep = gtb::compare_bytes(a.get(), b.get(), n * sizeof(float));
   }
   st.check(rep.ok, rep.detail);
   if (!rep.ok) return;
   const int arrays = is_triad ? gtb::kStreamTriadArrays : gtb::kStreamCopyArrays;
-  st.set_work(double(arrays) * double(n * sizeof(float)));
+  const double working_set = double(arrays) * double(n * sizeof(float));
+  st.set_work(working_set);
   st.info("threads", gtb::cpu::stream_threads());
+  // Only sizes well above the last-level cache measure memory; the ceiling ignores the others.
+  st.info("cache_resident", gtb::cache_resident(working_set));
+  st.counter("working_set_bytes", working_set, "bytes");
   st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
     const double t0 = gtb::host_seconds();
     for (std::int64_t r = 0; r < reps; ++r) {
       if (is_triad)
-        gtb::cpu::stream_triad(a.data(), b.data(), c.data(), kScalar, n);
+        gtb::cpu::stream_triad(a.get(), b.get(), c.get(), kScalar, n, stores);
       else
-        gtb::cpu::stream_copy(a.data(), b.data(), n);
+        gtb::cpu::stream_copy(a.get(), b.get(), n, stores);
     }
+    return gtb::host_seconds() - t0;
+  });
+}
+
+// The FP32 compute ceiling: bit-exact against a scalar reference on a short run, then timed.
+void cpu_fma(gtb::State& st) {
+  const gtb::cpu::FmaIsa isa = gtb::cpu::fma_isa_from_string(st.get_string("isa"));
+  if (!gtb::cpu::fma_isa_supported(isa)) throw gtb::Skip("this CPU does not run " + st.get_string("isa"));
+  const int threads = gtb::cpu::stream_threads();
+  const std::size_t count = std::size_t(threads) * gtb::cpu::kFmaChains * std::size_t(gtb::cpu::fma_lanes(isa));
+  // x <- 0.9999 x + 1e-4 has its fixed point at 1: starting in [0.5, 1.5) the values stay there,
+  // never denormal or infinite, whatever the number of iterations.
+  constexpr float kMul = 0.9999f, kAdd = 1e-4f;
+  constexpr std::int64_t kCheckIters = 1000, kIters = 1 << 20;
+  std::vector<float> init(count), got, ref;
+  gtb::fill_uniform(init.data(), count, kSeed, 0.5f, 1.5f);
+  got = ref = init;
+  gtb::cpu::fma_peak_run(isa, got.data(), threads, kCheckIters, kMul, kAdd);
+  gtb::cpu::fma_peak_reference(isa, ref.data(), count, kCheckIters, kMul, kAdd);
+  const gtb::ErrorReport rep = gtb::compare_bytes(got.data(), ref.data(), count * sizeof(float));
+  st.check(rep.ok, rep.ok ? "bit-exact against the scalar recurrence after 1000 iterations" : rep.detail);
+  if (!rep.ok) return;
+  st.set_work(2.0 * double(count) * double(kIters));
+  st.info("threads", threads);
+  st.info("lanes", gtb::cpu::fma_lanes(isa));
+  st.info("chains_per_thread", gtb::cpu::kFmaChains);
+  st.info("flop_rule", isa == gtb::cpu::FmaIsa::baseline ? "2 per multiply-add pair (no FMA instruction)"
+                                                          : "2 per FMA lane");
+  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
+    const double t0 = gtb::host_seconds();
+    for (std::int64_t r = 0; r < reps; ++r) gtb::cpu::fma_peak_run(isa, got.data(), threads, kIters, kMul, kAdd);
     return gtb::host_seconds() - t0;
   });
 }
@@ -87,7 +134,7 @@ void gpu_stream(gtb::State& st, bool is_triad) {
   enqueue(stream.get());
   stream.sync();
   GTB_CUDA_CHECK(cudaMemcpy(ha.data(), a.get(), bytes, cudaMemcpyDeviceToHost));
-  const gtb::ErrorReport rep = is_triad ? gtb::compare_elementwise(ha.data(), triad_reference(hb, hc).data(), n, 1e-6, 0.0)
+  const gtb::ErrorReport rep = is_triad ? gtb::compare_elementwise(ha.data(), triad_reference(hb.data(), hc.data(), n).data(), n, 1e-6, 0.0)
                                         : gtb::compare_bytes(ha.data(), hb.data(), bytes);
   st.check(rep.ok, rep.detail);
   if (!rep.ok) return;
@@ -102,14 +149,22 @@ void gpu_stream(gtb::State&, bool) { throw gtb::Skip("built without CUDA"); }
 
 auto& host_copy = gtb::add("ceilings", "stream_copy", "openmp", gtb::Backend::cpu,
                            [](gtb::State& st) { cpu_stream(st, false); })
-                      .axis("bytes", kFullBytes, kQuickBytes)
+                      .axis("bytes", kFullBytes, kHostQuickBytes)
+                      .option("stores", kStores)
                       .rate("bandwidth", "GB/s", 1e9)
-                      .describe("STREAM-like copy a = b over all cores; bytes = 2 x array bytes");
+                      .describe("STREAM-like copy a = b over all cores, 64-byte-aligned arrays placed by first "
+                                "touch; bytes = 2 x array bytes");
 auto& host_triad = gtb::add("ceilings", "stream_triad", "openmp", gtb::Backend::cpu,
                             [](gtb::State& st) { cpu_stream(st, true); })
-                       .axis("bytes", kFullBytes, kQuickBytes)
+                       .axis("bytes", kFullBytes, kHostQuickBytes)
+                       .option("stores", kStores)
                        .rate("bandwidth", "GB/s", 1e9)
-                       .describe("STREAM-like triad a = b + s*c over all cores; bytes = 3 x array bytes");
+                       .describe("STREAM-like triad a = b + s*c over all cores, 64-byte-aligned arrays placed by "
+                                 "first touch; bytes = 3 x array bytes");
+auto& host_fma = gtb::add("ceilings", "fma_peak", "registers", gtb::Backend::cpu, cpu_fma)
+                     .option("isa", std::vector<std::string>{"avx512", "avx2", "baseline"})
+                     .rate("flops", "TFLOP/s", 1e12)
+                     .describe("FP32 x = x*m + a on 12 register vectors per thread, all threads; 2 FLOPs per lane");
 auto& dev_copy = gtb::add("ceilings", "stream_copy", "memcpy_d2d", gtb::Backend::cuda,
                           [](gtb::State& st) { gpu_stream(st, false); })
                      .axis("bytes", kFullBytes, {1024ll << 20})
@@ -121,24 +176,27 @@ auto& dev_triad = gtb::add("ceilings", "stream_triad", "kernel", gtb::Backend::c
                       .rate("bandwidth", "GB/s", 1e9)
                       .describe("grid-stride float4 triad kernel; bytes = 3 x array bytes");
 
-// The ceilings other families divide by: the best bandwidth of each kind over sizes.
-const bool kFindings = gtb::add_findings("ceilings",
-                                          [](const std::vector<gtb::Record>& recs, gtb::json& f) {
-                                            auto best = [&](const char* workload, gtb::Backend be) {
-                                              double v = 0;
-                                              for (const auto& r : recs)
-                                                if (r.status == gtb::Status::ok && r.workload == workload &&
-                                                    r.backend == be && r.value && *r.value > v)
-                                                  v = *r.value;
-                                              return v;
-                                            };
-                                            const std::pair<const char*, double> all[] = {
-                                                {"host_copy_gbps", best("stream_copy", gtb::Backend::cpu)},
+// The ceilings other families divide by: the best rate of each kind over sizes and store kinds,
+// host bandwidth only from sizes that are not cache-resident.
+bool counts_for_ceiling(const gtb::Record& r, const char* workload, gtb::Backend be) {
+  if (r.status != gtb::Status::ok || r.workload != workload || r.backend != be || !r.value) return false;
+  return !(r.info.contains("cache_resident") && r.info["cache_resident"] == true);
+}
+
+const bool kFindings = gtb::add_findings("ceilings", [](const std::vector<gtb::Record>& recs, gtb::json& f) {
+  auto best = [&](const char* workload, gtb::Backend be) {
+    double v = 0;
+    for (const auto& r : recs)
+      if (counts_for_ceiling(r, workload, be) && *r.value > v) v = *r.value;
+    return v;
+  };
+  const std::pair<const char*, double> all[] = {{"host_copy_gbps", best("stream_copy", gtb::Backend::cpu)},
                                                 {"host_triad_gbps", best("stream_triad", gtb::Backend::cpu)},
+                                                {"host_fma_fp32_tflops", best("fma_peak", gtb::Backend::cpu)},
                                                 {"device_copy_gbps", best("stream_copy", gtb::Backend::cuda)},
                                                 {"device_triad_gbps", best("stream_triad", gtb::Backend::cuda)}};
-                                            for (const auto& [k, v] : all)
-                                              if (v > 0) f["ceilings"][k] = v;
-                                          });
+  for (const auto& [k, v] : all)
+    if (v > 0) f["ceilings"][k] = v;
+});
 
 }  // namespace

@@ -1,13 +1,16 @@
-// GEMM family: FP32, TF32, FP16 and BF16 GEMMs through cuBLAS/cuBLASLt against OpenBLAS SGEMM and
-// oneDNN BF16 on the CPU, each result checked against a float64 reference before it is timed.
+// GEMM family: FP32, TF32, FP16 and BF16 GEMMs through cuBLAS/cuBLASLt against the CPU's SGEMM
+// candidates (OpenBLAS per core type, oneDNN) and oneDNN BF16/FP16, each result checked against a
+// float64 reference before it is timed.
 #include <cmath>
 #include <climits>
+#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
+#include "harness/blas_core.h"
 #include "harness/gpu.h"
 #include "harness/gtb.h"
 #include "kernels/common/gemm.h"
@@ -119,6 +122,8 @@ void cpu_sgemm(gtb::State& st) {
   if (!record_check(st, c.data(), pr, prec)) return;
   st.info("threads", gtb::cpu::blas_threads());
   st.info("library", gtb::cpu::blas_config());
+  st.info("corename", gtb::cpu::blas_corename());
+  st.info("coretype_source", gtb::openblas_core_source());
   st.info("compute", "cblas_sgemm (FP32 in, FP32 accumulate, FP32 out)");
   st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
     const double t0 = gtb::host_seconds();
@@ -127,20 +132,43 @@ void cpu_sgemm(gtb::State& st) {
   });
 }
 
-void cpu_lowp(gtb::State& st) {
-  const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
-  if (prec == Precision::tf32)
-    throw gtb::Skip("TF32 is a tensor-core input format; no CPU library computes in it");
+// OpenBLAS with the core it detects by itself, when this process runs another one (chosen by gtb
+// or set by the user). The core is fixed when OpenBLAS loads, so the case runs in a child process
+// without OPENBLAS_CORETYPE; there it is an ordinary OpenBLAS case.
+constexpr const char* kEnvDetectedChild = "GTB_GEMM_DETECTED_CHILD";
+void cpu_sgemm_detected(gtb::State& st) {
+  if (std::getenv(kEnvDetectedChild)) return cpu_sgemm(st);
+  if (gtb::openblas_core_source() == "detected")
+    throw gtb::Skip("OpenBLAS runs the core it detected (" + gtb::cpu::blas_corename() +
+                    "): the openblas variant is this configuration");
+  const std::string ours = gtb::cpu::blas_corename();
+  gtb::run_case_in_child(st, {gtb::kEnvCoretype, gtb::kEnvDetected, gtb::kEnvReason},
+                         {std::string(gtb::kEnvAutocore) + "=0", std::string(kEnvDetectedChild) + "=1"});
+  gtb::Record& r = st.record();
+  if (r.status == gtb::Status::ok && r.info.value("corename", "") == ours) {
+    r.status = gtb::Status::skipped;
+    r.status_detail =
+        "OpenBLAS detects the core this process runs (" + ours + "): the openblas variant is this configuration";
+  }
+}
+
+gtb::cpu::DnnlMatmul::Type dnnl_type(Precision prec) {
+  if (prec == Precision::tf32) throw gtb::Skip("TF32 is a tensor-core input format; no CPU library computes in it");
   if (prec == Precision::fp16_fp16acc)
     throw gtb::Skip("no CPU library here accumulates in FP16 (oneDNN accumulates FP16 inputs in FP32)");
-  if (prec == Precision::fp32) throw std::invalid_argument("onednn variant runs bf16/fp16 only");
-  const auto type = prec == Precision::bf16_fp32acc ? gtb::cpu::LowpMatmul::Type::bf16 : gtb::cpu::LowpMatmul::Type::f16;
+  using T = gtb::cpu::DnnlMatmul::Type;
+  return prec == Precision::fp32 ? T::f32 : prec == Precision::bf16_fp32acc ? T::bf16 : T::f16;
+}
+
+void cpu_onednn(gtb::State& st) {
+  const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
+  const auto type = dnnl_type(prec);
   {
     const float one = 1.0f;  // a 1x1x1 probe: an unsupported type skips before any large setup
-    gtb::cpu::LowpMatmul probe(type, 1, 1, 1, &one, &one);
+    gtb::cpu::DnnlMatmul probe(type, 1, 1, 1, &one, &one);
   }
   const Problem& pr = problem(dim(st, "m"), dim(st, "n"), dim(st, "k"));
-  gtb::cpu::LowpMatmul mm(type, int(pr.m), int(pr.n), int(pr.k), pr.a.data(), pr.b.data());
+  gtb::cpu::DnnlMatmul mm(type, int(pr.m), int(pr.n), int(pr.k), pr.a.data(), pr.b.data());
   std::vector<float> c = output_buffer(pr);
   mm.run();
   mm.result(c.data());
@@ -286,9 +314,17 @@ const std::vector<std::string> kGpuPrecisions = gtb::gemm::precision_names();
 
 void register_all() {
   for (bool full : {false, true}) {
+    // The FP32 candidates for the CPU's fastest SGEMM, each a percent of the measured FMA ceiling.
     register_gemm(full, gtb::Backend::cpu, "openblas", {"fp32"}, cpu_sgemm,
-                  "OpenBLAS cblas_sgemm, all cores; TFLOP/s = 2*m*n*k / time");
-    register_gemm(full, gtb::Backend::cpu, "onednn", {"bf16_fp32acc", "fp16_fp32acc"}, cpu_lowp,
+                  "OpenBLAS cblas_sgemm with this process's core type, all cores; TFLOP/s = 2*m*n*k / time")
+        .ceiling("host_fma_fp32_tflops");
+    register_gemm(full, gtb::Backend::cpu, "openblas_detected", {"fp32"}, cpu_sgemm_detected,
+                  "OpenBLAS cblas_sgemm with the core OpenBLAS detects itself (child process), when that differs")
+        .ceiling("host_fma_fp32_tflops");
+    register_gemm(full, gtb::Backend::cpu, "onednn", {"fp32"}, cpu_onednn,
+                  "oneDNN f32 matmul, all cores")
+        .ceiling("host_fma_fp32_tflops");
+    register_gemm(full, gtb::Backend::cpu, "onednn", {"bf16_fp32acc", "fp16_fp32acc"}, cpu_onednn,
                   "oneDNN matmul with bf16/f16 A, B, C and f32 accumulation, all cores");
     register_gemm(full, gtb::Backend::cuda, "cublas", kGpuPrecisions,
                   [](gtb::State& st) { gpu_gemm(st, false); },

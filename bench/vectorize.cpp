@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/context.h"
 #include "harness/gtb.h"
 #include "kernels/common/elementwise.h"
 #include "kernels/common/random.h"
@@ -148,6 +149,8 @@ void cpu_case(State& st, Work w, gtb::cpu::Loop loop) {
   st.check(rep.ok, rep.detail);
   if (!rep.ok) return;
   st.set_work(double(arrays(w)) * double(n * sizeof(float)));
+  // Its percent of the host copy ceiling means something only when memory, not a cache, serves it.
+  st.info("cache_resident", gtb::cache_resident(double(arrays(w)) * double(n * sizeof(float))));
   st.info("threads", loop == gtb::cpu::Loop::openmp ? gtb::cpu::openmp_threads() : 1);
   st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
     const double t0 = gtb::host_seconds();

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/blas_core.h"
 #include "harness/gpu.h"
 #include "harness/results.h"
 
@@ -44,7 +45,9 @@ std::string read_first_line(const std::string& path, const std::string& key) {
   return {};
 }
 
-json isa_flags() {
+}  // namespace
+
+std::vector<std::string> cpu_isa_flags() {
   // The flags that decide which kernels a BLAS or a compiler can use.
   static const std::set<std::string> wanted = {
       "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512_vnni",
@@ -52,13 +55,15 @@ json isa_flags() {
   std::string flags = read_first_line("/proc/cpuinfo", "flags");
   if (flags.empty()) flags = read_first_line("/proc/cpuinfo", "Features");
   std::istringstream is(flags);
-  json out = json::array();
+  std::vector<std::string> out;
   std::string f;
   std::set<std::string> seen;
   while (is >> f)
     if (wanted.count(f) && seen.insert(f).second) out.push_back(f);
   return out;
 }
+
+namespace {
 
 // "32K", "2048K", "32M" (sysfs cache size syntax) to bytes; 0 when unreadable.
 long long parse_cache_size(const std::string& text) {
@@ -103,6 +108,11 @@ CpuCaches cpu_caches() {
   return c;
 }
 
+bool cache_resident(double working_set_bytes) {
+  static const long long llc = cpu_caches().last_level_bytes();
+  return llc > 0 && working_set_bytes < 4.0 * double(llc);
+}
+
 json host_context() {
   json h;
   char host[256] = {0};
@@ -115,7 +125,7 @@ json host_context() {
   h["cpu_model"] = model.empty() ? "unknown" : model;
   h["logical_cpus"] = static_cast<int>(std::thread::hardware_concurrency());
   h["omp_threads"] = omp_get_max_threads();
-  h["isa"] = isa_flags();
+  h["isa"] = cpu_isa_flags();
   const CpuCaches caches = cpu_caches();
   // Per instance as seen by CPU 0 (an L3 is usually shared by several cores).
   h["caches"] = {{"l1d_bytes", caches.l1d_bytes}, {"l2_bytes", caches.l2_bytes}, {"l3_bytes", caches.l3_bytes}};
@@ -123,6 +133,7 @@ json host_context() {
   blas["library"] = "OpenBLAS";
   blas["config"] = openblas_get_config();
   blas["corename"] = openblas_get_corename();
+  blas["coretype"] = openblas_core_context();
   blas["threads"] = openblas_get_num_threads();
   h["blas"] = blas;
   return h;

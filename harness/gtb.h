@@ -141,6 +141,13 @@ class State {
   bool checked_ = false;
 };
 
+// Runs the current case again in a fresh process of this binary (only this case, same suite and
+// sampling budget) with its environment changed, and makes that process's record this case's
+// record. For settings a library reads once, when it loads (OPENBLAS_CORETYPE). `unset` lists
+// variables to remove, `set` holds NAME=VALUE entries. Throws std::runtime_error when the child
+// fails or writes no record for the case.
+void run_case_in_child(State& st, const std::vector<std::string>& unset, const std::vector<std::string>& set);
+
 // Runs the family binary: parses gtb's flags, hands the rest to Google Benchmark, runs the
 // selected cases, writes the results JSON. Called by the shared main.
 int family_main(int argc, char** argv, const std::string& family);

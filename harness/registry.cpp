@@ -10,6 +10,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "harness/blas_core.h"
 #include "harness/context.h"
 #include "harness/device_timing.h"
 #include "harness/gpu.h"
@@ -374,6 +375,7 @@ int usage_error(const std::string& msg) {
 }  // namespace
 
 int family_main(int argc, char** argv, const std::string& family) {
+  if (const int rc = blas_probe_main(argc, argv); rc >= 0) return rc;
   RunState rs;
   std::string out_path;
   bool list = false;
@@ -430,6 +432,8 @@ int family_main(int argc, char** argv, const std::string& family) {
     }
   }
 
+  // Before any case loads data or starts threads: this may re-execute the binary.
+  select_openblas_core(argv);
   const std::vector<Case> cases = expand(family, rs.suite);
   rs.records.reserve(cases.size());
   for (const Case& c : cases) {

@@ -13,6 +13,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -66,14 +67,27 @@ json make_comparisons(const std::vector<Record>& records) {
   return out;
 }
 
+std::string ceiling_unit(const std::string& name) {
+  const std::string suffix = "_tflops";
+  const bool compute = name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return compute ? "TFLOP/s" : "GB/s";
+}
+
 void apply_ceilings(std::vector<Record>& records, const json& context) {
   if (!context.contains("ceilings") || !context["ceilings"].is_object()) return;
   const json& ceil = context["ceilings"];
   for (Record& r : records) {
-    if (r.ceiling.empty() || r.status != Status::ok || !r.value || r.metric.unit != "GB/s") continue;
+    if (r.ceiling.empty() || r.status != Status::ok || !r.value) continue;
     if (!ceil.contains(r.ceiling) || !ceil[r.ceiling].is_number()) continue;
+    // A compute ceiling (..._tflops) divides the record's TFLOP/s, its primary metric or its counter
+    // (a training step's metric is samples/s); a bandwidth ceiling divides GB/s.
+    const std::string unit = ceiling_unit(r.ceiling);
+    std::optional<double> rate;
+    if (r.metric.unit == unit) rate = *r.value;
+    else if (auto t = r.counters.find("tflops"); unit == "TFLOP/s" && t != r.counters.end() && t->second.unit == unit)
+      rate = t->second.value;
     const double c = ceil[r.ceiling].get<double>();
-    if (c > 0) r.counters["pct_of_ceiling"] = {100.0 * *r.value / c, "%"};
+    if (rate && c > 0) r.counters["pct_of_ceiling"] = {100.0 * *rate / c, "%"};
   }
 }
 

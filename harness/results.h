@@ -15,7 +15,10 @@ inline constexpr const char* kSchemaName = "gtb-results";
 // and params. gpu_over_cpu > 1 means the GPU is better, whatever the metric's direction.
 json make_comparisons(const std::vector<Record>& records);
 
-// Adds pct_of_ceiling counters to GB/s records naming a ceiling present in context["ceilings"].
+// The unit of a context ceiling by its name: "TFLOP/s" for a compute ceiling (..._tflops), else "GB/s".
+std::string ceiling_unit(const std::string& name);
+// Adds pct_of_ceiling counters to records naming a ceiling present in context["ceilings"]: of their
+// rate in the ceiling's unit (the metric, or for a compute ceiling also a `tflops` counter).
 void apply_ceilings(std::vector<Record>& records, const json& context);
 
 // Adds pct_of_gemm_peak to records with a "tflops" counter and info "gemm_precision", from the

@@ -1,5 +1,6 @@
 # Harness and driver tests (CPU).
-add_executable(test_harness cpu/test_stats.cpp cpu/test_results.cpp cpu/test_registry.cpp cpu/test_device_timing.cpp)
+add_executable(test_harness cpu/test_stats.cpp cpu/test_results.cpp cpu/test_registry.cpp cpu/test_device_timing.cpp
+  cpu/test_blas_core.cpp)
 target_link_libraries(test_harness PRIVATE gtb_harness GTest::gtest GTest::gtest_main)
 gtb_host_warnings(test_harness)
 gtest_discover_tests(test_harness DISCOVERY_TIMEOUT 60 TEST_PREFIX "harness." PROPERTIES LABELS cpu)
@@ -15,3 +16,9 @@ foreach(case IN ITEMS run_valid unknown_family bad_flags unwritable crash_isolat
 endforeach()
 # The families this project must build; a missing one fails driver.every_family.
 set_tests_properties(driver.every_family PROPERTIES ENVIRONMENT "GTB_EXPECT_FAMILIES=ceilings,transfer,vectorize,gemm,train")
+
+# The OpenBLAS core type of a family process (user's choice respected, detection measured in a child).
+add_test(NAME driver.blas_coretype
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/driver/blas_core.sh $<TARGET_FILE:gtb-gemm> ${Python3_EXECUTABLE}
+                 ${CMAKE_CURRENT_BINARY_DIR}/blas-coretype)
+set_tests_properties(driver.blas_coretype PROPERTIES LABELS cpu TIMEOUT 300)

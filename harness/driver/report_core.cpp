@@ -334,9 +334,10 @@ void ceilings_section(Md& md, const Doc& d) {
   }
   std::vector<std::vector<std::string>> rows;
   for (auto it = c->begin(); it != c->end(); ++it)
-    if (it.value().is_number()) rows.push_back({it.key(), num(it.value().get<double>()) + " GB/s"});
-  md.table({"ceiling", "bandwidth"}, rows);
-  md.p("Other families report percent of these (GB = 10^9 bytes).");
+    if (it.value().is_number()) rows.push_back({it.key(), num(it.value().get<double>()) + " " + ceiling_unit(it.key())});
+  md.table({"ceiling", "value"}, rows);
+  md.p("Other families report percent of these (GB = 10^9 bytes). Host bandwidth ceilings count only sizes "
+       "well above the last-level cache; the FMA ceiling is the most the CPU's cores compute in FP32.");
 }
 
 void transfer_section(Md& md, const Doc& d) {
@@ -465,9 +466,14 @@ void ceiling_pct_rows(const Doc& d, const std::string& family, std::vector<std::
         (problem_size(r) == problem_size(*cur) && *r.value > *cur->value))
       cur = &r;
   }
-  for (const auto& [k, r] : largest)
+  for (const auto& [k, r] : largest) {
+    // A cache-resident working set is not bounded by a memory ceiling: say so beside the figure.
+    const bool cached = r->info.contains("cache_resident") && r->info["cache_resident"] == true;
     rows.push_back({family, k, num(*r->value) + " " + r->metric.unit + (r->suspect.empty() ? "" : " (suspect)"),
-                    fmt("%.0f%%", r->counters.at("pct_of_ceiling").value) + " of " + r->ceiling, kv(r->params)});
+                    fmt("%.0f%%", r->counters.at("pct_of_ceiling").value) + " of " + r->ceiling +
+                        (cached ? " (cache-resident size)" : ""),
+                    kv(r->params)});
+  }
 }
 
 // Workload + params of the family's suspect records: a finding row built on one of them says so.

@@ -1,7 +1,13 @@
-// OpenBLAS wrappers (row-major CBLAS) and its thread/config queries.
+// OpenBLAS wrappers (row-major CBLAS), oneDNN's SGEMM, and OpenBLAS's thread/config queries.
 #include "kernels/cpu/blas.h"
 
 #include <cblas.h>  // OpenBLAS's cblas.h also declares openblas_get_config() and friends
+
+#include <stdexcept>
+
+#if GTB_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
 
 namespace gtb::cpu {
 
@@ -14,6 +20,35 @@ void dgemm(bool ta, bool tb, int m, int n, int k, double alpha, const double* a,
            double beta, double* c, int ldc) {
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda,
               b, ldb, beta, c, ldc);
+}
+
+#if GTB_HAVE_DNNL
+bool dnnl_built() { return true; }
+std::string dnnl_version() {
+  const dnnl_version_t* v = ::dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+#else
+bool dnnl_built() { return false; }
+std::string dnnl_version() { return ""; }
+#endif
+
+const char* to_string(GemmLib lib) { return lib == GemmLib::openblas ? "openblas" : "onednn"; }
+
+bool gemm_lib_available(GemmLib lib) { return lib == GemmLib::openblas || dnnl_built(); }
+
+void sgemm(GemmLib lib, bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+           int ldb, float beta, float* c, int ldc) {
+  if (lib == GemmLib::openblas) return sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#if GTB_HAVE_DNNL
+  const dnnl_status_t st =
+      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);  // row-major
+  if (st != dnnl_success) throw std::runtime_error("dnnl_sgemm failed with status " + std::to_string(int(st)));
+#else
+  (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)b, (void)ldb, (void)beta,
+      (void)c, (void)ldc;
+  throw std::logic_error("sgemm: built without oneDNN");
+#endif
 }
 
 int blas_threads() { return openblas_get_num_threads(); }

@@ -1,4 +1,4 @@
-// The CPU BLAS (OpenBLAS): row-major SGEMM/DGEMM wrappers and thread control.
+// The CPU BLAS (OpenBLAS, and oneDNN's SGEMM where built): row-major SGEMM/DGEMM wrappers and thread control.
 #pragma once
 
 #include <string>
@@ -10,6 +10,17 @@ void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const f
            int ldb, float beta, float* c, int ldc);
 void dgemm(bool trans_a, bool trans_b, int m, int n, int k, double alpha, const double* a, int lda,
            const double* b, int ldb, double beta, double* c, int ldc);
+
+// The libraries an FP32 GEMM can go through. oneDNN's dnnl_sgemm picks its kernels from the CPU's
+// ISA at run time and runs on one thread when called inside an OpenMP parallel region.
+enum class GemmLib { openblas, onednn };
+const char* to_string(GemmLib lib);
+bool gemm_lib_available(GemmLib lib);  // onednn: only when built with it
+void sgemm(GemmLib lib, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+           const float* b, int ldb, float beta, float* c, int ldc);
+
+bool dnnl_built();           // compiled against oneDNN
+std::string dnnl_version();  // "2.6.3" (empty when not built)
 
 int blas_threads();
 void set_blas_threads(int n);

@@ -1,4 +1,4 @@
-// oneDNN matmul in BF16/FP16 for the CPU side of the GEMM family (a skip where oneDNN is missing).
+// oneDNN matmul in FP32/BF16/FP16 for the CPU side of the GEMM family (a skip where oneDNN is missing).
 #include "kernels/cpu/gemm_dnnl.h"
 
 #include <stdexcept>
@@ -15,14 +15,7 @@ namespace gtb::cpu {
 
 #if GTB_HAVE_DNNL
 
-bool dnnl_built() { return true; }
-
-std::string dnnl_version() {
-  const dnnl_version_t* v = ::dnnl_version();
-  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
-}
-
-struct LowpMatmul::Impl {
+struct DnnlMatmul::Impl {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream strm{eng};
   dnnl::matmul::primitive_desc pd;
@@ -31,12 +24,12 @@ struct LowpMatmul::Impl {
   int m = 0, n = 0;
 };
 
-LowpMatmul::LowpMatmul(Type type, int m, int n, int k, const float* a, const float* b) : p_(new Impl) {
+DnnlMatmul::DnnlMatmul(Type type, int m, int n, int k, const float* a, const float* b) : p_(new Impl) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
-  if (m <= 0 || n <= 0 || k <= 0) throw std::invalid_argument("LowpMatmul: m, n and k must be positive");
-  const dt t = type == Type::bf16 ? dt::bf16 : dt::f16;
-  const char* tname = type == Type::bf16 ? "bf16" : "f16";
+  if (m <= 0 || n <= 0 || k <= 0) throw std::invalid_argument("DnnlMatmul: m, n and k must be positive");
+  const dt t = type == Type::f32 ? dt::f32 : type == Type::bf16 ? dt::bf16 : dt::f16;
+  const char* tname = type == Type::f32 ? "f32" : type == Type::bf16 ? "bf16" : "f16";
   const dnnl::memory::dims ad = {m, k}, bd = {k, n}, cd = {m, n};
   const dnnl::memory::desc a_md(ad, t, tag::ab), b_md(bd, t, tag::ab), c_md(cd, t, tag::ab);
   Impl& s = *p_;
@@ -61,14 +54,14 @@ LowpMatmul::LowpMatmul(Type type, int m, int n, int k, const float* a, const flo
   s.strm.wait();
 }
 
-LowpMatmul::~LowpMatmul() = default;
+DnnlMatmul::~DnnlMatmul() = default;
 
-void LowpMatmul::run() {
+void DnnlMatmul::run() {
   p_->prim.execute(p_->strm, {{DNNL_ARG_SRC, p_->a}, {DNNL_ARG_WEIGHTS, p_->b}, {DNNL_ARG_DST, p_->c}});
   p_->strm.wait();
 }
 
-void LowpMatmul::result(float* c) const {
+void DnnlMatmul::result(float* c) const {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   Impl& s = *p_;
@@ -77,26 +70,25 @@ void LowpMatmul::result(float* c) const {
   s.strm.wait();
 }
 
-std::string LowpMatmul::impl() const { return p_->pd.impl_info_str(); }
+std::string DnnlMatmul::impl() const { return p_->pd.impl_info_str(); }
 
-int LowpMatmul::threads() const { return omp_get_max_threads(); }
+int DnnlMatmul::threads() const { return omp_get_max_threads(); }
 
 #else  // !GTB_HAVE_DNNL
 
-bool dnnl_built() { return false; }
-std::string dnnl_version() { return ""; }
 
-struct LowpMatmul::Impl {};
+struct DnnlMatmul::Impl {};
 
-LowpMatmul::LowpMatmul(Type type, int, int, int, const float*, const float*) {
+DnnlMatmul::DnnlMatmul(Type type, int, int, int, const float*, const float*) {
+  if (type == Type::f32) throw gtb::Skip("built without oneDNN (libdnnl-dev)");
   throw gtb::Skip(std::string("built without oneDNN (libdnnl-dev): no CPU library here provides ") +
                   (type == Type::bf16 ? "BF16" : "FP16") + " GEMM (OpenBLAS 0.3.21 exports no sbgemm)");
 }
-LowpMatmul::~LowpMatmul() = default;
-void LowpMatmul::run() {}
-void LowpMatmul::result(float*) const {}
-std::string LowpMatmul::impl() const { return ""; }
-int LowpMatmul::threads() const { return 0; }
+DnnlMatmul::~DnnlMatmul() = default;
+void DnnlMatmul::run() {}
+void DnnlMatmul::result(float*) const {}
+std::string DnnlMatmul::impl() const { return ""; }
+int DnnlMatmul::threads() const { return 0; }
 
 #endif
 

@@ -88,7 +88,7 @@ void CpuMlp::gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda
                   float* c, int ldc) const {
   const int nt = omp_get_max_threads();
   if (threading_ == Threading::blas || nt == 1 || double(m) * double(n) * double(k) < 4.0e6) {
-    cpu::sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+    cpu::sgemm(lib_, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
     return;
   }
   const bool split_m = m >= n;
@@ -104,10 +104,11 @@ void CpuMlp::gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda
     if (i1 > i0) {
       if (split_m) {
         const float* as = ta ? a + i0 : a + std::size_t(i0) * std::size_t(lda);
-        cpu::sgemm(ta, tb, i1 - i0, n, k, 1.0f, as, lda, b, ldb, beta, c + std::size_t(i0) * std::size_t(ldc), ldc);
+        cpu::sgemm(lib_, ta, tb, i1 - i0, n, k, 1.0f, as, lda, b, ldb, beta, c + std::size_t(i0) * std::size_t(ldc),
+                   ldc);
       } else {
         const float* bs = tb ? b + std::size_t(i0) * std::size_t(ldb) : b + i0;
-        cpu::sgemm(ta, tb, m, i1 - i0, k, 1.0f, a, lda, bs, ldb, beta, c + i0, ldc);
+        cpu::sgemm(lib_, ta, tb, m, i1 - i0, k, 1.0f, a, lda, bs, ldb, beta, c + i0, ldc);
       }
     }
   }
@@ -138,6 +139,12 @@ void CpuMlp::set_params(const std::vector<float>& p) {
   if (p.size() != lay_.total) throw std::invalid_argument("CpuMlp::set_params: wrong size");
   std::copy(p.begin(), p.end(), params_);
 }
+void CpuMlp::set_gemm_lib(cpu::GemmLib lib) {
+  if (!cpu::gemm_lib_available(lib))
+    throw std::invalid_argument(std::string("CpuMlp: GEMM library ") + cpu::to_string(lib) + " is not built in");
+  lib_ = lib;
+}
+
 void CpuMlp::reset_optimizer() {
   std::fill(opt_, opt_ + lay_.total * std::size_t(opt_state_count()), 0.0f);
   t_ = 0;
@@ -370,7 +377,8 @@ float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_
         const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
         const auto O = std::size_t(out);
         float* z = z_[std::size_t(l - 1)] + r0 * O;
-        cpu::sgemm(false, false, nr, out, in, 1.0f, aprev, in, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, z, out);
+        cpu::sgemm(lib_, false, false, nr, out, in, 1.0f, aprev, in, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f,
+                   z, out);
         if (l < L) {
           float* a = a_[std::size_t(l)] + r0 * O;
           bias_act_rows(act, z, a, params_ + lay_.b[std::size_t(l - 1)], std::size_t(nr), O);
@@ -402,11 +410,12 @@ float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_
         const auto I = std::size_t(in), O = std::size_t(out);
         const float* ap = l == 1 ? xm : a_[std::size_t(l - 1)] + r0 * I;
         const float* dz = dz_[std::size_t(l - 1)] + r0 * O;
-        cpu::sgemm(true, false, in, out, nr, 1.0f, ap, in, dz, out, acc ? 1.0f : 0.0f, gw + lay_.w[std::size_t(l - 1)],
+        cpu::sgemm(lib_, true, false, in, out, nr, 1.0f, ap, in, dz, out, acc ? 1.0f : 0.0f, gw + lay_.w[std::size_t(l - 1)],
                    out);
         if (l == 1) break;
         float* dprev = dz_[std::size_t(l - 2)] + r0 * I;
-        cpu::sgemm(false, true, nr, in, out, 1.0f, dz, out, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, dprev, in);
+        cpu::sgemm(lib_, false, true, nr, in, out, 1.0f, dz, out, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f,
+                   dprev, in);
         float* db = gw + lay_.b[std::size_t(l - 2)];
         if (!acc) std::fill(db, db + I, 0.0f);
         act_backward_rows(act, dprev, z_[std::size_t(l - 2)] + r0 * I, db, std::size_t(nr), I);

@@ -1,4 +1,4 @@
-// The CPU MLP training step (OpenBLAS GEMMs + OpenMP loops), its data, and its float64 reference.
+// The CPU MLP training step (OpenBLAS or oneDNN GEMMs + OpenMP loops), its data, and its float64 reference.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/common/mlp.h"
+#include "kernels/cpu/blas.h"
 
 namespace gtb::mlp {
 
@@ -88,6 +89,9 @@ class CpuMlp {
   static int threads();
   void set_threading(Threading t);
   Threading threading() const { return threading_; }
+  // The library every GEMM of the step goes through (OpenBLAS by default).
+  void set_gemm_lib(cpu::GemmLib lib);
+  cpu::GemmLib gemm_lib() const { return lib_; }
 
  private:
   void forward_backward(const float* x, const int* labels, int rows, float grad_scale, bool accumulate,
@@ -106,6 +110,7 @@ class CpuMlp {
             float* c, int ldc) const;
   float step_rows(const float* x, const int* labels, int batch, int micro_batches, int parts);
   Threading threading_ = Threading::rows;
+  cpu::GemmLib lib_ = cpu::GemmLib::openblas;
   std::vector<float*> thread_grads_;  // gradient buffers of threads 1.. in rows mode
   int t_ = 0;
   int last_rows_ = 0;

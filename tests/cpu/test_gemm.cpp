@@ -1,6 +1,7 @@
 // Tests of the GEMM family's CPU side: FLOPs and bytes, half/bf16 rounding, tolerances, the
 // accuracy check (a planted wrong result must fail), OpenBLAS vs a float64 loop, tiles and waves,
 // the datasheet table, the shape lists and the findings.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -310,6 +311,36 @@ TEST_F(GemmCheckPlanted, ReferenceSizeMismatchThrows) {
   EXPECT_THROW(check(), std::invalid_argument);
 }
 
+TEST(GemmCpu, EveryGemmLibraryMatchesFloat64InEveryTransposeCase) {
+  const int m = 37, n = 29, k = 45;
+  Operands o(std::max(m, k), std::max(n, k), std::max(m, k));  // room for every transposed layout
+  for (auto lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn}) {
+    if (!gtb::cpu::gemm_lib_available(lib)) continue;
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        const int lda = ta ? m : k, ldb = tb ? k : n;
+        std::vector<float> c(std::size_t(m) * n, std::numeric_limits<float>::quiet_NaN());
+        gtb::cpu::sgemm(lib, ta, tb, m, n, k, 1.0f, o.a.data(), lda, o.b.data(), ldb, 0.0f, c.data(), n);
+        double worst = 0;
+        for (int i = 0; i < m; ++i)
+          for (int j = 0; j < n; ++j) {
+            double r = 0;
+            for (int p = 0; p < k; ++p)
+              r += double(ta ? o.a[std::size_t(p) * lda + i] : o.a[std::size_t(i) * lda + p]) *
+                   double(tb ? o.b[std::size_t(j) * ldb + p] : o.b[std::size_t(p) * ldb + j]);
+            worst = std::max(worst, std::fabs(r - c[std::size_t(i) * n + j]));
+          }
+        EXPECT_LT(worst, 1e-4) << gtb::cpu::to_string(lib) << " ta=" << ta << " tb=" << tb;
+      }
+  }
+  // Without oneDNN the OpenBLAS path is the only one and a oneDNN call is refused loudly.
+  if (!gtb::cpu::gemm_lib_available(gtb::cpu::GemmLib::onednn)) {
+    float x = 1, y = 1, z = 0;
+    EXPECT_THROW(gtb::cpu::sgemm(gtb::cpu::GemmLib::onednn, false, false, 1, 1, 1, 1.0f, &x, 1, &y, 1, 0.0f, &z, 1),
+                 std::logic_error);
+  }
+}
+
 TEST(GemmCpu, LowPrecisionMatmulIsAccurateOrSkipsWithReason) {
   const int m = 48, n = 40, k = 64;
   Operands o(m, n, k);
@@ -317,10 +348,10 @@ TEST(GemmCpu, LowPrecisionMatmulIsAccurateOrSkipsWithReason) {
   gtb::cpu::gemm_naive_f64(o.a.data(), o.b.data(), ref.data(), m, n, k);
   std::vector<int> rows;
   for (int i = 0; i < m; ++i) rows.push_back(i);
-  for (auto [type, prec] : {std::pair{gtb::cpu::LowpMatmul::Type::bf16, Precision::bf16_fp32acc},
-                            std::pair{gtb::cpu::LowpMatmul::Type::f16, Precision::fp16_fp32acc}}) {
+  for (auto [type, prec] : {std::pair{gtb::cpu::DnnlMatmul::Type::bf16, Precision::bf16_fp32acc},
+                            std::pair{gtb::cpu::DnnlMatmul::Type::f16, Precision::fp16_fp32acc}}) {
     try {
-      gtb::cpu::LowpMatmul mm(type, m, n, k, o.a.data(), o.b.data());
+      gtb::cpu::DnnlMatmul mm(type, m, n, k, o.a.data(), o.b.data());
       std::vector<float> c(std::size_t(m) * n, std::numeric_limits<float>::quiet_NaN());
       mm.run();
       mm.result(c.data());

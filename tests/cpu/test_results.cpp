@@ -144,6 +144,23 @@ TEST(Ceilings, PercentOfTheNamedCeiling) {
   EXPECT_FALSE(recs[1].counters.count("pct_of_ceiling"));
 }
 
+TEST(Ceilings, ComputeCeilingDividesTflopsMetricOrCounter) {
+  std::vector<Record> recs = {make("gemm", Backend::cpu, 0.15), make("step", Backend::cpu, 900.0),
+                              make("bw", Backend::cpu, 10.0)};
+  recs[0].metric.unit = "TFLOP/s";
+  recs[1].metric.unit = "samples/s";
+  recs[1].counters["tflops"] = {0.05, "TFLOP/s"};
+  for (auto& r : recs) r.ceiling = "host_fma_fp32_tflops";
+  apply_ceilings(recs, {{"ceilings", {{"host_fma_fp32_tflops", 0.2}}}});
+  EXPECT_DOUBLE_EQ(recs[0].counters.at("pct_of_ceiling").value, 75.0);
+  EXPECT_DOUBLE_EQ(recs[1].counters.at("pct_of_ceiling").value, 25.0);
+  // A GB/s record never becomes a percent of a FLOP ceiling.
+  EXPECT_FALSE(recs[2].counters.count("pct_of_ceiling"));
+  EXPECT_EQ(ceiling_unit("host_fma_fp32_tflops"), "TFLOP/s");
+  EXPECT_EQ(ceiling_unit("host_copy_gbps"), "GB/s");
+  EXPECT_EQ(ceiling_unit("_tflops"), "GB/s");
+}
+
 TEST(GemmPeaks, PercentOfTheSamePrecisionsBestRate) {
   std::vector<Record> recs = {make("eager", Backend::cuda, 1.0), make("eager", Backend::cuda, 1.0),
                               make("eager", Backend::cpu, 1.0)};

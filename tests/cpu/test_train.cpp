@@ -191,27 +191,42 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple(mlp::Act::relu, mlp::Optim::adam, 1), std::make_tuple(mlp::Act::gelu, mlp::Optim::adam, 1),
                       std::make_tuple(mlp::Act::relu, mlp::Optim::sgd, 4), std::make_tuple(mlp::Act::gelu, mlp::Optim::adam, 2)));
 
-TEST(TrainStepThreading, EveryModeMatchesFloat64) {
+TEST(TrainStepThreading, GemmLibraryNotBuiltInIsRefused) {
+  mlp::CpuMlp m(tiny(mlp::Act::relu, mlp::Optim::sgd), 4);
+  EXPECT_EQ(m.gemm_lib(), gtb::cpu::GemmLib::openblas);
+  if (gtb::cpu::gemm_lib_available(gtb::cpu::GemmLib::onednn)) {
+    m.set_gemm_lib(gtb::cpu::GemmLib::onednn);
+    EXPECT_EQ(m.gemm_lib(), gtb::cpu::GemmLib::onednn);
+  } else {
+    EXPECT_THROW(m.set_gemm_lib(gtb::cpu::GemmLib::onednn), std::invalid_argument);
+  }
+}
+
+TEST(TrainStepThreading, EveryModeAndGemmLibraryMatchesFloat64) {
   // Large enough for the rows mode (32 rows per thread) with micro-batches, on any thread count.
   const mlp::Config c = tiny(mlp::Act::gelu, mlp::Optim::adam);
   const int batch = 512;
   const mlp::Dataset d = mlp::make_clusters(batch, c.input, c.classes, 15);
-  for (auto mode : {mlp::CpuMlp::Threading::rows, mlp::CpuMlp::Threading::split, mlp::CpuMlp::Threading::blas})
-    for (int micro : {1, 2}) {
-      mlp::CpuMlp m(c, batch / micro);
-      m.set_threading(mode);
-      const std::size_t n = m.layout().total;
-      std::vector<double> p = to_double(m.params(), n), o(2 * n, 0.0);
-      for (int s = 0; s < 2; ++s) {
-        const mlp::RefStep ref = mlp::reference_step(c, p, o, s, d.x.data(), d.y.data(), batch);
-        const float loss = m.step(d.x.data(), d.y.data(), batch, micro);
-        EXPECT_NEAR(loss, ref.loss, 1e-5 * (1 + ref.loss));
-        EXPECT_TRUE(close(m.grads(), ref.grads, 1e-4, 1e-6)) << "mode " << int(mode) << " micro " << micro;
-        EXPECT_TRUE(close(m.params(), ref.params_after, 1e-5, 1e-6)) << "mode " << int(mode) << " micro " << micro;
-        p = ref.params_after;
-        o = ref.opt_after;
+  for (auto lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn})
+    for (auto mode : {mlp::CpuMlp::Threading::rows, mlp::CpuMlp::Threading::split, mlp::CpuMlp::Threading::blas})
+      for (int micro : {1, 2}) {
+        if (!gtb::cpu::gemm_lib_available(lib)) continue;
+        mlp::CpuMlp m(c, batch / micro);
+        m.set_threading(mode);
+        m.set_gemm_lib(lib);
+        SCOPED_TRACE(gtb::cpu::to_string(lib));
+        const std::size_t n = m.layout().total;
+        std::vector<double> p = to_double(m.params(), n), o(2 * n, 0.0);
+        for (int s = 0; s < 2; ++s) {
+          const mlp::RefStep ref = mlp::reference_step(c, p, o, s, d.x.data(), d.y.data(), batch);
+          const float loss = m.step(d.x.data(), d.y.data(), batch, micro);
+          EXPECT_NEAR(loss, ref.loss, 1e-5 * (1 + ref.loss));
+          EXPECT_TRUE(close(m.grads(), ref.grads, 1e-4, 1e-6)) << "mode " << int(mode) << " micro " << micro;
+          EXPECT_TRUE(close(m.params(), ref.params_after, 1e-5, 1e-6)) << "mode " << int(mode) << " micro " << micro;
+          p = ref.params_after;
+          o = ref.opt_after;
+        }
       }
-    }
 }
 
 TEST(TrainGradient, FiniteDifferenceMatchesAnalytic) {

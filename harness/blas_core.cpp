@@ -1,0 +1,280 @@
+// OpenBLAS core-type selection for a family process: decide, verify in a probe child, re-execute.
+#include "harness/blas_core.h"
+
+#include <cblas.h>  // OpenBLAS's: also declares openblas_get_corename()
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+#include "harness/context.h"
+
+extern char** environ;
+
+namespace gtb {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+const char* rank_isa(int rank) {
+  static const char* names[] = {"SSE", "AVX", "AVX2", "AVX-512"};
+  return rank >= 0 && rank <= 3 ? names[rank] : "unknown";
+}
+
+// Why this process kept OpenBLAS's own choice (set by select_openblas_core).
+std::string& keep_note() {
+  static std::string note = "not examined";
+  return note;
+}
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+struct Probe {
+  std::string corename;
+  bool verified = false;
+  double gflops = 0;
+};
+
+// Random operands (never zeros), every transpose combination and sizes that leave partial tiles;
+// the largest one is also the speed test (best of a few, all threads).
+Probe probe_here() {
+  Probe p;
+  p.corename = openblas_get_corename();
+  std::mt19937 gen(12345);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  p.verified = true;
+  struct Shape {
+    int m, n, k;
+    bool ta, tb;
+  };
+  const Shape shapes[] = {{67, 45, 83, false, false}, {33, 70, 129, true, false}, {50, 41, 37, false, true},
+                          {29, 31, 200, true, true},  {256, 192, 320, false, false}};
+  for (const Shape& s : shapes) {
+    std::vector<float> a(std::size_t(s.m) * s.k), b(std::size_t(s.k) * s.n), c(std::size_t(s.m) * s.n, NAN);
+    for (float& x : a) x = nd(gen);
+    for (float& x : b) x = nd(gen);
+    const int lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
+    cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans, s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, 1.0f,
+                a.data(), lda, b.data(), ldb, 0.0f, c.data(), s.n);
+    double err2 = 0, ref2 = 0;
+    for (int i = 0; i < s.m; ++i)
+      for (int j = 0; j < s.n; ++j) {
+        double r = 0;
+        for (int q = 0; q < s.k; ++q)
+          r += double(s.ta ? a[std::size_t(q) * lda + i] : a[std::size_t(i) * lda + q]) *
+               double(s.tb ? b[std::size_t(j) * ldb + q] : b[std::size_t(q) * ldb + j]);
+        const double got = c[std::size_t(i) * s.n + j];
+        if (!std::isfinite(got)) p.verified = false;
+        err2 += (got - r) * (got - r);
+        ref2 += r * r;
+      }
+    // FP32 accumulation over k terms: relative Frobenius error well under 1e-5 for these k.
+    if (!(std::sqrt(err2 / ref2) < 1e-5)) p.verified = false;
+  }
+  if (!p.verified) return p;
+  const int n = 512;
+  std::vector<float> a(std::size_t(n) * n), b(a.size()), c(a.size());
+  for (float& x : a) x = nd(gen);
+  for (float& x : b) x = nd(gen);
+  double best = 1e30;
+  for (int r = 0; r < 6; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (r > 0) best = std::min(best, s);  // the first call pays for thread start-up
+  }
+  p.gflops = 2.0 * n * n * n / best / 1e9;
+  return p;
+}
+
+// Runs this binary as `--gtb_blas_probe` with OPENBLAS_CORETYPE=core; empty corename on failure.
+Probe probe_child(const std::string& core, std::string& why) {
+  Probe p;
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "OPENBLAS_CORETYPE=", 18) != 0) envs.emplace_back(*e);
+  envs.push_back(std::string(kEnvCoretype) + "=" + core);
+  std::vector<char*> envp;
+  for (auto& s : envs) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  char exe[] = "/proc/self/exe", flag[] = "--gtb_blas_probe";
+  char* args[] = {exe, flag, nullptr};
+  int fds[2];
+  if (::pipe(fds) != 0) {
+    why = "cannot create a pipe for the probe";
+    return p;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, exe, &fa, nullptr, args, envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(fds[1]);
+  std::string out;
+  if (rc == 0) {
+    char buf[256];
+    ssize_t got;
+    while ((got = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, std::size_t(got));
+  }
+  ::close(fds[0]);
+  if (rc != 0) {
+    why = std::string("cannot start the probe: ") + std::strerror(rc);
+    return p;
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::istringstream is(out);
+  int ok = 0;
+  if (!(is >> p.corename >> ok >> p.gflops)) {
+    p.corename.clear();
+    why = WIFSIGNALED(status) ? "the probe died with signal " + std::to_string(WTERMSIG(status))
+                              : "the probe printed no result";
+    return p;
+  }
+  p.verified = ok == 1;
+  return p;
+}
+
+}  // namespace
+
+int openblas_core_rank(const std::string& corename) {
+  const std::string c = lower(corename);
+  static const char* sse[] = {"katmai", "coppermine", "northwood", "prescott", "banias", "atom", "core2", "penryn",
+                              "dunnington", "nehalem", "athlon", "opteron", "opteron_sse3", "barcelona", "bobcat",
+                              "nano", "generic"};
+  static const char* avx[] = {"sandybridge", "bulldozer", "piledriver", "steamroller"};
+  static const char* avx2[] = {"haswell", "zen", "excavator"};
+  static const char* avx512[] = {"skylakex", "cooperlake", "sapphirerapids"};
+  for (const char* n : sse)
+    if (c == n) return 0;
+  for (const char* n : avx)
+    if (c == n) return 1;
+  for (const char* n : avx2)
+    if (c == n) return 2;
+  for (const char* n : avx512)
+    if (c == n) return 3;
+  return -1;
+}
+
+std::string matching_openblas_core(const std::vector<std::string>& f) {
+  auto has = [&](const char* x) { return std::find(f.begin(), f.end(), x) != f.end(); };
+  // OpenBLAS's SkylakeX kernels need F, DQ, BW and VL; Cooperlake adds BF16 (only sbgemm uses it).
+  if (has("avx512f") && has("avx512dq") && has("avx512bw") && has("avx512vl"))
+    return has("avx512_bf16") ? "Cooperlake" : "SkylakeX";
+  if (has("avx2") && has("fma")) return "Haswell";
+  if (has("avx")) return "Sandybridge";
+  return "";
+}
+
+CoreChoice choose_openblas_core(const std::vector<std::string>& isa_flags, const std::string& detected) {
+  const std::string match = matching_openblas_core(isa_flags);
+  const int have = openblas_core_rank(detected), want = openblas_core_rank(match);
+  if (match.empty()) return {"", "the CPU has no AVX: OpenBLAS's choice " + detected + " stands"};
+  if (have < 0) return {"", "OpenBLAS chose " + detected + ", a core type gtb does not rank: kept"};
+  if (have >= want)
+    return {"", "OpenBLAS's own choice " + detected + " uses the widest vector ISA this CPU has (" +
+                    rank_isa(want) + ")"};
+  return {match, "OpenBLAS chose " + detected + " (" + rank_isa(have) + " kernels) on a CPU with " + rank_isa(want) +
+                     ": " + match + " matches its ISA"};
+}
+
+int blas_probe_main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--gtb_blas_probe") != 0) return -1;
+  const Probe p = probe_here();
+  std::printf("%s %d %.3f\n", p.corename.c_str(), p.verified ? 1 : 0, p.gflops);
+  return p.verified ? 0 : 1;
+}
+
+void select_openblas_core(char** argv) {
+  if (env(kEnvCoretype)) return;  // the user's, or ours after re-execution: both are final
+  if (const char* a = env(kEnvAutocore); a && std::strcmp(a, "0") == 0) {
+    keep_note() = std::string(kEnvAutocore) + "=0: OpenBLAS's own choice kept";
+    return;
+  }
+  const std::string detected = openblas_get_corename();
+  const CoreChoice choice = choose_openblas_core(cpu_isa_flags(), detected);
+  if (choice.core.empty()) {
+    keep_note() = choice.reason;
+    return;
+  }
+  std::string why;
+  const Probe child = probe_child(choice.core, why);
+  if (child.corename.empty()) {
+    keep_note() = choice.reason + "; not used: " + why;
+    return;
+  }
+  if (lower(child.corename) != lower(choice.core)) {
+    keep_note() = choice.reason + "; not used: OpenBLAS ran " + child.corename + " when asked for " + choice.core;
+    return;
+  }
+  if (!child.verified) {
+    keep_note() = choice.reason + "; not used: its SGEMM failed the float64 check";
+    return;
+  }
+  const Probe here = probe_here();
+  char speeds[160];
+  std::snprintf(speeds, sizeof speeds, "SGEMM 512^3 %.1f GFLOP/s vs %.1f with %s", child.gflops, here.gflops,
+                here.corename.c_str());
+  if (!(child.gflops > 1.1 * here.gflops)) {
+    keep_note() = choice.reason + "; not used: not faster (" + speeds + ")";
+    return;
+  }
+  const std::string reason = choice.reason + "; verified against float64 and faster (" + speeds + ")";
+  ::setenv(kEnvCoretype, choice.core.c_str(), 1);
+  ::setenv(kEnvDetected, detected.c_str(), 1);
+  ::setenv(kEnvReason, reason.c_str(), 1);
+  std::fflush(nullptr);
+  ::execv("/proc/self/exe", argv);
+  const int err = errno;  // execv returns only on failure: carry on with the detected core
+  ::unsetenv(kEnvCoretype);
+  ::unsetenv(kEnvDetected);
+  ::unsetenv(kEnvReason);
+  keep_note() = choice.reason + "; not used: re-executing failed: " + std::strerror(err);
+}
+
+std::string openblas_core_source() {
+  if (!env(kEnvCoretype)) return "detected";
+  return env(kEnvDetected) ? "gtb" : "user";
+}
+
+json openblas_core_context() {
+  json j;
+  j["corename"] = openblas_get_corename();
+  const std::string src = openblas_core_source();
+  j["source"] = src;
+  if (src == "gtb") {
+    j["detected"] = env(kEnvDetected);
+    j["requested"] = env(kEnvCoretype);
+    j["reason"] = env(kEnvReason) ? env(kEnvReason) : "";
+  } else if (src == "user") {
+    j["requested"] = env(kEnvCoretype);
+    j["reason"] = std::string("OPENBLAS_CORETYPE=") + env(kEnvCoretype) + " set by the user: respected";
+  } else {
+    j["detected"] = j["corename"];
+    j["reason"] = keep_note();
+  }
+  return j;
+}
+
+}  // namespace gtb

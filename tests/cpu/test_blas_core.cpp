@@ -1,0 +1,71 @@
+// OpenBLAS core-type selection: ranking, ISA matching and the decision, on planted CPUs.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "harness/blas_core.h"
+
+namespace {
+
+const std::vector<std::string> kAvx512Bf16 = {"sse4_2", "avx",      "avx2",     "fma",        "avx512f",
+                                              "avx512dq", "avx512bw", "avx512vl", "avx512_bf16"};
+const std::vector<std::string> kAvx512 = {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512bw", "avx512vl"};
+const std::vector<std::string> kAvx2 = {"sse4_2", "avx", "avx2", "fma"};
+const std::vector<std::string> kAvx = {"sse4_2", "avx"};
+const std::vector<std::string> kSse = {"sse4_2"};
+
+}  // namespace
+
+TEST(BlasCore, RanksCoreNamesByVectorIsaCaseInsensitively) {
+  EXPECT_EQ(gtb::openblas_core_rank("Prescott"), 0);
+  EXPECT_EQ(gtb::openblas_core_rank("NEHALEM"), 0);
+  EXPECT_EQ(gtb::openblas_core_rank("Sandybridge"), 1);
+  EXPECT_EQ(gtb::openblas_core_rank("Haswell"), 2);
+  EXPECT_EQ(gtb::openblas_core_rank("Zen"), 2);
+  EXPECT_EQ(gtb::openblas_core_rank("SkylakeX"), 3);
+  EXPECT_EQ(gtb::openblas_core_rank("cooperlake"), 3);
+  EXPECT_EQ(gtb::openblas_core_rank("NeoverseN1"), -1);
+  EXPECT_EQ(gtb::openblas_core_rank(""), -1);
+}
+
+TEST(BlasCore, MatchingCoreFollowsTheWidestIsa) {
+  EXPECT_EQ(gtb::matching_openblas_core(kAvx512Bf16), "Cooperlake");
+  EXPECT_EQ(gtb::matching_openblas_core(kAvx512), "SkylakeX");
+  EXPECT_EQ(gtb::matching_openblas_core(kAvx2), "Haswell");
+  EXPECT_EQ(gtb::matching_openblas_core(kAvx), "Sandybridge");
+  EXPECT_EQ(gtb::matching_openblas_core(kSse), "");
+  // AVX-512 F alone (Knights Landing) lacks what the SkylakeX kernels use.
+  EXPECT_EQ(gtb::matching_openblas_core({"avx", "avx2", "fma", "avx512f"}), "Haswell");
+  // AVX2 without FMA is not enough for the Haswell kernels.
+  EXPECT_EQ(gtb::matching_openblas_core({"avx", "avx2"}), "Sandybridge");
+}
+
+TEST(BlasCore, GenericFallbackOnAnAvx512CpuIsReplaced) {
+  // The case the selection exists for: a virtual Xeon whose model OpenBLAS does not know.
+  const gtb::CoreChoice c = gtb::choose_openblas_core(kAvx512Bf16, "Prescott");
+  EXPECT_EQ(c.core, "Cooperlake");
+  EXPECT_NE(c.reason.find("Prescott"), std::string::npos) << c.reason;
+  EXPECT_NE(c.reason.find("AVX-512"), std::string::npos) << c.reason;
+  EXPECT_EQ(gtb::choose_openblas_core(kAvx512, "Nehalem").core, "SkylakeX");
+  EXPECT_EQ(gtb::choose_openblas_core(kAvx2, "Prescott").core, "Haswell");
+  EXPECT_EQ(gtb::choose_openblas_core(kAvx512, "Haswell").core, "SkylakeX");
+}
+
+TEST(BlasCore, AMatchingOrUnknownChoiceStands) {
+  for (const auto& [flags, core] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {kAvx512Bf16, "Cooperlake"}, {kAvx512Bf16, "SkylakeX"}, {kAvx2, "Zen"}, {kAvx, "Sandybridge"}}) {
+    const gtb::CoreChoice c = gtb::choose_openblas_core(flags, core);
+    EXPECT_EQ(c.core, "") << core;
+    EXPECT_NE(c.reason.find(core), std::string::npos) << c.reason;
+  }
+  EXPECT_EQ(gtb::choose_openblas_core(kAvx512, "ThunderX").core, "");
+  EXPECT_EQ(gtb::choose_openblas_core(kSse, "Prescott").core, "");
+}
+
+TEST(BlasCore, ProbeOnlyAnswersItsOwnFlag) {
+  char exe[] = "gtb-x", other[] = "--gtb_list";
+  char* argv[] = {exe, other, nullptr};
+  EXPECT_EQ(gtb::blas_probe_main(2, argv), -1);
+  EXPECT_EQ(gtb::blas_probe_main(1, argv), -1);
+}
