@@ -1,0 +1,113 @@
+// The pitfalls family's findings from its records (see findings.h for the shape).
+#include "bench/pitfalls/findings.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <tuple>
+
+namespace gtb::pitfalls {
+
+namespace {
+
+bool usable(const Record& r) { return r.status == Status::ok && r.value && r.stats && r.stats->median > 0; }
+
+const Record* match(const std::vector<Record>& recs, const Record& like, const std::string& variant) {
+  for (const auto& r : recs)
+    if (usable(r) && r.family == like.family && r.workload == like.workload && r.backend == like.backend &&
+        r.variant == variant && r.params == like.params)
+      return &r;
+  return nullptr;
+}
+
+double counter_or(const Record& r, const char* name, double dflt) {
+  const auto it = r.counters.find(name);
+  return it == r.counters.end() ? dflt : it->second.value;
+}
+
+std::int64_t int_param(const Record& r, const char* k) {
+  return r.params.contains(k) && r.params.at(k).is_number_integer() ? r.params.at(k).get<std::int64_t>() : 0;
+}
+
+void step_findings(const std::vector<Record>& recs, json& steps, json& dominance) {
+  // (backend, pitfall, variant, batch) -> width -> dominates
+  std::map<std::tuple<std::string, std::string, std::string, std::int64_t>, std::map<std::int64_t, bool>> dom;
+  for (const auto& r : recs) {
+    if (!usable(r) || r.family != "pitfalls") continue;
+    const bool loss = r.workload == "loss_read", copies = r.workload == "copies";
+    if (!loss && !copies) continue;
+    const std::string clean_variant = loss ? "never" : "none";
+    if (r.variant == clean_variant) continue;
+    const Record* c = match(recs, r, clean_variant);
+    if (!c) continue;
+    const double clean = *c->value, step = *r.value, extra = step - clean;
+    json row = {{"backend", to_string(r.backend)}, {"pitfall", r.workload}, {"variant", r.variant},
+                {"width", int_param(r, "width")}, {"batch", int_param(r, "batch")}, {"clean_us", clean},
+                {"step_us", step}, {"extra_us", extra}, {"pct_of_clean", 100.0 * extra / clean},
+                {"dominates", extra >= clean}};
+    if (loss && r.variant.rfind("every_", 0) == 0) {
+      const double every = std::stod(r.variant.substr(6));
+      row["loss_reads_per_step"] = 1.0 / every;
+      row["us_per_read"] = extra * every;
+    }
+    steps.push_back(std::move(row));
+    dom[{to_string(r.backend), r.workload, r.variant, int_param(r, "batch")}][int_param(r, "width")] = extra >= clean;
+  }
+  for (const auto& [key, by_width] : dom) {
+    json d = {{"backend", std::get<0>(key)}, {"pitfall", std::get<1>(key)}, {"variant", std::get<2>(key)},
+              {"batch", std::get<3>(key)}, {"widths", json::array()}};
+    std::int64_t last_dom = -1;
+    for (const auto& [w, dominates] : by_width) {
+      d["widths"].push_back(w);
+      if (dominates) last_dom = w;
+    }
+    // The threshold: the smallest width measured above every width where the habit dominated.
+    std::int64_t stops = -1;
+    for (const auto& [w, dominates] : by_width)
+      if (w > last_dom) {
+        stops = w;
+        break;
+      }
+    d["dominates_up_to_width"] = last_dom >= 0 ? json(last_dom) : json(nullptr);
+    d["stops_dominating_at_width"] = stops >= 0 ? json(stops) : json(nullptr);
+    dominance.push_back(std::move(d));
+  }
+}
+
+void build_findings(const std::vector<Record>& recs, json& builds) {
+  for (const auto& r : recs) {
+    if (!usable(r) || r.family != "pitfalls" || r.workload.rfind("build_", 0) != 0) continue;
+    const std::string base = r.backend == Backend::cpu ? "O3" : "default";
+    const Record* b = match(recs, r, base);
+    if (!b) continue;
+    const Stats& s = *r.stats;
+    const Stats& t = *b->stats;
+    json row = {{"backend", to_string(r.backend)}, {"workload", r.workload}, {"n", int_param(r, "n")},
+                {"variant", r.variant}, {"baseline", base}, {"time_us", *r.value}, {"baseline_us", *b->value},
+                {"slowdown", s.median / t.median}};
+    // A conservative spread: this build's quartiles over the baseline's opposite quartiles.
+    if (t.q3 > 0 && t.q1 > 0) {
+      row["slowdown_q1"] = s.q1 / t.q3;
+      row["slowdown_q3"] = s.q3 / t.q1;
+    }
+    row["samples"] = r.samples.size();
+    row["rel_norm_err"] = counter_or(r, "rel_norm_err", -1.0);
+    row["baseline_rel_norm_err"] = counter_or(*b, "rel_norm_err", -1.0);
+    if (r.info.contains("flags")) row["flags"] = r.info.at("flags");
+    if (r.info.contains("isa")) row["isa"] = r.info.at("isa");
+    builds.push_back(std::move(row));
+  }
+}
+
+}  // namespace
+
+void compute_findings(const std::vector<Record>& records, json& findings) {
+  json steps = json::array(), dominance = json::array(), builds = json::array();
+  step_findings(records, steps, dominance);
+  build_findings(records, builds);
+  if (!steps.empty()) findings["steps"] = std::move(steps);
+  if (!dominance.empty()) findings["dominance"] = std::move(dominance);
+  if (!builds.empty()) findings["builds"] = std::move(builds);
+}
+
+}  // namespace gtb::pitfalls
