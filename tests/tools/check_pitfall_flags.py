@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks the pitfalls family's build-flag variants: each was compiled with its own flags and none of
-the project's (compile_commands.json and the command line recorded in each object), and the -O0
-object really is unoptimised while the -O3 one is vectorized (its disassembly).
+the project's (compile_commands.json and the command line recorded in each object), shares no
+inline function with other objects (nm), and the -O0 object really is unoptimised while the -O3
+one is vectorized (its disassembly).
 
 usage: check_pitfall_flags.py --compile-commands FILE --object NAME=PATH... [--plant]
   --plant  checks the O3 object as if it were the O0 one: must report a failure.
@@ -107,6 +108,15 @@ def check_object(name, obj, as_name):
     seen = set(re.findall(r"(?<![\w-])-O[0-9sgz]?\b", recorded))
     if want and seen != {want}:
         fail(f"{as_name} object {obj}: compiled with {sorted(seen)}, expected only {want}")
+    # Inline math shared under one name would be merged across objects at link time: an -O0 loop
+    # could then call an -O3 copy. Each variant keeps its math in its own namespace.
+    try:
+        shared = [l.strip() for l in run(["nm", "-C", obj]).splitlines() if re.search(r" [WVUu] gtb::", l)]
+    except (OSError, subprocess.CalledProcessError) as e:
+        fail(f"{as_name} object {obj}: nm failed ({e})")
+        shared = []
+    if shared:
+        fail(f"{as_name} object {obj} shares {len(shared)} gtb:: symbol(s) with other objects, e.g. {shared[0]}")
     try:
         body = chain_body(obj)
     except (OSError, subprocess.CalledProcessError) as e:

@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/pitfalls/flag_math.h"
-
 namespace gtb::pitfalls {
 
 // One compiled copy of the loops. All loops run on every OpenMP thread (as a framework's CPU
@@ -21,7 +19,7 @@ struct HostKernels {
               std::size_t width);
   // Per-row losses into loss[rows]; labels in [0, classes).
   void (*xent)(const float* logits, const int* labels, float* grad, float* loss, std::size_t rows, int classes);
-  // partial[n / kReduceBlock]; n must be a multiple of kReduceBlock.
+  // partial[n / kReduceBlock] (flag_math.h); n must be a multiple of kReduceBlock.
   void (*reduce)(const float* x, float* partial, std::size_t n);
 };
 
