@@ -29,9 +29,28 @@ std::int64_t int_param(const Record& r, const char* k) {
   return r.params.contains(k) && r.params.at(k).is_number_integer() ? r.params.at(k).get<std::int64_t>() : 0;
 }
 
+constexpr double kDominatesPct = 100.0;  // the habit costs the clean step again
+constexpr double kMattersPct = 10.0;     // below this share a habit stops mattering
+
+// The largest width whose cost is at least `pct` percent of the clean step (null: none).
+json last_width_at_or_above(const std::map<std::int64_t, double>& by_width, double pct) {
+  json last = nullptr;
+  for (const auto& [w, p] : by_width)
+    if (p >= pct) last = w;
+  return last;
+}
+// The smallest width above every width costing at least `pct` percent (null: the largest width
+// measured still costs that much). With no such width at all, the smallest width measured.
+json first_width_after(const std::map<std::int64_t, double>& by_width, double pct) {
+  const json last = last_width_at_or_above(by_width, pct);
+  for (const auto& [w, p] : by_width)
+    if (last.is_null() || w > last.get<std::int64_t>()) return w;
+  return nullptr;
+}
+
 void step_findings(const std::vector<Record>& recs, json& steps, json& dominance) {
-  // (backend, pitfall, variant, batch) -> width -> dominates
-  std::map<std::tuple<std::string, std::string, std::string, std::int64_t>, std::map<std::int64_t, bool>> dom;
+  // (backend, pitfall, variant, batch) -> width -> percent of the clean step
+  std::map<std::tuple<std::string, std::string, std::string, std::int64_t>, std::map<std::int64_t, double>> dom;
   for (const auto& r : recs) {
     if (!usable(r) || r.family != "pitfalls") continue;
     const bool loss = r.workload == "loss_read", copies = r.workload == "copies";
@@ -51,25 +70,15 @@ void step_findings(const std::vector<Record>& recs, json& steps, json& dominance
       row["us_per_read"] = extra * every;
     }
     steps.push_back(std::move(row));
-    dom[{to_string(r.backend), r.workload, r.variant, int_param(r, "batch")}][int_param(r, "width")] = extra >= clean;
+    dom[{to_string(r.backend), r.workload, r.variant, int_param(r, "batch")}][int_param(r, "width")] = 100.0 * extra / clean;
   }
   for (const auto& [key, by_width] : dom) {
     json d = {{"backend", std::get<0>(key)}, {"pitfall", std::get<1>(key)}, {"variant", std::get<2>(key)},
               {"batch", std::get<3>(key)}, {"widths", json::array()}};
-    std::int64_t last_dom = -1;
-    for (const auto& [w, dominates] : by_width) {
-      d["widths"].push_back(w);
-      if (dominates) last_dom = w;
-    }
-    // The threshold: the smallest width measured above every width where the habit dominated.
-    std::int64_t stops = -1;
-    for (const auto& [w, dominates] : by_width)
-      if (w > last_dom) {
-        stops = w;
-        break;
-      }
-    d["dominates_up_to_width"] = last_dom >= 0 ? json(last_dom) : json(nullptr);
-    d["stops_dominating_at_width"] = stops >= 0 ? json(stops) : json(nullptr);
+    for (const auto& [w, pct] : by_width) d["widths"].push_back(w);
+    d["dominates_up_to_width"] = last_width_at_or_above(by_width, kDominatesPct);
+    d["stops_dominating_at_width"] = first_width_after(by_width, kDominatesPct);
+    d["under_10pct_from_width"] = first_width_after(by_width, kMattersPct);
     dominance.push_back(std::move(d));
   }
 }

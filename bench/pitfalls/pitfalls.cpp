@@ -20,6 +20,7 @@
 #include "harness/cuda_timing.h"
 #include "harness/gpu.h"
 #include "kernels/pitfalls/cuda/flag_kernels.h"
+#include "kernels/pitfalls/cuda/flag_run.h"
 #include "kernels/pitfalls/cuda/step_loop.h"
 #endif
 
@@ -124,14 +125,7 @@ void cpu_flags_case(State& st, pf::FlagWork w, const std::string& variant) {
   const std::size_t n = elements(st);
   const pf::FlagData& d = flag_data(w, n);
   std::vector<float> out(d.out_size()), out2(d.out2_size());
-  auto run = [&] {
-    switch (w) {
-      case pf::FlagWork::chain: return k->chain(d.x.data(), out.data(), n);
-      case pf::FlagWork::act: return k->act(d.x.data(), d.bias.data(), d.g.data(), out.data(), out2.data(), d.rows, pf::kActWidth);
-      case pf::FlagWork::xent: return k->xent(d.x.data(), d.labels.data(), out.data(), out2.data(), d.rows, pf::kXentClasses);
-      case pf::FlagWork::reduce: return k->reduce(d.x.data(), out.data(), n);
-    }
-  };
+  auto run = [&] { pf::run_host_variant(*k, d, out.data(), out2.data()); };
   gtb::poison(out.data(), out.size());
   gtb::poison(out2.data(), out2.size());
   run();
@@ -152,45 +146,18 @@ void cpu_flags_case(State& st, pf::FlagWork w, const std::string& variant) {
 void gpu_flags_case(State& st, pf::FlagWork w, const std::string& variant) {
   const pf::DeviceKernels* k = pf::find_device_variant(variant.c_str());
   if (!k) throw std::logic_error("no device variant " + variant);
-  const std::size_t n = elements(st);
-  const pf::FlagData& d = flag_data(w, n);
-  namespace gc = gtb::cuda;
-  auto upload = [](const auto& v) {
-    gc::DeviceBuffer b(v.size() * sizeof(v[0]) + 4);
-    if (!v.empty()) GTB_CUDA_CHECK(cudaMemcpy(b.get(), v.data(), v.size() * sizeof(v[0]), cudaMemcpyHostToDevice));
-    return b;
-  };
-  gc::DeviceBuffer x = upload(d.x), bias = upload(d.bias), g = upload(d.g), labels = upload(d.labels);
-  gc::DeviceBuffer out(d.out_size() * 4 + 4), out2(d.out2_size() * 4 + 4);
-  GTB_CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));  // NaN poison
-  GTB_CUDA_CHECK(cudaMemset(out2.get(), 0xFF, out2.bytes()));
-  GTB_CUDA_CHECK(cudaDeviceSynchronize());  // the legacy-stream copies before the non-blocking stream
-  gc::Stream stream;
-  auto enqueue = [&](cudaStream_t s) {
-    cudaError_t e = cudaSuccess;
-    switch (w) {
-      case pf::FlagWork::chain: e = k->chain(x.as<float>(), out.as<float>(), n, s); break;
-      case pf::FlagWork::act:
-        e = k->act(x.as<float>(), bias.as<float>(), g.as<float>(), out.as<float>(), out2.as<float>(), d.rows, pf::kActWidth, s);
-        break;
-      case pf::FlagWork::xent:
-        e = k->xent(x.as<float>(), labels.as<int>(), out.as<float>(), out2.as<float>(), d.rows, pf::kXentClasses, s);
-        break;
-      case pf::FlagWork::reduce: e = k->reduce(x.as<float>(), out.as<float>(), n, s); break;
-    }
-    GTB_CUDA_CHECK(e);
-  };
-  enqueue(stream.get());
-  stream.sync();
-  std::vector<float> got(d.out_size()), got2(d.out2_size());
-  GTB_CUDA_CHECK(cudaMemcpy(got.data(), out.get(), got.size() * 4, cudaMemcpyDeviceToHost));
-  if (!got2.empty()) GTB_CUDA_CHECK(cudaMemcpy(got2.data(), out2.get(), got2.size() * 4, cudaMemcpyDeviceToHost));
-  const pf::FlagCheck c = pf::check_flag_output(d, got.data(), got2.data());
+  const pf::FlagData& d = flag_data(w, elements(st));
+  pf::DeviceFlagRun run(d);
+  gtb::cuda::Stream stream;
+  run.enqueue(*k, stream.get());
+  const pf::FlagCheck c = run.check();
   st.check(c.ok, c.detail);
   if (!c.ok) return;
   st.info("flags", k->flags);
   error_counters(st, c);
-  st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) { return gc::time_events(stream.get(), reps, enqueue); });
+  st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) {
+    return gtb::cuda::time_events(stream.get(), reps, [&](cudaStream_t s) { run.enqueue(*k, s); });
+  });
 }
 #else
 void gpu_flags_case(State&, pf::FlagWork, const std::string&) { throw gtb::Skip("built without CUDA"); }

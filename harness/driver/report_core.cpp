@@ -575,15 +575,16 @@ void pitfalls_section(Md& md, const Doc& d) {
     for (const auto& r : *s) {
       const json* up = at(r, "dominates_up_to_width");
       const json* stop = at(r, "stops_dominating_at_width");
+      const json* small = at(r, "under_10pct_from_width");
       std::string stops = "-";
       if (has_num(up)) stops = has_num(stop) ? "width " + num(dbl(stop)) : "not within the widths measured";
       rows.push_back({str(at(r, "backend")), str(at(r, "pitfall")) + " " + str(at(r, "variant")),
                       num(dbl(at(r, "batch"))), has_num(up) ? "width <= " + num(dbl(up)) : "at no width measured",
-                      stops});
+                      stops, has_num(small) ? "width " + num(dbl(small)) : "not within the widths measured"});
     }
   if (!rows.empty()) {
     md.p("A habit dominates where it costs at least the clean step itself (the step takes twice as long).");
-    md.table({"backend", "habit", "batch", "dominates", "stops dominating at"}, rows);
+    md.table({"backend", "habit", "batch", "dominates", "stops dominating at", "under 10% from"}, rows);
   }
   md.h3("Build flags against the project's default build");
   rows.clear();

@@ -23,12 +23,7 @@ pf::FlagCheck run_variant(const pf::HostKernels& k, const pf::FlagData& d) {
   std::vector<float> out(d.out_size()), out2(d.out2_size());
   gtb::poison(out.data(), out.size());
   gtb::poison(out2.data(), out2.size());
-  switch (d.work) {
-    case pf::FlagWork::chain: k.chain(d.x.data(), out.data(), d.n); break;
-    case pf::FlagWork::act: k.act(d.x.data(), d.bias.data(), d.g.data(), out.data(), out2.data(), d.rows, pf::kActWidth); break;
-    case pf::FlagWork::xent: k.xent(d.x.data(), d.labels.data(), out.data(), out2.data(), d.rows, pf::kXentClasses); break;
-    case pf::FlagWork::reduce: k.reduce(d.x.data(), out.data(), d.n); break;
-  }
+  pf::run_host_variant(k, d, out.data(), out2.data());
   return pf::check_flag_output(d, out.data(), out2.data());
 }
 
@@ -203,6 +198,10 @@ TEST(PitfallsFindings, StepCostAndWhereItStopsDominating) {
       seen = true;
       EXPECT_EQ(d["dominates_up_to_width"], 128);
       EXPECT_EQ(d["stops_dominating_at_width"], 1024);
+      EXPECT_TRUE(d["under_10pct_from_width"].is_null());  // 30% at the largest width
+    } else if (d["variant"] == "every_10") {
+      EXPECT_TRUE(d["dominates_up_to_width"].is_null());
+      EXPECT_EQ(d["under_10pct_from_width"], 1024);
     }
   EXPECT_TRUE(seen);
   EXPECT_FALSE(f.contains("builds"));

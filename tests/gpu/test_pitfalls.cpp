@@ -6,47 +6,19 @@
 #include <string>
 #include <vector>
 
-#include <cuda_runtime_api.h>
-
-#include "harness/cuda_timing.h"
 #include "kernels/pitfalls/cuda/flag_kernels.h"
+#include "kernels/pitfalls/cuda/flag_run.h"
 #include "kernels/pitfalls/cuda/step_loop.h"
 #include "kernels/pitfalls/reference.h"
 
 namespace {
 
 namespace pf = gtb::pitfalls;
-namespace gc = gtb::cuda;
-
-template <class T>
-gc::DeviceBuffer upload(const std::vector<T>& v) {
-  gc::DeviceBuffer b(v.size() * sizeof(T) + 4);
-  if (!v.empty()) GTB_CUDA_CHECK(cudaMemcpy(b.get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return b;
-}
 
 pf::FlagCheck run_variant(const pf::DeviceKernels& k, const pf::FlagData& d) {
-  gc::DeviceBuffer x = upload(d.x), bias = upload(d.bias), g = upload(d.g), labels = upload(d.labels);
-  gc::DeviceBuffer out(d.out_size() * 4 + 4), out2(d.out2_size() * 4 + 4);
-  GTB_CUDA_CHECK(cudaMemset(out.get(), 0xFF, out.bytes()));
-  GTB_CUDA_CHECK(cudaMemset(out2.get(), 0xFF, out2.bytes()));
-  cudaError_t e = cudaSuccess;
-  switch (d.work) {
-    case pf::FlagWork::chain: e = k.chain(x.as<float>(), out.as<float>(), d.n, nullptr); break;
-    case pf::FlagWork::act:
-      e = k.act(x.as<float>(), bias.as<float>(), g.as<float>(), out.as<float>(), out2.as<float>(), d.rows, pf::kActWidth, nullptr);
-      break;
-    case pf::FlagWork::xent:
-      e = k.xent(x.as<float>(), labels.as<int>(), out.as<float>(), out2.as<float>(), d.rows, pf::kXentClasses, nullptr);
-      break;
-    case pf::FlagWork::reduce: e = k.reduce(x.as<float>(), out.as<float>(), d.n, nullptr); break;
-  }
-  GTB_CUDA_CHECK(e);
-  GTB_CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<float> got(d.out_size()), got2(d.out2_size());
-  GTB_CUDA_CHECK(cudaMemcpy(got.data(), out.get(), got.size() * 4, cudaMemcpyDeviceToHost));
-  if (!got2.empty()) GTB_CUDA_CHECK(cudaMemcpy(got2.data(), out2.get(), got2.size() * 4, cudaMemcpyDeviceToHost));
-  return pf::check_flag_output(d, got.data(), got2.data());
+  pf::DeviceFlagRun run(d);
+  run.enqueue(k, nullptr);
+  return run.check();
 }
 
 TEST(PitfallsFlagsGpu, EveryDeviceVariantMatchesFloat64) {

@@ -33,4 +33,8 @@ const std::vector<HostKernels>& host_variants();
 const HostKernels* find_host_variant(const std::string& name);  // nullptr when absent
 std::string host_isa_unavailable();                             // empty when O3_isa is present
 
+struct FlagData;
+// Runs workload d.work of `k` on d's inputs into out (d.out_size()) and out2 (d.out2_size()).
+void run_host_variant(const HostKernels& k, const FlagData& d, float* out, float* out2);
+
 }  // namespace gtb::pitfalls

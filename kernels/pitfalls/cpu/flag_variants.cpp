@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "kernels/pitfalls/cpu/flag_kernels.h"
+#include "kernels/pitfalls/reference.h"
 
 namespace gtb::pitfalls {
 
@@ -63,5 +64,14 @@ const HostKernels* find_host_variant(const std::string& name) {
 }
 
 std::string host_isa_unavailable() { return table().isa_why; }
+
+void run_host_variant(const HostKernels& k, const FlagData& d, float* out, float* out2) {
+  switch (d.work) {
+    case FlagWork::chain: return k.chain(d.x.data(), out, d.n);
+    case FlagWork::act: return k.act(d.x.data(), d.bias.data(), d.g.data(), out, out2, d.rows, kActWidth);
+    case FlagWork::xent: return k.xent(d.x.data(), d.labels.data(), out, out2, d.rows, kXentClasses);
+    case FlagWork::reduce: return k.reduce(d.x.data(), out, d.n);
+  }
+}
 
 }  // namespace gtb::pitfalls
