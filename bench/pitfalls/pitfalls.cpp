@@ -2,6 +2,7 @@
 // a loss read every step, debug and unoptimised builds, fast-math, and redundant copies.
 #include <climits>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -103,6 +104,8 @@ void gpu_step_case(State&, pf::Copy, int) { throw gtb::Skip("built without CUDA"
 
 const pf::FlagData& flag_data(pf::FlagWork w, std::size_t n) {
   static std::map<std::pair<int, std::size_t>, std::unique_ptr<pf::FlagData>> cache;
+  // Records of one workload run together: drop the others' data (GPU sizes reach GBs of references).
+  for (auto it = cache.begin(); it != cache.end();) it = it->first.first != static_cast<int>(w) ? cache.erase(it) : std::next(it);
   auto& slot = cache[{static_cast<int>(w), n}];
   if (!slot) slot = std::make_unique<pf::FlagData>(pf::make_flag_data(w, n));
   return *slot;

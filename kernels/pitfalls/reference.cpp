@@ -54,6 +54,7 @@ FlagData make_flag_data(FlagWork w, std::size_t n, std::uint64_t seed) {
   switch (w) {
     case FlagWork::chain:
       d.ref.resize(n);
+#pragma omp parallel for schedule(static)
       for (std::size_t i = 0; i < n; ++i) d.ref[i] = gelu(double(kFlagChain.scale) * d.x[i] + double(kFlagChain.bias));
       break;
     case FlagWork::act: {
@@ -64,6 +65,7 @@ FlagData make_flag_data(FlagWork w, std::size_t n, std::uint64_t seed) {
       fill_uniform(d.g.data(), n, seed + 2, -1.0f, 1.0f);
       d.ref.resize(n);
       d.ref2.resize(n);
+#pragma omp parallel for schedule(static)
       for (std::size_t i = 0; i < n; ++i) {
         const double v = double(d.x[i]) + double(d.bias[i % kActWidth]);
         d.ref[i] = gelu(v);
@@ -77,13 +79,16 @@ FlagData make_flag_data(FlagWork w, std::size_t n, std::uint64_t seed) {
       for (std::size_t r = 0; r < d.rows; ++r) d.labels[r] = int(mix64(seed + r) % kXentClasses);
       d.ref.resize(n);
       d.ref2.resize(d.rows);
+#pragma omp parallel for schedule(static)
       for (std::size_t r = 0; r < d.rows; ++r)
         d.ref2[r] = xent_ref(d.x.data() + r * kXentClasses, d.labels[r], d.ref.data() + r * kXentClasses, kXentClasses);
       break;
     }
     case FlagWork::reduce:
       d.ref.assign(n / kReduceBlock, 0.0);
-      for (std::size_t i = 0; i < n; ++i) d.ref[i / kReduceBlock] += double(d.x[i]) * double(d.x[i]);
+#pragma omp parallel for schedule(static)
+      for (std::size_t b = 0; b < n / kReduceBlock; ++b)
+        for (std::size_t i = b * kReduceBlock; i < (b + 1) * kReduceBlock; ++i) d.ref[b] += double(d.x[i]) * double(d.x[i]);
       break;
   }
   return d;
