@@ -16,8 +16,9 @@ if(TARGET gtb_pitfalls_kernels)
   target_link_libraries(gtb_pitfalls_kernels PUBLIC gtb_train_kernels)
   add_subdirectory(${PROJECT_SOURCE_DIR}/kernels/pitfalls ${CMAKE_CURRENT_BINARY_DIR}/pitfalls_variants)
   # The variants got their own flags and nothing else, and -O0 really is unoptimised (a planted
-  # run proves the check can fail).
-  if(GTB_BUILD_TESTS AND NOT GTB_SANITIZE AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  # run proves the check can fail). The disassembly check reads x86-64 code.
+  if(GTB_BUILD_TESTS AND NOT GTB_SANITIZE AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang"
+     AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
     find_package(Python3 COMPONENTS Interpreter)
     if(Python3_FOUND)
       set(_pf ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tools/check_pitfall_flags.py
