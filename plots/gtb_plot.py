@@ -386,6 +386,70 @@ def fig_speedup_heatmap(plt, doc):
     return fig, "GPU over CPU on the same problem"
 
 
+def pitfalls_findings(doc, key):
+    f = doc.get("findings", {})
+    f = f.get("pitfalls", {}) if isinstance(f, dict) else {}
+    rows = f.get(key, []) if isinstance(f, dict) else []
+    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+
+
+def fig_pitfalls_steps(plt, doc):
+    rows = [r for r in pitfalls_findings(doc, "steps") if is_num(r.get("pct_of_clean")) and is_num(r.get("width"))]
+    if not rows:
+        raise Skip("no pitfalls step findings")
+    backends = [b for b in ("cpu", "cuda") if any(r.get("backend") == b for r in rows)]
+    fig, axes = plt.subplots(1, len(backends), figsize=(6 * len(backends), 4.4), squeeze=False)
+    for ax, be in zip(axes[0], backends):
+        series = {}
+        for r in rows:
+            if r.get("backend") == be:
+                series.setdefault((r.get("pitfall"), r.get("variant"), r.get("batch")), []).append(r)
+        for (pit, var, batch), pts in sorted(series.items(), key=lambda kv: str(kv[0])):
+            pts.sort(key=lambda r: r["width"])
+            ax.plot([r["width"] for r in pts], [r["pct_of_clean"] for r in pts], marker="o",
+                    label=f"{pit} {var}, batch {batch}")
+        ax.axhline(100, color="red", ls="--", lw=1, label="dominates (costs the clean step again)")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("symlog", linthresh=1)
+        ax.set_xlabel("model width")
+        ax.set_ylabel("extra time, % of the clean step")
+        ax.set_title("CPU" if be == "cpu" else "GPU")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=6)
+    return fig, "Cost of a habit per training step against the clean loop"
+
+
+def fig_pitfalls_builds(plt, doc):
+    rows = [r for r in pitfalls_findings(doc, "builds") if is_num(r.get("slowdown")) and r.get("variant") != r.get("baseline")]
+    if not rows:
+        raise Skip("no pitfalls build findings")
+    backends = [b for b in ("cpu", "cuda") if any(r.get("backend") == b for r in rows)]
+    fig, axes = plt.subplots(1, len(backends), figsize=(6 * len(backends), 4.4), squeeze=False)
+    for ax, be in zip(axes[0], backends):
+        mine = [r for r in rows if r.get("backend") == be]
+        bars, labels, errs = [], [], [[], []]
+        for wl in sorted({r.get("workload") for r in mine}):
+            wr = [r for r in mine if r.get("workload") == wl]
+            nmax = max(r.get("n", 0) for r in wr)
+            for r in sorted((r for r in wr if r.get("n") == nmax), key=lambda r: str(r.get("variant"))):
+                v = r["slowdown"]
+                bars.append(v)
+                lo, hi = r.get("slowdown_q1"), r.get("slowdown_q3")
+                errs[0].append(max(0.0, v - lo) if is_num(lo) else 0.0)
+                errs[1].append(max(0.0, hi - v) if is_num(hi) else 0.0)
+                labels.append(f"{wl}\n{r.get('variant')} (n={nmax})")
+        ax.bar(range(len(bars)), bars, yerr=errs, color="tab:blue" if be == "cpu" else "tab:green", capsize=2)
+        ax.axhline(1, color="black", lw=1)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(bars)))
+        ax.set_xticklabels(labels, fontsize=6, rotation=45, ha="right")
+        base = mine[0].get("baseline", "")
+        ax.set_ylabel(f"time / time of the default build ({base})")
+        ax.set_title(("CPU" if be == "cpu" else "GPU") + ", largest n measured")
+        ax.grid(True, axis="y", alpha=0.3)
+    return fig, "Build flags: slowdown against the project's default build"
+
+
 FIGURES = [
     ("transfer_bandwidth", fig_transfer_bandwidth),
     ("transfer_batching", fig_transfer_batching),
@@ -395,6 +459,8 @@ FIGURES = [
     ("train_throughput_batch", fig_train_batch),
     ("train_throughput_model", fig_train_model),
     ("speedup_heatmap", fig_speedup_heatmap),
+    ("pitfalls_steps", fig_pitfalls_steps),
+    ("pitfalls_builds", fig_pitfalls_builds),
 ]
 
 

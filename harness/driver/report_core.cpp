@@ -663,6 +663,67 @@ void train_section(Md& md, const Doc& d) {
   md.o << "\n";
 }
 
+// The pitfalls family: each habit's cost per step, where it stops dominating, each build's slowdown.
+// Results files from before this family do not carry it: no section then, rather than an absence note.
+void pitfalls_section(Md& md, const Doc& d) {
+  if (!d.families.count("pitfalls")) return;
+  md.h2("Code-level pitfalls (pitfalls)");
+  const json& f = d.findings("pitfalls");
+  const std::string gpu_note =
+      any_ok(d, "pitfalls", Backend::cuda) ? "" : " GPU records: " + why_none(d, "pitfalls", Backend::cuda) + ".";
+  md.h3("Habits in the training loop (times in us per step)");
+  std::vector<std::vector<std::string>> rows;
+  if (const json* s = at(f, "steps"); s && s->is_array())
+    for (const auto& r : *s) {
+      std::string extra = num(dbl(at(r, "extra_us")));
+      if (has_num(at(r, "us_per_read"))) extra += " (" + num(dbl(at(r, "us_per_read"))) + " per read)";
+      rows.push_back({str(at(r, "backend")), str(at(r, "pitfall")) + " " + str(at(r, "variant")),
+                      num(dbl(at(r, "width"))), num(dbl(at(r, "batch"))), num(dbl(at(r, "clean_us"))),
+                      num(dbl(at(r, "step_us"))), extra, fmt("%+.0f%%", dbl(at(r, "pct_of_clean")))});
+    }
+  if (rows.empty())
+    md.p("Not measured." + gpu_note);
+  else
+    md.table({"backend", "habit", "width", "batch", "clean step", "with the habit", "extra", "of the clean step"}, rows);
+  rows.clear();
+  if (const json* s = at(f, "dominance"); s && s->is_array())
+    for (const auto& r : *s) {
+      const json* up = at(r, "dominates_up_to_width");
+      const json* stop = at(r, "stops_dominating_at_width");
+      const json* small = at(r, "under_10pct_from_width");
+      std::string stops = "-";
+      if (has_num(up)) stops = has_num(stop) ? "width " + num(dbl(stop)) : "not within the widths measured";
+      rows.push_back({str(at(r, "backend")), str(at(r, "pitfall")) + " " + str(at(r, "variant")),
+                      num(dbl(at(r, "batch"))), has_num(up) ? "width <= " + num(dbl(up)) : "at no width measured",
+                      stops, has_num(small) ? "width " + num(dbl(small)) : "not within the widths measured"});
+    }
+  if (!rows.empty()) {
+    md.p("A habit dominates where it costs at least the clean step itself (the step takes twice as long).");
+    md.table({"backend", "habit", "batch", "dominates", "stops dominating at", "under 10% from"}, rows);
+  }
+  md.h3("Build flags against the project's default build");
+  rows.clear();
+  if (const json* s = at(f, "builds"); s && s->is_array())
+    for (const auto& r : *s) {
+      if (str(at(r, "variant")) == str(at(r, "baseline"))) continue;
+      std::string slow = times(dbl(at(r, "slowdown")));
+      if (has_num(at(r, "slowdown_q1")))
+        slow += " (" + fmt("%.2f", dbl(at(r, "slowdown_q1"))) + "-" + fmt("%.2f", dbl(at(r, "slowdown_q3"))) + ")";
+      rows.push_back({str(at(r, "backend")), str(at(r, "workload")), num(dbl(at(r, "n"))),
+                      str(at(r, "variant")) + (str(at(r, "variant")) == "O3_isa" ? " (" + str(at(r, "isa")) + ")" : ""),
+                      str(at(r, "baseline")), num(dbl(at(r, "time_us"))), slow,
+                      fmt("%.1e", dbl(at(r, "rel_norm_err"))) + " vs " + fmt("%.1e", dbl(at(r, "baseline_rel_norm_err")))});
+    }
+  if (rows.empty()) {
+    md.p("Not measured." + gpu_note);
+  } else {
+    md.p("Time of this build over the default build's (above 1: slower), with a conservative spread (its "
+         "quartiles over the default's opposite quartiles); error = relative norm against float64.");
+    md.table({"backend", "workload", "n", "build", "against", "time (us)", "time ratio", "error vs default"}, rows);
+    if (!gpu_note.empty()) md.p(gpu_note.substr(1));
+  }
+}
+
 void comparisons_section(Md& md, const Doc& d) {
   md.h2("GPU vs CPU on the same problem");
   const json* c = at(d.j, "comparisons");
@@ -744,11 +805,12 @@ std::string render_markdown(const json& doc, const std::string& source) {
   guarded(vectorize_section, "vectorize findings");
   guarded(gemm_section, "gemm findings");
   guarded(train_section, "train findings");
+  guarded(pitfalls_section, "pitfalls findings");
   guarded(comparisons_section, "comparisons");
   guarded(ceilings_pct_section, "ceiling percentages");
   std::set<std::string> other;
   for (const auto& f : d.families)
-    if (std::find_if(std::begin(kKnownFamilies), std::end(kKnownFamilies), [&](const char* k) { return f == k; }) ==
+    if (f != "pitfalls" && std::find_if(std::begin(kKnownFamilies), std::end(kKnownFamilies), [&](const char* k) { return f == k; }) ==
         std::end(kKnownFamilies))
       other.insert(f);
   for (const auto& f : other) {
