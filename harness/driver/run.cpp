@@ -13,6 +13,7 @@
 
 #include "harness/driver/commands.h"
 #include "harness/driver/families.h"
+#include "harness/driver/launch.h"
 #include "harness/driver/process.h"
 #include "harness/driver/summary.h"
 #include "harness/results.h"
@@ -69,6 +70,8 @@ int cmd_run(int argc, char** argv) {
   app.add_option("--logs", logs_dir, "Keep each family's output log in this folder");
   app.add_flag("--keep-logs", keep_logs, "Keep the logs next to the results file (<out>.logs/)");
   app.add_flag("-q,--quiet", quiet, "No summary table");
+  LaunchRequest launch;
+  add_launch_options(app, launch);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -79,6 +82,10 @@ int cmd_run(int argc, char** argv) {
   }
   if (quick && full) {
     std::cerr << "gtb run: --quick and --full exclude each other\n";
+    return kExitBadInput;
+  }
+  if (const std::string why = prepare_launch(launch); !why.empty()) {
+    std::cerr << "gtb run: " << why << "\n";
     return kExitBadInput;
   }
   const std::string suite = full ? "full" : "quick";
@@ -134,7 +141,7 @@ int cmd_run(int argc, char** argv) {
                    i + 1, n, f.c_str(), done, total, now - t0);
       std::fflush(stderr);
     };
-    const ProcessResult pr = run_process(family_binary(f), args, log_path, progress);
+    const ProcessResult pr = run_family(f, launch, args, log_path, progress);
     if (tty) std::fprintf(stderr, "\r%70s\r", "");
     const double secs = host_seconds() - t0;
     if (interrupted()) break;
