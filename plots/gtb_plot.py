@@ -384,6 +384,27 @@ def fig_speedup_heatmap(plt, doc):
     return fig, "GPU over CPU on the same problem"
 
 
+def fig_parallel_busbw(plt, doc):
+    """Measured collective busbw against size, one line per collective and backend (never projected)."""
+    recs = [r for r in ok(doc, "parallel", "collective") if r.get("variant") != "mpi_plain_loop"
+            and is_num(param(r, "bytes")) and is_num(counter(r, "busbw"))]
+    if not recs:
+        raise Skip("no ok parallel/collective record")
+    lines = defaultdict(list)
+    for r in recs:
+        ranks = (r.get("info") or {}).get("ranks", (r.get("info") or {}).get("gpus", "?"))
+        lines[f"{r.get('variant')} {param(r, 'collective')} {option(r, 'dtype', '')} ({ranks} ranks)"].append(r)
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for name, rs in sorted(lines.items()):
+        rs.sort(key=lambda r: param(r, "bytes"))
+        ax.plot([param(r, "bytes") for r in rs], [counter(r, "busbw") for r in rs], marker="o", label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("size (bytes, nccl-tests' convention)")
+    ax.set_ylabel("busbw (GB/s, measured)")
+    ax.legend(fontsize=7)
+    return fig, "Collective bus bandwidth vs size (measured)"
+
+
 FIGURES = [
     ("transfer_bandwidth", fig_transfer_bandwidth),
     ("transfer_batching", fig_transfer_batching),
@@ -393,6 +414,7 @@ FIGURES = [
     ("train_throughput_batch", fig_train_batch),
     ("train_throughput_model", fig_train_model),
     ("speedup_heatmap", fig_speedup_heatmap),
+    ("parallel_busbw", fig_parallel_busbw),
 ]
 
 

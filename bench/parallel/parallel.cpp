@@ -225,13 +225,14 @@ void cpu_dp_step(gtb::State& st) {
                     {{"buckets", model.buckets().size()}, {"ranks", n}}))
     return;
   st.set_work(double(global));
-  std::vector<double> comm, bwd;
+  std::vector<double> comm, frac, bwd;  // per step on this rank
   auto body = [&](std::int64_t reps) {
     double s = 0;
     for (std::int64_t r = 0; r < reps && active; ++r) {
       model.step(x, y);
       s += model.last_times().total_s;
       comm.push_back(model.last_times().comm_s);
+      frac.push_back(model.last_times().comm_s / model.last_times().total_s);
       bwd.push_back(model.last_times().backward_s);
     }
     return s;
@@ -242,12 +243,15 @@ void cpu_dp_step(gtb::State& st) {
     std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
     return v[v.size() / 2];
   };
+  // Each rank's medians over its own steps, then the worst rank: the fraction comes from the same steps
+  // as its communication time, not from the record's samples (those are the slowest rank's sums).
   const double comm_med = mpi::max_over_ranks(median(comm)), bwd_med = mpi::max_over_ranks(median(bwd));
+  const double frac_med = mpi::max_over_ranks(median(frac));
   if (!leader) follower_done();
   const double step = st.record().stats->median;
   st.counter("step_ms", step * 1e3, "ms");
   st.counter("comm_ms", comm_med * 1e3, "ms");
-  st.counter("comm_fraction", comm_med / step, "fraction");
+  st.counter("comm_fraction", frac_med, "fraction");
   st.counter("backward_ms", bwd_med * 1e3, "ms");
   st.counter("gradient_bytes", double(lay.parameters()) * 4.0, "bytes");
   st.counter("buckets", double(model.buckets().size()), "count");

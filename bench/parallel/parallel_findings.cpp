@@ -1,5 +1,7 @@
 // Parallel family findings: busbw at the largest size, the plain-loop yardstick, and for the
 // data-parallel step the best bucket, the overlap gain, the communication fraction and scaling.
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <tuple>
@@ -13,6 +15,56 @@ using gtb::json;
 double counter(const gtb::Record& r, const std::string& name) {
   const auto it = r.counters.find(name);
   return it == r.counters.end() ? 0.0 : it->second.value;
+}
+
+// The N-rank step projected from the one-rank step measured here and a busbw: given by the user
+// (GTB_PARALLEL_BUSBW_GBPS, with GTB_PARALLEL_PROJECT_RANKS, default 8) or this run's all-reduce
+// busbw at its largest size. Kept under its own key, labelled projected, never beside measured rows.
+template <class Largest, class One>
+void project(const std::vector<gtb::Record>&, const Largest& largest, const One& one, json& out) {
+  double busbw = 0;
+  std::string source;
+  int ranks = 8;
+  if (const char* r = std::getenv("GTB_PARALLEL_PROJECT_RANKS")) ranks = std::max(2, std::atoi(r));
+  if (const char* b = std::getenv("GTB_PARALLEL_BUSBW_GBPS"); b && std::atof(b) > 0) {
+    busbw = std::atof(b);
+    source = "user-given (GTB_PARALLEL_BUSBW_GBPS)";
+  } else {
+    for (const auto& [key, r] : largest)
+      if (r->params.value("collective", "") == "all_reduce" && counter(*r, "busbw") > busbw) {
+        busbw = counter(*r, "busbw");
+        source = "measured: " + r->id;
+        ranks = std::max(2, int(r->info.value("ranks", r->info.value("gpus", 2))));
+      }
+  }
+  if (!(busbw > 0)) return;
+  json rows = json::array();
+  for (const auto& [m, r] : one) {
+    const double compute_s = r->stats ? r->stats->median : 0;
+    const double bytes = counter(*r, "gradient_bytes");
+    if (!(compute_s > 0) || !(bytes > 0)) continue;
+    const double n = ranks, comm_s = bytes * 2.0 * (n - 1.0) / n / (busbw * 1e9);
+    rows.push_back({{"label", "projected"},
+                    {"width", std::get<0>(m)},
+                    {"depth", std::get<1>(m)},
+                    {"rows_per_rank", std::get<2>(m)},
+                    {"inputs", {{"ranks", ranks},
+                                {"busbw_gbps", busbw},
+                                {"busbw_source", source},
+                                {"one_rank_step_s", compute_s},
+                                {"one_rank_record", r->id},
+                                {"gradient_bytes", bytes}}},
+                    {"comm_s", comm_s},
+                    {"step_s_no_overlap", compute_s + comm_s},
+                    {"step_s_full_overlap", std::max(compute_s, comm_s)},
+                    {"scaling_efficiency_no_overlap", compute_s / (compute_s + comm_s)},
+                    {"scaling_efficiency_full_overlap", compute_s / std::max(compute_s, comm_s)}});
+  }
+  if (!rows.empty())
+    out["projected"] = {{"label", "projected"},
+                        {"method", "step = one-rank step + gradient_bytes * 2(n-1)/n / busbw (no overlap), or the "
+                                   "larger of the two (full overlap); not measured"},
+                        {"rows", rows}};
 }
 
 void findings(const std::vector<gtb::Record>& records, json& out) {
@@ -94,6 +146,7 @@ void findings(const std::vector<gtb::Record>& records, json& out) {
     dp.push_back(e);
   }
   if (!dp.empty()) out["dp_step"] = dp;
+  project(records, largest, one, out);
 }
 
 const bool kRegistered = gtb::add_findings("parallel", findings);
