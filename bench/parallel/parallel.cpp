@@ -18,6 +18,8 @@
 #include "kernels/parallel/cpu/comm.h"
 #include "kernels/parallel/cpu/dp_step.h"
 #if GTB_HAVE_CUDA
+#include "harness/cuda_timing.h"
+#include "kernels/cuda/mlp.h"
 #include "kernels/parallel/cuda/nccl.h"
 #endif
 
@@ -287,8 +289,104 @@ void gpu_collective(gtb::State& st) {
   st.info("nccl", par::nccl::version());
   if (g->ranks() == 1) st.info("note", "one GPU: NCCL's one-rank path is a local copy; busbw is 0 by definition");
 }
+// One GPU: the training step alone, and with bucket-sized all-reduces in flight on NCCL's own
+// stream (compute and communication share the SMs and the memory). The step is checked in float64
+// alone, and must give the same weights under contention.
+void gpu_interference(gtb::State& st) {
+  skip_if_not_launched();
+  if (mpi::size() > 1) throw gtb::Skip("measured by a one-process run (--ranks 1)");
+  namespace gm = gtb::cuda::mlp;
+  const bool contended = st.get_string("reduction") == "on";
+  mlp::Config cfg;
+  cfg.width = cfg.input = int(st.get_int("width"));
+  cfg.depth = int(st.get_int("depth"));
+  cfg.classes = 16;
+  cfg.validate();
+  const int batch = int(st.get_int("batch"));
+  std::unique_ptr<par::nccl::LocalGroup> g;
+  try {
+    g = std::make_unique<par::nccl::LocalGroup>(par::Collective::all_reduce,
+                                                std::size_t(st.get_double("bucket_mb") * par::kMiB),
+                                                par::nccl::DType::fp32, kSeed);
+  } catch (const par::Unavailable& e) {
+    throw gtb::Skip(e.what());
+  }
+  const par::nccl::CheckResult rc = g->run_and_check();
+  const mlp::Dataset data = mlp::make_clusters(batch, cfg.input, cfg.classes, kSeed);
+  gm::GpuMlp model(cfg, batch, 1, gm::Precision::fp32);
+  model.load_data(data.x.data(), data.y.data(), gm::DataSource::device);
+  const std::vector<float> p0 = model.params(), o0 = model.opt_state();
+  const mlp::ScaleState s0 = model.scale_state();
+  model.poison();
+  model.step();
+  model.sync();
+  const std::vector<float> g1 = model.grads(), p1 = model.params();
+  mlp::StepView v;
+  v.cfg = &cfg;
+  v.rows = batch;
+  v.x = data.x.data();
+  v.labels = data.y.data();
+  v.norm_rows = batch;
+  v.fetch = [&](mlp::Tensor t, int l) { return model.fetch(t, l); };
+  v.params_before = p0.data();
+  v.opt_before = o0.data();
+  v.grads = g1.data();
+  v.params_after = p1.data();
+  v.t_before = s0.step;
+  v.rtol = 1e-4;
+  const mlp::VerifyResult res = mlp::verify_step(v);
+  // How many reductions cover a step: measured once, outside the samples.
+  const double t_red = g->time(3) / 3;
+  gtb::cuda::Event e0, e1;
+  e0.record(model.stream());
+  model.step();
+  e1.record(model.stream());
+  const double t_step = gtb::cuda::elapsed_seconds(e0, e1);
+  const auto k = std::int64_t(std::clamp(std::ceil(2.0 * t_step / t_red), 1.0, 1000.0));
+  // Same state, reductions in flight: the step must not change.
+  model.set_params(p0);
+  model.set_opt_state(o0);
+  model.set_scale_state(s0);
+  g->enqueue(k);
+  model.step();
+  model.sync();
+  g->sync();
+  const std::vector<float> p2 = model.params();
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < p1.size(); ++i) {
+    num += (double(p2[i]) - p1[i]) * (double(p2[i]) - p1[i]);
+    den += double(p1[i]) * p1[i];
+  }
+  const double diff = std::sqrt(num / (den > 0 ? den : 1));
+  const bool ok = rc.ok && res.ok && diff <= 1e-5;
+  st.check(ok, !rc.ok ? rc.detail : !res.ok ? res.detail
+                                 : diff > 1e-5 ? "the step under contention differs from the step alone: " +
+                                                     std::to_string(diff) + " (relative norm)"
+                                               : res.detail + "; same weights with reductions in flight");
+  if (!ok) return;
+  st.set_work(1);
+  st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) {
+    double total = 0;
+    for (std::int64_t r = 0; r < reps; ++r) {
+      if (contended) g->enqueue(k);
+      e0.record(model.stream());
+      model.step();
+      e1.record(model.stream());
+      total += gtb::cuda::elapsed_seconds(e0, e1);
+      if (contended) g->sync();
+    }
+    return total;
+  });
+  st.counter("step_ms", st.record().stats->median * 1e3, "ms");
+  st.counter("reductions_in_flight", double(contended ? k : 0), "count");
+  st.counter("reduction_bytes", double(g->bytes()), "bytes");
+  st.counter("reduction_alone_ms", t_red * 1e3, "ms");
+  st.info("gpus", g->ranks());
+  st.info("note", "the whole step is timed (forward, backward, update) with CUDA events on its stream");
+}
 #else
 void gpu_collective(gtb::State&) { throw gtb::Skip("built without CUDA"); }
+void gpu_interference(gtb::State&) { throw gtb::Skip("built without CUDA"); }
 #endif
 
 using I = std::vector<std::int64_t>;
@@ -320,22 +418,30 @@ const std::vector<std::int64_t> kBytesQuick = {4096, 1 << 20, 16 << 20};
                                     .option("dtype", S{"fp32", "bf16"})
                                     .rate("algbw", "GB/s", 1e9)
                                     .describe("NCCL collective over every local GPU from one process (ncclCommInitAll)");
-[[maybe_unused]] auto& b_dp = gtb::add("parallel", "dp_step", "mpi", gtb::Backend::cpu, cpu_dp_step)
-                                  .axis("ranks", I{kRanks})
-                                  .axis("width", I{1024, 2048}, I{512})
-                                  .axis("depth", I{4, 7}, I{3})
-                                  .axis("rows_per_rank", I{64}, I{16})
-                                  .axis("bucket_mb", std::vector<double>{1, 25, 100}, std::vector<double>{1, 25})
+[[maybe_unused]] auto& b_intf = gtb::add("parallel", "interference", "nccl", gtb::Backend::cuda, gpu_interference)
+                                    .axis("width", I{2048, 4096}, I{2048})
+                                    .axis("depth", I{4})
+                                    .axis("batch", I{256})
+                                    .axis("bucket_mb", std::vector<double>{25})
+                                    .option("reduction", S{"off", "on"})
+                                    .time("step_time", "ms", 1e-3)
+                                    .describe("One GPU: the training step alone and with bucket-sized NCCL "
+                                              "all-reduces in flight on another stream");
+// The step's model axes, shared by the data-parallel records and their one-rank denominator.
+gtb::Bench& model_axes(gtb::Bench& b) {
+  return b.axis("ranks", I{kRanks})
+      .axis("width", I{1024, 2048}, I{512})
+      .axis("depth", I{4, 7}, I{3})
+      .axis("rows_per_rank", I{64}, I{16});
+}
+[[maybe_unused]] auto& b_dp = model_axes(gtb::add("parallel", "dp_step", "mpi", gtb::Backend::cpu, cpu_dp_step))
+                                  .axis("bucket_mb", std::vector<double>{1, 25, 100}, std::vector<double>{1})
                                   .option("overlap", S{"off", "on"})
                                   .rate("throughput", "samples/s", 1.0)
                                   .rule(quick_rule(), gtb::StopRule::full())
                                   .describe("Data-parallel MLP step: shard of the global batch per rank, "
                                             "DDP-style buckets (first 1 MiB), MPI all-reduce");
-[[maybe_unused]] auto& b_one = gtb::add("parallel", "dp_step", "one_rank", gtb::Backend::cpu, cpu_dp_step)
-                                   .axis("ranks", I{kRanks})
-                                   .axis("width", I{1024, 2048}, I{512})
-                                   .axis("depth", I{4, 7}, I{3})
-                                   .axis("rows_per_rank", I{64}, I{16})
+[[maybe_unused]] auto& b_one = model_axes(gtb::add("parallel", "dp_step", "one_rank", gtb::Backend::cpu, cpu_dp_step))
                                    .rate("throughput", "samples/s", 1.0)
                                    .rule(quick_rule(), gtb::StopRule::full())
                                    .describe("The same step on rank 0 alone without communication: the "

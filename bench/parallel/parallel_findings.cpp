@@ -147,6 +147,19 @@ void findings(const std::vector<gtb::Record>& records, json& out) {
   }
   if (!dp.empty()) out["dp_step"] = dp;
   project(records, largest, one, out);
+
+  // One GPU: the step's slowdown with reductions in flight.
+  std::map<std::string, std::map<std::string, const gtb::Record*>> intf;
+  for (const auto& r : records)
+    if (r.workload == "interference" && r.status == gtb::Status::ok) intf[r.params.dump()][r.options.value("reduction", "")] = &r;
+  json sl = json::array();
+  for (const auto& [p, by] : intf)
+    if (by.count("on") && by.count("off") && by.at("off")->value.value_or(0) > 0)
+      sl.push_back({{"params", by.at("on")->params},
+                    {"step_ms_alone", by.at("off")->value.value_or(0)},
+                    {"step_ms_with_reduction", by.at("on")->value.value_or(0)},
+                    {"slowdown", by.at("on")->value.value_or(0) / by.at("off")->value.value_or(1)}});
+  if (!sl.empty()) out["interference"] = sl;
 }
 
 const bool kRegistered = gtb::add_findings("parallel", findings);

@@ -154,6 +154,7 @@ int cmd_run(int argc, char** argv) {
         const json doc = load_document(res_path);
         auto recs = records_of(doc);
         if (context.is_null()) context = doc.at("context");
+        else if (doc.at("context").contains(f)) context[f] = doc.at("context")[f];  // a family's own section
         if (doc.contains("findings") && doc["findings"].is_object())
           for (auto it = doc["findings"].begin(); it != doc["findings"].end(); ++it) findings[it.key()] = it.value();
         std::map<std::string, int> by_status;

@@ -13,6 +13,16 @@
 namespace par = gtb::parallel;
 namespace mlp = gtb::mlp;
 
+namespace {
+mlp::Config model(int width, int depth) {
+  mlp::Config c;
+  c.input = c.width = width;
+  c.depth = depth;
+  c.classes = 16;
+  return c;
+}
+}  // namespace
+
 TEST(Collective, BusFactorsAreNcclTests) {
   EXPECT_DOUBLE_EQ(par::bus_factor(par::Collective::all_reduce, 8), 2.0 * 7 / 8);
   EXPECT_DOUBLE_EQ(par::bus_factor(par::Collective::all_gather, 8), 7.0 / 8);
@@ -62,10 +72,7 @@ TEST(Collective, PatternIsNonZeroAndExact) {
 }
 
 TEST(Buckets, DdpAssignmentFromTheLastLayer) {
-  mlp::Config c;
-  c.input = c.width = 512;
-  c.depth = 4;
-  c.classes = 16;
+  mlp::Config c = model(512, 4);
   const mlp::Layout lay(c);
   // Layers 2..3 are 512x512+512 floats (~1.05 MB each); layer 4 is small.
   const auto one = par::plan_buckets(lay, 1.0, 1.0);
@@ -84,10 +91,7 @@ TEST(Buckets, DdpAssignmentFromTheLastLayer) {
 
 // One rank without communication is a whole-batch step: it must match the float64 reference.
 TEST(DpStep, OneRankMatchesFloat64Reference) {
-  mlp::Config c;
-  c.input = c.width = 48;
-  c.depth = 3;
-  c.classes = 16;
+  mlp::Config c = model(48, 3);
   const int rows = 24;
   const mlp::Dataset d = mlp::make_clusters(rows, c.input, c.classes, 5);
   const mlp::Layout lay(c);
@@ -109,10 +113,7 @@ TEST(DpStep, OneRankMatchesFloat64Reference) {
 // Half the batch normalized by the whole batch gives half of the gradient sum: the property the
 // all-reduce relies on (two shards' gradients add up to the whole batch's).
 TEST(DpStep, ShardGradientsSumToTheWholeBatch) {
-  mlp::Config c;
-  c.input = c.width = 32;
-  c.depth = 2;
-  c.classes = 16;
+  mlp::Config c = model(32, 2);
   const int rows = 16;
   const mlp::Dataset d = mlp::make_clusters(rows, c.input, c.classes, 9);
   const mlp::Layout lay(c);
@@ -127,10 +128,7 @@ TEST(DpStep, ShardGradientsSumToTheWholeBatch) {
 }
 
 TEST(DpStep, RejectsBadInput) {
-  mlp::Config c;
-  c.input = c.width = 32;
-  c.depth = 2;
-  c.classes = 16;
+  mlp::Config c = model(32, 2);
   const mlp::Layout lay(c);
   const auto b = par::plan_buckets(lay, 1.0, 1.0);
   EXPECT_THROW(par::DpMlp(c, 0, 8, b, false, false), std::invalid_argument);

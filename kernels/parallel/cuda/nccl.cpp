@@ -184,6 +184,11 @@ double LocalGroup::time(std::int64_t reps) {
   return now_seconds() - t0;
 }
 
+void LocalGroup::enqueue(std::int64_t reps) {
+  for (std::int64_t r = 0; r < reps; ++r) impl_->launch();
+}
+void LocalGroup::sync() { impl_->sync(); }
+
 #else  // CUDA without NCCL
 
 bool built() { return false; }
@@ -197,6 +202,8 @@ int LocalGroup::ranks() const { return 0; }
 std::size_t LocalGroup::bytes() const { return 0; }
 CheckResult LocalGroup::run_and_check() { return {}; }
 double LocalGroup::time(std::int64_t) { return 0; }
+void LocalGroup::enqueue(std::int64_t) {}
+void LocalGroup::sync() {}
 #endif
 
 }  // namespace gtb::parallel::nccl

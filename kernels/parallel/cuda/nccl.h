@@ -38,6 +38,9 @@ class LocalGroup {
   // Runs `reps` collectives (one group call each) and returns host seconds after synchronizing every
   // GPU, as nccl-tests times them.
   double time(std::int64_t reps);
+  // Enqueues `reps` collectives without waiting (to run beside other work); sync() waits for them.
+  void enqueue(std::int64_t reps);
+  void sync();
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
