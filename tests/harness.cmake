@@ -14,4 +14,4 @@ foreach(case IN ITEMS run_valid unknown_family bad_flags unwritable crash_isolat
   set_tests_properties(driver.${case} PROPERTIES LABELS cpu TIMEOUT 300 SKIP_RETURN_CODE 77)
 endforeach()
 # The families this project must build; a missing one fails driver.every_family.
-set_tests_properties(driver.every_family PROPERTIES ENVIRONMENT "GTB_EXPECT_FAMILIES=ceilings,transfer,vectorize,gemm,train")
+set_tests_properties(driver.every_family PROPERTIES ENVIRONMENT "GTB_EXPECT_FAMILIES=ceilings,transfer,vectorize,gemm,train,parallel")
