@@ -79,9 +79,9 @@ const bool kGroup = gtb::set_process_group(
 // Rank 0's harness decides warm-up, repetitions and samples; the other ranks follow its commands, so
 // every rank runs the same collectives. A sample is the slowest rank's time after a common barrier.
 // Returns true on rank 0 (which owns the record).
-bool lockstep_measure(gtb::State& st, const std::function<double(std::int64_t)>& body, bool barrier = true) {
+bool lockstep_measure(gtb::State& st, const std::function<double(std::int64_t)>& body) {
   auto one = [&](std::int64_t reps) {
-    if (barrier) mpi::barrier();
+    mpi::barrier();
     return mpi::max_over_ranks(body(reps));
   };
   if (mpi::rank() == 0) {
