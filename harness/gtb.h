@@ -102,6 +102,17 @@ Bench& add(std::string family, std::string workload, std::string variant, Backen
 using FindingsFn = std::function<void(const std::vector<Record>& records, json& findings)>;
 bool add_findings(std::string family, FindingsFn fn);  // returns true (for static registration)
 
+// A family that runs as several cooperating processes (MPI ranks) installs these: start() runs
+// before the first case, describe() adds to the results context, and only the process whose
+// writes_results() is true writes the results file; finish() runs on every exit path after start().
+struct ProcessGroup {
+  std::function<void()> start;
+  std::function<void(json& context)> describe;
+  std::function<bool()> writes_results;
+  std::function<void()> finish;
+};
+bool set_process_group(std::string family, ProcessGroup group);  // returns true (for static registration)
+
 // What a case function gets: its parameters, the suite, and the verify → measure protocol.
 class State {
  public:

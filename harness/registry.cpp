@@ -24,6 +24,7 @@ namespace {
 struct Registry {
   std::vector<std::unique_ptr<Bench>> benches;
   std::vector<std::pair<std::string, FindingsFn>> findings;
+  std::map<std::string, ProcessGroup> groups;
 };
 Registry& registry() {
   static Registry r;
@@ -118,6 +119,11 @@ Bench& add(std::string family, std::string workload, std::string variant, Backen
 
 bool add_findings(std::string family, FindingsFn fn) {
   registry().findings.emplace_back(std::move(family), std::move(fn));
+  return true;
+}
+
+bool set_process_group(std::string family, ProcessGroup group) {
+  registry().groups[std::move(family)] = std::move(group);
   return true;
 }
 
@@ -434,6 +440,23 @@ int family_main(int argc, char** argv, const std::string& family) {
 
   // Before any case loads data or starts threads: this may re-execute the binary.
   select_openblas_core(argv);
+  const auto group_it = registry().groups.find(family);
+  const ProcessGroup* group = group_it == registry().groups.end() ? nullptr : &group_it->second;
+  struct Finish {
+    const ProcessGroup* g;
+    ~Finish() {
+      if (g && g->finish) g->finish();
+    }
+  } finish{group};
+  if (group && group->start) {
+    try {
+      group->start();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s could not start its process group: %s\n", family.c_str(), e.what());
+      return 1;
+    }
+  }
+
   const std::vector<Case> cases = expand(family, rs.suite);
   rs.records.reserve(cases.size());
   for (const Case& c : cases) {
@@ -469,6 +492,7 @@ int family_main(int argc, char** argv, const std::string& family) {
   if (benchmark::ReportUnrecognizedArguments(gb_argc, rest.data())) return 2;
 
   json context = full_context();
+  if (group && group->describe) group->describe(context);
   const double t0 = host_seconds();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
@@ -485,7 +509,7 @@ int family_main(int argc, char** argv, const std::string& family) {
     }
     if (!f.empty()) findings[family] = f;
   }
-  if (out_path.empty()) return 0;
+  if (out_path.empty() || (group && group->writes_results && !group->writes_results())) return 0;
   json fams = json::array();
   fams.push_back({{"name", family},
                   {"status", "ok"},

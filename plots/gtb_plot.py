@@ -448,6 +448,25 @@ def fig_pitfalls_builds(plt, doc):
         ax.set_title(("CPU" if be == "cpu" else "GPU") + ", largest n measured")
         ax.grid(True, axis="y", alpha=0.3)
     return fig, "Build flags: slowdown against the project's default build"
+def fig_parallel_busbw(plt, doc):
+    """Measured collective busbw against size, one line per collective and backend (never projected)."""
+    recs = [r for r in ok(doc, "parallel", "collective") if r.get("variant") != "mpi_plain_loop"
+            and is_num(param(r, "bytes")) and is_num(counter(r, "busbw"))]
+    if not recs:
+        raise Skip("no ok parallel/collective record")
+    lines = defaultdict(list)
+    for r in recs:
+        ranks = (r.get("info") or {}).get("ranks", (r.get("info") or {}).get("gpus", "?"))
+        lines[f"{r.get('variant')} {param(r, 'collective')} {option(r, 'dtype', '')} ({ranks} ranks)"].append(r)
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for name, rs in sorted(lines.items()):
+        rs.sort(key=lambda r: param(r, "bytes"))
+        ax.plot([param(r, "bytes") for r in rs], [counter(r, "busbw") for r in rs], marker="o", label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("size (bytes, nccl-tests' convention)")
+    ax.set_ylabel("busbw (GB/s, measured)")
+    ax.legend(fontsize=7)
+    return fig, "Collective bus bandwidth vs size (measured)"
 
 
 FIGURES = [
@@ -461,6 +480,7 @@ FIGURES = [
     ("speedup_heatmap", fig_speedup_heatmap),
     ("pitfalls_steps", fig_pitfalls_steps),
     ("pitfalls_builds", fig_pitfalls_builds),
+    ("parallel_busbw", fig_parallel_busbw),
 ]
 
 

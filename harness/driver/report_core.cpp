@@ -780,6 +780,41 @@ std::string size_text(double bytes) {
   return (std::fabs(v - std::round(v)) < 1e-9 ? fmt("%.0f", v) : fmt("%.3g", v)) + " " + units[u];
 }
 
+// Collective bandwidth and the data-parallel step, from the family's findings.
+void parallel_section(Md& md, const Doc& d) {
+  // Files from before this family (the fixtures among them) simply lack it: no section, not a gap.
+  if (!d.families.count("parallel")) return;
+  md.h2("Data parallelism (parallel)");
+  const json& f = d.findings("parallel");
+  const json* ranks = path(d.j, {"context", "parallel", "ranks"});
+  md.p("Ranks: " + (has_num(ranks) ? num(dbl(ranks)) : std::string("unknown")) +
+       ". busbw as nccl-tests defines it (GB = 10^9 bytes); one rank has busbw 0 by definition.");
+  if (const json* a = at(f, "largest_size"); a && a->is_array() && !a->empty()) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& e : *a)
+      rows.push_back({str(at(e, "record")), size_text(dbl(at(e, "bytes"))), num(dbl(at(e, "algbw_gbps"))),
+                      num(dbl(at(e, "busbw_gbps")))});
+    md.table({"collective at its largest size", "size", "algbw GB/s", "busbw GB/s"}, rows);
+  }
+  if (const json* p = at(f, "vs_plain_loop"); p && p->is_object())
+    md.li("All-reduce in gtb vs a plain MPI_Allreduce loop at " + size_text(dbl(at(*p, "bytes"))) + ": " +
+          times(dbl(at(*p, "ratio"))) + " (target >= 0.9x)");
+  if (const json* a = at(f, "dp_step"); a && a->is_array()) {
+    for (const auto& e : *a) {
+      std::string m = "width " + scalar(val(e, "width")) + ", depth " + scalar(val(e, "depth")) + ", " +
+                      scalar(val(e, "rows_per_rank")) + " rows per rank: ";
+      if (const json* on = at(e, "overlap_on")) m += "best bucket " + num(dbl(at(*on, "best_bucket_mb"))) + " MiB with overlap";
+      if (has_num(at(e, "overlap_gain"))) m += ", overlap gain " + times(dbl(at(e, "overlap_gain")));
+      if (const json* off = at(e, "overlap_off"))
+        m += fmt(", communication %.0f%% of a step without overlap", 100 * dbl(at(*off, "comm_fraction"), 0));
+      if (const json* s = at(e, "scaling_efficiency"))
+        m += fmt(", scaling efficiency %.2f", dbl(at(*s, "value"), 0)) + " over " + num(dbl(at(*s, "ranks"))) + " ranks";
+      md.li(m);
+    }
+  }
+  md.o << "\n";
+}
+
 std::string render_markdown(const json& doc, const std::string& source) {
   Doc d{doc, records_of(doc), {}};
   for (const auto& r : d.records) d.families.insert(r.family);
@@ -806,6 +841,7 @@ std::string render_markdown(const json& doc, const std::string& source) {
   guarded(gemm_section, "gemm findings");
   guarded(train_section, "train findings");
   guarded(pitfalls_section, "pitfalls findings");
+  guarded(parallel_section, "parallel findings");
   guarded(comparisons_section, "comparisons");
   guarded(ceilings_pct_section, "ceiling percentages");
   std::set<std::string> other;

@@ -8,7 +8,7 @@
 namespace gtb::report {
 
 // Families the report has a section for, in the order it writes them.
-inline constexpr const char* kKnownFamilies[] = {"ceilings", "transfer", "vectorize", "gemm", "train"};
+inline constexpr const char* kKnownFamilies[] = {"ceilings", "transfer", "vectorize", "gemm", "train", "parallel"};
 
 // The report of a validated results document. `source` names the file in the heading. Missing
 // families are said to be absent and missing findings "not measured"; nothing is estimated.

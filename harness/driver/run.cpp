@@ -14,6 +14,7 @@
 #include "harness/driver/commands.h"
 #include "harness/driver/families.h"
 #include "harness/driver/health.h"
+#include "harness/driver/launch.h"
 #include "harness/driver/process.h"
 #include "harness/driver/summary.h"
 #include "harness/results.h"
@@ -75,6 +76,8 @@ int cmd_run(int argc, char** argv) {
                "Before measuring, wait (at most SECONDS, default 60, up to 3600) for other processes to leave the CPUs idle")
       ->type_name("[=SECONDS]")
       ->check(CLI::Range(0.0, 3600.0));
+  LaunchRequest launch;
+  add_launch_options(app, launch);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -85,6 +88,10 @@ int cmd_run(int argc, char** argv) {
   }
   if (quick && full) {
     std::cerr << "gtb run: --quick and --full exclude each other\n";
+    return kExitBadInput;
+  }
+  if (const std::string why = prepare_launch(launch); !why.empty()) {
+    std::cerr << "gtb run: " << why << "\n";
     return kExitBadInput;
   }
   const std::string suite = full ? "full" : "quick";
@@ -147,7 +154,7 @@ int cmd_run(int argc, char** argv) {
                    i + 1, n, f.c_str(), done, total, now - t0);
       std::fflush(stderr);
     };
-    const ProcessResult pr = run_process(family_binary(f), args, log_path, progress);
+    const ProcessResult pr = run_family(f, launch, args, log_path, progress);
     if (tty) std::fprintf(stderr, "\r%70s\r", "");
     const double secs = host_seconds() - t0;
     if (interrupted()) break;
@@ -162,6 +169,7 @@ int cmd_run(int argc, char** argv) {
         const json doc = load_document(res_path);
         auto recs = records_of(doc);
         if (context.is_null()) context = doc.at("context");
+        else if (doc.at("context").contains(f)) context[f] = doc.at("context")[f];  // a family's own section
         if (doc.contains("findings") && doc["findings"].is_object())
           for (auto it = doc["findings"].begin(); it != doc["findings"].end(); ++it) findings[it.key()] = it.value();
         std::map<std::string, int> by_status;

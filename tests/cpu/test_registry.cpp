@@ -1,7 +1,12 @@
 // The verify → measure protocol and the family main, end to end on a family made for the test.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 
 #include <filesystem>
 #include <map>
@@ -195,3 +200,78 @@ TEST(MeasureHostWall, EventTimesGetTheHostWallAroundThemAndImpossibleOnesAreSusp
 }
 
 }  // namespace
+// A family run as several processes: the hooks run once each, only the writing process writes, and a
+// start that fails ends the run with exit 1 and no file. Each run is a child process (family_main
+// registers its cases with Google Benchmark once per process); the hooks log to a file.
+namespace {
+struct GroupConfig {
+  bool writer = true, fail_start = false;
+  std::string log;
+};
+GroupConfig& group_config() {
+  static GroupConfig g;
+  return g;
+}
+void group_note(const char* what) {
+  std::FILE* f = std::fopen(group_config().log.c_str(), "a");
+  if (f) {
+    std::fputs(what, f);
+    std::fclose(f);
+  }
+}
+auto& group_case = gtb::add("grouptest", "work", "loop", gtb::Backend::cpu, measured)
+                       .axis("n", std::vector<std::int64_t>{1000})
+                       .option("mode", std::vector<std::string>{"a"})
+                       .rate("throughput", "items/s", 1.0);
+const bool group_hooks = gtb::set_process_group(
+    "grouptest", {[] {
+                    group_note("S");
+                    if (group_config().fail_start) throw std::runtime_error("no MPI today");
+                  },
+                  [](gtb::json& ctx) { ctx["grouptest"] = {{"ranks", 2}}; }, [] { return group_config().writer; },
+                  [] { group_note("F"); }});
+
+int run_group(const std::string& path) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<std::string> args = {"gtb-grouptest", "--gtb_out=" + path, "--gtb_budget=0.01"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    const int rc = gtb::family_main(static_cast<int>(argv.size()), argv.data(), "grouptest");
+    std::fflush(nullptr);
+    ::_exit(rc);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+}  // namespace
+
+TEST(ProcessGroup, OnlyTheWriterWritesAndTheContextGrows) {
+  const auto tmp = std::filesystem::temp_directory_path();
+  const std::string path = (tmp / ("gtb-group-" + std::to_string(::getpid()) + ".json")).string();
+  group_config().log = (tmp / ("gtb-group-" + std::to_string(::getpid()) + ".log")).string();
+  std::filesystem::remove(path);
+  std::filesystem::remove(group_config().log);
+  group_config().writer = false;
+  EXPECT_EQ(run_group(path), 0);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_EQ(slurp(group_config().log), "SF");
+  group_config().writer = true;
+  EXPECT_EQ(run_group(path), 0);
+  ASSERT_TRUE(std::filesystem::exists(path));
+  const gtb::json doc = gtb::load_document(path);
+  EXPECT_EQ(doc["context"]["grouptest"]["ranks"], 2);
+  EXPECT_EQ(doc["records"].size(), 1u);
+  std::filesystem::remove(path);
+  group_config().fail_start = true;
+  EXPECT_EQ(run_group(path), 1);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_EQ(slurp(group_config().log), "SFSFSF");  // finish runs after a failed start too
+  std::filesystem::remove(group_config().log);
+}

@@ -1,0 +1,450 @@
+// Parallel family: collective bandwidth (MPI on the CPU, NCCL on GPUs) and a data-parallel MLP step
+// with DDP-style gradient buckets, with and without overlap; rank 0 writes every rank's figures.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "harness/gtb.h"
+#include "kernels/common/mlp.h"
+#include "kernels/common/verify.h"
+#include "kernels/cpu/blas.h"
+#include "kernels/cpu/mlp.h"
+#include "kernels/parallel/collective.h"
+#include "kernels/parallel/cpu/comm.h"
+#include "kernels/parallel/cpu/dp_step.h"
+#if GTB_HAVE_CUDA
+#include "harness/cuda_timing.h"
+#include "kernels/cuda/mlp.h"
+#include "kernels/parallel/cuda/nccl.h"
+#endif
+
+namespace {
+
+namespace par = gtb::parallel;
+namespace mpi = gtb::parallel::mpi;
+namespace mlp = gtb::mlp;
+
+constexpr std::uint64_t kSeed = 1313;
+
+// The world size the launcher asked for, read before main() so it can be a declared axis (and so
+// part of every record id): Open MPI, PMI (MPICH, Slurm's srun) and Slurm's own variable.
+std::int64_t launched_ranks() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"})
+    if (const char* s = std::getenv(v)) {
+      const long n = std::strtol(s, nullptr, 10);
+      if (n >= 1) return n;
+    }
+  return 1;
+}
+const std::int64_t kRanks = launched_ranks();
+
+// The driver sets this when it could not launch the ranks it was asked for (no mpirun): every record
+// is then skipped with that reason rather than passed off as a smaller run.
+void skip_if_not_launched() {
+  if (const char* why = std::getenv("GTB_LAUNCH_SKIP"); why && *why) throw gtb::Skip(why);
+}
+void require_world() {
+  skip_if_not_launched();
+  if (!mpi::built()) throw gtb::Skip("built without MPI (install openmpi-bin and libopenmpi-dev, then reconfigure)");
+  if (mpi::size() != kRanks)
+    throw std::runtime_error("MPI world has " + std::to_string(mpi::size()) + " ranks but the launcher announced " +
+                             std::to_string(kRanks));
+}
+
+const bool kGroup = gtb::set_process_group(
+    "parallel", {[] {
+                   if (const char* why = std::getenv("GTB_LAUNCH_SKIP"); why && *why) return;
+                   mpi::init();
+                   // Rank 0 speaks for the run; the others' console lines would repeat its own.
+                   if (mpi::rank() != 0 && !std::freopen("/dev/null", "w", stdout))
+                     throw std::runtime_error("cannot silence rank " + std::to_string(mpi::rank()));
+                   // A rank's BLAS gets the cores its OpenMP has (mpirun binds a rank to its share).
+                   gtb::cpu::set_blas_threads(omp_get_max_threads());
+                 },
+                 [](gtb::json& ctx) {
+                   gtb::json p = {{"ranks", mpi::size()}, {"hosts", mpi::hosts()}, {"local_ranks", mpi::local_size()}};
+                   p["mpi"] = mpi::built() ? gtb::json(mpi::library()) : gtb::json("not built");
+#if GTB_HAVE_CUDA
+                   p["nccl"] = par::nccl::built() ? gtb::json(par::nccl::version()) : gtb::json("not built");
+#endif
+                   ctx["parallel"] = p;
+                 },
+                 [] { return mpi::rank() == 0; }, [] { mpi::finalize(); }});
+
+// Rank 0's harness decides warm-up, repetitions and samples; the other ranks follow its commands, so
+// every rank runs the same collectives. A sample is the slowest rank's time after a common barrier.
+// Returns true on rank 0 (which owns the record).
+bool lockstep_measure(gtb::State& st, const std::function<double(std::int64_t)>& body) {
+  auto one = [&](std::int64_t reps) {
+    mpi::barrier();
+    return mpi::max_over_ranks(body(reps));
+  };
+  if (mpi::rank() == 0) {
+    st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
+      mpi::broadcast(reps);
+      return one(reps);
+    });
+    mpi::broadcast(0);
+    return true;
+  }
+  for (std::int64_t reps; (reps = mpi::broadcast(0)) > 0;) one(reps);
+  return false;
+}
+// Every rank agrees on the check: one rank's failure makes the record invalid on all of them.
+bool agreed_check(gtb::State& st, bool ok, const std::string& detail, gtb::json data = gtb::json::object()) {
+  const bool all = mpi::all_true(ok);
+  st.check(all, all ? detail : (ok ? "the check failed on another rank" : detail), std::move(data));
+  return all;
+}
+[[noreturn]] void follower_done() {
+  throw gtb::Skip("rank " + std::to_string(mpi::rank()) + ": its figures are in rank 0's record");
+}
+
+gtb::StopRule quick_rule() {
+  gtb::StopRule r = gtb::StopRule::quick();
+  r.budget_seconds = 0.15;
+  r.min_samples = 5;
+  return r;
+}
+
+// ---- collectives on the CPU: MPI ----
+void cpu_collective(gtb::State& st) {
+  require_world();
+  const par::Collective c = par::collective_from_string(st.get_string("collective"));
+  const auto bytes = std::size_t(st.get_int("bytes"));
+  const int n = mpi::size(), me = mpi::rank();
+  const par::Counts k = par::counts_of(c, bytes, sizeof(float), n);
+  if (k.send == 0 || k.recv == 0) throw gtb::Skip("size is below one element per rank");
+  std::vector<float> send(k.send), recv(k.recv);
+  const std::size_t first = c == par::Collective::all_gather ? std::size_t(me) * k.send : 0;
+  for (std::size_t i = 0; i < k.send; ++i) send[i] = par::pattern_value(kSeed, me, first + i);
+  gtb::poison(recv.data(), recv.size());
+  mpi::run(c, send.data(), recv.data(), k.send, k.recv);
+  std::size_t bad = recv.size();
+  for (std::size_t j = 0; j < recv.size() && bad == recv.size(); ++j) {
+    double ref = 0;
+    switch (c) {
+      case par::Collective::all_reduce: ref = par::pattern_sum(kSeed, n, j); break;
+      case par::Collective::reduce_scatter: ref = par::pattern_sum(kSeed, n, std::size_t(me) * k.recv + j); break;
+      case par::Collective::all_gather: ref = double(par::pattern_value(kSeed, int(j / k.send), j)); break;
+    }
+    if (double(recv[j]) != ref) bad = j;
+  }
+  const bool ok = bad == recv.size();
+  const std::string detail = ok ? "every output element equals the float64 sum exactly (inputs are multiples of 1/64)"
+                                : "rank " + std::to_string(me) + " element " + std::to_string(bad) + ": got " +
+                                      std::to_string(recv[bad]);
+  if (!agreed_check(st, ok, detail)) return;
+  const double size = double(par::effective_bytes(c, bytes, sizeof(float), n));
+  st.set_work(size);
+  const bool plain = st.record().variant == "mpi_plain_loop";
+  // The plain loop is what a user would write: no barrier, no per-sample agreement, rank 0's clock.
+  auto body = [&](std::int64_t reps) {
+    const double t0 = par::now_seconds();
+    for (std::int64_t r = 0; r < reps; ++r) mpi::run(c, send.data(), recv.data(), k.send, k.recv);
+    return par::now_seconds() - t0;
+  };
+  if (plain) {
+    if (me == 0) {
+      st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
+        mpi::broadcast(reps);
+        return body(reps);
+      });
+      mpi::broadcast(0);
+    } else {
+      for (std::int64_t reps; (reps = mpi::broadcast(0)) > 0;) body(reps);
+      follower_done();
+    }
+  } else if (!lockstep_measure(st, body)) {
+    follower_done();
+  }
+  const double med = st.record().stats->median;
+  st.counter("time_us", med * 1e6, "us");
+  st.counter("busbw", par::busbw_gbps(c, n, size, med), "GB/s");
+  st.counter("bus_factor", par::bus_factor(c, n), "x");
+  st.info("ranks", n);
+  if (n == 1) st.info("note", "one rank: MPI copies locally; busbw is 0 by definition, not a multi-rank figure");
+}
+
+// ---- the data-parallel step on the CPU ----
+struct DpCase {
+  mlp::Config cfg;
+  int rows = 0;
+};
+DpCase dp_case(gtb::State& st) {
+  DpCase d;
+  d.cfg.width = int(st.get_int("width"));
+  d.cfg.input = d.cfg.width;
+  d.cfg.depth = int(st.get_int("depth"));
+  d.cfg.classes = 16;
+  d.cfg.validate();
+  d.rows = int(st.get_int("rows_per_rank"));
+  if (d.rows < 1) throw std::invalid_argument("parallel: rows_per_rank must be >= 1");
+  return d;
+}
+
+void cpu_dp_step(gtb::State& st) {
+  require_world();
+  const DpCase d = dp_case(st);
+  const bool one_rank = st.record().variant == "one_rank";
+  const int n = one_rank ? 1 : mpi::size(), me = mpi::rank();
+  const bool overlap = !one_rank && st.get_string("overlap") == "on";
+  const double cap = one_rank ? 25.0 : st.get_double("bucket_mb");
+  const int global = d.rows * n;
+  const mlp::Dataset data = mlp::make_clusters(global, d.cfg.input, d.cfg.classes, kSeed);
+  const mlp::Layout lay(d.cfg);
+  par::DpMlp model(d.cfg, d.rows, global, par::plan_buckets(lay, 1.0, cap), overlap, !one_rank);
+  // One rank alone: rank 0 steps while the others wait, so it has the machine to itself as it would in a
+  // one-rank run with the same per-rank resources.
+  const bool active = !one_rank || me == 0;
+  const std::size_t off = one_rank ? 0 : std::size_t(me) * std::size_t(d.rows);
+  const float* x = data.x.data() + off * std::size_t(d.cfg.input);
+  const int* y = data.y.data() + off;
+  // Check one step against a float64 single-process step on the whole global batch.
+  bool ok = true;
+  std::string detail;
+  if (active) {
+    const std::vector<float> p0 = model.params();
+    model.poison();
+    model.step(x, y);
+    const std::vector<double> pd(p0.begin(), p0.end()), od(lay.total * 1, 0.0);
+    const mlp::RefStep ref = mlp::reference_step(d.cfg, pd, od, 0, data.x.data(), data.y.data(), global);
+    // Float32 GEMMs and a float32 sum over ranks against float64: the update is lr * grad, so the
+    // allowed error scales with the update's size.
+    const gtb::ErrorReport e =
+        gtb::compare_elementwise(model.params().data(), ref.params_after.data(), lay.total, 1e-5, 1e-6);
+    ok = e.ok;
+    detail = "weights after one step vs a float64 single-process step on the global batch of " +
+             std::to_string(global) + " rows (|w - w_ref| <= 1e-6 + 1e-5 |w_ref|): " + e.detail;
+    model.params() = p0;  // the timed steps start from the same weights
+  }
+  if (!agreed_check(st, ok, one_rank && me != 0 ? "rank 0 steps alone" : detail,
+                    {{"buckets", model.buckets().size()}, {"ranks", n}}))
+    return;
+  st.set_work(double(global));
+  std::vector<double> comm, frac, bwd;  // per step on this rank
+  auto body = [&](std::int64_t reps) {
+    double s = 0;
+    for (std::int64_t r = 0; r < reps && active; ++r) {
+      model.step(x, y);
+      s += model.last_times().total_s;
+      comm.push_back(model.last_times().comm_s);
+      frac.push_back(model.last_times().comm_s / model.last_times().total_s);
+      bwd.push_back(model.last_times().backward_s);
+    }
+    return s;
+  };
+  const bool leader = lockstep_measure(st, body);
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  // Each rank's medians over its own steps, then the worst rank: the fraction comes from the same steps
+  // as its communication time, not from the record's samples (those are the slowest rank's sums).
+  const double comm_med = mpi::max_over_ranks(median(comm)), bwd_med = mpi::max_over_ranks(median(bwd));
+  const double frac_med = mpi::max_over_ranks(median(frac));
+  if (!leader) follower_done();
+  const double step = st.record().stats->median;
+  st.counter("step_ms", step * 1e3, "ms");
+  st.counter("comm_ms", comm_med * 1e3, "ms");
+  st.counter("comm_fraction", frac_med, "fraction");
+  st.counter("backward_ms", bwd_med * 1e3, "ms");
+  st.counter("gradient_bytes", double(lay.parameters()) * 4.0, "bytes");
+  st.counter("buckets", double(model.buckets().size()), "count");
+  st.info("ranks", n);
+  st.info("global_batch", global);
+  st.info("comm_ms_means", overlap ? "time waiting for in-flight all-reduces after backward"
+                                   : "blocking all-reduces of every bucket after backward");
+}
+
+#if GTB_HAVE_CUDA
+void gpu_collective(gtb::State& st) {
+  skip_if_not_launched();
+  if (mpi::size() > 1)
+    throw gtb::Skip("one process drives every local GPU; a multi-process NCCL launch is not implemented yet");
+  const par::Collective c = par::collective_from_string(st.get_string("collective"));
+  const par::nccl::DType dt = par::nccl::dtype_from_string(st.get_string("dtype"));
+  std::unique_ptr<par::nccl::LocalGroup> g;
+  try {
+    g = std::make_unique<par::nccl::LocalGroup>(c, std::size_t(st.get_int("bytes")), dt, kSeed);
+  } catch (const par::Unavailable& e) {
+    throw gtb::Skip(e.what());
+  }
+  const par::nccl::CheckResult r = g->run_and_check();
+  st.check(r.ok, r.detail);
+  if (!r.ok) return;
+  const double size = double(g->bytes());
+  st.set_work(size);
+  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) { return g->time(reps); });
+  const double med = st.record().stats->median;
+  st.counter("time_us", med * 1e6, "us");
+  st.counter("busbw", par::busbw_gbps(c, g->ranks(), size, med), "GB/s");
+  st.info("gpus", g->ranks());
+  st.info("nccl", par::nccl::version());
+  if (g->ranks() == 1) st.info("note", "one GPU: NCCL's one-rank path is a local copy; busbw is 0 by definition");
+}
+// One GPU: the training step alone, and with bucket-sized all-reduces in flight on NCCL's own
+// stream (compute and communication share the SMs and the memory). The step is checked in float64
+// alone, and must give the same weights under contention.
+void gpu_interference(gtb::State& st) {
+  skip_if_not_launched();
+  if (mpi::size() > 1) throw gtb::Skip("measured by a one-process run (--ranks 1)");
+  namespace gm = gtb::cuda::mlp;
+  const bool contended = st.get_string("reduction") == "on";
+  mlp::Config cfg;
+  cfg.width = cfg.input = int(st.get_int("width"));
+  cfg.depth = int(st.get_int("depth"));
+  cfg.classes = 16;
+  cfg.validate();
+  const int batch = int(st.get_int("batch"));
+  std::unique_ptr<par::nccl::LocalGroup> g;
+  try {
+    g = std::make_unique<par::nccl::LocalGroup>(par::Collective::all_reduce,
+                                                std::size_t(st.get_double("bucket_mb") * par::kMiB),
+                                                par::nccl::DType::fp32, kSeed);
+  } catch (const par::Unavailable& e) {
+    throw gtb::Skip(e.what());
+  }
+  const par::nccl::CheckResult rc = g->run_and_check();
+  const mlp::Dataset data = mlp::make_clusters(batch, cfg.input, cfg.classes, kSeed);
+  gm::GpuMlp model(cfg, batch, 1, gm::Precision::fp32);
+  model.load_data(data.x.data(), data.y.data(), gm::DataSource::device);
+  const std::vector<float> p0 = model.params(), o0 = model.opt_state();
+  const mlp::ScaleState s0 = model.scale_state();
+  model.poison();
+  model.step();
+  model.sync();
+  const std::vector<float> g1 = model.grads(), p1 = model.params();
+  mlp::StepView v;
+  v.cfg = &cfg;
+  v.rows = batch;
+  v.x = data.x.data();
+  v.labels = data.y.data();
+  v.norm_rows = batch;
+  v.fetch = [&](mlp::Tensor t, int l) { return model.fetch(t, l); };
+  v.params_before = p0.data();
+  v.opt_before = o0.data();
+  v.grads = g1.data();
+  v.params_after = p1.data();
+  v.t_before = s0.step;
+  v.rtol = 1e-4;
+  const mlp::VerifyResult res = mlp::verify_step(v);
+  // How many reductions cover a step: measured once, outside the samples.
+  const double t_red = g->time(3) / 3;
+  gtb::cuda::Event e0, e1;
+  e0.record(model.stream());
+  model.step();
+  e1.record(model.stream());
+  const double t_step = gtb::cuda::elapsed_seconds(e0, e1);
+  const auto k = std::int64_t(std::clamp(std::ceil(2.0 * t_step / t_red), 1.0, 1000.0));
+  // Same state, reductions in flight: the step must not change.
+  model.set_params(p0);
+  model.set_opt_state(o0);
+  model.set_scale_state(s0);
+  g->enqueue(k);
+  model.step();
+  model.sync();
+  g->sync();
+  const std::vector<float> p2 = model.params();
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < p1.size(); ++i) {
+    num += (double(p2[i]) - p1[i]) * (double(p2[i]) - p1[i]);
+    den += double(p1[i]) * p1[i];
+  }
+  const double diff = std::sqrt(num / (den > 0 ? den : 1));
+  const bool ok = rc.ok && res.ok && diff <= 1e-5;
+  st.check(ok, !rc.ok ? rc.detail : !res.ok ? res.detail
+                                 : diff > 1e-5 ? "the step under contention differs from the step alone: " +
+                                                     std::to_string(diff) + " (relative norm)"
+                                               : res.detail + "; same weights with reductions in flight");
+  if (!ok) return;
+  st.set_work(1);
+  st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) {
+    double total = 0;
+    for (std::int64_t r = 0; r < reps; ++r) {
+      if (contended) g->enqueue(k);
+      e0.record(model.stream());
+      model.step();
+      e1.record(model.stream());
+      total += gtb::cuda::elapsed_seconds(e0, e1);
+      if (contended) g->sync();
+    }
+    return total;
+  });
+  st.counter("step_ms", st.record().stats->median * 1e3, "ms");
+  st.counter("reductions_in_flight", double(contended ? k : 0), "count");
+  st.counter("reduction_bytes", double(g->bytes()), "bytes");
+  st.counter("reduction_alone_ms", t_red * 1e3, "ms");
+  st.info("gpus", g->ranks());
+  st.info("note", "the whole step is timed (forward, backward, update) with CUDA events on its stream");
+}
+#else
+void gpu_collective(gtb::State&) { throw gtb::Skip("built without CUDA"); }
+void gpu_interference(gtb::State&) { throw gtb::Skip("built without CUDA"); }
+#endif
+
+using I = std::vector<std::int64_t>;
+using S = std::vector<std::string>;
+const std::vector<std::string> kCollectives = {"all_reduce", "reduce_scatter", "all_gather"};
+const std::vector<std::int64_t> kBytesFull = {4096, 65536, 1 << 20, 16 << 20, 256 << 20, 1 << 30};
+const std::vector<std::int64_t> kBytesQuick = {4096, 1 << 20, 16 << 20};
+
+[[maybe_unused]] auto& b_mpi = gtb::add("parallel", "collective", "mpi", gtb::Backend::cpu, cpu_collective)
+                                   .axis("ranks", I{kRanks})
+                                   .axis("collective", kCollectives)
+                                   .axis("bytes", kBytesFull, kBytesQuick)
+                                   .option("dtype", S{"fp32"})
+                                   .rate("algbw", "GB/s", 1e9)
+                                   .rule(quick_rule(), gtb::StopRule::full())
+                                   .describe("MPI collective, float32 sum; algbw = bytes / time (nccl-tests' sizes)");
+[[maybe_unused]] auto& b_plain = gtb::add("parallel", "collective", "mpi_plain_loop", gtb::Backend::cpu, cpu_collective)
+                                     .axis("ranks", I{kRanks})
+                                     .axis("collective", S{"all_reduce"})
+                                     .axis("bytes", I{kBytesFull.back()}, I{kBytesQuick.back()})
+                                     .option("dtype", S{"fp32"})
+                                     .rate("algbw", "GB/s", 1e9)
+                                     .rule(quick_rule(), gtb::StopRule::full())
+                                     .describe("A bare MPI_Allreduce loop timed on rank 0: the yardstick for the mpi records");
+[[maybe_unused]] auto& b_nccl = gtb::add("parallel", "collective", "nccl", gtb::Backend::cuda, gpu_collective)
+                                    .axis("gpus", S{"all_local"})
+                                    .axis("collective", kCollectives)
+                                    .axis("bytes", kBytesFull, kBytesQuick)
+                                    .option("dtype", S{"fp32", "bf16"})
+                                    .rate("algbw", "GB/s", 1e9)
+                                    .describe("NCCL collective over every local GPU from one process (ncclCommInitAll)");
+[[maybe_unused]] auto& b_intf = gtb::add("parallel", "interference", "nccl", gtb::Backend::cuda, gpu_interference)
+                                    .axis("width", I{2048, 4096}, I{2048})
+                                    .axis("depth", I{4})
+                                    .axis("batch", I{256})
+                                    .axis("bucket_mb", std::vector<double>{25})
+                                    .option("reduction", S{"off", "on"})
+                                    .time("step_time", "ms", 1e-3)
+                                    .describe("One GPU: the training step alone and with bucket-sized NCCL "
+                                              "all-reduces in flight on another stream");
+// The step's model axes, shared by the data-parallel records and their one-rank denominator.
+gtb::Bench& model_axes(gtb::Bench& b) {
+  return b.axis("ranks", I{kRanks})
+      .axis("width", I{1024, 2048}, I{512})
+      .axis("depth", I{4, 7}, I{3})
+      .axis("rows_per_rank", I{64}, I{16});
+}
+[[maybe_unused]] auto& b_dp = model_axes(gtb::add("parallel", "dp_step", "mpi", gtb::Backend::cpu, cpu_dp_step))
+                                  .axis("bucket_mb", std::vector<double>{1, 25, 100}, std::vector<double>{1})
+                                  .option("overlap", S{"off", "on"})
+                                  .rate("throughput", "samples/s", 1.0)
+                                  .rule(quick_rule(), gtb::StopRule::full())
+                                  .describe("Data-parallel MLP step: shard of the global batch per rank, "
+                                            "DDP-style buckets (first 1 MiB), MPI all-reduce");
+[[maybe_unused]] auto& b_one = model_axes(gtb::add("parallel", "dp_step", "one_rank", gtb::Backend::cpu, cpu_dp_step))
+                                   .rate("throughput", "samples/s", 1.0)
+                                   .rule(quick_rule(), gtb::StopRule::full())
+                                   .describe("The same step on rank 0 alone without communication: the "
+                                             "one-rank throughput that scaling efficiency divides by");
+
+}  // namespace

@@ -1,0 +1,167 @@
+// Parallel family findings: busbw at the largest size, the plain-loop yardstick, and for the
+// data-parallel step the best bucket, the overlap gain, the communication fraction and scaling.
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "harness/gtb.h"
+
+namespace {
+
+using gtb::json;
+
+double counter(const gtb::Record& r, const std::string& name) {
+  const auto it = r.counters.find(name);
+  return it == r.counters.end() ? 0.0 : it->second.value;
+}
+
+// The N-rank step projected from the one-rank step measured here and a busbw: given by the user
+// (GTB_PARALLEL_BUSBW_GBPS, with GTB_PARALLEL_PROJECT_RANKS, default 8) or this run's all-reduce
+// busbw at its largest size. Kept under its own key, labelled projected, never beside measured rows.
+template <class Largest, class One>
+void project(const std::vector<gtb::Record>&, const Largest& largest, const One& one, json& out) {
+  double busbw = 0;
+  std::string source;
+  int ranks = 8;
+  if (const char* r = std::getenv("GTB_PARALLEL_PROJECT_RANKS")) ranks = std::max(2, std::atoi(r));
+  if (const char* b = std::getenv("GTB_PARALLEL_BUSBW_GBPS"); b && std::atof(b) > 0) {
+    busbw = std::atof(b);
+    source = "user-given (GTB_PARALLEL_BUSBW_GBPS)";
+  } else {
+    for (const auto& [key, r] : largest)
+      if (r->params.value("collective", "") == "all_reduce" && counter(*r, "busbw") > busbw) {
+        busbw = counter(*r, "busbw");
+        source = "measured: " + r->id;
+        ranks = std::max(2, int(r->info.value("ranks", r->info.value("gpus", 2))));
+      }
+  }
+  if (!(busbw > 0)) return;
+  json rows = json::array();
+  for (const auto& [m, r] : one) {
+    const double compute_s = r->stats ? r->stats->median : 0;
+    const double bytes = counter(*r, "gradient_bytes");
+    if (!(compute_s > 0) || !(bytes > 0)) continue;
+    const double n = ranks, comm_s = bytes * 2.0 * (n - 1.0) / n / (busbw * 1e9);
+    rows.push_back({{"label", "projected"},
+                    {"width", std::get<0>(m)},
+                    {"depth", std::get<1>(m)},
+                    {"rows_per_rank", std::get<2>(m)},
+                    {"inputs", {{"ranks", ranks},
+                                {"busbw_gbps", busbw},
+                                {"busbw_source", source},
+                                {"one_rank_step_s", compute_s},
+                                {"one_rank_record", r->id},
+                                {"gradient_bytes", bytes}}},
+                    {"comm_s", comm_s},
+                    {"step_s_no_overlap", compute_s + comm_s},
+                    {"step_s_full_overlap", std::max(compute_s, comm_s)},
+                    {"scaling_efficiency_no_overlap", compute_s / (compute_s + comm_s)},
+                    {"scaling_efficiency_full_overlap", compute_s / std::max(compute_s, comm_s)}});
+  }
+  if (!rows.empty())
+    out["projected"] = {{"label", "projected"},
+                        {"method", "step = one-rank step + gradient_bytes * 2(n-1)/n / busbw (no overlap), or the "
+                                   "larger of the two (full overlap); not measured"},
+                        {"rows", rows}};
+}
+
+void findings(const std::vector<gtb::Record>& records, json& out) {
+  // Collectives: the largest size of each collective and backend.
+  std::map<std::string, const gtb::Record*> largest;
+  const gtb::Record* plain = nullptr;
+  for (const auto& r : records) {
+    if (r.workload != "collective" || r.status != gtb::Status::ok) continue;
+    if (r.variant == "mpi_plain_loop") {
+      plain = &r;
+      continue;
+    }
+    const std::string key = r.variant + "/" + r.params.value("collective", "") + "/" +
+                            (r.options.contains("dtype") ? r.options["dtype"].get<std::string>() : "");
+    const gtb::Record*& cur = largest[key];
+    if (!cur || r.params.value("bytes", std::int64_t(0)) > cur->params.value("bytes", std::int64_t(0))) cur = &r;
+  }
+  json coll = json::array();
+  for (const auto& [key, r] : largest)
+    coll.push_back({{"record", r->id},
+                    {"bytes", r->params.value("bytes", std::int64_t(0))},
+                    {"algbw_gbps", r->value.value_or(0)},
+                    {"busbw_gbps", counter(*r, "busbw")},
+                    {"ranks", r->info.value("ranks", r->info.value("gpus", 0))}});
+  if (!coll.empty()) out["largest_size"] = coll;
+  if (plain) {
+    for (const auto& [key, r] : largest) {
+      if (r->variant != "mpi" || r->params.value("collective", "") != "all_reduce" ||
+          r->params.value("bytes", std::int64_t(0)) != plain->params.value("bytes", std::int64_t(-1)))
+        continue;
+      const double ratio = r->value.value_or(0) / plain->value.value_or(1);
+      out["vs_plain_loop"] = {{"bytes", plain->params.value("bytes", std::int64_t(0))},
+                              {"measured_gbps", r->value.value_or(0)},
+                              {"plain_loop_gbps", plain->value.value_or(0)},
+                              {"ratio", ratio},
+                              {"target", 0.9},
+                              {"met", ratio >= 0.9},
+                              {"note", "same ranks, same run, one after the other; algbw ratio = busbw ratio"}};
+    }
+  }
+
+  // Data-parallel step, per model: best bucket per overlap setting, overlap gain, scaling.
+  using Model = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
+  std::map<Model, std::map<std::string, const gtb::Record*>> best;  // overlap -> best record
+  std::map<Model, const gtb::Record*> one;
+  for (const auto& r : records) {
+    if (r.workload != "dp_step" || r.status != gtb::Status::ok) continue;
+    const Model m{r.params.value("width", std::int64_t(0)), r.params.value("depth", std::int64_t(0)),
+                  r.params.value("rows_per_rank", std::int64_t(0))};
+    if (r.variant == "one_rank") {
+      one[m] = &r;
+      continue;
+    }
+    const gtb::Record*& cur = best[m][r.options.value("overlap", "off")];
+    if (!cur || r.value.value_or(0) > cur->value.value_or(0)) cur = &r;
+  }
+  json dp = json::array();
+  for (const auto& [m, by] : best) {
+    json e = {{"width", std::get<0>(m)}, {"depth", std::get<1>(m)}, {"rows_per_rank", std::get<2>(m)}};
+    for (const auto& [ov, r] : by) {
+      e["overlap_" + ov] = {{"record", r->id},
+                            {"best_bucket_mb", r->params.value("bucket_mb", 0.0)},
+                            {"throughput", r->value.value_or(0)},
+                            {"comm_fraction", counter(*r, "comm_fraction")}};
+    }
+    const gtb::Record* on = by.count("on") ? by.at("on") : nullptr;
+    const gtb::Record* off = by.count("off") ? by.at("off") : nullptr;
+    if (on && off) e["overlap_gain"] = on->value.value_or(0) / off->value.value_or(1);
+    const gtb::Record* top = on && (!off || on->value > off->value) ? on : off;
+    if (top && one.count(m)) {
+      const double n = top->info.value("ranks", 1);
+      e["scaling_efficiency"] = {
+          {"value", top->value.value_or(0) / (n * one.at(m)->value.value_or(1))},
+          {"ranks", n},
+          {"one_rank_throughput", one.at(m)->value.value_or(0)},
+          {"note", "throughput of N ranks / (N x one rank with the same per-rank resources); below 1 by the "
+                   "communication that overlap does not hide and by ranks sharing memory bandwidth"}};
+    }
+    dp.push_back(e);
+  }
+  if (!dp.empty()) out["dp_step"] = dp;
+  project(records, largest, one, out);
+
+  // One GPU: the step's slowdown with reductions in flight.
+  std::map<std::string, std::map<std::string, const gtb::Record*>> intf;
+  for (const auto& r : records)
+    if (r.workload == "interference" && r.status == gtb::Status::ok) intf[r.params.dump()][r.options.value("reduction", "")] = &r;
+  json sl = json::array();
+  for (const auto& [p, by] : intf)
+    if (by.count("on") && by.count("off") && by.at("off")->value.value_or(0) > 0)
+      sl.push_back({{"params", by.at("on")->params},
+                    {"step_ms_alone", by.at("off")->value.value_or(0)},
+                    {"step_ms_with_reduction", by.at("on")->value.value_or(0)},
+                    {"slowdown", by.at("on")->value.value_or(0) / by.at("off")->value.value_or(1)}});
+  if (!sl.empty()) out["interference"] = sl;
+}
+
+const bool kRegistered = gtb::add_findings("parallel", findings);
+
+}  // namespace

@@ -1,0 +1,106 @@
+// The mpirun command for a family run as ranks; kept apart from the run loop so it can be tested.
+#include "harness/driver/launch.h"
+
+#include <CLI/CLI.hpp>
+
+#include "harness/driver/families.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace gtb::driver {
+
+bool runs_as_ranks(const std::string& family) { return family == "parallel"; }
+
+std::optional<std::string> find_mpirun() {
+  if (const char* e = std::getenv("GTB_MPIRUN"); e && *e) return std::string(e);
+  const char* path = std::getenv("PATH");
+  std::stringstream ss(path ? path : "");
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    if (dir.empty()) continue;
+    const std::string p = dir + "/mpirun";
+    if (::access(p.c_str(), X_OK) == 0) return p;
+  }
+  return std::nullopt;
+}
+
+std::string validate(const LaunchRequest& r) {
+  if (r.ranks < 1) return "--ranks must be at least 1 (got " + std::to_string(r.ranks) + ")";
+  if (!r.hostfile.empty()) {
+    struct stat st{};
+    if (::stat(r.hostfile.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      return "--hostfile " + r.hostfile + " does not exist or is not a file";
+    std::ifstream in(r.hostfile);
+    if (!in) return "--hostfile " + r.hostfile + " cannot be read";
+  }
+  return "";
+}
+
+LaunchCommand build_command(const LaunchRequest& r, const std::string& binary, const std::vector<std::string>& args) {
+  LaunchCommand c;
+  c.program = r.mpirun;
+  c.args = {"-np", std::to_string(r.ranks)};
+  if (!r.hostfile.empty()) {
+    c.args.insert(c.args.end(), {"--hostfile", r.hostfile});
+  } else {
+    if (r.ranks > r.local_cores) c.args.push_back("--oversubscribe");
+    c.args.insert(c.args.end(), {"--mca", "btl", "self,vader"});
+  }
+  if (r.as_root) {
+    c.args.push_back("--allow-run-as-root");
+    c.env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}};
+  }
+  c.args.push_back(binary);
+  c.args.insert(c.args.end(), args.begin(), args.end());
+  return c;
+}
+
+}  // namespace gtb::driver
+
+namespace gtb::driver {
+
+void add_launch_options(CLI::App& app, LaunchRequest& r) {
+  r.ranks = kDefaultRanks;
+  app.add_option("--ranks", r.ranks, "MPI ranks for families that run as ranks (parallel); 1: no mpirun")
+      ->capture_default_str();
+  app.add_option("--hostfile", r.hostfile, "mpirun hostfile, for ranks on several machines");
+}
+
+std::string prepare_launch(LaunchRequest& r) {
+  if (std::string why = validate(r); !why.empty()) return why;
+  r.mpirun = find_mpirun().value_or("");
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  r.local_cores = cores > 0 ? int(cores) : 1;
+  r.as_root = ::geteuid() == 0;
+  return "";
+}
+
+ProcessResult run_family(const std::string& family, const LaunchRequest& launch, const std::vector<std::string>& args,
+                         const std::string& log_path, const std::function<void()>& tick) {
+  const std::string binary = family_binary(family);
+  if (!runs_as_ranks(family) || launch.ranks == 1) return run_process(binary, args, log_path, tick);
+  if (launch.mpirun.empty()) {
+    ::setenv("GTB_LAUNCH_SKIP",
+             ("mpirun not found on PATH: cannot start " + std::to_string(launch.ranks) +
+              " ranks (install openmpi-bin, or run with --ranks 1)")
+                 .c_str(),
+             1);
+    const ProcessResult pr = run_process(binary, args, log_path, tick);
+    ::unsetenv("GTB_LAUNCH_SKIP");
+    return pr;
+  }
+  const LaunchCommand cmd = build_command(launch, binary, args);
+  for (const auto& [k, v] : cmd.env) ::setenv(k.c_str(), v.c_str(), 1);
+  ProcessResult pr = run_process(cmd.program, cmd.args, log_path, tick);
+  if (!pr.ok() && pr.error.empty() && pr.signal == 0)
+    pr.error = cmd.program + " -np " + std::to_string(launch.ranks) + " " + pr.describe() +
+               " (see the log below; mpirun's own errors appear there)";
+  return pr;
+}
+
+}  // namespace gtb::driver

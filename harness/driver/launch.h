@@ -1,0 +1,65 @@
+// Starting a family as several MPI ranks: the mpirun command line, its environment, and its checks.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace gtb::driver {
+
+struct LaunchRequest {
+  int ranks = 1;
+  std::string hostfile;       // empty: every rank on this machine
+  std::string mpirun;         // resolved mpirun path (find_mpirun)
+  int local_cores = 1;        // online cores of this machine
+  bool as_root = false;
+};
+
+struct LaunchCommand {
+  std::string program;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // set in the driver before spawning
+};
+
+// Families whose binary runs as MPI ranks (`gtb run --ranks N` applies to them only).
+bool runs_as_ranks(const std::string& family);
+// Default rank count when --ranks is not given: two, so the quick suite exercises a real all-reduce.
+inline constexpr int kDefaultRanks = 2;
+
+// mpirun's path: $GTB_MPIRUN if set (an explicit choice, used as is), else the first mpirun on PATH.
+std::optional<std::string> find_mpirun();
+
+// What is wrong with a request before anything runs ("" when nothing): ranks < 1, a hostfile that
+// does not exist or cannot be read.
+std::string validate(const LaunchRequest& r);
+
+// `mpirun -np N [--hostfile F] [--oversubscribe] [loopback transport] binary args...` with Open MPI's
+// allow-run-as-root variables when root. One machine (no hostfile) keeps traffic on shared memory
+// (where a container forbids its single-copy mechanism, OMPI_MCA_btl_vader_single_copy_mechanism=none
+// in the environment turns it off; it is ~10x slower, so it is not the default).
+LaunchCommand build_command(const LaunchRequest& r, const std::string& binary, const std::vector<std::string>& args);
+
+}  // namespace gtb::driver
+
+#include "harness/driver/process.h"
+
+namespace gtb::driver {
+
+// --ranks N (default kDefaultRanks) and --hostfile FILE on `gtb run`.
+void add_launch_options(CLI::App& app, LaunchRequest& r);
+// Validates the request and fills in mpirun, the core count and root; returns the error text or "".
+std::string prepare_launch(LaunchRequest& r);
+
+// Runs a family's binary: under mpirun when it runs as ranks and more than one was asked for. Without
+// mpirun it runs as one process told why (GTB_LAUNCH_SKIP), so its records say so instead of
+// passing for a multi-rank run.
+ProcessResult run_family(const std::string& family, const LaunchRequest& launch, const std::vector<std::string>& args,
+                         const std::string& log_path, const std::function<void()>& tick);
+
+}  // namespace gtb::driver

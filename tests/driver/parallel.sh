@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# End-to-end tests of `gtb run --family parallel --ranks N` on the CPU: one case per invocation.
+# usage: parallel.sh CASE GTB PYTHON VALIDATE_SCRIPT WORKDIR
+set -u
+case_name=$1 gtb=$2 py=$3 validate=$4 work=$5
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+expect_rc() {  # expect_rc WANT CMD... : runs CMD, output to $work/out.txt
+  local want=$1; shift
+  "$@" >"$work/out.txt" 2>&1
+  local rc=$?
+  [ "$rc" -eq "$want" ] || { cat "$work/out.txt" >&2; fail "exit $rc, wanted $want: $*"; }
+}
+json_check() {  # json_check FILE PYTHON-EXPR (d = the document)
+  "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert $2" "$1" || fail "$2"
+}
+
+case "$case_name" in
+two_ranks)
+  command -v mpirun >/dev/null || { echo "no mpirun: skipped"; exit 77; }
+  # The whole quick suite of the family, bounded to a few seconds by the budget.
+  expect_rc 0 "$gtb" run --family parallel --ranks 2 --budget 0.05 --out "$work/r.json"
+  rc=0; "$py" "$validate" "$work/r.json" || rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "schema"
+  json_check "$work/r.json" "d['context']['parallel']['ranks']==2 and len(d['context']['parallel']['hosts'])==2"
+  # One file, every record once: rank 1 wrote nothing of its own.
+  json_check "$work/r.json" "len({r['id'] for r in d['records']})==len(d['records'])"
+  json_check "$work/r.json" "any(r['workload']=='collective' and r['params'].get('ranks')==2 and r['status']=='ok' and r['counters']['busbw']['value']>0 for r in d['records'])"
+  json_check "$work/r.json" "any(r['workload']=='dp_step' and r['params'].get('ranks')==2 and r['status']=='ok' and r['check']['passed'] for r in d['records'])"
+  json_check "$work/r.json" "all(r['status']=='skipped' and r['status_detail'] for r in d['records'] if r['backend']=='cuda') or d['context']['gpu']['available']"
+  json_check "$work/r.json" "'scaling_efficiency' in d['findings']['parallel']['dp_step'][0]"
+  ;;
+ranks_zero)
+  expect_rc 2 "$gtb" run --family parallel --ranks 0 --out "$work/r.json"
+  grep -q "ranks must be at least 1" "$work/out.txt" || fail "no clear message"
+  [ ! -e "$work/r.json" ] || fail "a results file was written"
+  ;;
+missing_hostfile)
+  expect_rc 2 "$gtb" run --family parallel --ranks 2 --hostfile "$work/nope" --out "$work/r.json"
+  grep -q "does not exist" "$work/out.txt" || fail "no clear message"
+  [ ! -e "$work/r.json" ] || fail "a results file was written"
+  ;;
+mpirun_fails)
+  # An mpirun that cannot start anything: a clear failure, a non-zero exit, and a complete results
+  # file whose family entry says it failed and why (nothing half-written).
+  printf '#!/bin/sh\necho "mpirun: cannot start ranks" >&2\nexit 3\n' >"$work/mpirun" && chmod +x "$work/mpirun"
+  expect_rc 1 env GTB_MPIRUN="$work/mpirun" "$gtb" run --family parallel --ranks 2 --out "$work/r.json"
+  grep -q "mpirun" "$work/out.txt" || fail "the message does not name mpirun"
+  json_check "$work/r.json" "d['families'][0]['status']=='failed' and 'mpirun' in d['families'][0]['error'] and d['records']==[]"
+  ;;
+no_mpirun)
+  # No mpirun on PATH: the family still runs, as one process whose CPU records say why they were skipped.
+  expect_rc 0 env PATH=/nonexistent "$gtb" run --family parallel --ranks 2 --out "$work/r.json"
+  json_check "$work/r.json" "d['records'] and all(r['status']=='skipped' and 'mpirun not found' in r['status_detail'] for r in d['records'] if r['backend']=='cpu')"
+  ;;
+*) fail "unknown case" ;;
+esac
+echo "ok [$case_name]"
