@@ -4,8 +4,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${GTB_FUZZ_SECONDS:-45}
 log="$root/build-fuzz.log"
-echo "fuzzing the results loader: builds build-fuzz/ with clang + ASan/UBSan (about 2 minutes on 2 cores" \
-     "when nothing is cached), then feeds it mutated results files for $seconds s; log: $log"
+echo "fuzzing the results loader: builds build-fuzz/ with clang + ASan/UBSan (minutes on 2 cores when" \
+     "ccache lacks it, seconds when it has it), then feeds it mutated results files for $seconds s; log: $log"
 bash "$root/ci/fuzz.sh" "$seconds" >"$log" 2>&1 &
 pid=$!
 # A line every 30 s, so a long step is never silent.
