@@ -46,6 +46,14 @@ struct Counter {
   std::string unit;
 };
 
+// One run's view of a record in a file made by `gtb run --runs K` (K >= 2): what that run measured.
+struct RunStat {
+  int run = 1;  // 1-based
+  Status status = Status::ok;
+  std::optional<double> value;  // set when status == ok
+  std::optional<Stats> stats;   // over that run's kept samples, seconds per repetition
+};
+
 // One workload x parameters x backend: what was measured, how, and whether it can be trusted.
 struct Record {
   std::string id;  // family/workload/variant/backend/k=v,...: also the Google Benchmark name
@@ -70,6 +78,9 @@ struct Record {
   json check = json::object();    // {"passed": bool, "detail": str, ...}
   std::map<std::string, Counter> counters;
   json info = json::object();
+  // Per-run statistics when the file holds several runs (empty for one run): the record's own
+  // value, stats and samples_s are then over all runs' kept samples together.
+  std::vector<RunStat> runs;
 
   // Metric value of one sample (same direction as value).
   double metric_of_seconds(double seconds) const;
