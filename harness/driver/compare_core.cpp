@@ -603,6 +603,11 @@ Result compare_documents(const json& base, const json& next, const Config& cfg) 
     if (a.d.verdict != b.d.verdict) return a.d.verdict < b.d.verdict;
     return a.id < b.id;
   });
+  const auto weak = std::count_if(res.rows.begin(), res.rows.end(), [](const Row& r) { return r.evidence == "samples"; });
+  if (weak > 0)
+    res.context.warnings.push_back(std::to_string(weak) + " records have one run on each side: weak evidence, only changes beyond " +
+                                   fmt("%.0f%%", cfg.settings.single_run_threshold * 100) +
+                                   " count (make baselines with gtb run --runs 3, or use gtb ab)");
   return res;
 }
 
