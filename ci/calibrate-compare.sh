@@ -10,7 +10,7 @@
 #   gtb ab below is a fifth A/A pair),
 #   CAL_ROUNDS (5), CAL_TRIALS (planted trials per size and mode, 10), CAL_PLANTED ("0.10 0.25"),
 #   CAL_TIMED_AB (families of one timed gtb ab, ceilings,vectorize,gemm,train; empty: skip),
-#   CAL_LOAD_JOBS (1 compile loop).
+#   CAL_TARGET (the record slowed down: selftest/spin/scalar/cpu/steps=262144), CAL_LOAD_JOBS (1 compile loop).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -28,7 +28,7 @@ trials=${CAL_TRIALS:-10}
 planted=${CAL_PLANTED:-0.10 0.25}
 timed_ab=${CAL_TIMED_AB-ceilings,vectorize,gemm,train}
 load_jobs=${CAL_LOAD_JOBS:-1}
-target='selftest/spin/scalar/cpu/steps=262144'
+target=${CAL_TARGET:-selftest/spin/scalar/cpu/steps=262144}
 [ -x "$build/bin/gtb-selftest" ] || { echo "calibrate: $build/bin/gtb-selftest missing (build with tests)" >&2; exit 2; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

@@ -3,6 +3,7 @@
 holding its exit code): A/A false alarms and how often the planted slowdowns were caught."""
 import glob
 import json
+import math
 import os
 import sys
 
@@ -49,13 +50,31 @@ def plant_line(name, cmps, target):
     return f"| {name} | {seen} | {caught} ({rate:.0f}%) | {med:+.1f}% |"
 
 
+def run_spread(files, rid):
+    """Median over files of the run-to-run spread (sd of the per-run log values) of one record."""
+    out = []
+    for path in files:
+        with open(path) as fh:
+            doc = json.load(fh)
+        for r in doc["records"]:
+            if r["id"] == rid and len(r.get("runs", [])) >= 2:
+                logs = [math.log(x["value"]) for x in r["runs"] if x.get("status") == "ok"]
+                if len(logs) >= 2:
+                    m = sum(logs) / len(logs)
+                    out.append(math.sqrt(sum((x - m) ** 2 for x in logs) / (len(logs) - 1)))
+    out.sort()
+    return out[len(out) // 2] if out else float("nan")
+
+
 def main(out, target):
     print("| A/A mode | pairs | records compared | flagged slower | flagged faster | noisy | pairs exit 1 | pairs exit 2 |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     print(aa_line("`--runs` baselines", load(os.path.join(out, "aa-runs-*.json"))))
     print(aa_line("`gtb ab`", load(os.path.join(out, "aa-ab-*.json"))))
     print()
-    print(f"Planted slowdowns of `{target}`:")
+    bases = glob.glob(os.path.join(out, "..", "files", "plant-runs-*.base.json"))
+    print(f"Planted slowdowns of `{target}` (its run-to-run spread in the --runs baselines: "
+          f"{100 * run_spread(bases, target):.2f}%, median over {len(bases)} files):")
     print()
     print("| planted (time x (1 + f)) | trials | caught as slower | median measured change |")
     print("| --- | ---: | ---: | ---: |")

@@ -34,7 +34,8 @@ void ab_usage(std::FILE* f) {
                "  --quick | --full             suite (default quick)\n"
                "  --budget S                   sampling budget per record in seconds\n"
                "  --keep DIR                   also write DIR/base.json and DIR/new.json (results with runs)\n"
-               "%s%s",
+               "%s%s"
+               "An interruption (Ctrl-C, SIGTERM) stops it without a comparison (exit 130 or 143).\n",
                kCompareOutputHelp, kCompareExitHelp);
 }
 
