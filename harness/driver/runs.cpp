@@ -69,6 +69,7 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int tot
   if (s.budget > 0) args.push_back("--gtb_budget=" + std::to_string(s.budget));
   const double t0 = host_seconds();
   auto progress = [&] {
+    if (job.on_tick) job.on_tick();
     const double now = host_seconds();
     if (!tty && now - last_print < 15) return;
     last_print = now;

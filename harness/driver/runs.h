@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct FamilyJob {
   bool tag_run = false;
   std::string stem;    // file names in the work folder: <stem>.json, <stem>.log, <stem>.gbench.json
   std::string label;   // progress prefix, e.g. "[4/6] gemm (run 2/3)"
+  std::function<void()> on_tick;  // optional: called about every 200 ms while the child runs
 };
 
 struct RunSettings {
