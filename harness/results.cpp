@@ -108,7 +108,7 @@ void apply_gemm_peaks(std::vector<Record>& records, const json& findings) {
 }
 
 json make_document(const json& context, const std::string& suite, const json& families,
-                   const std::vector<Record>& records, const json& findings) {
+                   const std::vector<Record>& records, const json& findings, int runs) {
   json ctx = context;
   // The ceilings family's findings are the ceilings every other family reports percent of.
   if (findings.contains("ceilings") && findings["ceilings"].contains("ceilings")) {
@@ -124,6 +124,7 @@ json make_document(const json& context, const std::string& suite, const json& fa
   doc["schema_version"] = kSchemaVersion;
   doc["generated_at"] = iso_now_utc();
   doc["suite"] = suite;
+  doc["runs"] = runs;
   doc["context"] = ctx;
   doc["families"] = families;
   json jr = json::array();
@@ -151,9 +152,9 @@ void validate_document(const json& doc) {
   if (!doc.contains("schema_version") || !doc["schema_version"].is_number_integer())
     throw std::runtime_error("\"schema_version\" is missing or not an integer");
   const auto v = doc["schema_version"].get<long long>();
-  if (v != kSchemaVersion)
-    throw std::runtime_error("schema version " + std::to_string(v) + " is not supported (this gtb reads version " +
-                             std::to_string(kSchemaVersion) + ")");
+  if (v < kOldestSchemaVersion || v > kSchemaVersion)
+    throw std::runtime_error("schema version " + std::to_string(v) + " is not supported (this gtb reads versions " +
+                             std::to_string(kOldestSchemaVersion) + " to " + std::to_string(kSchemaVersion) + ")");
   for (const char* k : {"context", "records"})
     if (!doc.contains(k)) throw std::runtime_error(std::string("\"") + k + "\" is missing");
   if (!doc["context"].is_object()) throw std::runtime_error("\"context\" is not an object");

@@ -8,7 +8,10 @@
 
 namespace gtb {
 
-inline constexpr int kSchemaVersion = 1;
+// Version 2 added per-run statistics (record "runs", top-level "runs"); version 1 files are read as
+// one run each.
+inline constexpr int kSchemaVersion = 2;
+inline constexpr int kOldestSchemaVersion = 1;
 inline constexpr const char* kSchemaName = "gtb-results";
 
 // CPU vs GPU pairs: for each ok cuda record, the best ok cpu record with the same family, workload
@@ -25,10 +28,10 @@ void apply_ceilings(std::vector<Record>& records, const json& context);
 // GEMM family's best measured rate of the same backend and precision (findings.gemm.best_rate).
 void apply_gemm_peaks(std::vector<Record>& records, const json& findings);
 
-// {"schema", "schema_version", "generated_at", "suite", "context", "families", "records",
-//  "comparisons", "findings"}
+// {"schema", "schema_version", "generated_at", "suite", "runs", "context", "families", "records",
+//  "comparisons", "findings"}; `runs`: how many runs of the families were asked for (gtb run --runs).
 json make_document(const json& context, const std::string& suite, const json& families,
-                   const std::vector<Record>& records, const json& findings);
+                   const std::vector<Record>& records, const json& findings, int runs = 1);
 
 // Structural checks the loader relies on (schema name and version, required fields, numeric values);
 // throws std::runtime_error with a message naming the first problem.

@@ -76,6 +76,14 @@ std::string make_record_id(const std::string& family, const std::string& workloa
   return os.str();
 }
 
+namespace {
+json stats_json(const Stats& s) {
+  return {{"unit", "s"}, {"median", s.median}, {"mean", s.mean}, {"min", s.min},     {"max", s.max},
+          {"q1", s.q1},  {"q3", s.q3},         {"iqr", s.iqr},   {"stddev", s.stddev}, {"cv", s.cv},
+          {"count", s.count}};
+}
+}  // namespace
+
 json to_json(const Record& r) {
   json j;
   j["id"] = r.id;
@@ -96,10 +104,7 @@ json to_json(const Record& r) {
   j["work_per_rep"] = r.work_per_rep;
   j["clock"] = to_string(r.clock);
   if (r.stats) {
-    const Stats& s = *r.stats;
-    j["stats"] = {{"unit", "s"},           {"median", s.median}, {"mean", s.mean}, {"min", s.min},
-                  {"max", s.max},          {"q1", s.q1},         {"q3", s.q3},     {"iqr", s.iqr},
-                  {"stddev", s.stddev},    {"cv", s.cv},         {"count", s.count}};
+    j["stats"] = stats_json(*r.stats);
     j["samples_s"] = r.samples;
     j["reps_per_sample"] = r.reps_per_sample;
     j["warmup_samples"] = r.warmup_samples;
@@ -114,6 +119,16 @@ json to_json(const Record& r) {
   j["info"] = r.info;
   if (!r.device_timing.empty()) j["device_timing"] = r.device_timing;
   if (!r.suspect.empty()) j["suspect"] = r.suspect;
+  if (!r.runs.empty()) {
+    json runs = json::array();
+    for (const RunStat& x : r.runs) {
+      json e = {{"run", x.run}, {"status", to_string(x.status)}};
+      if (x.status == Status::ok && x.value && std::isfinite(*x.value)) e["value"] = *x.value;
+      if (x.stats) e["stats"] = stats_json(*x.stats);
+      runs.push_back(std::move(e));
+    }
+    j["runs"] = std::move(runs);
+  }
   return j;
 }
 
@@ -143,6 +158,21 @@ std::int64_t need_count(const json& j, const char* key, const std::string& where
     throw std::runtime_error(where + " field '" + key + "' is not a whole number in range");
   return static_cast<std::int64_t>(x);
 }
+Stats stats_from_json(const json& s, const std::string& where) {
+  if (!s.is_object()) throw std::runtime_error(where + " is not an object");
+  Stats st;
+  st.median = need_number(s, "median", where);
+  st.mean = need_number(s, "mean", where);
+  st.min = need_number(s, "min", where);
+  st.max = need_number(s, "max", where);
+  st.q1 = need_number(s, "q1", where);
+  st.q3 = need_number(s, "q3", where);
+  st.iqr = need_number(s, "iqr", where);
+  st.stddev = s.contains("stddev") ? need_number(s, "stddev", where) : 0.0;
+  st.cv = need_number(s, "cv", where);
+  st.count = need_count(s, "count", where);
+  return st;
+}
 }  // namespace
 
 Record record_from_json(const json& j) {
@@ -169,22 +199,7 @@ Record record_from_json(const json& j) {
     if (j.contains("work_per_rep")) r.work_per_rep = need_number(j, "work_per_rep", where);
     if (j.contains("clock")) r.clock = clock_from_string(need_string(j, "clock"));
     if (r.status == Status::ok) r.value = need_number(j, "value", where);
-    if (j.contains("stats")) {
-      const json& s = j.at("stats");
-      if (!s.is_object()) throw std::runtime_error("stats is not an object");
-      Stats st;
-      st.median = need_number(s, "median", where + " stats");
-      st.mean = need_number(s, "mean", where + " stats");
-      st.min = need_number(s, "min", where + " stats");
-      st.max = need_number(s, "max", where + " stats");
-      st.q1 = need_number(s, "q1", where + " stats");
-      st.q3 = need_number(s, "q3", where + " stats");
-      st.iqr = need_number(s, "iqr", where + " stats");
-      st.stddev = s.contains("stddev") ? need_number(s, "stddev", where + " stats") : 0.0;
-      st.cv = need_number(s, "cv", where + " stats");
-      st.count = need_count(s, "count", where + " stats");
-      r.stats = st;
-    }
+    if (j.contains("stats")) r.stats = stats_from_json(j.at("stats"), where + " stats");
     if (j.contains("samples_s")) {
       const json& a = j.at("samples_s");
       if (!a.is_array()) throw std::runtime_error("samples_s is not an array");
@@ -216,6 +231,21 @@ Record record_from_json(const json& j) {
     if (j.contains("suspect")) {
       r.suspect = need_string(j, "suspect");
       if (r.suspect.empty()) throw std::runtime_error("'suspect' must say why (it is absent when nothing is suspect)");
+    if (j.contains("runs")) {
+      const json& a = j.at("runs");
+      if (!a.is_array()) throw std::runtime_error("runs is not an array");
+      for (const auto& e : a) {
+        const std::string w = where + " runs[" + std::to_string(r.runs.size()) + "]";
+        if (!e.is_object()) throw std::runtime_error(w + " is not an object");
+        RunStat x;
+        const auto n = need_count(e, "run", w);
+        if (n < 1 || n > 1000000) throw std::runtime_error(w + " field 'run' is out of range");
+        x.run = static_cast<int>(n);
+        x.status = status_from_string(need_string(e, "status"));
+        if (x.status == Status::ok) x.value = need_number(e, "value", w);
+        if (e.contains("stats")) x.stats = stats_from_json(e.at("stats"), w + " stats");
+        r.runs.push_back(x);
+      }
     }
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(where + ": " + e.what());

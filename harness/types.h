@@ -46,6 +46,14 @@ struct Counter {
   std::string unit;
 };
 
+// One run's view of a record in a file made by `gtb run --runs K` (K >= 2): what that run measured.
+struct RunStat {
+  int run = 1;  // 1-based
+  Status status = Status::ok;
+  std::optional<double> value;  // set when status == ok
+  std::optional<Stats> stats;   // over that run's kept samples, seconds per repetition
+};
+
 // One workload x parameters x backend: what was measured, how, and whether it can be trusted.
 struct Record {
   std::string id;  // family/workload/variant/backend/k=v,...: also the Google Benchmark name
@@ -72,6 +80,9 @@ struct Record {
   json info = json::object();
   json device_timing = json::object();  // cuda_event records: blocking kernel, enqueue vs device time
   std::string suspect;            // why not to trust the (kept) number; empty when nothing looks wrong
+  // Per-run statistics when the file holds several runs (empty for one run): the record's own
+  // value, stats and samples_s are then over all runs' kept samples together.
+  std::vector<RunStat> runs;
 
   // Metric value of one sample (same direction as value).
   double metric_of_seconds(double seconds) const;

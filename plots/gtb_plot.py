@@ -14,7 +14,7 @@ import os
 import sys
 from collections import defaultdict
 
-SCHEMA, VERSION = "gtb-results", 1
+SCHEMA, VERSIONS = "gtb-results", (1, 2)
 FED_IDLE_DEFAULT = 0.10
 
 
@@ -39,8 +39,8 @@ def load(path):
         die(f"{path}: not valid JSON ({e})")
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         die(f'{path}: not a gtb results file ("schema" is not "{SCHEMA}")')
-    if doc.get("schema_version") != VERSION:
-        die(f"{path}: schema version {doc.get('schema_version')} is not supported (this gtb reads version {VERSION})")
+    if doc.get("schema_version") not in VERSIONS:
+        die(f"{path}: schema version {doc.get('schema_version')} is not supported (this gtb reads versions 1 to 2)")
     if not isinstance(doc.get("records"), list) or not isinstance(doc.get("context"), dict):
         die(f'{path}: "records" or "context" is missing')
     for i, r in enumerate(doc["records"]):

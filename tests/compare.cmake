@@ -3,7 +3,8 @@ set(_gtb_fix ${PROJECT_SOURCE_DIR}/tests/fixtures)
 
 add_executable(test_compare ${PROJECT_SOURCE_DIR}/tests/cpu/test_compare.cpp
                             ${PROJECT_SOURCE_DIR}/tests/cpu/test_compare_calibration.cpp
-                            ${PROJECT_SOURCE_DIR}/tests/cpu/test_compare_fixtures.cpp)
+                            ${PROJECT_SOURCE_DIR}/tests/cpu/test_compare_fixtures.cpp
+                            ${PROJECT_SOURCE_DIR}/tests/cpu/test_compare_runs.cpp)
 target_link_libraries(test_compare PRIVATE gtb_driver GTest::gtest GTest::gtest_main)
 target_compile_definitions(test_compare PRIVATE GTB_FIXTURE_DIR="${_gtb_fix}" GTB_SOURCE_DIR_FOR_TESTS="${PROJECT_SOURCE_DIR}")
 gtb_host_warnings(test_compare)
@@ -52,7 +53,7 @@ gtb_cli_test(gtb_compare_bad_config 2 "unknown key" compare ${_gtb_fix}/gpu_base
              --config ${_gtb_fix}/bad_not_results.json)
 gtb_cli_test(gtb_compare_usage 2 "usage" compare ${_gtb_fix}/gpu_base.json)
 gtb_cli_test(gtb_compare_missing_file 2 "cannot open" compare ${_gtb_fix}/does_not_exist.json ${_gtb_fix}/gpu_aa.json)
-foreach(bad empty:empty truncated:not.valid.JSON malformed:not.valid.JSON version:version.2 string_value:value
+foreach(bad empty:empty truncated:not.valid.JSON malformed:not.valid.JSON version:version.99 string_value:value
             string_sample:samples_s not_results:not.a.gtb.results huge_count:count)
   string(REPLACE ":" ";" parts ${bad})
   list(GET parts 0 what)

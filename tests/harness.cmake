@@ -8,7 +8,8 @@ gtest_discover_tests(test_harness DISCOVERY_TIMEOUT 60 TEST_PREFIX "harness." PR
 find_package(Python3 COMPONENTS Interpreter)
 set(_validate ${CMAKE_CURRENT_SOURCE_DIR}/tools/validate_schema.py)
 set(_e2e ${CMAKE_CURRENT_SOURCE_DIR}/driver/e2e.sh)
-foreach(case IN ITEMS run_valid unknown_family bad_flags unwritable crash_isolated interrupt list every_family)
+foreach(case IN ITEMS run_valid unknown_family bad_flags unwritable crash_isolated interrupt_before_any interrupt_int
+                     interrupt_term interrupt_runs runs ab planted list every_family)
   add_test(NAME driver.${case}
            COMMAND bash ${_e2e} ${case} $<TARGET_FILE:gtb> ${Python3_EXECUTABLE} ${_validate}
                    ${CMAKE_CURRENT_BINARY_DIR}/e2e-${case})
@@ -21,3 +22,11 @@ add_test(NAME driver.blas_coretype
 set_tests_properties(driver.blas_coretype PROPERTIES LABELS cpu TIMEOUT 300)
 # The families this project must build; a missing one fails driver.every_family.
 set_tests_properties(driver.every_family PROPERTIES ENVIRONMENT "GTB_EXPECT_FAMILIES=ceilings,transfer,vectorize,gemm,train,parallel,pitfalls")
+
+# The self-test family: like a real family binary, but not in GTB_FAMILIES, so `gtb run` runs it only
+# when a test names it (GTB_FAMILIES=selftest). Its planted-slowdown knob cannot reach real records.
+add_executable(gtb-selftest selftest/selftest.cpp ${PROJECT_SOURCE_DIR}/harness/family_main.cpp)
+target_link_libraries(gtb-selftest PRIVATE gtb_harness)
+target_compile_definitions(gtb-selftest PRIVATE GTB_FAMILY_NAME="selftest")
+gtb_host_warnings(gtb-selftest)
+set_target_properties(gtb-selftest PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)

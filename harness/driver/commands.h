@@ -11,6 +11,7 @@ inline constexpr int kExitBadInput = 2;    // usage errors, unreadable or incomp
 int cmd_run(int argc, char** argv);
 int cmd_list(int argc, char** argv);
 int cmd_compare(int argc, char** argv);
+int cmd_ab(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_plot(int argc, char** argv);
 

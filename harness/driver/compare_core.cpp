@@ -88,6 +88,18 @@ std::vector<double> metric_samples(const Record& r) {
   return v;
 }
 
+// Metric value of each ok run by run number; a record of a one-run file is run 1.
+std::map<int, double> run_values(const Record& r) {
+  std::map<int, double> v;
+  if (r.runs.empty()) {
+    if (r.value) v[1] = *r.value;
+    return v;
+  }
+  for (const auto& x : r.runs)
+    if (x.status == Status::ok && x.value) v[x.run] = *x.value;
+  return v;
+}
+
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
@@ -154,6 +166,12 @@ Config Config::from_json(const json& j) {
         if (n < 100 || n > 1000000) throw std::runtime_error(where + ": must be in [100, 1000000]");
         s.resamples = static_cast<int>(n);
       }
+    } else if (k == "run_confidence") {
+      s.run_confidence = number_in(j, "run_confidence", "compare config");
+      if (!(s.run_confidence >= 0.5 && s.run_confidence < 1.0)) throw std::runtime_error(where + ": must be in [0.5, 1)");
+    } else if (k == "single_run_threshold") {
+      s.single_run_threshold = number_in(j, "single_run_threshold", "compare config");
+      check_threshold(s.single_run_threshold, where);
     } else if (k == "seed") {
       if (!v.is_number_unsigned()) throw std::runtime_error(where + ": must be a non-negative integer");
       s.seed = v.get<std::uint64_t>();
@@ -175,7 +193,7 @@ Config Config::from_json(const json& j) {
     } else {
       throw std::runtime_error("compare config: unknown key \"" + k +
                                "\" (expected threshold, confidence, alpha, min_samples, resamples, seed, "
-                               "families, records, comment)");
+                               "single_run_threshold, run_confidence, families, records, comment)");
     }
   }
   return c;
@@ -219,6 +237,42 @@ const char* to_string(Verdict v) {
 
 bool is_regression(Verdict v) { return v == Verdict::slower || v == Verdict::broken; }
 
+namespace {
+// The verdict from the effect (d.ratio against the threshold) and the evidence (d.ci_*, p-values),
+// the same rule whatever the evidence is made of: `what` names it in the notes ("samples", "runs").
+void apply_verdict(Decision& d, double t, const Settings& s, const std::string& what, const std::string& test,
+                   const std::string& few, double confidence) {
+  const std::string interval = fmt("%.0f%%", confidence * 100) + " CI [" + pct(d.ci_low) + ", " + pct(d.ci_high) + "]";
+  const bool need_p = what == "samples";  // run level: the t interval and the t-test are one and the same
+  if (d.ratio < 1.0 - t || d.ratio > 1.0 + t) {
+    const bool worse = d.ratio < 1.0;
+    const double p = worse ? d.p_slower : d.p_faster;
+    if (!d.tested) {
+      d.verdict = Verdict::noisy;
+      d.note = pct(d.ratio) + " beyond the " + fmt("%.0f%%", t * 100) + " threshold, but " + few;
+    } else if ((worse ? d.ci_high < 1.0 : d.ci_low > 1.0) && (!need_p || p < s.alpha)) {
+      d.verdict = worse ? Verdict::slower : Verdict::faster;
+    } else {
+      d.verdict = Verdict::noisy;
+      d.note = pct(d.ratio) + " beyond the threshold, but the " + what + " do not show it (" + interval + ", " + test +
+               fmt(" p=%.3g)", p);
+    }
+  } else if (need_p && d.tested && (d.ci_low < 1.0 - 2 * t || d.ci_high > 1.0 + 2 * t)) {
+    // Within-run samples of one run: a wide interval says more samples are needed. With several
+    // runs the interval's width is the run-to-run noise floor itself, reported below instead.
+    d.verdict = Verdict::noisy;
+    d.note = "within the threshold, but the " + interval + " cannot rule out a change of twice the threshold";
+  } else {
+    d.verdict = Verdict::same;
+    if (!d.tested) d.note = few;
+    else if (!need_p && (d.ci_low < 1.0 - 2 * t || d.ci_high > 1.0 + 2 * t))
+      d.note = "noise floor: the " + interval + " is wider than twice the threshold; more runs would narrow it";
+  }
+}
+
+void append_note(Decision& d, const std::string& text) { d.note += (d.note.empty() ? "" : "; ") + text; }
+}  // namespace
+
 Decision decide(double base_value, double new_value, const std::vector<double>& bs, const std::vector<double>& ns,
                 Better better, double t, const Settings& s, std::uint64_t seed) {
   Decision d;
@@ -250,36 +304,84 @@ Decision decide(double base_value, double new_value, const std::vector<double>& 
   }
   const std::string few = "only " + std::to_string(bs.size()) + " and " + std::to_string(ns.size()) +
                           " kept samples (a verdict needs " + std::to_string(s.min_samples) + " on each side)";
-  const std::string interval = fmt("%.0f%%", s.confidence * 100) + " CI [" + pct(d.ci_low) + ", " + pct(d.ci_high) + "]";
-  if (d.ratio < 1.0 - t) {
-    if (!d.tested) {
-      d.verdict = Verdict::noisy;
-      d.note = pct(d.ratio) + " beyond the " + fmt("%.0f%%", t * 100) + " threshold, but " + few;
-    } else if (d.ci_high < 1.0 && d.p_slower < s.alpha) {
-      d.verdict = Verdict::slower;
-    } else {
-      d.verdict = Verdict::noisy;
-      d.note = pct(d.ratio) + " beyond the threshold, but the samples do not show it (" + interval +
-               fmt(", Mann-Whitney p=%.3g)", d.p_slower);
+  apply_verdict(d, t, s, "samples", "Mann-Whitney", few, s.confidence);
+  return d;
+}
+
+Decision decide_runs(const std::vector<double>& base, const std::vector<double>& next, bool paired, Better better,
+                     double t, const Settings& s) {
+  Decision d;
+  const double sign = better == Better::higher ? 1.0 : -1.0;  // log values oriented: larger is better
+  std::vector<double> lb, ln;
+  for (const auto* from : {&base, &next})
+    for (double v : *from) {
+      if (!(v > 0.0) || !std::isfinite(v)) {
+        d.verdict = Verdict::unmeasured;
+        d.note = "a run's value is zero, negative or not finite: no ratio";
+        return d;
+      }
+      (from == &base ? lb : ln).push_back(sign * std::log(v));
     }
-  } else if (d.ratio > 1.0 + t) {
-    if (!d.tested) {
-      d.verdict = Verdict::noisy;
-      d.note = pct(d.ratio) + " beyond the " + fmt("%.0f%%", t * 100) + " threshold, but " + few;
-    } else if (d.ci_low > 1.0 && d.p_faster < s.alpha) {
-      d.verdict = Verdict::faster;
-    } else {
-      d.verdict = Verdict::noisy;
-      d.note = pct(d.ratio) + " beyond the threshold, but the samples do not show it (" + interval +
-               fmt(", Mann-Whitney p=%.3g)", d.p_faster);
-    }
-  } else if (d.tested && (d.ci_low < 1.0 - 2 * t || d.ci_high > 1.0 + 2 * t)) {
-    d.verdict = Verdict::noisy;
-    d.note = "within the threshold, but the " + interval + " cannot rule out a change of twice the threshold";
+  auto mean = [](const std::vector<double>& v) {
+    double m = 0;
+    for (double x : v) m += x;
+    return v.empty() ? 0.0 : m / static_cast<double>(v.size());
+  };
+  auto sum_sq = [](const std::vector<double>& v, double m) {
+    double q = 0;
+    for (double x : v) q += (x - m) * (x - m);
+    return q;
+  };
+  double diff = 0, se = 0;
+  int df = 0;
+  std::string few;
+  if (paired) {
+    std::vector<double> dl(std::min(lb.size(), ln.size()));
+    for (std::size_t i = 0; i < dl.size(); ++i) dl[i] = ln[i] - lb[i];
+    const auto n = dl.size();
+    diff = mean(dl);
+    df = static_cast<int>(n) - 1;
+    if (n >= 2) se = std::sqrt(sum_sq(dl, diff) / static_cast<double>(n - 1) / static_cast<double>(n));
+    few = "only " + std::to_string(n) + " paired rounds (a verdict needs 3)";
+    d.tested = n >= 3;
   } else {
-    d.verdict = Verdict::same;
-    if (!d.tested) d.note = few;
+    const auto k = lb.size(), m = ln.size();
+    if (k == 0 || m == 0) {
+      d.verdict = Verdict::unmeasured;
+      d.note = "no ok run on a side";
+      return d;
+    }
+    const double mb = mean(lb), mn = mean(ln);
+    diff = mn - mb;
+    const double qb = sum_sq(lb, mb), qn = sum_sq(ln, mn);
+    double spread = 0;
+    if (k >= 2 && m >= 2) {
+      // The baseline's own spread is the floor; pooling in NEW's keeps a baseline that happened to
+      // be quiet from making it too low.
+      spread = std::max(std::sqrt(qb / static_cast<double>(k - 1)), std::sqrt((qb + qn) / static_cast<double>(k + m - 2)));
+      df = static_cast<int>(k + m) - 2;
+    } else if (k >= 2) {
+      spread = std::sqrt(qb / static_cast<double>(k - 1));
+      df = static_cast<int>(k) - 1;
+    } else if (m >= 2) {
+      spread = std::sqrt(qn / static_cast<double>(m - 1));
+      df = static_cast<int>(m) - 1;
+    }
+    se = spread * std::sqrt(1.0 / static_cast<double>(k) + 1.0 / static_cast<double>(m));
+    few = "one run on each side";
+    d.tested = df >= 1;
   }
+  d.ratio = std::exp(diff);
+  d.ci_low = d.ci_high = d.ratio;
+  if (d.tested) {
+    const double half = student_t_quantile(0.5 + 0.5 * s.run_confidence, df) * se;
+    d.ci_low = std::exp(diff - half);
+    d.ci_high = std::exp(diff + half);
+    const double tstat = se > 0 ? diff / se : (diff < 0 ? -INFINITY : diff > 0 ? INFINITY : 0.0);
+    d.p_slower = student_t_cdf(tstat, df);
+    d.p_faster = 1.0 - d.p_slower;
+  }
+  apply_verdict(d, t, s, paired ? "paired rounds" : "runs", "t-test", few, s.run_confidence);
   return d;
 }
 
@@ -439,8 +541,37 @@ Row compare_pair(const Record* b, const Record* n, const Config& cfg) {
   const auto bs = metric_samples(*b), ns = metric_samples(*n);
   row.base_n = bs.size();
   row.new_n = ns.size();
-  row.d = decide(*b->value, *n->value, bs, ns, n->metric.better(), row.threshold, cfg.settings,
-                 cfg.settings.seed ^ fnv1a(record_key(*n)));
+  std::vector<double> bv, nv;
+  if (cfg.paired) {
+    const auto bm = run_values(*b), nm = run_values(*n);
+    for (const auto& [run, v] : bm) {
+      const auto it = nm.find(run);
+      if (it == nm.end()) continue;
+      bv.push_back(v);
+      nv.push_back(it->second);
+    }
+  } else {
+    for (const auto& [run, v] : run_values(*b)) bv.push_back(v);
+    for (const auto& [run, v] : run_values(*n)) nv.push_back(v);
+  }
+  row.base_runs = bv.size();
+  row.new_runs = nv.size();
+  const Better better = n->metric.better();
+  if (cfg.paired) {
+    row.evidence = "paired rounds";
+    row.d = decide_runs(bv, nv, true, better, row.threshold, cfg.settings);
+  } else if (bv.size() >= 2 || nv.size() >= 2) {
+    row.evidence = "runs";
+    row.d = decide_runs(bv, nv, false, better, row.threshold, cfg.settings);
+    if (bv.size() < 2 || nv.size() < 2) append_note(row.d, "one run on a side: weak evidence");
+  } else {
+    // Within-run samples say nothing about the next run: only a generous threshold counts.
+    row.evidence = "samples";
+    const double t = std::max(row.threshold, cfg.settings.single_run_threshold);
+    row.d = decide(*b->value, *n->value, bs, ns, better, t, cfg.settings, cfg.settings.seed ^ fnv1a(record_key(*n)));
+    if (row.d.verdict != Verdict::unmeasured)
+      append_note(row.d, "one run on each side: weak evidence, only changes beyond " + fmt("%.0f%%", t * 100) + " count");
+  }
   row.has_ratio = row.d.verdict != Verdict::unmeasured;
   return row;
 }
@@ -461,6 +592,7 @@ int Result::exit_code() const {
 Result compare_documents(const json& base, const json& next, const Config& cfg) {
   Result res;
   res.settings = cfg.settings;
+  res.paired = cfg.paired;
   res.base = side_of(base);
   res.next = side_of(next);
   res.context = check_contexts(obj_at(base, "context"), obj_at(next, "context"));
@@ -478,6 +610,11 @@ Result compare_documents(const json& base, const json& next, const Config& cfg) 
     if (a.d.verdict != b.d.verdict) return a.d.verdict < b.d.verdict;
     return a.id < b.id;
   });
+  const auto weak = std::count_if(res.rows.begin(), res.rows.end(), [](const Row& r) { return r.evidence == "samples"; });
+  if (weak > 0)
+    res.context.warnings.push_back(std::to_string(weak) + " records have one run on each side: weak evidence, only changes beyond " +
+                                   fmt("%.0f%%", cfg.settings.single_run_threshold * 100) +
+                                   " count (make baselines with gtb run --runs 3, or use gtb ab)");
   return res;
 }
 
@@ -554,6 +691,8 @@ std::string p_text(const Row& r) {
 
 std::string samples_text(const Row& r) {
   if (r.base_status.empty() || r.new_status.empty()) return "-";
+  if (!r.evidence.empty() && r.evidence != "samples")
+    return std::to_string(r.base_runs) + "r/" + std::to_string(r.new_runs) + "r";
   return std::to_string(r.base_n) + "/" + std::to_string(r.new_n);
 }
 
@@ -574,10 +713,17 @@ std::string outcome(const Result& res) {
   return "no regression (exit 0)";
 }
 
-std::string settings_text(const Settings& s) {
-  return "threshold " + fmt("%.3g%%", s.threshold * 100) + " (default; per family/record in --config), evidence: " +
-         fmt("%.3g%%", s.confidence * 100) + " bootstrap CI of the median ratio excludes 1 and one-sided Mann-Whitney p < " +
-         fmt("%.3g", s.alpha) + ", at least " + std::to_string(s.min_samples) + " samples per side";
+std::string settings_text(const Settings& s, bool paired) {
+  const std::string conf = fmt("%.3g%%", s.confidence * 100), run_conf = fmt("%.3g%%", s.run_confidence * 100);
+  std::string e = "threshold " + fmt("%.3g%%", s.threshold * 100) + " (default; per family/record in --config); evidence: ";
+  if (paired)
+    return e + "paired rounds (r): the " + run_conf + " Student t interval of the mean paired ratio excludes 1";
+  return e + "several runs on a side (r): the " + run_conf +
+         " Student t interval of the ratio of per-run geometric means excludes 1 (its width is the noise floor "
+         "learned from the run-to-run spread); one run on each side (weak): the change exceeds " +
+         fmt("%.3g%%", s.single_run_threshold * 100) + ", the " + conf +
+         " bootstrap CI of the median ratio excludes 1 and one-sided Mann-Whitney p < " + fmt("%.3g", s.alpha) +
+         " with at least " + std::to_string(s.min_samples) + " samples per side";
 }
 
 std::string calibration_text(const Calibration& c, const std::string& bullet) {
@@ -623,7 +769,7 @@ std::string render_text(const Result& res) {
   o << "gtb compare\n";
   o << "  BASE " << res.base.path << ": " << res.base.machine << ", " << res.base.generated_at << ", suite " << res.base.suite << "\n";
   o << "  NEW  " << res.next.path << ": " << res.next.machine << ", " << res.next.generated_at << ", suite " << res.next.suite << "\n";
-  o << "  " << settings_text(res.settings) << "\n";
+  o << "  " << settings_text(res.settings, res.paired) << "\n";
   for (const auto& p : res.context.problems)
     o << "  machines differ: " << p << (res.machines_allowed ? " (allowed)" : "") << "\n";
   for (const auto& w : res.context.warnings) o << "  note: " << w << "\n";
@@ -661,7 +807,7 @@ std::string render_markdown(const Result& res) {
     << ", " << res.base.suite << " suite\n";
   o << "- **NEW** `" << md_escape(res.next.path) << "`: " << md_escape(res.next.machine) << ", " << res.next.generated_at
     << ", " << res.next.suite << " suite\n";
-  o << "- " << md_escape(settings_text(res.settings)) << "\n";
+  o << "- " << md_escape(settings_text(res.settings, res.paired)) << "\n";
   o << "- " << summary_counts(res) << "\n";
   for (const auto& p : res.context.problems)
     o << "- machines differ: " << md_escape(p) << (res.machines_allowed ? " (allowed by --allow-different-machines)" : "") << "\n";
@@ -698,7 +844,9 @@ json render_json(const Result& res) {
   j["new"] = side(res.next);
   j["settings"] = {{"threshold", res.settings.threshold}, {"confidence", res.settings.confidence},
                    {"alpha", res.settings.alpha}, {"min_samples", res.settings.min_samples},
-                   {"resamples", res.settings.resamples}, {"seed", res.settings.seed}};
+                   {"resamples", res.settings.resamples}, {"seed", res.settings.seed},
+                   {"single_run_threshold", res.settings.single_run_threshold},
+                   {"run_confidence", res.settings.run_confidence}, {"paired", res.paired}};
   j["machines"] = {{"comparable", res.context.comparable}, {"allowed", res.machines_allowed},
                    {"problems", res.context.problems}, {"warnings", res.context.warnings}};
   json counts = json::object();
@@ -722,10 +870,11 @@ json render_json(const Result& res) {
     x["verdict"] = to_string(r.d.verdict);
     x["regression"] = is_regression(r.d.verdict);
     x["threshold"] = r.threshold;
-    if (!r.base_status.empty()) x["base"] = {{"status", r.base_status}, {"samples", r.base_n}};
+    if (!r.base_status.empty()) x["base"] = {{"status", r.base_status}, {"samples", r.base_n}, {"runs", r.base_runs}};
     if (r.base_value) x["base"]["value"] = *r.base_value;
-    if (!r.new_status.empty()) x["new"] = {{"status", r.new_status}, {"samples", r.new_n}};
+    if (!r.new_status.empty()) x["new"] = {{"status", r.new_status}, {"samples", r.new_n}, {"runs", r.new_runs}};
     if (r.new_value) x["new"]["value"] = *r.new_value;
+    if (!r.evidence.empty()) x["evidence"] = r.evidence;
     if (r.has_ratio) {
       x["ratio"] = r.d.ratio;
       if (r.d.tested) {

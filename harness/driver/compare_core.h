@@ -17,6 +17,13 @@ struct Settings {
   double alpha = 0.01;       // one-sided Mann-Whitney U significance level
   int min_samples = 5;       // kept samples needed on each side before any verdict but same/noisy
   int resamples = 2000;      // bootstrap resamples
+  // With one run on each side only a change beyond this counts: within-run samples say nothing
+  // about the next run on a shared machine, so their evidence is weak.
+  double single_run_threshold = 0.25;
+  // Two-sided confidence of the run-level interval (several runs, or gtb ab's paired rounds): 0.98
+  // leaves 1% per direction, which with three runs a side still catches a 10% change of a record
+  // whose runs spread 2% (see docs/compare.md for the measured rates).
+  double run_confidence = 0.98;
   std::uint64_t seed = 0x6774622d636d70ull;  // fixed: the same files always give the same verdicts
 };
 
@@ -32,8 +39,12 @@ struct Config {
   std::vector<std::pair<std::string, double>> family_thresholds;
   std::vector<std::pair<std::string, bool>> family_ignore;
   std::vector<RecordRule> rules;
+  // Set by gtb ab: the runs of BASE and NEW were interleaved round by round and are paired by run
+  // number. Not a config-file key.
+  bool paired = false;
 
-  // {"threshold", "confidence", "alpha", "min_samples", "resamples", "seed",
+  // {"threshold", "confidence", "alpha", "min_samples", "resamples", "seed", "single_run_threshold",
+  //  "run_confidence",
   //  "families": {"<family>": 0.1 | {"threshold": 0.1, "ignore": false}},
   //  "records": {"<glob>": 0.1 | {"threshold": 0.1, "ignore": true}}}. Unknown keys are errors:
   // a misspelt key must not silently fall back to the default. Throws std::runtime_error.
@@ -57,10 +68,19 @@ struct Decision {
   bool tested = false;    // enough samples on both sides: interval and p-values are meaningful
   std::string note;
 };
-// base_value/new_value: the records' values (the point estimate); samples: per-sample metric values.
+// One run on each side. base_value/new_value: the records' values (the point estimate); samples:
+// per-sample metric values.
 Decision decide(double base_value, double new_value, const std::vector<double>& base_samples,
                 const std::vector<double>& new_samples, Better better, double threshold, const Settings& s,
                 std::uint64_t seed);
+
+// Several runs on a side: decided on the per-run values (one per run, the metric at that run's median
+// sample). Unpaired: the interval of the ratio of geometric means uses the run-to-run spread (the
+// larger of BASE's own and the pooled spread of both sides), so a change within that noise floor is
+// never a regression. Paired (gtb ab, base[i] and next[i] from the same round): the interval of the
+// mean paired log ratio. Student's t at s.run_confidence either way.
+Decision decide_runs(const std::vector<double>& base, const std::vector<double>& next, bool paired, Better better,
+                     double threshold, const Settings& s);
 
 struct Row {
   std::string id;
@@ -70,7 +90,9 @@ struct Row {
   std::string metric, unit, better;
   std::string base_status, new_status;  // empty when the record is absent from that side
   std::optional<double> base_value, new_value;
-  std::size_t base_n = 0, new_n = 0;
+  std::size_t base_n = 0, new_n = 0;  // kept samples
+  std::size_t base_runs = 0, new_runs = 0;  // ok runs (1 for a file of one run)
+  std::string evidence;  // "samples" (one run each side), "runs" or "paired rounds"
   double threshold = 0;
   bool has_ratio = false;  // both values present: d.ratio is meaningful
   Decision d;
@@ -106,6 +128,7 @@ struct Calibration {
 struct Result {
   Side base, next;
   Settings settings;
+  bool paired = false;  // decided on paired rounds (gtb ab)
   ContextCheck context;
   bool machines_allowed = false;  // --allow-different-machines
   std::vector<Row> rows;          // regressions first, then the rest by verdict and id

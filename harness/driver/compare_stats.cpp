@@ -1,4 +1,4 @@
-// Statistics behind gtb compare: a seeded bootstrap of the median ratio and Mann-Whitney U.
+// Statistics behind gtb compare: a seeded bootstrap of the median ratio, Mann-Whitney U, Student's t.
 #include "harness/driver/compare_stats.h"
 
 #include <algorithm>
@@ -155,6 +155,50 @@ double mann_whitney_less(const std::vector<double>& x, const std::vector<double>
   if (var <= 0) return 1.0;
   const double z = (u - mean - 0.5) / std::sqrt(var);
   return 0.5 * std::erfc(z / std::sqrt(2.0));
+}
+
+double student_t_cdf(double t, int df) {
+  if (df < 1 || std::isnan(t)) return std::numeric_limits<double>::quiet_NaN();
+  if (std::isinf(t)) return t > 0 ? 1.0 : 0.0;
+  // A = P(|T| < |t|) as a finite series in cos(theta), theta = atan(|t| / sqrt(df)).
+  const double theta = std::atan(std::fabs(t) / std::sqrt(static_cast<double>(df)));
+  const double c2 = std::cos(theta) * std::cos(theta);
+  const double sn = std::sin(theta);
+  double a = 0;
+  if (df % 2 == 1) {
+    double sum = 0;
+    if (df > 1) {
+      double term = 1;
+      sum = 1;
+      for (int k = 3; k <= df - 2; k += 2) {
+        term *= c2 * (k - 1) / k;
+        sum += term;
+      }
+      sum *= sn * std::cos(theta);
+    }
+    a = 2.0 / 3.141592653589793 * (theta + sum);
+  } else {
+    double term = 1, sum = 1;
+    for (int k = 2; k <= df - 2; k += 2) {
+      term *= c2 * (k - 1) / k;
+      sum += term;
+    }
+    a = sn * sum;
+  }
+  a = std::clamp(a, 0.0, 1.0);
+  return t >= 0 ? 0.5 + 0.5 * a : 0.5 - 0.5 * a;
+}
+
+double student_t_quantile(double p, int df) {
+  if (!(p > 0.0 && p < 1.0) || df < 1) return std::numeric_limits<double>::quiet_NaN();
+  if (p < 0.5) return -student_t_quantile(1.0 - p, df);
+  double lo = 0, hi = 1;
+  while (student_t_cdf(hi, df) < p && hi < 1e12) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (student_t_cdf(mid, df) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
 }
 
 }  // namespace gtb::compare

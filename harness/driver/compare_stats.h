@@ -1,4 +1,4 @@
-// Statistics behind gtb compare: a seeded bootstrap of the median ratio and Mann-Whitney U.
+// Statistics behind gtb compare: a seeded bootstrap of the median ratio, Mann-Whitney U, Student's t.
 #pragma once
 
 #include <cstdint>
@@ -34,5 +34,10 @@ RatioInterval bootstrap_median_ratio(const std::vector<double>& num, const std::
 // Exact distribution for small samples without ties, normal approximation with tie and continuity
 // corrections otherwise. Returns the p-value (1.0 when either side is empty).
 double mann_whitney_less(const std::vector<double>& x, const std::vector<double>& y);
+
+// Student's t distribution with an integer number of degrees of freedom `df` >= 1: the CDF
+// P(T <= t) in closed form (Abramowitz & Stegun 26.7.3/26.7.4), and its inverse by bisection.
+double student_t_cdf(double t, int df);
+double student_t_quantile(double p, int df);
 
 }  // namespace gtb::compare

@@ -80,9 +80,9 @@ std::string prepare_launch(LaunchRequest& r) {
   return "";
 }
 
-ProcessResult run_family(const std::string& family, const LaunchRequest& launch, const std::vector<std::string>& args,
-                         const std::string& log_path, const std::function<void()>& tick) {
-  const std::string binary = family_binary(family);
+ProcessResult run_family(const std::string& family, const std::string& binary, const LaunchRequest& launch,
+                         const std::vector<std::string>& args, const std::string& log_path,
+                         const std::function<void()>& tick) {
   if (!runs_as_ranks(family) || launch.ranks == 1) return run_process(binary, args, log_path, tick);
   if (launch.mpirun.empty()) {
     ::setenv("GTB_LAUNCH_SKIP",

@@ -59,7 +59,9 @@ std::string prepare_launch(LaunchRequest& r);
 // Runs a family's binary: under mpirun when it runs as ranks and more than one was asked for. Without
 // mpirun it runs as one process told why (GTB_LAUNCH_SKIP), so its records say so instead of
 // passing for a multi-rank run.
-ProcessResult run_family(const std::string& family, const LaunchRequest& launch, const std::vector<std::string>& args,
-                         const std::string& log_path, const std::function<void()>& tick);
+// `binary` is the family's gtb-<family> (gtb ab runs two builds' binaries of one family).
+ProcessResult run_family(const std::string& family, const std::string& binary, const LaunchRequest& launch,
+                         const std::vector<std::string>& args, const std::string& log_path,
+                         const std::function<void()>& tick);
 
 }  // namespace gtb::driver

@@ -12,6 +12,7 @@ void usage(std::FILE* f) {
                "  run      run benchmark families and write one results file (gtb run --help)\n"
                "  list     show families, workloads and axes\n"
                "  compare  compare two results files; exit 1 on a regression (gtb compare --help)\n"
+               "  ab       run two builds alternately and compare them on paired rounds (gtb ab --help)\n"
                "  report   the findings of a results file, in Markdown\n"
                "  plot     regenerate the figures of a results file\n");
 }
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return cmd_run(argc - 1, argv + 1);
   if (cmd == "list") return cmd_list(argc - 1, argv + 1);
   if (cmd == "compare") return cmd_compare(argc - 1, argv + 1);
+  if (cmd == "ab") return cmd_ab(argc - 1, argv + 1);
   if (cmd == "report") return cmd_report(argc - 1, argv + 1);
   if (cmd == "plot") return cmd_plot(argc - 1, argv + 1);
   std::fprintf(stderr, "gtb: unknown command '%s'\n", cmd.c_str());

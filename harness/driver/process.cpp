@@ -30,6 +30,7 @@ void on_signal(int sig) {
 }  // namespace
 
 bool interrupted() { return g_signal.load() != 0; }
+int interrupt_signal() { return g_signal.load(); }
 
 void install_interrupt_handlers() {
   struct sigaction sa {};

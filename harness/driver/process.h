@@ -23,6 +23,7 @@ ProcessResult run_process(const std::string& path, const std::vector<std::string
 
 // True once SIGINT or SIGTERM reached the driver (handlers installed by install_interrupt_handlers).
 bool interrupted();
+int interrupt_signal();  // the signal that interrupted the driver (SIGINT or SIGTERM), 0 if none
 void install_interrupt_handlers();
 
 // Folder holding the running executable (from /proc/self/exe).

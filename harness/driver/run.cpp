@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -16,43 +16,28 @@
 #include "harness/driver/health.h"
 #include "harness/driver/launch.h"
 #include "harness/driver/process.h"
+#include "harness/driver/runs.h"
 #include "harness/driver/summary.h"
 #include "harness/results.h"
-#include "harness/stopping.h"
 
 namespace gtb::driver {
 
 namespace fs = std::filesystem;
 
 namespace {
-// Number of cases a family will run (asked of the binary itself), or -1 if it cannot say.
-int count_cases(const std::string& family, const std::string& suite) {
-  const std::string tmp = (fs::temp_directory_path() / ("gtb-count-" + std::to_string(::getpid()))).string();
-  const ProcessResult pr = run_process(family_binary(family), {"--gtb_list", "--gtb_suite=" + suite}, tmp);
-  int total = -1;
-  if (pr.ok()) {
-    try {
-      std::ifstream in(tmp);
-      const json j = json::parse(in);
-      total = 0;
-      for (const auto& w : j.at("workloads")) total += w.value("cases", 0);
-    } catch (const std::exception&) {
-      total = -1;
-    }
-  }
+
+// Copies the families' logs out of the work folder, then removes it.
+void finish_work_folder(const fs::path& work, const std::string& logs_dir) {
   std::error_code ec;
-  fs::remove(tmp, ec);
-  return total;
+  if (!logs_dir.empty()) {
+    fs::create_directories(logs_dir, ec);
+    for (const auto& e : fs::directory_iterator(work, ec))
+      if (e.path().extension() == ".log" || e.path().string().find(".gbench.json") != std::string::npos)
+        fs::copy_file(e.path(), fs::path(logs_dir) / e.path().filename(), fs::copy_options::overwrite_existing, ec);
+  }
+  fs::remove_all(work, ec);
 }
-// Cases finished so far: Google Benchmark's console prints one line per case, named by record id.
-int count_finished(const std::string& log_path, const std::string& family) {
-  std::ifstream in(log_path);
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line))
-    if (line.rfind(family + "/", 0) == 0) ++n;
-  return n;
-}
+
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
@@ -63,12 +48,18 @@ int cmd_run(int argc, char** argv) {
   std::string logs_dir;
   double budget = 0;
   double wait_idle = 0;
+  int runs = 1;
   app.add_option("--family", families_csv, "Comma-separated families (default: all)");
   app.add_flag("--quick", quick, "Quick suite: few points, small budgets (default)");
   app.add_flag("--full", full, "Full suite: every point, larger budgets");
   app.add_option("--out", out, "Results file to write (atomically)")->capture_default_str();
   app.add_option("--budget", budget, "Sampling budget per record in seconds (overrides the suite's)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--runs", runs,
+                 "Run the families K times, interleaved (A, B, C, A, B, C...); the file keeps each run's "
+                 "statistics. A CI baseline wants K >= 3")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   app.add_option("--logs", logs_dir, "Keep each family's output log in this folder");
   app.add_flag("--keep-logs", keep_logs, "Keep the logs next to the results file (<out>.logs/)");
   app.add_flag("-q,--quiet", quiet, "No summary table");
@@ -94,7 +85,10 @@ int cmd_run(int argc, char** argv) {
     std::cerr << "gtb run: " << why << "\n";
     return kExitBadInput;
   }
-  const std::string suite = full ? "full" : "quick";
+  RunSettings settings;
+  settings.suite = full ? "full" : "quick";
+  settings.budget = budget;
+  settings.launch = launch;
   std::vector<std::string> families;
   try {
     families = families_csv.empty() ? known_families() : select_families(families_csv);
@@ -115,116 +109,83 @@ int cmd_run(int argc, char** argv) {
     std::cerr << "gtb run: cannot create a temporary folder: " << std::strerror(errno) << "\n";
     return kExitBadInput;
   }
-  const fs::path work = tmpl;
+  settings.work = tmpl;
   install_interrupt_handlers();
 
   json health_ctx = {{"thresholds", health::thresholds_json({})}};
   if (wait_idle > 0) health_ctx["wait_idle"] = health::wait_idle(wait_idle);
   health_ctx["start"] = health::describe(health::take());
 
+  // Runs are interleaved (A, B, C, then A, B, C again) so that slow drift on the machine spreads
+  // over every family instead of landing on the ones that happened to run last.
+  const bool several = runs > 1;
   json context;
   json fams = json::array();
   json findings = json::object();
-  std::vector<Record> records;
+  std::vector<std::vector<Record>> per_run(static_cast<std::size_t>(runs));
+  std::map<std::string, int> cases;
   bool any_failed = false;
-  const std::size_t n = families.size();
-  for (std::size_t i = 0; i < n && !interrupted(); ++i) {
-    const std::string& f = families[i];
-    const std::string res_path = (work / (f + ".json")).string();
-    const std::string log_path = (work / (f + ".log")).string();
-    const int total = count_cases(f, suite);
-    if (interrupted()) break;
-    const bool tty = ::isatty(STDERR_FILENO) != 0;
-    double last_print = host_seconds();
-    if (!tty) std::fprintf(stderr, "[%zu/%zu] %-10s running %d cases...\n", i + 1, n, f.c_str(), total);
-    std::vector<std::string> args = {"--gtb_out=" + res_path, "--gtb_suite=" + suite,
-                                     "--benchmark_out=" + (work / (f + ".gbench.json")).string(),
-                                     "--benchmark_out_format=json"};
-    if (budget > 0) args.push_back("--gtb_budget=" + std::to_string(budget));
-    const double t0 = host_seconds();
-    health::Monitor monitor;
-    monitor.start();
-    auto progress = [&] {
-      monitor.tick();
-      const double now = host_seconds();
-      if (!tty && now - last_print < 15) return;
-      last_print = now;
-      const int done = count_finished(log_path, f);
-      std::fprintf(stderr, tty ? "\r[%zu/%zu] %-10s %d/%d cases  %.0f s   " : "[%zu/%zu] %-10s %d/%d cases  %.0f s\n",
-                   i + 1, n, f.c_str(), done, total, now - t0);
-      std::fflush(stderr);
-    };
-    const ProcessResult pr = run_family(f, launch, args, log_path, progress);
-    if (tty) std::fprintf(stderr, "\r%70s\r", "");
-    const double secs = host_seconds() - t0;
-    if (interrupted()) break;
-    json entry = {{"name", f}, {"seconds", secs}};
-    entry["health"] = monitor.finish();
-    health::print_family_warning(stderr, "[" + std::to_string(i + 1) + "/" + std::to_string(n) + "] " + f, entry["health"]);
-    std::string error;
-    if (!pr.ok()) {
-      error = pr.describe();
-    } else {
-      try {
-        const json doc = load_document(res_path);
-        auto recs = records_of(doc);
-        if (context.is_null()) context = doc.at("context");
-        else if (doc.at("context").contains(f)) context[f] = doc.at("context")[f];  // a family's own section
-        if (doc.contains("findings") && doc["findings"].is_object())
-          for (auto it = doc["findings"].begin(); it != doc["findings"].end(); ++it) findings[it.key()] = it.value();
-        std::map<std::string, int> by_status;
-        for (const auto& r : recs) by_status[to_string(r.status)]++;
-        entry["status"] = "ok";
-        entry["exit_code"] = 0;
-        entry["records"] = recs.size();
-        std::string counts;
-        for (const auto& [s, c] : by_status) counts += (counts.empty() ? "" : ", ") + std::to_string(c) + " " + s;
-        std::fprintf(stderr, "[%zu/%zu] %-10s ok: %zu records (%s) in %.1f s\n", i + 1, n, f.c_str(), recs.size(),
-                     counts.c_str(), secs);
-        records.insert(records.end(), recs.begin(), recs.end());
-      } catch (const std::exception& e) {
-        error = std::string("unreadable results: ") + e.what();
+  std::size_t finished = 0;
+  const std::size_t steps = families.size() * static_cast<std::size_t>(runs);
+  std::size_t step = 0;
+  for (int run = 1; run <= runs; ++run) {
+    for (const auto& f : families) {
+      ++step;
+      if (interrupted()) {
+        fams.push_back(not_run_entry(f, run, several));
+        continue;
       }
+      FamilyJob job;
+      job.family = f;
+      job.binary = family_binary(f);
+      job.run = run;
+      job.tag_run = several;
+      job.stem = several ? f + ".run" + std::to_string(run) : f;
+      if (!cases.count(f)) cases[f] = count_cases(job.binary, settings.suite, settings.work);
+      char label[160];
+      if (several)
+        std::snprintf(label, sizeof label, "[%zu/%zu] %-10s run %d/%d", step, steps, f.c_str(), run, runs);
+      else
+        std::snprintf(label, sizeof label, "[%zu/%zu] %-10s", step, steps, f.c_str());
+      job.label = label;
+      FamilyOutcome res = run_one_family(job, settings, cases[f]);
+      fams.push_back(res.entry);
+      if (!res.finished) continue;
+      ++finished;
+      if (!res.ok) {
+        any_failed = true;
+        continue;
+      }
+      if (context.is_null()) context = res.context;
+      else if (res.context.contains(f)) context[f] = res.context[f];  // a family's own section (parallel's ranks)
+      for (auto it = res.findings.begin(); it != res.findings.end(); ++it) findings[it.key()] = it.value();
+      auto& recs = per_run[static_cast<std::size_t>(run - 1)];
+      recs.insert(recs.end(), res.records.begin(), res.records.end());
     }
-    if (!error.empty()) {
-      any_failed = true;
-      entry["status"] = "failed";
-      entry["exit_code"] = pr.signal ? 128 + pr.signal : pr.exit_code;
-      entry["records"] = 0;
-      entry["error"] = error;
-      std::fprintf(stderr, "[%zu/%zu] %-10s FAILED: %s\n%s", i + 1, n, f.c_str(), error.c_str(),
-                   tail_of_file(log_path, 15).c_str());
-    }
-    fams.push_back(entry);
   }
 
-  auto cleanup = [&] {
-    if (!logs_dir.empty()) {
-      std::error_code ec;
-      fs::create_directories(logs_dir, ec);
-      for (const auto& e : fs::directory_iterator(work, ec))
-        if (e.path().extension() == ".log" || e.path().string().find(".gbench.json") != std::string::npos)
-          fs::copy_file(e.path(), fs::path(logs_dir) / e.path().filename(), fs::copy_options::overwrite_existing, ec);
-    }
-    std::error_code ec;
-    fs::remove_all(work, ec);
-  };
-  if (interrupted()) {
-    cleanup();
-    std::fprintf(stderr, "gtb run: interrupted; %s left as it was\n", out.c_str());
-    return 130;
+  // An interruption keeps what finished: the old file is replaced only when some family ended.
+  const int sig = interrupt_signal();
+  if (sig && finished == 0) {
+    finish_work_folder(settings.work, logs_dir);
+    std::fprintf(stderr, "gtb run: interrupted before any family finished; %s left as it was\n", out.c_str());
+    return 128 + sig;
   }
   if (context.is_null()) context = json{{"note", "no family produced a context"}};
   context["health"] = health_ctx;
   try {
-    const json doc = make_document(context, suite, fams, records, findings);
+    const json doc = make_document(context, settings.suite, fams, merge_runs(per_run), findings, runs);
     write_file_atomic(out, doc.dump(1) + "\n");
-    cleanup();
+    finish_work_folder(settings.work, logs_dir);
     if (!quiet) print_summary(std::cout, doc);
   } catch (const std::exception& e) {
-    cleanup();
+    finish_work_folder(settings.work, logs_dir);
     std::cerr << "gtb run: cannot write " << out << ": " << e.what() << "\n";
     return kExitBadInput;
+  }
+  if (sig) {
+    std::fprintf(stderr, "gtb run: interrupted; %s holds the %zu family runs that finished\n", out.c_str(), finished);
+    return 128 + sig;
   }
   std::fprintf(stderr, "results: %s\n", out.c_str());
   return any_failed ? 1 : kExitOk;

@@ -84,7 +84,8 @@ void print_health(std::ostream& os, const json& doc) {
 void print_summary(std::ostream& os, const json& doc) {
   os << "\nFamilies\n";
   for (const auto& f : doc.value("families", json::array())) {
-    os << "  " << std::left << std::setw(11) << f.value("name", "?") << std::setw(8) << f.value("status", "?")
+    const std::string name = f.value("name", "?") + (f.contains("run") ? " #" + f["run"].dump() : "");
+    os << "  " << std::left << std::setw(14) << name << std::setw(8) << f.value("status", "?")
        << std::right << std::setw(5) << f.value("records", 0) << (f.value("records", 0) == 1 ? " record  " : " records ") << std::fixed << std::setprecision(1)
        << std::setw(7) << f.value("seconds", 0.0) << " s";
     if (f.contains("error")) os << "  " << f["error"].get<std::string>();

@@ -148,6 +148,29 @@ TEST(CompareDocuments, IntegerAndFloatParamsAreDifferentProblems) {
   EXPECT_EQ(res.exit_code(), 0);  // a missing record is reported, not a regression
 }
 
+// The within-run rule at the plain threshold: one-run files with the generous single-run threshold
+// set down to the default, so that the sample-level rule itself is what these tests exercise.
+compare::Config samples_rule() {
+  compare::Config c;
+  c.settings.single_run_threshold = c.settings.threshold;
+  return c;
+}
+
+TEST(CompareDocuments, OneRunEachSideCountsOnlyBeyondTheGenerousThreshold) {
+  // 13% slower with overwhelming within-run evidence: weak evidence all the same (a second run on a
+  // shared machine can differ that much), so not a regression at the defaults.
+  const Record b = rate_record("w", json{{"b", 1}}, steady(1e-3, 1));
+  const Record n = rate_record("w", json{{"b", 1}}, steady(1.15e-3, 2));
+  const auto res = compare::compare_documents(doc_of({b}), doc_of({n}), compare::Config{});
+  EXPECT_EQ(res.rows[0].d.verdict, Verdict::same);
+  EXPECT_NE(res.rows[0].d.note.find("weak evidence"), std::string::npos);
+  EXPECT_EQ(res.exit_code(), 0);
+  // Beyond the single-run threshold (25%) it is one.
+  const Record worse = rate_record("w", json{{"b", 1}}, steady(1.5e-3, 3));
+  EXPECT_EQ(compare::compare_documents(doc_of({b}), doc_of({worse}), compare::Config{}).rows[0].d.verdict,
+            Verdict::slower);
+}
+
 TEST(CompareDocuments, RegressionImprovementMissingNewAndBroken) {
   std::vector<Record> base = {rate_record("slow", json{{"b", 1}}, steady(1e-3, 1)),
                               rate_record("fast", json{{"b", 1}}, steady(1e-3, 2)),
@@ -163,7 +186,7 @@ TEST(CompareDocuments, RegressionImprovementMissingNewAndBroken) {
   broken.value.reset();
   broken.stats.reset();
   broken.samples.clear();
-  const auto res = compare::compare_documents(doc_of(base), doc_of(next), compare::Config{});
+  const auto res = compare::compare_documents(doc_of(base), doc_of(next), samples_rule());
   EXPECT_EQ(find_row(res, "slow")->d.verdict, Verdict::slower);
   EXPECT_NEAR(find_row(res, "slow")->d.ratio, 1.0 / 1.3, 0.02);
   EXPECT_EQ(find_row(res, "fast")->d.verdict, Verdict::faster);
@@ -244,8 +267,9 @@ TEST(CompareConfig, ThresholdChangesTheVerdict) {
   // 8% slower: a regression at 5%, the same at a 10% family threshold.
   const Record b = rate_record("w", json{{"b", 1}}, steady(1e-3, 1));
   const Record n = rate_record("w", json{{"b", 1}}, steady(1.087e-3, 2));
-  EXPECT_EQ(compare::compare_documents(doc_of({b}), doc_of({n}), compare::Config{}).rows[0].d.verdict, Verdict::slower);
-  const auto c = compare::Config::from_json(json::parse(R"({"families": {"transfer": 0.10}})"));
+  EXPECT_EQ(compare::compare_documents(doc_of({b}), doc_of({n}), samples_rule()).rows[0].d.verdict, Verdict::slower);
+  auto c = compare::Config::from_json(json::parse(R"({"families": {"transfer": 0.10}})"));
+  c.settings.single_run_threshold = c.settings.threshold;
   EXPECT_EQ(compare::compare_documents(doc_of({b}), doc_of({n}), c).rows[0].d.verdict, Verdict::same);
 }
 

@@ -66,21 +66,73 @@ crash_isolated)
   json_check "$work/r.json" "'signal 11' in d['families'][0]['error']"
   json_check "$work/r.json" "any(r['family']=='ceilings' and r['status']=='ok' for r in d['records'])"
   ;;
-interrupt)
+interrupt_before_any|interrupt_int|interrupt_term|interrupt_runs)
+  # A family that finishes (the self-test family) and one that hangs until it is signalled.
   mkdir -p "$work/bin"
-  printf '#!/bin/sh\nexec sleep 60\n' > "$work/bin/gtb-slow" && chmod +x "$work/bin/gtb-slow"
+  ln -s "$(dirname "$gtb")/gtb-selftest" "$work/bin/gtb-selftest"
+  printf '#!/bin/sh\necho $$ > "%s/slow.pid"\nexec sleep 60\n' "$work" > "$work/bin/gtb-slow" && chmod +x "$work/bin/gtb-slow"
   echo '{"old": true}' > "$work/r.json"
-  GTB_BIN_DIR="$work/bin" GTB_FAMILIES=slow "$gtb" run --out "$work/r.json" >"$work/out.txt" 2>&1 &
+  sig=INT want=130 fams=selftest,slow runs=1
+  case "$case_name" in
+    interrupt_before_any) fams=slow ;;
+    interrupt_term) sig=TERM want=143 ;;
+    interrupt_runs) runs=2 ;;
+  esac
+  GTB_BIN_DIR="$work/bin" GTB_FAMILIES=$fams "$gtb" run --runs $runs --budget 0.05 --out "$work/r.json" >"$work/out.txt" 2>&1 &
   pid=$!
-  sleep 1
+  for _ in $(seq 1 300); do [ -s "$work/slow.pid" ] && break; sleep 0.1; done
+  [ -s "$work/slow.pid" ] || { kill "$pid"; fail "the slow family never started"; }
   t0=$(date +%s)
-  kill -INT "$pid"
+  kill -$sig "$pid"
   wait "$pid"; rc=$?
-  [ $(( $(date +%s) - t0 )) -le 10 ] || fail "the driver took over 10 s to stop after SIGINT"
-  [ "$rc" -eq 130 ] || { cat "$work/out.txt" >&2; fail "exit $rc after SIGINT, wanted 130"; }
-  grep -q '"old": true' "$work/r.json" || fail "the old results file was touched"
+  [ $(( $(date +%s) - t0 )) -le 10 ] || fail "the driver took over 10 s to stop after SIG$sig"
+  [ "$rc" -eq $want ] || { cat "$work/out.txt" >&2; fail "exit $rc after SIG$sig, wanted $want"; }
+  child=$(cat "$work/slow.pid")
+  if kill -0 "$child" 2>/dev/null; then kill "$child"; fail "the running family was not stopped"; fi
   ls "$work" | grep -q 'r.json.tmp' && fail "a temp file was left behind"
-  pgrep -f "sleep 60" >/dev/null && pkill -f "exec sleep 60"; true
+  if [ "$case_name" = interrupt_before_any ]; then
+    grep -q '"old": true' "$work/r.json" || fail "no family finished, yet the old results file was replaced"
+  else
+    validate "$work/r.json"
+    json_check "$work/r.json" "any(r['family']=='selftest' and r['status']=='ok' for r in d['records'])"
+    json_check "$work/r.json" "[(f['name'], f['status']) for f in d['families']][:2]==[('selftest','ok'),('slow','failed')]"
+    json_check "$work/r.json" "d['families'][1]['error']=='interrupted'"
+    if [ "$case_name" = interrupt_runs ]; then
+      json_check "$work/r.json" "[(f['name'], f['run'], f['status']) for f in d['families']][2:]==[('selftest',2,'not_run'),('slow',2,'not_run')]"
+      json_check "$work/r.json" "d['runs']==2 and all(len(r['runs'])==1 for r in d['records'])"
+    fi
+  fi
+  ;;
+runs)
+  GTB_FAMILIES=selftest expect_rc 0 "$gtb" run --family selftest --runs 3 --budget 0.05 --out "$work/r.json"
+  validate "$work/r.json"
+  json_check "$work/r.json" "d['runs']==3 and [(f['name'], f['run']) for f in d['families']]==[('selftest',1),('selftest',2),('selftest',3)]"
+  json_check "$work/r.json" "all([x['run'] for x in r['runs']]==[1,2,3] and r['stats']['count']==sum(x['stats']['count'] for x in r['runs']) for r in d['records'])"
+  expect_rc 0 "$gtb" compare "$work/r.json" "$work/r.json"
+  grep -q "3r/3r" "$work/out.txt" || fail "compare did not decide on the runs"
+  GTB_FAMILIES=selftest expect_rc 2 "$gtb" run --family selftest --runs 0 --out "$work/r2.json"
+  [ ! -e "$work/r2.json" ] || fail "wrote a file"
+  ;;
+ab)
+  build=$(dirname "$gtb")
+  GTB_FAMILIES=selftest expect_rc 0 "$gtb" ab "$build" "$build" --family selftest --rounds 3 --budget 0.05 --format json --out "$work/ab.json"
+  json_check "$work/ab.json" "d['settings']['paired'] and all(r['evidence']=='paired rounds' and r['base']['runs']==3 for r in d['records'])"
+  GTB_FAMILIES=selftest expect_rc 2 "$gtb" ab "$build" "$work/nowhere" --family selftest
+  grep -q "no executable gtb-selftest" "$work/out.txt" || fail "message does not say what is missing"
+  GTB_FAMILIES=selftest expect_rc 2 "$gtb" ab "$build" "$build" --rounds 2
+  expect_rc 2 "$gtb" ab "$build"
+  ;;
+planted)
+  # A 50% slowdown planted in NEW's self-test binary is caught, on that record alone; the knob
+  # reaches no other family.
+  mkdir -p "$work/new"
+  printf '#!/bin/sh\nGTB_SELFTEST_SLOWDOWN=0.5@*steps=262144 exec "%s" "$@"\n' "$(dirname "$gtb")/gtb-selftest" > "$work/new/gtb-selftest"
+  chmod +x "$work/new/gtb-selftest"
+  GTB_FAMILIES=selftest expect_rc 1 "$gtb" ab "$(dirname "$gtb")" "$work/new" --family selftest --rounds 3 --budget 0.05 --format json --out "$work/ab.json"
+  json_check "$work/ab.json" "[r['id'] for r in d['records'] if r['verdict']=='slower']==['selftest/spin/scalar/cpu/steps=262144']"
+  GTB_SELFTEST_SLOWDOWN=nonsense expect_rc 0 "$(dirname "$gtb")/gtb-ceilings" --gtb_list
+  GTB_SELFTEST_SLOWDOWN=nonsense "$(dirname "$gtb")/gtb-selftest" --gtb_out="$work/s.json" >"$work/out.txt" 2>&1
+  json_check "$work/s.json" "all(r['status']=='failed' and 'GTB_SELFTEST_SLOWDOWN' in r['status_detail'] for r in d['records'])"
   ;;
 list)
   expect_rc 0 "$gtb" list

@@ -1,0 +1,211 @@
+// Family binaries as children of the driver, and the merge of repeated runs (gtb run, gtb ab).
+#include "harness/driver/runs.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "harness/driver/health.h"
+#include "harness/driver/process.h"
+#include "harness/results.h"
+#include "harness/stopping.h"
+
+namespace gtb::driver {
+
+namespace fs = std::filesystem;
+
+namespace {
+// Cases finished so far: Google Benchmark's console prints one line per case, named by record id.
+int count_finished(const std::string& log_path, const std::string& family) {
+  std::ifstream in(log_path);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line))
+    if (line.rfind(family + "/", 0) == 0) ++n;
+  return n;
+}
+
+int status_rank(Status s) {  // which run's status the merged record takes
+  switch (s) {
+    case Status::invalid: return 3;
+    case Status::failed: return 2;
+    case Status::ok: return 1;
+    case Status::skipped: return 0;
+  }
+  return 0;
+}
+}  // namespace
+
+int count_cases(const std::string& binary, const std::string& suite, const fs::path& work) {
+  const std::string tmp = (work / "count.json").string();
+  const ProcessResult pr = run_process(binary, {"--gtb_list", "--gtb_suite=" + suite}, tmp);
+  int total = -1;
+  if (pr.ok()) {
+    try {
+      std::ifstream in(tmp);
+      const json j = json::parse(in);
+      total = 0;
+      for (const auto& w : j.at("workloads")) total += w.value("cases", 0);
+    } catch (const std::exception&) {
+      total = -1;
+    }
+  }
+  std::error_code ec;
+  fs::remove(tmp, ec);
+  return total;
+}
+
+FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int total) {
+  FamilyOutcome out;
+  const std::string res_path = (s.work / (job.stem + ".json")).string();
+  const std::string log_path = (s.work / (job.stem + ".log")).string();
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  double last_print = host_seconds();
+  if (!tty) std::fprintf(stderr, "%s running %d case%s...\n", job.label.c_str(), total, total == 1 ? "" : "s");
+  std::vector<std::string> args = {"--gtb_out=" + res_path, "--gtb_suite=" + s.suite,
+                                   "--benchmark_out=" + (s.work / (job.stem + ".gbench.json")).string(),
+                                   "--benchmark_out_format=json"};
+  if (s.budget > 0) args.push_back("--gtb_budget=" + std::to_string(s.budget));
+  const double t0 = host_seconds();
+  health::Monitor monitor;
+  if (s.health) monitor.start();
+  auto progress = [&] {
+    if (s.health) monitor.tick();
+    if (job.on_tick) job.on_tick();
+    const double now = host_seconds();
+    if (!tty && now - last_print < 15) return;
+    last_print = now;
+    const int done = count_finished(log_path, job.family);
+    std::fprintf(stderr, tty ? "\r%s %d/%d cases  %.0f s   " : "%s %d/%d cases  %.0f s\n", job.label.c_str(), done,
+                 total, now - t0);
+    std::fflush(stderr);
+  };
+  const ProcessResult pr = run_family(job.family, job.binary, s.launch, args, log_path, progress);
+  if (tty) std::fprintf(stderr, "\r%70s\r", "");
+  const double secs = host_seconds() - t0;
+  out.entry = {{"name", job.family}};
+  if (job.tag_run) out.entry["run"] = job.run;
+  out.entry["seconds"] = secs;
+  if (s.health) {
+    out.entry["health"] = monitor.finish();
+    health::print_family_warning(stderr, job.label, out.entry["health"]);
+  }
+  if (interrupted()) {
+    out.entry["status"] = "failed";
+    out.entry["exit_code"] = 128 + interrupt_signal();
+    out.entry["records"] = 0;
+    out.entry["error"] = "interrupted";
+    std::fprintf(stderr, "%s interrupted after %.1f s\n", job.label.c_str(), secs);
+    return out;
+  }
+  out.finished = true;
+  std::string error;
+  if (!pr.ok()) {
+    error = pr.describe();
+  } else {
+    try {
+      const json doc = load_document(res_path);
+      out.records = records_of(doc);
+      out.context = doc.at("context");
+      if (doc.contains("findings") && doc["findings"].is_object()) out.findings = doc["findings"];
+      std::map<std::string, int> by_status;
+      for (const auto& r : out.records) by_status[to_string(r.status)]++;
+      out.entry["status"] = "ok";
+      out.entry["exit_code"] = 0;
+      out.entry["records"] = out.records.size();
+      std::string counts;
+      for (const auto& [st, c] : by_status) counts += (counts.empty() ? "" : ", ") + std::to_string(c) + " " + st;
+      std::fprintf(stderr, "%s ok: %zu records (%s) in %.1f s\n", job.label.c_str(), out.records.size(),
+                   counts.c_str(), secs);
+      out.ok = true;
+    } catch (const std::exception& e) {
+      error = std::string("unreadable results: ") + e.what();
+    }
+  }
+  if (!error.empty()) {
+    out.records.clear();
+    out.entry["status"] = "failed";
+    out.entry["exit_code"] = pr.signal ? 128 + pr.signal : pr.exit_code;
+    out.entry["records"] = 0;
+    out.entry["error"] = error;
+    std::fprintf(stderr, "%s FAILED: %s\n%s", job.label.c_str(), error.c_str(), tail_of_file(log_path, 15).c_str());
+  }
+  return out;
+}
+
+json not_run_entry(const std::string& family, int run, bool tag_run) {
+  json e = {{"name", family}};
+  if (tag_run) e["run"] = run;
+  e["status"] = "not_run";
+  e["exit_code"] = -1;
+  e["seconds"] = 0.0;
+  e["records"] = 0;
+  e["error"] = "not run: the run was interrupted";
+  return e;
+}
+
+std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
+  if (runs.size() == 1) return runs.front();
+  std::vector<Record> merged;
+  std::map<std::string, std::size_t> at;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    for (const Record& r : runs[k]) {
+      auto it = at.find(r.id);
+      if (it == at.end()) {
+        it = at.emplace(r.id, merged.size()).first;
+        Record first = r;
+        first.runs.clear();
+        first.samples.clear();
+        first.stats.reset();
+        first.value.reset();
+        merged.push_back(std::move(first));
+      }
+      Record& m = merged[it->second];
+      RunStat x;
+      x.run = static_cast<int>(k + 1);
+      x.status = r.status;
+      if (r.status == Status::ok) {
+        x.value = r.value;
+        x.stats = r.stats;
+        m.samples.insert(m.samples.end(), r.samples.begin(), r.samples.end());
+        if (m.status != Status::ok && status_rank(m.status) < status_rank(Status::ok)) {
+          // The first ok run supplies the descriptive fields (check, counters, info).
+          m.check = r.check;
+          m.counters = r.counters;
+          m.info = r.info;
+          m.reps_per_sample = r.reps_per_sample;
+          m.warmup_samples = r.warmup_samples;
+          m.stop_reason = r.stop_reason;
+          m.work_per_rep = r.work_per_rep;
+        }
+      }
+      if (m.runs.empty() || status_rank(r.status) > status_rank(m.status)) {
+        m.status = r.status;
+        m.status_detail = r.status == Status::ok || (m.runs.empty() && r.status == Status::skipped)
+                              ? r.status_detail
+                              : "run " + std::to_string(k + 1) + ": " + r.status_detail;
+        if (r.status == Status::invalid) m.check = r.check;
+      }
+      m.runs.push_back(x);
+    }
+  }
+  for (Record& m : merged) {
+    if (m.status == Status::ok && !m.samples.empty()) {
+      m.stats = compute_stats(m.samples);
+      m.value = m.metric_of_seconds(m.stats->median);
+    } else if (m.status == Status::ok) {
+      // Ok runs without kept samples: the median of their values stands for the record.
+      std::vector<double> v;
+      for (const auto& x : m.runs)
+        if (x.value) v.push_back(*x.value);
+      if (!v.empty()) m.value = median(v);
+    } else {
+      m.samples.clear();
+    }
+  }
+  return merged;
+}
+
+}  // namespace gtb::driver

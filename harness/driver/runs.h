@@ -1,0 +1,60 @@
+// One family binary run as a child process, and repeated runs merged into one record set.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "harness/driver/launch.h"
+#include "harness/types.h"
+
+namespace gtb::driver {
+
+// One execution of one family binary.
+struct FamilyJob {
+  std::string family;
+  std::string binary;  // path of gtb-<family>
+  int run = 1;         // 1-based; "run" in the families entry when the file holds several runs
+  bool tag_run = false;
+  std::string stem;    // file names in the work folder: <stem>.json, <stem>.log, <stem>.gbench.json
+  std::string label;   // progress prefix, e.g. "[4/6] gemm (run 2/3)"
+  std::function<void()> on_tick;  // optional: called about every 200 ms while the child runs
+};
+
+struct RunSettings {
+  std::string suite = "quick";
+  double budget = 0;  // seconds per record; 0: the suite's
+  std::filesystem::path work;
+  LaunchRequest launch;  // ranks for the families that run under mpirun (one process by default)
+  bool health = true;    // read the machine's health before, during and after each family
+};
+
+struct FamilyOutcome {
+  json entry = json::object();  // the results file's "families" entry
+  std::vector<Record> records;
+  json context;                 // null unless the family wrote a readable results file
+  json findings = json::object();
+  bool finished = false;        // ended by itself (ok or failed), not stopped by an interruption
+  bool ok = false;
+};
+
+// Number of cases the binary will run (asked of the binary itself), or -1 if it cannot say.
+int count_cases(const std::string& binary, const std::string& suite, const std::filesystem::path& work);
+
+// Runs the binary (under mpirun for a family that runs as ranks, when asked), shows progress on
+// stderr, records the machine's health meanwhile in the entry, reads its results. An interruption (SIGINT/SIGTERM
+// forwarded to the child) gives finished = false and a "failed" entry whose error is "interrupted".
+FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& settings, int total_cases);
+
+// The families entry of a family that was never started because the run was interrupted.
+json not_run_entry(const std::string& family, int run, bool tag_run);
+
+// Merges the records of several runs (runs[i] = the records of run i + 1; a run may lack a family)
+// by record id. With one run the records come back unchanged. Otherwise each record keeps every
+// run's status, value and statistics in `runs`, and its own samples, stats and value are over the
+// ok runs' samples together. Status: invalid or failed in any run wins (the detail names the run),
+// then ok in any run, then skipped.
+std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs);
+
+}  // namespace gtb::driver

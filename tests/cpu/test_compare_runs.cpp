@@ -1,0 +1,197 @@
+// Tests of run-level decisions: Student's t, repeated runs merged, --runs baselines and paired rounds.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "harness/driver/compare_core.h"
+#include "harness/driver/compare_stats.h"
+#include "harness/driver/runs.h"
+#include "test_compare_util.h"
+
+namespace gtb {
+namespace {
+
+using compare::Verdict;
+using testing::doc_of;
+using testing::lognormal;
+using testing::rate_record;
+
+TEST(StudentT, KnownValues) {
+  EXPECT_DOUBLE_EQ(compare::student_t_cdf(0.0, 3), 0.5);
+  // df = 2 has the closed form 1/2 + t / (2 sqrt(t^2 + 2)).
+  EXPECT_NEAR(compare::student_t_cdf(2.0, 2), 0.5 + 2.0 / (2.0 * std::sqrt(6.0)), 1e-12);
+  EXPECT_NEAR(compare::student_t_cdf(-1.0, 1), 0.25, 1e-12);  // Cauchy
+  // Tables: t(0.995; 4) = 4.604, t(0.975; 1) = 12.706, t(0.995; 30) = 2.750, t(0.95; 7) = 1.895.
+  EXPECT_NEAR(compare::student_t_quantile(0.995, 4), 4.604, 1e-3);
+  EXPECT_NEAR(compare::student_t_quantile(0.975, 1), 12.706, 1e-3);
+  EXPECT_NEAR(compare::student_t_quantile(0.995, 30), 2.750, 1e-3);
+  EXPECT_NEAR(compare::student_t_quantile(0.95, 7), 1.895, 1e-3);
+  EXPECT_NEAR(compare::student_t_quantile(0.005, 4), -4.604, 1e-3);
+  EXPECT_TRUE(std::isnan(compare::student_t_quantile(1.0, 4)));
+  EXPECT_TRUE(std::isnan(compare::student_t_cdf(1.0, 0)));
+}
+
+// Per-run values of a rate metric: a true value, a drift per run (the run-to-run spread).
+std::vector<double> runs_of(compare::Rng& rng, int k, double value, double spread) {
+  std::vector<double> v(static_cast<std::size_t>(k));
+  for (auto& x : v) x = value * std::exp(spread * rng.normal());
+  return v;
+}
+
+TEST(DecideRuns, AAFalseAlarmsStayBelowOnePercent) {
+  compare::Rng rng(21);
+  int flagged = 0, trials = 0;
+  for (double spread : {0.005, 0.02, 0.05, 0.15})
+    for (int i = 0; i < 1000; ++i, ++trials) {
+      const auto d = compare::decide_runs(runs_of(rng, 3, 100, spread), runs_of(rng, 3, 100, spread), false,
+                                          Better::higher, 0.05, compare::Settings{});
+      flagged += d.verdict == Verdict::slower;
+    }
+  EXPECT_LT(flagged, trials / 100) << flagged << " of " << trials;
+}
+
+TEST(DecideRuns, PlantedTenPercentOnALowSpreadRecordIsCaught) {
+  compare::Rng rng(22);
+  for (double spread : {0.005, 0.01, 0.02}) {
+    int caught = 0;
+    for (int i = 0; i < 500; ++i) {
+      const auto d = compare::decide_runs(runs_of(rng, 3, 100, spread), runs_of(rng, 3, 100 / 1.1, spread), false,
+                                          Better::higher, 0.05, compare::Settings{});
+      caught += d.verdict == Verdict::slower;
+    }
+    EXPECT_GE(caught, 400) << "spread " << spread;  // >= 80% with --runs 3
+  }
+}
+
+TEST(DecideRuns, AChangeWithinTheNoiseFloorIsNeverARegression) {
+  // BASE's runs spread +-10%: a 12% drop of NEW's mean is within that floor.
+  const std::vector<double> base = {100, 90, 110}, next = {88, 89, 87};
+  const auto d = compare::decide_runs(base, next, false, Better::higher, 0.05, compare::Settings{});
+  EXPECT_NE(d.verdict, Verdict::slower);
+  EXPECT_LT(d.ratio, 0.9);
+  EXPECT_GT(d.ci_high, 1.0);
+  // The same drop from a steady baseline is one.
+  const auto steady = compare::decide_runs({100, 100.5, 99.5}, next, false, Better::higher, 0.05, compare::Settings{});
+  EXPECT_EQ(steady.verdict, Verdict::slower);
+  // Time metrics point the other way: the same numbers as seconds are an improvement.
+  EXPECT_EQ(compare::decide_runs({100, 100.5, 99.5}, next, false, Better::lower, 0.05, compare::Settings{}).verdict,
+            Verdict::faster);
+}
+
+TEST(DecideRuns, PairedRoundsCancelDriftShared) {
+  // Each round drifts by up to +-20% (both builds alike); the paired ratios see only the change.
+  compare::Rng rng(23);
+  int aa = 0, caught = 0;
+  for (int i = 0; i < 1000; ++i) {
+    std::vector<double> b, n, p;
+    for (int r = 0; r < 5; ++r) {
+      const double drift = std::exp(0.1 * rng.normal());
+      b.push_back(100 * drift * std::exp(0.01 * rng.normal()));
+      n.push_back(100 * drift * std::exp(0.01 * rng.normal()));
+      p.push_back(100 / 1.1 * drift * std::exp(0.01 * rng.normal()));
+    }
+    aa += compare::decide_runs(b, n, true, Better::higher, 0.05, compare::Settings{}).verdict == Verdict::slower;
+    caught += compare::decide_runs(b, p, true, Better::higher, 0.05, compare::Settings{}).verdict == Verdict::slower;
+    // Unpaired, the shared drift can only blur the change, never turn it into an improvement.
+    if (i == 0) {
+      EXPECT_NE(compare::decide_runs(b, p, false, Better::higher, 0.05, compare::Settings{}).verdict, Verdict::faster);
+    }
+  }
+  EXPECT_LT(aa, 10);
+  EXPECT_GE(caught, 950);
+}
+
+TEST(DecideRuns, TooFewRoundsIsNoVerdict) {
+  const auto d = compare::decide_runs({100, 100}, {50, 50}, true, Better::higher, 0.05, compare::Settings{});
+  EXPECT_EQ(d.verdict, Verdict::noisy);
+  EXPECT_NE(d.note.find("paired rounds"), std::string::npos);
+}
+
+// Records of K runs as gtb run --runs K writes them.
+std::vector<Record> k_runs(const std::string& workload, int k, double seconds, double spread, std::uint64_t seed) {
+  compare::Rng rng(seed);
+  std::vector<std::vector<Record>> runs;
+  for (int i = 0; i < k; ++i)
+    runs.push_back({rate_record(workload, json{{"b", 1}}, lognormal(rng, 10, seconds * std::exp(spread * rng.normal()), 0.01))});
+  return driver::merge_runs(runs);
+}
+
+TEST(MergeRuns, KeepsEveryRunAndPoolsTheSamples) {
+  compare::Rng rng(5);
+  Record a = rate_record("w", json{{"b", 1}}, lognormal(rng, 10, 1e-3, 0.01));
+  Record b = rate_record("w", json{{"b", 1}}, lognormal(rng, 12, 2e-3, 0.01));
+  Record only_first = rate_record("x", json{{"b", 1}}, lognormal(rng, 10, 1e-3, 0.01));
+  const auto merged = driver::merge_runs({{a, only_first}, {b}});
+  ASSERT_EQ(merged.size(), 2u);
+  const Record& w = merged[0];
+  ASSERT_EQ(w.runs.size(), 2u);
+  EXPECT_EQ(w.runs[1].run, 2);
+  EXPECT_DOUBLE_EQ(*w.runs[0].value, *a.value);
+  EXPECT_DOUBLE_EQ(*w.runs[1].value, *b.value);
+  EXPECT_EQ(w.samples.size(), 22u);
+  EXPECT_EQ(w.stats->count, 22);
+  EXPECT_DOUBLE_EQ(*w.value, w.metric_of_seconds(w.stats->median));
+  EXPECT_EQ(merged[1].runs.size(), 1u);
+  // One run alone comes back as it was.
+  EXPECT_TRUE(driver::merge_runs({{a}})[0].runs.empty());
+  // A run that failed makes the record failed, and says which run.
+  Record bad = b;
+  bad.status = Status::failed;
+  bad.status_detail = "cudaErrorIllegalAddress";
+  bad.value.reset();
+  bad.samples.clear();
+  bad.stats.reset();
+  const auto failed = driver::merge_runs({{a}, {bad}});
+  EXPECT_EQ(failed[0].status, Status::failed);
+  EXPECT_EQ(failed[0].status_detail, "run 2: cudaErrorIllegalAddress");
+  EXPECT_FALSE(failed[0].value.has_value());
+}
+
+TEST(MergeRuns, RoundTripsThroughTheResultsFile) {
+  const auto recs = k_runs("w", 3, 1e-3, 0.01, 9);
+  const json doc = make_document(testing::context_json("Test GPU"), "quick", json::array(), recs, json::object(), 3);
+  validate_document(doc);
+  const auto back = records_of(doc);
+  ASSERT_EQ(back[0].runs.size(), 3u);
+  EXPECT_DOUBLE_EQ(*back[0].runs[2].value, *recs[0].runs[2].value);
+  EXPECT_EQ(back[0].runs[2].stats->count, 10);
+  EXPECT_EQ(doc["runs"], 3);
+  json bad = doc;
+  bad["records"][0]["runs"][1].erase("value");
+  EXPECT_THROW(validate_document(bad), std::runtime_error);
+}
+
+TEST(CompareRuns, AFileComparedWithItselfIsAllSame) {
+  const auto recs = k_runs("w", 3, 1e-3, 0.05, 11);
+  const auto res = compare::compare_documents(doc_of(recs), doc_of(recs), compare::Config{});
+  EXPECT_EQ(res.rows[0].d.verdict, Verdict::same);
+  EXPECT_EQ(res.rows[0].evidence, "runs");
+  EXPECT_EQ(res.rows[0].base_runs, 3u);
+  EXPECT_EQ(res.exit_code(), 0);
+}
+
+TEST(CompareRuns, RunsBaselineAgainstOneNewRunIsWeakEvidence) {
+  const auto base = k_runs("w", 3, 1e-3, 0.01, 12);
+  const auto next = k_runs("w", 1, 1.3e-3, 0.01, 13);
+  const auto res = compare::compare_documents(doc_of(base), doc_of(next), compare::Config{});
+  EXPECT_EQ(res.rows[0].d.verdict, Verdict::slower);
+  EXPECT_NE(res.rows[0].d.note.find("weak evidence"), std::string::npos);
+  EXPECT_EQ(res.rows[0].new_runs, 1u);
+}
+
+TEST(CompareRuns, PairedByRunNumber) {
+  compare::Config c;
+  c.paired = true;
+  const auto base = k_runs("w", 4, 1e-3, 0.01, 14);
+  auto next = base;
+  for (auto& x : next[0].runs) *x.value /= 1.2;
+  next[0].runs.pop_back();  // an unpaired run is left out
+  const auto res = compare::compare_documents(doc_of(base), doc_of(next), c);
+  EXPECT_EQ(res.rows[0].evidence, "paired rounds");
+  EXPECT_EQ(res.rows[0].base_runs, 3u);
+  EXPECT_EQ(res.rows[0].d.verdict, Verdict::slower);
+  EXPECT_NEAR(res.rows[0].d.ratio, 1 / 1.2, 1e-9);
+}
+
+}  // namespace
+}  // namespace gtb

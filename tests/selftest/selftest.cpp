@@ -1,0 +1,84 @@
+// Self-test family (built for the tests only, never run by default): a steady compute-bound record
+// that can be made slower on purpose, so compare's detection rate is measured on real runs.
+#include <fnmatch.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "harness/gtb.h"
+
+namespace {
+
+// GTB_SELFTEST_SLOWDOWN=FRACTION[@GLOB]: records of this family whose id matches GLOB (default all)
+// do FRACTION more work per repetition than they report. Read here only: no other family sees it.
+double planted_slowdown(const std::string& id) {
+  const char* env = std::getenv("GTB_SELFTEST_SLOWDOWN");
+  if (!env || !*env) return 0.0;
+  const std::string spec = env;
+  const auto at = spec.find('@');
+  const std::string frac = spec.substr(0, at);
+  char* end = nullptr;
+  const double f = std::strtod(frac.c_str(), &end);
+  if (frac.empty() || *end != '\0' || !(f >= 0.0 && f <= 10.0))
+    throw std::invalid_argument("GTB_SELFTEST_SLOWDOWN: '" + spec + "' is not FRACTION[@GLOB] with FRACTION in [0, 10]");
+  if (at != std::string::npos && fnmatch(spec.substr(at + 1).c_str(), id.c_str(), 0) != 0) return 0.0;
+  return f;
+}
+
+// Four independent chains of x = x * a + b: a fixed amount of dependent arithmetic per step, no
+// memory traffic, so run-to-run spread stays small.
+float spin(std::int64_t steps, float seed) {
+  float x0 = seed, x1 = seed + 0.25f, x2 = seed + 0.5f, x3 = seed + 0.75f;
+  for (std::int64_t i = 0; i < steps; ++i) {
+    x0 = x0 * 0.999f + 0.001f;
+    x1 = x1 * 0.999f + 0.001f;
+    x2 = x2 * 0.999f + 0.001f;
+    x3 = x3 * 0.999f + 0.001f;
+  }
+  return x0 + x1 + x2 + x3;
+}
+
+double spin_reference(std::int64_t steps, double seed) {
+  double sum = 0;
+  for (double x : {seed, seed + 0.25, seed + 0.5, seed + 0.75}) {
+    // Closed form of the affine recurrence: its fixed point is 1.
+    sum += 1.0 + (x - 1.0) * std::pow(0.999, static_cast<double>(steps));
+  }
+  return sum;
+}
+
+volatile float g_sink = 0;
+
+void run_spin(gtb::State& st) {
+  const std::int64_t steps = st.get_int("steps");
+  const double extra = planted_slowdown(st.record().id);
+  const auto ballast = static_cast<std::int64_t>(std::llround(extra * static_cast<double>(steps)));
+  const float seed = 0.125f + static_cast<float>(std::rand() % 1000) / 8000.0f;  // not a constant the compiler folds
+  const float got = spin(steps, seed);
+  const double want = spin_reference(steps, seed);
+  const double rel = std::fabs(got - want) / std::fabs(want);
+  st.check(rel < 1e-3, "spin sum " + std::to_string(got) + " vs float64 " + std::to_string(want));
+  if (rel >= 1e-3) return;
+  st.set_work(static_cast<double>(steps));
+  if (ballast > 0) st.info("planted_slowdown", extra);
+  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
+    const double t0 = gtb::host_seconds();
+    float acc = 0;
+    for (std::int64_t r = 0; r < reps; ++r) {
+      acc += spin(steps, seed);
+      if (ballast > 0) acc += spin(ballast, seed);
+    }
+    const double t = gtb::host_seconds() - t0;
+    g_sink = acc;
+    return t;
+  });
+}
+
+auto& spin_bench = gtb::add("selftest", "spin", "scalar", gtb::Backend::cpu, run_spin)
+                       .axis("steps", std::vector<std::int64_t>{262144, 1048576})
+                       .rate("throughput", "Gsteps/s", 1e9)
+                       .describe("4 dependent multiply-add chains; GTB_SELFTEST_SLOWDOWN can plant a slowdown");
+
+}  // namespace
