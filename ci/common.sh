@@ -52,8 +52,10 @@ gtb_build() {
     { cat "$dir.configure.log"; return 1; }
   local start=$SECONDS
   SECONDS=0
-  cmake --build "$dir" -j "$jobs" 2>&1 | gtb_progress "$dir.log"
-  local rc=${PIPESTATUS[0]}
+  # `|| rc=$?` keeps errexit from ending the script before the log's tail is shown (pipefail gives
+  # the build's own status).
+  local rc=0
+  cmake --build "$dir" -j "$jobs" 2>&1 | gtb_progress "$dir.log" || rc=$?
   SECONDS=$((start + SECONDS))
   if [ "$rc" -ne 0 ]; then
     tail -40 "$dir.log"

@@ -231,6 +231,7 @@ Record record_from_json(const json& j) {
     if (j.contains("suspect")) {
       r.suspect = need_string(j, "suspect");
       if (r.suspect.empty()) throw std::runtime_error("'suspect' must say why (it is absent when nothing is suspect)");
+    }
     if (j.contains("runs")) {
       const json& a = j.at("runs");
       if (!a.is_array()) throw std::runtime_error("runs is not an array");
