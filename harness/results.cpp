@@ -31,24 +31,34 @@ std::string iso_now_utc() {
 }  // namespace
 
 json make_comparisons(const std::vector<Record>& records) {
-  // Best ok CPU record per (family, workload, params).
-  std::map<std::string, const Record*> best_cpu;
+  // CPU candidates per (family, workload, params); a GPU record is paired with the best one whose
+  // options agree on every option both sides have (a GPU fp32 GEMM is never set against the CPU's
+  // bf16 one), options only one side has (the GPU's library, the CPU's store kind) do not matter.
+  std::map<std::string, std::vector<const Record*>> cpu_by_key;
   auto key_of = [](const Record& r) { return r.family + '\n' + r.workload + '\n' + r.params.dump(); };
   auto better = [](const Record& a, const Record& b) {  // is a better than b?
     return a.metric.better() == Better::higher ? *a.value > *b.value : *a.value < *b.value;
   };
-  for (const Record& r : records) {
-    if (r.backend != Backend::cpu || r.status != Status::ok || !r.value) continue;
-    auto& slot = best_cpu[key_of(r)];
-    if (!slot || better(r, *slot)) slot = &r;
-  }
+  auto options_agree = [](const Record& a, const Record& b) {
+    if (!a.options.is_object() || !b.options.is_object()) return true;
+    for (auto it = a.options.begin(); it != a.options.end(); ++it)
+      if (b.options.contains(it.key()) && b.options[it.key()] != it.value()) return false;
+    return true;
+  };
+  for (const Record& r : records)
+    if (r.backend == Backend::cpu && r.status == Status::ok && r.value) cpu_by_key[key_of(r)].push_back(&r);
   json out = json::array();
   for (const Record& g : records) {
     if (g.backend != Backend::cuda || g.status != Status::ok || !g.value) continue;
-    auto it = best_cpu.find(key_of(g));
-    if (it == best_cpu.end()) continue;
-    const Record& c = *it->second;
-    if (c.metric.unit != g.metric.unit || c.metric.better() != g.metric.better()) continue;
+    auto it = cpu_by_key.find(key_of(g));
+    if (it == cpu_by_key.end()) continue;
+    const Record* best = nullptr;
+    for (const Record* c : it->second)
+      if (options_agree(*c, g) && c->metric.unit == g.metric.unit && c->metric.better() == g.metric.better() &&
+          (!best || better(*c, *best)))
+        best = c;
+    if (!best) continue;
+    const Record& c = *best;
     const double cv = *c.value, gv = *g.value;
     if (!(cv > 0) || !(gv > 0)) continue;
     const double ratio = g.metric.better() == Better::higher ? gv / cv : cv / gv;

@@ -117,6 +117,23 @@ TEST(Comparisons, PairEachGpuRecordWithTheBestCpuRecord) {
   EXPECT_EQ(c[0]["winner"], "cuda");
 }
 
+TEST(Comparisons, SharedOptionsMustAgree) {
+  // The CPU's faster bf16 record must not stand in for the fp32 one; an option only one side has
+  // (the GPU's library) does not prevent the pair.
+  Record cpu32 = make("openblas", Backend::cpu, 0.2), cpu16 = make("onednn", Backend::cpu, 0.4);
+  Record gpu32 = make("cublas", Backend::cuda, 40.0);
+  cpu32.options = {{"precision", "fp32"}};
+  cpu16.options = {{"precision", "bf16_fp32acc"}};
+  gpu32.options = {{"precision", "fp32"}, {"library", "cublaslt"}};
+  const json c = make_comparisons({cpu32, cpu16, gpu32});
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0]["cpu"]["variant"], "openblas");
+  EXPECT_DOUBLE_EQ(c[0]["gpu_over_cpu"].get<double>(), 200.0);
+  Record gpu8 = gpu32;
+  gpu8.options["precision"] = "fp8";
+  EXPECT_TRUE(make_comparisons({cpu32, cpu16, gpu8}).empty());
+}
+
 TEST(Comparisons, LowerIsBetterInvertsTheRatio) {
   Record cpu = make("x", Backend::cpu, 2.0), gpu = make("y", Backend::cuda, 8.0);
   for (Record* r : {&cpu, &gpu}) r->metric = {"latency", "us", 1e-6, MetricKind::time};
