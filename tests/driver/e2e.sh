@@ -3,22 +3,7 @@
 # usage: e2e.sh CASE GTB PYTHON VALIDATE_SCRIPT WORKDIR
 set -u
 case_name=$1 gtb=$2 py=$3 validate=$4 work=$5
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
-expect_rc() {  # expect_rc WANT CMD... : runs CMD, output to $work/out.txt
-  local want=$1; shift
-  "$@" >"$work/out.txt" 2>&1
-  local rc=$?
-  [ "$rc" -eq "$want" ] || { cat "$work/out.txt" >&2; fail "exit $rc, wanted $want: $*"; }
-}
-validate() {  # schema check; without the jsonschema module the case is Skipped (77), never passed
-  "$py" "$validate" "$1"; local rc=$?
-  [ $rc -eq 77 ] && exit 77
-  [ $rc -eq 0 ] || fail "schema: $1"
-}
-json_check() {  # json_check FILE PYTHON-EXPR (d = the document)
-  "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert $2" "$1" || fail "$2"
-}
+source "$(dirname "$0")/lib.sh"
 
 case "$case_name" in
 run_valid)

@@ -3,25 +3,14 @@
 # usage: parallel.sh CASE GTB PYTHON VALIDATE_SCRIPT WORKDIR
 set -u
 case_name=$1 gtb=$2 py=$3 validate=$4 work=$5
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
-expect_rc() {  # expect_rc WANT CMD... : runs CMD, output to $work/out.txt
-  local want=$1; shift
-  "$@" >"$work/out.txt" 2>&1
-  local rc=$?
-  [ "$rc" -eq "$want" ] || { cat "$work/out.txt" >&2; fail "exit $rc, wanted $want: $*"; }
-}
-json_check() {  # json_check FILE PYTHON-EXPR (d = the document)
-  "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert $2" "$1" || fail "$2"
-}
+source "$(dirname "$0")/lib.sh"
 
 case "$case_name" in
 two_ranks)
   command -v mpirun >/dev/null || { echo "no mpirun: skipped"; exit 77; }
   # The whole quick suite of the family, bounded to a few seconds by the budget.
   expect_rc 0 "$gtb" run --family parallel --ranks 2 --budget 0.05 --out "$work/r.json"
-  rc=0; "$py" "$validate" "$work/r.json" || rc=$?
-  [ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "schema"
+  validate "$work/r.json"
   json_check "$work/r.json" "d['context']['parallel']['ranks']==2 and len(d['context']['parallel']['hosts'])==2"
   # One file, every record once: rank 1 wrote nothing of its own.
   json_check "$work/r.json" "len({r['id'] for r in d['records']})==len(d['records'])"
