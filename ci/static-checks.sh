@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Static checks of generated code: 128-bit global accesses in the vec4 kernels (PTX, and SASS when
-# cuobjdump is available), no register spills in any kernels/cuda/*.cu, and scalar CPU loops that
-# really are scalar. Exits non-zero when a property fails; every failure line starts with "FAIL:".
+# cuobjdump is available), no register spills in any kernels/*/cuda/*.cu, scalar CPU loops that
+# really are scalar, and the layout rules (nothing under kernels/ includes harness/; nothing in a
+# cuda/ folder includes a cpu/ folder). Exits non-zero when a property fails; every failure line
+# starts with "FAIL:".
 #
 # usage: ci/static-checks.sh [--root DIR] [--nvcc PATH] [--cuobjdump PATH] [--cpu-lib FILE]
-#                            [--only ptx|spills|sass|cpu]... [--plant vec4|spill|cpu]
+#                            [--only ptx|spills|sass|cpu|layout]... [--plant vec4|spill|cpu|layout]
 #   --cpu-lib   archive or object holding gtb::cpu::{axpy,chain}_{scalar,autovec,openmp}; without it
 #               the CPU part is skipped.
 #   --plant     runs a check on something that must fail, to prove the check can fail:
 #               vec4  checks the one-thread-per-element kernels for 128-bit accesses,
 #               spill adds a kernel built to spill registers to the spill check,
-#               cpu   checks the compiler-vectorized CPU loops for being scalar.
+#               cpu   checks the compiler-vectorized CPU loops for being scalar,
+#               layout checks a planted kernels/ tree that includes harness/ and, from cuda/, cpu/.
 # cuobjdump: $CUOBJDUMP, PATH, the toolkit's bin/, or the pip package nvidia-cuda-cuobjdump.
 set -euo pipefail
 
@@ -29,11 +32,11 @@ while [[ $# -gt 0 ]]; do
     --cpu-lib) cpu_lib="$2"; shift 2 ;;
     --only) only+=("$2"); shift 2 ;;
     --plant) plant="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "static-checks: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-case "$plant" in ""|vec4|spill|cpu) ;; *) echo "static-checks: --plant must be vec4, spill or cpu" >&2; exit 2 ;; esac
+case "$plant" in ""|vec4|spill|cpu|layout) ;; *) echo "static-checks: --plant must be vec4, spill, cpu or layout" >&2; exit 2 ;; esac
 
 wanted() {  # wanted PART: true when no --only was given or PART was named
   [[ ${#only[@]} -eq 0 ]] && return 0
@@ -58,8 +61,10 @@ if [[ $need_cuda -eq 1 ]]; then
     echo "FAIL: nvcc not found (pass --nvcc or set CUDACXX)"; exit 1
   fi
 fi
-nvflags=(-std=c++17 -O3 -DNDEBUG -DGTB_HAVE_CUDA=1 --expt-relaxed-constexpr -I"$root")
-vec_src="$root/kernels/cuda/vectorize.cu"
+# GTB_PF_*: the pitfalls family's flag kernels are built once per variant and name it.
+nvflags=(-std=c++17 -O3 -DNDEBUG -DGTB_HAVE_CUDA=1 --expt-relaxed-constexpr -I"$root"
+         -DGTB_PF_VARIANT=static_check '-DGTB_PF_FLAGS="static-checks"')
+vec_src="$root/kernels/vectorize/cuda/vectorize.cu"
 vec_pattern='vec4_kernel'
 [[ "$plant" == vec4 ]] && vec_pattern='scalar_kernel'
 
@@ -88,10 +93,10 @@ if wanted ptx; then
   fi
 fi
 
-# --- 2. Spills: ptxas -v over every kernels/cuda/*.cu for sm_80 and sm_90 ----------------------------
+# --- 2. Spills: ptxas -v over every kernels/*/cuda/*.cu for sm_80 and sm_90 --------------------------
 # Device-only compiles (-cubin) in parallel; the sm_80/sm_90 cubins of vectorize.cu are kept for SASS.
 if wanted spills || wanted sass; then
-  sources=("$root"/kernels/cuda/*.cu)
+  sources=("$root"/kernels/*/cuda/*.cu)
   if [[ "$plant" == spill ]]; then
     # 96 values live at once under a 32-register cap (1024 threads x 2 blocks per SM).
     cat >"$tmp/planted_spill.cu" <<'EOF'
@@ -216,6 +221,32 @@ if wanted cpu && [[ -n "$cpu_lib" ]]; then
   fi
 elif wanted cpu && [[ ${#only[@]} -gt 0 ]]; then
   fail "CPU: --only cpu needs --cpu-lib"
+fi
+
+# --- 5. Layout: kernels know nothing of the harness; a cuda/ folder includes no cpu/ folder --------
+if wanted layout; then
+  scan="$root"
+  if [[ "$plant" == layout ]]; then
+    scan="$tmp/planted"  # the suite's files are the unplanted run's business
+    mkdir -p "$scan/kernels/planted/cpu" "$scan/kernels/planted/cuda"
+    printf '#include "harness/gtb.h"\n' >"$scan/kernels/planted/cpu/uses_harness.cpp"
+    printf '#include <cstddef>\n#  include "kernels/planted/cpu/uses_harness.h"\n' >"$scan/kernels/planted/cuda/uses_cpu.cu"
+  fi
+  checked=0
+  while IFS= read -r -d '' f; do
+    checked=$((checked + 1))
+    rel="${f#"$scan"/}"
+    while IFS= read -r hit; do
+      fail "layout: $rel:$hit includes harness/ (kernels use kernels/common/: errors.h, clock.h, cuda/)"
+    done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]harness/' "$f" || true)
+    if [[ "$rel" == */cuda/* ]]; then
+      while IFS= read -r hit; do
+        fail "layout: $rel:$hit includes a cpu/ folder from cuda/ (move what both need to the family's shared header)"
+      done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^">]*/)?cpu/' "$f" || true)
+    fi
+  done < <(find "$scan/kernels" -type f \( -name '*.h' -o -name '*.hpp' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.cu' \) -print0)
+  if [[ $checked -eq 0 ]]; then fail "layout: no source files under $scan/kernels"; fi
+  note "layout: checked $checked file(s) under kernels/"
 fi
 
 if [[ $failures -gt 0 ]]; then

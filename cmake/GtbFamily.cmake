@@ -1,11 +1,11 @@
 # gtb_add_family: one benchmark family = its kernels library, its gtb-<name> binary and its tests.
 #
 # gtb_add_family(NAME transfer
-#   BENCH       bench/transfer.cpp            # registrations (host C++, compiled by the C++ compiler)
-#   CPU_SOURCES kernels/cpu/transfer.cpp      # CPU backend (OpenMP, OpenBLAS)
-#   CUDA_SOURCES kernels/cuda/transfer.cu     # CUDA backend: .cu kernels and .cpp runtime/cuBLAS code
-#   CPU_TESTS   tests/cpu/test_transfer.cpp   # GoogleTest, run everywhere (also under sanitizers)
-#   GPU_TESTS   tests/gpu/test_transfer.cpp)  # GoogleTest, CTest shows them Skipped without a GPU
+#   BENCH       bench/transfer/transfer.cpp            # registrations (host C++, compiled by the C++ compiler)
+#   CPU_SOURCES kernels/transfer/cpu/transfer.cpp      # CPU backend (OpenMP, OpenBLAS)
+#   CUDA_SOURCES kernels/transfer/cuda/transfer.cu     # CUDA backend: .cu kernels and .cpp runtime/cuBLAS code
+#   CPU_TESTS   tests/cpu/test_transfer.cpp            # GoogleTest, run everywhere (also under sanitizers)
+#   GPU_TESTS   tests/gpu/test_transfer.cpp)           # GoogleTest, CTest shows them Skipped without a GPU
 # Paths are relative to the project root.
 function(gtb_add_family)
   cmake_parse_arguments(F "" "NAME" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS" ${ARGN})

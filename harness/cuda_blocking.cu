@@ -1,7 +1,7 @@
 // The blocking kernel: spins on a host-mapped flag, with a timeout, so that timed work queues behind it.
 #include "harness/cuda_blocking.h"
 
-#include "harness/cuda_check.h"
+#include "kernels/common/cuda/check.h"
 
 namespace gtb::cuda {
 namespace {

@@ -1,52 +1,11 @@
-// CUDA event timing, checked-call errors and RAII owners of streams, events and memory.
+// CUDA event timing: the timed region around a sample, with the blocking kernel in front of it.
 #include "harness/cuda_timing.h"
-
-#include <string>
-#include <utility>
 
 #include "harness/cuda_blocking.h"
 #include "harness/gtb.h"
 #include "harness/stopping.h"
 
-namespace gtb {
-
-void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line) {
-  std::string where = file;
-  where = where.substr(where.find_last_of('/') + 1);
-  const std::string msg = std::string(call) + ": " + cudaGetErrorString(code) + " (" + cudaGetErrorName(code) +
-                          ") at " + where + ":" + std::to_string(line);
-  if (code == cudaErrorMemoryAllocation) {
-    (void)cudaGetLastError();  // not sticky: clear it so the next case starts clean
-    throw OutOfMemory(msg);
-  }
-  throw CudaError(code, msg);
-}
-
-}  // namespace gtb
-
 namespace gtb::cuda {
-
-Stream::Stream() { GTB_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-Stream::~Stream() {
-  if (s_) cudaStreamDestroy(s_);
-}
-void Stream::sync() const { GTB_CUDA_CHECK(cudaStreamSynchronize(s_)); }
-
-Event::Event(bool timing) {
-  GTB_CUDA_CHECK(cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming));
-}
-Event::~Event() {
-  if (e_) cudaEventDestroy(e_);
-}
-void Event::record(cudaStream_t s) const { GTB_CUDA_CHECK(cudaEventRecord(e_, s)); }
-void Event::sync() const { GTB_CUDA_CHECK(cudaEventSynchronize(e_)); }
-
-double elapsed_seconds(const Event& start, const Event& end) {
-  end.sync();
-  float ms = 0;
-  GTB_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), end.get()));
-  return double(ms) * 1e-3;
-}
 
 namespace {
 
@@ -120,36 +79,11 @@ double time_events(cudaStream_t stream, std::int64_t reps, const std::function<v
   return region.finish();
 }
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes) : n_(bytes) {
-  if (bytes) GTB_CUDA_CHECK(cudaMalloc(&p_, bytes));
-}
-DeviceBuffer::~DeviceBuffer() {
-  if (p_) cudaFree(p_);
-}
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-  if (this != &o) {
-    if (p_) cudaFree(p_);
-    p_ = std::exchange(o.p_, nullptr);
-    n_ = std::exchange(o.n_, 0);
-  }
-  return *this;
-}
-
-PinnedBuffer::PinnedBuffer(std::size_t bytes, unsigned flags) : n_(bytes) {
-  if (bytes) GTB_CUDA_CHECK(cudaHostAlloc(&p_, bytes, flags));
-}
-PinnedBuffer::~PinnedBuffer() {
-  if (p_) cudaFreeHost(p_);
-}
-PinnedBuffer::PinnedBuffer(PinnedBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
-PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
-  if (this != &o) {
-    if (p_) cudaFreeHost(p_);
-    p_ = std::exchange(o.p_, nullptr);
-    n_ = std::exchange(o.n_, 0);
-  }
-  return *this;
+DeviceTimer event_timer() {
+  return [](cudaStream_t stream, std::int64_t reps, bool may_hold, std::int64_t ops_per_rep,
+            const std::function<void(cudaStream_t)>& enqueue) {
+    return time_events(stream, reps, enqueue, {may_hold ? Blocking::allowed : Blocking::forbidden, ops_per_rep});
+  };
 }
 
 L2Flusher::L2Flusher() {

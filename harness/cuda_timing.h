@@ -1,4 +1,4 @@
-// GPU-side timing with CUDA events, plus small RAII owners for streams, events and memory.
+// GPU-side timing with CUDA events (the stream, event and memory owners are kernels/common/cuda/memory.h).
 // Include only from code compiled when GTB_HAVE_CUDA is defined.
 #pragma once
 
@@ -8,38 +8,12 @@
 
 #include <cuda_runtime_api.h>
 
-#include "harness/cuda_check.h"
 #include "harness/device_timing.h"
+#include "kernels/common/cuda/check.h"
+#include "kernels/common/cuda/memory.h"
+#include "kernels/common/cuda/timer.h"
 
 namespace gtb::cuda {
-
-class Stream {
- public:
-  Stream();  // non-blocking stream
-  ~Stream();
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
-  void sync() const;
- private:
-  cudaStream_t s_ = nullptr;
-};
-
-class Event {
- public:
-  explicit Event(bool timing = true);
-  ~Event();
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return e_; }
-  void record(cudaStream_t s) const;
-  void sync() const;
- private:
-  cudaEvent_t e_ = nullptr;
-};
-
-// Seconds between two recorded events (after synchronizing on `end`).
-double elapsed_seconds(const Event& start, const Event& end);
 
 // How a device-clock sample may be taken (harness/device_timing.h decides from it).
 struct EventTiming {
@@ -75,41 +49,8 @@ class TimedRegion {
 double time_events(cudaStream_t stream, std::int64_t reps, const std::function<void(cudaStream_t)>& enqueue,
                    const EventTiming& how = {});
 
-// Device memory owner. Allocation failure throws gtb::OutOfMemory.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return p_; }
-  template <class T> T* as() const { return static_cast<T*>(p_); }
-  std::size_t bytes() const { return n_; }
- private:
-  void* p_ = nullptr;
-  std::size_t n_ = 0;
-};
-
-// Pinned host memory (cudaHostAlloc with `flags`). Allocation failure throws gtb::OutOfMemory.
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  PinnedBuffer(std::size_t bytes, unsigned flags = cudaHostAllocDefault);
-  ~PinnedBuffer();
-  PinnedBuffer(PinnedBuffer&& o) noexcept;
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  void* get() const { return p_; }
-  template <class T> T* as() const { return static_cast<T*>(p_); }
-  std::size_t bytes() const { return n_; }
- private:
-  void* p_ = nullptr;
-  std::size_t n_ = 0;
-};
+// time_events() as a DeviceTimer, for kernels that time work while they set themselves up.
+DeviceTimer event_timer();
 
 // Evicts the L2 cache (NVBench's way: a memset over a buffer larger than L2) on `stream`.
 class L2Flusher {

@@ -8,8 +8,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include "harness/cuda_check.h"
 #include "harness/gpu.h"
+#include "kernels/common/cuda/check.h"
 
 namespace gtb::gpu {
 

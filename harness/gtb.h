@@ -11,20 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/host_timing.h"
 #include "harness/stats.h"
 #include "harness/stopping.h"
 #include "harness/types.h"
+#include "kernels/common/errors.h"  // gtb::Skip, gtb::OutOfMemory
 
 namespace gtb {
-
-// Thrown from a case to end it with status `skipped` (e.g. no GPU, unsupported on this CPU).
-struct Skip : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-// Thrown when host or device memory runs out: recorded as `skipped` with "out of memory: ...".
-struct OutOfMemory : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 using AxisValue = std::variant<std::int64_t, double, std::string>;
 

@@ -32,11 +32,6 @@ StopRule StopRule::full() {
   return r;
 }
 
-double host_seconds() {
-  using clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
-
 std::string stop_decision(const StopRule& rule, const std::vector<double>& samples, double elapsed) {
   const auto n = static_cast<int>(samples.size());
   if (n >= rule.max_samples) return "max_samples";

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/stats.h"
+#include "kernels/common/clock.h"  // gtb::host_seconds
 
 namespace gtb {
 
@@ -45,8 +46,5 @@ std::string stop_decision(const StopRule& rule, const std::vector<double>& sampl
 // (defaults to a monotonic host clock used only for the budget, never for the samples themselves).
 SampleSet run_samples(const StopRule& rule, const Sampler& sampler,
                       const std::function<double()>& now = nullptr);
-
-// Monotonic host wall clock in seconds (std::chrono::steady_clock).
-double host_seconds();
 
 }  // namespace gtb

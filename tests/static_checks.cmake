@@ -1,7 +1,15 @@
-# Static checks of generated code (ci/static-checks.sh): 128-bit accesses in the vec4 kernels (PTX,
-# and SASS where cuobjdump is installed), no register spills in kernels/cuda/*.cu, scalar CPU loops
-# that really are scalar. Each check also runs once on a planted failure, so a check that can no
-# longer fail is caught too.
+# Static checks (ci/static-checks.sh): 128-bit accesses in the vec4 kernels (PTX, and SASS where
+# cuobjdump is installed), no register spills in kernels/*/cuda/*.cu, scalar CPU loops that really
+# are scalar, and the layout rules (kernels/ includes no harness/, cuda/ includes no cpu/). Each
+# check also runs once on a planted failure, so a check that can no longer fail is caught too.
+set(_layout bash ${PROJECT_SOURCE_DIR}/ci/static-checks.sh --root ${PROJECT_SOURCE_DIR} --only layout)
+add_test(NAME static_checks_layout COMMAND ${_layout})
+add_test(NAME static_checks_planted_layout COMMAND ${_layout} --plant layout)
+set_tests_properties(static_checks_layout static_checks_planted_layout PROPERTIES LABELS "static" TIMEOUT 60)
+# Both planted defects must be reported (exit status ignored).
+set_tests_properties(static_checks_planted_layout PROPERTIES PASS_REGULAR_EXPRESSION
+  "FAIL: layout: kernels/planted/cpu/uses_harness\\.cpp:1:[^\n]*includes harness/.*FAIL: layout: kernels/planted/cuda/uses_cpu\\.cu:2:[^\n]*includes a cpu/ folder|FAIL: layout: kernels/planted/cuda/uses_cpu\\.cu:2:[^\n]*includes a cpu/ folder.*FAIL: layout: kernels/planted/cpu/uses_harness\\.cpp:1:[^\n]*includes harness/")
+
 if(GTB_HAVE_CUDA AND TARGET gtb_vectorize_kernels)
   set(_sc bash ${PROJECT_SOURCE_DIR}/ci/static-checks.sh --root ${PROJECT_SOURCE_DIR}
       --nvcc ${CMAKE_CUDA_COMPILER} --cpu-lib $<TARGET_FILE:gtb_vectorize_kernels>)

@@ -1,6 +1,6 @@
 gtb_add_family(NAME ceilings
-  BENCH bench/ceilings.cpp
-  CPU_SOURCES kernels/cpu/stream.cpp kernels/cpu/fma_peak.cpp
-  CUDA_SOURCES kernels/cuda/ceilings.cu
+  BENCH bench/ceilings/ceilings.cpp
+  CPU_SOURCES kernels/ceilings/cpu/stream.cpp kernels/ceilings/cpu/fma_peak.cpp
+  CUDA_SOURCES kernels/ceilings/cuda/ceilings.cu
   CPU_TESTS tests/cpu/test_ceilings.cpp
   GPU_TESTS tests/gpu/test_ceilings.cpp)

@@ -6,14 +6,14 @@
 
 #include "harness/context.h"
 #include "harness/gtb.h"
+#include "kernels/ceilings/cpu/fma_peak.h"
+#include "kernels/ceilings/cpu/stream.h"
+#include "kernels/ceilings/stream.h"
 #include "kernels/common/random.h"
-#include "kernels/common/stream.h"
 #include "kernels/common/verify.h"
-#include "kernels/cpu/fma_peak.h"
-#include "kernels/cpu/stream.h"
 #if GTB_HAVE_CUDA
 #include "harness/cuda_timing.h"
-#include "kernels/cuda/ceilings.h"
+#include "kernels/ceilings/cuda/ceilings.h"
 #endif
 
 namespace {
@@ -68,14 +68,12 @@ void cpu_stream(gtb::State& st, bool is_triad) {
   st.info("cache_resident", gtb::cache_resident(working_set));
   st.counter("working_set_bytes", working_set, "bytes");
   st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    const double t0 = gtb::host_seconds();
-    for (std::int64_t r = 0; r < reps; ++r) {
+    return gtb::time_host(reps, [&] {
       if (is_triad)
         gtb::cpu::stream_triad(a.get(), b.get(), c.get(), kScalar, n, stores);
       else
         gtb::cpu::stream_copy(a.get(), b.get(), n, stores);
-    }
-    return gtb::host_seconds() - t0;
+    });
   });
 }
 
@@ -104,9 +102,7 @@ void cpu_fma(gtb::State& st) {
   st.info("flop_rule", isa == gtb::cpu::FmaIsa::baseline ? "2 per multiply-add pair (no FMA instruction)"
                                                           : "2 per FMA lane");
   st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    const double t0 = gtb::host_seconds();
-    for (std::int64_t r = 0; r < reps; ++r) gtb::cpu::fma_peak_run(isa, got.data(), threads, kIters, kMul, kAdd);
-    return gtb::host_seconds() - t0;
+    return gtb::time_host(reps, [&] { gtb::cpu::fma_peak_run(isa, got.data(), threads, kIters, kMul, kAdd); });
   });
 }
 

@@ -1,5 +1,5 @@
 // Family-level GEMM results: percent of the run's best, speedups over FP32, library choice, alignment.
-#include "kernels/cpu/gemm_findings.h"
+#include "bench/gemm/findings.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <string>
 #include <tuple>
 
-#include "kernels/common/gemm.h"
-#include "kernels/common/gemm_shapes.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/gemm/gemm_shapes.h"
 
 namespace gtb::gemm {
 

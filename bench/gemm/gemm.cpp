@@ -10,22 +10,23 @@
 #include <string>
 #include <vector>
 
+#include "bench/gemm/check.h"
+#include "bench/gemm/findings.h"
 #include "harness/blas_core.h"
 #include "harness/gpu.h"
 #include "harness/gtb.h"
-#include "kernels/common/gemm.h"
-#include "kernels/common/gemm_shapes.h"
+#include "kernels/common/cpu/blas.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
-#include "kernels/cpu/blas.h"
-#include "kernels/cpu/gemm.h"
-#include "kernels/cpu/gemm_dnnl.h"
-#include "kernels/cpu/gemm_findings.h"
+#include "kernels/gemm/cpu/gemm.h"
+#include "kernels/gemm/cpu/gemm_dnnl.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/gemm/gemm_shapes.h"
 #if GTB_HAVE_CUDA
 #include "harness/cuda_timing.h"
-#include "kernels/cuda/blas.h"
-#include "kernels/cuda/gemm.h"
-#include "kernels/cuda/gemm_lt.h"
+#include "kernels/common/cuda/blas.h"
+#include "kernels/gemm/cuda/gemm.h"
+#include "kernels/gemm/cuda/gemm_lt.h"
 #endif
 
 namespace {
@@ -91,7 +92,7 @@ const Problem& problem(int m, int n, int k) {
 }
 
 bool record_check(gtb::State& st, const float* c, const Problem& pr, Precision prec) {
-  return gtb::cpu::record_gemm_check(st, c, int(pr.m), int(pr.n), pr.rows, pr.ref, gtb::gemm::tolerance(prec, pr.k));
+  return gtb::gemm::record_gemm_check(st, c, int(pr.m), int(pr.n), pr.rows, pr.ref, gtb::gemm::tolerance(prec, pr.k));
 }
 
 void describe_problem(gtb::State& st, const Problem& pr, Precision prec) {
@@ -126,9 +127,7 @@ void cpu_sgemm(gtb::State& st) {
   st.info("coretype_source", gtb::openblas_core_source());
   st.info("compute", "cblas_sgemm (FP32 in, FP32 accumulate, FP32 out)");
   st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    const double t0 = gtb::host_seconds();
-    for (std::int64_t r = 0; r < reps; ++r) gtb::cpu::gemm_sgemm(pr.a.data(), pr.b.data(), c.data(), m, n, k);
-    return gtb::host_seconds() - t0;
+    return gtb::time_host(reps, [&] { gtb::cpu::gemm_sgemm(pr.a.data(), pr.b.data(), c.data(), m, n, k); });
   });
 }
 
@@ -178,9 +177,7 @@ void cpu_onednn(gtb::State& st) {
   st.info("library", "oneDNN " + gtb::cpu::dnnl_version());
   st.info("impl", mm.impl());
   st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    const double t0 = gtb::host_seconds();
-    for (std::int64_t r = 0; r < reps; ++r) mm.run();
-    return gtb::host_seconds() - t0;
+    return gtb::time_host(reps, [&] { mm.run(); });
   });
 }
 

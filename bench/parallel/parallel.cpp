@@ -10,17 +10,17 @@
 #include <vector>
 
 #include "harness/gtb.h"
-#include "kernels/common/mlp.h"
+#include "kernels/common/cpu/blas.h"
 #include "kernels/common/verify.h"
-#include "kernels/cpu/blas.h"
-#include "kernels/cpu/mlp.h"
 #include "kernels/parallel/collective.h"
 #include "kernels/parallel/cpu/comm.h"
 #include "kernels/parallel/cpu/dp_step.h"
+#include "kernels/train/cpu/mlp.h"
+#include "kernels/train/mlp.h"
 #if GTB_HAVE_CUDA
 #include "harness/cuda_timing.h"
-#include "kernels/cuda/mlp.h"
 #include "kernels/parallel/cuda/nccl.h"
+#include "kernels/train/cuda/mlp.h"
 #endif
 
 namespace {
@@ -145,9 +145,7 @@ void cpu_collective(gtb::State& st) {
   const bool plain = st.record().variant == "mpi_plain_loop";
   // The plain loop is what a user would write: no barrier, no per-sample agreement, rank 0's clock.
   auto body = [&](std::int64_t reps) {
-    const double t0 = par::now_seconds();
-    for (std::int64_t r = 0; r < reps; ++r) mpi::run(c, send.data(), recv.data(), k.send, k.recv);
-    return par::now_seconds() - t0;
+    return gtb::time_host(reps, [&] { mpi::run(c, send.data(), recv.data(), k.send, k.recv); });
   };
   if (plain) {
     if (me == 0) {

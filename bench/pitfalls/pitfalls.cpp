@@ -66,11 +66,7 @@ void cpu_step_case(State& st, pf::Copy copy, int every) {
   if (!v.ok) return;
   step_counters(st, cfg, batch, 1);
   st.info("threads", gtb::mlp::CpuMlp::threads());
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    const double t0 = gtb::host_seconds();
-    loop.run(reps);
-    return gtb::host_seconds() - t0;
-  });
+  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) { return gtb::time_host(1, [&] { loop.run(reps); }); });
   st.counter("loss_reads", double(loop.loss_reads()), "count");
 }
 
@@ -88,10 +84,7 @@ void gpu_step_case(State& st, pf::Copy copy, int every) {
   // events between two points on the stream would not see.
   st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
     loop.sync();
-    const double t0 = gtb::host_seconds();
-    loop.run(reps * pf::kGpuStepsPerRep);
-    loop.sync();
-    return gtb::host_seconds() - t0;
+    return gtb::time_host(1, [&] { loop.run(reps * pf::kGpuStepsPerRep); }, [&] { loop.sync(); });
   });
   st.counter("loss_reads", double(loop.loss_reads()), "count");
 }
@@ -139,9 +132,7 @@ void cpu_flags_case(State& st, pf::FlagWork w, const std::string& variant) {
   st.info("isa", k->isa);
   error_counters(st, c);
   st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    const double t0 = gtb::host_seconds();
-    for (std::int64_t r = 0; r < reps; ++r) run();
-    return gtb::host_seconds() - t0;
+    return gtb::time_host(reps, run);
   });
 }
 

@@ -1,5 +1,5 @@
 // Train findings: crossover batch, the model size below which the GPU loses, graph and precision gains.
-#include "kernels/cpu/mlp_findings.h"
+#include "bench/train/findings.h"
 
 #include <algorithm>
 #include <map>

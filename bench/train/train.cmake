@@ -1,6 +1,6 @@
 gtb_add_family(NAME train
-  BENCH bench/train.cpp
-  CPU_SOURCES kernels/cpu/mlp.cpp kernels/cpu/mlp_reference.cpp kernels/cpu/mlp_findings.cpp
-  CUDA_SOURCES kernels/cuda/mlp_model.cpp kernels/cuda/mlp_fwd.cu kernels/cuda/mlp_bwd.cu kernels/cuda/mlp_opt.cu
-  CPU_TESTS tests/cpu/test_train.cpp
+  BENCH bench/train/train.cpp bench/train/findings.cpp
+  CPU_SOURCES kernels/train/cpu/mlp.cpp kernels/train/reference.cpp
+  CUDA_SOURCES kernels/train/cuda/mlp_model.cpp kernels/train/cuda/mlp_fwd.cu kernels/train/cuda/mlp_bwd.cu kernels/train/cuda/mlp_opt.cu
+  CPU_TESTS tests/cpu/test_train.cpp bench/train/findings.cpp
   GPU_TESTS tests/gpu/test_train.cpp)

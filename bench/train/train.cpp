@@ -7,16 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "bench/train/findings.h"
 #include "harness/blas_core.h"
 #include "harness/gpu.h"
 #include "harness/gtb.h"
-#include "kernels/common/mlp.h"
-#include "kernels/cpu/blas.h"
-#include "kernels/cpu/mlp.h"
-#include "kernels/cpu/mlp_findings.h"
+#include "kernels/common/cpu/blas.h"
+#include "kernels/train/cpu/mlp.h"
+#include "kernels/train/mlp.h"
 #if GTB_HAVE_CUDA
 #include "harness/cuda_timing.h"
-#include "kernels/cuda/mlp.h"
+#include "kernels/train/cuda/mlp.h"
 #endif
 
 namespace {
@@ -79,16 +79,10 @@ void common_counters(gtb::State& st, const mlp::Layout& lay, int batch, double m
 // Median of 3 samples of back-to-back steps, each sample at least 20 ms: a quick, robust ranking.
 double median_step_seconds(const std::function<void()>& step) {
   step();  // warm-up
-  double one = gtb::host_seconds();
-  step();
-  one = std::max(gtb::host_seconds() - one, 1e-6);
+  const double one = std::max(gtb::time_host(1, step), 1e-6);
   const int reps = std::max(1, int(0.02 / one));
   double t[3];
-  for (double& x : t) {
-    const double t0 = gtb::host_seconds();
-    for (int r = 0; r < reps; ++r) step();
-    x = (gtb::host_seconds() - t0) / reps;
-  }
+  for (double& x : t) x = gtb::time_host(reps, step) / reps;
   std::sort(t, t + 3);
   return t[1];
 }
@@ -174,9 +168,7 @@ void cpu_case(gtb::State& st) {
   st.info("gemm_candidates", candidates);
   float last = loss0;
   const auto& s = st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    const double t0 = gtb::host_seconds();
-    for (std::int64_t r = 0; r < reps; ++r) last = model.step(data.x.data(), data.y.data(), batch, micro);
-    return gtb::host_seconds() - t0;
+    return gtb::time_host(reps, [&] { last = model.step(data.x.data(), data.y.data(), batch, micro); });
   });
   common_counters(st, model.layout(), batch, s.stats.median);
   st.counter("model_host_bytes", double(model.bytes()), "bytes");
@@ -287,10 +279,7 @@ void gpu_case(gtb::State& st) {
   st.set_work(batch);
   const auto& s = st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
     model.sync();
-    const double t0 = gtb::host_seconds();
-    for (std::int64_t r = 0; r < reps; ++r) graph ? model.replay() : model.step();
-    model.sync();
-    return gtb::host_seconds() - t0;
+    return gtb::time_host(reps, [&] { graph ? model.replay() : model.step(); }, [&] { model.sync(); });
   });
   common_counters(st, model.layout(), batch, s.stats.median);
   st.counter("loss_first", loss0, "nats");
@@ -307,9 +296,7 @@ void gpu_case(gtb::State& st) {
   if (!graph) {
     model.sync();
     const int n = 5;
-    const double t0 = gtb::host_seconds();
-    for (int i = 0; i < n; ++i) model.step();
-    const double enqueue = (gtb::host_seconds() - t0) / n;
+    const double enqueue = gtb::time_host(n, [&] { model.step(); }) / n;
     model.sync();
     st.counter("launches_per_step", model.launches_per_step(), "count");
     st.counter("host_enqueue_us_per_step", enqueue * 1e6, "us");

@@ -11,14 +11,15 @@
 
 #include "harness/gtb.h"
 #include "kernels/common/random.h"
-#include "kernels/common/transfer.h"
 #include "kernels/common/verify.h"
-#include "kernels/cpu/loader.h"
-#include "kernels/cpu/transfer.h"
+#include "kernels/transfer/cpu/transfer.h"
+#include "kernels/transfer/loader.h"
+#include "kernels/transfer/transfer.h"
 #if GTB_HAVE_CUDA
+#include "bench/transfer/gpu_timing.h"
 #include "harness/cuda_timing.h"
-#include "kernels/cuda/loader.h"
-#include "kernels/cuda/transfer.h"
+#include "kernels/transfer/cuda/loader.h"
+#include "kernels/transfer/cuda/transfer.h"
 #endif
 
 namespace {
@@ -98,16 +99,13 @@ void cpu_copy(State& st, bool bidir, bool parallel) {
   if (!rep.ok) return;
   st.set_work(double(pairs) * double(n));
   st.info("threads", parallel ? gtb::cpu::memcpy_threads() : 1);
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    const double t0 = gtb::host_seconds();
-    for (std::int64_t r = 0; r < reps; ++r) copy();
-    return gtb::host_seconds() - t0;
-  });
+  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) { return gtb::time_host(reps, copy); });
   median_counter(st, "seconds_per_copy");
 }
 
 #if GTB_HAVE_CUDA
 namespace gt = gtb::cuda::transfer;
+namespace tt = gtb::transfer_timing;
 
 gtb::Clock clock_option(const State& st) {
   const std::string c = st.get_string("clock");
@@ -133,7 +131,7 @@ void gpu_copy(State& st, gt::Direction dir) {
   if (kind == gt::MemoryKind::pageable && clock == gtb::Clock::cuda_event)
     st.info("clock_note", "pageable: the events span the driver's host-side staging, not the copy engine alone");
   st.measure(clock, [&](std::int64_t reps) {
-    return clock == gtb::Clock::cuda_event ? c.time_device(reps) : c.time_host(reps);
+    return clock == gtb::Clock::cuda_event ? tt::copy_device(c, reps) : tt::copy_host(c, reps);
   });
   median_counter(st, "seconds_per_copy");
 }
@@ -216,9 +214,7 @@ void cpu_alloc_touch(State& st) {
   st.set_work(double(n));
   std::uint64_t sink = 0;
   st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    const double t0 = gtb::host_seconds();
-    for (std::int64_t r = 0; r < reps; ++r) sink += gtb::cpu::alloc_touch_free(n);
-    return gtb::host_seconds() - t0;
+    return gtb::time_host(reps, [&] { sink += gtb::cpu::alloc_touch_free(n); });
   });
   st.info("sink", sink % 2);
 }
@@ -231,7 +227,7 @@ void gpu_pin(State& st) {
   st.check(rep.ok, rep.detail);
   if (!rep.ok) return;
   st.set_work(double(n));
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) { return c.time_host(reps); });
+  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) { return gtb::time_host(reps, [&] { c.run_once(); }); });
 }
 #else
 void gpu_pin(State&) { throw gtb::Skip("built without CUDA"); }
@@ -266,9 +262,7 @@ void cpu_gather(State& st) {
   if (!rep.ok) return;
   st.set_work(double(count));
   st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    const double t0 = gtb::host_seconds();
-    for (std::int64_t r = 0; r < reps; ++r) gtb::cpu::gather(packed.get(), srcs.data(), count, sb);
-    return gtb::host_seconds() - t0;
+    return gtb::time_host(reps, [&] { gtb::cpu::gather(packed.get(), srcs.data(), count, sb); });
   });
   median_counter(st, "seconds_per_batch");
 }
@@ -281,7 +275,7 @@ void gpu_batching(State& st, const std::string& method) {
   st.check(rep.ok, rep.detail);
   if (!rep.ok) return;
   st.set_work(double(count));
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) { return c.time_host(reps); });
+  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) { return gtb::time_host(reps, [&] { c.run_once(); }); });
   median_counter(st, "seconds_per_batch");
 }
 #else
@@ -298,7 +292,7 @@ void gpu_overlap(State& st) {
   cfg.streams = static_cast<int>(st.get_int("streams"));
   cfg.compute_ratio = st.get_double("compute_ratio");
   require_host(4.0 * double(cfg.chunk_bytes) * cfg.chunks, "overlap buffers and check");
-  gt::OverlapCase c(cfg);
+  gt::OverlapCase c(cfg, gtb::cuda::event_timer());
   const gtb::ErrorReport rep = c.verify();
   st.check(rep.ok, rep.detail);
   if (!rep.ok) return;
@@ -306,11 +300,11 @@ void gpu_overlap(State& st) {
   st.info("async_engine_count", gt::async_engine_count());
   st.info("kernel_iters", c.iters());
   st.info("buffers", cfg.streams);
-  const auto& ss = st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) { return c.time_device(reps); });
+  const auto& ss = st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) { return tt::overlap_device(c, reps); });
   std::vector<double> tc, tk;
   for (int i = 0; i < 5; ++i) {
-    tc.push_back(c.copy_only_seconds());
-    tk.push_back(c.compute_only_seconds());
+    tc.push_back(tt::overlap_copy_only(c));
+    tk.push_back(tt::overlap_compute_only(c));
   }
   const double t_copy = gtb::median(tc), t_compute = gtb::median(tk), t_total = ss.stats.median;
   st.counter("copy_seconds", t_copy, "s");

@@ -14,13 +14,13 @@
 
 #include "harness/context.h"
 #include "harness/gtb.h"
-#include "kernels/common/elementwise.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
-#include "kernels/cpu/vectorize.h"
+#include "kernels/vectorize/cpu/vectorize.h"
+#include "kernels/vectorize/elementwise.h"
 #if GTB_HAVE_CUDA
 #include "harness/cuda_timing.h"
-#include "kernels/cuda/vectorize.h"
+#include "kernels/vectorize/cuda/vectorize.h"
 #endif
 
 namespace {
@@ -153,9 +153,7 @@ void cpu_case(State& st, Work w, gtb::cpu::Loop loop) {
   st.info("cache_resident", gtb::cache_resident(double(arrays(w)) * double(n * sizeof(float))));
   st.info("threads", loop == gtb::cpu::Loop::openmp ? gtb::cpu::openmp_threads() : 1);
   st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    const double t0 = gtb::host_seconds();
-    for (std::int64_t r = 0; r < reps; ++r) run();
-    return gtb::host_seconds() - t0;
+    return gtb::time_host(reps, run);
   });
 }
 

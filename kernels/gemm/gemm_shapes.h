@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/common/gemm.h"
+#include "kernels/gemm/gemm.h"
 
 namespace gtb::gemm {
 

@@ -1,16 +1,22 @@
 // Collectives as nccl-tests counts them: sizes, algbw/busbw, and the input pattern shared by CPU and GPU.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
+#include "kernels/common/clock.h"  // gtb::host_seconds, the clock of the timed loops here
 #include "kernels/common/hd.h"
 #include "kernels/common/random.h"
 
 namespace gtb::parallel {
+
+// Thrown where this build or this launch cannot do what was asked (no MPI or NCCL, one rank only); the
+// bench turns it into a skipped record with this text.
+struct Unavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 enum class Collective : int { all_reduce = 0, reduce_scatter = 1, all_gather = 2 };
 
@@ -49,11 +55,6 @@ inline Counts counts_of(Collective c, std::size_t bytes, std::size_t elem_bytes,
 inline std::size_t effective_bytes(Collective c, std::size_t bytes, std::size_t elem_bytes, int ranks) {
   const Counts k = counts_of(c, bytes, elem_bytes, ranks);
   return (c == Collective::all_gather ? k.recv : k.send) * elem_bytes;
-}
-
-// Host seconds on a monotonic clock (the timed loops here end with a synchronization).
-inline double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // algbw = size / time; busbw = algbw * factor, the factor that makes busbw comparable with the link's

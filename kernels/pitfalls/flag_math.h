@@ -5,9 +5,9 @@
 
 #include <cstddef>
 
-#include "kernels/common/elementwise.h"
 #include "kernels/common/hd.h"
-#include "kernels/common/mlp.h"
+#include "kernels/train/mlp.h"
+#include "kernels/vectorize/elementwise.h"
 
 namespace gtb::pitfalls {
 

@@ -1,12 +1,12 @@
 // The data loader's ring and thread pool (host code; used with a CPU consumer and a GPU consumer).
-#include "kernels/cpu/loader.h"
+#include "kernels/transfer/loader.h"
 
 #include <stdexcept>
 #include <string>
 #include <thread>
 
-#include "harness/stopping.h"
-#include "kernels/common/transfer.h"
+#include "kernels/common/clock.h"
+#include "kernels/transfer/transfer.h"
 
 namespace gtb::cpu {
 

@@ -4,11 +4,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/ceilings/cpu/fma_peak.h"
+#include "kernels/ceilings/cpu/stream.h"
+#include "kernels/ceilings/stream.h"
 #include "kernels/common/random.h"
-#include "kernels/common/stream.h"
 #include "kernels/common/verify.h"
-#include "kernels/cpu/fma_peak.h"
-#include "kernels/cpu/stream.h"
 
 namespace {
 

@@ -8,14 +8,15 @@
 
 #include <gtest/gtest.h>
 
+#include "bench/gemm/check.h"
+#include "bench/gemm/findings.h"
 #include "harness/gtb.h"
-#include "kernels/common/gemm.h"
-#include "kernels/common/gemm_shapes.h"
+#include "kernels/common/cpu/blas.h"
 #include "kernels/common/random.h"
-#include "kernels/cpu/blas.h"
-#include "kernels/cpu/gemm.h"
-#include "kernels/cpu/gemm_dnnl.h"
-#include "kernels/cpu/gemm_findings.h"
+#include "kernels/gemm/cpu/gemm.h"
+#include "kernels/gemm/cpu/gemm_dnnl.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/gemm/gemm_shapes.h"
 
 namespace g = gtb::gemm;
 using g::Precision;
@@ -291,7 +292,7 @@ TEST_F(GemmCheckPlanted, PlantedWrongResultMakesTheRecordInvalid) {
     gtb::State st(r, gtb::Suite::quick, gtb::StopRule::quick());
     std::vector<float> got = c;
     if (plant) got[std::size_t(rows.back()) * n + 1] = -got[std::size_t(rows.back()) * n + 1] + 3.0f;
-    const bool ok = gtb::cpu::record_gemm_check(st, got.data(), m, n, rows, ref, g::tolerance(Precision::fp32, k));
+    const bool ok = gtb::gemm::record_gemm_check(st, got.data(), m, n, rows, ref, g::tolerance(Precision::fp32, k));
     EXPECT_EQ(ok, st.check_passed());
     return r;
   };

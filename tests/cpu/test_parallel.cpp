@@ -6,9 +6,9 @@
 #include <limits>
 
 #include "kernels/common/verify.h"
-#include "kernels/cpu/mlp.h"
 #include "kernels/parallel/collective.h"
 #include "kernels/parallel/cpu/dp_step.h"
+#include "kernels/train/cpu/mlp.h"
 
 namespace par = gtb::parallel;
 namespace mlp = gtb::mlp;

@@ -7,10 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include "bench/train/findings.h"
 #include "harness/gtb.h"
-#include "kernels/common/mlp.h"
-#include "kernels/cpu/mlp.h"
-#include "kernels/cpu/mlp_findings.h"
+#include "kernels/train/cpu/mlp.h"
+#include "kernels/train/mlp.h"
 
 namespace mlp = gtb::mlp;
 

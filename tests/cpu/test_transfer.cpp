@@ -11,9 +11,9 @@
 
 #include "harness/stopping.h"
 #include "kernels/common/random.h"
-#include "kernels/common/transfer.h"
-#include "kernels/cpu/loader.h"
-#include "kernels/cpu/transfer.h"
+#include "kernels/transfer/cpu/transfer.h"
+#include "kernels/transfer/loader.h"
+#include "kernels/transfer/transfer.h"
 
 namespace t = gtb::transfer;
 namespace c = gtb::cpu;

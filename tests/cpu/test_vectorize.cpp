@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/common/elementwise.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
-#include "kernels/cpu/vectorize.h"
+#include "kernels/vectorize/cpu/vectorize.h"
+#include "kernels/vectorize/elementwise.h"
 
 namespace {
 

@@ -8,9 +8,9 @@
 #include "harness/cuda_timing.h"
 #include "harness/device_timing.h"
 #include "harness/stopping.h"
+#include "kernels/ceilings/cuda/ceilings.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
-#include "kernels/cuda/ceilings.h"
 
 TEST(CeilingsGpu, TriadMatchesCpuIncludingTail) {
   for (std::size_t n : {std::size_t(1), std::size_t(1023), std::size_t(1 << 20) + 3}) {

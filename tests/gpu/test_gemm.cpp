@@ -7,12 +7,12 @@
 #include <gtest/gtest.h>
 
 #include "harness/cuda_timing.h"
-#include "kernels/common/gemm.h"
+#include "kernels/common/cuda/blas.h"
 #include "kernels/common/random.h"
-#include "kernels/cpu/gemm.h"
-#include "kernels/cuda/blas.h"
-#include "kernels/cuda/gemm.h"
-#include "kernels/cuda/gemm_lt.h"
+#include "kernels/gemm/cpu/gemm.h"
+#include "kernels/gemm/cuda/gemm.h"
+#include "kernels/gemm/cuda/gemm_lt.h"
+#include "kernels/gemm/gemm.h"
 
 namespace g = gtb::gemm;
 

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "harness/gtb.h"
-#include "kernels/cpu/mlp.h"
-#include "kernels/cuda/mlp.h"
+#include "kernels/train/cpu/mlp.h"
+#include "kernels/train/cuda/mlp.h"
 
 namespace mlp = gtb::mlp;
 namespace gm = gtb::cuda::mlp;

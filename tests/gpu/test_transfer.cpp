@@ -7,13 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "bench/transfer/gpu_timing.h"
 #include "harness/gtb.h"
-#include "kernels/common/transfer.h"
-#include "kernels/cpu/transfer.h"
-#include "kernels/cuda/loader.h"
-#include "kernels/cuda/transfer.h"
+#include "kernels/transfer/cpu/transfer.h"
+#include "kernels/transfer/cuda/loader.h"
+#include "kernels/transfer/cuda/transfer.h"
+#include "kernels/transfer/transfer.h"
 
 namespace gt = gtb::cuda::transfer;
+namespace tt = gtb::transfer_timing;
 
 namespace {
 // Under compute-sanitizer (or a profiler: both are injected through CUDA_INJECTION64_PATH) kernels
@@ -39,8 +41,8 @@ TEST_P(TransferCopy, ByteExactAtOddAndLargeSizes) {
     gt::CopyCase c(GetParam().dir, GetParam().kind, n);
     const auto rep = c.verify();
     EXPECT_TRUE(rep.ok) << rep.detail << " at " << n << " bytes";
-    EXPECT_GT(c.time_device(3), 0.0);
-    EXPECT_GT(c.time_host(3), 0.0);
+    EXPECT_GT(tt::copy_device(c, 3), 0.0);
+    EXPECT_GT(tt::copy_host(c, 3), 0.0);
   }
 }
 
@@ -70,7 +72,7 @@ TEST(TransferPin, BothMethodsPinAndTime) {
     gt::PinCase c(m, 8 << 20);
     const auto rep = c.verify();
     EXPECT_TRUE(rep.ok) << rep.detail;
-    EXPECT_GT(c.time_host(2), 0.0);
+    EXPECT_GT(gtb::time_host(2, [&] { c.run_once(); }), 0.0);
   }
 }
 
@@ -81,23 +83,23 @@ TEST(TransferBatching, EveryMethodDeliversThePackedBatch) {
     gt::BatchingCase c(m, 37, 1000);
     const auto rep = c.verify();
     EXPECT_TRUE(rep.ok) << rep.detail << " method " << int(m);
-    EXPECT_GT(c.time_host(2), 0.0);
+    EXPECT_GT(gtb::time_host(2, [&] { c.run_once(); }), 0.0);
   }
 }
 
 TEST(TransferOverlap, PipelineIsCorrectAndStreamsHelp) {
   EXPECT_GE(gt::async_engine_count(), 1);
   gt::OverlapConfig cfg{4 << 20, 8, 1, 1.0};
-  gt::OverlapCase serial(cfg);
+  gt::OverlapCase serial(cfg, gtb::cuda::event_timer());
   EXPECT_GE(serial.iters(), 1);
   EXPECT_TRUE(serial.verify().ok);
   cfg.streams = 3;
-  gt::OverlapCase overlapped(cfg);
+  gt::OverlapCase overlapped(cfg, gtb::cuda::event_timer());
   const auto rep = overlapped.verify();
   EXPECT_TRUE(rep.ok) << rep.detail;
-  EXPECT_THROW(gt::OverlapCase({4 << 20, 8, 0, 1.0}), std::invalid_argument);
-  const double t1 = serial.time_device(3) / 3, t3 = overlapped.time_device(3) / 3;
-  const double f = gtb::transfer::overlap_fraction(overlapped.copy_only_seconds(), overlapped.compute_only_seconds(), t3);
+  EXPECT_THROW(gt::OverlapCase({4 << 20, 8, 0, 1.0}, gtb::cuda::event_timer()), std::invalid_argument);
+  const double t1 = tt::overlap_device(serial, 3) / 3, t3 = tt::overlap_device(overlapped, 3) / 3;
+  const double f = gtb::transfer::overlap_fraction(tt::overlap_copy_only(overlapped), tt::overlap_compute_only(overlapped), t3);
   if (under_tool()) GTEST_SKIP() << "timings under an injected tool (compute-sanitizer, profiler) say nothing";
   // Copies and compute of similar length: three streams must beat one clearly (ideal ~1.5-2x).
   EXPECT_LT(t3, 0.9 * t1);

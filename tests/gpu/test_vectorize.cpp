@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "harness/cuda_timing.h"
-#include "kernels/common/elementwise.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
-#include "kernels/cpu/vectorize.h"
-#include "kernels/cuda/vectorize.h"
+#include "kernels/vectorize/cpu/vectorize.h"
+#include "kernels/vectorize/cuda/vectorize.h"
+#include "kernels/vectorize/elementwise.h"
 
 namespace {
 

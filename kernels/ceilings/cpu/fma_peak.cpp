@@ -1,5 +1,5 @@
 // FMA-throughput kernels per ISA, compiled for their targets and chosen at run time.
-#include "kernels/cpu/fma_peak.h"
+#include "kernels/ceilings/cpu/fma_peak.h"
 
 #include <omp.h>
 

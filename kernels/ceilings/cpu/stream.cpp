@@ -1,6 +1,6 @@
 // CPU STREAM-like kernels: all OpenMP threads over fixed per-thread ranges, plain or non-temporal
 // stores at the widest vector width the CPU has (chosen at run time).
-#include "kernels/cpu/stream.h"
+#include "kernels/ceilings/cpu/stream.h"
 
 #include <omp.h>
 
@@ -12,8 +12,8 @@
 #include <immintrin.h>
 #endif
 
+#include "kernels/ceilings/stream.h"
 #include "kernels/common/random.h"
-#include "kernels/common/stream.h"
 
 namespace gtb::cpu {
 

@@ -1,10 +1,10 @@
 // GPU triad kernel for the device memory-bandwidth ceiling.
-#include "kernels/cuda/ceilings.h"
+#include "kernels/ceilings/cuda/ceilings.h"
 
 #include <cstdint>
 
-#include "harness/cuda_check.h"
-#include "kernels/common/stream.h"
+#include "kernels/ceilings/stream.h"
+#include "kernels/common/cuda/check.h"
 
 namespace gtb::cuda {
 namespace {

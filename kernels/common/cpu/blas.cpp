@@ -1,5 +1,5 @@
 // OpenBLAS wrappers (row-major CBLAS), oneDNN's SGEMM, and OpenBLAS's thread/config queries.
-#include "kernels/cpu/blas.h"
+#include "kernels/common/cpu/blas.h"
 
 #include <cblas.h>  // OpenBLAS's cblas.h also declares openblas_get_config() and friends
 

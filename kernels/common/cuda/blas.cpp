@@ -1,10 +1,10 @@
 // cuBLAS wrapper: precisions, compute types, checked calls, one GEMM entry point.
-#include "kernels/cuda/blas.h"
+#include "kernels/common/cuda/blas.h"
 
 #include <stdexcept>
 
-#include "harness/cuda_check.h"
-#include "harness/gtb.h"
+#include "kernels/common/cuda/check.h"
+#include "kernels/common/errors.h"
 
 namespace gtb::cuda {
 

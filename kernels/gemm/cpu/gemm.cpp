@@ -1,13 +1,13 @@
 // CPU side of the GEMM family: OpenBLAS SGEMM, float64 references and the accuracy check.
-#include "kernels/cpu/gemm.h"
+#include "kernels/gemm/cpu/gemm.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
+#include "kernels/common/cpu/blas.h"
 #include "kernels/common/random.h"
-#include "kernels/cpu/blas.h"
 
 namespace gtb::cpu {
 
@@ -79,18 +79,6 @@ GemmCheck check_gemm(const float* c, int m, int n, const std::vector<int>& rows,
   out.detail = buf;
   if (!rep.ok) out.detail += "; " + rep.detail;
   return out;
-}
-
-bool record_gemm_check(gtb::State& st, const float* c, int m, int n, const std::vector<int>& rows,
-                       const std::vector<double>& ref_rows, double tolerance) {
-  const GemmCheck chk = check_gemm(c, m, n, rows, ref_rows, tolerance);
-  json data = {{"tolerance", chk.tolerance}, {"rows_checked", chk.rows_checked}, {"nonfinite", chk.nonfinite}};
-  // A NaN in C makes the error NaN; results files never hold non-finite numbers, the detail says it.
-  if (std::isfinite(chk.rel_fro_err)) data["rel_fro_err"] = chk.rel_fro_err;
-  st.check(chk.ok, chk.detail, data);
-  if (std::isfinite(chk.rel_fro_err)) st.counter("rel_fro_err", chk.rel_fro_err, "");
-  st.counter("tolerance", chk.tolerance, "");
-  return chk.ok;
 }
 
 }  // namespace gtb::cpu

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "harness/gtb.h"
 #include "kernels/common/verify.h"
 
 namespace gtb::cpu {
@@ -38,10 +37,5 @@ struct GemmCheck {
 // ||C_rows - ref||_F / ||ref||_F <= tolerance, and every element of C finite.
 GemmCheck check_gemm(const float* c, int m, int n, const std::vector<int>& rows, const std::vector<double>& ref_rows,
                      double tolerance);
-
-// Runs check_gemm and records it on the case: st.check (a failure makes the record `invalid`),
-// counters rel_fro_err and tolerance, and the figures in record.check. Returns whether it passed.
-bool record_gemm_check(gtb::State& st, const float* c, int m, int n, const std::vector<int>& rows,
-                       const std::vector<double>& ref_rows, double tolerance);
 
 }  // namespace gtb::cpu

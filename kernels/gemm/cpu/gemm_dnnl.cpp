@@ -1,9 +1,9 @@
 // oneDNN matmul in FP32/BF16/FP16 for the CPU side of the GEMM family (a skip where oneDNN is missing).
-#include "kernels/cpu/gemm_dnnl.h"
+#include "kernels/gemm/cpu/gemm_dnnl.h"
 
 #include <stdexcept>
 
-#include "harness/gtb.h"
+#include "kernels/common/errors.h"
 
 #if GTB_HAVE_DNNL
 #include <omp.h>

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "kernels/cpu/blas.h"  // dnnl_built(), dnnl_version()
+#include "kernels/common/cpu/blas.h"  // dnnl_built(), dnnl_version()
 
 namespace gtb::cpu {
 

@@ -1,10 +1,10 @@
 // GPU side of the GEMM family: device facts, precision-typed operands and the cuBLAS GEMM.
-#include "kernels/cuda/gemm.h"
+#include "kernels/gemm/cuda/gemm.h"
 
 #include <cstdint>
 #include <stdexcept>
 
-#include "harness/cuda_check.h"
+#include "kernels/common/cuda/check.h"
 
 namespace gtb::cuda {
 
@@ -28,7 +28,7 @@ GemmPrecision to_cuda(gemm::Precision p) {
   if (element_bytes(input_type(c)) != std::size_t(gemm::input_bytes(p)) ||
       element_bytes(output_type(c)) != std::size_t(gemm::output_bytes(p)))
     throw std::logic_error(std::string("GEMM precision ") + gemm::to_string(p) +
-                           ": element sizes differ between kernels/common/gemm.h and kernels/cuda/blas.h");
+                           ": element sizes differ between kernels/gemm/gemm.h and kernels/common/cuda/blas.h");
   return c;
 }
 

@@ -8,9 +8,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "harness/cuda_timing.h"
-#include "kernels/common/gemm.h"
-#include "kernels/cuda/blas.h"
+#include "kernels/common/cuda/blas.h"
+#include "kernels/common/cuda/memory.h"
+#include "kernels/gemm/gemm.h"
 
 namespace gtb::cuda {
 

@@ -1,11 +1,11 @@
 // cuBLASLt GEMM with a workspace and a heuristic algorithm choice, recording what was chosen.
-#include "kernels/cuda/gemm_lt.h"
+#include "kernels/gemm/cuda/gemm_lt.h"
 
 #include <cstdint>
 #include <stdexcept>
 
-#include "kernels/common/gemm.h"
-#include "kernels/cuda/blas.h"
+#include "kernels/common/cuda/blas.h"
+#include "kernels/gemm/gemm.h"
 
 namespace gtb::cuda {
 

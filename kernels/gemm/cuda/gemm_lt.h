@@ -8,8 +8,8 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
-#include "harness/cuda_timing.h"
-#include "kernels/cuda/gemm.h"
+#include "kernels/common/cuda/memory.h"
+#include "kernels/gemm/cuda/gemm.h"
 
 namespace gtb::cuda {
 

@@ -12,12 +12,6 @@
 
 namespace gtb::parallel {
 
-// Thrown where this build or this launch cannot do what was asked (no MPI, one rank only); the
-// bench turns it into a skipped record with this text.
-struct Unavailable : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 namespace mpi {
 
 bool built();                // false: built without MPI; every call below then acts as one rank

@@ -6,8 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "kernels/cpu/blas.h"
-#include "kernels/cpu/mlp.h"
+#include "kernels/common/cpu/blas.h"
+#include "kernels/train/cpu/mlp.h"
 
 namespace gtb::parallel {
 
@@ -98,7 +98,7 @@ void DpMlp::unpack(const Bucket& b, const std::vector<float>& buf) {
 
 float DpMlp::step(const float* x, const int* labels) {
   const int L = lay_.layers(), B = rows_, C = cfg_.classes;
-  const double t0 = now_seconds();
+  const double t0 = host_seconds();
   // Forward.
   for (int l = 1; l <= L; ++l) {
     const int in = lay_.dims[std::size_t(l - 1)], out = lay_.dims[std::size_t(l)];
@@ -132,7 +132,7 @@ float DpMlp::step(const float* x, const int* labels) {
           C, labels[r], scale, [&](int j) { return zr[j]; }, [&](int j, float g) { gr[j] = g; });
     }
   }
-  const double t_bwd = now_seconds();
+  const double t_bwd = host_seconds();
   // Backward, layer by layer; a bucket leaves as soon as its last layer is done.
   std::vector<mpi::Request> inflight(buckets_.size());
   std::size_t next_bucket = 0;
@@ -168,7 +168,7 @@ float DpMlp::step(const float* x, const int* labels) {
     if (overlap_ && communicate_)
       for (auto& r : inflight) r.test();
   }
-  const double t_comm = now_seconds();
+  const double t_comm = host_seconds();
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
     if (communicate_) {
       if (overlap_) inflight[i].wait();
@@ -176,7 +176,7 @@ float DpMlp::step(const float* x, const int* labels) {
     }
     unpack(buckets_[i], bucket_bufs_[i]);
   }
-  const double t_opt = now_seconds();
+  const double t_opt = host_seconds();
   // SGD with momentum, the train family's update; padding stays zero because its gradient is zero, and
   // a gradient left unwritten (NaN from poison()) turns its weight into NaN for the check to see.
   {
@@ -188,7 +188,7 @@ float DpMlp::step(const float* x, const int* labels) {
 #pragma omp parallel for schedule(static)
     for (std::size_t i = 0; i < n; ++i) mlp::sgd_momentum<float>(w[i], v[i], g[i], lr, mu);
   }
-  const double t1 = now_seconds();
+  const double t1 = host_seconds();
   times_.backward_s = t_comm - t_bwd;
   times_.comm_s = t_opt - t_comm;
   times_.total_s = t1 - t0;

@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "kernels/common/mlp.h"
 #include "kernels/parallel/cpu/comm.h"
+#include "kernels/train/mlp.h"
 
 namespace gtb::parallel {
 

@@ -8,9 +8,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kernels/common/mlp.h"
-#include "kernels/parallel/cpu/comm.h"
+#include "kernels/parallel/collective.h"
 #include "kernels/parallel/cuda/nccl_fill.h"
+#include "kernels/train/mlp.h"
 
 #if GTB_HAVE_NCCL
 #include <nccl.h>
@@ -178,10 +178,10 @@ CheckResult LocalGroup::run_and_check() {
 double LocalGroup::time(std::int64_t reps) {
   Impl& m = *impl_;
   m.sync();
-  const double t0 = now_seconds();
+  const double t0 = host_seconds();
   for (std::int64_t r = 0; r < reps; ++r) m.launch();
   m.sync();
-  return now_seconds() - t0;
+  return host_seconds() - t0;
 }
 
 void LocalGroup::enqueue(std::int64_t reps) {

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/cpu/mlp.h"
 #include "kernels/pitfalls/pitfalls.h"
+#include "kernels/train/cpu/mlp.h"
 
 namespace gtb::pitfalls {
 

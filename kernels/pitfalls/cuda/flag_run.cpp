@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "harness/cuda_check.h"
+#include "kernels/common/cuda/check.h"
 
 namespace gtb::pitfalls {
 

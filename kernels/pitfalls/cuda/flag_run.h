@@ -4,7 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "harness/cuda_timing.h"
+#include "kernels/common/cuda/memory.h"
 #include "kernels/pitfalls/cuda/flag_kernels.h"
 #include "kernels/pitfalls/reference.h"
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cuda/mlp.h"
+#include "kernels/train/cuda/mlp.h"
 
 namespace gtb::pitfalls {
 

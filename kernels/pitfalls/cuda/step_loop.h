@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "kernels/cpu/mlp.h"
 #include "kernels/pitfalls/pitfalls.h"
+#include "kernels/train/reference.h"
 
 namespace gtb::cuda::mlp {
 class GpuMlp;

@@ -1,5 +1,5 @@
 // CPU MLP training step: OpenBLAS SGEMM for the GEMMs, fused OpenMP loops for everything else.
-#include "kernels/cpu/mlp.h"
+#include "kernels/train/cpu/mlp.h"
 
 #include <omp.h>
 
@@ -9,10 +9,10 @@
 #include <cstring>
 #include <new>
 
-#include "harness/gtb.h"
+#include "kernels/common/cpu/blas.h"
+#include "kernels/common/errors.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
-#include "kernels/cpu/blas.h"
 
 namespace gtb::mlp {
 
@@ -32,36 +32,6 @@ void* HostAllocator::raw(std::size_t bytes) {
 }
 float* HostAllocator::floats(std::size_t n) { return static_cast<float*>(raw(n * sizeof(float))); }
 int* HostAllocator::ints(std::size_t n) { return static_cast<int*>(raw(n * sizeof(int))); }
-
-std::vector<float> init_params(const Config& c, const Layout& lay) {
-  std::vector<float> p(lay.total, 0.0f);
-  for (int l = 0; l < lay.layers(); ++l) {
-    const auto in = std::size_t(lay.dims[std::size_t(l)]), out = std::size_t(lay.dims[std::size_t(l) + 1]);
-    const float bound = 1.0f / std::sqrt(float(in));
-    fill_uniform(p.data() + lay.w[std::size_t(l)], in * out, c.seed + 2 * std::uint64_t(l), -bound, bound);
-    fill_uniform(p.data() + lay.b[std::size_t(l)], out, c.seed + 2 * std::uint64_t(l) + 1, -bound, bound);
-  }
-  return p;
-}
-
-Dataset make_clusters(int rows, int input, int classes, std::uint64_t seed, float noise) {
-  if (rows < 1 || input < 1 || classes < 2) throw std::invalid_argument("make_clusters: bad shape");
-  Dataset d;
-  d.rows = rows, d.input = input, d.classes = classes;
-  std::vector<float> centres(std::size_t(classes) * std::size_t(input));
-  fill_normal(centres.data(), centres.size(), seed, 1.0f);
-  d.x.resize(std::size_t(rows) * std::size_t(input));
-  fill_normal(d.x.data(), d.x.size(), seed + 1, noise);
-  d.y.resize(std::size_t(rows));
-  for (int r = 0; r < rows; ++r) {
-    const int k = r % classes;
-    d.y[std::size_t(r)] = k;
-    float* row = d.x.data() + std::size_t(r) * std::size_t(input);
-    const float* cen = centres.data() + std::size_t(k) * std::size_t(input);
-    for (int i = 0; i < input; ++i) row[i] += cen[i];
-  }
-  return d;
-}
 
 namespace {
 constexpr int kRowsPerThread = 32;  // rows mode needs at least this many rows per thread

@@ -9,11 +9,11 @@
 
 #include <cuda_runtime_api.h>
 
-#include "harness/cuda_timing.h"
-#include "kernels/common/mlp.h"
-#include "kernels/cpu/mlp.h"
-#include "kernels/cuda/blas.h"
-#include "kernels/cuda/mlp_kernels.h"
+#include "kernels/common/cuda/blas.h"
+#include "kernels/common/cuda/memory.h"
+#include "kernels/train/cuda/mlp_kernels.h"
+#include "kernels/train/mlp.h"
+#include "kernels/train/reference.h"
 
 namespace gtb::cuda::mlp {
 

@@ -1,7 +1,7 @@
 // MLP backward kernels: softmax cross-entropy with the last bias gradient, and activation backward
 // fused with the bias gradient (column sums).
-#include "harness/cuda_check.h"
-#include "kernels/cuda/mlp_dtype.h"
+#include "kernels/common/cuda/check.h"
+#include "kernels/train/cuda/mlp_dtype.h"
 
 namespace gtb::cuda::mlp {
 

@@ -6,9 +6,9 @@
 
 #include <type_traits>
 
-#include "harness/cuda_check.h"
+#include "kernels/common/cuda/check.h"
 
-#include "kernels/cuda/mlp_kernels.h"
+#include "kernels/train/cuda/mlp_kernels.h"
 
 namespace gtb::cuda::mlp {
 

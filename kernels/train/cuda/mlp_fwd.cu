@@ -1,6 +1,6 @@
 // MLP forward kernels: bias + activation, and fp32 -> half/bfloat16 conversion.
-#include "harness/cuda_check.h"
-#include "kernels/cuda/mlp_dtype.h"
+#include "kernels/common/cuda/check.h"
+#include "kernels/train/cuda/mlp_dtype.h"
 
 namespace gtb::cuda::mlp {
 

@@ -1,4 +1,4 @@
-// Launchers of the MLP step's custom CUDA kernels (elementwise math from kernels/common/mlp.h).
+// Launchers of the MLP step's custom CUDA kernels (elementwise math from kernels/train/mlp.h).
 #pragma once
 
 #include <cstddef>
@@ -7,7 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kernels/common/mlp.h"
+#include "kernels/train/mlp.h"
 
 namespace gtb::cuda::mlp {
 

@@ -1,13 +1,13 @@
 // GPU MLP step host code: buffers, cuBLAS calls, the op sequence, graph capture and instrumentation.
-#include "kernels/cuda/mlp.h"
+#include "kernels/train/cuda/mlp.h"
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
-#include "harness/cuda_check.h"
-#include "harness/gtb.h"
-#include "harness/stopping.h"
+#include "kernels/common/clock.h"
+#include "kernels/common/cuda/check.h"
+#include "kernels/common/errors.h"
 
 namespace gtb::cuda::mlp {
 

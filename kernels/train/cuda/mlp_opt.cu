@@ -1,7 +1,7 @@
 // MLP optimizer kernels (SGD with momentum, Adam) over the flat FP32 master weights, with loss-scale
 // unscaling, overflow skip and the low-precision weight copy written in the same pass.
-#include "harness/cuda_check.h"
-#include "kernels/cuda/mlp_dtype.h"
+#include "kernels/common/cuda/check.h"
+#include "kernels/train/cuda/mlp_dtype.h"
 
 namespace gtb::cuda::mlp {
 

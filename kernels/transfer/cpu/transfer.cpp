@@ -1,5 +1,5 @@
 // CPU side of the transfer family: host copies, allocation with first touch, gather and loader data.
-#include "kernels/cpu/transfer.h"
+#include "kernels/transfer/cpu/transfer.h"
 
 #include <omp.h>
 #include <sys/mman.h>
@@ -9,13 +9,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <new>
 #include <thread>
 #include <utility>
 
-#include "kernels/common/transfer.h"
+#include "kernels/transfer/transfer.h"
 
 namespace gtb::cpu {
 
@@ -34,20 +33,6 @@ HostBuffer& HostBuffer::operator=(HostBuffer&& o) noexcept {
     n_ = std::exchange(o.n_, 0);
   }
   return *this;
-}
-
-std::size_t host_available_bytes() {
-  std::ifstream in("/proc/meminfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("MemAvailable:", 0) == 0) return std::stoull(line.substr(13)) * 1024;
-  return 0;
-}
-
-void prefault(void* p, std::size_t bytes) {
-  auto* b = static_cast<volatile unsigned char*>(p);
-  const auto pages = static_cast<long long>((bytes + kPageBytes - 1) / kPageBytes);
-#pragma omp parallel for schedule(static)
-  for (long long i = 0; i < pages; ++i) b[static_cast<std::size_t>(i) * kPageBytes] = 1;
 }
 
 void memcpy_single(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
@@ -82,11 +67,6 @@ std::uint64_t alloc_touch_free(std::size_t bytes) {
   }
   munmap(m, bytes);
   return acc;
-}
-
-void gather(void* dst, const void* const* srcs, std::size_t count, std::size_t sample_bytes) {
-  auto* d = static_cast<unsigned char*>(dst);
-  for (std::size_t i = 0; i < count; ++i) std::memcpy(d + i * sample_bytes, srcs[i], sample_bytes);
 }
 
 void fill_batch(void* dst, std::size_t bytes, std::uint64_t seed, std::uint64_t batch) {

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/transfer/host_memory.h"  // kPageBytes, host_available_bytes, prefault, gather
+
 namespace gtb::cpu {
 
 // Page-aligned host memory from the ordinary (pageable) allocator. Throws std::bad_alloc.
@@ -26,14 +28,6 @@ class HostBuffer {
   std::size_t n_ = 0;
 };
 
-inline constexpr std::size_t kPageBytes = 4096;
-
-// MemAvailable from /proc/meminfo (0 if unreadable). Checked before big allocations because with
-// overcommit a too-large allocation succeeds and the first touch gets the process killed.
-std::size_t host_available_bytes();
-
-// Writes one byte per page so every page is mapped before anything is timed (all cores).
-void prefault(void* p, std::size_t bytes);
 // One-thread memcpy: what a pageable cudaMemcpy's staging copy runs at.
 void memcpy_single(void* dst, const void* src, std::size_t bytes);
 // All-cores memcpy: each OpenMP thread copies one contiguous, cache-line-aligned share; copies
@@ -48,9 +42,6 @@ int memcpy_threads();
 // the bytes written ((page index) mod 256 per page) so the work cannot be optimised away.
 // Throws std::bad_alloc when the mapping fails.
 std::uint64_t alloc_touch_free(std::size_t bytes);
-
-// Copies `count` samples of `sample_bytes` from srcs[i] into dst back to back (host pack).
-void gather(void* dst, const void* const* srcs, std::size_t count, std::size_t sample_bytes);
 
 // Deterministic loader data: 64-bit words from transfer::loader_word(seed, batch, i); a tail that
 // is not a whole word takes the low bytes of the next word.

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "kernels/common/transfer.h"
+#include "kernels/transfer/transfer.h"
 
 namespace gtb::transfer {
 namespace {

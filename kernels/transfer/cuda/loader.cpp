@@ -1,13 +1,14 @@
 // The data loader's GPU consumer (runtime API host code): copy stream + compute stream, two device
 // buffers, per-batch events for the GPU idle fraction.
-#include "kernels/cuda/loader.h"
+#include "kernels/transfer/cuda/loader.h"
 
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include "harness/stopping.h"
-#include "kernels/common/transfer.h"
+#include "kernels/common/clock.h"
+#include "kernels/common/cuda/check.h"
+#include "kernels/transfer/transfer.h"
 
 namespace gtb::cuda::transfer {
 

@@ -8,9 +8,9 @@
 #include <memory>
 #include <vector>
 
-#include "harness/cuda_timing.h"
-#include "kernels/cpu/loader.h"
-#include "kernels/cuda/transfer.h"
+#include "kernels/common/cuda/memory.h"
+#include "kernels/transfer/cuda/transfer.h"
+#include "kernels/transfer/loader.h"
 
 namespace gtb::cuda::transfer {
 

@@ -1,6 +1,6 @@
 // GPU side of the transfer family (runtime API host code): memory kinds, copies, pinning,
 // batching and overlap. Compiled by the C++ compiler against the CUDA headers.
-#include "kernels/cuda/transfer.h"
+#include "kernels/transfer/cuda/transfer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,10 +9,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/gtb.h"
+#include "kernels/common/cuda/check.h"
+#include "kernels/common/errors.h"
 #include "kernels/common/random.h"
-#include "kernels/common/transfer.h"
-#include "kernels/cpu/transfer.h"
+#include "kernels/transfer/host_memory.h"
+#include "kernels/transfer/transfer.h"
 
 namespace gtb::cuda::transfer {
 
@@ -165,32 +166,25 @@ ErrorReport CopyCase::verify() {
   return rep;
 }
 
-double CopyCase::time_device(std::int64_t reps) {
+bool CopyCase::host_staged() const {
   // A copy from pageable memory is staged by the driver on this thread: behind a held stream it
-  // would wait for the blocking kernel, which waits for this thread. Those are never held.
-  const bool pageable = (h_in_ && h_in_->kind() == MemoryKind::pageable) ||
-                        (h_out_ && h_out_->kind() == MemoryKind::pageable);
-  EventTiming how;
-  how.blocking = pageable ? Blocking::forbidden : Blocking::allowed;
-  how.ops_per_rep = dir_ == Direction::bidir ? 2 : 1;
-  TimedRegion region(s0_.get(), reps, how);
-  if (dir_ == Direction::bidir) GTB_CUDA_CHECK(cudaStreamWaitEvent(s1_.get(), region.start_event().get(), 0));
+  // would wait for the blocking kernel, which waits for this thread.
+  return (h_in_ && h_in_->kind() == MemoryKind::pageable) || (h_out_ && h_out_->kind() == MemoryKind::pageable);
+}
+
+void CopyCase::enqueue_reps(std::int64_t reps, cudaEvent_t start) {
+  if (dir_ == Direction::bidir) GTB_CUDA_CHECK(cudaStreamWaitEvent(s1_.get(), start, 0));
   for (std::int64_t r = 0; r < reps; ++r) enqueue();
   if (dir_ == Direction::bidir) {
     e_join_.record(s1_.get());
     GTB_CUDA_CHECK(cudaStreamWaitEvent(s0_.get(), e_join_.get(), 0));
   }
-  return region.finish();
 }
 
-double CopyCase::time_host(std::int64_t reps) {
-  const double t0 = host_seconds();
-  for (std::int64_t r = 0; r < reps; ++r) {
-    enqueue();
-    s0_.sync();
-    if (dir_ == Direction::bidir) s1_.sync();
-  }
-  return host_seconds() - t0;
+void CopyCase::run_once() {
+  enqueue();
+  s0_.sync();
+  if (dir_ == Direction::bidir) s1_.sync();
 }
 
 // ---- pinning cost ---------------------------------------------------------------------------------
@@ -238,19 +232,15 @@ ErrorReport PinCase::verify() {
   return rep;
 }
 
-double PinCase::time_host(std::int64_t reps) {
-  const double t0 = host_seconds();
-  for (std::int64_t r = 0; r < reps; ++r) {
-    if (m_ == PinMethod::host_alloc) {
-      void* p = nullptr;
-      GTB_CUDA_CHECK(cudaHostAlloc(&p, bytes_, cudaHostAllocDefault));
-      GTB_CUDA_CHECK(cudaFreeHost(p));
-    } else {
-      GTB_CUDA_CHECK(cudaHostRegister(pageable_->get(), bytes_, cudaHostRegisterDefault));
-      GTB_CUDA_CHECK(cudaHostUnregister(pageable_->get()));
-    }
+void PinCase::run_once() {
+  if (m_ == PinMethod::host_alloc) {
+    void* p = nullptr;
+    GTB_CUDA_CHECK(cudaHostAlloc(&p, bytes_, cudaHostAllocDefault));
+    GTB_CUDA_CHECK(cudaFreeHost(p));
+  } else {
+    GTB_CUDA_CHECK(cudaHostRegister(pageable_->get(), bytes_, cudaHostRegisterDefault));
+    GTB_CUDA_CHECK(cudaHostUnregister(pageable_->get()));
   }
-  return host_seconds() - t0;
 }
 
 // ---- batching -------------------------------------------------------------------------------------
@@ -330,12 +320,6 @@ ErrorReport BatchingCase::verify() {
   return compare_bytes(back.data(), packed_->get(), total);
 }
 
-double BatchingCase::time_host(std::int64_t reps) {
-  const double t0 = host_seconds();
-  for (std::int64_t r = 0; r < reps; ++r) run_once();
-  return host_seconds() - t0;
-}
-
 // ---- overlap --------------------------------------------------------------------------------------
 
 int async_engine_count() {
@@ -345,7 +329,7 @@ int async_engine_count() {
   return v;
 }
 
-OverlapCase::OverlapCase(const OverlapConfig& cfg) : cfg_(cfg) {
+OverlapCase::OverlapCase(const OverlapConfig& cfg, const DeviceTimer& timer) : cfg_(cfg) {
   if (cfg.chunk_bytes < 4096 || cfg.chunk_bytes % sizeof(float) != 0)
     throw std::invalid_argument("overlap: chunk_bytes must be a multiple of 4 and >= 4096");
   if (cfg.chunks < 1) throw std::invalid_argument("overlap: chunks must be >= 1");
@@ -366,24 +350,22 @@ OverlapCase::OverlapCase(const OverlapConfig& cfg) : cfg_(cfg) {
   // Kernel time is affine in iters (memory traffic + arithmetic): measure two lengths, solve for
   // the iters that make one chunk's kernel take compute_ratio x one chunk's copies.
   cudaStream_t s = streams_[0]->get();
-  auto time_chunk = [&](bool copy, int iters, Blocking blocking = Blocking::allowed) {
+  auto time_chunk = [&](bool copy, int iters, bool may_hold = true) {
     const int reps = 5;
-    TimedRegion region(s, reps, {blocking, 2});
-    for (int r = 0; r < reps; ++r) {
+    return timer(s, reps, may_hold, 2, [&](cudaStream_t q) {
       if (copy) {
-        GTB_CUDA_CHECK(cudaMemcpyAsync(d_in_[0].get(), h_in_->get(), cfg_.chunk_bytes, cudaMemcpyHostToDevice, s));
-        GTB_CUDA_CHECK(cudaMemcpyAsync(h_out_->get(), d_out_[0].get(), cfg_.chunk_bytes, cudaMemcpyDeviceToHost, s));
+        GTB_CUDA_CHECK(cudaMemcpyAsync(d_in_[0].get(), h_in_->get(), cfg_.chunk_bytes, cudaMemcpyHostToDevice, q));
+        GTB_CUDA_CHECK(cudaMemcpyAsync(h_out_->get(), d_out_[0].get(), cfg_.chunk_bytes, cudaMemcpyDeviceToHost, q));
       } else {
-        overlap_compute(d_in_[0].as<float>(), d_out_[0].as<float>(), n_, iters, s);
+        overlap_compute(d_in_[0].as<float>(), d_out_[0].as<float>(), n_, iters, q);
       }
-    }
-    return region.finish() / reps;
+    }) / reps;
   };
   GTB_CUDA_CHECK(cudaMemcpy(d_in_[0].get(), h_in_->get(), cfg_.chunk_bytes, cudaMemcpyHostToDevice));
   // Warm-up, not held: the kernel's first launch may load its module lazily, which can wait for
   // the context, and so for a blocking kernel that waits for this thread.
-  (void)time_chunk(true, 0, Blocking::forbidden);
-  (void)time_chunk(false, 16, Blocking::forbidden);
+  (void)time_chunk(true, 0, false);
+  (void)time_chunk(false, 16, false);
   const double t_copy = time_chunk(true, 0);
   const double t_lo = time_chunk(false, 16), t_hi = time_chunk(false, 1024);
   const double per_iter = std::max((t_hi - t_lo) / (1024 - 16), 1e-12);
@@ -419,15 +401,9 @@ void OverlapCase::enqueue_pipeline(bool copies, bool compute, bool overlapped) {
   }
 }
 
-double OverlapCase::time_pipeline(std::int64_t reps, bool copies, bool compute, bool overlapped) {
-  // Pinned buffers only, so the pipeline may queue behind the blocking kernel; the other streams
-  // fork from s0 after its start event and are held with it.
+std::int64_t OverlapCase::pipeline_ops(bool copies, bool compute, bool overlapped) const {
   const int S = overlapped ? cfg_.streams : 1;
-  EventTiming how;
-  how.ops_per_rep = std::int64_t(cfg_.chunks) * ((copies ? 2 : 0) + (compute ? 1 : 0)) + 2 * S;
-  TimedRegion region(streams_[0]->get(), reps, how);
-  for (std::int64_t r = 0; r < reps; ++r) enqueue_pipeline(copies, compute, overlapped);
-  return region.finish();
+  return std::int64_t(cfg_.chunks) * ((copies ? 2 : 0) + (compute ? 1 : 0)) + 2 * S;
 }
 
 ErrorReport OverlapCase::verify() {
@@ -446,9 +422,5 @@ ErrorReport OverlapCase::verify() {
   // Float rounding of a contraction stays bounded: <= 2^-24 / (1 - a) ~ 6e-5 near 1 at any length.
   return compare_elementwise(out, ref.data(), total, 1e-4, 1e-4);
 }
-
-double OverlapCase::time_device(std::int64_t reps) { return time_pipeline(reps, true, true, true); }
-double OverlapCase::copy_only_seconds() { return time_pipeline(1, true, false, false); }
-double OverlapCase::compute_only_seconds() { return time_pipeline(1, false, true, false); }
 
 }  // namespace gtb::cuda::transfer

@@ -11,7 +11,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "harness/cuda_timing.h"
+#include "kernels/common/cuda/memory.h"
+#include "kernels/common/cuda/timer.h"
 #include "kernels/common/verify.h"
 
 namespace gtb::cuda::transfer {
@@ -50,10 +51,17 @@ class CopyCase {
   ~CopyCase();
   // Random source, poisoned destination, one copy through the measured path, byte compare.
   ErrorReport verify();
-  // reps copies queued back to back between two events: device seconds.
-  double time_device(std::int64_t reps);
-  // reps x (API call + synchronize): host wall seconds, what a caller waits.
-  double time_host(std::int64_t reps);
+  // Queues `reps` copies back to back on stream(); bidir queues its D2H copies on a second stream
+  // that starts at `start` (an event already recorded on stream()) and joins stream() at the end.
+  void enqueue_reps(std::int64_t reps, cudaEvent_t start);
+  // One copy through its API calls, then synchronize: what a caller waits.
+  void run_once();
+  cudaStream_t stream() const { return s0_.get(); }
+  // Operations one repetition queues, and whether the driver stages the copy through the host
+  // (pageable memory: the queued work waits for the calling thread, so it must not sit behind a
+  // held stream).
+  std::int64_t ops_per_rep() const { return dir_ == Direction::bidir ? 2 : 1; }
+  bool host_staged() const;
   double bytes_per_rep() const;
 
  private:
@@ -75,7 +83,7 @@ class PinCase {
   PinCase(PinMethod m, std::size_t bytes);
   // Pins once, checks the runtime reports host memory that is written and read back intact.
   ErrorReport verify();
-  double time_host(std::int64_t reps);
+  void run_once();  // one pin and unpin
 
  private:
   PinMethod m_;
@@ -91,10 +99,9 @@ class BatchingCase {
  public:
   BatchingCase(BatchMethod m, std::size_t count, std::size_t sample_bytes);
   ErrorReport verify();
-  double time_host(std::int64_t reps);  // API calls (and packing) through synchronize
+  void run_once();  // API calls (and packing) through synchronize
 
  private:
-  void run_once();
   BatchMethod m_;
   std::size_t count_, sample_bytes_;
   std::unique_ptr<HostMemory> samples_, packed_, staging_;
@@ -115,19 +122,21 @@ struct OverlapConfig {
 };
 class OverlapCase {
  public:
-  explicit OverlapCase(const OverlapConfig& cfg);  // calibrates the kernel length; throws on bad cfg
+  // Calibrates the kernel length with `timer`; throws std::invalid_argument on a bad cfg.
+  OverlapCase(const OverlapConfig& cfg, const DeviceTimer& timer);
   ~OverlapCase();
   ErrorReport verify();
-  double time_device(std::int64_t reps);
-  double copy_only_seconds();     // every chunk's copies, nothing else (one pipeline's worth)
-  double compute_only_seconds();  // every chunk's kernel, nothing else
+  // One pass over every chunk, starting and ending on stream(). copies / compute: which parts are
+  // queued (copies only, or the kernels only, are the reference times of the overlap fraction);
+  // serial on stream() alone when `overlapped` is false. Pinned buffers only, so the pipeline may
+  // queue behind a held stream: the other streams fork from stream() and join it again.
+  void enqueue_pipeline(bool copies, bool compute, bool overlapped);
+  std::int64_t pipeline_ops(bool copies, bool compute, bool overlapped) const;  // operations one pass queues
+  cudaStream_t stream() const { return streams_[0]->get(); }
   int iters() const { return iters_; }
   double bytes_per_rep() const;
 
  private:
-  // Serial (stream 0 only) when `overlapped` is false: the reference times for the overlap fraction.
-  void enqueue_pipeline(bool copies, bool compute, bool overlapped);
-  double time_pipeline(std::int64_t reps, bool copies, bool compute, bool overlapped);
   OverlapConfig cfg_;
   std::size_t n_;  // floats per chunk
   int iters_ = 1;

@@ -1,8 +1,8 @@
 // Transfer-family kernels: the loader consumer's checksum and fixed-length spin, and the overlap
 // workload's elementwise compute.
-#include "harness/cuda_check.h"
-#include "kernels/common/transfer.h"
-#include "kernels/cuda/transfer.h"
+#include "kernels/common/cuda/check.h"
+#include "kernels/transfer/cuda/transfer.h"
+#include "kernels/transfer/transfer.h"
 
 namespace gtb::cuda::transfer {
 namespace {

@@ -1,6 +1,6 @@
 // CPU loops of the vectorize family: compiler-vectorized single thread, OpenMP on all cores, the
 // float64 references, and the dispatch by variant name.
-#include "kernels/cpu/vectorize.h"
+#include "kernels/vectorize/cpu/vectorize.h"
 
 #include <cmath>
 #include <stdexcept>

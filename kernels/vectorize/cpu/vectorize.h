@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "kernels/common/elementwise.h"
+#include "kernels/vectorize/elementwise.h"
 
 namespace gtb::cpu {
 

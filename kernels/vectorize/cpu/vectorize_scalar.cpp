@@ -1,6 +1,6 @@
-// The scalar CPU loops: this file is compiled with vectorization disabled (see bench/vectorize.cmake),
+// The scalar CPU loops: this file is compiled with vectorization disabled (see bench/vectorize/vectorize.cmake),
 // and ci/static-checks.sh checks in the object code that no packed instruction slipped in.
-#include "kernels/cpu/vectorize.h"
+#include "kernels/vectorize/cpu/vectorize.h"
 
 namespace gtb::cpu {
 

@@ -1,11 +1,11 @@
 // The vectorize family's hand-written kernels: per-chunk launches, one serial thread, one thread per
 // element, and grid-stride float4 (fused and unfused), all applying the shared elementwise ops.
-#include "kernels/cuda/vectorize.h"
+#include "kernels/vectorize/cuda/vectorize.h"
 
 #include <stdexcept>
 
-#include "harness/cuda_check.h"
-#include "kernels/cuda/vectorize_ops.h"
+#include "kernels/common/cuda/check.h"
+#include "kernels/vectorize/cuda/vectorize_ops.h"
 
 namespace gtb::cuda {
 namespace {

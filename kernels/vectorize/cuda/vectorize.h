@@ -9,7 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "kernels/common/elementwise.h"
+#include "kernels/vectorize/elementwise.h"
 
 namespace gtb::cuda {
 

@@ -1,6 +1,6 @@
 // CUDA Graph capture and replay for the vectorize family (runtime API only, so compiled as host C++).
-#include "harness/cuda_check.h"
-#include "kernels/cuda/vectorize.h"
+#include "kernels/common/cuda/check.h"
+#include "kernels/vectorize/cuda/vectorize.h"
 
 namespace gtb::cuda {
 

@@ -2,7 +2,7 @@
 // hand-written kernels and by Thrust. Include only from .cu files.
 #pragma once
 
-#include "kernels/common/elementwise.h"
+#include "kernels/vectorize/elementwise.h"
 
 namespace gtb::cuda::ops {
 

@@ -2,9 +2,9 @@
 #include <thrust/system/cuda/execution_policy.h>
 #include <thrust/transform.h>
 
-#include "harness/cuda_check.h"
-#include "kernels/cuda/vectorize.h"
-#include "kernels/cuda/vectorize_ops.h"
+#include "kernels/common/cuda/check.h"
+#include "kernels/vectorize/cuda/vectorize.h"
+#include "kernels/vectorize/cuda/vectorize_ops.h"
 
 namespace gtb::cuda {
 
