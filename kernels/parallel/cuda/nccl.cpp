@@ -175,15 +175,6 @@ CheckResult LocalGroup::run_and_check() {
                     "output equals the float64 sum" + (m.dtype == DType::fp32 ? " exactly" : " within n*2^-8 relative")};
 }
 
-double LocalGroup::time(std::int64_t reps) {
-  Impl& m = *impl_;
-  m.sync();
-  const double t0 = host_seconds();
-  for (std::int64_t r = 0; r < reps; ++r) m.launch();
-  m.sync();
-  return host_seconds() - t0;
-}
-
 void LocalGroup::enqueue(std::int64_t reps) {
   for (std::int64_t r = 0; r < reps; ++r) impl_->launch();
 }
@@ -201,7 +192,6 @@ LocalGroup::~LocalGroup() = default;
 int LocalGroup::ranks() const { return 0; }
 std::size_t LocalGroup::bytes() const { return 0; }
 CheckResult LocalGroup::run_and_check() { return {}; }
-double LocalGroup::time(std::int64_t) { return 0; }
 void LocalGroup::enqueue(std::int64_t) {}
 void LocalGroup::sync() {}
 #endif

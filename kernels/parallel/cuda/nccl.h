@@ -35,10 +35,7 @@ class LocalGroup {
   std::size_t bytes() const;  // the size after rounding to whole elements per rank (nccl-tests' size)
   // Poisons the outputs, runs the collective once and checks every GPU's result on the host.
   CheckResult run_and_check();
-  // Runs `reps` collectives (one group call each) and returns host seconds after synchronizing every
-  // GPU, as nccl-tests times them.
-  double time(std::int64_t reps);
-  // Enqueues `reps` collectives without waiting (to run beside other work); sync() waits for them.
+  // Enqueues `reps` collectives (one group call each) without waiting; sync() waits for every GPU.
   void enqueue(std::int64_t reps);
   void sync();
  private:
