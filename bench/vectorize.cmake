@@ -1,6 +1,6 @@
 # Vectorize family: loops vs vectorized elementwise kernels on the CPU and the GPU.
 gtb_add_family(NAME vectorize
-  BENCH bench/vectorize.cpp
+  BENCH bench/vectorize.cpp bench/vectorize/sections.cpp
   CPU_SOURCES kernels/cpu/vectorize.cpp kernels/cpu/vectorize_scalar.cpp
   CUDA_SOURCES kernels/cuda/vectorize.cu kernels/cuda/vectorize_thrust.cu kernels/cuda/vectorize_graph.cpp
   CPU_TESTS tests/cpu/test_vectorize.cpp
