@@ -40,7 +40,7 @@ const bool kSections = gtb::add_sections("parallel", "Data parallelism", 60,
   auto& st = s.table("dp_step", {{"width", "", Hint::count}, {"depth", "", Hint::count}, {"rows per rank", "", Hint::count},
                                  {"best bucket, overlap", "MiB", Hint::number}, {"best bucket, no overlap", "MiB", Hint::number},
                                  {"overlap gain", "", Hint::ratio}, {"communication, no overlap", "", Hint::fraction},
-                                 {"scaling efficiency", "", Hint::ratio}, {"ranks", "", Hint::count}});
+                                 {"scaling efficiency", "", Hint::number}, {"ranks", "", Hint::count}});
   if (data.contains("dp_step"))
     for (const auto& e : data.at("dp_step"))
       st.rows.push_back({get(e, "width"), get(e, "depth"), get(e, "rows_per_rank"), get(e, "overlap_on", "best_bucket_mb"),
@@ -77,8 +77,8 @@ const bool kSections = gtb::add_sections("parallel", "Data parallelism", 60,
     auto& pt = pr.table("projected", {{"width", "", Hint::count}, {"depth", "", Hint::count}, {"rows per rank", "", Hint::count},
                                       {"ranks", "", Hint::count}, {"busbw", "GB/s", Hint::bandwidth}, {"busbw from"},
                                       {"one-rank step", "s", Hint::duration}, {"step, no overlap", "s", Hint::duration},
-                                      {"step, full overlap", "s", Hint::duration}, {"efficiency, no overlap", "", Hint::ratio},
-                                      {"efficiency, full overlap", "", Hint::ratio}});
+                                      {"step, full overlap", "s", Hint::duration}, {"efficiency, no overlap", "", Hint::number},
+                                      {"efficiency, full overlap", "", Hint::number}});
     if (p.contains("rows"))
       for (const auto& e : p.at("rows"))
         pt.rows.push_back({get(e, "width"), get(e, "depth"), get(e, "rows_per_rank"), get(e, "inputs", "ranks"),

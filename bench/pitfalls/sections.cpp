@@ -23,15 +23,14 @@ const bool kSections = gtb::add_sections("pitfalls", "Code-level pitfalls", 70,
   auto& t = habits.table("steps", {{"backend"}, {"habit"}, {"width", "", Hint::count}, {"batch", "", Hint::count},
                                    {"clean step", "us", Hint::duration}, {"with the habit", "us", Hint::duration},
                                    {"extra", "us", Hint::duration}, {"per read", "us", Hint::duration},
-                                   {"of the clean step", "", Hint::percent}, {"pitfall"}, {"variant"}});
+                                   {"of the clean step", "", Hint::percent}});
   for (const auto& r : rows_of(data, "steps")) {
     // A habit cannot make a step faster: a negative cost is run-to-run noise, and says so.
     const bool noise = r.value("extra_us", 0.0) < 0;
     t.rows.push_back({r.value("backend", ""), r.value("pitfall", "") + " " + r.value("variant", ""), at_or_null(r, "width"),
                       at_or_null(r, "batch"), at_or_null(r, "clean_us"), at_or_null(r, "step_us"),
                       noise ? json("within noise") : at_or_null(r, "extra_us"), at_or_null(r, "us_per_read"),
-                      noise ? json("within noise") : at_or_null(r, "pct_of_clean"), r.value("pitfall", ""),
-                      r.value("variant", "")});
+                      noise ? json("within noise") : at_or_null(r, "pct_of_clean")});
   }
   if (t.rows.empty()) habits.not_measured = "no habit and clean step of the same model ran" + (gpu_note.empty() ? "" : "; " + gpu_note);
   auto& g = habits.figure("pitfalls_steps", "Cost of a habit per training step against the clean loop");
@@ -65,7 +64,7 @@ const bool kSections = gtb::add_sections("pitfalls", "Code-level pitfalls", 70,
   auto& bt = b.table("builds", {{"backend"}, {"workload"}, {"n", "", Hint::count}, {"build"}, {"against"},
                                 {"time", "us", Hint::duration}, {"time ratio", "", Hint::ratio},
                                 {"ratio low", "", Hint::ratio}, {"ratio high", "", Hint::ratio},
-                                {"error", "", Hint::number}, {"default's error", "", Hint::number}, {"variant"}});
+                                {"error", "", Hint::number}, {"default's error", "", Hint::number}});
   for (const auto& r : rows_of(data, "builds")) {
     if (r.value("variant", "") == r.value("baseline", "")) continue;
     const std::string v = r.value("variant", "");
@@ -73,7 +72,7 @@ const bool kSections = gtb::add_sections("pitfalls", "Code-level pitfalls", 70,
                        v + (v == "O3_isa" && r.contains("isa") ? " (" + r.value("isa", "") + ")" : ""),
                        r.value("baseline", ""), at_or_null(r, "time_us"), at_or_null(r, "slowdown"),
                        at_or_null(r, "slowdown_q1"), at_or_null(r, "slowdown_q3"), at_or_null(r, "rel_norm_err"),
-                       at_or_null(r, "baseline_rel_norm_err"), v});
+                       at_or_null(r, "baseline_rel_norm_err")});
   }
   if (bt.rows.empty()) {
     b.not_measured = "no build variant and its default ran" + (gpu_note.empty() ? "" : "; " + gpu_note);
