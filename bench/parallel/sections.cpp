@@ -37,13 +37,13 @@ const bool kSections = gtb::add_sections("parallel", "Data parallelism", 60,
   g.ylabel = "busbw (GB/s, measured)";
 
   auto& s = f.section("dp_step", "Data-parallel training step");
-  auto& st = s.table("dp_step", {{"width", "", Hint::count}, {"depth", "", Hint::count}, {"rows per rank", "", Hint::count},
+  auto& st = s.table("dp_step", {{"backend"}, {"width", "", Hint::count}, {"depth", "", Hint::count}, {"rows per rank", "", Hint::count},
                                  {"best bucket, overlap", "MiB", Hint::number}, {"best bucket, no overlap", "MiB", Hint::number},
                                  {"overlap gain", "", Hint::ratio}, {"communication, no overlap", "", Hint::fraction},
                                  {"scaling efficiency", "", Hint::number}, {"ranks", "", Hint::count}});
   if (data.contains("dp_step"))
     for (const auto& e : data.at("dp_step"))
-      st.rows.push_back({get(e, "width"), get(e, "depth"), get(e, "rows_per_rank"), get(e, "overlap_on", "best_bucket_mb"),
+      st.rows.push_back({get(e, "backend").is_string() ? get(e, "backend") : json("cpu"), get(e, "width"), get(e, "depth"), get(e, "rows_per_rank"), get(e, "overlap_on", "best_bucket_mb"),
                          get(e, "overlap_off", "best_bucket_mb"), get(e, "overlap_gain"),
                          get(e, "overlap_off", "comm_fraction"), get(e, "scaling_efficiency", "value"),
                          get(e, "scaling_efficiency", "ranks")});
@@ -62,16 +62,35 @@ const bool kSections = gtb::add_sections("parallel", "Data parallelism", 60,
   gs.ylabel = "samples/s (global batch)";
 
   if (data.contains("interference")) {
-    auto& i = f.section("interference", "One GPU: the step with a reduction in flight");
-    auto& it = i.table("interference", {{"model"}, {"alone", "ms", Hint::duration}, {"with reduction", "ms", Hint::duration},
-                                        {"slowdown", "", Hint::ratio}});
+    auto& i = f.section("interference", "One GPU: backward with a reduction in flight");
+    i.say("Backward alone against backward while a bucket-sized reduction runs on a second stream: compute and "
+          "communication contend for the same memory.");
+    auto& it = i.table("interference", {{"model"}, {"backward alone", "ms", Hint::duration},
+                                        {"with a reduction", "ms", Hint::duration}, {"slowdown", "", Hint::ratio}});
     for (const auto& e : data.at("interference"))
-      it.rows.push_back({gtb::findings::params_text(get(e, "params")), get(e, "step_ms_alone"),
-                         get(e, "step_ms_with_reduction"), get(e, "slowdown")});
+      it.rows.push_back({gtb::findings::params_text(get(e, "params")), get(e, "backward_ms_alone"),
+                         get(e, "backward_ms_with_reduction"), get(e, "slowdown")});
+  }
+
+  if (const json p = get(data, "projected_gpu"); p.is_object()) {
+    auto& pr = f.section("projected_gpu", "N-GPU step from the measured one-GPU step");
+    pr.projected = true;
+    if (get(p, "method").is_string()) pr.say(get(p, "method").get<std::string>());
+    auto& pt = pr.table("projected_gpu", {{"model"}, {"GPUs", "", Hint::count}, {"busbw", "GB/s", Hint::bandwidth},
+                                          {"busbw from"}, {"one-GPU step", "s", Hint::duration},
+                                          {"step, no overlap", "s", Hint::duration}, {"step, full overlap", "s", Hint::duration},
+                                          {"efficiency, no overlap", "", Hint::number},
+                                          {"efficiency, full overlap", "", Hint::number}});
+    if (p.contains("rows"))
+      for (const auto& e : p.at("rows"))
+        pt.rows.push_back({gtb::findings::params_text(get(e, "params")), get(e, "inputs", "gpus"), get(e, "inputs", "busbw_gbps"),
+                           get(e, "inputs", "busbw_source"), get(e, "inputs", "one_gpu_step_s"), get(e, "step_s_no_overlap"),
+                           get(e, "step_s_full_overlap"), get(e, "scaling_efficiency_no_overlap"),
+                           get(e, "scaling_efficiency_full_overlap")});
   }
 
   if (const json p = get(data, "projected"); p.is_object()) {
-    auto& pr = f.section("projected", "N-rank step");
+    auto& pr = f.section("projected", "N-rank CPU step from the measured one-rank step");
     pr.projected = true;
     if (get(p, "method").is_string()) pr.say(get(p, "method").get<std::string>());
     auto& pt = pr.table("projected", {{"width", "", Hint::count}, {"depth", "", Hint::count}, {"rows per rank", "", Hint::count},
