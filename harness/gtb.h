@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/findings.h"
 #include "harness/host_timing.h"
 #include "harness/stats.h"
 #include "harness/stopping.h"
@@ -94,6 +95,12 @@ Bench& add(std::string family, std::string workload, std::string variant, Backen
 // records of this process; stored under findings.<family> in the results file.
 using FindingsFn = std::function<void(const std::vector<Record>& records, json& findings)>;
 bool add_findings(std::string family, FindingsFn fn);  // returns true (for static registration)
+
+// What the family concludes, typed for the generic report and plots (harness/findings.h): built from
+// the same records and the raw findings above (`data`). Every results file stores findings.<family>
+// in this form, with `data` kept inside it.
+using SectionsFn = std::function<void(const std::vector<Record>& records, const json& data, findings::Family& out)>;
+bool add_sections(std::string family, std::string title, int order, SectionsFn fn);  // returns true
 
 // A family that runs as several cooperating processes (MPI ranks) installs these: start() runs
 // before the first case, describe() adds to the results context, and only the process whose

@@ -24,6 +24,12 @@ namespace {
 struct Registry {
   std::vector<std::unique_ptr<Bench>> benches;
   std::vector<std::pair<std::string, FindingsFn>> findings;
+  struct Sections {
+    std::string title;
+    int order;
+    SectionsFn fn;
+  };
+  std::map<std::string, Sections> sections;
   std::map<std::string, ProcessGroup> groups;
 };
 Registry& registry() {
@@ -120,6 +126,43 @@ Bench& add(std::string family, std::string workload, std::string variant, Backen
 bool add_findings(std::string family, FindingsFn fn) {
   registry().findings.emplace_back(std::move(family), std::move(fn));
   return true;
+}
+
+bool add_sections(std::string family, std::string title, int order, SectionsFn fn) {
+  registry().sections[std::move(family)] = {std::move(title), order, std::move(fn)};
+  return true;
+}
+
+// The family's findings in their typed form: the raw findings become `data`, the sections function
+// (if the family has one) says what they mean. A throwing function costs the family its sections,
+// never the results file.
+static json family_findings(const std::string& family, const std::vector<Record>& records) {
+  json data = json::object();
+  for (const auto& [fam, fn] : registry().findings) {
+    if (fam != family) continue;
+    try {
+      fn(records, data);
+    } catch (const std::exception& e) {
+      data["error"] = std::string("findings could not be computed: ") + e.what();
+    }
+  }
+  findings::Family f;
+  f.title = family;
+  f.data = data;
+  const auto it = registry().sections.find(family);
+  if (it != registry().sections.end()) {
+    f.title = it->second.title;
+    f.order = it->second.order;
+    try {
+      it->second.fn(records, data, f);
+    } catch (const std::exception& e) {
+      f.sections.clear();
+      auto& s = f.section("error", "Findings");
+      s.not_measured = std::string("the findings could not be computed: ") + e.what();
+    }
+  }
+  if (data.empty() && f.sections.empty()) return json();
+  return findings::to_json(f);
 }
 
 bool set_process_group(std::string family, ProcessGroup group) {
@@ -383,7 +426,7 @@ int usage_error(const std::string& msg) {
 int family_main(int argc, char** argv, const std::string& family) {
   if (const int rc = blas_probe_main(argc, argv); rc >= 0) return rc;
   RunState rs;
-  std::string out_path;
+  std::string out_path, findings_from;
   bool list = false;
   std::vector<char*> rest;
   rest.push_back(argv[0]);
@@ -408,6 +451,9 @@ int family_main(int argc, char** argv, const std::string& family) {
       rs.budget_override = x;
     } else if (a == "--gtb_list") {
       list = true;
+    } else if (auto f = val("--gtb_findings_from")) {
+      findings_from = *f;
+      if (findings_from.empty()) return usage_error("--gtb_findings_from needs a results file");
     } else if (a == "--help" || a == "-h") {
       std::printf("gtb-%s: the %s benchmark family of gtb.\n"
                   "gtb flags:\n"
@@ -415,6 +461,8 @@ int family_main(int argc, char** argv, const std::string& family) {
                   "  --gtb_suite=quick|full  axis values and stopping budgets (default quick)\n"
                   "  --gtb_budget=SECONDS  sampling time budget per record (overrides the suite's)\n"
                   "  --gtb_list            print the workloads and axes as JSON and exit\n"
+                  "  --gtb_findings_from=FILE  print this family's findings computed from FILE's records\n"
+                  "                        (a results file of any supported version) as JSON and exit\n"
                   "Google Benchmark's flags work as usual (--benchmark_filter, --benchmark_format,\n"
                   "--benchmark_out, --benchmark_out_format, --benchmark_repetitions, ...).\n",
                   family.c_str(), family.c_str());
@@ -428,6 +476,19 @@ int family_main(int argc, char** argv, const std::string& family) {
 
   if (list) {
     std::cout << list_json(family, rs.suite).dump(2) << "\n";
+    return 0;
+  }
+  if (!findings_from.empty()) {
+    try {
+      std::vector<Record> mine;
+      for (Record& r : records_of(load_document(findings_from)))
+        if (r.family == family) mine.push_back(std::move(r));
+      const json f = family_findings(family, mine);
+      std::cout << (f.is_null() ? json::object() : f).dump(1) << "\n";
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: --gtb_findings_from: %s\n", e.what());
+      return 2;
+    }
     return 0;
   }
   if (!out_path.empty()) {
@@ -499,16 +560,7 @@ int family_main(int argc, char** argv, const std::string& family) {
   const double seconds = host_seconds() - t0;
 
   json findings = json::object();
-  for (const auto& [fam, fn] : registry().findings) {
-    if (fam != family) continue;
-    json f = json::object();
-    try {
-      fn(rs.records, f);
-    } catch (const std::exception& e) {
-      f["error"] = std::string("findings could not be computed: ") + e.what();
-    }
-    if (!f.empty()) findings[family] = f;
-  }
+  if (json f = family_findings(family, rs.records); !f.is_null()) findings[family] = f;
   if (out_path.empty() || (group && group->writes_results && !group->writes_results())) return 0;
   json fams = json::array();
   fams.push_back({{"name", family},

@@ -101,9 +101,16 @@ void apply_ceilings(std::vector<Record>& records, const json& context) {
   }
 }
 
+const json* findings_data(const json& findings, const std::string& family) {
+  if (!findings.is_object() || !findings.contains(family) || !findings.at(family).is_object()) return nullptr;
+  const json& f = findings.at(family);
+  if (f.contains("sections")) return f.contains("data") && f.at("data").is_object() ? &f.at("data") : nullptr;
+  return &f;
+}
+
 void apply_gemm_peaks(std::vector<Record>& records, const json& findings) {
-  const json* best = nullptr;
-  if (findings.contains("gemm") && findings["gemm"].contains("best_rate")) best = &findings["gemm"]["best_rate"];
+  const json* data = findings_data(findings, "gemm");
+  const json* best = data && data->contains("best_rate") ? &data->at("best_rate") : nullptr;
   if (!best || !best->is_object()) return;
   for (Record& r : records) {
     auto t = r.counters.find("tflops");
@@ -119,23 +126,15 @@ void apply_gemm_peaks(std::vector<Record>& records, const json& findings) {
 
 json make_document(const json& context, const std::string& suite, const json& families,
                    const std::vector<Record>& records, const json& findings, int runs) {
-  json ctx = context;
-  // The ceilings family's findings are the ceilings every other family reports percent of.
-  if (findings.contains("ceilings") && findings["ceilings"].contains("ceilings")) {
-    for (auto it = findings["ceilings"]["ceilings"].begin(); it != findings["ceilings"]["ceilings"].end(); ++it)
-      ctx["ceilings"][it.key()] = it.value();
-  }
   std::vector<Record> recs = records;
-  apply_ceilings(recs, ctx);
-  apply_gemm_peaks(recs, findings);
-  flag_suspects(recs, ctx);
+  flag_suspects(recs, context);
   json doc;
   doc["schema"] = kSchemaName;
   doc["schema_version"] = kSchemaVersion;
   doc["generated_at"] = iso_now_utc();
   doc["suite"] = suite;
   doc["runs"] = runs;
-  doc["context"] = ctx;
+  doc["context"] = context;
   doc["families"] = families;
   json jr = json::array();
   for (const Record& r : recs) jr.push_back(to_json(r));
@@ -144,6 +143,17 @@ json make_document(const json& context, const std::string& suite, const json& fa
   doc["findings"] = findings.is_object() ? findings : json::object();
   if (!all_numbers_finite(doc)) throw std::runtime_error("internal error: a non-finite number reached the results");
   return doc;
+}
+
+json make_merged_document(const json& context, const std::string& suite, const json& families,
+                          const std::vector<Record>& records, const json& findings, int runs) {
+  json ctx = context;
+  if (const json* c = findings_data(findings, "ceilings"); c && c->contains("ceilings") && c->at("ceilings").is_object())
+    for (auto it = c->at("ceilings").begin(); it != c->at("ceilings").end(); ++it) ctx["ceilings"][it.key()] = it.value();
+  std::vector<Record> recs = records;
+  apply_ceilings(recs, ctx);
+  apply_gemm_peaks(recs, findings);
+  return make_document(ctx, suite, families, recs, findings, runs);
 }
 
 bool all_numbers_finite(const json& j) {

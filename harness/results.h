@@ -9,8 +9,9 @@
 namespace gtb {
 
 // Version 2 added per-run statistics (record "runs", top-level "runs"); version 1 files are read as
-// one run each.
-inline constexpr int kSchemaVersion = 2;
+// one run each. Version 3 made findings typed (harness/findings.h): findings.<family> holds sections
+// and keeps the family's raw numbers under "data"; older files' findings are read as raw data.
+inline constexpr int kSchemaVersion = 3;
 inline constexpr int kOldestSchemaVersion = 1;
 inline constexpr const char* kSchemaName = "gtb-results";
 
@@ -25,13 +26,23 @@ std::string ceiling_unit(const std::string& name);
 void apply_ceilings(std::vector<Record>& records, const json& context);
 
 // Adds pct_of_gemm_peak to records with a "tflops" counter and info "gemm_precision", from the
-// GEMM family's best measured rate of the same backend and precision (findings.gemm.best_rate).
+// GEMM family's best measured rate of the same backend and precision (findings.gemm.data.best_rate).
 void apply_gemm_peaks(std::vector<Record>& records, const json& findings);
+
+// A family's raw findings numbers: findings.<family>.data in a typed entry, the entry itself in a file
+// before schema version 3; nullptr when absent.
+const json* findings_data(const json& findings, const std::string& family);
 
 // {"schema", "schema_version", "generated_at", "suite", "runs", "context", "families", "records",
 //  "comparisons", "findings"}; `runs`: how many runs of the families were asked for (gtb run --runs).
+// A family binary writes this for its own records: no result of another family enters it.
 json make_document(const json& context, const std::string& suite, const json& families,
                    const std::vector<Record>& records, const json& findings, int runs = 1);
+// The driver's merge of several families (and runs) into one file, the one place where families meet:
+// the ceilings family's ceilings enter the context, records get their percent of those ceilings
+// and of the GEMM family's best rate, then the document is made as above.
+json make_merged_document(const json& context, const std::string& suite, const json& families,
+                          const std::vector<Record>& records, const json& findings, int runs = 1);
 
 // Structural checks the loader relies on (schema name and version, required fields, numeric values);
 // throws std::runtime_error with a message naming the first problem.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates gtb's figures from a results file (schema gtb-results, version 1).
+"""Regenerates gtb's figures from a results file (schema gtb-results, versions 1 to 3).
 
 usage: gtb_plot.py RESULTS.json --out DIR [--format png|svg|png,svg]
 
@@ -14,8 +14,7 @@ import os
 import sys
 from collections import defaultdict
 
-SCHEMA, VERSIONS = "gtb-results", (1, 2)
-FED_IDLE_DEFAULT = 0.10
+SCHEMA, VERSIONS = "gtb-results", (1, 2, 3)
 
 
 def die(msg):
@@ -40,7 +39,7 @@ def load(path):
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         die(f'{path}: not a gtb results file ("schema" is not "{SCHEMA}")')
     if doc.get("schema_version") not in VERSIONS:
-        die(f"{path}: schema version {doc.get('schema_version')} is not supported (this gtb reads versions 1 to 2)")
+        die(f"{path}: schema version {doc.get('schema_version')} is not supported (this gtb reads versions 1 to 3)")
     if not isinstance(doc.get("records"), list) or not isinstance(doc.get("context"), dict):
         die(f'{path}: "records" or "context" is missing')
     for i, r in enumerate(doc["records"]):
@@ -91,32 +90,8 @@ def ok(doc, family=None, workload=None, backend=None):
     return out
 
 
-def param(r, k, default=None):
-    p = r.get("params") if isinstance(r.get("params"), dict) else {}
-    return p.get(k, default)
-
-
-def option(r, k, default=None):
-    o = r.get("options") if isinstance(r.get("options"), dict) else {}
-    return o.get(k, default)
-
-
-def counter(r, k):
-    c = r.get("counters") if isinstance(r.get("counters"), dict) else {}
-    v = c.get(k)
-    return v.get("value") if isinstance(v, dict) and is_num(v.get("value")) else None
-
-
 def kv(d, skip=()):
     return ", ".join(f"{k}={v}" for k, v in d.items() if k not in skip) if isinstance(d, dict) else ""
-
-
-def size_label(b):
-    for unit, f in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= f:
-            v = b / f
-            return f"{v:.0f} {unit}" if v == int(v) else f"{v:.3g} {unit}"
-    return f"{b:.0f} B"
 
 
 class Skip(Exception):
@@ -137,212 +112,151 @@ def finish(plt, fig, doc, name, title, out, formats):
 
 
 # ---------------------------------------------------------------------------------------- figures
+# Every family's figures come from the figure specs in its typed findings (docs/results-format.md):
+# which records or table, x and y, series, panels, log scales. Nothing here knows a family.
 
-def fig_transfer_bandwidth(plt, doc):
-    recs = [r for r in ok(doc, "transfer") if str(r.get("workload", "")).startswith("copy_") and is_num(param(r, "bytes"))]
-    if not recs:
-        raise Skip("no ok transfer copy record")
-    order = {"copy_h2d": 0, "copy_d2h": 1, "copy_bidir": 2}
-    directions = sorted({r["workload"] for r in recs}, key=lambda w: (order.get(w, 9), w))
-    fig, axes = plt.subplots(1, len(directions), figsize=(5.5 * len(directions), 4.2), squeeze=False)
-    for ax, wl in zip(axes[0], directions):
-        series = defaultdict(list)
-        for r in recs:
-            if r["workload"] != wl:
-                continue
-            if r.get("backend") == "cuda":
-                clock = option(r, "clock")
-                label = f"GPU copy, {option(r, 'memory', '?')} host memory" + (f" ({clock} clock)" if clock else "")
-            else:
-                label = f"CPU {r.get('variant')} (host memcpy)"
-            series[label].append((param(r, "bytes"), r["value"]))
-        for label in sorted(series):
-            pts = sorted(series[label])
-            style = "--" if label.startswith("CPU") else "-"
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", ms=3, label=label)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("transfer size (bytes)")
-        ax.set_ylabel("bandwidth (GB/s, 10^9 bytes/s)")
-        ax.set_title(wl.replace("copy_", "").upper() if wl != "copy_bidir" else "bidirectional")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
-    return fig, "Copy bandwidth vs size per memory kind and direction"
+def field(point, name):
+    """A point's field: a record addressed as the results file names it, or a table row by column."""
+    if "." in name and name.split(".", 1)[0] in ("params", "options", "counters", "info"):
+        group, key = name.split(".", 1)
+        g = point.get(group) if isinstance(point.get(group), dict) else {}
+        v = g.get(key)
+        return v.get("value") if group == "counters" and isinstance(v, dict) else v
+    return point.get(name)
 
 
-def fig_transfer_batching(plt, doc):
-    recs = [r for r in ok(doc, "transfer", "batching") if is_num(param(r, "samples"))]
-    if not recs:
-        raise Skip("no ok transfer/batching record")
-    sizes = sorted({param(r, "sample_bytes") for r in recs}, key=lambda x: (x is None, x))
-    fig, axes = plt.subplots(1, len(sizes), figsize=(5.5 * len(sizes), 4.2), squeeze=False)
-    for ax, sb in zip(axes[0], sizes):
-        series = defaultdict(list)
-        for r in recs:
-            if param(r, "sample_bytes") == sb:
-                series[f"{r.get('backend')} {r.get('variant')}"].append((param(r, "samples"), r["value"]))
-        for label in sorted(series):
-            pts = sorted(series[label])
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], "--" if label.startswith("cpu") else "-", marker="o", ms=3, label=label)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("samples per batch")
-        ax.set_ylabel("samples/s")
-        ax.set_title(f"sample size {size_label(sb)}" if is_num(sb) else "batching")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
-    return fig, "Batching small samples into one copy"
+def matches(point, where):
+    for key, want in (where or {}).items():
+        negate = key.endswith("!")
+        wants = want if isinstance(want, list) else [want]
+        hit = field(point, key.rstrip("!")) in wants
+        if hit == negate:
+            return False
+    return True
 
 
-def fig_loader_idle(plt, doc):
-    recs = [r for r in ok(doc, "transfer", "loader") if counter(r, "idle_fraction") is not None and is_num(param(r, "workers"))]
-    if not recs:
-        raise Skip("no ok transfer/loader record with an idle_fraction counter")
-    series = defaultdict(list)
-    for r in recs:
-        rest = {k: v for k, v in r.get("params", {}).items() if k != "workers"}
-        label = f"{r.get('variant')} ({kv(r.get('options', {}))}; depth {rest.get('depth', '?')})"
-        series[label].append((param(r, "workers"), counter(r, "idle_fraction")))
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for label in sorted(series):
-        pts = sorted(series[label])
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=4, label=label)
-    fed = FED_IDLE_DEFAULT
-    loader = doc.get("findings", {}).get("transfer", {}).get("loader", {}) if isinstance(doc.get("findings"), dict) else {}
-    for v in (loader or {}).values():
-        if isinstance(v, dict) and is_num(v.get("max_idle_fraction")):
-            fed = v["max_idle_fraction"]
-    ax.axhline(fed, color="grey", ls=":", label=f"fed: idle <= {fed:.0%}")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("loader worker threads")
-    ax.set_ylabel("consumer idle fraction")
-    ax.set_ylim(-0.02, 1.02)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
-    return fig, "Loader: consumer idle fraction vs worker threads"
+def x_of(point, xs):
+    vals = [field(point, k) for k in xs]
+    if not vals or not all(is_num(v) and v > 0 for v in vals):
+        return vals[0] if len(vals) == 1 and is_num(vals[0]) else None
+    return math.prod(vals) ** (1.0 / len(vals)) if len(vals) > 1 else vals[0]
 
 
-def fig_gemm(plt, doc):
-    recs = [r for r in ok(doc, "gemm", "gemm") if all(is_num(param(r, k)) for k in "mnk")]
-    recs = [r for r in recs if option(r, "l2", "warm") == "warm"]
-    if not recs:
-        raise Skip("no ok gemm record")
-    # Square shapes make a clean size axis; other shapes (skinny, misaligned) are drawn as points.
-    square = [r for r in recs if param(r, "m") == param(r, "n") == param(r, "k")]
-    if len({param(r, "m") for r in square}) >= 2:
-        others, recs = [r for r in recs if r not in square], square
+def label_of(point, fields):
+    parts = []
+    for k in fields:
+        v = field(point, k)
+        if v is None or v == "":
+            continue
+        parts.append(f"{k.split('.', 1)[-1]}={v}" if k.startswith(("params.", "options.")) else str(v))
+    return " ".join(parts) or "all"
+
+
+def figure_points(doc, family, section, spec):
+    if spec.get("source"):
+        table = next((t for t in section.get("tables", []) if t.get("id") == spec["source"]), None)
+        if table is None:
+            raise Skip(f"table {spec['source']} is not in the findings")
+        names = [c.get("name") for c in table.get("columns", [])]
+        points = [dict(zip(names, row)) for row in table.get("rows", [])]
     else:
-        others = []
-    best = defaultdict(dict)  # (backend, precision) -> size -> best TFLOP/s over libraries
-    peaks = {}
-    for r in recs:
-        key = (r.get("backend"), option(r, "precision", "fp32"))
-        size = (param(r, "m") * param(r, "n") * param(r, "k")) ** (1.0 / 3.0)
-        best[key][size] = max(best[key].get(size, 0.0), r["value"])
-        ds = r.get("info", {}).get("datasheet") if isinstance(r.get("info"), dict) else None
-        if isinstance(ds, dict) and is_num(ds.get("peak_tflops")):
-            peaks[key] = ds["peak_tflops"]
-    fig, ax = plt.subplots(figsize=(7, 4.6))
-    colors = {}
-    for key in sorted(best):
-        pts = sorted(best[key].items())
-        line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], "--" if key[0] == "cpu" else "-", marker="o", ms=4,
-                        label=f"{'CPU' if key[0] == 'cpu' else 'GPU'} {key[1]}")
-        colors[key] = line.get_color()
-    for r in others:
-        key = (r.get("backend"), option(r, "precision", "fp32"))
-        size = (param(r, "m") * param(r, "n") * param(r, "k")) ** (1.0 / 3.0)
-        ax.plot([size], [r["value"]], "x", color=colors.get(key, "grey"), ms=5)
-    if others:
-        ax.plot([], [], "x", color="grey", label="non-square shapes (x = cube root of m*n*k)")
-    for key, peak in sorted(peaks.items()):
-        ax.axhline(peak, color=colors.get(key, "grey"), ls=":", lw=1)
-        ax.annotate(f"{key[1]} peak {peak:g}", (ax.get_xlim()[0], peak), fontsize=7, va="bottom", color=colors.get(key, "grey"))
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("matrix size (cube root of m*n*k)")
-    ax.set_ylabel("TFLOP/s (2*m*n*k / time)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
-    return fig, "GEMM throughput vs size per precision" + (" (dotted: datasheet peak)" if peaks else "")
+        points = ok(doc, family)
+    out = []
+    for p in points:
+        if not matches(p, spec.get("where")):
+            continue
+        x = x_of(p, spec.get("x", []))
+        y = field(p, spec.get("y", "value"))
+        if spec.get("kind") != "bar" and not is_num(x):
+            continue
+        if is_num(y):
+            out.append((p, x, y))
+    return out
 
 
-def fig_vectorize(plt, doc):
-    recs = ok(doc, "vectorize")
-    if not recs:
-        raise Skip("no ok vectorize record")
-    ceilings = doc.get("context", {}).get("ceilings", {}) or {}
-    backends = [b for b in ("cpu", "cuda") if any(r.get("backend") == b for r in recs)]
-    fig, axes = plt.subplots(1, len(backends), figsize=(6 * len(backends), 4.4), squeeze=False)
-    for ax, be in zip(axes[0], backends):
-        mine = [r for r in recs if r.get("backend") == be]
-        workloads = sorted({r["workload"] for r in mine})
-        bars, labels = [], []
-        ceiling_name = None
-        for wl in workloads:
-            wr = [r for r in mine if r["workload"] == wl]
-            nmax = max((param(r, "n", 0) for r in wr if is_num(param(r, "n", 0))), default=None)
-            for r in sorted(wr, key=lambda r: r["value"]):
-                if param(r, "n") != nmax:
-                    continue
-                bars.append(r["value"])
-                extra = kv(r.get("options", {}))
-                labels.append(f"{wl}\n{r.get('variant')}" + (f"\n{extra}" if extra else ""))
-                ceiling_name = r.get("ceiling") or ceiling_name
-        ax.bar(range(len(bars)), bars, color="tab:blue" if be == "cpu" else "tab:green")
-        ax.set_xticks(range(len(bars)))
-        ax.set_xticklabels(labels, fontsize=6, rotation=45, ha="right")
-        ax.set_ylabel("GB/s (bytes read + written)")
-        title = f"{'CPU' if be == 'cpu' else 'GPU'}, largest n measured"
-        if ceiling_name and is_num(ceilings.get(ceiling_name)):
-            # Named in the title, not in a legend: a legend inside the axes covers the tallest bar.
-            ax.axhline(ceilings[ceiling_name], color="red", ls="--")
-            title += f"\n(red dashed: measured ceiling {ceiling_name} = {ceilings[ceiling_name]:.4g} GB/s)"
-        ax.set_title(title, fontsize=9)
-        ax.grid(True, axis="y", alpha=0.3)
-    return fig, "Loops vs vectorized code against the measured ceiling"
-
-
-def crossover_lines(ax, entries, xkey):
-    for e in entries or []:
-        if isinstance(e, dict) and is_num(e.get(xkey)):
-            ax.axvline(e[xkey], color="grey", ls=":", lw=1)
-            ax.annotate(f"GPU ahead from {e[xkey]:g}", (e[xkey], ax.get_ylim()[0]), fontsize=7, rotation=90,
+def draw_figure(plt, doc, family, section, spec):
+    pts = figure_points(doc, family, section, spec)
+    if not pts:
+        why = section.get("not_measured") or "no matching point with a number"
+        raise Skip(f"{family}: {why}")
+    panels = defaultdict(list)
+    for p in pts:
+        panels[label_of(p[0], spec.get("panels", [])) if spec.get("panels") else ""].append(p)
+    names = sorted(panels, key=str)
+    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.4), squeeze=False)
+    ceilings = doc.get("context", {}).get("ceilings", {}) if isinstance(doc.get("context"), dict) else {}
+    for ax, name in zip(axes[0], names):
+        mine = panels[name]
+        if spec.get("kind") == "bar":
+            if spec.get("largest"):
+                top = defaultdict(lambda: -math.inf)
+                group = (spec.get("series") or [""])[0]
+                for p, _, _ in mine:
+                    v = field(p, spec["largest"])
+                    if is_num(v):
+                        top[field(p, group)] = max(top[field(p, group)], v)
+                mine = [m for m in mine if field(m[0], spec["largest"]) == top[field(m[0], group)]]
+            mine.sort(key=lambda m: (label_of(m[0], spec.get("series", [])[:1]), m[2]))
+            lo = [max(0.0, m[2] - field(m[0], spec["err_low"])) if is_num(field(m[0], spec.get("err_low", ""))) else 0.0 for m in mine]
+            hi = [max(0.0, field(m[0], spec["err_high"]) - m[2]) if is_num(field(m[0], spec.get("err_high", ""))) else 0.0 for m in mine]
+            ax.bar(range(len(mine)), [m[2] for m in mine], yerr=[lo, hi] if any(lo) or any(hi) else None, capsize=2,
+                   color=["tab:blue" if field(m[0], "backend") != "cuda" else "tab:green" for m in mine])
+            ax.set_xticks(range(len(mine)))
+            ax.set_xticklabels([label_of(m[0], spec.get("series", [])).replace(" ", "\n", 1) for m in mine], fontsize=6,
+                               rotation=45, ha="right")
+            ax.grid(True, axis="y", alpha=0.3)
+        else:
+            series = defaultdict(dict)
+            for p, x, y in mine:
+                s = series[label_of(p, spec.get("series", []))]
+                s[x] = max(s.get(x, -math.inf), y) if spec.get("reduce") == "max" else y
+            for label in sorted(series):
+                xy = sorted(series[label].items())
+                ax.plot([a for a, _ in xy], [b for _, b in xy], "--" if label.startswith("cpu") else "-", marker="o", ms=3,
+                        label=label)
+            ax.grid(True, alpha=0.3)
+            if len(series) > 1 or spec.get("hlines") or spec.get("vlines"):
+                ax.legend(fontsize=6)
+        if spec.get("ceiling_line"):
+            names_used = {field(p, "ceiling") for p, _, _ in mine if field(p, "ceiling")}
+            for c in sorted(names_used):
+                if is_num(ceilings.get(c)):
+                    ax.axhline(ceilings[c], color="red", ls="--", lw=1)
+                    ax.set_title((f"{name}: " if name else "") + f"measured ceiling {c} = {ceilings[c]:.4g} (red dashed)",
+                                 fontsize=8)
+        for m in spec.get("hlines", []):
+            ax.axhline(m["value"], color="grey", ls=":", lw=1, label=m.get("label"))
+        for m in spec.get("vlines", []):
+            ax.axvline(m["value"], color="grey", ls=":", lw=1)
+            ax.annotate(m.get("label", ""), (m["value"], 0.02), xycoords=("data", "axes fraction"), fontsize=7, rotation=90,
                         va="bottom", ha="right", color="grey")
+        if spec.get("hlines") and spec.get("kind") != "bar":
+            ax.legend(fontsize=6)
+        if spec.get("logx"):
+            ax.set_xscale("log", base=spec["logx"])
+        if spec.get("logy"):
+            ax.set_yscale("log")
+        ax.set_xlabel(spec.get("xlabel") or ", ".join(spec.get("x", [])))
+        ax.set_ylabel(spec.get("ylabel") or spec.get("y", "value"))
+        if name and not spec.get("ceiling_line"):
+            ax.set_title(name, fontsize=9)
+    return fig, spec.get("title") or spec["id"]
 
 
-def train_sweep(plt, doc, workload, xkey, title, fixed):
-    recs = [r for r in ok(doc, "train", workload) if is_num(param(r, xkey))]
-    if not recs:
-        raise Skip(f"no ok train/{workload} record")
-    series = defaultdict(list)
-    for r in recs:
-        rest = {k: v for k, v in r.get("params", {}).items() if k != xkey}
-        opts = kv(r.get("options", {}))
-        label = f"{'CPU' if r.get('backend') == 'cpu' else 'GPU'} {r.get('variant')}" + (f" [{opts}]" if opts else "") + f" ({kv(rest)})"
-        series[label].append((param(r, xkey), r["value"]))
-    fig, ax = plt.subplots(figsize=(7.5, 4.6))
-    for label in sorted(series):
-        pts = sorted(series[label])
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "--" if label.startswith("CPU") else "-", marker="o", ms=4, label=label)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel(xkey)
-    ax.set_ylabel("training samples/s")
-    ax.grid(True, alpha=0.3)
-    f = doc.get("findings", {}).get("train", {}) if isinstance(doc.get("findings"), dict) else {}
-    crossover_lines(ax, f.get(fixed[0]) if isinstance(f, dict) else None, fixed[1])
-    ax.legend(fontsize=6)
-    return fig, title
-
-
-def fig_train_batch(plt, doc):
-    return train_sweep(plt, doc, "batch_sweep", "batch", "Training throughput vs batch size, CPU and GPU (dotted: crossover)",
-                       ("crossover_batch", "crossover_batch"))
-
-
-def fig_train_model(plt, doc):
-    return train_sweep(plt, doc, "model_sweep", "width", "Training throughput vs model width, CPU and GPU (dotted: crossover)",
-                       ("gpu_slower_below", "crossover_width"))
+def family_figures(doc):
+    """(name, family, section, spec) for every figure spec of every family with typed findings."""
+    out = []
+    findings = doc.get("findings") if isinstance(doc.get("findings"), dict) else {}
+    for family in sorted(findings, key=lambda f: (findings[f].get("order", 1000) if isinstance(findings[f], dict) else 1000, f)):
+        entry = findings[family]
+        if not isinstance(entry, dict) or not isinstance(entry.get("sections"), list):
+            out.append((f"{family}_findings", family, None, None))
+            continue
+        for section in entry["sections"]:
+            for spec in section.get("figures", []) if isinstance(section, dict) else []:
+                if isinstance(spec, dict) and spec.get("id"):
+                    out.append((spec["id"], family, section, spec))
+    return out
 
 
 def fig_speedup_heatmap(plt, doc):
@@ -386,104 +300,6 @@ def fig_speedup_heatmap(plt, doc):
     return fig, "GPU over CPU on the same problem"
 
 
-def pitfalls_findings(doc, key):
-    f = doc.get("findings", {})
-    f = f.get("pitfalls", {}) if isinstance(f, dict) else {}
-    rows = f.get(key, []) if isinstance(f, dict) else []
-    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
-
-
-def fig_pitfalls_steps(plt, doc):
-    rows = [r for r in pitfalls_findings(doc, "steps") if is_num(r.get("pct_of_clean")) and is_num(r.get("width"))]
-    if not rows:
-        raise Skip("no pitfalls step findings")
-    backends = [b for b in ("cpu", "cuda") if any(r.get("backend") == b for r in rows)]
-    fig, axes = plt.subplots(1, len(backends), figsize=(6 * len(backends), 4.4), squeeze=False)
-    for ax, be in zip(axes[0], backends):
-        series = {}
-        for r in rows:
-            if r.get("backend") == be:
-                series.setdefault((r.get("pitfall"), r.get("variant"), r.get("batch")), []).append(r)
-        for (pit, var, batch), pts in sorted(series.items(), key=lambda kv: str(kv[0])):
-            pts.sort(key=lambda r: r["width"])
-            ax.plot([r["width"] for r in pts], [r["pct_of_clean"] for r in pts], marker="o",
-                    label=f"{pit} {var}, batch {batch}")
-        ax.axhline(100, color="red", ls="--", lw=1, label="dominates (costs the clean step again)")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("symlog", linthresh=1)
-        ax.set_xlabel("model width")
-        ax.set_ylabel("extra time, % of the clean step")
-        ax.set_title("CPU" if be == "cpu" else "GPU")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=6)
-    return fig, "Cost of a habit per training step against the clean loop"
-
-
-def fig_pitfalls_builds(plt, doc):
-    rows = [r for r in pitfalls_findings(doc, "builds") if is_num(r.get("slowdown")) and r.get("variant") != r.get("baseline")]
-    if not rows:
-        raise Skip("no pitfalls build findings")
-    backends = [b for b in ("cpu", "cuda") if any(r.get("backend") == b for r in rows)]
-    fig, axes = plt.subplots(1, len(backends), figsize=(6 * len(backends), 4.4), squeeze=False)
-    for ax, be in zip(axes[0], backends):
-        mine = [r for r in rows if r.get("backend") == be]
-        bars, labels, errs = [], [], [[], []]
-        for wl in sorted({r.get("workload") for r in mine}):
-            wr = [r for r in mine if r.get("workload") == wl]
-            nmax = max(r.get("n", 0) for r in wr)
-            for r in sorted((r for r in wr if r.get("n") == nmax), key=lambda r: str(r.get("variant"))):
-                v = r["slowdown"]
-                bars.append(v)
-                lo, hi = r.get("slowdown_q1"), r.get("slowdown_q3")
-                errs[0].append(max(0.0, v - lo) if is_num(lo) else 0.0)
-                errs[1].append(max(0.0, hi - v) if is_num(hi) else 0.0)
-                labels.append(f"{wl}\n{r.get('variant')} (n={nmax})")
-        ax.bar(range(len(bars)), bars, yerr=errs, color="tab:blue" if be == "cpu" else "tab:green", capsize=2)
-        ax.axhline(1, color="black", lw=1)
-        ax.set_yscale("log")
-        ax.set_xticks(range(len(bars)))
-        ax.set_xticklabels(labels, fontsize=6, rotation=45, ha="right")
-        base = mine[0].get("baseline", "")
-        ax.set_ylabel(f"time / time of the default build ({base})")
-        ax.set_title(("CPU" if be == "cpu" else "GPU") + ", largest n measured")
-        ax.grid(True, axis="y", alpha=0.3)
-    return fig, "Build flags: slowdown against the project's default build"
-def fig_parallel_busbw(plt, doc):
-    """Measured collective busbw against size, one line per collective and backend (never projected)."""
-    recs = [r for r in ok(doc, "parallel", "collective") if r.get("variant") != "mpi_plain_loop"
-            and is_num(param(r, "bytes")) and is_num(counter(r, "busbw"))]
-    if not recs:
-        raise Skip("no ok parallel/collective record")
-    lines = defaultdict(list)
-    for r in recs:
-        ranks = (r.get("info") or {}).get("ranks", (r.get("info") or {}).get("gpus", "?"))
-        lines[f"{r.get('variant')} {param(r, 'collective')} {option(r, 'dtype', '')} ({ranks} ranks)"].append(r)
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    for name, rs in sorted(lines.items()):
-        rs.sort(key=lambda r: param(r, "bytes"))
-        ax.plot([param(r, "bytes") for r in rs], [counter(r, "busbw") for r in rs], marker="o", label=name)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("size (bytes, nccl-tests' convention)")
-    ax.set_ylabel("busbw (GB/s, measured)")
-    ax.legend(fontsize=7)
-    return fig, "Collective bus bandwidth vs size (measured)"
-
-
-FIGURES = [
-    ("transfer_bandwidth", fig_transfer_bandwidth),
-    ("transfer_batching", fig_transfer_batching),
-    ("loader_idle", fig_loader_idle),
-    ("gemm_tflops", fig_gemm),
-    ("vectorize_bars", fig_vectorize),
-    ("train_throughput_batch", fig_train_batch),
-    ("train_throughput_model", fig_train_model),
-    ("speedup_heatmap", fig_speedup_heatmap),
-    ("pitfalls_steps", fig_pitfalls_steps),
-    ("pitfalls_builds", fig_pitfalls_builds),
-    ("parallel_busbw", fig_parallel_busbw),
-]
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Regenerate gtb figures from a results file.")
     ap.add_argument("results")
@@ -507,15 +323,22 @@ def main(argv=None):
     except OSError as e:
         die(f"{a.out}: cannot create ({e.strerror})")
     only = {x for x in a.only.split(",") if x}
-    unknown = only - {n for n, _ in FIGURES}
+    figures = family_figures(doc) + [("speedup_heatmap", None, None, None)]
+    unknown = only - {n for n, _, _, _ in figures}
     if unknown:
         die(f"unknown figure(s): {', '.join(sorted(unknown))}")
     written = 0
-    for name, fn in FIGURES:
+    for name, family, section, spec in figures:
         if only and name not in only:
             continue
         try:
-            fig, title = fn(plt, doc)
+            if name == "speedup_heatmap":
+                fig, title = fig_speedup_heatmap(plt, doc)
+            elif spec is None:
+                raise Skip(f"findings.{family} predate typed findings (schema version 3); "
+                           f"gtb-{family} --gtb_findings_from=FILE derives them again")
+            else:
+                fig, title = draw_figure(plt, doc, family, section, spec)
         except Skip as s:
             print(f"skipped {name}: {s}")
             continue

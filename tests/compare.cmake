@@ -64,7 +64,7 @@ foreach(bad empty:empty truncated:not.valid.JSON malformed:not.valid.JSON versio
 endforeach()
 
 gtb_cli_test(gtb_report_gpu 0 "Pinned vs pageable" report ${_gtb_fix}/gpu_base.json)
-gtb_cli_test(gtb_report_cpu_only 0 "no GPU" report ${_gtb_fix}/cpu_a.json)
+gtb_cli_test(gtb_report_cpu_only 0 "no GPU" report ${_gtb_fix}/cpu_b.json)
 gtb_cli_test(gtb_report_out 0 "written" report ${_gtb_fix}/gpu_base.json --out ${CMAKE_CURRENT_BINARY_DIR}/cli/report.md)
 
 # Plots need a Python with matplotlib; look for one (GTB_PYTHON, python3, the system python).
@@ -83,7 +83,7 @@ endforeach()
 if(_gtb_py)
   set(_plots ${CMAKE_CURRENT_BINARY_DIR}/cli/plots)
   gtb_cli_test(gtb_plot_gpu 0 "speedup_heatmap" plot ${_gtb_fix}/gpu_base.json --out ${_plots}/gpu)
-  gtb_cli_test(gtb_plot_cpu_only 0 "skipped" plot ${_gtb_fix}/cpu_a.json --out ${_plots}/cpu)
+  gtb_cli_test(gtb_plot_cpu_only 0 "skipped" plot ${_gtb_fix}/cpu_b.json --out ${_plots}/cpu)
   set_tests_properties(gtb_plot_gpu gtb_plot_cpu_only PROPERTIES ENVIRONMENT "GTB_PYTHON=${_gtb_py}")
   add_test(NAME gtb_plot_gpu_files COMMAND ${CMAKE_COMMAND} -E cat ${_plots}/gpu/transfer_bandwidth.png
            ${_plots}/gpu/gemm_tflops.png ${_plots}/gpu/train_throughput_batch.png ${_plots}/gpu/speedup_heatmap.png)

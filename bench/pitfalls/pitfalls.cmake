@@ -5,7 +5,7 @@ if(GTB_ONLY_FAMILIES AND NOT "train" IN_LIST GTB_ONLY_FAMILIES)
   return()
 endif()
 gtb_add_family(NAME pitfalls
-  BENCH bench/pitfalls/pitfalls.cpp bench/pitfalls/findings.cpp
+  BENCH bench/pitfalls/pitfalls.cpp bench/pitfalls/findings.cpp bench/pitfalls/sections.cpp
   CPU_SOURCES kernels/pitfalls/reference.cpp kernels/pitfalls/cpu/flag_variants.cpp kernels/pitfalls/cpu/step_loop.cpp
   CUDA_SOURCES kernels/pitfalls/cuda/flag_variants.cpp kernels/pitfalls/cuda/flag_run.cpp kernels/pitfalls/cuda/step_loop.cpp
   CPU_TESTS tests/cpu/test_pitfalls.cpp bench/pitfalls/findings.cpp

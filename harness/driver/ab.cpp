@@ -195,7 +195,7 @@ int cmd_ab(int argc, char** argv) {
     for (int k = 0; k < 2; ++k) {
       Side& s = sides[k];
       if (s.context.is_null()) throw std::runtime_error(s.build + ": no family run of this build finished");
-      docs[k] = make_document(s.context, settings.suite, s.families, merge_runs(s.per_run), s.findings, rounds);
+      docs[k] = make_merged_document(s.context, settings.suite, s.families, merge_runs(s.per_run), s.findings, rounds);
       if (!keep_dir.empty())
         write_file_atomic((fs::path(keep_dir) / (s.name + ".json")).string(), docs[k].dump(1) + "\n");
     }

@@ -7,11 +7,9 @@
 
 namespace gtb::report {
 
-// Families the report has a section for, in the order it writes them.
-inline constexpr const char* kKnownFamilies[] = {"ceilings", "transfer", "vectorize", "gemm", "train", "parallel"};
-
-// The report of a validated results document. `source` names the file in the heading. Missing
-// families are said to be absent and missing findings "not measured"; nothing is estimated.
+// The report of a validated results document. `source` names the file in the heading. Every family
+// is rendered from its typed findings (harness/findings.h), in the order they ask for; findings
+// that could not be concluded say "not measured" and why; nothing is estimated.
 std::string render_markdown(const json& doc, const std::string& source);
 
 // Human-readable size: 4096 -> "4 KiB", 1.5e6 -> "1.43 MiB".

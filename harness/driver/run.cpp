@@ -174,7 +174,7 @@ int cmd_run(int argc, char** argv) {
   if (context.is_null()) context = json{{"note", "no family produced a context"}};
   context["health"] = health_ctx;
   try {
-    const json doc = make_document(context, settings.suite, fams, merge_runs(per_run), findings, runs);
+    const json doc = make_merged_document(context, settings.suite, fams, merge_runs(per_run), findings, runs);
     write_file_atomic(out, doc.dump(1) + "\n");
     finish_work_folder(settings.work, logs_dir);
     if (!quiet) print_summary(std::cout, doc);

@@ -95,7 +95,7 @@ TEST_F(FamilyMain, ExitsZeroAndWritesAValidDocument) {
   EXPECT_EQ(rc_, 0);
   EXPECT_NO_THROW(gtb::validate_document(doc_));
   EXPECT_EQ(doc_["suite"], "quick");
-  EXPECT_EQ(doc_["findings"]["selftest"]["records_seen"], doc_["records"].size());
+  EXPECT_EQ(doc_["findings"]["selftest"]["data"]["records_seen"], doc_["records"].size());
 }
 
 TEST_F(FamilyMain, AxesMultiplyQuickValuesAndFilterDrops) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/driver/report_core.h"
+#include "harness/findings.h"
 #include "harness/results.h"
 
 namespace gtb {
@@ -18,86 +19,80 @@ TEST(Report, GpuFixtureHasEveryFindingWithItsNumbers) {
   // Pinned vs pageable at the largest common size: 52/20 and 51/14 GB/s by construction, moved a
   // little by the fixture's run-to-run drift.
   EXPECT_TRUE(has(md, "| copy_h2d | device | 256 MiB |")) << md;
-  EXPECT_TRUE(has(md, "GB/s | 2.5") || has(md, "GB/s | 2.6")) << md;
-  // Half-peak size = latency x bandwidth = 2.5 us x 52 GB/s = 130 kB.
-  EXPECT_TRUE(has(md, "127 KiB")) << md;
-  EXPECT_TRUE(has(md, "| 4 | 10% |")) << md;  // loader: 4 workers keep the consumer fed
-  EXPECT_TRUE(has(md, "n <= 65536")) << md;   // launch-bound threshold
+  EXPECT_TRUE(has(md, "| 2.5") || has(md, "| 2.6")) << md;
+  EXPECT_TRUE(has(md, "Transfers (transfer)")) << md;
+  EXPECT_TRUE(has(md, "Latency, peak bandwidth and half-peak size")) << md;
+  EXPECT_TRUE(has(md, "Loader threads needed")) << md;
+  EXPECT_TRUE(has(md, "Launch-bound threshold")) << md;
   EXPECT_TRUE(has(md, "CUDA Graph over eager launches")) << md;
-  EXPECT_TRUE(has(md, "batch >= 512")) << md;  // crossover batch
-  EXPECT_TRUE(has(md, "width <= 128 (65536 parameters)")) << md;
-  EXPECT_TRUE(has(md, "| cuda | fp16 |")) << md;
+  EXPECT_TRUE(has(md, "GPU/CPU crossover batch")) << md;
+  EXPECT_TRUE(has(md, "| cuda | fp16")) << md;
   EXPECT_TRUE(has(md, "of datasheet peak")) << md;
   EXPECT_TRUE(has(md, "% of device_copy_gbps")) << md;
-  EXPECT_FALSE(has(md, "not in this file")) << md;
+  EXPECT_TRUE(has(md, "Figures (`gtb plot`): `transfer_bandwidth`")) << md;
+  // Families in the order their findings ask for: ceilings, transfer, vectorize, gemm, train.
+  EXPECT_LT(md.find("(ceilings)"), md.find("(transfer)"));
+  EXPECT_LT(md.find("(transfer)"), md.find("(vectorize)"));
+  EXPECT_LT(md.find("(gemm)"), md.find("(train)"));
 }
 
 TEST(Report, CpuOnlyFileSaysWhatIsMissing) {
-  const std::string md = report::render_markdown(load_document(fixture("cpu_a.json")), "cpu_a.json");
+  const std::string md = report::render_markdown(load_document(fixture("cpu_b.json")), "cpu_b.json");
   EXPECT_TRUE(has(md, "no GPU"));
   EXPECT_TRUE(has(md, "synthetic fixture without a GPU"));  // why GPU records have no number
   EXPECT_TRUE(has(md, "Not measured"));
   EXPECT_FALSE(has(md, "pinned speedup |")) << md;  // no pinned/pageable table without GPU copies
 }
 
-TEST(Report, AbsentFamiliesAreSaidToBeAbsent) {
-  json doc = load_document(fixture("cpu_a.json"));
-  json kept = json::array();
-  for (const auto& r : doc["records"])
-    if (r["family"] == "gemm") kept.push_back(r);
-  doc["records"] = kept;
-  doc["families"] = json::array({json{{"name", "gemm"}, {"status", "ok"}}});
-  doc["findings"] = json::object();
-  doc["comparisons"] = json::array();
+// Any family, known to no code of the report, renders from its typed findings alone.
+TEST(Report, RendersAnyTypedFamilyGenerically) {
+  json doc = load_document(fixture("gpu_base.json"));
+  findings::Family f;
+  f.title = "Made-up family";
+  f.order = 1;
+  auto& s = f.section("s", "What it found");
+  s.say("A paragraph.");
+  s.line("l", "a bandwidth", 12.34, "GB/s", findings::Hint::bandwidth, "at 1 GiB");
+  auto& t = s.table("t", {{"size", "", findings::Hint::bytes}, {"gain", "", findings::Hint::ratio}});
+  t.rows.push_back({json(130000), json(1.5)});
+  t.rows.push_back({json(nullptr), json("never")});
+  s.figure("madeup_fig", "A figure").x = {"params.n"};
+  auto& p = f.section("p", "A guess");
+  p.projected = true;
+  p.not_measured = "no input was given";
+  doc["findings"]["madeup"] = findings::to_json(f);
+  doc["families"].push_back({{"name", "madeup"}, {"status", "ok"}});
   const std::string md = report::render_markdown(doc, "x.json");
-  for (const char* f : {"transfer", "vectorize", "train"})
-    EXPECT_TRUE(has(md, std::string("*The `") + f + "` family is not in this file")) << f << "\n" << md;
-  EXPECT_TRUE(has(md, "| cpu | fp32 |"));
+  EXPECT_TRUE(has(md, "## Made-up family (madeup)")) << md;
+  EXPECT_TRUE(has(md, "- a bandwidth: 12.3 GB/s (at 1 GiB)")) << md;
+  EXPECT_TRUE(has(md, "| 127 KiB | 1.50x |")) << md;
+  EXPECT_TRUE(has(md, "| - | never |")) << md;
+  EXPECT_TRUE(has(md, "`madeup_fig`")) << md;
+  EXPECT_TRUE(has(md, "### A guess (projected, not measured)")) << md;
+  EXPECT_TRUE(has(md, "Not measured: no input was given.")) << md;
+  EXPECT_LT(md.find("(madeup)"), md.find("(ceilings)"));  // order 1 comes first
+}
+
+TEST(Report, OlderFindingsAreShownAsRecorded) {
+  // A file before typed findings (schema 1 and 2) keeps its raw numbers readable.
+  const std::string md = report::render_markdown(load_document(fixture("cpu_a.json")), "cpu_a.json");
+  EXPECT_TRUE(has(md, "## Family: transfer")) << md;
+  EXPECT_TRUE(has(md, "--gtb_findings_from")) << md;
+  EXPECT_TRUE(has(md, "\"copy_model\"")) << md;
 }
 
 TEST(Report, ToleratesOddFindings) {
   json doc = load_document(fixture("gpu_base.json"));
   // Findings of another shape (a future version, a hand edit) must not crash the report.
-  doc["findings"]["transfer"] = {{"copy_model", 3}, {"loader", json::array()}, {"pinning_break_even", {{"x", 1}}}};
-  doc["findings"]["train"] = {{"crossover_batch", json::array({1, "a", nullptr, json::object()})}};
+  doc["findings"]["transfer"]["sections"][0]["tables"][0]["rows"] = json::array({json::array({1})});
+  doc["findings"]["train"]["sections"] = 3;
   doc["findings"]["vectorize"] = "text";
   doc["comparisons"] = json::object();
   doc["findings"]["newfamily"] = {{"k", 1}};
   std::string md;
   EXPECT_NO_THROW(md = report::render_markdown(doc, "odd.json"));
-  EXPECT_TRUE(has(md, "Training steps"));
-}
-
-TEST(Report, OneCaseIsSingular) {
-  json doc = load_document(fixture("gpu_base.json"));
-  json one = json::array();
-  one.push_back(doc["findings"]["vectorize"]["openmp_over_scalar"][0]);
-  doc["findings"]["vectorize"]["openmp_over_scalar"] = one;
-  const std::string md = report::render_markdown(doc, "x.json");
-  EXPECT_TRUE(has(md, "1 case)")) << md;
-  EXPECT_FALSE(has(md, "1 cases")) << md;
-}
-
-TEST(Report, ClampedCopyFitIsNoFitWithTheReason) {
-  json doc = load_document(fixture("gpu_base.json"));
-  doc["findings"]["transfer"]["copy_model"]["copy_h2d/cpu/memcpy_1thread"] = {
-      {"points", 3}, {"ok", true}, {"note", "latency clamped to 0"}, {"latency_us", 0.0}, {"bandwidth_gbps", 34.2},
-      {"half_peak_bytes", 0.0}, {"max_rel_residual", 0.84}, {"good_fit", false}};
-  const std::string md = report::render_markdown(doc, "x.json");
-  EXPECT_TRUE(has(md, "| copy_h2d/cpu/memcpy_1thread | - | - | - | no fit (latency clamped to 0: the times do not "
-                      "follow latency + bytes / bandwidth (max residual 84%)) |"))
-      << md;
-  EXPECT_FALSE(has(md, "| 0 us |")) << md;
-  EXPECT_FALSE(has(md, "0 bytes")) << md;
-  EXPECT_TRUE(has(md, "| 2.5 us |")) << md;  // a real fit keeps its numbers
-}
-
-TEST(Report, LoaderLabelIsTextNotJson) {
-  const std::string md = report::render_markdown(load_document(fixture("gpu_base.json")), "x.json");
-  EXPECT_TRUE(has(md, "| cpu/cpu_consumer/depth=4, batch_samples=256, sample_bytes=4096, sample_us=10, "
-                      "consume_us=1000/preprocess=sleep |"))
-      << md;
-  EXPECT_FALSE(has(md, "{\"depth\"")) << md;
+  EXPECT_TRUE(has(md, "Could not read the `transfer` findings")) << md;
+  EXPECT_TRUE(has(md, "Matrix multiply (gemm)")) << md;
 }
 
 TEST(Report, SizeText) {

@@ -193,14 +193,24 @@ TEST(GemmPeaks, PercentOfTheSamePrecisionsBestRate) {
   EXPECT_FALSE(recs[2].counters.count("pct_of_gemm_peak"));
 }
 
-TEST(Document, CarriesCeilingsFromFindingsAndValidates) {
-  const json findings = {{"ceilings", {{"ceilings", {{"host_copy_gbps", 40.0}}}}}};
-  std::vector<Record> recs = {make("v", Backend::cpu, 20.0)};
-  recs[0].ceiling = "host_copy_gbps";
-  const json doc = make_document({{"host", json::object()}}, "quick", json::array(), recs, findings);
-  EXPECT_NO_THROW(validate_document(doc));
-  EXPECT_DOUBLE_EQ(doc["context"]["ceilings"]["host_copy_gbps"].get<double>(), 40.0);
-  EXPECT_DOUBLE_EQ(doc["records"][0]["counters"]["pct_of_ceiling"]["value"].get<double>(), 50.0);
+TEST(Document, MergeCarriesCeilingsFromFindingsAndValidates) {
+  // Typed findings (schema 3) keep the raw numbers under "data"; older files hold them directly.
+  json raw = json::object();
+  raw["ceilings"]["ceilings"]["host_copy_gbps"] = 40.0;
+  json typed = json::object();
+  typed["ceilings"] = {{"title", "Ceilings"}, {"sections", json::array()}, {"data", raw["ceilings"]}};
+  for (const json& findings : {typed, raw}) {
+    std::vector<Record> recs = {make("v", Backend::cpu, 20.0)};
+    recs[0].ceiling = "host_copy_gbps";
+    const json doc = make_merged_document({{"host", json::object()}}, "quick", json::array(), recs, findings);
+    EXPECT_NO_THROW(validate_document(doc));
+    EXPECT_DOUBLE_EQ(doc["context"]["ceilings"]["host_copy_gbps"].get<double>(), 40.0);
+    EXPECT_DOUBLE_EQ(doc["records"][0]["counters"]["pct_of_ceiling"]["value"].get<double>(), 50.0);
+    // A family's own file is not where families meet: no ceiling, no percent of it.
+    const json own = make_document({{"host", json::object()}}, "quick", json::array(), recs, findings);
+    EXPECT_FALSE(own["context"].contains("ceilings"));
+    EXPECT_FALSE(own["records"][0]["counters"].contains("pct_of_ceiling"));
+  }
 }
 
 TEST(Document, ValidationNamesTheProblem) {

@@ -48,9 +48,14 @@ def main(path):
 
 def check(doc, problems):
     checked = 0
-    for name, fn in gtb_plot.FIGURES:
+    for name, family, section, spec in gtb_plot.family_figures(doc) + [("speedup_heatmap", None, None, None)]:
         try:
-            fig, _ = fn(plt, doc)
+            if name == "speedup_heatmap":
+                fig, _ = gtb_plot.fig_speedup_heatmap(plt, doc)
+            elif spec is None:
+                continue
+            else:
+                fig, _ = gtb_plot.draw_figure(plt, doc, family, section, spec)
         except gtb_plot.Skip:
             continue
         fig.canvas.draw()

@@ -1,0 +1,36 @@
+// The ceilings family's findings: the measured ceilings other families report percent of.
+#include "harness/gtb.h"
+#include "harness/results.h"
+
+namespace {
+
+using gtb::findings::Hint;
+
+const bool kSections = gtb::add_sections("ceilings", "Measured ceilings", 10,
+                                         [](const std::vector<gtb::Record>& recs, const gtb::json& data,
+                                            gtb::findings::Family& f) {
+  auto& s = f.section("ceilings", "Ceilings");
+  auto& t = s.table("ceilings", {{"ceiling"}, {"value", "", Hint::number}, {"unit"}});
+  if (data.contains("ceilings") && data.at("ceilings").is_object())
+    for (auto it = data.at("ceilings").begin(); it != data.at("ceilings").end(); ++it)
+      t.rows.push_back({it.key(), it.value(), gtb::ceiling_unit(it.key())});
+  if (t.rows.empty()) {
+    s.tables.clear();
+    s.not_measured = "every ceilings record lacks a number (" + gtb::findings::why_none(recs, gtb::Backend::cpu) + ")";
+  } else {
+    s.say("Other families report percent of these (GB = 10^9 bytes). Host bandwidth ceilings count only sizes well "
+          "above the last-level cache; the FMA ceiling is the most the CPU's cores compute in FP32.");
+  }
+  if (!gtb::findings::any_number(recs, gtb::Backend::cuda))
+    s.say("No device ceiling: " + gtb::findings::why_none(recs, gtb::Backend::cuda) + ".");
+  auto& g = s.figure("ceilings_stream", "Streaming bandwidth vs array size");
+  g.where = {{"workload", {"stream_copy", "stream_triad"}}};
+  g.x = {"params.bytes"};
+  g.series = {"backend", "variant", "options.stores"};
+  g.panels = {"workload"};
+  g.logx = 2;
+  g.xlabel = "bytes moved per repetition";
+  g.ylabel = "GB/s (10^9 bytes/s)";
+});
+
+}  // namespace
