@@ -36,6 +36,24 @@ std::vector<Bucket> plan_buckets(const mlp::Layout& lay, double first_mib, doubl
   return out;
 }
 
+BucketRanges flat_ranges(const mlp::Layout& lay, const Bucket& b) {
+  if (b.last_layer < 1 || b.first_layer < b.last_layer || b.first_layer > lay.layers())
+    throw std::invalid_argument("flat_ranges: bucket layers out of range");
+  const auto first = std::size_t(b.first_layer), last = std::size_t(b.last_layer);
+  const std::size_t w_end =
+      lay.w[first - 1] + mlp::Layout::pad(std::size_t(lay.dims[first - 1]) * std::size_t(lay.dims[first]));
+  const std::size_t b_end = lay.b[first - 1] + mlp::Layout::pad(std::size_t(lay.dims[first]));
+  return {{lay.w[last - 1], w_end - lay.w[last - 1]}, {lay.b[last - 1], b_end - lay.b[last - 1]}};
+}
+
+void check_cover(const mlp::Layout& lay, const std::vector<Bucket>& buckets) {
+  std::size_t covered = 0;
+  for (const Bucket& b : buckets) covered += b.elems;
+  std::size_t want = 0;
+  for (int l = 1; l <= lay.layers(); ++l) want += layer_elems(lay, l);
+  if (covered != want) throw std::invalid_argument("buckets do not cover every layer exactly once");
+}
+
 DpMlp::DpMlp(const mlp::Config& c, int rows, int global_rows, std::vector<Bucket> buckets, bool overlap,
              bool communicate)
     : cfg_(c),
@@ -48,11 +66,7 @@ DpMlp::DpMlp(const mlp::Config& c, int rows, int global_rows, std::vector<Bucket
   c.validate();
   if (c.optim != mlp::Optim::sgd) throw std::invalid_argument("the data-parallel step uses SGD with momentum");
   if (rows < 1 || global_rows < rows) throw std::invalid_argument("data-parallel step needs 1 <= rows <= global rows");
-  std::size_t covered = 0;
-  for (const Bucket& b : buckets_) covered += b.elems;
-  std::size_t want = 0;
-  for (int l = 1; l <= lay_.layers(); ++l) want += layer_elems(lay_, l);
-  if (covered != want) throw std::invalid_argument("buckets do not cover every layer exactly once");
+  check_cover(lay_, buckets_);
   params_ = mlp::init_params(c, lay_);
   grads_.assign(lay_.total, 0.0f);
   momentum_.assign(lay_.total, 0.0f);
