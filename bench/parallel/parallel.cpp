@@ -550,38 +550,32 @@ const std::vector<std::int64_t> kBytesQuick = {4096, 1 << 20, 16 << 20};
                                     .time("backward_time", "ms", 1e-3)
                                     .describe("One GPU: the training step's backward alone and with bucket-sized "
                                               "NCCL all-reduces in flight on another stream");
-// The step's model axes, shared by the data-parallel records and their one-rank denominator.
+// The step's axes, shared by the CPU and GPU data-parallel records and their one-rank denominators.
 gtb::Bench& model_axes(gtb::Bench& b) {
   return b.axis("ranks", I{kRanks})
       .axis("width", I{1024, 2048}, I{512})
       .axis("depth", I{4, 7}, I{3})
-      .axis("rows_per_rank", I{64}, I{16});
+      .axis("rows_per_rank", I{64}, I{16})
+      .rate("throughput", "samples/s", 1.0)
+      .rule(quick_rule(), gtb::StopRule::full());
 }
-[[maybe_unused]] auto& b_dp = model_axes(gtb::add("parallel", "dp_step", "mpi", gtb::Backend::cpu, cpu_dp_step))
-                                  .axis("bucket_mb", std::vector<double>{1, 25, 100}, std::vector<double>{1})
-                                  .option("overlap", S{"off", "on"})
-                                  .rate("throughput", "samples/s", 1.0)
-                                  .rule(quick_rule(), gtb::StopRule::full())
+gtb::Bench& bucket_axes(gtb::Bench& b) {
+  return model_axes(b)
+      .axis("bucket_mb", std::vector<double>{1, 25, 100}, std::vector<double>{1})
+      .option("overlap", S{"off", "on"});
+}
+[[maybe_unused]] auto& b_dp = bucket_axes(gtb::add("parallel", "dp_step", "mpi", gtb::Backend::cpu, cpu_dp_step))
                                   .describe("Data-parallel MLP step: shard of the global batch per rank, "
                                             "DDP-style buckets (first 1 MiB), MPI all-reduce");
 [[maybe_unused]] auto& b_one = model_axes(gtb::add("parallel", "dp_step", "one_rank", gtb::Backend::cpu, cpu_dp_step))
-                                   .rate("throughput", "samples/s", 1.0)
-                                   .rule(quick_rule(), gtb::StopRule::full())
                                    .describe("The same step on rank 0 alone without communication: the "
                                              "one-rank throughput that scaling efficiency divides by");
-
 [[maybe_unused]] auto& b_gpu_dp =
-    model_axes(gtb::add("parallel", "dp_step", "nccl", gtb::Backend::cuda, gpu_dp_step))
-        .axis("bucket_mb", std::vector<double>{1, 25, 100}, std::vector<double>{1})
-        .option("overlap", S{"off", "on"})
-        .rate("throughput", "samples/s", 1.0)
-        .rule(quick_rule(), gtb::StopRule::full())
+    bucket_axes(gtb::add("parallel", "dp_step", "nccl", gtb::Backend::cuda, gpu_dp_step))
         .describe("Data-parallel MLP step on GPUs (the train family's CUDA step): shard of the global batch "
                   "per GPU, DDP-style buckets (first 1 MiB) averaged with NCCL, overlap on a second stream");
 [[maybe_unused]] auto& b_gpu_one =
     model_axes(gtb::add("parallel", "dp_step", "one_rank", gtb::Backend::cuda, gpu_dp_step))
-        .rate("throughput", "samples/s", 1.0)
-        .rule(quick_rule(), gtb::StopRule::full())
         .describe("The same GPU step on rank 0's GPU alone without communication: the one-GPU throughput "
                   "that scaling efficiency divides by, and the compute of the projection");
 

@@ -18,19 +18,28 @@ double counter(const gtb::Record& r, const std::string& name) {
   return it == r.counters.end() ? 0.0 : it->second.value;
 }
 
+// A projection's busbw when the user gives one (GTB_PARALLEL_BUSBW_GBPS, for GTB_PARALLEL_PROJECT_RANKS
+// ranks, default 8); busbw stays 0 otherwise, and the caller looks for a measured one.
+struct ProjectionInput {
+  double busbw = 0;
+  std::string source;
+  int ranks = 8;
+  ProjectionInput() {
+    if (const char* r = std::getenv("GTB_PARALLEL_PROJECT_RANKS")) ranks = std::max(2, std::atoi(r));
+    if (const char* b = std::getenv("GTB_PARALLEL_BUSBW_GBPS"); b && std::atof(b) > 0) {
+      busbw = std::atof(b);
+      source = "user-given (GTB_PARALLEL_BUSBW_GBPS)";
+    }
+  }
+};
+
 // The N-rank step projected from the one-rank step measured here and a busbw: given by the user
 // (GTB_PARALLEL_BUSBW_GBPS, with GTB_PARALLEL_PROJECT_RANKS, default 8) or this run's all-reduce
 // busbw at its largest size. Kept under its own key, labelled projected, never beside measured rows.
 template <class Largest, class One>
 void project(const std::vector<gtb::Record>&, const Largest& largest, const One& one, json& out) {
-  double busbw = 0;
-  std::string source;
-  int ranks = 8;
-  if (const char* r = std::getenv("GTB_PARALLEL_PROJECT_RANKS")) ranks = std::max(2, std::atoi(r));
-  if (const char* b = std::getenv("GTB_PARALLEL_BUSBW_GBPS"); b && std::atof(b) > 0) {
-    busbw = std::atof(b);
-    source = "user-given (GTB_PARALLEL_BUSBW_GBPS)";
-  } else {
+  auto [busbw, source, ranks] = ProjectionInput();
+  if (!(busbw > 0)) {
     for (const auto& [key, r] : largest)
       if (r->params.value("collective", "") == "all_reduce" && counter(*r, "busbw") > busbw) {
         busbw = counter(*r, "busbw");
@@ -75,14 +84,8 @@ void project(const std::vector<gtb::Record>&, const Largest& largest, const One&
 // every row labelled projected with its inputs; measured rows never sit beside it.
 template <class Largest>
 void project_gpu(const std::vector<gtb::Record>& records, const Largest& largest, json& out) {
-  double busbw = 0;
-  std::string source;
-  int ranks = 8;
-  if (const char* r = std::getenv("GTB_PARALLEL_PROJECT_RANKS")) ranks = std::max(2, std::atoi(r));
-  if (const char* b = std::getenv("GTB_PARALLEL_BUSBW_GBPS"); b && std::atof(b) > 0) {
-    busbw = std::atof(b);
-    source = "user-given (GTB_PARALLEL_BUSBW_GBPS)";
-  } else {
+  auto [busbw, source, ranks] = ProjectionInput();
+  if (!(busbw > 0)) {
     for (const auto& [key, r] : largest)
       if (r->variant == "nccl" && r->params.value("collective", "") == "all_reduce" && r->info.value("gpus", 1) >= 2 &&
           counter(*r, "busbw") > busbw) {
