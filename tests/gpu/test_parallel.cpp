@@ -96,7 +96,8 @@ void expect_matches_reference(std::shared_ptr<const par::nccl::Comms> comms, boo
   EXPECT_LE(t.last_step_s, t.step_s);
   EXPECT_GT(t.backward_s, 0.0);
   EXPECT_GE(t.comm_s, 0.0);
-  EXPECT_LE(t.backward_s + t.comm_s, t.last_step_s * 1.0001);
+  EXPECT_LE(t.backward_s, t.last_step_s);  // maxima over GPUs: each phase fits in the slowest step
+  EXPECT_LE(t.comm_s, t.last_step_s);
 }
 }  // namespace
 

@@ -87,10 +87,10 @@ std::string version() {
 }
 
 std::unique_ptr<Comms> Comms::world() {
-  const KeepDevice keep;
   const int gpus = usable_gpus(), n = mpi::size();
   std::unique_ptr<Comms> c(new Comms);
   if (n == 1) {
+    const KeepDevice keep;
     if (gpus < 1) throw Unavailable("no usable GPU for NCCL");
     c->world_ = gpus;
     c->comms_.assign(std::size_t(gpus), nullptr);
@@ -110,6 +110,8 @@ std::unique_ptr<Comms> Comms::world() {
     std::int32_t ok;
     ncclUniqueId id;
   } msg{};
+  // The rank's GPU stays current for the rest of the process: going back to GPU 0 would make every
+  // rank open a context there.
   cuda_ok(cudaSetDevice(local), "cudaSetDevice");
   if (mpi::rank() == 0) msg.ok = ncclGetUniqueId(&msg.id) == ncclSuccess ? 1 : 0;
   mpi::broadcast_bytes(&msg, sizeof msg);
@@ -172,7 +174,6 @@ struct LocalGroup::Impl {
 };
 
 LocalGroup::LocalGroup(Collective c, std::size_t bytes, DType dtype, std::uint64_t seed) : impl_(new Impl) {
-  const KeepDevice keep;
   Impl& m = *impl_;
   m.coll = c;
   m.dtype = dtype;
@@ -180,7 +181,8 @@ LocalGroup::LocalGroup(Collective c, std::size_t bytes, DType dtype, std::uint64
   // Decided before any communicator exists, from figures every rank has: the same on all of them.
   m.counts = counts_of(c, bytes, elem_bytes(dtype), mpi::size() > 1 ? mpi::size() : std::max(usable_gpus(), 1));
   if (m.counts.send == 0 || m.counts.recv == 0) throw Unavailable("size is below one element per GPU");
-  m.comms = Comms::world();
+  m.comms = Comms::world();  // under MPI, leaves this rank's GPU current
+  const KeepDevice keep;
   m.n = m.comms->local();
   m.counts = counts_of(c, bytes, elem_bytes(dtype), m.comms->world_size());
   m.streams.assign(std::size_t(m.n), nullptr);
