@@ -54,6 +54,7 @@ TEST_F(Nccl, OneProcessDrivesEveryLocalGpu) {
     EXPECT_EQ(w->rank(i), i);
     EXPECT_NE(w->comm(i), nullptr);
   }
+  EXPECT_EQ(par::nccl::Comms::this_process()->world_size(), gpus);
   const auto s = par::nccl::Comms::solo(0, 1);
   EXPECT_EQ(s->world_size(), 1);
   EXPECT_EQ(s->comm(0), nullptr);

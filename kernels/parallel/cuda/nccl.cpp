@@ -86,21 +86,26 @@ std::string version() {
   return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
 }
 
-std::unique_ptr<Comms> Comms::world() {
-  const int gpus = usable_gpus(), n = mpi::size();
+std::unique_ptr<Comms> Comms::this_process() {
+  const KeepDevice keep;
+  const int gpus = usable_gpus();
+  if (gpus < 1) throw Unavailable("no usable GPU for NCCL");
   std::unique_ptr<Comms> c(new Comms);
-  if (n == 1) {
-    const KeepDevice keep;
-    if (gpus < 1) throw Unavailable("no usable GPU for NCCL");
-    c->world_ = gpus;
-    c->comms_.assign(std::size_t(gpus), nullptr);
-    for (int d = 0; d < gpus; ++d) {
-      c->devices_.push_back(d);
-      c->ranks_.push_back(d);
-    }
-    nccl_ok(ncclCommInitAll(c->comms_.data(), gpus, nullptr), "ncclCommInitAll");
-    return c;
+  c->world_ = gpus;
+  c->comms_.assign(std::size_t(gpus), nullptr);
+  for (int d = 0; d < gpus; ++d) {
+    c->devices_.push_back(d);
+    c->ranks_.push_back(d);
   }
+  nccl_ok(ncclCommInitAll(c->comms_.data(), gpus, nullptr), "ncclCommInitAll");
+  return c;
+}
+
+std::unique_ptr<Comms> Comms::world() {
+  const int n = mpi::size();
+  if (n == 1) return this_process();
+  const int gpus = usable_gpus();
+  std::unique_ptr<Comms> c(new Comms);
   // Every rank must give up together: one rank left waiting in ncclCommInitRank would hang the run.
   const int local = mpi::local_rank();
   const std::string why = device_shortage(local, mpi::local_size(), gpus);
@@ -173,15 +178,17 @@ struct LocalGroup::Impl {
   }
 };
 
-LocalGroup::LocalGroup(Collective c, std::size_t bytes, DType dtype, std::uint64_t seed) : impl_(new Impl) {
+LocalGroup::LocalGroup(Collective c, std::size_t bytes, DType dtype, std::uint64_t seed, Scope scope)
+    : impl_(new Impl) {
   Impl& m = *impl_;
   m.coll = c;
   m.dtype = dtype;
   m.seed = seed;
   // Decided before any communicator exists, from figures every rank has: the same on all of them.
-  m.counts = counts_of(c, bytes, elem_bytes(dtype), mpi::size() > 1 ? mpi::size() : std::max(usable_gpus(), 1));
+  const bool mpi_world = scope == Scope::world && mpi::size() > 1;
+  m.counts = counts_of(c, bytes, elem_bytes(dtype), mpi_world ? mpi::size() : std::max(usable_gpus(), 1));
   if (m.counts.send == 0 || m.counts.recv == 0) throw Unavailable("size is below one element per GPU");
-  m.comms = Comms::world();  // under MPI, leaves this rank's GPU current
+  m.comms = mpi_world ? Comms::world() : Comms::this_process();  // under MPI, leaves this rank's GPU current
   const KeepDevice keep;
   m.n = m.comms->local();
   m.counts = counts_of(c, bytes, elem_bytes(dtype), m.comms->world_size());
@@ -286,8 +293,9 @@ namespace {
 bool built() { return false; }
 std::string version() { return ""; }
 std::unique_ptr<Comms> Comms::world() { missing(); }
+std::unique_ptr<Comms> Comms::this_process() { missing(); }
 struct LocalGroup::Impl {};
-LocalGroup::LocalGroup(Collective, std::size_t, DType, std::uint64_t) { missing(); }
+LocalGroup::LocalGroup(Collective, std::size_t, DType, std::uint64_t, Scope) { missing(); }
 LocalGroup::~LocalGroup() = default;
 int LocalGroup::ranks() const { return 0; }
 int LocalGroup::local_gpus() const { return 0; }

@@ -52,6 +52,8 @@ class Comms {
   // GPU (its local rank), ncclCommInitRank with rank 0's unique id. Collective over MPI ranks; every
   // rank throws parallel::Unavailable together (no GPU, too few GPUs, no NCCL), never some of them.
   static std::unique_ptr<Comms> world();
+  // Every local GPU of this process (ncclCommInitAll), whatever the MPI world: not collective.
+  static std::unique_ptr<Comms> this_process();
   // No communicator: the GPU of the given local rank (mpi::local_rank(), mpi::local_size(): those are
   // collective, so every rank asks them before one rank alone calls this), for a step without
   // communication. Throws parallel::Unavailable when that GPU does not exist.
@@ -80,9 +82,10 @@ struct CheckResult {
 // Buffers for one collective at one size on every GPU of a Comms.
 class LocalGroup {
  public:
-  // Throws parallel::Unavailable when NCCL is not built or no GPU is usable. Under several MPI ranks
-  // it is collective (every rank constructs it for the same case).
-  LocalGroup(Collective c, std::size_t bytes, DType dtype, std::uint64_t seed);
+  enum class Scope { world, this_process };  // Comms::world() or Comms::this_process()
+  // Throws parallel::Unavailable when NCCL is not built or no GPU is usable. Scope::world under several
+  // MPI ranks is collective (every rank constructs it for the same case).
+  LocalGroup(Collective c, std::size_t bytes, DType dtype, std::uint64_t seed, Scope scope = Scope::world);
   ~LocalGroup();
   LocalGroup(const LocalGroup&) = delete;
   LocalGroup& operator=(const LocalGroup&) = delete;
