@@ -17,4 +17,10 @@ if(TARGET gtb-parallel)
       ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan-openmpi.supp;OMPI_MCA_mca_base_component_disable_dlclose=1"
       ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append::fast_unwind_on_malloc=0")
   endforeach()
+  # The multi-process NCCL path needs a GPU per rank: Skipped (77) on machines with fewer than two.
+  add_test(NAME driver.parallel_nccl_two_ranks
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/driver/parallel.sh nccl_two_ranks $<TARGET_FILE:gtb>
+                   ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/validate_schema.py
+                   ${CMAKE_CURRENT_BINARY_DIR}/parallel-nccl_two_ranks)
+  set_tests_properties(driver.parallel_nccl_two_ranks PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77)
 endif()

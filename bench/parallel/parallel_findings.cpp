@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "harness/gtb.h"
+#include "kernels/parallel/projection.h"
 
 namespace {
 
@@ -17,19 +18,28 @@ double counter(const gtb::Record& r, const std::string& name) {
   return it == r.counters.end() ? 0.0 : it->second.value;
 }
 
+// A projection's busbw when the user gives one (GTB_PARALLEL_BUSBW_GBPS, for GTB_PARALLEL_PROJECT_RANKS
+// ranks, default 8); busbw stays 0 otherwise, and the caller looks for a measured one.
+struct ProjectionInput {
+  double busbw = 0;
+  std::string source;
+  int ranks = 8;
+  ProjectionInput() {
+    if (const char* r = std::getenv("GTB_PARALLEL_PROJECT_RANKS")) ranks = std::max(2, std::atoi(r));
+    if (const char* b = std::getenv("GTB_PARALLEL_BUSBW_GBPS"); b && std::atof(b) > 0) {
+      busbw = std::atof(b);
+      source = "user-given (GTB_PARALLEL_BUSBW_GBPS)";
+    }
+  }
+};
+
 // The N-rank step projected from the one-rank step measured here and a busbw: given by the user
 // (GTB_PARALLEL_BUSBW_GBPS, with GTB_PARALLEL_PROJECT_RANKS, default 8) or this run's all-reduce
 // busbw at its largest size. Kept under its own key, labelled projected, never beside measured rows.
 template <class Largest, class One>
 void project(const std::vector<gtb::Record>&, const Largest& largest, const One& one, json& out) {
-  double busbw = 0;
-  std::string source;
-  int ranks = 8;
-  if (const char* r = std::getenv("GTB_PARALLEL_PROJECT_RANKS")) ranks = std::max(2, std::atoi(r));
-  if (const char* b = std::getenv("GTB_PARALLEL_BUSBW_GBPS"); b && std::atof(b) > 0) {
-    busbw = std::atof(b);
-    source = "user-given (GTB_PARALLEL_BUSBW_GBPS)";
-  } else {
+  auto [busbw, source, ranks] = ProjectionInput();
+  if (!(busbw > 0)) {
     for (const auto& [key, r] : largest)
       if (r->params.value("collective", "") == "all_reduce" && counter(*r, "busbw") > busbw) {
         busbw = counter(*r, "busbw");
@@ -40,6 +50,7 @@ void project(const std::vector<gtb::Record>&, const Largest& largest, const One&
   if (!(busbw > 0)) return;
   json rows = json::array();
   for (const auto& [m, r] : one) {
+    if (r->backend != gtb::Backend::cpu) continue;  // the GPU step has its own projection
     const double compute_s = r->stats ? r->stats->median : 0;
     const double bytes = counter(*r, "gradient_bytes");
     if (!(compute_s > 0) || !(bytes > 0)) continue;
@@ -65,6 +76,52 @@ void project(const std::vector<gtb::Record>&, const Largest& largest, const One&
                         {"method", "step = one-rank step + gradient_bytes * 2(n-1)/n / busbw (no overlap), or the "
                                    "larger of the two (full overlap); not measured"},
                         {"rows", rows}};
+}
+
+// The N-GPU step projected from the measured one-GPU step (dp_step/one_rank on cuda: the compute) and
+// a busbw: user-given (GTB_PARALLEL_BUSBW_GBPS, ranks from GTB_PARALLEL_PROJECT_RANKS, default 8) or
+// this run's NCCL all-reduce busbw at its largest size when it spans two or more GPUs. Its own key,
+// every row labelled projected with its inputs; measured rows never sit beside it.
+template <class Largest>
+void project_gpu(const std::vector<gtb::Record>& records, const Largest& largest, json& out) {
+  auto [busbw, source, ranks] = ProjectionInput();
+  if (!(busbw > 0)) {
+    for (const auto& [key, r] : largest)
+      if (r->variant == "nccl" && r->params.value("collective", "") == "all_reduce" && r->info.value("gpus", 1) >= 2 &&
+          counter(*r, "busbw") > busbw) {
+        busbw = counter(*r, "busbw");
+        source = "measured: " + r->id;
+        ranks = r->info.value("gpus", 2);
+      }
+  }
+  if (!(busbw > 0)) return;
+  json rows = json::array();
+  for (const auto& r : records) {
+    if (r.workload != "dp_step" || r.variant != "one_rank" || r.backend != gtb::Backend::cuda ||
+        r.status != gtb::Status::ok || !r.stats || !(r.stats->median > 0) || !(counter(r, "gradient_bytes") > 0))
+      continue;
+    const gtb::parallel::StepProjection p =
+        gtb::parallel::project_step(r.stats->median, counter(r, "gradient_bytes"), ranks, busbw);
+    rows.push_back({{"label", "projected"},
+                    {"params", r.params},
+                    {"inputs", {{"gpus", ranks},
+                                {"busbw_gbps", busbw},
+                                {"busbw_source", source},
+                                {"one_gpu_step_s", r.stats->median},
+                                {"one_gpu_record", r.id},
+                                {"gradient_bytes", counter(r, "gradient_bytes")}}},
+                    {"comm_s", p.comm_s},
+                    {"step_s_no_overlap", p.step_no_overlap_s},
+                    {"step_s_full_overlap", p.step_full_overlap_s},
+                    {"scaling_efficiency_no_overlap", p.efficiency_no_overlap},
+                    {"scaling_efficiency_full_overlap", p.efficiency_full_overlap}});
+  }
+  if (!rows.empty())
+    out["projected_gpu"] = {{"label", "projected"},
+                            {"method", "N-GPU step = measured one-GPU step + gradient_bytes * 2(n-1)/n / busbw (every "
+                                       "bucket's ring all-reduce, no overlap), or the larger of the two (full "
+                                       "overlap); bucket latencies ignored; not measured"},
+                            {"rows", rows}};
 }
 
 void findings(const std::vector<gtb::Record>& records, json& out) {
@@ -107,13 +164,13 @@ void findings(const std::vector<gtb::Record>& records, json& out) {
   }
 
   // Data-parallel step, per model: best bucket per overlap setting, overlap gain, scaling.
-  using Model = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
+  using Model = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::string>;  // ..., backend
   std::map<Model, std::map<std::string, const gtb::Record*>> best;  // overlap -> best record
   std::map<Model, const gtb::Record*> one;
   for (const auto& r : records) {
     if (r.workload != "dp_step" || r.status != gtb::Status::ok) continue;
     const Model m{r.params.value("width", std::int64_t(0)), r.params.value("depth", std::int64_t(0)),
-                  r.params.value("rows_per_rank", std::int64_t(0))};
+                  r.params.value("rows_per_rank", std::int64_t(0)), gtb::to_string(r.backend)};
     if (r.variant == "one_rank") {
       one[m] = &r;
       continue;
@@ -123,7 +180,10 @@ void findings(const std::vector<gtb::Record>& records, json& out) {
   }
   json dp = json::array();
   for (const auto& [m, by] : best) {
-    json e = {{"width", std::get<0>(m)}, {"depth", std::get<1>(m)}, {"rows_per_rank", std::get<2>(m)}};
+    json e = {{"backend", std::get<3>(m)},
+              {"width", std::get<0>(m)},
+              {"depth", std::get<1>(m)},
+              {"rows_per_rank", std::get<2>(m)}};
     for (const auto& [ov, r] : by) {
       e["overlap_" + ov] = {{"record", r->id},
                             {"best_bucket_mb", r->params.value("bucket_mb", 0.0)},
@@ -147,6 +207,7 @@ void findings(const std::vector<gtb::Record>& records, json& out) {
   }
   if (!dp.empty()) out["dp_step"] = dp;
   project(records, largest, one, out);
+  project_gpu(records, largest, out);
 
   // One GPU: the step's slowdown with reductions in flight.
   std::map<std::string, std::map<std::string, const gtb::Record*>> intf;
@@ -156,8 +217,8 @@ void findings(const std::vector<gtb::Record>& records, json& out) {
   for (const auto& [p, by] : intf)
     if (by.count("on") && by.count("off") && by.at("off")->value.value_or(0) > 0)
       sl.push_back({{"params", by.at("on")->params},
-                    {"step_ms_alone", by.at("off")->value.value_or(0)},
-                    {"step_ms_with_reduction", by.at("on")->value.value_or(0)},
+                    {"backward_ms_alone", by.at("off")->value.value_or(0)},
+                    {"backward_ms_with_reduction", by.at("on")->value.value_or(0)},
                     {"slowdown", by.at("on")->value.value_or(0) / by.at("off")->value.value_or(1)}});
   if (!sl.empty()) out["interference"] = sl;
 }

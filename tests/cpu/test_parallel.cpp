@@ -1,13 +1,17 @@
 // Parallel family (CPU): nccl-tests' size and bandwidth conventions, the input pattern, DDP bucket
-// assignment, and the data-parallel step against the float64 reference (one rank, no MPI needed).
+// assignment and where buckets lie in the flat layout, shards, the projection arithmetic, the GPU-per-
+// rank rule, and the data-parallel step against the float64 reference (one rank, no MPI needed).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "kernels/common/verify.h"
 #include "kernels/parallel/collective.h"
 #include "kernels/parallel/cpu/dp_step.h"
+#include "kernels/parallel/cuda/nccl.h"
+#include "kernels/parallel/projection.h"
 #include "kernels/train/cpu/mlp.h"
 
 namespace par = gtb::parallel;
@@ -136,4 +140,74 @@ TEST(DpStep, RejectsBadInput) {
   EXPECT_THROW(par::DpMlp(c, 8, 8, {}, false, false), std::invalid_argument);
   c.optim = mlp::Optim::adam;
   EXPECT_THROW(par::DpMlp(c, 8, 8, b, false, false), std::invalid_argument);
+}
+
+// The GPU step reduces each bucket as two flat ranges in place: over every bucket they must tile the
+// weights and the biases exactly, and hold each of the bucket's layers.
+TEST(Buckets, FlatRangesTileTheLayout) {
+  for (const auto& [width, depth, cap] : {std::tuple{512, 4, 1.0}, std::tuple{300, 6, 0.5}, std::tuple{64, 3, 100.0}}) {
+    mlp::Config c = model(width, depth);
+    const mlp::Layout lay(c);
+    const auto buckets = par::plan_buckets(lay, 1.0, cap);
+    std::size_t w_lo = lay.bias_begin, b_lo = lay.total;  // buckets run from the last layer down
+    for (const auto& bk : buckets) {
+      const par::BucketRanges r = par::flat_ranges(lay, bk);
+      EXPECT_EQ(r.weights.offset + r.weights.count, w_lo) << width << "x" << depth;
+      EXPECT_EQ(r.biases.offset + r.biases.count, b_lo) << width << "x" << depth;
+      w_lo = r.weights.offset;
+      b_lo = r.biases.offset;
+      for (int l = bk.last_layer; l <= bk.first_layer; ++l) {
+        const auto L = std::size_t(l);
+        EXPECT_GE(lay.w[L - 1], r.weights.offset);
+        EXPECT_LE(lay.w[L - 1] + std::size_t(lay.dims[L - 1]) * std::size_t(lay.dims[L]),
+                  r.weights.offset + r.weights.count);
+        EXPECT_GE(lay.b[L - 1], r.biases.offset);
+        EXPECT_LE(lay.b[L - 1] + std::size_t(lay.dims[L]), r.biases.offset + r.biases.count);
+      }
+    }
+    EXPECT_EQ(w_lo, 0u);
+    EXPECT_EQ(b_lo, lay.bias_begin);
+  }
+  const mlp::Layout lay(model(32, 2));
+  EXPECT_THROW(par::flat_ranges(lay, par::Bucket{3, 1, 0}), std::invalid_argument);
+  EXPECT_THROW(par::flat_ranges(lay, par::Bucket{1, 2, 0}), std::invalid_argument);
+  EXPECT_THROW(par::check_cover(lay, {par::Bucket{2, 2, 10}}), std::invalid_argument);
+  EXPECT_NO_THROW(par::check_cover(lay, par::plan_buckets(lay, 1.0, 1.0)));
+}
+
+TEST(DpStep, ShardsAreConsecutiveRows) {
+  EXPECT_EQ(par::shard_first_row(0, 16), 0u);
+  EXPECT_EQ(par::shard_first_row(3, 16), 48u);
+  EXPECT_EQ(par::shard_first_row(7, 64), 448u);  // rank 7 of 8 ends at the global batch of 512
+  EXPECT_THROW(par::shard_first_row(-1, 16), std::invalid_argument);
+  EXPECT_THROW(par::shard_first_row(1, 0), std::invalid_argument);
+}
+
+TEST(Projection, RingAllReduceOverBusbw) {
+  // 100 MB of gradients over 8 ranks at 100 GB/s: 2*7/8 * 1e8 / 1e11 = 1.75 ms of communication.
+  const par::StepProjection p = par::project_step(0.010, 1e8, 8, 100.0);
+  EXPECT_DOUBLE_EQ(p.comm_s, 1.75e-3);
+  EXPECT_DOUBLE_EQ(p.step_no_overlap_s, 0.01175);
+  EXPECT_DOUBLE_EQ(p.step_full_overlap_s, 0.010);
+  EXPECT_DOUBLE_EQ(p.efficiency_no_overlap, 0.010 / 0.01175);
+  EXPECT_DOUBLE_EQ(p.efficiency_full_overlap, 1.0);
+  // Communication longer than compute: even full overlap waits for it.
+  const par::StepProjection q = par::project_step(0.001, 1e9, 2, 10.0);
+  EXPECT_DOUBLE_EQ(q.comm_s, 0.1);
+  EXPECT_DOUBLE_EQ(q.step_full_overlap_s, 0.1);
+  EXPECT_DOUBLE_EQ(q.efficiency_full_overlap, 0.01);
+  EXPECT_THROW(par::project_step(0.0, 1e8, 8, 100.0), std::invalid_argument);
+  EXPECT_THROW(par::project_step(0.01, 1e8, 1, 100.0), std::invalid_argument);
+  EXPECT_THROW(par::project_step(0.01, 1e8, 8, 0.0), std::invalid_argument);
+  EXPECT_THROW(par::project_step(0.01, 0.0, 8, 100.0), std::invalid_argument);
+}
+
+// NCCL refuses two ranks on one GPU: a rank needs a GPU of its own, and says why when it has none.
+TEST(Nccl, OneGpuPerRank) {
+  EXPECT_EQ(par::nccl::device_shortage(0, 1, 1), "");
+  EXPECT_EQ(par::nccl::device_shortage(1, 2, 2), "");
+  EXPECT_EQ(par::nccl::device_shortage(7, 8, 8), "");
+  EXPECT_NE(par::nccl::device_shortage(0, 1, 0).find("no usable GPU"), std::string::npos);
+  const std::string why = par::nccl::device_shortage(1, 2, 1);
+  EXPECT_NE(why.find("2 ranks on this host but 1 GPU"), std::string::npos) << why;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end tests of `gtb run --family parallel --ranks N` on the CPU: one case per invocation.
+# End-to-end tests of `gtb run --family parallel --ranks N` (the CPU path; nccl_two_ranks: two GPUs):
+# one case per invocation.
 # usage: parallel.sh CASE GTB PYTHON VALIDATE_SCRIPT WORKDIR
 set -u
 case_name=$1 gtb=$2 py=$3 validate=$4 work=$5
@@ -41,6 +42,18 @@ no_mpirun)
   # No mpirun on PATH: the family still runs, as one process whose CPU records say why they were skipped.
   expect_rc 0 env PATH=/nonexistent "$gtb" run --family parallel --ranks 2 --out "$work/r.json"
   json_check "$work/r.json" "d['records'] and all(r['status']=='skipped' and 'mpirun not found' in r['status_detail'] for r in d['records'] if r['backend']=='cpu')"
+  ;;
+nccl_two_ranks)
+  # One GPU per rank under mpirun, the NCCL id broadcast over MPI. NCCL refuses two ranks on one GPU,
+  # so this needs two GPUs; with fewer it is Skipped, never passed.
+  command -v mpirun >/dev/null || { echo "no mpirun: skipped"; exit 77; }
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+  [ "${gpus:-0}" -ge 2 ] || { echo "needs 2 GPUs, found ${gpus:-0}: skipped"; exit 77; }
+  expect_rc 0 "$gtb" run --family parallel --ranks 2 --budget 0.05 --out "$work/r.json"
+  validate "$work/r.json"
+  json_check "$work/r.json" "any(r['workload']=='collective' and r['variant']=='nccl' and r['status']=='ok' and r['info']['gpus']==2 and r['info']['processes']==2 and r['counters']['busbw']['value']>0 for r in d['records'])"
+  json_check "$work/r.json" "all(r['status']=='ok' for r in d['records'] if r['variant']=='nccl' and r['workload']=='collective')"
+  json_check "$work/r.json" "[r['check']['passed'] for r in d['records'] if r['workload']=='dp_step' and r['variant']=='nccl' and r['params']['ranks']==2] == [True, True]"
   ;;
 *) fail "unknown case" ;;
 esac

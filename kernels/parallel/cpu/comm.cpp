@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #if GTB_HAVE_MPI
 #include <mpi.h>
@@ -71,15 +72,22 @@ int size() {
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   return n;
 }
-int local_size() {
-  if (!running()) return 1;
+namespace {
+// This rank's place among the ranks that share its host (MPI's shared-memory split, which works
+// under any launcher, not only Open MPI's OMPI_COMM_WORLD_LOCAL_RANK): {rank, size}.
+std::pair<int, int> local_place() {
+  if (!running()) return {0, 1};
   MPI_Comm local;
   check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
-  int n = 1;
+  int r = 0, n = 1;
+  MPI_Comm_rank(local, &r);
   MPI_Comm_size(local, &n);
   MPI_Comm_free(&local);
-  return n;
+  return {r, n};
 }
+}  // namespace
+int local_size() { return local_place().second; }
+int local_rank() { return local_place().first; }
 std::string library() {
   char v[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
@@ -110,6 +118,9 @@ void barrier() {
 std::int64_t broadcast(std::int64_t v) {
   if (running()) check(MPI_Bcast(&v, 1, MPI_INT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast");
   return v;
+}
+void broadcast_bytes(void* data, std::size_t bytes) {
+  if (running()) check(MPI_Bcast(data, count_of(bytes), MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast(bytes)");
 }
 double max_over_ranks(double v) {
   if (running()) check(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce(max)");
@@ -198,6 +209,7 @@ void finalize() {}
 int rank() { return 0; }
 int size() { return 1; }
 int local_size() { return 1; }
+int local_rank() { return 0; }
 std::string library() { return ""; }
 std::vector<std::string> hosts() {
   char name[256] = {};
@@ -206,6 +218,7 @@ std::vector<std::string> hosts() {
 }
 void barrier() {}
 std::int64_t broadcast(std::int64_t v) { return v; }
+void broadcast_bytes(void*, std::size_t) {}
 double max_over_ranks(double v) { return v; }
 double sum_over_ranks(double v) { return v; }
 bool all_true(bool v) { return v; }

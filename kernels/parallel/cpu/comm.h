@@ -20,11 +20,13 @@ void finalize();             // MPI_Finalize if init() started it
 int rank();
 int size();
 int local_size();            // ranks on this host (1 without MPI)
+int local_rank();            // this rank's index among the ranks on its host (0 without MPI)
 std::string library();       // e.g. "Open MPI v4.1.4, ..."; "" without MPI
 std::vector<std::string> hosts();  // host name of every rank, by rank (collective)
 
 void barrier();
 std::int64_t broadcast(std::int64_t v);  // rank 0's value
+void broadcast_bytes(void* data, std::size_t bytes);  // rank 0's bytes into every rank's buffer
 double max_over_ranks(double v);
 double sum_over_ranks(double v);
 bool all_true(bool v);

@@ -11,30 +11,6 @@
 
 namespace gtb::parallel {
 
-namespace {
-std::size_t layer_elems(const mlp::Layout& lay, int l) {
-  return std::size_t(lay.dims[std::size_t(l - 1)]) * std::size_t(lay.dims[std::size_t(l)]) +
-         std::size_t(lay.dims[std::size_t(l)]);
-}
-}  // namespace
-
-std::vector<Bucket> plan_buckets(const mlp::Layout& lay, double first_mib, double cap_mib) {
-  if (!(first_mib > 0) || !(cap_mib > 0)) throw std::invalid_argument("bucket sizes must be > 0 MiB");
-  std::vector<Bucket> out;
-  Bucket cur;
-  for (int l = lay.layers(); l >= 1; --l) {
-    if (cur.elems == 0) cur.first_layer = l;
-    cur.last_layer = l;
-    cur.elems += layer_elems(lay, l);
-    const double cap = (out.empty() ? first_mib : cap_mib) * kMiB;
-    if (double(cur.elems) * sizeof(float) >= cap) {
-      out.push_back(cur);
-      cur = Bucket{};
-    }
-  }
-  if (cur.elems) out.push_back(cur);
-  return out;
-}
 
 DpMlp::DpMlp(const mlp::Config& c, int rows, int global_rows, std::vector<Bucket> buckets, bool overlap,
              bool communicate)
@@ -48,11 +24,7 @@ DpMlp::DpMlp(const mlp::Config& c, int rows, int global_rows, std::vector<Bucket
   c.validate();
   if (c.optim != mlp::Optim::sgd) throw std::invalid_argument("the data-parallel step uses SGD with momentum");
   if (rows < 1 || global_rows < rows) throw std::invalid_argument("data-parallel step needs 1 <= rows <= global rows");
-  std::size_t covered = 0;
-  for (const Bucket& b : buckets_) covered += b.elems;
-  std::size_t want = 0;
-  for (int l = 1; l <= lay_.layers(); ++l) want += layer_elems(lay_, l);
-  if (covered != want) throw std::invalid_argument("buckets do not cover every layer exactly once");
+  check_cover(lay_, buckets_);
   params_ = mlp::init_params(c, lay_);
   grads_.assign(lay_.total, 0.0f);
   momentum_.assign(lay_.total, 0.0f);

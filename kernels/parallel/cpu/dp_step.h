@@ -3,24 +3,15 @@
 #pragma once
 
 #include <cstddef>
+#include <stdexcept>
 #include <vector>
 
+#include "kernels/parallel/buckets.h"
 #include "kernels/parallel/cpu/comm.h"
 #include "kernels/train/mlp.h"
 
 namespace gtb::parallel {
 
-// DDP's bucket caps are in MiB (bucket_cap_mb * 2^20 bytes; the first bucket 1 MiB).
-constexpr double kMiB = 1024.0 * 1024.0;
-
-// Layers whose gradients travel together, in the order backward finishes them (last layer first).
-struct Bucket {
-  int first_layer = 0, last_layer = 0;  // 1-based, first_layer >= last_layer (descending)
-  std::size_t elems = 0;                // weights + biases of those layers, unpadded
-};
-// DDP's assignment: walk the layers from the last, close a bucket once it reaches its cap; the first
-// bucket's cap is `first_mib`, the others `cap_mib`. A layer larger than the cap gets its own bucket.
-std::vector<Bucket> plan_buckets(const mlp::Layout& lay, double first_mib, double cap_mib);
 
 struct StepTimes {
   double backward_s = 0;  // backward pass, including overlapped communication calls

@@ -56,6 +56,14 @@ class GpuMlp {
   void load_data(const float* x, const int* labels, DataSource src);
 
   void step();           // enqueue one optimizer step on stream() (asynchronous)
+  // step() in phases, for callers that put work between them (a data-parallel step all-reduces
+  // gradients as layers finish; backward can be timed alone). step() = for each micro-batch m:
+  // forward(m), backward(m); then update().
+  void forward(int m);                // m == 0 also stages the batch and clears the bias gradients
+  void backward_layer(int l, int m);  // layer l's weight gradient, then dZ and db of layer l-1
+  void backward(int m);               // backward_layer(L..1, m); layer l's gradients are final after it on the last m
+  void update();                      // optimizer (and loss-scale bookkeeping)
+  float* grad_data() const { return grads_; }  // the flat gradient buffer on the device (Layout's offsets)
   void capture_graph();  // capture step() once (device or pinned data)
   void replay();         // enqueue the captured step
   bool has_graph() const { return exec_ != nullptr; }

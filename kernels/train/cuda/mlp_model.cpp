@@ -168,60 +168,86 @@ void GpuMlp::gemm(bool ta, bool tb, int m, int n, int k, const void* a, int lda,
 
 void GpuMlp::step() {
   launches_ = 0;
+  for (int m = 0; m < micro_; ++m) {
+    forward(m);
+    backward(m);
+  }
+  update();
+  launches_last_ = launches_;
+}
+
+void GpuMlp::forward(int m) {
   cudaStream_t s = stream();
   const int L = lay_.layers();
   const auto& d = lay_.dims;
   const std::size_t es = dtype_bytes(st_), in0 = std::size_t(cfg_.input);
   const bool mixed = is_mixed(prec_);
-  if (src_ != DataSource::device) {
-    if (!host_x_) throw std::logic_error("GpuMlp::step: no data loaded");
+  if (m == 0) {
+    if (src_ != DataSource::device) {
+      if (!host_x_) throw std::logic_error("GpuMlp::step: no data loaded");
+      op([&] {
+        GTB_CUDA_CHECK(cudaMemcpyAsync(x_, host_x_, std::size_t(batch_) * in0 * 4, cudaMemcpyHostToDevice, s));
+      });
+      op([&] { GTB_CUDA_CHECK(cudaMemcpyAsync(y_, host_y_, std::size_t(batch_) * sizeof(int), cudaMemcpyHostToDevice, s)); });
+    }
+    if (mixed) op([&] { to_lowp(st_, x_, xlow_, std::size_t(batch_) * in0, s); });
+    // Bias gradients accumulate through atomics: clear them (one contiguous range) once per step.
     op([&] {
-      GTB_CUDA_CHECK(cudaMemcpyAsync(x_, host_x_, std::size_t(batch_) * in0 * 4, cudaMemcpyHostToDevice, s));
+      GTB_CUDA_CHECK(cudaMemsetAsync(grads_ + lay_.bias_begin, 0, (lay_.total - lay_.bias_begin) * 4, s));
     });
-    op([&] { GTB_CUDA_CHECK(cudaMemcpyAsync(y_, host_y_, std::size_t(batch_) * sizeof(int), cudaMemcpyHostToDevice, s)); });
   }
-  if (mixed) op([&] { to_lowp(st_, x_, xlow_, std::size_t(batch_) * in0, s); });
-  // Bias gradients accumulate through atomics: clear them (one contiguous range) once per step.
-  op([&] {
-    GTB_CUDA_CHECK(cudaMemsetAsync(grads_ + lay_.bias_begin, 0, (lay_.total - lay_.bias_begin) * 4, s));
-  });
   const char* xin = static_cast<const char*>(mixed ? xlow_ : static_cast<void*>(x_));
   const char* wbase = static_cast<const char*>(mixed ? wlow_ : static_cast<void*>(params_));
   ScaleState* ss_mixed = mixed ? ss_ : nullptr;
-  for (int m = 0; m < micro_; ++m) {
-    const void* x_m = xin + std::size_t(m) * std::size_t(rows_) * in0 * es;
-    a_[0] = const_cast<void*>(x_m);
-    for (int l = 1; l <= L; ++l) {
-      const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
-      const void* W = wbase + lay_.w[std::size_t(l - 1)] * es;
-      op([&] { gemm(false, false, out, rows_, in, W, out, a_[std::size_t(l - 1)], in, 0.0f, z_[std::size_t(l - 1)], out, false); });
-      if (l < L)
-        op([&] {
-          bias_act(st_, z_[std::size_t(l - 1)], a_[std::size_t(l)], params_ + lay_.b[std::size_t(l - 1)], rows_, out,
-                   cfg_.act, s);
-        });
-    }
-    op([&] {
-      softmax_xent(st_, z_[std::size_t(L - 1)], params_ + lay_.b[std::size_t(L - 1)], y_ + std::size_t(m) * std::size_t(rows_),
-                   dz_[std::size_t(L - 1)], grads_ + lay_.b[std::size_t(L - 1)], row_loss_ + std::size_t(m) * std::size_t(rows_),
-                   rows_, d[std::size_t(L)], 1.0f / float(batch_), ss_mixed, s);
-    });
-    const float beta = m > 0 ? 1.0f : 0.0f;
-    for (int l = L; l >= 1; --l) {
-      const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
+  const void* x_m = xin + std::size_t(m) * std::size_t(rows_) * in0 * es;
+  a_[0] = const_cast<void*>(x_m);
+  for (int l = 1; l <= L; ++l) {
+    const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
+    const void* W = wbase + lay_.w[std::size_t(l - 1)] * es;
+    op([&] { gemm(false, false, out, rows_, in, W, out, a_[std::size_t(l - 1)], in, 0.0f, z_[std::size_t(l - 1)], out, false); });
+    if (l < L)
       op([&] {
-        gemm(false, true, out, in, rows_, dz_[std::size_t(l - 1)], out, a_[std::size_t(l - 1)], in, beta,
-             grads_ + lay_.w[std::size_t(l - 1)], out, true);
+        bias_act(st_, z_[std::size_t(l - 1)], a_[std::size_t(l)], params_ + lay_.b[std::size_t(l - 1)], rows_, out,
+                 cfg_.act, s);
       });
-      if (l == 1) break;
-      const void* W = wbase + lay_.w[std::size_t(l - 1)] * es;
-      op([&] { gemm(true, false, in, rows_, out, W, out, dz_[std::size_t(l - 1)], out, 0.0f, dz_[std::size_t(l - 2)], in, false); });
-      op([&] {
-        act_backward_db(st_, dz_[std::size_t(l - 2)], z_[std::size_t(l - 2)], grads_ + lay_.b[std::size_t(l - 2)], rows_,
-                        in, cfg_.act, ss_mixed, s);
-      });
-    }
   }
+  op([&] {
+    softmax_xent(st_, z_[std::size_t(L - 1)], params_ + lay_.b[std::size_t(L - 1)], y_ + std::size_t(m) * std::size_t(rows_),
+                 dz_[std::size_t(L - 1)], grads_ + lay_.b[std::size_t(L - 1)], row_loss_ + std::size_t(m) * std::size_t(rows_),
+                 rows_, d[std::size_t(L)], 1.0f / float(batch_), ss_mixed, s);
+  });
+}
+
+void GpuMlp::backward_layer(int l, int m) {
+  if (l < 1 || l > lay_.layers()) throw std::invalid_argument("GpuMlp::backward_layer: no layer " + std::to_string(l));
+  cudaStream_t s = stream();
+  const auto& d = lay_.dims;
+  const std::size_t es = dtype_bytes(st_);
+  const bool mixed = is_mixed(prec_);
+  const char* wbase = static_cast<const char*>(mixed ? wlow_ : static_cast<void*>(params_));
+  ScaleState* ss_mixed = mixed ? ss_ : nullptr;
+  const float beta = m > 0 ? 1.0f : 0.0f;
+  const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
+  op([&] {
+    gemm(false, true, out, in, rows_, dz_[std::size_t(l - 1)], out, a_[std::size_t(l - 1)], in, beta,
+         grads_ + lay_.w[std::size_t(l - 1)], out, true);
+  });
+  if (l == 1) return;
+  const void* W = wbase + lay_.w[std::size_t(l - 1)] * es;
+  op([&] { gemm(true, false, in, rows_, out, W, out, dz_[std::size_t(l - 1)], out, 0.0f, dz_[std::size_t(l - 2)], in, false); });
+  op([&] {
+    act_backward_db(st_, dz_[std::size_t(l - 2)], z_[std::size_t(l - 2)], grads_ + lay_.b[std::size_t(l - 2)], rows_,
+                    in, cfg_.act, ss_mixed, s);
+  });
+}
+
+void GpuMlp::backward(int m) {
+  for (int l = lay_.layers(); l >= 1; --l) backward_layer(l, m);
+}
+
+void GpuMlp::update() {
+  cudaStream_t s = stream();
+  const bool mixed = is_mixed(prec_);
   const bool adam_opt = cfg_.optim == Optim::adam;
   const ScaleState* ss_opt = (mixed || adam_opt) ? ss_ : nullptr;
   op([&] {
@@ -232,7 +258,6 @@ void GpuMlp::step() {
       sgd(params_, opt_, grads_, wlow_, st_, lay_.total, cfg_.lr, cfg_.momentum, ss_opt, s);
   });
   if (mixed || adam_opt) op([&] { scale_end(ss_, prec_ == Precision::fp16, kGrowthInterval, s); });
-  launches_last_ = launches_;
 }
 
 void GpuMlp::capture_graph() {
