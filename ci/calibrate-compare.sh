@@ -3,12 +3,12 @@
 # rate of `--runs K` baselines and of `gtb ab`, and how often planted slowdowns are caught.
 # usage: ci/calibrate-compare.sh BUILD OUTDIR   (BUILD: a build folder with tests, i.e. bin/gtb-selftest)
 #        ci/calibrate-compare.sh --recompare BUILD OUTDIR   (decide the kept results files again)
-# Knobs (environment), defaults sized for under an hour on a heavily loaded 2-core machine:
-#   CAL_FAMILIES     --runs A/A families (vectorize,train,selftest)
+# Knobs (environment), defaults sized for about 25 minutes on a 2-core machine with one compile beside it:
+#   CAL_FAMILIES     --runs A/A families (ceilings,vectorize,gemm,train,selftest)
 #   CAL_AB_FAMILIES  gtb ab A/A families (vectorize,selftest)
 #   CAL_RUNS (3), CAL_AA_FILES (6: neighbouring files compared, 5 pairs), CAL_AB_PAIRS (4; the timed
 #   gtb ab below is a fifth A/A pair),
-#   CAL_ROUNDS (5), CAL_TRIALS (planted trials per size and mode, 10), CAL_PLANTED ("0.10 0.25"),
+#   CAL_ROUNDS (5), CAL_TRIALS (planted trials per size and mode, 20), CAL_PLANTED ("0.10 0.25"),
 #   CAL_TIMED_AB (families of one timed gtb ab, ceilings,vectorize,gemm,train; empty: skip),
 #   CAL_TARGET (the record slowed down: selftest/spin/scalar/cpu/steps=262144), CAL_LOAD_JOBS (1 compile loop).
 set -euo pipefail
@@ -18,13 +18,13 @@ recompare_only=0
 if [ "${1:-}" = "--recompare" ]; then recompare_only=1; shift; fi
 build=$(cd "${1:?usage: calibrate-compare.sh BUILD OUTDIR}" && pwd)
 out=${2:?usage: calibrate-compare.sh BUILD OUTDIR}
-families=${CAL_FAMILIES:-vectorize,train,selftest}
+families=${CAL_FAMILIES:-ceilings,vectorize,gemm,train,selftest}
 ab_families=${CAL_AB_FAMILIES:-vectorize,selftest}
 runs=${CAL_RUNS:-3}
 aa_files=${CAL_AA_FILES:-6}
 ab_pairs=${CAL_AB_PAIRS:-4}
 rounds=${CAL_ROUNDS:-5}
-trials=${CAL_TRIALS:-10}
+trials=${CAL_TRIALS:-20}
 planted=${CAL_PLANTED:-0.10 0.25}
 timed_ab=${CAL_TIMED_AB-ceilings,vectorize,gemm,train}
 load_jobs=${CAL_LOAD_JOBS:-1}

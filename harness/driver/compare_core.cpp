@@ -106,6 +106,18 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The typical spread of the samples inside one run, in log units: per ok run of either record, the
+// standard deviation a normal distribution with the run's quartiles would have (ln(q3/q1) / 1.349),
+// and the median of those. 0 when no run has quartiles.
+double within_run_spread(const Record& b, const Record& n) {
+  std::vector<double> v;
+  for (const Record* r : {&b, &n})
+    for (const auto& x : r->runs)
+      if (x.status == Status::ok && x.stats && x.stats->q1 > 0 && x.stats->q3 >= x.stats->q1)
+        v.push_back(std::log(x.stats->q3 / x.stats->q1) / 1.349);
+  return v.empty() ? 0.0 : median_of(v);
+}
+
 std::string str_at(const json& j, const char* key) {
   if (j.is_object() && j.contains(key) && j.at(key).is_string()) return j.at(key).get<std::string>();
   return "";
@@ -169,6 +181,9 @@ Config Config::from_json(const json& j) {
     } else if (k == "run_confidence") {
       s.run_confidence = number_in(j, "run_confidence", "compare config");
       if (!(s.run_confidence >= 0.5 && s.run_confidence < 1.0)) throw std::runtime_error(where + ": must be in [0.5, 1)");
+    } else if (k == "within_run_floor") {
+      s.within_run_floor = number_in(j, "within_run_floor", "compare config");
+      if (!(s.within_run_floor >= 0.0 && s.within_run_floor <= 5.0)) throw std::runtime_error(where + ": must be in [0, 5]");
     } else if (k == "single_run_threshold") {
       s.single_run_threshold = number_in(j, "single_run_threshold", "compare config");
       check_threshold(s.single_run_threshold, where);
@@ -193,7 +208,7 @@ Config Config::from_json(const json& j) {
     } else {
       throw std::runtime_error("compare config: unknown key \"" + k +
                                "\" (expected threshold, confidence, alpha, min_samples, resamples, seed, "
-                               "single_run_threshold, run_confidence, families, records, comment)");
+                               "single_run_threshold, run_confidence, within_run_floor, families, records, comment)");
     }
   }
   return c;
@@ -309,7 +324,7 @@ Decision decide(double base_value, double new_value, const std::vector<double>& 
 }
 
 Decision decide_runs(const std::vector<double>& base, const std::vector<double>& next, bool paired, Better better,
-                     double t, const Settings& s) {
+                     double t, const Settings& s, double within_spread) {
   Decision d;
   const double sign = better == Better::higher ? 1.0 : -1.0;  // log values oriented: larger is better
   std::vector<double> lb, ln;
@@ -334,7 +349,7 @@ Decision decide_runs(const std::vector<double>& base, const std::vector<double>&
   };
   double diff = 0, se = 0;
   int df = 0;
-  std::string few;
+  std::string few, floor_note;
   if (paired) {
     std::vector<double> dl(std::min(lb.size(), ln.size()));
     for (std::size_t i = 0; i < dl.size(); ++i) dl[i] = ln[i] - lb[i];
@@ -367,6 +382,12 @@ Decision decide_runs(const std::vector<double>& base, const std::vector<double>&
       spread = std::sqrt(qn / static_cast<double>(m - 1));
       df = static_cast<int>(m) - 1;
     }
+    const double within = s.within_run_floor * within_spread;
+    if (df >= 1 && within > spread) {
+      spread = within;
+      floor_note = fmt("run-to-run spread taken from the spread inside runs (%.1f%%), wider than between them",
+                       100 * within_spread);
+    }
     se = spread * std::sqrt(1.0 / static_cast<double>(k) + 1.0 / static_cast<double>(m));
     few = "one run on each side";
     d.tested = df >= 1;
@@ -382,6 +403,7 @@ Decision decide_runs(const std::vector<double>& base, const std::vector<double>&
     d.p_faster = 1.0 - d.p_slower;
   }
   apply_verdict(d, t, s, paired ? "paired rounds" : "runs", "t-test", few, s.run_confidence);
+  if (!floor_note.empty()) append_note(d, floor_note);
   return d;
 }
 
@@ -562,7 +584,7 @@ Row compare_pair(const Record* b, const Record* n, const Config& cfg) {
     row.d = decide_runs(bv, nv, true, better, row.threshold, cfg.settings);
   } else if (bv.size() >= 2 || nv.size() >= 2) {
     row.evidence = "runs";
-    row.d = decide_runs(bv, nv, false, better, row.threshold, cfg.settings);
+    row.d = decide_runs(bv, nv, false, better, row.threshold, cfg.settings, within_run_spread(*b, *n));
     if (bv.size() < 2 || nv.size() < 2) append_note(row.d, "one run on a side: weak evidence");
   } else {
     // Within-run samples say nothing about the next run: only a generous threshold counts.

@@ -24,6 +24,11 @@ struct Settings {
   // leaves 1% per direction, which with three runs a side still catches a 10% change of a record
   // whose runs spread 2% (see docs/compare.md for the measured rates).
   double run_confidence = 0.98;
+  // Unpaired runs: the run-to-run spread used is at least this factor times the typical spread of
+  // the samples inside a run (robust, from their quartiles). Three runs estimate their own spread
+  // poorly, and a record whose samples visit two states of the machine (a time slice lost or not)
+  // can put all three medians of one file in the same state: the within-run spread says so.
+  double within_run_floor = 0.5;
   std::uint64_t seed = 0x6774622d636d70ull;  // fixed: the same files always give the same verdicts
 };
 
@@ -79,8 +84,10 @@ Decision decide(double base_value, double new_value, const std::vector<double>& 
 // larger of BASE's own and the pooled spread of both sides), so a change within that noise floor is
 // never a regression. Paired (gtb ab, base[i] and next[i] from the same round): the interval of the
 // mean paired log ratio. Student's t at s.run_confidence either way.
+// `within_spread` (unpaired only): the typical standard deviation of log samples inside one run;
+// the spread used is at least s.within_run_floor times it.
 Decision decide_runs(const std::vector<double>& base, const std::vector<double>& next, bool paired, Better better,
-                     double threshold, const Settings& s);
+                     double threshold, const Settings& s, double within_spread = 0.0);
 
 struct Row {
   std::string id;

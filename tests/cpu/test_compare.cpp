@@ -263,6 +263,11 @@ TEST(CompareConfig, ThresholdsPerFamilyAndGlob) {
   EXPECT_TRUE(c.ignored(rate_record("step", json{{"b", 1}}, steady(1e-3, 1), "train")));
 }
 
+TEST(CompareConfig, WithinRunFloorIsASetting) {
+  EXPECT_DOUBLE_EQ(compare::Config{}.settings.within_run_floor, 0.5);
+  EXPECT_DOUBLE_EQ(compare::Config::from_json(json::parse(R"({"within_run_floor": 0})")).settings.within_run_floor, 0.0);
+}
+
 TEST(CompareConfig, ThresholdChangesTheVerdict) {
   // 8% slower: a regression at 5%, the same at a 10% family threshold.
   const Record b = rate_record("w", json{{"b", 1}}, steady(1e-3, 1));
@@ -276,7 +281,8 @@ TEST(CompareConfig, ThresholdChangesTheVerdict) {
 TEST(CompareConfig, RejectsMistakes) {
   for (const char* bad : {R"({"treshold": 0.1})", R"({"threshold": 5})", R"({"threshold": "5%"})",
                           R"({"families": {"gemm": {"threshld": 0.1}}})", R"({"records": []})",
-                          R"({"min_samples": 1})", R"({"alpha": 0})", R"([1, 2])"}) {
+                          R"({"min_samples": 1})", R"({"alpha": 0})", R"({"within_run_floor": -1})",
+                          R"({"within_run_floor": "half"})", R"([1, 2])"}) {
     EXPECT_THROW(compare::Config::from_json(json::parse(bad)), std::runtime_error) << bad;
   }
 }

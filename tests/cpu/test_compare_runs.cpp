@@ -78,6 +78,27 @@ TEST(DecideRuns, AChangeWithinTheNoiseFloorIsNeverARegression) {
             Verdict::faster);
 }
 
+TEST(DecideRuns, SamplesSpreadInsideRunsWidenTheFloor) {
+  // Three steady runs a side 16% apart, as two files of a record whose samples visit two machine
+  // states (24 and 32 ms) and whose three medians each landed in one state: measured on the 2-core
+  // machine, a false alarm when only the runs' own spread counts.
+  const std::vector<double> base = {0.067, 0.067, 0.066}, next = {0.056, 0.057, 0.056};
+  EXPECT_EQ(compare::decide_runs(base, next, false, Better::higher, 0.05, compare::Settings{}).verdict, Verdict::slower);
+  const auto wide = compare::decide_runs(base, next, false, Better::higher, 0.05, compare::Settings{}, 0.2);
+  EXPECT_NE(wide.verdict, Verdict::slower);
+  EXPECT_NE(wide.note.find("spread inside runs (20.0%)"), std::string::npos) << wide.note;
+  // A steady record (1% inside its runs) still shows a 10% slowdown.
+  const auto steady = compare::decide_runs({100, 100.5, 99.5}, {91, 90.5, 91.5}, false, Better::higher, 0.05,
+                                           compare::Settings{}, 0.01);
+  EXPECT_EQ(steady.verdict, Verdict::slower);
+  // The factor is a setting; 0 turns the floor off. Paired rounds never use it.
+  compare::Settings off;
+  off.within_run_floor = 0;
+  EXPECT_EQ(compare::decide_runs(base, next, false, Better::higher, 0.05, off, 0.2).verdict, Verdict::slower);
+  EXPECT_EQ(compare::decide_runs(base, next, true, Better::higher, 0.05, compare::Settings{}, 0.2).verdict,
+            Verdict::slower);
+}
+
 TEST(DecideRuns, PairedRoundsCancelDriftShared) {
   // Each round drifts by up to +-20% (both builds alike); the paired ratios see only the change.
   compare::Rng rng(23);
