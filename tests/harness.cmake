@@ -20,8 +20,19 @@ add_test(NAME driver.blas_coretype
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/driver/blas_core.sh $<TARGET_FILE:gtb-gemm> ${Python3_EXECUTABLE}
                  ${CMAKE_CURRENT_BINARY_DIR}/blas-coretype)
 set_tests_properties(driver.blas_coretype PROPERTIES LABELS cpu TIMEOUT 300)
-# The families this project must build; a missing one fails driver.every_family.
-set_tests_properties(driver.every_family PROPERTIES ENVIRONMENT "GTB_EXPECT_FAMILIES=ceilings,transfer,vectorize,gemm,train,parallel,pitfalls")
+# Every family folder under bench/ must build its family; a missing one fails driver.every_family (a
+# dependency that went missing must not drop a family silently).
+file(GLOB _gtb_family_cmakes RELATIVE ${PROJECT_SOURCE_DIR}/bench ${PROJECT_SOURCE_DIR}/bench/*/*.cmake)
+set(_gtb_expect "")
+foreach(f IN LISTS _gtb_family_cmakes)
+  get_filename_component(_dir ${f} DIRECTORY)
+  get_filename_component(_name ${f} NAME_WE)
+  if(_dir STREQUAL _name AND (NOT GTB_ONLY_FAMILIES OR _name IN_LIST GTB_ONLY_FAMILIES))
+    list(APPEND _gtb_expect ${_name})
+  endif()
+endforeach()
+list(JOIN _gtb_expect "," _gtb_expect)
+set_tests_properties(driver.every_family PROPERTIES ENVIRONMENT "GTB_EXPECT_FAMILIES=${_gtb_expect}")
 
 # The self-test family: like a real family binary, but not in GTB_FAMILIES, so `gtb run` runs it only
 # when a test names it (GTB_FAMILIES=selftest). Its planted-slowdown knob cannot reach real records.

@@ -127,6 +127,7 @@ list)
   expect_rc 2 "$gtb" list --family nope
   ;;
 every_family)
+  [ -n "${GTB_EXPECT_FAMILIES:-}" ] || fail "no family expected (GTB_EXPECT_FAMILIES is empty)"
   expect_rc 0 "$gtb" list --json
   for f in ${GTB_EXPECT_FAMILIES//,/ }; do
     "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if '$f' in [x['family'] for x in d] else 1)" "$work/out.txt" \
