@@ -105,12 +105,7 @@ bool agreed_check(gtb::State& st, bool ok, const std::string& detail, gtb::json 
   throw gtb::Skip("rank " + std::to_string(mpi::rank()) + ": its figures are in rank 0's record");
 }
 
-gtb::StopRule quick_rule() {
-  gtb::StopRule r = gtb::StopRule::quick();
-  r.budget_seconds = 0.15;
-  r.min_samples = 5;
-  return r;
-}
+const gtb::RuleChange kQuickRule = gtb::RuleChange().budget_seconds(0.15).min_samples(5);
 
 // ---- collectives on the CPU: MPI ----
 void cpu_collective(gtb::State& st) {
@@ -391,7 +386,7 @@ void gpu_interference(gtb::State&) { throw gtb::Skip("built without CUDA"); }
 
 using I = std::vector<std::int64_t>;
 using S = std::vector<std::string>;
-const std::vector<std::string> kCollectives = {"all_reduce", "reduce_scatter", "all_gather"};
+const std::vector<std::string> kCollectives = gtb::names_of(par::kCollectiveNames);
 const std::vector<std::int64_t> kBytesFull = {4096, 65536, 1 << 20, 16 << 20, 256 << 20, 1 << 30};
 const std::vector<std::int64_t> kBytesQuick = {4096, 1 << 20, 16 << 20};
 
@@ -401,7 +396,7 @@ const std::vector<std::int64_t> kBytesQuick = {4096, 1 << 20, 16 << 20};
                                    .axis("bytes", kBytesFull, kBytesQuick)
                                    .option("dtype", S{"fp32"})
                                    .rate("algbw", "GB/s", 1e9)
-                                   .rule(quick_rule(), gtb::StopRule::full())
+                                   .rule(gtb::Suite::quick, kQuickRule)
                                    .describe("MPI collective, float32 sum; algbw = bytes / time (nccl-tests' sizes)");
 [[maybe_unused]] auto& b_plain = gtb::add("parallel", "collective", "mpi_plain_loop", gtb::Backend::cpu, cpu_collective)
                                      .axis("ranks", I{kRanks})
@@ -409,7 +404,7 @@ const std::vector<std::int64_t> kBytesQuick = {4096, 1 << 20, 16 << 20};
                                      .axis("bytes", I{kBytesFull.back()}, I{kBytesQuick.back()})
                                      .option("dtype", S{"fp32"})
                                      .rate("algbw", "GB/s", 1e9)
-                                     .rule(quick_rule(), gtb::StopRule::full())
+                                     .rule(gtb::Suite::quick, kQuickRule)
                                      .describe("A bare MPI_Allreduce loop timed on rank 0: the yardstick for the mpi records");
 [[maybe_unused]] auto& b_nccl = gtb::add("parallel", "collective", "nccl", gtb::Backend::cuda, gpu_collective)
                                     .axis("gpus", S{"all_local"})
@@ -438,12 +433,12 @@ gtb::Bench& model_axes(gtb::Bench& b) {
                                   .axis("bucket_mb", std::vector<double>{1, 25, 100}, std::vector<double>{1})
                                   .option("overlap", S{"off", "on"})
                                   .rate("throughput", "samples/s", 1.0)
-                                  .rule(quick_rule(), gtb::StopRule::full())
+                                  .rule(gtb::Suite::quick, kQuickRule)
                                   .describe("Data-parallel MLP step: shard of the global batch per rank, "
                                             "DDP-style buckets (first 1 MiB), MPI all-reduce");
 [[maybe_unused]] auto& b_one = model_axes(gtb::add("parallel", "dp_step", "one_rank", gtb::Backend::cpu, cpu_dp_step))
                                    .rate("throughput", "samples/s", 1.0)
-                                   .rule(quick_rule(), gtb::StopRule::full())
+                                   .rule(gtb::Suite::quick, kQuickRule)
                                    .describe("The same step on rank 0 alone without communication: the "
                                              "one-rank throughput that scaling efficiency divides by");
 

@@ -116,7 +116,6 @@ std::string opt(const Record& r, const char* k) {
 
 double param_num(const Record& r, const char* k) { return dbl(at(r.params, k)); }
 
-bool usable(const Record& r) { return r.status == Status::ok && r.value && std::isfinite(*r.value); }
 
 std::string esc(const std::string& s) {
   std::string o;
