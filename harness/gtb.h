@@ -1,6 +1,7 @@
 // The public API a benchmark family uses: declare workloads and axes, verify, then measure.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -22,17 +23,24 @@ namespace gtb {
 
 using AxisValue = std::variant<std::int64_t, double, std::string>;
 
+// One axis of a workload: a name and its values, or a zip: several names whose values vary
+// together, one tuple per point (a GEMM shape (m, n, k)). Single axes are one-name zips.
 struct Axis {
-  std::string name;
+  std::vector<std::string> names;
   bool is_option = false;  // options describe the variant (memory kind, precision); params the problem
-  std::vector<AxisValue> full;
-  std::vector<AxisValue> quick;  // empty: same as full
+  std::vector<std::vector<AxisValue>> full;   // one tuple of names.size() values per point
+  std::vector<std::vector<AxisValue>> quick;  // empty: same as full
+  const std::vector<std::vector<AxisValue>>& values(Suite s) const {
+    return s == Suite::quick && !quick.empty() ? quick : full;
+  }
 };
 
 class State;
 using CaseFn = std::function<void(State&)>;
 // Returns false to drop a combination of axis values (e.g. D2H with write-combined memory).
 using FilterFn = std::function<bool(const json& params, const json& options)>;
+// The same for a combination that one suite keeps and another drops.
+using SuiteFilterFn = std::function<bool(const json& params, const json& options, Suite suite)>;
 
 // Declares one workload variant on one backend. Axes multiply into cases; each case becomes one
 // record and one Google Benchmark entry.
@@ -45,7 +53,13 @@ class Bench {
   Bench& axis(const std::string& name, std::vector<std::string> full, std::vector<std::string> quick = {});
   Bench& option(const std::string& name, std::vector<std::int64_t> full, std::vector<std::int64_t> quick = {});
   Bench& option(const std::string& name, std::vector<std::string> full, std::vector<std::string> quick = {});
+  // Several params that vary together: one axis of tuples, e.g.
+  //   .zip({"m", "n", "k"}, {{256, 256, 256}, {2048, 4096, 1024}}, {{256, 256, 256}})
+  // Each case gets every name as a param, in the order given; ids read as if they were axes.
+  Bench& zip(std::vector<std::string> names, std::vector<std::vector<std::int64_t>> full,
+             std::vector<std::vector<std::int64_t>> quick = {});
   Bench& filter(FilterFn fn);
+  Bench& filter(SuiteFilterFn fn);
   // Primary metric: value = work per repetition / median seconds per repetition / scale.
   Bench& rate(std::string metric, std::string unit, double scale);
   // Primary metric: value = median seconds per repetition / scale (lower is better).
@@ -54,9 +68,11 @@ class Bench {
   // percent of that ceiling to GB/s records.
   Bench& ceiling(std::string name);
   Bench& describe(std::string text);
-  Bench& rule(StopRule quick, StopRule full);  // override the default stopping rule
-  Bench& only_quick();                        // registered in the quick suite only
-  Bench& only_full();                         // registered in the full suite only
+  // Changes to the suites' default stopping rules (suite_rule()): in every suite, or in one.
+  // Later changes win field by field.
+  Bench& rule(const RuleChange& every_suite);
+  Bench& rule(Suite suite, const RuleChange& change);
+  Bench& only(Suite suite);  // in this suite only (default: every suite)
 
   // Introspection (used by the harness).
   const std::string& family() const { return family_; }
@@ -65,31 +81,41 @@ class Bench {
   Backend backend() const { return backend_; }
   const std::vector<Axis>& axes() const { return axes_; }
   const CaseFn& fn() const { return fn_; }
-  const FilterFn& filter_fn() const { return filter_; }
+  bool keeps(const json& params, const json& options, Suite suite) const;
   const MetricSpec& metric() const { return metric_; }
   const std::string& ceiling_name() const { return ceiling_; }
   const std::string& description() const { return description_; }
-  std::optional<StopRule> rule_for(Suite s) const;
+  StopRule rule_for(Suite s) const;  // the suite's default with this registration's changes
   bool in_suite(Suite s) const;
 
  private:
-  Bench& add_axis(const std::string& name, bool is_option, std::vector<AxisValue> full, std::vector<AxisValue> quick);
+  Bench& add_axis(std::vector<std::string> names, bool is_option, std::vector<std::vector<AxisValue>> full,
+                  std::vector<std::vector<AxisValue>> quick);
+  template <class T>
+  Bench& add_single(const std::string& name, bool is_option, const std::vector<T>& full, const std::vector<T>& quick);
   std::string family_, workload_, variant_;
   Backend backend_;
   CaseFn fn_;
-  FilterFn filter_;
+  SuiteFilterFn filter_;
   std::vector<Axis> axes_;
   MetricSpec metric_;
   std::string ceiling_;
   std::string description_;
-  std::optional<StopRule> quick_rule_, full_rule_;
-  int suites_ = 3;  // bit 1 quick, bit 2 full
+  struct PerSuite {
+    bool included = true;
+    RuleChange change;
+  };
+  std::array<PerSuite, kSuiteNames.size()> suites_;
 };
 
 // Registers a workload variant; keep the returned reference in a static to register at start-up:
 //   static auto& b = gtb::add("transfer", "copy_h2d", "pinned", gtb::Backend::cuda, run_h2d)
 //                        .axis("bytes", {...}).rate("bandwidth", "GB/s", 1e9);
 Bench& add(std::string family, std::string workload, std::string variant, Backend backend, CaseFn fn);
+
+// The cases `family` has in `suite`, in run order, as records before they run (id, params, options,
+// metric): what --gtb_list counts and a run executes.
+std::vector<Record> planned_records(const std::string& family, Suite suite);
 
 // Family-level derived results (fits, break-even points, crossovers) computed from the finished
 // records of this process; stored under findings.<family> in the results file.

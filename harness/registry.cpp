@@ -1,6 +1,7 @@
 // Workload registration, the verify → measure protocol, and the shared family main().
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -38,16 +39,24 @@ Registry& registry() {
 }
 
 template <class T>
-std::vector<AxisValue> to_values(const std::vector<T>& v) {
-  std::vector<AxisValue> out;
+std::vector<std::vector<AxisValue>> to_tuples(const std::vector<std::vector<T>>& v) {
+  std::vector<std::vector<AxisValue>> out;
   out.reserve(v.size());
-  for (const auto& x : v) out.emplace_back(x);
+  for (const auto& t : v) out.emplace_back(t.begin(), t.end());
   return out;
 }
 
 json value_json(const AxisValue& v) {
   return std::visit([](const auto& x) { return json(x); }, v);
 }
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+std::size_t suite_index(Suite s) { return static_cast<std::size_t>(s); }
 
 }  // namespace
 
@@ -58,32 +67,64 @@ Bench::Bench(std::string family, std::string workload, std::string variant, Back
       backend_(backend),
       fn_(std::move(fn)) {}
 
-Bench& Bench::add_axis(const std::string& name, bool is_option, std::vector<AxisValue> full,
-                       std::vector<AxisValue> quick) {
-  if (full.empty()) throw std::invalid_argument("axis '" + name + "' of " + workload_ + " has no values");
-  for (const Axis& a : axes_)
-    if (a.name == name) throw std::invalid_argument("axis '" + name + "' declared twice in " + workload_);
-  axes_.push_back({name, is_option, std::move(full), std::move(quick)});
+Bench& Bench::add_axis(std::vector<std::string> names, bool is_option, std::vector<std::vector<AxisValue>> full,
+                       std::vector<std::vector<AxisValue>> quick) {
+  const std::string label = joined(names);
+  if (names.empty()) throw std::invalid_argument("an axis of " + workload_ + " has no name");
+  if (full.empty()) throw std::invalid_argument("axis '" + label + "' of " + workload_ + " has no values");
+  for (const auto* list : {&full, &quick})
+    for (const auto& t : *list)
+      if (t.size() != names.size())
+        throw std::invalid_argument("axis '" + label + "' of " + workload_ + ": a point has " +
+                                    std::to_string(t.size()) + " values for " + std::to_string(names.size()) + " names");
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    bool taken = std::find(names.begin(), names.begin() + std::ptrdiff_t(i), names[i]) != names.begin() + std::ptrdiff_t(i);
+    for (const Axis& a : axes_) taken = taken || std::find(a.names.begin(), a.names.end(), names[i]) != a.names.end();
+    if (taken) throw std::invalid_argument("axis '" + names[i] + "' declared twice in " + workload_);
+  }
+  axes_.push_back({std::move(names), is_option, std::move(full), std::move(quick)});
   return *this;
+}
+template <class T>
+Bench& Bench::add_single(const std::string& name, bool is_option, const std::vector<T>& full,
+                         const std::vector<T>& quick) {
+  auto tuples = [](const std::vector<T>& v) {
+    std::vector<std::vector<AxisValue>> out;
+    out.reserve(v.size());
+    for (const auto& x : v) out.push_back({AxisValue(x)});
+    return out;
+  };
+  return add_axis({name}, is_option, tuples(full), tuples(quick));
 }
 Bench& Bench::axis(const std::string& n, std::vector<std::int64_t> f, std::vector<std::int64_t> q) {
-  return add_axis(n, false, to_values(f), to_values(q));
+  return add_single(n, false, f, q);
 }
 Bench& Bench::axis(const std::string& n, std::vector<double> f, std::vector<double> q) {
-  return add_axis(n, false, to_values(f), to_values(q));
+  return add_single(n, false, f, q);
 }
 Bench& Bench::axis(const std::string& n, std::vector<std::string> f, std::vector<std::string> q) {
-  return add_axis(n, false, to_values(f), to_values(q));
+  return add_single(n, false, f, q);
 }
 Bench& Bench::option(const std::string& n, std::vector<std::int64_t> f, std::vector<std::int64_t> q) {
-  return add_axis(n, true, to_values(f), to_values(q));
+  return add_single(n, true, f, q);
 }
 Bench& Bench::option(const std::string& n, std::vector<std::string> f, std::vector<std::string> q) {
-  return add_axis(n, true, to_values(f), to_values(q));
+  return add_single(n, true, f, q);
+}
+Bench& Bench::zip(std::vector<std::string> names, std::vector<std::vector<std::int64_t>> f,
+                  std::vector<std::vector<std::int64_t>> q) {
+  return add_axis(std::move(names), false, to_tuples(f), to_tuples(q));
 }
 Bench& Bench::filter(FilterFn fn) {
+  filter_ = [plain = std::move(fn)](const json& p, const json& o, Suite) { return plain(p, o); };
+  return *this;
+}
+Bench& Bench::filter(SuiteFilterFn fn) {
   filter_ = std::move(fn);
   return *this;
+}
+bool Bench::keeps(const json& params, const json& options, Suite suite) const {
+  return !filter_ || filter_(params, options, suite);
 }
 Bench& Bench::rate(std::string metric, std::string unit, double scale) {
   metric_ = {std::move(metric), std::move(unit), scale, MetricKind::rate};
@@ -101,21 +142,20 @@ Bench& Bench::describe(std::string text) {
   description_ = std::move(text);
   return *this;
 }
-Bench& Bench::rule(StopRule quick, StopRule full) {
-  quick_rule_ = quick;
-  full_rule_ = full;
+Bench& Bench::rule(const RuleChange& every_suite) {
+  for (PerSuite& p : suites_) p.change.then(every_suite);
   return *this;
 }
-Bench& Bench::only_quick() {
-  suites_ = 1;
+Bench& Bench::rule(Suite suite, const RuleChange& change) {
+  suites_.at(suite_index(suite)).change.then(change);
   return *this;
 }
-Bench& Bench::only_full() {
-  suites_ = 2;
+Bench& Bench::only(Suite suite) {
+  for (std::size_t i = 0; i < suites_.size(); ++i) suites_[i].included = i == suite_index(suite);
   return *this;
 }
-std::optional<StopRule> Bench::rule_for(Suite s) const { return s == Suite::quick ? quick_rule_ : full_rule_; }
-bool Bench::in_suite(Suite s) const { return (suites_ & (s == Suite::quick ? 1 : 2)) != 0; }
+StopRule Bench::rule_for(Suite s) const { return suites_.at(suite_index(s)).change.applied_to(suite_rule(s)); }
+bool Bench::in_suite(Suite s) const { return suites_.at(suite_index(s)).included; }
 
 Bench& add(std::string family, std::string workload, std::string variant, Backend backend, CaseFn fn) {
   registry().benches.push_back(
@@ -287,9 +327,8 @@ std::vector<Case> expand(const std::string& family, Suite suite) {
   std::vector<Case> out;
   for (const auto& b : registry().benches) {
     if (b->family() != family || !b->in_suite(suite)) continue;
-    std::vector<const std::vector<AxisValue>*> lists;
-    for (const Axis& a : b->axes())
-      lists.push_back(suite == Suite::quick && !a.quick.empty() ? &a.quick : &a.full);
+    std::vector<const std::vector<std::vector<AxisValue>>*> lists;
+    for (const Axis& a : b->axes()) lists.push_back(&a.values(suite));
     std::vector<std::size_t> idx(lists.size(), 0);
     while (true) {
       Case c;
@@ -298,9 +337,11 @@ std::vector<Case> expand(const std::string& family, Suite suite) {
       c.options = json::object();
       for (std::size_t i = 0; i < lists.size(); ++i) {
         const Axis& a = b->axes()[i];
-        (a.is_option ? c.options : c.params)[a.name] = value_json((*lists[i])[idx[i]]);
+        const std::vector<AxisValue>& point = (*lists[i])[idx[i]];
+        for (std::size_t j = 0; j < a.names.size(); ++j)
+          (a.is_option ? c.options : c.params)[a.names[j]] = value_json(point[j]);
       }
-      if (!b->filter_fn() || b->filter_fn()(c.params, c.options)) {
+      if (b->keeps(c.params, c.options, suite)) {
         c.id = make_record_id(b->family(), b->workload(), b->variant(), b->backend(), c.params, c.options);
         out.push_back(std::move(c));
       }
@@ -351,7 +392,7 @@ void run_case(RunState& rs, const Case& c, Record& r) {
       return;
     }
   }
-  StopRule rule = c.bench->rule_for(rs.suite).value_or(rs.suite == Suite::quick ? StopRule::quick() : StopRule::full());
+  StopRule rule = c.bench->rule_for(rs.suite);
   if (rs.budget_override > 0) rule.budget_seconds = rs.budget_override;
   State st(r, rs.suite, rule);
   bool errored = true;
@@ -392,6 +433,16 @@ void run_case(RunState& rs, const Case& c, Record& r) {
   }
 }
 
+}  // namespace
+
+std::vector<Record> planned_records(const std::string& family, Suite suite) {
+  std::vector<Record> out;
+  for (const Case& c : expand(family, suite)) out.push_back(base_record(c));
+  return out;
+}
+
+namespace {
+
 json list_json(const std::string& family, Suite suite) {
   json ws = json::array();
   std::map<const Bench*, int> counts;
@@ -401,9 +452,16 @@ json list_json(const std::string& family, Suite suite) {
     json axes = json::array();
     for (const Axis& a : b->axes()) {
       json vals = json::array();
-      for (const auto& v : (suite == Suite::quick && !a.quick.empty() ? a.quick : a.full)) vals.push_back(value_json(v));
-      axes.push_back({{"name", a.name}, {"kind", a.is_option ? "option" : "param"}, {"values", vals}});
+      for (const auto& point : a.values(suite)) {
+        json t = json::array();
+        for (const auto& v : point) t.push_back(value_json(v));
+        vals.push_back(a.names.size() == 1 ? t[0] : t);  // a zip's point lists its names' values
+      }
+      json axis = {{"name", joined(a.names)}, {"kind", a.is_option ? "option" : "param"}, {"values", vals}};
+      if (a.names.size() > 1) axis["names"] = a.names;
+      axes.push_back(std::move(axis));
     }
+    const StopRule rule = b->rule_for(suite);
     ws.push_back({{"workload", b->workload()},
                   {"variant", b->variant()},
                   {"backend", to_string(b->backend())},
@@ -411,6 +469,15 @@ json list_json(const std::string& family, Suite suite) {
                   {"unit", b->metric().unit},
                   {"axes", axes},
                   {"cases", counts[b.get()]},
+                  {"rule", {{"warmup_samples", rule.warmup_samples},
+                            {"warmup_seconds", rule.warmup_seconds},
+                            {"min_samples", rule.min_samples},
+                            {"max_samples", rule.max_samples},
+                            {"noise_target", rule.noise_target},
+                            {"budget_seconds", rule.budget_seconds},
+                            {"hard_min_samples", rule.hard_min_samples},
+                            {"min_sample_seconds", rule.min_sample_seconds},
+                            {"max_reps", rule.max_reps}}},
                   {"description", b->description()}});
   }
   return {{"family", family}, {"suite", to_string(suite)}, {"workloads", ws}};
@@ -440,9 +507,11 @@ int family_main(int argc, char** argv, const std::string& family) {
       out_path = *v;
       if (out_path.empty()) return usage_error("--gtb_out needs a file path");
     } else if (auto s = val("--gtb_suite")) {
-      if (*s == "quick") rs.suite = Suite::quick;
-      else if (*s == "full") rs.suite = Suite::full;
-      else return usage_error("--gtb_suite must be quick or full, not '" + *s + "'");
+      try {
+        rs.suite = suite_from_string(*s);
+      } catch (const std::invalid_argument& e) {
+        return usage_error(std::string("--gtb_suite: ") + e.what());
+      }
     } else if (auto b = val("--gtb_budget")) {
       char* end = nullptr;
       const double x = std::strtod(b->c_str(), &end);

@@ -5,31 +5,66 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace gtb {
 
-StopRule StopRule::quick() {
-  StopRule r;
-  r.warmup_samples = 1;
-  r.warmup_seconds = 0.01;
-  r.min_samples = 7;
-  r.max_samples = 200;
-  r.noise_target = 0.02;
-  r.budget_seconds = 0.25;
-  r.hard_min_samples = 3;
+// The suites and their default rules. quick: a 2 % noise target within a quarter second per record;
+// full: 0.5 % within three seconds, and more warm-up. Built on first use, so registrations that run
+// during static initialisation may already ask for it.
+const StopRule& suite_rule(Suite s) {
+  static const std::pair<Suite, StopRule> table[] = {
+      {Suite::quick, RuleChange()
+                         .warmup_samples(1)
+                         .warmup_seconds(0.01)
+                         .min_samples(7)
+                         .max_samples(200)
+                         .noise_target(0.02)
+                         .budget_seconds(0.25)
+                         .hard_min_samples(3)
+                         .applied_to(StopRule{})},
+      {Suite::full, RuleChange()
+                        .warmup_samples(3)
+                        .warmup_seconds(0.1)
+                        .min_samples(20)
+                        .max_samples(2000)
+                        .noise_target(0.005)
+                        .budget_seconds(3.0)
+                        .hard_min_samples(5)
+                        .applied_to(StopRule{})},
+  };
+  for (const auto& [suite, rule] : table)
+    if (suite == s) return rule;
+  throw std::invalid_argument("no stopping rule for suite " + std::to_string(static_cast<int>(s)));
+}
+
+StopRule RuleChange::applied_to(StopRule r) const {
+  if (warmup_samples_) r.warmup_samples = *warmup_samples_;
+  if (warmup_seconds_) r.warmup_seconds = *warmup_seconds_;
+  if (min_samples_) r.min_samples = *min_samples_;
+  if (max_samples_) r.max_samples = *max_samples_;
+  if (noise_target_) r.noise_target = *noise_target_;
+  if (budget_seconds_) r.budget_seconds = *budget_seconds_;
+  if (hard_min_samples_) r.hard_min_samples = *hard_min_samples_;
+  if (min_sample_seconds_) r.min_sample_seconds = *min_sample_seconds_;
+  if (max_reps_) r.max_reps = *max_reps_;
   return r;
 }
 
-StopRule StopRule::full() {
-  StopRule r;
-  r.warmup_samples = 3;
-  r.warmup_seconds = 0.1;
-  r.min_samples = 20;
-  r.max_samples = 2000;
-  r.noise_target = 0.005;
-  r.budget_seconds = 3.0;
-  r.hard_min_samples = 5;
-  return r;
+RuleChange& RuleChange::then(const RuleChange& later) {
+  auto over = [](auto& field, const auto& v) {
+    if (v) field = v;
+  };
+  over(warmup_samples_, later.warmup_samples_);
+  over(warmup_seconds_, later.warmup_seconds_);
+  over(min_samples_, later.min_samples_);
+  over(max_samples_, later.max_samples_);
+  over(noise_target_, later.noise_target_);
+  over(budget_seconds_, later.budget_seconds_);
+  over(hard_min_samples_, later.hard_min_samples_);
+  over(min_sample_seconds_, later.min_sample_seconds_);
+  over(max_reps_, later.max_reps_);
+  return *this;
 }
 
 std::string stop_decision(const StopRule& rule, const std::vector<double>& samples, double elapsed) {

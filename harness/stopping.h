@@ -1,15 +1,24 @@
-// The stopping rule: warm-up, minimum samples, a noise target and a time budget per record.
+// The stopping rule (warm-up, minimum samples, a noise target and a time budget per record) and the
+// suites, one table of default rules that registrations change only where they must.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/stats.h"
 #include "kernels/common/clock.h"  // gtb::host_seconds
+#include "kernels/common/names.h"
 
 namespace gtb {
+
+// quick: a few seconds per family, the points that show the shape; full: every point, larger budgets.
+enum class Suite { quick, full };
+inline constexpr NameTable<Suite, 2> kSuiteNames = {{{Suite::quick, "quick"}, {Suite::full, "full"}}};
+inline const char* to_string(Suite s) { return name_of(kSuiteNames, s); }
+inline Suite suite_from_string(const std::string& s) { return parse_name(kSuiteNames, s, "suite"); }
 
 struct StopRule {
   int warmup_samples = 1;          // untimed-for-the-record samples run first
@@ -21,10 +30,39 @@ struct StopRule {
   int hard_min_samples = 3;        // a slow case still gets this many samples, whatever the budget
   double min_sample_seconds = 50e-6;  // fast operations are repeated until one sample lasts this long
   std::int64_t max_reps = 1 << 20;
-
-  static StopRule quick();
-  static StopRule full();
 };
+
+// What a registration changes in its suite's default rule: only the fields it sets, e.g.
+//   RuleChange().min_samples(5).budget_seconds(0.2)
+class RuleChange {
+ public:
+  RuleChange& warmup_samples(int v) { return set(warmup_samples_, v); }
+  RuleChange& warmup_seconds(double v) { return set(warmup_seconds_, v); }
+  RuleChange& min_samples(int v) { return set(min_samples_, v); }
+  RuleChange& max_samples(int v) { return set(max_samples_, v); }
+  RuleChange& noise_target(double v) { return set(noise_target_, v); }
+  RuleChange& budget_seconds(double v) { return set(budget_seconds_, v); }
+  RuleChange& hard_min_samples(int v) { return set(hard_min_samples_, v); }
+  RuleChange& min_sample_seconds(double v) { return set(min_sample_seconds_, v); }
+  RuleChange& max_reps(std::int64_t v) { return set(max_reps_, v); }
+
+  // `base` with this change's fields over it; a later change over an earlier one wins field by field.
+  StopRule applied_to(StopRule base) const;
+  RuleChange& then(const RuleChange& later);
+
+ private:
+  template <class T, class V>
+  RuleChange& set(std::optional<T>& field, V v) {
+    field = v;
+    return *this;
+  }
+  std::optional<int> warmup_samples_, min_samples_, max_samples_, hard_min_samples_;
+  std::optional<double> warmup_seconds_, noise_target_, budget_seconds_, min_sample_seconds_;
+  std::optional<std::int64_t> max_reps_;
+};
+
+// The suites' default stopping rules (one table, in stopping.cpp).
+const StopRule& suite_rule(Suite s);
 
 // Runs `reps` repetitions of the measured operation and returns their total seconds.
 using Sampler = std::function<double(std::int64_t reps)>;

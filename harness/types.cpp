@@ -1,4 +1,4 @@
-// Records to and from JSON, enum names, record ids.
+// Records to and from JSON, record ids.
 #include "harness/types.h"
 
 #include <cmath>
@@ -6,49 +6,6 @@
 #include <stdexcept>
 
 namespace gtb {
-
-const char* to_string(Backend b) { return b == Backend::cpu ? "cpu" : "cuda"; }
-const char* to_string(Clock c) { return c == Clock::host_wall ? "host_wall" : "cuda_event"; }
-const char* to_string(Better b) { return b == Better::higher ? "higher" : "lower"; }
-const char* to_string(Suite s) { return s == Suite::quick ? "quick" : "full"; }
-const char* to_string(Status s) {
-  switch (s) {
-    case Status::ok: return "ok";
-    case Status::skipped: return "skipped";
-    case Status::failed: return "failed";
-    case Status::invalid: return "invalid";
-  }
-  return "failed";
-}
-
-namespace {
-[[noreturn]] void bad_enum(const char* what, const std::string& s) {
-  throw std::runtime_error(std::string("unknown ") + what + " '" + s + "'");
-}
-}  // namespace
-
-Backend backend_from_string(const std::string& s) {
-  if (s == "cpu") return Backend::cpu;
-  if (s == "cuda") return Backend::cuda;
-  bad_enum("backend", s);
-}
-Clock clock_from_string(const std::string& s) {
-  if (s == "host_wall") return Clock::host_wall;
-  if (s == "cuda_event") return Clock::cuda_event;
-  bad_enum("clock", s);
-}
-Better better_from_string(const std::string& s) {
-  if (s == "higher") return Better::higher;
-  if (s == "lower") return Better::lower;
-  bad_enum("direction", s);
-}
-Status status_from_string(const std::string& s) {
-  if (s == "ok") return Status::ok;
-  if (s == "skipped") return Status::skipped;
-  if (s == "failed") return Status::failed;
-  if (s == "invalid") return Status::invalid;
-  bad_enum("status", s);
-}
 
 double Record::metric_of_seconds(double seconds) const {
   if (metric.kind == MetricKind::rate) return seconds > 0 ? work_per_rep / seconds / metric.scale : 0.0;
@@ -98,7 +55,7 @@ json to_json(const Record& r) {
   j["metric"] = r.metric.name;
   j["unit"] = r.metric.unit;
   j["better"] = to_string(r.metric.better());
-  j["metric_kind"] = r.metric.kind == MetricKind::rate ? "rate" : "time";
+  j["metric_kind"] = to_string(r.metric.kind);
   j["metric_scale"] = r.metric.scale;
   if (r.status == Status::ok && r.value && std::isfinite(*r.value)) j["value"] = *r.value;
   j["work_per_rep"] = r.work_per_rep;
@@ -249,6 +206,8 @@ Record record_from_json(const json& j) {
       }
     }
   } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(where + ": " + e.what());
+  } catch (const std::invalid_argument& e) {  // an unknown enum name
     throw std::runtime_error(where + ": " + e.what());
   } catch (const std::runtime_error& e) {
     const std::string msg = e.what();

@@ -1,6 +1,7 @@
 // Core value types shared by the harness, the driver and the families: records and their enums.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/stats.h"
+#include "kernels/common/names.h"
 
 namespace gtb {
 
@@ -19,19 +21,26 @@ enum class Backend { cpu, cuda };
 enum class Clock { host_wall, cuda_event };
 enum class Better { higher, lower };
 enum class Status { ok, skipped, failed, invalid };
-enum class Suite { quick, full };
 
-const char* to_string(Backend b);
-const char* to_string(Clock c);
-const char* to_string(Better b);
-const char* to_string(Status s);
-const char* to_string(Suite s);
-Backend backend_from_string(const std::string& s);
-Clock clock_from_string(const std::string& s);
-Better better_from_string(const std::string& s);
-Status status_from_string(const std::string& s);
+inline constexpr NameTable<Backend, 2> kBackendNames = {{{Backend::cpu, "cpu"}, {Backend::cuda, "cuda"}}};
+inline constexpr NameTable<Clock, 2> kClockNames = {{{Clock::host_wall, "host_wall"}, {Clock::cuda_event, "cuda_event"}}};
+inline constexpr NameTable<Better, 2> kBetterNames = {{{Better::higher, "higher"}, {Better::lower, "lower"}}};
+inline constexpr NameTable<Status, 4> kStatusNames = {
+    {{Status::ok, "ok"}, {Status::skipped, "skipped"}, {Status::failed, "failed"}, {Status::invalid, "invalid"}}};
+
+inline const char* to_string(Backend b) { return name_of(kBackendNames, b); }
+inline const char* to_string(Clock c) { return name_of(kClockNames, c); }
+inline const char* to_string(Better b) { return name_of(kBetterNames, b); }
+inline const char* to_string(Status s) { return name_of(kStatusNames, s); }
+// Unknown names throw std::invalid_argument.
+inline Backend backend_from_string(const std::string& s) { return parse_name(kBackendNames, s, "backend"); }
+inline Clock clock_from_string(const std::string& s) { return parse_name(kClockNames, s, "clock"); }
+inline Better better_from_string(const std::string& s) { return parse_name(kBetterNames, s, "direction"); }
+inline Status status_from_string(const std::string& s) { return parse_name(kStatusNames, s, "status"); }
 
 enum class MetricKind { rate, time };
+inline constexpr NameTable<MetricKind, 2> kMetricKindNames = {{{MetricKind::rate, "rate"}, {MetricKind::time, "time"}}};
+inline const char* to_string(MetricKind k) { return name_of(kMetricKindNames, k); }
 
 struct MetricSpec {
   std::string name = "time";
@@ -87,6 +96,10 @@ struct Record {
   // Metric value of one sample (same direction as value).
   double metric_of_seconds(double seconds) const;
 };
+
+// A record whose number can be used: status ok and a finite value. Callers that need more (samples,
+// a positive median) say so under their own name.
+inline bool usable(const Record& r) { return r.status == Status::ok && r.value && std::isfinite(*r.value); }
 
 json to_json(const Record& r);
 Record record_from_json(const json& j);  // throws std::runtime_error with a clear message

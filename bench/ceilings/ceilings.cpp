@@ -25,7 +25,7 @@ const std::vector<std::int64_t> kQuickBytes = {256ll << 20};
 // Host arrays: the ceiling counts only sizes whose working set is well above the last-level cache
 // (the smaller ones show what the caches add); the quick suite keeps two such sizes.
 const std::vector<std::int64_t> kHostQuickBytes = {64ll << 20, 256ll << 20};
-const std::vector<std::string> kStores = {"plain", "nontemporal"};
+const std::vector<std::string> kStores = gtb::names_of(gtb::cpu::kStoresNames);
 
 std::size_t elements(gtb::State& st) { return static_cast<std::size_t>(st.get_int("bytes")) / sizeof(float); }
 
@@ -38,10 +38,7 @@ std::vector<double> triad_reference(const float* b, const float* c, std::size_t 
 
 void cpu_stream(gtb::State& st, bool is_triad) {
   const std::size_t n = elements(st);
-  const std::string stores_name = st.get_string("stores");
-  if (stores_name != "plain" && stores_name != "nontemporal")
-    throw std::invalid_argument("ceilings: stores must be plain or nontemporal, not " + stores_name);
-  const auto stores = stores_name == "plain" ? gtb::cpu::Stores::plain : gtb::cpu::Stores::nontemporal;
+  const auto stores = gtb::cpu::stores_from_string(st.get_string("stores"));
   gtb::cpu::AlignedFloats a, b, c;
   try {
     a = gtb::cpu::alloc_floats(n), b = gtb::cpu::alloc_floats(n), c = gtb::cpu::alloc_floats(n);
@@ -158,7 +155,7 @@ auto& host_triad = gtb::add("ceilings", "stream_triad", "openmp", gtb::Backend::
                        .describe("STREAM-like triad a = b + s*c over all cores, 64-byte-aligned arrays placed by "
                                  "first touch; bytes = 3 x array bytes");
 auto& host_fma = gtb::add("ceilings", "fma_peak", "registers", gtb::Backend::cpu, cpu_fma)
-                     .option("isa", std::vector<std::string>{"avx512", "avx2", "baseline"})
+                     .option("isa", gtb::names_of(gtb::cpu::kFmaIsaNames))
                      .rate("flops", "TFLOP/s", 1e12)
                      .describe("FP32 x = x*m + a on 12 register vectors per thread, all threads; 2 FLOPs per lane");
 auto& dev_copy = gtb::add("ceilings", "stream_copy", "memcpy_d2d", gtb::Backend::cuda,

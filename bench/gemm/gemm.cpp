@@ -207,8 +207,7 @@ void gpu_gemm(gtb::State& st, bool lt) {
   describe_problem(st, pr, prec);
   if (!record_check(st, c.data(), pr, prec)) return;
 
-  const gtb::cuda::GemmPrecision cp = gtb::cuda::to_cuda(prec);
-  st.info("compute_type", gtb::cuda::compute_type_name(cp));
+  st.info("compute_type", gtb::cuda::compute_type_name(prec));
   st.info("library", std::string(lt ? "cuBLASLt " : "cuBLAS ") + gtb::cuda::cublas_version());
   st.info("gpu", dev.name);
   st.info("sm_count", dev.sms);
@@ -269,67 +268,57 @@ void gpu_gemm(gtb::State& st, bool lt) {
 void gpu_gemm(gtb::State&, bool) { throw gtb::Skip("built without CUDA"); }
 #endif
 
-// Each suite gets its own registration so the m/n/k product can be filtered to that suite's list.
-gtb::Bench& register_gemm(bool full, gtb::Backend backend, const std::string& variant,
-                          const std::vector<std::string>& precisions, gtb::CaseFn fn, const std::string& text) {
+std::vector<std::vector<std::int64_t>> mnk(const std::vector<gtb::gemm::Shape>& shapes) {
+  std::vector<std::vector<std::int64_t>> out;
+  for (const gtb::gemm::Shape& s : shapes) out.push_back({s.m, s.n, s.k});
+  return out;
+}
+
+gtb::Bench& register_gemm(gtb::Backend backend, const std::string& variant, const std::vector<std::string>& precisions,
+                          gtb::CaseFn fn, const std::string& text) {
   const bool cpu = backend == gtb::Backend::cpu;
-  const std::vector<gtb::gemm::Shape> shapes = gtb::gemm::shapes(full, cpu);
   auto& b = gtb::add("gemm", "gemm", variant, backend, std::move(fn))
-                .axis("m", gtb::gemm::dimension_values(shapes, 'm'))
-                .axis("n", gtb::gemm::dimension_values(shapes, 'n'))
-                .axis("k", gtb::gemm::dimension_values(shapes, 'k'))
-                .option("precision", precisions);
-  if (!cpu) b.option("l2", std::vector<std::string>{"warm", "cold"});
-  b.filter([shapes, full, cpu](const gtb::json& p, const gtb::json& o) {
-     const std::int64_t m = p["m"].get<std::int64_t>(), n = p["n"].get<std::int64_t>(), k = p["k"].get<std::int64_t>();
-     if (!gtb::gemm::contains(shapes, m, n, k)) return false;
-     // Cold-L2 runs matter where the operands fit in L2 and could stay there; the quick suite keeps
-     // them to one small square and one skinny shape (a cold repetition synchronizes the host, so
-     // these records take the whole sampling budget more often than warm ones).
-     if (!cpu && !full && o.contains("l2") && o["l2"] == "cold") return gtb::gemm::quick_cold_l2(m, n, k);
-     return true;
-   })
-      .rate("tflops", "TFLOP/s", 1e12)
-      .describe(text);
+                .zip({"m", "n", "k"}, mnk(gtb::gemm::shapes(true, cpu)), mnk(gtb::gemm::shapes(false, cpu)))
+                .option("precision", precisions)
+                .rate("tflops", "TFLOP/s", 1e12)
+                .describe(text);
+  if (!cpu) {
+    b.option("l2", std::vector<std::string>{"warm", "cold"});
+    // Cold-L2 runs matter where the operands fit in L2 and could stay there; the quick suite keeps
+    // them to one small square and one skinny shape (a cold repetition synchronizes the host, so
+    // these records take the whole sampling budget more often than warm ones).
+    b.filter([](const gtb::json& p, const gtb::json& o, gtb::Suite suite) {
+      if (suite != gtb::Suite::quick || o.at("l2") != "cold") return true;
+      return gtb::gemm::quick_cold_l2(p.at("m").get<std::int64_t>(), p.at("n").get<std::int64_t>(), p.at("k").get<std::int64_t>());
+    });
+  }
   if (cpu) {
     // A 2048^3 SGEMM takes ~0.1 s on a small CPU: a few samples measure it; more only cost time.
-    gtb::StopRule quick = gtb::StopRule::quick(), fullr = gtb::StopRule::full();
-    quick.min_samples = 3, quick.hard_min_samples = 2, quick.budget_seconds = 0.3, quick.warmup_samples = 1,
-    quick.warmup_seconds = 0;
-    fullr.min_samples = 5, fullr.hard_min_samples = 3, fullr.budget_seconds = 3.0, fullr.warmup_samples = 1,
-    fullr.warmup_seconds = 0;
-    b.rule(quick, fullr);
+    b.rule(gtb::RuleChange().warmup_samples(1).warmup_seconds(0))
+        .rule(gtb::Suite::quick, gtb::RuleChange().min_samples(3).hard_min_samples(2).budget_seconds(0.3))
+        .rule(gtb::Suite::full, gtb::RuleChange().min_samples(5).hard_min_samples(3));
   }
-  if (full)
-    b.only_full();
-  else
-    b.only_quick();
   return b;
 }
 
 const std::vector<std::string> kGpuPrecisions = gtb::gemm::precision_names();
 
 void register_all() {
-  for (bool full : {false, true}) {
-    // The FP32 candidates for the CPU's fastest SGEMM, each a percent of the measured FMA ceiling.
-    register_gemm(full, gtb::Backend::cpu, "openblas", {"fp32"}, cpu_sgemm,
-                  "OpenBLAS cblas_sgemm with this process's core type, all cores; TFLOP/s = 2*m*n*k / time")
-        .ceiling("host_fma_fp32_tflops");
-    register_gemm(full, gtb::Backend::cpu, "openblas_detected", {"fp32"}, cpu_sgemm_detected,
-                  "OpenBLAS cblas_sgemm with the core OpenBLAS detects itself (child process), when that differs")
-        .ceiling("host_fma_fp32_tflops");
-    register_gemm(full, gtb::Backend::cpu, "onednn", {"fp32"}, cpu_onednn,
-                  "oneDNN f32 matmul, all cores")
-        .ceiling("host_fma_fp32_tflops");
-    register_gemm(full, gtb::Backend::cpu, "onednn", {"bf16_fp32acc", "fp16_fp32acc"}, cpu_onednn,
-                  "oneDNN matmul with bf16/f16 A, B, C and f32 accumulation, all cores");
-    register_gemm(full, gtb::Backend::cuda, "cublas", kGpuPrecisions,
-                  [](gtb::State& st) { gpu_gemm(st, false); },
-                  "cublasGemmEx with the precision's compute type; TFLOP/s = 2*m*n*k / time");
-    register_gemm(full, gtb::Backend::cuda, "cublaslt", kGpuPrecisions,
-                  [](gtb::State& st) { gpu_gemm(st, true); },
-                  "cublasLtMatmul, 32 MiB workspace, first heuristic algorithm (recorded)");
-  }
+  // The FP32 candidates for the CPU's fastest SGEMM, each a percent of the measured FMA ceiling.
+  register_gemm(gtb::Backend::cpu, "openblas", {"fp32"}, cpu_sgemm,
+                "OpenBLAS cblas_sgemm with this process's core type, all cores; TFLOP/s = 2*m*n*k / time")
+      .ceiling("host_fma_fp32_tflops");
+  register_gemm(gtb::Backend::cpu, "openblas_detected", {"fp32"}, cpu_sgemm_detected,
+                "OpenBLAS cblas_sgemm with the core OpenBLAS detects itself (child process), when that differs")
+      .ceiling("host_fma_fp32_tflops");
+  register_gemm(gtb::Backend::cpu, "onednn", {"fp32"}, cpu_onednn, "oneDNN f32 matmul, all cores")
+      .ceiling("host_fma_fp32_tflops");
+  register_gemm(gtb::Backend::cpu, "onednn", {"bf16_fp32acc", "fp16_fp32acc"}, cpu_onednn,
+                "oneDNN matmul with bf16/f16 A, B, C and f32 accumulation, all cores");
+  register_gemm(gtb::Backend::cuda, "cublas", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, false); },
+                "cublasGemmEx with the precision's compute type; TFLOP/s = 2*m*n*k / time");
+  register_gemm(gtb::Backend::cuda, "cublaslt", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, true); },
+                "cublasLtMatmul, 32 MiB workspace, first heuristic algorithm (recorded)");
 }
 
 const bool kRegistered = (register_all(), true);

@@ -122,12 +122,7 @@ void on_every_rank(F&& setup) {
   throw gtb::Skip("rank " + std::to_string(mpi::rank()) + ": its figures are in rank 0's record");
 }
 
-gtb::StopRule quick_rule() {
-  gtb::StopRule r = gtb::StopRule::quick();
-  r.budget_seconds = 0.15;
-  r.min_samples = 5;
-  return r;
-}
+const gtb::RuleChange kQuickRule = gtb::RuleChange().budget_seconds(0.15).min_samples(5);
 
 // ---- collectives on the CPU: MPI ----
 void cpu_collective(gtb::State& st) {
@@ -520,7 +515,7 @@ void gpu_dp_step(gtb::State&) { throw gtb::Skip("built without CUDA"); }
 
 using I = std::vector<std::int64_t>;
 using S = std::vector<std::string>;
-const std::vector<std::string> kCollectives = {"all_reduce", "reduce_scatter", "all_gather"};
+const std::vector<std::string> kCollectives = gtb::names_of(par::kCollectiveNames);
 const std::vector<std::int64_t> kBytesFull = {4096, 65536, 1 << 20, 16 << 20, 256 << 20, 1 << 30};
 const std::vector<std::int64_t> kBytesQuick = {4096, 1 << 20, 16 << 20};
 
@@ -530,7 +525,7 @@ const std::vector<std::int64_t> kBytesQuick = {4096, 1 << 20, 16 << 20};
                                    .axis("bytes", kBytesFull, kBytesQuick)
                                    .option("dtype", S{"fp32"})
                                    .rate("algbw", "GB/s", 1e9)
-                                   .rule(quick_rule(), gtb::StopRule::full())
+                                   .rule(gtb::Suite::quick, kQuickRule)
                                    .describe("MPI collective, float32 sum; algbw = bytes / time (nccl-tests' sizes)");
 [[maybe_unused]] auto& b_plain = gtb::add("parallel", "collective", "mpi_plain_loop", gtb::Backend::cpu, cpu_collective)
                                      .axis("ranks", I{kRanks})
@@ -538,7 +533,7 @@ const std::vector<std::int64_t> kBytesQuick = {4096, 1 << 20, 16 << 20};
                                      .axis("bytes", I{kBytesFull.back()}, I{kBytesQuick.back()})
                                      .option("dtype", S{"fp32"})
                                      .rate("algbw", "GB/s", 1e9)
-                                     .rule(quick_rule(), gtb::StopRule::full())
+                                     .rule(gtb::Suite::quick, kQuickRule)
                                      .describe("A bare MPI_Allreduce loop timed on rank 0: the yardstick for the mpi records");
 [[maybe_unused]] auto& b_nccl = gtb::add("parallel", "collective", "nccl", gtb::Backend::cuda, gpu_collective)
                                     .axis("gpus", S{"all_local"})
@@ -563,7 +558,7 @@ gtb::Bench& model_axes(gtb::Bench& b) {
       .axis("depth", I{4, 7}, I{3})
       .axis("rows_per_rank", I{64}, I{16})
       .rate("throughput", "samples/s", 1.0)
-      .rule(quick_rule(), gtb::StopRule::full());
+      .rule(gtb::Suite::quick, kQuickRule);
 }
 gtb::Bench& bucket_axes(gtb::Bench& b) {
   return model_axes(b)

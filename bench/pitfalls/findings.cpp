@@ -10,11 +10,12 @@ namespace gtb::pitfalls {
 
 namespace {
 
-bool usable(const Record& r) { return r.status == Status::ok && r.value && r.stats && r.stats->median > 0; }
+// Usable, with a positive median time: the findings divide by it.
+bool timed(const Record& r) { return usable(r) && r.stats && r.stats->median > 0; }
 
 const Record* match(const std::vector<Record>& recs, const Record& like, const std::string& variant) {
   for (const auto& r : recs)
-    if (usable(r) && r.family == like.family && r.workload == like.workload && r.backend == like.backend &&
+    if (timed(r) && r.family == like.family && r.workload == like.workload && r.backend == like.backend &&
         r.variant == variant && r.params == like.params)
       return &r;
   return nullptr;
@@ -52,7 +53,7 @@ void step_findings(const std::vector<Record>& recs, json& steps, json& dominance
   // (backend, pitfall, variant, batch) -> width -> percent of the clean step
   std::map<std::tuple<std::string, std::string, std::string, std::int64_t>, std::map<std::int64_t, double>> dom;
   for (const auto& r : recs) {
-    if (!usable(r) || r.family != "pitfalls") continue;
+    if (!timed(r) || r.family != "pitfalls") continue;
     const bool loss = r.workload == "loss_read", copies = r.workload == "copies";
     if (!loss && !copies) continue;
     const std::string clean_variant = loss ? "never" : "none";
@@ -85,7 +86,7 @@ void step_findings(const std::vector<Record>& recs, json& steps, json& dominance
 
 void build_findings(const std::vector<Record>& recs, json& builds) {
   for (const auto& r : recs) {
-    if (!usable(r) || r.family != "pitfalls" || r.workload.rfind("build_", 0) != 0) continue;
+    if (!timed(r) || r.family != "pitfalls" || r.workload.rfind("build_", 0) != 0) continue;
     const std::string base = r.backend == Backend::cpu ? "O3" : "default";
     const Record* b = match(recs, r, base);
     if (!b) continue;

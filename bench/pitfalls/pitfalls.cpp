@@ -173,12 +173,7 @@ const std::vector<std::int64_t> kCpuNFull = {1 << 16, 1 << 20, 1 << 23}, kCpuNQu
 const std::vector<std::int64_t> kGpuNFull = {1 << 16, 1 << 20, 1 << 24, 1 << 26}, kGpuNQuick = {1 << 20, 1 << 24};
 
 // A short quick rule: the family must add only seconds to the quick suite on a 2-core machine.
-gtb::StopRule quick_rule() {
-  gtb::StopRule r = gtb::StopRule::quick();
-  r.budget_seconds = 0.12;
-  r.min_samples = 5;
-  return r;
-}
+const gtb::RuleChange kQuickRule = gtb::RuleChange().budget_seconds(0.12).min_samples(5);
 
 const char* kStepTime = "step_time = median wall time per training step (us)";
 
@@ -190,7 +185,7 @@ void register_steps() {
         .axis("width", kGpuWidthFull, kGpuWidthQuick)
         .axis("batch", kGpuBatchFull, kGpuBatchQuick)
         .time("step_time", "us", double(pf::kGpuStepsPerRep) * 1e-6)
-        .rule(quick_rule(), gtb::StopRule::full())
+        .rule(gtb::Suite::quick, kQuickRule)
         .describe("the train family's FP32 step (depth 4), the mean loss read back to the host " +
                   (e ? "every " + std::to_string(e) + " steps (loss.item())" : std::string("never (clean loop)")) +
                   "; 100 steps per repetition; " + kStepTime);
@@ -200,7 +195,7 @@ void register_steps() {
         .axis("width", kCpuWidthFull, kCpuWidthQuick)
         .axis("batch", kCpuBatchFull, kCpuBatchQuick)
         .time("step_time", "us", 1e-6)
-        .rule(quick_rule(), gtb::StopRule::full())
+        .rule(gtb::Suite::quick, kQuickRule)
         .describe(std::string("the train family's CPU step (depth 4), the loss read ") + (e ? "every step" : "never") +
                   " (the CPU step is synchronous: the reference); " + kStepTime);
   for (pf::Copy c : pf::kCopies) {
@@ -213,14 +208,14 @@ void register_steps() {
         .axis("width", kGpuCopyWidthFull, kGpuCopyWidthQuick)
         .axis("batch", kGpuBatchFull, kGpuBatchQuick)
         .time("step_time", "us", double(pf::kGpuStepsPerRep) * 1e-6)
-        .rule(quick_rule(), gtb::StopRule::full())
+        .rule(gtb::Suite::quick, kQuickRule)
         .describe("the train family's FP32 step (depth 4), " + what + "; 100 steps per repetition; " + kStepTime);
     if (c == pf::Copy::batch_pinned) continue;  // no pinned memory on the CPU
     gtb::add("pitfalls", "copies", pf::to_string(c), Backend::cpu, [c](State& st) { cpu_step_case(st, c, 0); })
         .axis("width", kCpuCopyWidthFull, kCpuCopyWidthQuick)
         .axis("batch", kCpuBatchFull, kCpuBatchQuick)
         .time("step_time", "us", 1e-6)
-        .rule(quick_rule(), gtb::StopRule::full())
+        .rule(gtb::Suite::quick, kQuickRule)
         .describe("the train family's CPU step (depth 4), " + what + " (a host memory copy); " + kStepTime);
   }
 }
@@ -244,19 +239,19 @@ void register_flags() {
       auto& b = gtb::add("pitfalls", workload, variant, Backend::cpu, [w, variant](State& st) { cpu_flags_case(st, w, variant); })
                     .axis("n", kCpuNFull, kCpuNQuick)
                     .time("time", "us", 1e-6)
-                    .rule(quick_rule(), gtb::StopRule::full())
+                    .rule(gtb::Suite::quick, kQuickRule)
                     .describe(flag_what(w) + ", all cores, compiled with " +
                               (variant == "O3_isa" ? std::string("-O3 -march=<the widest x86-64 level this CPU runs>")
                                                    : "-" + variant) +
                               "; checked against float64 first; time per call");
-      if (!quick_cpu) b.only_full();
+      if (!quick_cpu) b.only(gtb::Suite::full);
     }
     for (const char* v : {"default", "lineinfo", "G", "fast_math"}) {
       const std::string variant = v;
       gtb::add("pitfalls", workload, variant, Backend::cuda, [w, variant](State& st) { gpu_flags_case(st, w, variant); })
           .axis("n", kGpuNFull, kGpuNQuick)
           .time("time", "us", 1e-6)
-          .rule(quick_rule(), gtb::StopRule::full())
+          .rule(gtb::Suite::quick, kQuickRule)
           .describe(flag_what(w) + ", nvcc " +
                     (variant == "default" ? std::string("defaults") : variant == "G" ? "-G" : variant == "lineinfo" ? "-lineinfo" : "--use_fast_math") +
                     "; checked against float64 first; CUDA events, time per launch");

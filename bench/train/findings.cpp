@@ -14,7 +14,6 @@ std::vector<RatePoint> usable_sorted(std::vector<RatePoint> p) {
   return p;
 }
 
-bool usable(const Record& r) { return r.status == Status::ok && r.value.has_value(); }
 
 double counter_or(const Record& r, const std::string& name, double dflt) {
   auto it = r.counters.find(name);

@@ -12,6 +12,7 @@
 #include "harness/gpu.h"
 #include "harness/gtb.h"
 #include "kernels/common/cpu/blas.h"
+#include "kernels/common/precision.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/mlp.h"
 #if GTB_HAVE_CUDA
@@ -72,8 +73,9 @@ void common_counters(gtb::State& st, const mlp::Layout& lay, int batch, double m
   st.counter("parameters", double(lay.parameters()), "count");
   // The GEMM family's best rate at the matching precision is this step's compute ceiling: the
   // results assembly turns it into pct_of_gemm_peak when both families ran.
-  const std::string p = st.options().contains("precision") ? st.get_string("precision") : "fp32";
-  st.info("gemm_precision", p == "fp16" ? "fp16_fp32acc" : p == "bf16" ? "bf16_fp32acc" : p);
+  const gtb::Precision p =
+      st.options().contains("precision") ? gtb::precision_from_string(st.get_string("precision")) : gtb::Precision::fp32;
+  st.info("gemm_precision", gtb::to_string(gtb::gemm_precision(p)));
 }
 
 // Median of 3 samples of back-to-back steps, each sample at least 20 ms: a quick, robust ranking.
@@ -186,6 +188,7 @@ double tolerance(gm::Precision p) {
     case gm::Precision::tf32: return 5e-3;
     case gm::Precision::fp16: return 1e-2;
     case gm::Precision::bf16: return 3e-2;
+    default: throw std::invalid_argument(std::string("train: ") + gtb::to_string(p) + " is not a training precision");
   }
   return 1e-2;
 }
@@ -325,12 +328,7 @@ std::vector<std::int64_t> pow2(std::int64_t lo, std::int64_t hi) {
 }
 
 // Fewer warm-up samples than the default full rule: a wide CPU step takes seconds.
-gtb::StopRule full_rule() {
-  gtb::StopRule r = gtb::StopRule::full();
-  r.warmup_samples = 1;
-  r.hard_min_samples = 3;
-  return r;
-}
+const gtb::RuleChange kFullRule = gtb::RuleChange().warmup_samples(1).hard_min_samples(3);
 
 const char* kStepDoc =
     "one SGD-momentum training step of an MLP (input = width, 16 classes, ReLU): GEMM+bias+act forward, "
@@ -342,7 +340,7 @@ const char* kStepDoc =
 gtb::Bench& step_bench(const char* workload, gtb::Backend be, const std::function<gtb::Bench&(gtb::Bench&)>& axes) {
   const bool cpu = be == gtb::Backend::cpu;
   gtb::Bench& b = gtb::add("train", workload, cpu ? "openblas" : "cublas", be, cpu ? cpu_case : gpu_case);
-  axes(b).rate("throughput", "samples/s", 1.0).rule(gtb::StopRule::quick(), full_rule());
+  axes(b).rate("throughput", "samples/s", 1.0).rule(gtb::Suite::full, kFullRule);
   if (cpu) b.ceiling("host_fma_fp32_tflops");  // its TFLOP/s counter as a percent of the FMA ceiling
   return b;
 }
@@ -382,7 +380,7 @@ auto& p_cpu = step_bench("precision", gtb::Backend::cpu, precision_axes)
                   .option("activation", std::vector<std::string>{"gelu"})
                   .describe("the training step (GELU) in FP32 on the CPU, SGD-momentum or Adam");
 auto& p_gpu = step_bench("precision", gtb::Backend::cuda, precision_axes)
-                  .option("precision", std::vector<std::string>{"fp32", "tf32", "fp16", "bf16"})
+                  .option("precision", gtb::names_of(gtb::kPrecisionNames, gtb::kTrainPrecisions))
                   .option("optimizer", std::vector<std::string>{"sgd", "adam"})
                   .option("activation", std::vector<std::string>{"gelu"})
                   .describe("the training step (GELU): fp32, tf32 GEMMs, or fp16/bf16 activations and GEMMs with FP32 "

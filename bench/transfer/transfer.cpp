@@ -139,12 +139,9 @@ void gpu_copy(State& st, gt::Direction dir) {
 void gpu_copy(State&, int) { throw gtb::Skip("built without CUDA"); }
 #endif
 
-gtb::StopRule copy_rule(bool full) {
-  gtb::StopRule r = full ? gtb::StopRule::full() : gtb::StopRule::quick();
-  // Many points (sizes x kinds x clocks x directions): keep each suite within its time budget.
-  r.budget_seconds = full ? 1.0 : 0.12;
-  return r;
-}
+// Many points (sizes x kinds x clocks x directions): keep each suite within its time budget.
+const gtb::RuleChange kCopyQuick = gtb::RuleChange().budget_seconds(0.12);
+const gtb::RuleChange kCopyFull = gtb::RuleChange().budget_seconds(1.0);
 
 void register_copies() {
   struct Dir {
@@ -176,7 +173,7 @@ void register_copies() {
         .option("memory", *d.memory)
         .option("clock", kClocks)
         .rate("bandwidth", "GB/s", 1e9)
-        .rule(copy_rule(false), copy_rule(true))
+        .rule(gtb::Suite::quick, kCopyQuick).rule(gtb::Suite::full, kCopyFull)
         .describe(std::string("cudaMemcpyAsync ") + d.what +
                   "; clock=device: copies back to back between CUDA events, clock=host: each copy's API call "
                   "through stream synchronize" + bytes_rule);
@@ -184,13 +181,13 @@ void register_copies() {
              [bidir](State& st) { cpu_copy(st, bidir, false); })
         .axis("bytes", kFullBytes, kQuickBytes)
         .rate("bandwidth", "GB/s", 1e9)
-        .rule(copy_rule(false), copy_rule(true))
+        .rule(gtb::Suite::quick, kCopyQuick).rule(gtb::Suite::full, kCopyFull)
         .describe("host memcpy on one thread (the speed a pageable copy's staging runs at)" + bytes_rule);
     gtb::add("transfer", d.workload, "memcpy_parallel", Backend::cpu,
              [bidir](State& st) { cpu_copy(st, bidir, true); })
         .axis("bytes", kFullBytes, kQuickBytes)
         .rate("bandwidth", "GB/s", 1e9)
-        .rule(copy_rule(false), copy_rule(true))
+        .rule(gtb::Suite::quick, kCopyQuick).rule(gtb::Suite::full, kCopyFull)
         .describe("host memcpy split over all cores (OpenMP; one thread below 256 KiB)" + bytes_rule);
   }
 }
@@ -233,12 +230,8 @@ void gpu_pin(State& st) {
 void gpu_pin(State&) { throw gtb::Skip("built without CUDA"); }
 #endif
 
-gtb::StopRule pin_rule(bool full) {
-  gtb::StopRule r = full ? gtb::StopRule::full() : gtb::StopRule::quick();
-  r.min_samples = 5;
-  r.budget_seconds = full ? 1.5 : 0.2;
-  return r;
-}
+const gtb::RuleChange kPinQuick = gtb::RuleChange().min_samples(5).budget_seconds(0.2);
+const gtb::RuleChange kPinFull = gtb::RuleChange().min_samples(5).budget_seconds(1.5);
 
 // ---- batching -------------------------------------------------------------------------------------
 
@@ -430,15 +423,9 @@ void gpu_loader(State& st) {
 void gpu_loader(State&) { throw gtb::Skip("built without CUDA"); }
 #endif
 
-gtb::StopRule loader_rule(bool full) {
-  gtb::StopRule r = full ? gtb::StopRule::full() : gtb::StopRule::quick();
-  r.warmup_samples = 1;
-  r.warmup_seconds = 0;
-  r.min_samples = full ? 5 : 3;
-  r.hard_min_samples = 3;
-  r.budget_seconds = full ? 1.5 : 0.25;
-  return r;
-}
+const gtb::RuleChange kLoaderRule = gtb::RuleChange().warmup_samples(1).warmup_seconds(0).hard_min_samples(3);
+const gtb::RuleChange kLoaderQuick = gtb::RuleChange().min_samples(3);
+const gtb::RuleChange kLoaderFull = gtb::RuleChange().min_samples(5).budget_seconds(1.5);
 
 // ---- registration ---------------------------------------------------------------------------------
 
@@ -449,13 +436,13 @@ const bool kRegistered = [] {
       .axis("bytes", kFullBytes, kQuickBytes)
       .option("method", std::vector<std::string>{"host_alloc", "host_register"})
       .time("time", "ms", 1e-3)
-      .rule(pin_rule(false), pin_rule(true))
+      .rule(gtb::Suite::quick, kPinQuick).rule(gtb::Suite::full, kPinFull)
       .describe("host_alloc: cudaHostAlloc + cudaFreeHost; host_register: cudaHostRegister + cudaHostUnregister "
                 "of a touched pageable buffer; host wall per buffer");
   gtb::add("transfer", "pin_cost", "mmap_first_touch", Backend::cpu, cpu_alloc_touch)
       .axis("bytes", kFullBytes, kQuickBytes)
       .time("time", "ms", 1e-3)
-      .rule(pin_rule(false), pin_rule(true))
+      .rule(gtb::Suite::quick, kPinQuick).rule(gtb::Suite::full, kPinFull)
       .describe("fresh pageable memory: mmap + one write per page + munmap (what malloc does for large blocks)");
 
   const std::vector<std::int64_t> full_samples = {8, 64, 512}, quick_samples = {64};
@@ -498,7 +485,7 @@ const bool kRegistered = [] {
         .axis("sample_us", std::vector<std::int64_t>{75})
         .axis("consume_us", std::vector<std::int64_t>{1000})
         .rate("throughput", "samples/s", 1.0)
-        .rule(loader_rule(false), loader_rule(true));
+        .rule(kLoaderRule).rule(gtb::Suite::quick, kLoaderQuick).rule(gtb::Suite::full, kLoaderFull);
   };
   loader_axes(gtb::add("transfer", "loader", "cpu_consumer", Backend::cpu, cpu_loader))
       .option("preprocess", std::vector<std::string>{"sleep", "spin"}, std::vector<std::string>{"sleep"})
@@ -520,7 +507,8 @@ std::string opt(const gtb::Record& r, const char* name) {
   const auto& v = r.options.at(name);
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
-bool usable(const gtb::Record& r) { return r.status == gtb::Status::ok && r.stats && r.value; }
+// Usable and with samples: the copy model fits the median seconds.
+bool measured(const gtb::Record& r) { return gtb::usable(r) && r.stats; }
 std::int64_t bytes_of(const gtb::Record& r) { return r.params.value("bytes", std::int64_t(0)); }
 
 void copy_findings(const std::vector<gtb::Record>& recs, gtb::json& f) {
@@ -528,7 +516,7 @@ void copy_findings(const std::vector<gtb::Record>& recs, gtb::json& f) {
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> curves;
   std::map<std::string, double> best;  // per workload x backend
   for (const auto& r : recs) {
-    if (!usable(r) || r.workload.rfind("copy_", 0) != 0) continue;
+    if (!measured(r) || r.workload.rfind("copy_", 0) != 0) continue;
     std::string key = r.workload + "/" + gtb::to_string(r.backend) + "/" + r.variant;
     if (r.backend == Backend::cuda) key += "/memory=" + opt(r, "memory") + "/clock=" + opt(r, "clock");
     auto& c = curves[key];
@@ -554,7 +542,7 @@ void copy_findings(const std::vector<gtb::Record>& recs, gtb::json& f) {
   }
   for (const auto& [k, v] : best) f["best_bandwidth_gbps"][k] = v;
   for (const auto& r : recs) {
-    if (!usable(r) || r.workload.rfind("copy_", 0) != 0) continue;
+    if (!measured(r) || r.workload.rfind("copy_", 0) != 0) continue;
     const double b = best[r.workload + "/" + gtb::to_string(r.backend)];
     if (b > 0) f["percent_of_best"][r.id] = 100.0 * *r.value / b;
   }
@@ -566,14 +554,14 @@ void pin_findings(const std::vector<gtb::Record>& recs, gtb::json& f) {
   auto median_of = [&](const char* workload, Backend be, std::int64_t bytes, const std::string& memory,
                        const std::string& method) -> double {
     for (const auto& r : recs)
-      if (usable(r) && r.workload == workload && r.backend == be && bytes_of(r) == bytes &&
+      if (measured(r) && r.workload == workload && r.backend == be && bytes_of(r) == bytes &&
           (memory.empty() || (opt(r, "memory") == memory && opt(r, "clock") == "host")) &&
           (method.empty() || opt(r, "method") == method))
         return r.stats->median;
     return -1;
   };
   for (const auto& r : recs) {
-    if (!usable(r) || r.workload != "pin_cost" || r.backend != Backend::cuda) continue;
+    if (!measured(r) || r.workload != "pin_cost" || r.backend != Backend::cuda) continue;
     const std::string method = opt(r, "method");
     const std::int64_t bytes = bytes_of(r);
     const double pageable = median_of("copy_h2d", Backend::cuda, bytes, "pageable", "");
@@ -605,7 +593,7 @@ void loader_findings(const std::vector<gtb::Record>& recs, gtb::json& f) {
   // Also the smallest W within 10% of the sweep's best throughput: where more workers stop paying.
   std::map<std::string, std::vector<std::pair<std::int64_t, double>>> idle, rate;
   for (const auto& r : recs) {
-    if (!usable(r) || r.workload != "loader" || !r.counters.count("idle_fraction")) continue;
+    if (!measured(r) || r.workload != "loader" || !r.counters.count("idle_fraction")) continue;
     gtb::json p = r.params;
     p.erase("workers");
     const std::string key = std::string(gtb::to_string(r.backend)) + "/" + r.variant + "/" + p.dump() + "/" +
@@ -628,9 +616,9 @@ void loader_findings(const std::vector<gtb::Record>& recs, gtb::json& f) {
 void overlap_findings(const std::vector<gtb::Record>& recs, gtb::json& f) {
   // Speedup of each stream count over streams=1 on the same problem.
   for (const auto& r : recs) {
-    if (!usable(r) || r.workload != "overlap") continue;
+    if (!measured(r) || r.workload != "overlap") continue;
     for (const auto& s : recs)
-      if (usable(s) && s.workload == "overlap" && s.params == r.params && opt(s, "streams") == "1")
+      if (measured(s) && s.workload == "overlap" && s.params == r.params && opt(s, "streams") == "1")
         f["overlap_speedup_vs_1_stream"][r.id] = s.stats->median / r.stats->median;
   }
 }

@@ -29,6 +29,7 @@ using gtb::Backend;
 using gtb::State;
 
 enum class Work { axpy, chain };
+constexpr gtb::NameTable<Work, 2> kWorkNames = {{{Work::axpy, "axpy"}, {Work::chain, "chain"}}};
 
 constexpr float kA = 0.75f;
 constexpr gtb::ChainParams kChain{1.5f, 0.25f};
@@ -48,7 +49,7 @@ constexpr std::int64_t kMaxLoopLaunches = 1 << 16;
 constexpr std::int64_t kMaxGraphNodes = 1 << 14;  // capture and instantiation grow with the node count
 constexpr std::int64_t kMaxSerialN = 1 << 18;
 
-const char* name(Work w) { return w == Work::axpy ? "axpy" : "chain"; }
+const char* name(Work w) { return gtb::name_of(kWorkNames, w); }
 int arrays(Work w) { return w == Work::axpy ? gtb::kAxpyArrays : gtb::kChainArrays; }
 
 std::size_t elements(const State& st) {
@@ -161,6 +162,13 @@ void cpu_case(State& st, Work w, gtb::cpu::Loop loop) {
 // GPU
 
 enum class GpuVariant { launch_loop, serial, scalar, vec4, unfused, thrust, graph };
+constexpr gtb::NameTable<GpuVariant, 7> kGpuVariantNames = {{{GpuVariant::launch_loop, "launch_loop"},
+                                                             {GpuVariant::serial, "serial"},
+                                                             {GpuVariant::scalar, "scalar"},
+                                                             {GpuVariant::vec4, "vec4"},
+                                                             {GpuVariant::unfused, "unfused"},
+                                                             {GpuVariant::thrust, "thrust"},
+                                                             {GpuVariant::graph, "graph"}}};
 
 #if GTB_HAVE_CUDA
 gtb::cuda::Form form_of(GpuVariant v) {
@@ -268,8 +276,8 @@ gtb::Bench& cpu_bench(Work w, gtb::cpu::Loop loop, const std::string& how) {
       .describe(how + "; " + bytes_text(w) + "; " + kBytesRule);
 }
 
-gtb::Bench& gpu_bench(Work w, GpuVariant v, const std::string& variant, const std::string& how) {
-  auto& b = gtb::add("vectorize", name(w), variant, Backend::cuda, [w, v](State& st) { gpu_case(st, w, v); })
+gtb::Bench& gpu_bench(Work w, GpuVariant v, const std::string& how) {
+  auto& b = gtb::add("vectorize", name(w), gtb::name_of(kGpuVariantNames, v), Backend::cuda, [w, v](State& st) { gpu_case(st, w, v); })
                 .axis("n", kFullN, kQuickGpuN)
                 .rate("bandwidth", "GB/s", 1e9)
                 .ceiling("device_copy_gbps")
@@ -292,20 +300,20 @@ bool register_all() {
     cpu_bench(w, gtb::cpu::Loop::scalar, what + ", one core, vectorization disabled for the loop");
     cpu_bench(w, gtb::cpu::Loop::autovec, what + ", one core, compiler-vectorized loop");
     cpu_bench(w, gtb::cpu::Loop::openmp, what + ", all cores, OpenMP parallel for simd");
-    gpu_bench(w, GpuVariant::launch_loop, "launch_loop",
+    gpu_bench(w, GpuVariant::launch_loop,
               what + ", host loop launching one one-thread-per-element kernel per chunk (launches_per_run "
                      "and time_per_launch counters); n/chunk <= 65536");
-    gpu_bench(w, GpuVariant::serial, "serial", what + ", one GPU thread walks all elements; n <= 2^18");
-    gpu_bench(w, GpuVariant::scalar, "scalar", what + ", one thread per element, 4-byte loads/stores, one launch");
-    gpu_bench(w, GpuVariant::vec4, "vec4",
+    gpu_bench(w, GpuVariant::serial, what + ", one GPU thread walks all elements; n <= 2^18");
+    gpu_bench(w, GpuVariant::scalar, what + ", one thread per element, 4-byte loads/stores, one launch");
+    gpu_bench(w, GpuVariant::vec4,
               what + (w == Work::chain ? ", fused: " : ", ") +
                   "grid-stride kernel with 16-byte float4 loads/stores and a scalar tail");
     if (w == Work::chain)
-      gpu_bench(w, GpuVariant::unfused, "unfused",
+      gpu_bench(w, GpuVariant::unfused,
                 what + ", unfused: three float4 kernels (scale, bias, activation) moving 6 x 4n bytes "
                        "(traffic_bandwidth counter); bandwidth counts the fused 2 x 4n");
-    gpu_bench(w, GpuVariant::thrust, "thrust", what + ", thrust::transform (par_nosync) with the same functor");
-    gpu_bench(w, GpuVariant::graph, "graph",
+    gpu_bench(w, GpuVariant::thrust, what + ", thrust::transform (par_nosync) with the same functor");
+    gpu_bench(w, GpuVariant::graph,
               what + ", the launch loop captured once in a CUDA Graph, one graph launch per run; "
                      "n/chunk <= 16384");
   }

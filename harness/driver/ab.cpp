@@ -16,6 +16,7 @@
 #include "harness/driver/process.h"
 #include "harness/driver/runs.h"
 #include "harness/results.h"
+#include "harness/stopping.h"
 
 namespace gtb::driver {
 
@@ -134,7 +135,7 @@ int cmd_ab(int argc, char** argv) {
   config.paired = true;
 
   RunSettings settings;
-  settings.suite = full ? "full" : "quick";
+  settings.suite = gtb::to_string(full ? Suite::full : Suite::quick);
   settings.budget = budget;
   std::string tmpl = (fs::temp_directory_path() / "gtb-ab-XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) {

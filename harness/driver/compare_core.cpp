@@ -235,21 +235,6 @@ bool Config::ignored(const Record& r) const {
 
 // -------------------------------------------------------------------------------------- verdicts
 
-const char* to_string(Verdict v) {
-  switch (v) {
-    case Verdict::broken: return "broken";
-    case Verdict::slower: return "slower";
-    case Verdict::noisy: return "noisy";
-    case Verdict::faster: return "faster";
-    case Verdict::missing: return "missing";
-    case Verdict::added: return "new";
-    case Verdict::unmeasured: return "unmeasured";
-    case Verdict::same: return "same";
-    case Verdict::ignored: return "ignored";
-  }
-  return "?";
-}
-
 bool is_regression(Verdict v) { return v == Verdict::slower || v == Verdict::broken; }
 
 namespace {

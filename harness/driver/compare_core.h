@@ -59,7 +59,17 @@ struct Config {
 };
 
 enum class Verdict { broken, slower, noisy, faster, missing, added, unmeasured, same, ignored };
-const char* to_string(Verdict v);  // added -> "new"
+// `added` is called "new" (a keyword in C++).
+inline constexpr NameTable<Verdict, 9> kVerdictNames = {{{Verdict::broken, "broken"},
+                                                         {Verdict::slower, "slower"},
+                                                         {Verdict::noisy, "noisy"},
+                                                         {Verdict::faster, "faster"},
+                                                         {Verdict::missing, "missing"},
+                                                         {Verdict::added, "new"},
+                                                         {Verdict::unmeasured, "unmeasured"},
+                                                         {Verdict::same, "same"},
+                                                         {Verdict::ignored, "ignored"}}};
+inline const char* to_string(Verdict v) { return name_of(kVerdictNames, v); }
 bool is_regression(Verdict v);
 
 // The decision for one matched pair of ok records, from metric values per kept sample.

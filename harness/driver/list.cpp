@@ -11,6 +11,7 @@
 #include "harness/driver/commands.h"
 #include "harness/driver/families.h"
 #include "harness/driver/process.h"
+#include "harness/stopping.h"
 #include "harness/types.h"
 
 namespace gtb::driver {
@@ -45,7 +46,7 @@ int cmd_list(int argc, char** argv) {
     std::error_code ec;
     fs::remove(tmp, ec);
     const ProcessResult pr =
-        run_process(family_binary(f), {"--gtb_list", std::string("--gtb_suite=") + (full ? "full" : "quick")}, tmp);
+        run_process(family_binary(f), {"--gtb_list", std::string("--gtb_suite=") + gtb::to_string(full ? Suite::full : Suite::quick)}, tmp);
     std::ifstream in(tmp);
     std::stringstream ss;
     ss << in.rdbuf();

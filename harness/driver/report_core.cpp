@@ -71,7 +71,6 @@ std::string kv(const json& o) {
   return s.empty() ? "-" : s;
 }
 
-bool usable(const Record& r) { return r.status == Status::ok && r.value && std::isfinite(*r.value); }
 
 std::string esc(const std::string& s) {
   std::string o;

@@ -19,6 +19,7 @@
 #include "harness/driver/runs.h"
 #include "harness/driver/summary.h"
 #include "harness/results.h"
+#include "harness/stopping.h"
 
 namespace gtb::driver {
 
@@ -86,7 +87,7 @@ int cmd_run(int argc, char** argv) {
     return kExitBadInput;
   }
   RunSettings settings;
-  settings.suite = full ? "full" : "quick";
+  settings.suite = gtb::to_string(full ? Suite::full : Suite::quick);
   settings.budget = budget;
   settings.launch = launch;
   std::vector<std::string> families;

@@ -5,45 +5,26 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "kernels/common/precision.h"
+
 namespace gtb::gemm {
 
-// The precision variants; names match gtb::cuda::GemmPrecision's to_string().
-enum class Precision { fp32, tf32, fp16_fp32acc, fp16_fp16acc, bf16_fp32acc };
+using gtb::Precision;
+using gtb::precision_from_string;
+using gtb::to_string;
 
+// The GEMM precisions (kGemmPrecisions) and their option names.
 inline const std::vector<Precision>& all_precisions() {
-  static const std::vector<Precision> all = {Precision::fp32, Precision::tf32, Precision::fp16_fp32acc,
-                                             Precision::fp16_fp16acc, Precision::bf16_fp32acc};
+  static const std::vector<Precision> all(std::begin(kGemmPrecisions), std::end(kGemmPrecisions));
   return all;
 }
-
-inline const char* to_string(Precision p) {
-  switch (p) {
-    case Precision::fp32: return "fp32";
-    case Precision::tf32: return "tf32";
-    case Precision::fp16_fp32acc: return "fp16_fp32acc";
-    case Precision::fp16_fp16acc: return "fp16_fp16acc";
-    case Precision::bf16_fp32acc: return "bf16_fp32acc";
-  }
-  return "?";
-}
-
-inline Precision precision_from_string(const std::string& s) {
-  for (Precision p : all_precisions())
-    if (s == to_string(p)) return p;
-  throw std::invalid_argument("unknown GEMM precision '" + s +
-                              "' (expected fp32, tf32, fp16_fp32acc, fp16_fp16acc or bf16_fp32acc)");
-}
-
-inline std::vector<std::string> precision_names() {
-  std::vector<std::string> v;
-  for (Precision p : all_precisions()) v.emplace_back(to_string(p));
-  return v;
-}
+inline std::vector<std::string> precision_names() { return names_of(kPrecisionNames, kGemmPrecisions); }
 
 // Storage bytes of one element of A and B, and of C. TF32 is a compute mode: operands stay FP32.
 inline int input_bytes(Precision p) { return (p == Precision::fp32 || p == Precision::tf32) ? 4 : 2; }
@@ -66,8 +47,10 @@ inline double unit_roundoff(Precision p) {
     case Precision::fp32: return std::ldexp(1.0, -24);
     case Precision::tf32:
     case Precision::fp16_fp32acc:
-    case Precision::fp16_fp16acc: return std::ldexp(1.0, -11);
-    case Precision::bf16_fp32acc: return std::ldexp(1.0, -8);
+    case Precision::fp16_fp16acc:
+    case Precision::fp16: return std::ldexp(1.0, -11);
+    case Precision::bf16_fp32acc:
+    case Precision::bf16: return std::ldexp(1.0, -8);
   }
   return 1.0;
 }
@@ -82,8 +65,10 @@ inline double tolerance(Precision p, std::int64_t k) {
   switch (p) {
     case Precision::fp32: return 1e-5;
     case Precision::tf32: return 5e-3;
-    case Precision::fp16_fp32acc: return 5e-3;
-    case Precision::bf16_fp32acc: return 3e-2;
+    case Precision::fp16_fp32acc:
+    case Precision::fp16: return 5e-3;
+    case Precision::bf16_fp32acc:
+    case Precision::bf16: return 3e-2;
     case Precision::fp16_fp16acc: {
       const double grow = std::ldexp(1.0, -11) * std::sqrt(double(k > 0 ? k : 1));
       return grow > 1e-2 ? grow : 1e-2;
@@ -248,8 +233,10 @@ inline double peak_tflops(const Peak& pk, Precision p) {
     case Precision::fp32: return pk.fp32;
     case Precision::tf32: return pk.tf32;
     case Precision::fp16_fp32acc:
-    case Precision::fp16_fp16acc: return pk.fp16;
-    case Precision::bf16_fp32acc: return pk.bf16;
+    case Precision::fp16_fp16acc:
+    case Precision::fp16: return pk.fp16;
+    case Precision::bf16_fp32acc:
+    case Precision::bf16: return pk.bf16;
   }
   return 0;
 }

@@ -87,15 +87,6 @@ inline std::string shape_class(std::int64_t m, std::int64_t n, std::int64_t k) {
   return "";
 }
 
-// Sorted distinct values of one dimension, for the m/n/k axes (the filter keeps only listed shapes).
-inline std::vector<std::int64_t> dimension_values(const std::vector<Shape>& v, char dim) {
-  std::vector<std::int64_t> out;
-  for (const Shape& s : v) out.push_back(dim == 'm' ? s.m : dim == 'n' ? s.n : s.k);
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
 inline bool contains(const std::vector<Shape>& v, std::int64_t m, std::int64_t n, std::int64_t k) {
   return std::any_of(v.begin(), v.end(), [&](const Shape& s) { return s.m == m && s.n == n && s.k == k; });
 }

@@ -8,6 +8,7 @@
 
 #include "kernels/common/clock.h"  // gtb::host_seconds, the clock of the timed loops here
 #include "kernels/common/hd.h"
+#include "kernels/common/names.h"
 #include "kernels/common/random.h"
 
 namespace gtb::parallel {
@@ -20,20 +21,11 @@ struct Unavailable : std::runtime_error {
 
 enum class Collective : int { all_reduce = 0, reduce_scatter = 1, all_gather = 2 };
 
-inline const char* to_string(Collective c) {
-  switch (c) {
-    case Collective::all_reduce: return "all_reduce";
-    case Collective::reduce_scatter: return "reduce_scatter";
-    case Collective::all_gather: return "all_gather";
-  }
-  return "?";
-}
-inline Collective collective_from_string(const std::string& s) {
-  if (s == "all_reduce") return Collective::all_reduce;
-  if (s == "reduce_scatter") return Collective::reduce_scatter;
-  if (s == "all_gather") return Collective::all_gather;
-  throw std::invalid_argument("unknown collective '" + s + "' (expected all_reduce, reduce_scatter or all_gather)");
-}
+inline constexpr NameTable<Collective, 3> kCollectiveNames = {{{Collective::all_reduce, "all_reduce"},
+                                                                {Collective::reduce_scatter, "reduce_scatter"},
+                                                                {Collective::all_gather, "all_gather"}}};
+inline const char* to_string(Collective c) { return name_of(kCollectiveNames, c); }
+inline Collective collective_from_string(const std::string& s) { return parse_name(kCollectiveNames, s, "collective"); }
 
 // nccl-tests' size convention: `bytes` is the all-reduce buffer, and for all-gather and
 // reduce-scatter the large buffer (the gathered output, the scattered input), so every rank holds

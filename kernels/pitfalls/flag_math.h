@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "kernels/common/hd.h"
+#include "kernels/common/names.h"
 #include "kernels/train/mlp.h"
 #include "kernels/vectorize/elementwise.h"
 
@@ -22,7 +24,12 @@ inline constexpr ChainParams kFlagChain{1.5f, 0.25f};
 inline constexpr std::size_t kReduceBlock = 1024;
 inline constexpr std::size_t kActWidth = 256;  // the act workload's rows are n / kActWidth
 
-const char* to_string(FlagWork w);
+inline constexpr NameTable<FlagWork, 4> kFlagWorkNames = {
+    {{FlagWork::chain, "chain"}, {FlagWork::act, "act"}, {FlagWork::xent, "xent"}, {FlagWork::reduce, "reduce"}}};
+inline const char* to_string(FlagWork w) { return name_of(kFlagWorkNames, w); }
+inline FlagWork flag_work_from_string(const std::string& s) {  // throws std::invalid_argument
+  return parse_name(kFlagWorkNames, s, "build-flag workload");
+}
 
 GTB_HD void act_fwd_bwd(float z, float b, float g, float& a, float& dz) {
   const float v = z + b;

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/common/names.h"
+
 namespace gtb::pitfalls {
 
 // What a training loop does besides the step itself, once per step.
@@ -16,21 +18,13 @@ namespace gtb::pitfalls {
 enum class Copy { none, batch, batch_pinned, activation, weights };
 inline constexpr Copy kCopies[] = {Copy::none, Copy::batch, Copy::batch_pinned, Copy::activation, Copy::weights};
 
-inline const char* to_string(Copy c) {
-  switch (c) {
-    case Copy::none: return "none";
-    case Copy::batch: return "batch";
-    case Copy::batch_pinned: return "batch_pinned";
-    case Copy::activation: return "activation";
-    case Copy::weights: return "weights";
-  }
-  return "?";
-}
-inline Copy copy_from_string(const std::string& s) {
-  for (Copy c : kCopies)
-    if (s == to_string(c)) return c;
-  throw std::invalid_argument("unknown copy '" + s + "' (none, batch, batch_pinned, activation, weights)");
-}
+inline constexpr NameTable<Copy, 5> kCopyNames = {{{Copy::none, "none"},
+                                                   {Copy::batch, "batch"},
+                                                   {Copy::batch_pinned, "batch_pinned"},
+                                                   {Copy::activation, "activation"},
+                                                   {Copy::weights, "weights"}}};
+inline const char* to_string(Copy c) { return name_of(kCopyNames, c); }
+inline Copy copy_from_string(const std::string& s) { return parse_name(kCopyNames, s, "copy"); }
 
 // The loss read: every `every` steps the mean loss comes back to the host (`loss.item()`); 0 never.
 // "never" is the clean loop: on the GPU, steps are queued and only the end of a sample waits.

@@ -8,22 +8,6 @@
 
 namespace gtb::pitfalls {
 
-const char* to_string(FlagWork w) {
-  switch (w) {
-    case FlagWork::chain: return "chain";
-    case FlagWork::act: return "act";
-    case FlagWork::xent: return "xent";
-    case FlagWork::reduce: return "reduce";
-  }
-  return "?";
-}
-
-FlagWork flag_work_from_string(const std::string& s) {
-  for (FlagWork w : kFlagWorks)
-    if (s == to_string(w)) return w;
-  throw std::invalid_argument("unknown build-flag workload '" + s + "' (chain, act, xent, reduce)");
-}
-
 namespace {
 
 constexpr double kRtol = 1e-4, kAtol = 1e-6;

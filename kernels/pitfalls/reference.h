@@ -40,6 +40,4 @@ struct FlagCheck {
 };
 FlagCheck check_flag_output(const FlagData& d, const float* out, const float* out2);
 
-FlagWork flag_work_from_string(const std::string& s);  // throws std::invalid_argument
-
 }  // namespace gtb::pitfalls

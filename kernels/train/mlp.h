@@ -9,24 +9,20 @@
 #include <vector>
 
 #include "kernels/common/hd.h"
+#include "kernels/common/names.h"
 
 namespace gtb::mlp {
 
 enum class Act : int { relu = 0, gelu = 1 };
 enum class Optim : int { sgd = 0, adam = 1 };
 
-inline const char* to_string(Act a) { return a == Act::relu ? "relu" : "gelu"; }
-inline const char* to_string(Optim o) { return o == Optim::sgd ? "sgd" : "adam"; }
-inline Act act_from_string(const std::string& s) {
-  if (s == "relu") return Act::relu;
-  if (s == "gelu") return Act::gelu;
-  throw std::invalid_argument("unknown activation '" + s + "' (expected relu or gelu)");
-}
-inline Optim optim_from_string(const std::string& s) {
-  if (s == "sgd") return Optim::sgd;
-  if (s == "adam") return Optim::adam;
-  throw std::invalid_argument("unknown optimizer '" + s + "' (expected sgd or adam)");
-}
+inline constexpr NameTable<Act, 2> kActNames = {{{Act::relu, "relu"}, {Act::gelu, "gelu"}}};
+inline constexpr NameTable<Optim, 2> kOptimNames = {{{Optim::sgd, "sgd"}, {Optim::adam, "adam"}}};
+
+inline const char* to_string(Act a) { return name_of(kActNames, a); }
+inline const char* to_string(Optim o) { return name_of(kOptimNames, o); }
+inline Act act_from_string(const std::string& s) { return parse_name(kActNames, s, "activation"); }
+inline Optim optim_from_string(const std::string& s) { return parse_name(kOptimNames, s, "optimizer"); }
 
 // depth = number of linear layers: input -> width -> ... -> width -> classes.
 struct Config {

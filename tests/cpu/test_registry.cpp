@@ -61,7 +61,7 @@ auto& gpu = gtb::add("selftest", "work", "device", gtb::Backend::cuda, measured)
                 .axis("n", std::vector<std::int64_t>{1000})
                 .option("mode", std::vector<std::string>{"a"})
                 .rate("throughput", "items/s", 1.0);
-auto& full_only = gtb::add("selftest", "work", "big", gtb::Backend::cpu, measured).axis("n", std::vector<std::int64_t>{1000}).only_full();
+auto& full_only = gtb::add("selftest", "work", "big", gtb::Backend::cpu, measured).axis("n", std::vector<std::int64_t>{1000}).only(gtb::Suite::full);
 const bool findings = gtb::add_findings("selftest", [](const std::vector<gtb::Record>& recs, gtb::json& f) {
   f["records_seen"] = recs.size();
 });
@@ -181,7 +181,7 @@ TEST(MeasureHostWall, EventTimesGetTheHostWallAroundThemAndImpossibleOnesAreSusp
   r.variant = "v";
   r.backend = gtb::Backend::cuda;
   r.params = {{"n", 1}};
-  gtb::State st(r, gtb::Suite::quick, gtb::StopRule::quick());
+  gtb::State st(r, gtb::Suite::quick, gtb::suite_rule(gtb::Suite::quick));
   st.check(true, "ok");
   st.measure(gtb::Clock::cuda_event, [](std::int64_t reps) { return 2e-3 * double(reps); });
   ASSERT_TRUE(r.info.contains("host_wall_seconds_per_rep"));
@@ -193,7 +193,7 @@ TEST(MeasureHostWall, EventTimesGetTheHostWallAroundThemAndImpossibleOnesAreSusp
   // A host-clock record gets no such reading.
   gtb::Record h = r;
   h.info = gtb::json::object();
-  gtb::State hs(h, gtb::Suite::quick, gtb::StopRule::quick());
+  gtb::State hs(h, gtb::Suite::quick, gtb::suite_rule(gtb::Suite::quick));
   hs.check(true, "ok");
   hs.measure(gtb::Clock::host_wall, [](std::int64_t reps) { return 1e-3 * double(reps); });
   EXPECT_FALSE(h.info.contains("host_wall_seconds_per_rep"));

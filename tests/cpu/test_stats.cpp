@@ -135,7 +135,7 @@ TEST(RunSamples, RejectsBadRulesAndBadSamples) {
 }
 
 TEST(RunSamples, QuickRuleIsSmallerThanFull) {
-  const auto q = gtb::StopRule::quick(), f = gtb::StopRule::full();
+  const auto q = gtb::suite_rule(gtb::Suite::quick), f = gtb::suite_rule(gtb::Suite::full);
   EXPECT_LT(q.budget_seconds, f.budget_seconds);
   EXPECT_LE(q.min_samples, f.min_samples);
   EXPECT_GE(q.noise_target, f.noise_target);

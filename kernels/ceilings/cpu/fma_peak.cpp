@@ -46,13 +46,6 @@ void chains_sse(float* s, std::int64_t iters, float mul, float add) {
 
 }  // namespace
 
-FmaIsa fma_isa_from_string(const std::string& s) {
-  if (s == "avx512") return FmaIsa::avx512;
-  if (s == "avx2") return FmaIsa::avx2;
-  if (s == "baseline") return FmaIsa::baseline;
-  throw std::invalid_argument("fma isa must be avx512, avx2 or baseline, not '" + s + "'");
-}
-
 bool fma_isa_supported(FmaIsa isa) {
 #if defined(__x86_64__)
   switch (isa) {

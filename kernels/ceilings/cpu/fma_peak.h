@@ -6,11 +6,18 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/names.h"
+
 namespace gtb::cpu {
 
 enum class FmaIsa { avx512, avx2, baseline };
+inline constexpr NameTable<FmaIsa, 3> kFmaIsaNames = {
+    {{FmaIsa::avx512, "avx512"}, {FmaIsa::avx2, "avx2"}, {FmaIsa::baseline, "baseline"}}};
 
-FmaIsa fma_isa_from_string(const std::string& s);  // "avx512", "avx2", "baseline"; throws otherwise
+inline const char* to_string(FmaIsa isa) { return name_of(kFmaIsaNames, isa); }
+inline FmaIsa fma_isa_from_string(const std::string& s) {  // throws std::invalid_argument
+  return parse_name(kFmaIsaNames, s, "fma isa");
+}
 bool fma_isa_supported(FmaIsa isa);                 // this CPU runs it (checked at run time)
 int fma_lanes(FmaIsa isa);                          // floats per vector: 16, 8, 4
 // Independent chains per thread: enough to cover the FMA latency on every port.

@@ -17,8 +17,6 @@
 
 namespace gtb::cpu {
 
-const char* to_string(Stores s) { return s == Stores::plain ? "plain" : "nontemporal"; }
-
 void FreeFloats::operator()(float* p) const { std::free(p); }
 
 AlignedFloats alloc_floats(std::size_t n) {

@@ -2,6 +2,9 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <string>
+
+#include "kernels/common/names.h"
 
 namespace gtb::cpu {
 
@@ -9,7 +12,9 @@ namespace gtb::cpu {
 // bytes for every 2 it counts); non-temporal stores write whole lines past the caches. Which one is
 // faster depends on the CPU, so the ceiling is the best of both.
 enum class Stores { plain, nontemporal };
-const char* to_string(Stores s);
+inline constexpr NameTable<Stores, 2> kStoresNames = {{{Stores::plain, "plain"}, {Stores::nontemporal, "nontemporal"}}};
+inline const char* to_string(Stores s) { return name_of(kStoresNames, s); }
+inline Stores stores_from_string(const std::string& s) { return parse_name(kStoresNames, s, "stores"); }
 
 struct FreeFloats {
   void operator()(float* p) const;

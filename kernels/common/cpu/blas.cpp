@@ -33,8 +33,6 @@ bool dnnl_built() { return false; }
 std::string dnnl_version() { return ""; }
 #endif
 
-const char* to_string(GemmLib lib) { return lib == GemmLib::openblas ? "openblas" : "onednn"; }
-
 bool gemm_lib_available(GemmLib lib) { return lib == GemmLib::openblas || dnnl_built(); }
 
 void sgemm(GemmLib lib, bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "kernels/common/names.h"
+
 namespace gtb::cpu {
 
 // C[m x n] = alpha * op(A) * op(B) + beta * C, row-major, leading dimensions = row lengths.
@@ -14,7 +16,8 @@ void dgemm(bool trans_a, bool trans_b, int m, int n, int k, double alpha, const 
 // The libraries an FP32 GEMM can go through. oneDNN's dnnl_sgemm picks its kernels from the CPU's
 // ISA at run time and runs on one thread when called inside an OpenMP parallel region.
 enum class GemmLib { openblas, onednn };
-const char* to_string(GemmLib lib);
+inline constexpr NameTable<GemmLib, 2> kGemmLibNames = {{{GemmLib::openblas, "openblas"}, {GemmLib::onednn, "onednn"}}};
+inline const char* to_string(GemmLib lib) { return name_of(kGemmLibNames, lib); }
 bool gemm_lib_available(GemmLib lib);  // onednn: only when built with it
 void sgemm(GemmLib lib, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
            const float* b, int ldb, float beta, float* c, int ldc);

@@ -8,50 +8,35 @@
 
 namespace gtb::cuda {
 
-const char* to_string(GemmPrecision p) {
+cudaDataType_t input_type(Precision p) {
   switch (p) {
-    case GemmPrecision::fp32: return "fp32";
-    case GemmPrecision::tf32: return "tf32";
-    case GemmPrecision::fp16_fp32acc: return "fp16_fp32acc";
-    case GemmPrecision::fp16_fp16acc: return "fp16_fp16acc";
-    case GemmPrecision::bf16_fp32acc: return "bf16_fp32acc";
-  }
-  return "?";
-}
-
-GemmPrecision gemm_precision_from_string(const std::string& s) {
-  for (auto p : {GemmPrecision::fp32, GemmPrecision::tf32, GemmPrecision::fp16_fp32acc, GemmPrecision::fp16_fp16acc,
-                 GemmPrecision::bf16_fp32acc})
-    if (s == to_string(p)) return p;
-  throw std::invalid_argument("unknown GEMM precision '" + s +
-                              "' (fp32, tf32, fp16_fp32acc, fp16_fp16acc, bf16_fp32acc)");
-}
-
-cudaDataType_t input_type(GemmPrecision p) {
-  switch (p) {
-    case GemmPrecision::fp32:
-    case GemmPrecision::tf32: return CUDA_R_32F;
-    case GemmPrecision::fp16_fp32acc:
-    case GemmPrecision::fp16_fp16acc: return CUDA_R_16F;
-    case GemmPrecision::bf16_fp32acc: return CUDA_R_16BF;
+    case Precision::fp32:
+    case Precision::tf32: return CUDA_R_32F;
+    case Precision::fp16_fp32acc:
+    case Precision::fp16_fp16acc:
+    case Precision::fp16: return CUDA_R_16F;
+    case Precision::bf16_fp32acc:
+    case Precision::bf16: return CUDA_R_16BF;
   }
   return CUDA_R_32F;
 }
 // Half-precision inputs write half-precision outputs (what a training framework stores).
-cudaDataType_t output_type(GemmPrecision p) { return input_type(p); }
+cudaDataType_t output_type(Precision p) { return input_type(p); }
 
-cublasComputeType_t compute_type(GemmPrecision p) {
+cublasComputeType_t compute_type(Precision p) {
   switch (p) {
-    case GemmPrecision::fp32: return CUBLAS_COMPUTE_32F;
-    case GemmPrecision::tf32: return CUBLAS_COMPUTE_32F_FAST_TF32;
-    case GemmPrecision::fp16_fp32acc: return CUBLAS_COMPUTE_32F;
-    case GemmPrecision::fp16_fp16acc: return CUBLAS_COMPUTE_16F;
-    case GemmPrecision::bf16_fp32acc: return CUBLAS_COMPUTE_32F;
+    case Precision::fp32: return CUBLAS_COMPUTE_32F;
+    case Precision::tf32: return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case Precision::fp16_fp32acc:
+    case Precision::fp16: return CUBLAS_COMPUTE_32F;
+    case Precision::fp16_fp16acc: return CUBLAS_COMPUTE_16F;
+    case Precision::bf16_fp32acc:
+    case Precision::bf16: return CUBLAS_COMPUTE_32F;
   }
   return CUBLAS_COMPUTE_32F;
 }
 
-const char* compute_type_name(GemmPrecision p) {
+const char* compute_type_name(Precision p) {
   switch (compute_type(p)) {
     case CUBLAS_COMPUTE_32F: return "CUBLAS_COMPUTE_32F";
     case CUBLAS_COMPUTE_32F_FAST_TF32: return "CUBLAS_COMPUTE_32F_FAST_TF32";
@@ -88,7 +73,7 @@ Blas::~Blas() {
 }
 void Blas::set_stream(cudaStream_t s) { GTB_CUBLAS_CHECK(cublasSetStream(h_, s)); }
 
-void gemm(const Blas& blas, GemmPrecision p, bool ta, bool tb, int m, int n, int k, float alpha, const void* a,
+void gemm(const Blas& blas, Precision p, bool ta, bool tb, int m, int n, int k, float alpha, const void* a,
           int lda, const void* b, int ldb, float beta, void* c, int ldc) {
   const cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   if (compute_type(p) == CUBLAS_COMPUTE_16F) {

@@ -8,16 +8,15 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
+#include "kernels/common/precision.h"
+
 namespace gtb::cuda {
 
-// Precision variants the suite measures; the compute type is part of the name.
-enum class GemmPrecision { fp32, tf32, fp16_fp32acc, fp16_fp16acc, bf16_fp32acc };
-const char* to_string(GemmPrecision p);
-GemmPrecision gemm_precision_from_string(const std::string& s);  // throws std::invalid_argument
-cudaDataType_t input_type(GemmPrecision p);
-cudaDataType_t output_type(GemmPrecision p);
-cublasComputeType_t compute_type(GemmPrecision p);
-const char* compute_type_name(GemmPrecision p);  // "CUBLAS_COMPUTE_32F_FAST_TF32", ...
+// A training precision (fp16, bf16) maps as its GEMM does (gemm_precision()).
+cudaDataType_t input_type(Precision p);
+cudaDataType_t output_type(Precision p);
+cublasComputeType_t compute_type(Precision p);
+const char* compute_type_name(Precision p);  // "CUBLAS_COMPUTE_32F_FAST_TF32", ...
 std::size_t element_bytes(cudaDataType_t t);
 
 [[noreturn]] void throw_cublas_error(cublasStatus_t s, const char* call, const char* file, int line);
@@ -36,7 +35,7 @@ class Blas {
 
 // Column-major GEMM through cublasGemmEx: C = alpha * op(A) op(B) + beta * C. Scalars alpha/beta
 // are given as float and converted to the compute type. Device pointers.
-void gemm(const Blas& blas, GemmPrecision p, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
+void gemm(const Blas& blas, Precision p, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
           const void* a, int lda, const void* b, int ldb, float beta, void* c, int ldc);
 
 std::string cublas_version();  // "13.0.0"

@@ -22,26 +22,16 @@ GemmDevice gemm_device() {
   return d;
 }
 
-GemmPrecision to_cuda(gemm::Precision p) {
-  const GemmPrecision c = gemm_precision_from_string(gemm::to_string(p));
-  // The storage sizes the records count must be the ones cuBLAS is given.
-  if (element_bytes(input_type(c)) != std::size_t(gemm::input_bytes(p)) ||
-      element_bytes(output_type(c)) != std::size_t(gemm::output_bytes(p)))
-    throw std::logic_error(std::string("GEMM precision ") + gemm::to_string(p) +
-                           ": element sizes differ between kernels/gemm/gemm.h and kernels/common/cuda/blas.h");
-  return c;
-}
-
 namespace {
-std::vector<std::uint16_t> to_16bit(gemm::Precision p, const float* x, std::size_t n) {
+std::vector<std::uint16_t> to_16bit(Precision p, const float* x, std::size_t n) {
   std::vector<std::uint16_t> out(n);
-  const bool bf16 = p == gemm::Precision::bf16_fp32acc;
+  const bool bf16 = gemm_precision(p) == Precision::bf16_fp32acc;
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i)
     out[i] = bf16 ? gemm::float_to_bf16(x[i]) : gemm::float_to_half(x[i]);
   return out;
 }
-void upload(gemm::Precision p, const DeviceBuffer& dst, const float* src, std::size_t n) {
+void upload(Precision p, const DeviceBuffer& dst, const float* src, std::size_t n) {
   if (gemm::input_bytes(p) == 4) {
     GTB_CUDA_CHECK(cudaMemcpy(dst.get(), src, n * sizeof(float), cudaMemcpyHostToDevice));
   } else {
@@ -51,9 +41,14 @@ void upload(gemm::Precision p, const DeviceBuffer& dst, const float* src, std::s
 }
 }  // namespace
 
-GemmOperands::GemmOperands(gemm::Precision p, int m, int n, int k, const float* a, const float* b)
-    : p_(p), cp_(to_cuda(p)), m_(m), n_(n), k_(k) {
+GemmOperands::GemmOperands(Precision p, int m, int n, int k, const float* a, const float* b)
+    : p_(p), m_(m), n_(n), k_(k) {
   if (m <= 0 || n <= 0 || k <= 0) throw std::invalid_argument("GemmOperands: m, n and k must be positive");
+  // The storage sizes the records count must be the ones cuBLAS is given.
+  if (element_bytes(input_type(p)) != std::size_t(gemm::input_bytes(p)) ||
+      element_bytes(output_type(p)) != std::size_t(gemm::output_bytes(p)))
+    throw std::logic_error(std::string("GEMM precision ") + to_string(p) +
+                           ": element sizes differ between kernels/common/gemm.h and kernels/cuda/blas.h");
   const std::size_t in = std::size_t(gemm::input_bytes(p)), out = std::size_t(gemm::output_bytes(p));
   a_ = DeviceBuffer(in * std::size_t(m) * std::size_t(k));
   b_ = DeviceBuffer(in * std::size_t(k) * std::size_t(n));
@@ -77,7 +72,7 @@ std::vector<float> GemmOperands::download_c() const {
   }
   std::vector<std::uint16_t> h(n);
   GTB_CUDA_CHECK(cudaMemcpy(h.data(), c_.get(), n * sizeof(std::uint16_t), cudaMemcpyDeviceToHost));
-  const bool bf16 = p_ == gemm::Precision::bf16_fp32acc;
+  const bool bf16 = gemm_precision(p_) == Precision::bf16_fp32acc;
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(n); ++i)
     out[i] = bf16 ? gemm::bf16_to_float(h[i]) : gemm::half_to_float(h[i]);
@@ -86,7 +81,7 @@ std::vector<float> GemmOperands::download_c() const {
 
 void gemm_cublas(const Blas& blas, const GemmOperands& o) {
   // Column-major view: C^T (n x m, ld n) = B^T (n x k, ld n) * A^T (k x m, ld k).
-  gemm(blas, o.cuda_precision(), false, false, o.n(), o.m(), o.k(), 1.0f, o.b(), o.n(), o.a(), o.k(), 0.0f,
+  gemm(blas, o.precision(), false, false, o.n(), o.m(), o.k(), 1.0f, o.b(), o.n(), o.a(), o.k(), 0.0f,
        o.c(), o.n());
 }
 

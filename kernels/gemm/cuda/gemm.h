@@ -22,18 +22,15 @@ struct GemmDevice {
 };
 GemmDevice gemm_device();  // the current device
 
-GemmPrecision to_cuda(gemm::Precision p);  // by name, so the two enums cannot drift silently
-
 // A[m x k], B[k x n], C[m x n] row-major on the device, stored in the precision's input/output
 // type. Upload converts from f32 on the host (round to nearest even), outside any timing; the
 // constructor returns once A and B are on the device, so work on any stream may read them.
 class GemmOperands {
  public:
-  GemmOperands(gemm::Precision p, int m, int n, int k, const float* a, const float* b);
+  GemmOperands(Precision p, int m, int n, int k, const float* a, const float* b);
   void poison_c(cudaStream_t s);         // all-ones bytes: NaN in f32, f16 and bf16
   std::vector<float> download_c() const; // C converted to f32 (synchronize C's stream first)
-  gemm::Precision precision() const { return p_; }
-  GemmPrecision cuda_precision() const { return cp_; }
+  Precision precision() const { return p_; }
   int m() const { return m_; }
   int n() const { return n_; }
   int k() const { return k_; }
@@ -42,8 +39,7 @@ class GemmOperands {
   void* c() const { return c_.get(); }
 
  private:
-  gemm::Precision p_;
-  GemmPrecision cp_;  // resolved once: the timed loop should not parse precision names
+  Precision p_;
   int m_, n_, k_;
   DeviceBuffer a_, b_, c_;
 };

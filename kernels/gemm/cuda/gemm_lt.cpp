@@ -48,7 +48,7 @@ LtGemm::LtGemm(const GemmOperands& o, std::size_t workspace_bytes) {
 }
 
 void LtGemm::plan(const GemmOperands& o, std::size_t workspace_bytes) {
-  const GemmPrecision p = o.cuda_precision();
+  const Precision p = o.precision();
   const cudaDataType_t in = input_type(p), out = output_type(p);
   const cublasComputeType_t ct = compute_type(p);
   half_scale_ = ct == CUBLAS_COMPUTE_16F;
@@ -75,7 +75,7 @@ void LtGemm::plan(const GemmOperands& o, std::size_t workspace_bytes) {
   if (st != CUBLAS_STATUS_NOT_SUPPORTED) GTB_CUBLAS_CHECK(st);
   if (returned <= 0 || results[0].state != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error(std::string("cuBLASLt heuristic returned no algorithm for ") +
-                             gemm::to_string(o.precision()) + " " + std::to_string(o.m()) + "x" +
+                             to_string(o.precision()) + " " + std::to_string(o.m()) + "x" +
                              std::to_string(o.n()) + "x" + std::to_string(o.k()));
   // The heuristic's first choice: what frameworks using cuBLASLt without autotuning get.
   const cublasLtMatmulHeuristicResult_t& best = results[0];

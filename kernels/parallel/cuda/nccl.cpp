@@ -20,11 +20,6 @@
 
 namespace gtb::parallel::nccl {
 
-DType dtype_from_string(const std::string& s) {
-  if (s == "fp32") return DType::fp32;
-  if (s == "bf16") return DType::bf16;
-  throw std::invalid_argument("unknown dtype '" + s + "' (expected fp32 or bf16)");
-}
 std::size_t elem_bytes(DType d) { return d == DType::fp32 ? 4u : 2u; }
 
 namespace {

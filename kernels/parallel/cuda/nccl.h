@@ -10,13 +10,16 @@
 #include <vector>
 
 #include "kernels/parallel/collective.h"
+#include "kernels/common/names.h"
 
 struct ncclComm;  // nccl.h's ncclComm_t is `struct ncclComm*`; kept opaque so this header needs no nccl.h
 
 namespace gtb::parallel::nccl {
 
 enum class DType { fp32, bf16 };
-DType dtype_from_string(const std::string& s);
+inline constexpr NameTable<DType, 2> kDTypeNames = {{{DType::fp32, "fp32"}, {DType::bf16, "bf16"}}};
+inline const char* to_string(DType d) { return name_of(kDTypeNames, d); }
+inline DType dtype_from_string(const std::string& s) { return parse_name(kDTypeNames, s, "dtype"); }
 std::size_t elem_bytes(DType d);
 
 bool built();           // false: built without NCCL (or without CUDA)

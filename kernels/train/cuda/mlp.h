@@ -20,16 +20,21 @@ namespace gtb::cuda::mlp {
 using gtb::mlp::Config;
 using gtb::mlp::Layout;
 
-enum class Precision { fp32, tf32, fp16, bf16 };
-const char* to_string(Precision p);
-Precision precision_from_string(const std::string& s);  // throws std::invalid_argument
+// One of kTrainPrecisions; GpuMlp rejects the GEMM-only ones.
+using gtb::Precision;
+using gtb::precision_from_string;
+using gtb::to_string;
 inline bool is_mixed(Precision p) { return p == Precision::fp16 || p == Precision::bf16; }
 DType storage_type(Precision p);
 
 // Where the batch comes from each step: already on the device, or copied from pinned or pageable
 // host memory at the start of every step.
 enum class DataSource { device, pinned, pageable };
-DataSource data_source_from_string(const std::string& s);  // throws std::invalid_argument
+inline constexpr NameTable<DataSource, 3> kDataSourceNames = {
+    {{DataSource::device, "device"}, {DataSource::pinned, "pinned"}, {DataSource::pageable, "pageable"}}};
+inline DataSource data_source_from_string(const std::string& s) {  // throws std::invalid_argument
+  return parse_name(kDataSourceNames, s, "data source");
+}
 
 // Device allocations of one model, with a high-water mark and an optional cap (over it:
 // gtb::OutOfMemory, as for a real cudaMalloc failure).

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 #include "kernels/common/clock.h"
@@ -40,28 +41,8 @@ void fill(void* dst, int value, std::size_t bytes, cudaStream_t s) {
 }
 }  // namespace
 
-const char* to_string(Precision p) {
-  switch (p) {
-    case Precision::fp32: return "fp32";
-    case Precision::tf32: return "tf32";
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-  }
-  return "?";
-}
-Precision precision_from_string(const std::string& s) {
-  for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16})
-    if (s == to_string(p)) return p;
-  throw std::invalid_argument("unknown training precision '" + s + "' (expected fp32, tf32, fp16 or bf16)");
-}
 DType storage_type(Precision p) {
   return p == Precision::fp16 ? DType::f16 : (p == Precision::bf16 ? DType::bf16 : DType::f32);
-}
-DataSource data_source_from_string(const std::string& s) {
-  if (s == "device") return DataSource::device;
-  if (s == "pinned") return DataSource::pinned;
-  if (s == "pageable") return DataSource::pageable;
-  throw std::invalid_argument("unknown data source '" + s + "' (expected device, pinned or pageable)");
 }
 
 void* DeviceArena::alloc(std::size_t bytes) {
@@ -78,6 +59,8 @@ GpuMlp::GpuMlp(const Config& c, int batch, int micro_batches, Precision p, std::
     : cfg_(c), lay_(c), batch_(batch), micro_(micro_batches), rows_(0), prec_(p), st_(storage_type(p)),
       arena_(cap_bytes), stream_(), blas_(stream_.get()) {
   cfg_.validate();
+  if (std::find(std::begin(kTrainPrecisions), std::end(kTrainPrecisions), p) == std::end(kTrainPrecisions))
+    throw std::invalid_argument(std::string("GpuMlp: ") + to_string(p) + " is not a training precision");
   if (batch < 1 || micro_batches < 1 || batch % micro_batches != 0)
     throw std::invalid_argument("GpuMlp: batch " + std::to_string(batch) + " is not a positive multiple of " +
                                 std::to_string(micro_batches) + " micro-batches");

@@ -17,41 +17,6 @@
 
 namespace gtb::cuda::transfer {
 
-MemoryKind memory_kind_from_string(const std::string& s) {
-  if (s == "pageable") return MemoryKind::pageable;
-  if (s == "pinned") return MemoryKind::pinned;
-  if (s == "registered") return MemoryKind::registered;
-  if (s == "write_combined") return MemoryKind::write_combined;
-  throw std::invalid_argument("unknown memory kind '" + s + "' (pageable, pinned, registered, write_combined)");
-}
-const char* to_string(MemoryKind k) {
-  switch (k) {
-    case MemoryKind::pageable: return "pageable";
-    case MemoryKind::pinned: return "pinned";
-    case MemoryKind::registered: return "registered";
-    case MemoryKind::write_combined: return "write_combined";
-  }
-  return "?";
-}
-Direction direction_from_string(const std::string& s) {
-  if (s == "h2d") return Direction::h2d;
-  if (s == "d2h") return Direction::d2h;
-  if (s == "bidir") return Direction::bidir;
-  throw std::invalid_argument("unknown copy direction '" + s + "' (h2d, d2h, bidir)");
-}
-PinMethod pin_method_from_string(const std::string& s) {
-  if (s == "host_alloc") return PinMethod::host_alloc;
-  if (s == "host_register") return PinMethod::host_register;
-  throw std::invalid_argument("unknown pin method '" + s + "' (host_alloc, host_register)");
-}
-BatchMethod batch_method_from_string(const std::string& s) {
-  if (s == "per_sample") return BatchMethod::per_sample;
-  if (s == "pack_then_copy") return BatchMethod::pack_then_copy;
-  if (s == "prepacked") return BatchMethod::prepacked;
-  if (s == "memcpy_batch") return BatchMethod::memcpy_batch;
-  throw std::invalid_argument("unknown batching method '" + s + "' (per_sample, pack_then_copy, prepacked, memcpy_batch)");
-}
-
 namespace {
 void* aligned_pageable(std::size_t bytes) {
   const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + cpu::kPageBytes - 1) / cpu::kPageBytes * cpu::kPageBytes;

@@ -14,6 +14,7 @@
 #include "kernels/common/cuda/memory.h"
 #include "kernels/common/cuda/timer.h"
 #include "kernels/common/verify.h"
+#include "kernels/common/names.h"
 
 namespace gtb::cuda::transfer {
 
@@ -21,8 +22,14 @@ namespace gtb::cuda::transfer {
 // cudaHostRegister. write_combined: cudaHostAlloc(WriteCombined), fast for the GPU to read, very
 // slow for the CPU to read (H2D only).
 enum class MemoryKind { pageable, pinned, registered, write_combined };
-MemoryKind memory_kind_from_string(const std::string& s);  // throws std::invalid_argument
-const char* to_string(MemoryKind k);
+inline constexpr NameTable<MemoryKind, 4> kMemoryKindNames = {{{MemoryKind::pageable, "pageable"},
+                                                                {MemoryKind::pinned, "pinned"},
+                                                                {MemoryKind::registered, "registered"},
+                                                                {MemoryKind::write_combined, "write_combined"}}};
+inline const char* to_string(MemoryKind k) { return name_of(kMemoryKindNames, k); }
+inline MemoryKind memory_kind_from_string(const std::string& s) {  // throws std::invalid_argument
+  return parse_name(kMemoryKindNames, s, "memory kind");
+}
 
 // Host memory of one kind, pre-faulted. Allocation failure throws gtb::OutOfMemory.
 class HostMemory {
@@ -42,7 +49,11 @@ class HostMemory {
 };
 
 enum class Direction { h2d, d2h, bidir };
-Direction direction_from_string(const std::string& s);  // throws std::invalid_argument
+inline constexpr NameTable<Direction, 3> kDirectionNames = {
+    {{Direction::h2d, "h2d"}, {Direction::d2h, "d2h"}, {Direction::bidir, "bidir"}}};
+inline Direction direction_from_string(const std::string& s) {  // throws std::invalid_argument
+  return parse_name(kDirectionNames, s, "copy direction");
+}
 
 // One copy benchmark point. bidir runs an H2D and a D2H of `bytes` each at once on two streams.
 class CopyCase {
@@ -77,7 +88,9 @@ class CopyCase {
 // Pinning cost: host_alloc = cudaHostAlloc + cudaFreeHost; host_register = cudaHostRegister +
 // cudaHostUnregister of an existing, touched pageable buffer.
 enum class PinMethod { host_alloc, host_register };
-PinMethod pin_method_from_string(const std::string& s);
+inline constexpr NameTable<PinMethod, 2> kPinMethodNames = {
+    {{PinMethod::host_alloc, "host_alloc"}, {PinMethod::host_register, "host_register"}}};
+inline PinMethod pin_method_from_string(const std::string& s) { return parse_name(kPinMethodNames, s, "pin method"); }
 class PinCase {
  public:
   PinCase(PinMethod m, std::size_t bytes);
@@ -93,7 +106,13 @@ class PinCase {
 
 // Batching `count` samples of `sample_bytes` (scattered in pinned memory) into one device batch.
 enum class BatchMethod { per_sample, pack_then_copy, prepacked, memcpy_batch };
-BatchMethod batch_method_from_string(const std::string& s);
+inline constexpr NameTable<BatchMethod, 4> kBatchMethodNames = {{{BatchMethod::per_sample, "per_sample"},
+                                                                  {BatchMethod::pack_then_copy, "pack_then_copy"},
+                                                                  {BatchMethod::prepacked, "prepacked"},
+                                                                  {BatchMethod::memcpy_batch, "memcpy_batch"}}};
+inline BatchMethod batch_method_from_string(const std::string& s) {
+  return parse_name(kBatchMethodNames, s, "batching method");
+}
 bool memcpy_batch_available();  // the toolkit declares cudaMemcpyBatchAsync
 class BatchingCase {
  public:

@@ -9,21 +9,6 @@
 
 namespace gtb::cpu {
 
-const char* to_string(Loop loop) {
-  switch (loop) {
-    case Loop::scalar: return "scalar";
-    case Loop::autovec: return "autovec";
-    case Loop::openmp: return "openmp";
-  }
-  return "?";
-}
-
-Loop loop_from_string(const std::string& name) {
-  for (Loop l : {Loop::scalar, Loop::autovec, Loop::openmp})
-    if (name == to_string(l)) return l;
-  throw std::invalid_argument("unknown CPU loop '" + name + "' (scalar, autovec, openmp)");
-}
-
 // The project builds for the generic x86-64 target (SSE2); these loops are also compiled for AVX2
 // and AVX-512 and picked at run time, as a framework's CPU kernels are.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)

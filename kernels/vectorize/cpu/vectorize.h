@@ -5,13 +5,18 @@
 #include <cstddef>
 #include <string>
 
+#include "kernels/common/names.h"
 #include "kernels/vectorize/elementwise.h"
 
 namespace gtb::cpu {
 
 enum class Loop { scalar, autovec, openmp };
-const char* to_string(Loop loop);
-Loop loop_from_string(const std::string& name);  // throws std::invalid_argument
+inline constexpr NameTable<Loop, 3> kLoopNames = {
+    {{Loop::scalar, "scalar"}, {Loop::autovec, "autovec"}, {Loop::openmp, "openmp"}}};
+inline const char* to_string(Loop loop) { return name_of(kLoopNames, loop); }
+inline Loop loop_from_string(const std::string& name) {  // throws std::invalid_argument
+  return parse_name(kLoopNames, name, "CPU loop");
+}
 
 // y = a*x + y and y = gelu(scale*x + bias) over n elements. Pointers may be unaligned; x and y must
 // not overlap. Null pointers with n > 0 throw std::invalid_argument.

@@ -114,17 +114,6 @@ std::int64_t run(Form form, const Op& op, const float* x, float* y, std::size_t 
 
 }  // namespace
 
-const char* to_string(Form f) {
-  switch (f) {
-    case Form::launch_loop: return "launch_loop";
-    case Form::serial: return "serial";
-    case Form::scalar: return "scalar";
-    case Form::vec4: return "vec4";
-    case Form::unfused: return "unfused";
-  }
-  return "?";
-}
-
 std::int64_t launches(Form form, std::size_t n, std::size_t chunk) {
   if (n == 0) return 0;
   if (form == Form::launch_loop) return chunk == 0 ? 0 : static_cast<std::int64_t>((n + chunk - 1) / chunk);

@@ -9,6 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/common/names.h"
 #include "kernels/vectorize/elementwise.h"
 
 namespace gtb::cuda {
@@ -20,7 +21,12 @@ namespace gtb::cuda {
 //   vec4:        grid-stride, 16-byte float4 loads and stores, scalar tail for n % 4 (fused for the chain)
 //   unfused:     the chain as three vec4 kernels (scale, bias, activation); axpy has no unfused form
 enum class Form { launch_loop, serial, scalar, vec4, unfused };
-const char* to_string(Form f);
+inline constexpr NameTable<Form, 5> kFormNames = {{{Form::launch_loop, "launch_loop"},
+                                                   {Form::serial, "serial"},
+                                                   {Form::scalar, "scalar"},
+                                                   {Form::vec4, "vec4"},
+                                                   {Form::unfused, "unfused"}}};
+inline const char* to_string(Form f) { return name_of(kFormNames, f); }
 
 inline constexpr int kBlockThreads = 256;
 
