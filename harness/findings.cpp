@@ -13,16 +13,7 @@ namespace gtb::findings {
 
 namespace {
 
-constexpr std::array<std::pair<Hint, const char*>, 10> kHints{{{Hint::text, "text"},
-                                                                {Hint::number, "number"},
-                                                                {Hint::count, "count"},
-                                                                {Hint::bytes, "bytes"},
-                                                                {Hint::duration, "duration"},
-                                                                {Hint::bandwidth, "bandwidth"},
-                                                                {Hint::rate, "rate"},
-                                                                {Hint::ratio, "ratio"},
-                                                                {Hint::percent, "percent"},
-                                                                {Hint::fraction, "fraction"}}};
+
 
 std::string printf_str(const char* f, double v) {
   char b[64];
@@ -137,16 +128,14 @@ Figure figure_of(const json& j) {
 
 }  // namespace
 
-const char* to_string(Hint h) {
-  for (const auto& [k, name] : kHints)
-    if (k == h) return name;
-  return "text";
-}
+const char* to_string(Hint h) { return name_of(kHintNames, h); }
 
 Hint hint_from_string(const std::string& s) {
-  for (const auto& [k, name] : kHints)
-    if (s == name) return k;
-  throw std::runtime_error("unknown hint \"" + s + "\"");
+  try {
+    return parse_name(kHintNames, s, "hint");
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(e.what());
+  }
 }
 
 Section& Section::say(std::string paragraph) {
@@ -308,8 +297,6 @@ std::string format(const json& v, Hint hint, const std::string& unit) {
   return s + u;
 }
 
-bool has_number(const Record& r) { return r.status == Status::ok && r.value && std::isfinite(*r.value); }
-
 std::string why_none(const std::vector<Record>& records, Backend backend) {
   std::map<std::string, int> reasons;
   for (const auto& r : records)
@@ -321,7 +308,7 @@ std::string why_none(const std::vector<Record>& records, Backend backend) {
 }
 
 bool any_number(const std::vector<Record>& records, Backend backend) {
-  return std::any_of(records.begin(), records.end(), [&](const Record& r) { return r.backend == backend && has_number(r); });
+  return std::any_of(records.begin(), records.end(), [&](const Record& r) { return r.backend == backend && usable(r); });
 }
 
 std::string option_text(const Record& r, const std::string& key) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "harness/types.h"
+#include "kernels/common/names.h"
 
 namespace gtb::findings {
 
@@ -32,6 +33,17 @@ enum class Hint {
   percent,    // already in percent, printed "45%"
   fraction,   // 0..1, printed as a percent
 };
+inline constexpr NameTable<Hint, 10> kHintNames = {{{Hint::text, "text"},
+                                                     {Hint::number, "number"},
+                                                     {Hint::count, "count"},
+                                                     {Hint::bytes, "bytes"},
+                                                     {Hint::duration, "duration"},
+                                                     {Hint::bandwidth, "bandwidth"},
+                                                     {Hint::rate, "rate"},
+                                                     {Hint::ratio, "ratio"},
+                                                     {Hint::percent, "percent"},
+                                                     {Hint::fraction, "fraction"}}};
+static_assert(names_unique(kHintNames));
 const char* to_string(Hint h);
 Hint hint_from_string(const std::string& s);  // throws std::runtime_error for an unknown name
 
@@ -125,7 +137,6 @@ bool is_typed(const json& j);
 std::string format(const json& value, Hint hint, const std::string& unit);
 
 // Helpers producers share.
-bool has_number(const Record& r);  // ok with a finite value
 // The most common reason a family's records of a backend have no number ("skipped: no GPU").
 std::string why_none(const std::vector<Record>& records, Backend backend);
 bool any_number(const std::vector<Record>& records, Backend backend);

@@ -20,7 +20,7 @@ void best_rates(const std::vector<gtb::Record>& recs, fx::Family& f) {
   };
   std::map<std::string, std::map<std::string, Acc>> acc;
   for (const auto& r : recs) {
-    if (!fx::has_number(r)) continue;
+    if (!gtb::usable(r)) continue;
     std::string prec = fx::option_text(r, "precision");
     if (prec.empty()) prec = "fp32";
     Acc& a = acc[gtb::to_string(r.backend)][prec];
@@ -58,7 +58,7 @@ void best_rates(const std::vector<gtb::Record>& recs, fx::Family& f) {
   // The datasheet peak of each precision the GPU ran, as a dotted line.
   std::map<std::string, double> peaks;
   for (const auto& r : recs)
-    if (fx::has_number(r) && r.info.contains("datasheet") && r.info.at("datasheet").is_object() &&
+    if (gtb::usable(r) && r.info.contains("datasheet") && r.info.at("datasheet").is_object() &&
         r.info.at("datasheet").contains("peak_tflops") && r.info.at("datasheet").at("peak_tflops").is_number())
       peaks[fx::option_text(r, "precision")] = r.info.at("datasheet").at("peak_tflops").get<double>();
   for (const auto& [prec, peak] : peaks) g.hlines.push_back({peak, prec + " datasheet peak"});

@@ -14,7 +14,7 @@
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/verify.h"
 #include "kernels/parallel/collective.h"
-#include "kernels/parallel/cpu/comm.h"
+#include "kernels/parallel/comm.h"
 #include "kernels/parallel/cpu/dp_step.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/mlp.h"

@@ -41,7 +41,7 @@ void pinned_vs_pageable(const std::vector<gtb::Record>& recs, fx::Family& f) {
   for (const char* wl : {"copy_h2d", "copy_d2h", "copy_bidir"}) {
     std::map<std::string, std::map<double, double>> by;  // memory/clock -> bytes -> GB/s
     for (const auto& r : recs)
-      if (fx::has_number(r) && r.workload == wl && r.backend == gtb::Backend::cuda)
+      if (gtb::usable(r) && r.workload == wl && r.backend == gtb::Backend::cuda)
         by[fx::option_text(r, "memory") + "/" + fx::option_text(r, "clock")][fx::param_number(r, "bytes")] = *r.value;
     for (const char* clock : {"device", "host", ""}) {
       const auto pin = by.find(std::string("pinned/") + clock), page = by.find(std::string("pageable/") + clock);

@@ -18,7 +18,7 @@ two_ranks)
   json_check "$work/r.json" "any(r['workload']=='collective' and r['params'].get('ranks')==2 and r['status']=='ok' and r['counters']['busbw']['value']>0 for r in d['records'])"
   json_check "$work/r.json" "any(r['workload']=='dp_step' and r['params'].get('ranks')==2 and r['status']=='ok' and r['check']['passed'] for r in d['records'])"
   json_check "$work/r.json" "all(r['status']=='skipped' and r['status_detail'] for r in d['records'] if r['backend']=='cuda') or d['context']['gpu']['available']"
-  json_check "$work/r.json" "'scaling_efficiency' in d['findings']['parallel']['dp_step'][0]"
+  json_check "$work/r.json" "'scaling_efficiency' in d['findings']['parallel']['data']['dp_step'][0]"
   ;;
 ranks_zero)
   expect_rc 2 "$gtb" run --family parallel --ranks 0 --out "$work/r.json"

@@ -11,7 +11,7 @@
 #include "kernels/common/verify.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/cuda/mlp.h"
-#include "kernels/parallel/cpu/comm.h"
+#include "kernels/parallel/comm.h"
 #include "kernels/parallel/cuda/dp_step.h"
 #include "kernels/parallel/cuda/nccl.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kernels/parallel/buckets.h"
-#include "kernels/parallel/cpu/comm.h"
+#include "kernels/parallel/comm.h"
 #include "kernels/train/mlp.h"
 
 namespace gtb::parallel {

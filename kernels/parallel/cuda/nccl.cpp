@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/parallel/collective.h"
+#include "kernels/parallel/comm.h"
 #include "kernels/parallel/cuda/nccl_fill.h"
 #include "kernels/train/mlp.h"
 

@@ -1,6 +1,6 @@
 // MPI wrappers for the parallel family; without MPI at build time they act as a one-rank world
 // and the collectives throw Unavailable.
-#include "kernels/parallel/cpu/comm.h"
+#include "kernels/parallel/comm.h"
 
 #include <unistd.h>
 
