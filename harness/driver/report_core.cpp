@@ -21,17 +21,8 @@ namespace {
 
 using driver::fmt;
 
-std::string num(double v) {
-  if (!std::isfinite(v)) return "n/a";
-  const double a = std::fabs(v);
-  if (a < 1e15 && std::floor(v) == v) return fmt("%.0f", v);  // counts, sizes, batch: exact
-  if (a != 0 && (a >= 1e6 || a < 1e-3)) return fmt("%.3g", v);
-  if (a >= 100) return fmt("%.0f", v);
-  if (a >= 10) return fmt("%.1f", v);
-  return fmt("%.3g", v);
-}
-
-std::string times(double v) { return fmt("%.2f", v) + "x"; }
+std::string num(double v) { return findings::format(v, findings::Hint::number, ""); }
+std::string times(double v) { return findings::format(v, findings::Hint::ratio, ""); }
 
 // Safe lookups: results files from other versions or hand-written ones may lack any key.
 const json* at(const json& j, const std::string& k) {
@@ -386,16 +377,6 @@ void ceilings_pct_section(Md& md, const Doc& d) {
 }
 
 }  // namespace
-
-std::string size_text(double bytes) {
-  if (!std::isfinite(bytes) || bytes < 0) return "n/a";
-  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  double v = bytes;
-  while (v >= 1024 && u < 4) v /= 1024, ++u;
-  if (u == 0) return fmt("%.0f", v) + " bytes";
-  return (std::fabs(v - std::round(v)) < 1e-9 ? fmt("%.0f", v) : fmt("%.3g", v)) + " " + units[u];
-}
 
 std::string render_markdown(const json& doc, const std::string& source) {
   Doc d{doc, records_of(doc), {}};

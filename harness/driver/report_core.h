@@ -12,7 +12,4 @@ namespace gtb::report {
 // that could not be concluded say "not measured" and why; nothing is estimated.
 std::string render_markdown(const json& doc, const std::string& source);
 
-// Human-readable size: 4096 -> "4 KiB", 1.5e6 -> "1.43 MiB".
-std::string size_text(double bytes);
-
 }  // namespace gtb::report

@@ -95,12 +95,5 @@ TEST(Report, ToleratesOddFindings) {
   EXPECT_TRUE(has(md, "Matrix multiply (gemm)")) << md;
 }
 
-TEST(Report, SizeText) {
-  EXPECT_EQ(report::size_text(4096), "4 KiB");
-  EXPECT_EQ(report::size_text(256.0 * (1 << 20)), "256 MiB");
-  EXPECT_EQ(report::size_text(130000), "127 KiB");
-  EXPECT_EQ(report::size_text(100), "100 bytes");
-}
-
 }  // namespace
 }  // namespace gtb
