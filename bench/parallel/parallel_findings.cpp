@@ -54,7 +54,7 @@ void project(const std::vector<gtb::Record>&, const Largest& largest, const One&
     const double compute_s = r->stats ? r->stats->median : 0;
     const double bytes = counter(*r, "gradient_bytes");
     if (!(compute_s > 0) || !(bytes > 0)) continue;
-    const double n = ranks, comm_s = bytes * 2.0 * (n - 1.0) / n / (busbw * 1e9);
+    const gtb::parallel::StepProjection p = gtb::parallel::project_step(compute_s, bytes, ranks, busbw);
     rows.push_back({{"label", "projected"},
                     {"width", std::get<0>(m)},
                     {"depth", std::get<1>(m)},
@@ -65,11 +65,11 @@ void project(const std::vector<gtb::Record>&, const Largest& largest, const One&
                                 {"one_rank_step_s", compute_s},
                                 {"one_rank_record", r->id},
                                 {"gradient_bytes", bytes}}},
-                    {"comm_s", comm_s},
-                    {"step_s_no_overlap", compute_s + comm_s},
-                    {"step_s_full_overlap", std::max(compute_s, comm_s)},
-                    {"scaling_efficiency_no_overlap", compute_s / (compute_s + comm_s)},
-                    {"scaling_efficiency_full_overlap", compute_s / std::max(compute_s, comm_s)}});
+                    {"comm_s", p.comm_s},
+                    {"step_s_no_overlap", p.step_no_overlap_s},
+                    {"step_s_full_overlap", p.step_full_overlap_s},
+                    {"scaling_efficiency_no_overlap", p.efficiency_no_overlap},
+                    {"scaling_efficiency_full_overlap", p.efficiency_full_overlap}});
   }
   if (!rows.empty())
     out["projected"] = {{"label", "projected"},

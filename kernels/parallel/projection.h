@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/parallel/collective.h"
+
 namespace gtb::parallel {
 
 // A ring all-reduce moves gradient_bytes * 2(n-1)/n through each rank's link, which busbw measures
@@ -18,8 +20,7 @@ inline StepProjection project_step(double compute_s, double gradient_bytes, int 
   if (!(compute_s > 0) || !(gradient_bytes > 0) || ranks < 2 || !(busbw_gbps > 0))
     throw std::invalid_argument("project_step: needs compute > 0 s, gradient bytes > 0, ranks >= 2, busbw > 0 GB/s");
   StepProjection p;
-  const double n = ranks;
-  p.comm_s = gradient_bytes * 2.0 * (n - 1.0) / n / (busbw_gbps * 1e9);
+  p.comm_s = gradient_bytes * bus_factor(Collective::all_reduce, ranks) / (busbw_gbps * 1e9);
   p.step_no_overlap_s = compute_s + p.comm_s;
   p.step_full_overlap_s = std::max(compute_s, p.comm_s);
   p.efficiency_no_overlap = compute_s / p.step_no_overlap_s;
