@@ -15,6 +15,8 @@ foreach(case IN ITEMS run_valid unknown_family bad_flags unwritable crash_isolat
                    ${CMAKE_CURRENT_BINARY_DIR}/e2e-${case})
   set_tests_properties(driver.${case} PROPERTIES LABELS cpu TIMEOUT 300 SKIP_RETURN_CODE 77)
 endforeach()
+# A timing verdict: alone on the machine, not beside another test's load.
+set_tests_properties(driver.planted PROPERTIES RUN_SERIAL TRUE)
 # The OpenBLAS core type of a family process (user's choice respected, detection measured in a child).
 add_test(NAME driver.blas_coretype
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/driver/blas_core.sh $<TARGET_FILE:gtb-gemm> ${Python3_EXECUTABLE}

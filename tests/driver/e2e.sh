@@ -113,7 +113,9 @@ planted)
   mkdir -p "$work/new"
   printf '#!/bin/sh\nGTB_SELFTEST_SLOWDOWN=0.5@*steps=262144 exec "%s" "$@"\n' "$(dirname "$gtb")/gtb-selftest" > "$work/new/gtb-selftest"
   chmod +x "$work/new/gtb-selftest"
-  GTB_FAMILIES=selftest expect_rc 1 "$gtb" ab "$(dirname "$gtb")" "$work/new" --family selftest --rounds 3 --budget 0.05 --format json --out "$work/ab.json"
+  # Five rounds: with three (2 degrees of freedom) a test running beside it on two cores could widen
+  # the interval past a 50% change.
+  GTB_FAMILIES=selftest expect_rc 1 "$gtb" ab "$(dirname "$gtb")" "$work/new" --family selftest --rounds 5 --budget 0.05 --format json --out "$work/ab.json"
   json_check "$work/ab.json" "[r['id'] for r in d['records'] if r['verdict']=='slower']==['selftest/spin/scalar/cpu/steps=262144']"
   GTB_SELFTEST_SLOWDOWN=nonsense expect_rc 0 "$(dirname "$gtb")/gtb-ceilings" --gtb_list
   GTB_SELFTEST_SLOWDOWN=nonsense "$(dirname "$gtb")/gtb-selftest" --gtb_out="$work/s.json" >"$work/out.txt" 2>&1
