@@ -18,14 +18,19 @@ void uniform_impl(T* x, std::size_t n, std::uint64_t seed, T lo, T hi) {
 
 template <class T>
 void normal_impl(T* x, std::size_t n, std::uint64_t seed, T sigma) {
-  // Box-Muller on pairs of counter-based uniforms.
-  const auto sn = static_cast<long long>(n);
+  // Box-Muller: pair p of counter-based uniforms gives elements 2p and 2p+1 (the cosine and the
+  // sine), computed in T's precision, so one logarithm and one sine-cosine make two values.
+  const auto pairs = static_cast<long long>((n + 1) / 2);
+  const T two_pi = static_cast<T>(kTwoPi);
 #pragma omp parallel for schedule(static)
-  for (long long i = 0; i < sn; ++i) {
-    const auto u = static_cast<std::uint64_t>(i);
-    const double r = std::sqrt(-2.0 * std::log(uniform01(seed, 2 * u)));
-    const double z = r * std::cos(kTwoPi * uniform01(seed ^ 0x5bd1e995ULL, 2 * u + 1));
-    x[i] = static_cast<T>(sigma * z);
+  for (long long p = 0; p < pairs; ++p) {
+    const auto u = static_cast<std::uint64_t>(p);
+    // uniform01 is in (0, 1); rounded to float it can be 1 (r = 0), never 0.
+    const T r = std::sqrt(T(-2) * std::log(static_cast<T>(uniform01(seed, 2 * u))));
+    const T t = two_pi * static_cast<T>(uniform01(seed ^ 0x5bd1e995ULL, 2 * u + 1));
+    const std::size_t i = 2 * static_cast<std::size_t>(p);
+    x[i] = sigma * r * std::cos(t);
+    if (i + 1 < n) x[i + 1] = sigma * r * std::sin(t);
   }
 }
 }  // namespace

@@ -8,58 +8,39 @@
 
 namespace gtb {
 
-void poison(float* x, std::size_t n) {
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (std::size_t i = 0; i < n; ++i) x[i] = nan;
+namespace {
+template <class T>
+void poison_impl(T* x, std::size_t n) {
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const auto sn = static_cast<long long>(n);
+#pragma omp parallel for schedule(static) if (sn > (1 << 16))
+  for (long long i = 0; i < sn; ++i) x[i] = nan;
 }
-void poison(double* x, std::size_t n) {
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  for (std::size_t i = 0; i < n; ++i) x[i] = nan;
-}
+}  // namespace
+
+void poison(float* x, std::size_t n) { poison_impl(x, n); }
+void poison(double* x, std::size_t n) { poison_impl(x, n); }
 void poison_bytes(void* p, std::size_t bytes) { std::memset(p, 0xA5, bytes); }
 
-namespace {
-template <class R>
-ErrorReport elementwise(const float* got, const R* ref, std::size_t n, double rtol, double atol) {
-  ErrorReport e;
-  double num = 0, den = 0;
-  bool first = true;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double g = got[i], r = static_cast<double>(ref[i]);
-    const double d = std::fabs(g - r);
-    const bool bad = !std::isfinite(g) || !(d <= atol + rtol * std::fabs(r));
-    if (bad) {
-      if (first) e.first_bad = i;
-      first = false;
-      ++e.bad_count;
-    }
-    if (std::isfinite(d)) {
-      e.max_abs_err = std::max(e.max_abs_err, d);
-      e.max_rel_err = std::max(e.max_rel_err, d / std::max(std::fabs(r), 1e-30));
-      num += d * d;
-    }
-    den += r * r;
-  }
-  e.rel_fro_err = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-  e.ok = e.bad_count == 0;
+namespace detail {
+void describe_elementwise(ErrorReport& e, std::size_t n, double rtol, double atol, double got_first, double ref_first) {
   std::ostringstream os;
   if (e.ok) {
     os << "all " << n << " elements within rtol " << rtol << ", atol " << atol << " (max abs err " << e.max_abs_err
        << ")";
   } else {
     os << e.bad_count << " of " << n << " elements outside rtol " << rtol << ", atol " << atol << "; first at index "
-       << e.first_bad << ": got " << got[e.first_bad] << ", expected " << static_cast<double>(ref[e.first_bad]);
+       << e.first_bad << ": got " << got_first << ", expected " << ref_first;
   }
   e.detail = os.str();
-  return e;
 }
-}  // namespace
+}  // namespace detail
 
 ErrorReport compare_elementwise(const float* got, const double* ref, std::size_t n, double rtol, double atol) {
-  return elementwise(got, ref, n, rtol, atol);
+  return compare_elementwise_fn(got, n, rtol, atol, [ref](std::size_t i) { return ref[i]; });
 }
 ErrorReport compare_elementwise(const float* got, const float* ref, std::size_t n, double rtol, double atol) {
-  return elementwise(got, ref, n, rtol, atol);
+  return compare_elementwise_fn(got, n, rtol, atol, [ref](std::size_t i) { return double(ref[i]); });
 }
 
 ErrorReport compare_relative_norm(const float* got, const double* ref, std::size_t n, double tol) {
