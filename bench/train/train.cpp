@@ -131,31 +131,35 @@ void cpu_case(gtb::State& st) {
   };
   // The fastest verified GEMM library for this model and batch: each candidate's step is checked,
   // then timed briefly (median of 3 samples of >= 20 ms); a challenger must beat OpenBLAS by 5 %.
+  // The record's check is its chosen candidate's (the step from the initial parameters is the same
+  // computation whichever candidate is timed after it).
   gtb::json candidates = gtb::json::object();
   gtb::cpu::GemmLib best = gtb::cpu::GemmLib::openblas;
   double best_s = 0;
+  mlp::VerifyResult res, openblas_res{false, "no GEMM library ran the step", 0};
+  float loss0 = 0, openblas_loss = 0;
   for (gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn}) {
     if (!gtb::cpu::gemm_lib_available(lib)) continue;
     model.set_gemm_lib(lib);
     float loss = 0;
-    const mlp::VerifyResult res = verified_step(loss);
+    const mlp::VerifyResult r = verified_step(loss);
+    if (lib == gtb::cpu::GemmLib::openblas) openblas_res = r, openblas_loss = loss;
     gtb::json& c = candidates[gtb::cpu::to_string(lib)];
-    c["verified"] = res.ok;
-    if (!res.ok) {
-      c["detail"] = res.detail;
+    c["verified"] = r.ok;
+    if (!r.ok) {
+      c["detail"] = r.detail;
       continue;
     }
     const double s = median_step_seconds([&] { model.step(data.x.data(), data.y.data(), batch, micro); });
     c["step_ms"] = s * 1e3;
-    if (best_s == 0 || s < (lib == gtb::cpu::GemmLib::openblas ? best_s : 0.95 * best_s)) best = lib, best_s = s;
+    if (best_s == 0 || s < (lib == gtb::cpu::GemmLib::openblas ? best_s : 0.95 * best_s))
+      best = lib, best_s = s, res = r, loss0 = loss;
   }
   if (best_s == 0) {  // no candidate verified: the OpenBLAS step's failure is the record's
-    model.set_gemm_lib(gtb::cpu::GemmLib::openblas);
     best = gtb::cpu::GemmLib::openblas;
+    res = openblas_res, loss0 = openblas_loss;
   }
   model.set_gemm_lib(best);
-  float loss0 = 0;
-  const mlp::VerifyResult res = verified_step(loss0);
   st.check(res.ok, res.detail, {{"loss_first_step", loss0}});
   if (!res.ok) return;
   st.set_work(batch);

@@ -101,11 +101,13 @@ std::string fmt(const char* f, double a, double b, double c) {
 // Accumulates one error against its allowance into the result.
 struct Judge {
   VerifyResult& res;
-  bool check(double got, double ref, double allowed, const std::string& what) {
+  // `what` names the value; it is called only on a failure (the checks run millions of times).
+  template <class Label>
+  bool check(double got, double ref, double allowed, const Label& what) {
     const double err = std::fabs(got - ref);
     const double ratio = allowed > 0 ? err / allowed : (err > 0 ? INFINITY : 0.0);
     if (!(ratio <= 1.0) || !std::isfinite(got)) {
-      if (res.ok) res.detail = what + fmt(": got %.9g, expected %.9g (allowed error %.3g)", got, ref, allowed);
+      if (res.ok) res.detail = what() + fmt(": got %.9g, expected %.9g (allowed error %.3g)", got, ref, allowed);
       res.ok = false;
       res.worst = INFINITY;
       return false;
@@ -201,7 +203,8 @@ VerifyResult verify_step(const StepView& v) {
     // The tensors of an overflowed step hold infinities by definition; what matters is that no
     // parameter moved.
     for (std::size_t i = 0; i < lay.total; ++i)
-      if (!judge.check(v.params_after[i], v.params_before[i], tiny, "skipped step changed param " + std::to_string(i)))
+      if (!judge.check(v.params_after[i], v.params_before[i], tiny,
+                       [&] { return "skipped step changed param " + std::to_string(i); }))
         return res;
     res.detail = "step skipped on overflow; parameters unchanged";
     return res;
@@ -222,19 +225,24 @@ VerifyResult verify_step(const StepView& v) {
       return res;
     }
     const std::string tag = "layer " + std::to_string(l) + " ";
-    // Z_l rows, elementwise.
-    for (int r : rows)
-      for (std::size_t j = 0; j < out; ++j) {
-        double s = b[j], bound = std::fabs(b[j]);
-        for (std::size_t i = 0; i < in; ++i) {
-          const double t = double(a_prev[std::size_t(r) * in + i]) * W[i * out + j];
-          s += t;
-          bound += std::fabs(t);
+    // Z_l rows, elementwise (W is walked row by row: the whole row of Z accumulates at once).
+    for (int r : rows) {
+      dvec s(out), bound(out);
+      for (std::size_t j = 0; j < out; ++j) s[j] = b[j], bound[j] = std::fabs(b[j]);
+      for (std::size_t i = 0; i < in; ++i) {
+        const double ai = a_prev[std::size_t(r) * in + i];
+        const float* wi = W + i * out;
+        for (std::size_t j = 0; j < out; ++j) {
+          const double t = ai * wi[j];
+          s[j] += t;
+          bound[j] += std::fabs(t);
         }
-        if (!judge.check(z[std::size_t(r) * out + j], s, v.rtol * bound + tiny,
-                         tag + "Z[" + std::to_string(r) + "," + std::to_string(j) + "]"))
-          return res;
       }
+      for (std::size_t j = 0; j < out; ++j)
+        if (!judge.check(z[std::size_t(r) * out + j], s[j], v.rtol * bound[j] + tiny,
+                         [&] { return tag + "Z[" + std::to_string(r) + "," + std::to_string(j) + "]"; }))
+          return res;
+    }
     // Z_l all rows through a probe: Z v = A (W v) + (b . v).
     {
       const dvec pv = probe(out, 1000 + std::uint64_t(l));
@@ -256,7 +264,8 @@ VerifyResult verify_step(const StepView& v) {
           ref += double(a_prev[r * in + i]) * u[i];
           bound += std::fabs(double(a_prev[r * in + i])) * ua[i];
         }
-        if (!judge.check(got, ref, v.rtol * (bound + gota) + tiny, tag + "Z probe, row " + std::to_string(r)))
+        if (!judge.check(got, ref, v.rtol * (bound + gota) + tiny,
+                         [&] { return tag + "Z probe, row " + std::to_string(r); }))
           return res;
       }
     }
@@ -267,7 +276,7 @@ VerifyResult verify_step(const StepView& v) {
       for (std::size_t k = 0; k < B * out; ++k) {
         const double zz = z[k];
         if (!judge.check(a_next[k], act_forward<double>(c.act, zz), v.rtol * std::fabs(zz) + tiny,
-                         tag + "A[" + std::to_string(k / out) + "," + std::to_string(k % out) + "]"))
+                         [&] { return tag + "A[" + std::to_string(k / out) + "," + std::to_string(k % out) + "]"; }))
           return res;
       }
     } else {
@@ -277,8 +286,9 @@ VerifyResult verify_step(const StepView& v) {
       dvec logits(z.begin(), z.end());
       xent_rows(logits, v.labels, v.rows, int(out), scale, &g);
       for (std::size_t k = 0; k < B * out; ++k)
-        if (!judge.check(dz[k], g[k], v.rtol * scale + tiny,
-                         tag + "dZ (loss gradient) [" + std::to_string(k / out) + "," + std::to_string(k % out) + "]"))
+        if (!judge.check(dz[k], g[k], v.rtol * scale + tiny, [&] {
+              return tag + "dZ (loss gradient) [" + std::to_string(k / out) + "," + std::to_string(k % out) + "]";
+            }))
           return res;
     }
     // dZ_{l-1} rows = (dZ_l W_l^T) (.) act'(Z_{l-1}); dZ_l is only available now.
@@ -292,9 +302,9 @@ VerifyResult verify_step(const StepView& v) {
             bound += std::fabs(t);
           }
           const double d = act_derivative<double>(c.act, double(z_prev[std::size_t(r) * in + i]));
-          if (!judge.check(dz_prev[std::size_t(r) * in + i], s * d, v.rtol * bound * std::fabs(d) + tiny,
-                           "layer " + std::to_string(l - 1) + " dZ[" + std::to_string(r) + "," + std::to_string(i) +
-                               "]"))
+          if (!judge.check(dz_prev[std::size_t(r) * in + i], s * d, v.rtol * bound * std::fabs(d) + tiny, [&] {
+                return "layer " + std::to_string(l - 1) + " dZ[" + std::to_string(r) + "," + std::to_string(i) + "]";
+              }))
             return res;
         }
     }
@@ -305,7 +315,8 @@ VerifyResult verify_step(const StepView& v) {
       for (std::size_t j = 0; j < out; ++j) {
         double s = 0, bound = 0;
         for (std::size_t r = 0; r < B; ++r) s += dz[r * out + j], bound += std::fabs(double(dz[r * out + j]));
-        if (!judge.check(db[j], s, v.rtol * bound + tiny, tag + "db[" + std::to_string(j) + "]")) return res;
+        if (!judge.check(db[j], s, v.rtol * bound + tiny, [&] { return tag + "db[" + std::to_string(j) + "]"; }))
+          return res;
       }
       const dvec pv = probe(out, 2000 + std::uint64_t(l));
       dvec w(B), wa(B);
@@ -324,7 +335,8 @@ VerifyResult verify_step(const StepView& v) {
           ref += double(a_prev[r * in + i]) * w[r];
           bound += std::fabs(double(a_prev[r * in + i])) * wa[r];
         }
-        if (!judge.check(got, ref, v.rtol * (bound + gota) + tiny, tag + "dW probe, row " + std::to_string(i)))
+        if (!judge.check(got, ref, v.rtol * (bound + gota) + tiny,
+                         [&] { return tag + "dW probe, row " + std::to_string(i); }))
           return res;
       }
     }
@@ -341,7 +353,7 @@ VerifyResult verify_step(const StepView& v) {
       const double g = double(v.grads[i]) / v.grad_scale;
       sgd_momentum<double>(w, m, g, c.lr, c.momentum);
       if (!judge.check(v.params_after[i], w, urtol * (std::fabs(v.params_before[i]) + c.lr * std::fabs(m)) + tiny,
-                       "SGD update of param " + std::to_string(i)))
+                       [&] { return "SGD update of param " + std::to_string(i); }))
         return res;
     }
   } else {
@@ -353,7 +365,7 @@ VerifyResult verify_step(const StepView& v) {
       adam<double>(w, m, s, g, c.lr, c.beta1, c.beta2, c.eps, c1, c2);
       const double step = std::fabs(w - v.params_before[i]);
       if (!judge.check(v.params_after[i], w, urtol * (std::fabs(v.params_before[i]) + step) + 1e-3 * step + tiny,
-                       "Adam update of param " + std::to_string(i)))
+                       [&] { return "Adam update of param " + std::to_string(i); }))
         return res;
     }
   }

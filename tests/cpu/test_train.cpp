@@ -365,6 +365,34 @@ TEST(TrainVerify, CatchesEachKindOfCorruption) {
   }
 }
 
+TEST(TrainVerify, NamesTheFirstBadValue) {
+  const auto detail_of = [](Checked& c) {
+    const mlp::VerifyResult r = mlp::verify_step(c.view());
+    EXPECT_FALSE(r.ok);
+    return r.detail;
+  };
+  {
+    Checked c;
+    c.z[2][3] += 0.01f;  // row 0, column 3: a sampled row, checked elementwise
+    EXPECT_EQ(detail_of(c).rfind("layer 2 Z[0,3]: got ", 0), 0u) << detail_of(c);
+  }
+  {
+    Checked c;
+    c.a[1][5] = std::nanf("");
+    EXPECT_EQ(detail_of(c).rfind("layer 1 A[0,5]: got nan", 0), 0u) << detail_of(c);
+  }
+  {
+    Checked c;
+    c.dz[1][0] += 1e-3f;  // layer 1's bias gradient, summed from this dZ, shows it first
+    EXPECT_EQ(detail_of(c).rfind("layer 1 db[0]: got ", 0), 0u) << detail_of(c);
+  }
+  {
+    Checked c;
+    c.p1[3] += 1e-4f;
+    EXPECT_EQ(detail_of(c).rfind("SGD update of param 3: got ", 0), 0u) << detail_of(c);
+  }
+}
+
 TEST(TrainMemory, CapThrowsOutOfMemory) {
   mlp::HostAllocator a(1000);
   EXPECT_NO_THROW(a.floats(100));
