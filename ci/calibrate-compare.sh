@@ -53,6 +53,9 @@ recompare() {
     name=$(basename "${b%.base.json}")
     extra=()
     case $name in *-ab-*) extra=(--paired) ;; esac
+    # gtb ab's confirmation rounds, when it ran them, decide again too.
+    [ -e "${b%.base.json}.base.confirm.json" ] &&
+      extra+=(--confirmed-by "${b%.base.json}.base.confirm.json" "${b%.base.json}.new.confirm.json")
     rc=0; "$gtb" compare "$b" "$n" "${extra[@]}" --format json --out "$out/cmp/$name.json" >/dev/null || rc=$?
     echo "$rc" >"$out/cmp/$name.rc"
   done
@@ -83,6 +86,10 @@ ab_pair() {  # ab_pair NAME BUILD_A BUILD_B FAMILIES
   local s; s=$(date +%s)
   "$gtb" ab "$2" "$3" --family "$4" --rounds "$rounds" --keep "$work/keep" >/dev/null 2>>"$out/run.log" || true
   mv "$work/keep/base.json" "$out/files/$1.base.json" && mv "$work/keep/new.json" "$out/files/$1.new.json"
+  if [ -e "$work/keep/base.confirm.json" ]; then
+    mv "$work/keep/base.confirm.json" "$out/files/$1.base.confirm.json"
+    mv "$work/keep/new.confirm.json" "$out/files/$1.new.confirm.json"
+  fi
   echo $(( $(date +%s) - s ))
 }
 

@@ -19,8 +19,9 @@ def load(pattern):
 
 
 def aa_line(name, cmps):
-    compared = flagged = faster = noisy = exit1 = exit2 = 0
+    compared = flagged = faster = noisy = exit1 = exit2 = confirmed = 0
     for doc, rc in cmps:
+        confirmed += bool(doc["settings"].get("confirmed_families"))
         for r in doc["records"]:
             if "ratio" not in r:
                 continue
@@ -32,7 +33,7 @@ def aa_line(name, cmps):
         exit2 += rc == 2
     rate = 100.0 * flagged / compared if compared else 0.0
     return (f"| {name} | {len(cmps)} | {compared} | {flagged} ({rate:.2f}%) | {faster} | {noisy} | "
-            f"{exit1} | {exit2} |")
+            f"{exit1} | {exit2} | {confirmed} |")
 
 
 def plant_line(name, cmps, target):
@@ -67,8 +68,9 @@ def run_spread(files, rid):
 
 
 def main(out, target):
-    print("| A/A mode | pairs | records compared | flagged slower | flagged faster | noisy | pairs exit 1 | pairs exit 2 |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| A/A mode | pairs | records compared | flagged slower | flagged faster | noisy | pairs exit 1 | pairs exit 2 "
+          "| pairs that ran confirmation rounds |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     print(aa_line("`--runs` baselines", load(os.path.join(out, "aa-runs-*.json"))))
     print(aa_line("`gtb ab`", load(os.path.join(out, "aa-ab-*.json"))))
     print()

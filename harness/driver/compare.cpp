@@ -1,4 +1,5 @@
 // gtb compare BASE NEW: decides, record by record, whether NEW regressed against BASE (exit 1 if so).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -21,6 +22,9 @@ void compare_usage(std::FILE* f) {
                "                               per record, default 200)\n"
                "  --paired                     pair the runs of BASE and NEW by run number (files written by\n"
                "                               gtb ab --keep, whose runs were interleaved round by round)\n"
+               "  --confirmed-by B2 N2         with --paired: a record slower in BASE/NEW stays slower only if\n"
+               "                               B2/N2 (gtb ab --keep's base.confirm.json, new.confirm.json)\n"
+               "                               find it slower too, as gtb ab decides\n"
                "%s",
                kCompareOutputHelp, kCompareExitHelp);
 }
@@ -32,6 +36,7 @@ int cmd_compare(int argc, char** argv) {
   CompareOutput opt;
   int calibrate_trials = 0;
   bool paired = false;
+  std::string confirm_base, confirm_new;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -42,6 +47,10 @@ int cmd_compare(int argc, char** argv) {
         continue;
       } else if (a == "--paired") {
         paired = true;
+      } else if (a == "--confirmed-by") {
+        if (i + 2 >= argc) throw std::runtime_error("--confirmed-by needs two results files");
+        confirm_base = argv[++i];
+        confirm_new = argv[++i];
       } else if (a == "--calibrate") {
         calibrate_trials = 200;
       } else if (a.rfind("--calibrate=", 0) == 0) {
@@ -62,6 +71,7 @@ int cmd_compare(int argc, char** argv) {
       }
     }
     if (new_path.empty()) throw std::runtime_error("needs two results files, BASE and NEW");
+    if (!confirm_base.empty() && !paired) throw std::runtime_error("--confirmed-by needs --paired");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gtb compare: %s\n", e.what());
     compare_usage(stderr);
@@ -74,6 +84,17 @@ int cmd_compare(int argc, char** argv) {
     const json base = load_document(base_path);
     const json next = load_document(new_path);
     compare::Result res = compare::compare_documents(base, next, config);
+    if (!confirm_base.empty()) {
+      const compare::Result again =
+          compare::compare_documents(load_document(confirm_base), load_document(confirm_new), config);
+      for (const auto& r : again.rows) res.confirm_rounds = std::max(res.confirm_rounds, static_cast<int>(r.base_runs));
+      for (const auto& r : res.rows)
+        if (r.d.verdict == compare::Verdict::slower &&
+            std::find(res.confirmed_families.begin(), res.confirmed_families.end(), r.family) ==
+                res.confirmed_families.end())
+          res.confirmed_families.push_back(r.family);
+      compare::apply_confirmation(res, again);
+    }
     res.base.path = base_path;
     res.next.path = new_path;
     if (calibrate_trials > 0) res.calibration = compare::calibrate(base, next, config, calibrate_trials);

@@ -341,7 +341,17 @@ Decision decide_runs(const std::vector<double>& base, const std::vector<double>&
     const auto n = dl.size();
     diff = mean(dl);
     df = static_cast<int>(n) - 1;
-    if (n >= 2) se = std::sqrt(sum_sq(dl, diff) / static_cast<double>(n - 1) / static_cast<double>(n));
+    if (n >= 2) {
+      double spread = std::sqrt(sum_sq(dl, diff) / static_cast<double>(n - 1));
+      // A paired ratio is the difference of two runs' values: at least sqrt(2) times the floor of one.
+      const double within = std::sqrt(2.0) * s.within_run_floor * within_spread;
+      if (within > spread) {
+        spread = within;
+        floor_note = fmt("round-to-round spread taken from the spread inside runs (%.1f%%), wider than between rounds",
+                         100 * within_spread);
+      }
+      se = spread / std::sqrt(static_cast<double>(n));
+    }
     few = "only " + std::to_string(n) + " paired rounds (a verdict needs 3)";
     d.tested = n >= 3;
   } else {
@@ -566,7 +576,7 @@ Row compare_pair(const Record* b, const Record* n, const Config& cfg) {
   const Better better = n->metric.better();
   if (cfg.paired) {
     row.evidence = "paired rounds";
-    row.d = decide_runs(bv, nv, true, better, row.threshold, cfg.settings);
+    row.d = decide_runs(bv, nv, true, better, row.threshold, cfg.settings, within_run_spread(*b, *n));
   } else if (bv.size() >= 2 || nv.size() >= 2) {
     row.evidence = "runs";
     row.d = decide_runs(bv, nv, false, better, row.threshold, cfg.settings, within_run_spread(*b, *n));
@@ -583,7 +593,38 @@ Row compare_pair(const Record* b, const Record* n, const Config& cfg) {
   return row;
 }
 
+// Regressions first, then the rest by verdict and id.
+void sort_rows(Result& res) {
+  std::stable_sort(res.rows.begin(), res.rows.end(), [](const Row& a, const Row& b) {
+    if (a.d.verdict != b.d.verdict) return a.d.verdict < b.d.verdict;
+    return a.id < b.id;
+  });
+}
+
 }  // namespace
+
+void apply_confirmation(Result& res, const Result& confirm) {
+  std::map<std::string, const Row*> by_id;
+  for (const Row& r : confirm.rows) by_id[r.id] = &r;
+  for (Row& r : res.rows) {
+    if (r.d.verdict != Verdict::slower) continue;
+    const auto it = by_id.find(r.id);
+    const Row* c = it == by_id.end() ? nullptr : it->second;
+    std::string again = "not decided again";
+    if (c && c->has_ratio && c->d.tested)
+      again = std::string(to_string(c->d.verdict)) + " on " + std::to_string(c->base_runs) + " fresh rounds (" +
+              pct(c->d.ratio) + " [" + pct(c->d.ci_low) + ", " + pct(c->d.ci_high) + "])";
+    else if (c)
+      again = std::string(to_string(c->d.verdict)) + " on the fresh rounds";
+    if (c && c->d.verdict == Verdict::slower) {
+      append_note(r.d, "confirmed: " + again);
+    } else {
+      r.d.verdict = Verdict::noisy;
+      append_note(r.d, "slower in these rounds, not confirmed: " + again);
+    }
+  }
+  sort_rows(res);
+}
 
 std::size_t Result::count(Verdict v) const {
   return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [v](const Row& r) { return r.d.verdict == v; }));
@@ -613,10 +654,7 @@ Result compare_documents(const json& base, const json& next, const Config& cfg) 
   }
   for (const auto& r : ni.records)
     if (!bi.by_key.count(record_key(r))) res.rows.push_back(compare_pair(nullptr, &r, cfg));
-  std::stable_sort(res.rows.begin(), res.rows.end(), [](const Row& a, const Row& b) {
-    if (a.d.verdict != b.d.verdict) return a.d.verdict < b.d.verdict;
-    return a.id < b.id;
-  });
+  sort_rows(res);
   const auto weak = std::count_if(res.rows.begin(), res.rows.end(), [](const Row& r) { return r.evidence == "samples"; });
   if (weak > 0)
     res.context.warnings.push_back(std::to_string(weak) + " records have one run on each side: weak evidence, only changes beyond " +
@@ -720,11 +758,19 @@ std::string outcome(const Result& res) {
   return "no regression (exit 0)";
 }
 
-std::string settings_text(const Settings& s, bool paired) {
+std::string settings_text(const Result& res) {
+  const Settings& s = res.settings;
   const std::string conf = fmt("%.3g%%", s.confidence * 100), run_conf = fmt("%.3g%%", s.run_confidence * 100);
   std::string e = "threshold " + fmt("%.3g%%", s.threshold * 100) + " (default; per family/record in --config); evidence: ";
-  if (paired)
-    return e + "paired rounds (r): the " + run_conf + " Student t interval of the mean paired ratio excludes 1";
+  if (res.paired) {
+    e += "paired rounds (r): the " + run_conf + " Student t interval of the mean paired ratio excludes 1";
+    if (res.confirm_rounds > 0)
+      e += "; a record slower there is decided again on " + std::to_string(res.confirm_rounds) +
+           " fresh rounds of its family and stays slower only if they agree" +
+           (res.confirmed_families.empty() ? std::string(" (none was needed)")
+                                           : " (ran for: " + join(res.confirmed_families, ", ") + ")");
+    return e;
+  }
   return e + "several runs on a side (r): the " + run_conf +
          " Student t interval of the ratio of per-run geometric means excludes 1 (its width is the noise floor "
          "learned from the run-to-run spread); one run on each side (weak): the change exceeds " +
@@ -776,7 +822,7 @@ std::string render_text(const Result& res) {
   o << "gtb compare\n";
   o << "  BASE " << res.base.path << ": " << res.base.machine << ", " << res.base.generated_at << ", suite " << res.base.suite << "\n";
   o << "  NEW  " << res.next.path << ": " << res.next.machine << ", " << res.next.generated_at << ", suite " << res.next.suite << "\n";
-  o << "  " << settings_text(res.settings, res.paired) << "\n";
+  o << "  " << settings_text(res) << "\n";
   for (const auto& p : res.context.problems)
     o << "  machines differ: " << p << (res.machines_allowed ? " (allowed)" : "") << "\n";
   for (const auto& w : res.context.warnings) o << "  note: " << w << "\n";
@@ -814,7 +860,7 @@ std::string render_markdown(const Result& res) {
     << ", " << res.base.suite << " suite\n";
   o << "- **NEW** `" << md_escape(res.next.path) << "`: " << md_escape(res.next.machine) << ", " << res.next.generated_at
     << ", " << res.next.suite << " suite\n";
-  o << "- " << md_escape(settings_text(res.settings, res.paired)) << "\n";
+  o << "- " << md_escape(settings_text(res)) << "\n";
   o << "- " << summary_counts(res) << "\n";
   for (const auto& p : res.context.problems)
     o << "- machines differ: " << md_escape(p) << (res.machines_allowed ? " (allowed by --allow-different-machines)" : "") << "\n";
@@ -853,7 +899,8 @@ json render_json(const Result& res) {
                    {"alpha", res.settings.alpha}, {"min_samples", res.settings.min_samples},
                    {"resamples", res.settings.resamples}, {"seed", res.settings.seed},
                    {"single_run_threshold", res.settings.single_run_threshold},
-                   {"run_confidence", res.settings.run_confidence}, {"paired", res.paired}};
+                   {"run_confidence", res.settings.run_confidence}, {"paired", res.paired},
+                   {"confirm_rounds", res.confirm_rounds}, {"confirmed_families", res.confirmed_families}};
   j["machines"] = {{"comparable", res.context.comparable}, {"allowed", res.machines_allowed},
                    {"problems", res.context.problems}, {"warnings", res.context.warnings}};
   json counts = json::object();

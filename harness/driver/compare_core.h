@@ -24,10 +24,11 @@ struct Settings {
   // leaves 1% per direction, which with three runs a side still catches a 10% change of a record
   // whose runs spread 2% (see docs/compare.md for the measured rates).
   double run_confidence = 0.98;
-  // Unpaired runs: the run-to-run spread used is at least this factor times the typical spread of
-  // the samples inside a run (robust, from their quartiles). Three runs estimate their own spread
-  // poorly, and a record whose samples visit two states of the machine (a time slice lost or not)
-  // can put all three medians of one file in the same state: the within-run spread says so.
+  // The run-to-run spread used is at least this factor times the typical spread of the samples
+  // inside a run (robust, from their quartiles); for paired rounds sqrt(2) times that. Three runs
+  // (or five rounds) estimate their own spread poorly, and a record whose samples visit two states
+  // of the machine (a time slice lost or not) can put all of one side's medians in the same state:
+  // the within-run spread says so.
   double within_run_floor = 0.5;
   std::uint64_t seed = 0x6774622d636d70ull;  // fixed: the same files always give the same verdicts
 };
@@ -94,8 +95,9 @@ Decision decide(double base_value, double new_value, const std::vector<double>& 
 // larger of BASE's own and the pooled spread of both sides), so a change within that noise floor is
 // never a regression. Paired (gtb ab, base[i] and next[i] from the same round): the interval of the
 // mean paired log ratio. Student's t at s.run_confidence either way.
-// `within_spread` (unpaired only): the typical standard deviation of log samples inside one run;
-// the spread used is at least s.within_run_floor times it.
+// `within_spread`: the typical standard deviation of log samples inside one run; the run-to-run
+// spread used is at least s.within_run_floor times it (paired: the spread of the paired log ratios,
+// at least sqrt(2) times that).
 Decision decide_runs(const std::vector<double>& base, const std::vector<double>& next, bool paired, Better better,
                      double threshold, const Settings& s, double within_spread = 0.0);
 
@@ -146,6 +148,10 @@ struct Result {
   Side base, next;
   Settings settings;
   bool paired = false;  // decided on paired rounds (gtb ab)
+  // gtb ab: how many fresh rounds decide again a record found slower (0: no confirmation), and the
+  // families that ran them.
+  int confirm_rounds = 0;
+  std::vector<std::string> confirmed_families;
   ContextCheck context;
   bool machines_allowed = false;  // --allow-different-machines
   std::vector<Row> rows;          // regressions first, then the rest by verdict and id
@@ -158,6 +164,12 @@ struct Result {
 // Matches the records of two validated documents by (family, workload, variant, backend, params,
 // options) and decides every pair. Throws std::runtime_error on a duplicate record key.
 Result compare_documents(const json& base, const json& next, const Config& config);
+
+// gtb ab's confirmation: a row of `res` decided `slower` stays a regression only when `confirm`, the
+// comparison of fresh paired rounds of its family, decides it `slower` too; otherwise it becomes
+// `noisy`. The note gives the confirmation's change and interval; rows are sorted again. With
+// independent rounds a false alarm has to happen twice.
+void apply_confirmation(Result& res, const Result& confirm);
 
 // Simulated A/A: for each ok record with enough samples in BASE, draws two sample sets of the
 // compared sizes from BASE's own samples `trials_per_record` times and counts the verdicts.

@@ -105,6 +105,8 @@ ab)
   GTB_FAMILIES=selftest expect_rc 2 "$gtb" ab "$build" "$work/nowhere" --family selftest
   grep -q "no executable gtb-selftest" "$work/out.txt" || fail "message does not say what is missing"
   GTB_FAMILIES=selftest expect_rc 2 "$gtb" ab "$build" "$build" --rounds 2
+  GTB_FAMILIES=selftest expect_rc 2 "$gtb" ab "$build" "$build" --confirm-rounds 2
+  grep -q "confirm-rounds must be 0" "$work/out.txt" || fail "bad --confirm-rounds not explained"
   expect_rc 2 "$gtb" ab "$build"
   ;;
 planted)
@@ -117,6 +119,18 @@ planted)
   # the interval past a 50% change.
   GTB_FAMILIES=selftest expect_rc 1 "$gtb" ab "$(dirname "$gtb")" "$work/new" --family selftest --rounds 5 --budget 0.05 --format json --out "$work/ab.json"
   json_check "$work/ab.json" "[r['id'] for r in d['records'] if r['verdict']=='slower']==['selftest/spin/scalar/cpu/steps=262144']"
+  # Found slower in five rounds, then confirmed on five fresh rounds of its family (kept apart).
+  json_check "$work/ab.json" "d['settings']['confirm_rounds']==5 and d['settings']['confirmed_families']==['selftest'] and all('confirmed: slower on 5 fresh rounds' in r['note'] for r in d['records'] if r['verdict']=='slower')"
+  GTB_FAMILIES=selftest expect_rc 1 "$gtb" ab "$(dirname "$gtb")" "$work/new" --family selftest --rounds 5 --budget 0.05 --keep "$work/keep"
+  json_check "$work/keep/new.confirm.json" "d['runs']==5 and all(len(r['runs'])==5 for r in d['records'] if r['status']=='ok')"
+  json_check "$work/keep/new.json" "d['runs']==5"
+  # The kept files decide again as gtb ab did.
+  expect_rc 1 "$gtb" compare "$work/keep/base.json" "$work/keep/new.json" --paired --confirmed-by "$work/keep/base.confirm.json" "$work/keep/new.confirm.json" --format json --out "$work/again.json"
+  json_check "$work/again.json" "d['settings']['confirm_rounds']==5 and [r['id'] for r in d['records'] if r['verdict']=='slower']==['selftest/spin/scalar/cpu/steps=262144']"
+  expect_rc 2 "$gtb" compare "$work/keep/base.json" "$work/keep/new.json" --confirmed-by "$work/keep/base.confirm.json" "$work/keep/new.confirm.json"
+  # Without the confirmation the first five rounds decide alone.
+  GTB_FAMILIES=selftest expect_rc 1 "$gtb" ab "$(dirname "$gtb")" "$work/new" --family selftest --rounds 5 --budget 0.05 --confirm-rounds 0 --format json --out "$work/ab0.json"
+  json_check "$work/ab0.json" "d['settings']['confirm_rounds']==0 and d['settings']['confirmed_families']==[]"
   GTB_SELFTEST_SLOWDOWN=nonsense expect_rc 0 "$(dirname "$gtb")/gtb-ceilings" --gtb_list
   GTB_SELFTEST_SLOWDOWN=nonsense "$(dirname "$gtb")/gtb-selftest" --gtb_out="$work/s.json" >"$work/out.txt" 2>&1
   json_check "$work/s.json" "all(r['status']=='failed' and 'GTB_SELFTEST_SLOWDOWN' in r['status_detail'] for r in d['records'])"
