@@ -33,6 +33,15 @@ struct ProjectionInput {
   }
 };
 
+// What a projected row states, the same for the CPU ranks and the GPUs.
+json projected_fields(const gtb::parallel::StepProjection& p) {
+  return {{"comm_s", p.comm_s},
+          {"step_s_no_overlap", p.step_no_overlap_s},
+          {"step_s_full_overlap", p.step_full_overlap_s},
+          {"scaling_efficiency_no_overlap", p.efficiency_no_overlap},
+          {"scaling_efficiency_full_overlap", p.efficiency_full_overlap}};
+}
+
 // The N-rank step projected from the one-rank step measured here and a busbw: given by the user
 // (GTB_PARALLEL_BUSBW_GBPS, with GTB_PARALLEL_PROJECT_RANKS, default 8) or this run's all-reduce
 // busbw at its largest size. Kept under its own key, labelled projected, never beside measured rows.
@@ -64,12 +73,8 @@ void project(const std::vector<gtb::Record>&, const Largest& largest, const One&
                                 {"busbw_source", source},
                                 {"one_rank_step_s", compute_s},
                                 {"one_rank_record", r->id},
-                                {"gradient_bytes", bytes}}},
-                    {"comm_s", p.comm_s},
-                    {"step_s_no_overlap", p.step_no_overlap_s},
-                    {"step_s_full_overlap", p.step_full_overlap_s},
-                    {"scaling_efficiency_no_overlap", p.efficiency_no_overlap},
-                    {"scaling_efficiency_full_overlap", p.efficiency_full_overlap}});
+                                {"gradient_bytes", bytes}}}});
+    rows.back().update(projected_fields(p));
   }
   if (!rows.empty())
     out["projected"] = {{"label", "projected"},
@@ -109,12 +114,8 @@ void project_gpu(const std::vector<gtb::Record>& records, const Largest& largest
                                 {"busbw_source", source},
                                 {"one_gpu_step_s", r.stats->median},
                                 {"one_gpu_record", r.id},
-                                {"gradient_bytes", counter(r, "gradient_bytes")}}},
-                    {"comm_s", p.comm_s},
-                    {"step_s_no_overlap", p.step_no_overlap_s},
-                    {"step_s_full_overlap", p.step_full_overlap_s},
-                    {"scaling_efficiency_no_overlap", p.efficiency_no_overlap},
-                    {"scaling_efficiency_full_overlap", p.efficiency_full_overlap}});
+                                {"gradient_bytes", counter(r, "gradient_bytes")}}}});
+    rows.back().update(projected_fields(p));
   }
   if (!rows.empty())
     out["projected_gpu"] = {{"label", "projected"},
