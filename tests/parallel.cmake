@@ -17,6 +17,12 @@ if(TARGET gtb-parallel)
       ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan-openmpi.supp;OMPI_MCA_mca_base_component_disable_dlclose=1"
       ENVIRONMENT_MODIFICATION "ASAN_OPTIONS=string_append::fast_unwind_on_malloc=0")
   endforeach()
+  # The projections of the N-rank and N-GPU step, from synthetic one-rank records (no MPI or GPU).
+  add_test(NAME driver.parallel_projection
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/driver/parallel_projection.sh $<TARGET_FILE:gtb-parallel>
+                   ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/cpu_b.json
+                   ${CMAKE_CURRENT_BINARY_DIR}/parallel-projection)
+  set_tests_properties(driver.parallel_projection PROPERTIES LABELS cpu TIMEOUT 60)
   # The multi-process NCCL path needs a GPU per rank: Skipped (77) on machines with fewer than two.
   add_test(NAME driver.parallel_nccl_two_ranks
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/driver/parallel.sh nccl_two_ranks $<TARGET_FILE:gtb>

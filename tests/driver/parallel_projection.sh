@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The parallel family's projections from --gtb_findings_from: the N-rank CPU step and the N-GPU step
+# from one-rank records and a user-given busbw, each row with its inputs and the ring all-reduce time
+# gradient_bytes * 2(n-1)/n / busbw; no busbw, no projection.
+# usage: parallel_projection.sh GTB_PARALLEL PYTHON FIXTURE WORK
+set -euo pipefail
+bin=$1 py=$2 fixture=$3 work=$4
+rm -rf "$work" && mkdir -p "$work"
+"$py" - "$fixture" "$work/doc.json" <<'PY'
+import copy, json, sys
+d = json.load(open(sys.argv[1]))
+base = next(r for r in d["records"] if r["status"] == "ok" and "stats" in r)
+recs = []
+for backend, median in (("cpu", 0.004), ("cuda", 0.0002)):
+    r = copy.deepcopy(base)
+    r.update(family="parallel", workload="dp_step", variant="one_rank", backend=backend, options={},
+             params={"ranks": 2, "width": 512, "depth": 3, "rows_per_rank": 16},
+             id=f"parallel/dp_step/one_rank/{backend}/ranks=2,width=512,depth=3,rows_per_rank=16")
+    r["stats"]["median"] = median
+    r["counters"] = {"gradient_bytes": {"value": 2e6, "unit": "bytes"}}
+    recs.append(r)
+d["records"] = recs
+json.dump(d, open(sys.argv[2], "w"))
+PY
+GTB_PARALLEL_BUSBW_GBPS=100 GTB_PARALLEL_PROJECT_RANKS=8 "$bin" --gtb_findings_from="$work/doc.json" >"$work/with.json"
+"$bin" --gtb_findings_from="$work/doc.json" >"$work/without.json"
+"$py" - "$work/with.json" "$work/without.json" <<'PY'
+import json, sys
+def data(path):
+    d = json.load(open(path))
+    return d.get("data", d)
+w = data(sys.argv[1])
+comm = 2e6 * 2 * 7 / 8 / 100e9  # 8 ranks, ring all-reduce
+for key, step, ranks_key in (("projected", 0.004, "ranks"), ("projected_gpu", 0.0002, "gpus")):
+    rows = w[key]["rows"]
+    assert len(rows) == 1, (key, rows)
+    r = rows[0]
+    assert r["label"] == "projected" and r["inputs"][ranks_key] == 8 and r["inputs"]["busbw_gbps"] == 100, r
+    assert abs(r["comm_s"] - comm) < 1e-12, (key, r["comm_s"], comm)
+    assert abs(r["step_s_no_overlap"] - (step + comm)) < 1e-12, r
+    assert abs(r["step_s_full_overlap"] - max(step, comm)) < 1e-12, r
+    assert abs(r["scaling_efficiency_no_overlap"] - step / (step + comm)) < 1e-12, r
+    assert abs(r["scaling_efficiency_full_overlap"] - step / max(step, comm)) < 1e-12, r
+wo = data(sys.argv[2])
+assert "projected" not in wo and "projected_gpu" not in wo, wo.keys()
+print("PASS [parallel_projection]")
+PY
