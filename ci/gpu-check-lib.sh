@@ -26,22 +26,35 @@ for path in seen:
   fi
 }
 
+# gc_gtest_counts JSON: "COMPLETED SKIPPED", the tests of a GoogleTest JSON report (--gtest_output=json)
+# that ran to the end and that skipped. Read with grep: GoogleTest writes one key a line.
+gc_gtest_counts() {
+  local completed skipped
+  completed=$(grep -c '"result": *"COMPLETED"' "$1" 2>/dev/null)
+  skipped=$(grep -c '"result": *"SKIPPED"' "$1" 2>/dev/null)
+  echo "${completed:-0} ${skipped:-0}"
+}
+
 # gc_run_binaries LOGDIR SECONDS [ENV=VALUE...] -- BIN...: runs the binaries within SECONDS, logging
-# to LOGDIR/NAME.log, and prints "NAME RC" lines. One after the other, each may use what the ones
-# before it left (a binary with no time left is not started and counts as a timeout, 124); with
-# GC_PARALLEL=1 all at once, each with all of it. GC_WRAP, if set, is a command put in front of each
-# binary (compute-sanitizer ...).
+# to LOGDIR/NAME.log (and GoogleTest's report to LOGDIR/NAME.json), and prints "NAME RC SKIPPED"
+# lines, SKIPPED being the binary's skipped tests ("-" when it wrote no report). One after the other,
+# each may use what the ones before it left (a binary with no time left is not started and counts as
+# a timeout, 124); with GC_PARALLEL=1 all at once, each with all of it. GC_WRAP, if set, is a command
+# put in front of each binary (compute-sanitizer ...). GTEST_SKIP() exits 0 like a pass: a binary
+# that exited 0 with no test that ran to the end (every test skipped) is reported 77.
 gc_run_binaries() {
   local logdir=$1 secs=$2; shift 2
   local envs=()
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
   [ $# -gt 0 ] && shift
   mkdir -p "$logdir"
-  local t name left pids=() names=() end=$(( $(date +%s) + secs ))
+  local t name left rc counts pids=() names=() end=$(( $(date +%s) + secs ))
   for t in "$@"; do
     name=$(basename "$t")
+    rm -f "$logdir/$name.json"
     if [ "${GC_PARALLEL:-0}" = 1 ]; then
-      ( env "${envs[@]}" timeout -k 10 "$secs" ${GC_WRAP:-} "$t" >"$logdir/$name.log" 2>&1; echo $? >"$logdir/$name.rc" ) &
+      ( env "${envs[@]}" timeout -k 10 "$secs" ${GC_WRAP:-} "$t" --gtest_output="json:$logdir/$name.json" \
+          >"$logdir/$name.log" 2>&1; echo $? >"$logdir/$name.rc" ) &
       pids+=($!)
     else
       left=$(( end - $(date +%s) ))
@@ -49,38 +62,59 @@ gc_run_binaries() {
         echo "not started: the phase's budget was spent" >"$logdir/$name.log"
         echo 124 >"$logdir/$name.rc"
       else
-        env "${envs[@]}" timeout -k 10 "$left" ${GC_WRAP:-} "$t" >"$logdir/$name.log" 2>&1
+        env "${envs[@]}" timeout -k 10 "$left" ${GC_WRAP:-} "$t" --gtest_output="json:$logdir/$name.json" \
+          >"$logdir/$name.log" 2>&1
         echo $? >"$logdir/$name.rc"
       fi
     fi
     names+=("$name")
   done
   for t in "${pids[@]}"; do wait "$t"; done
-  for name in "${names[@]}"; do echo "$name $(cat "$logdir/$name.rc")"; done
+  for name in "${names[@]}"; do
+    rc=$(cat "$logdir/$name.rc")
+    if [ -f "$logdir/$name.json" ]; then
+      counts=$(gc_gtest_counts "$logdir/$name.json")
+      if [ "$rc" = 0 ] && [ "${counts%% *}" = 0 ]; then
+        rc=77
+        echo "SKIPPED: every test skipped (${counts#* } skipped): see the [  SKIPPED ] lines" >>"$logdir/$name.log"
+      fi
+      echo "$name $rc ${counts#* }"
+    else
+      echo "$name $rc -"
+    fi
+  done
 }
 
-# gc_verdict WHAT < "NAME RC" lines: one verdict for a set of test binaries (or memcheck runs).
-# 0 pass, 77 skipped (no usable GPU), 124/137 timeout, anything else FAIL. FAIL wins over timeout,
-# timeout over pass; all skipped is "skipped", never "pass"; no lines at all is "not run".
+# gc_verdict WHAT < "NAME RC [SKIPPED]" lines: one verdict for a set of test binaries (or memcheck
+# runs). 0 pass, 77 skipped (no usable GPU, or every test skipped), 124/137 timeout, anything else
+# FAIL. FAIL wins over timeout, timeout over pass; all skipped is "skipped", never "pass"; no lines
+# at all is "not run". A pass names the binaries that skipped and counts the tests skipped in the rest.
 gc_verdict() {
-  local what=$1 name rc pass=0 skip=0 fails="" timeouts=""
-  while read -r name rc; do
+  local what=$1 name rc tskip pass=0 skip=0 skipped_tests=0 skipped_names="" fails="" timeouts=""
+  while read -r name rc tskip; do
     [ -n "$name" ] || continue
     case $rc in
-      0) pass=$((pass + 1)) ;;
-      77) skip=$((skip + 1)) ;;
+      0) pass=$((pass + 1)); [[ ${tskip:-} =~ ^[0-9]+$ ]] && skipped_tests=$((skipped_tests + tskip)) ;;
+      77) skip=$((skip + 1)); skipped_names="$skipped_names $name" ;;
       124|137) timeouts="$timeouts $name" ;;
       *) fails="$fails $name(exit $rc)" ;;
     esac
   done
   local n=$((pass + skip + $(wc -w <<<"$fails$timeouts")))
+  local within=""
+  [ "$skipped_tests" -gt 0 ] && within=" ($skipped_tests tests skipped within them)"
   if [ "$n" -eq 0 ]; then echo "not run: no $what found"
   elif [ -n "$fails" ]; then echo "FAIL:$fails${timeouts:+; timeout:$timeouts}"
   elif [ -n "$timeouts" ]; then echo "timeout:$timeouts ($pass passed, $skip skipped)"
-  elif [ "$pass" -eq 0 ]; then echo "skipped: no usable GPU ($skip $what exited 77)"
-  elif [ "$skip" -gt 0 ]; then echo "pass: $pass $what; $skip skipped"
-  else echo "pass: $pass $what"
+  elif [ "$pass" -eq 0 ]; then echo "skipped: nothing ran ($skip $what exited 77)"
+  elif [ "$skip" -gt 0 ]; then echo "pass: $pass $what$within; $skip skipped:$skipped_names"
+  else echo "pass: $pass $what$within"
   fi
+}
+
+# gc_skip_reason LOGDIR: the first "SKIPPED: ..." line the binaries printed (why nothing ran).
+gc_skip_reason() {
+  cat "$1"/*.log 2>/dev/null | sed -n 's/^SKIPPED: //p' | head -1
 }
 
 # gc_ctest_verdict RC: a ctest run under `timeout`.

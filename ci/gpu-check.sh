@@ -145,7 +145,10 @@ elif [ "$b" -eq 0 ]; then not_run gpu-tests "out of time (overall deadline)"
 else
   phase_begin gpu-tests "$b"
   gc_run_binaries "$out/gpu-tests" "$b" -- "${gpu_bins[@]}" >"$out/gpu-tests.txt"
-  phase_end gpu-tests "$(gc_verdict "GPU test binaries" <"$out/gpu-tests.txt")"
+  v=$(gc_verdict "GPU test binaries" <"$out/gpu-tests.txt")
+  # Nothing ran: say why (no usable GPU and the CUDA error, or every test skipped).
+  case $v in skipped*) v="$v: $(gc_skip_reason "$out/gpu-tests")" ;; esac
+  phase_end gpu-tests "$v"
   cat "$out/gpu-tests.txt"
 fi
 gpu_usable=1

@@ -3,12 +3,14 @@
 # cuobjdump is available), no register spills in any kernels/*/cuda/*.cu, scalar CPU loops that
 # really are scalar, and the layout rules (nothing under kernels/ includes harness/; nothing in a
 # cuda/ folder includes a cpu/ folder). Exits non-zero when a property fails; every failure line
-# starts with "FAIL:".
+# starts with "FAIL:". A part that cannot run here (no cuobjdump, no --cpu-lib, not x86-64) is
+# reported on a "SKIPPED:" line with the reason; when nothing failed, that makes the exit status 77
+# (CTest: Skipped), never 0, since the property was not checked.
 #
 # usage: ci/static-checks.sh [--root DIR] [--nvcc PATH] [--cuobjdump PATH] [--cpu-lib FILE]
 #                            [--only ptx|spills|sass|cpu|layout]... [--plant vec4|spill|cpu|layout]
 #   --cpu-lib   archive or object holding gtb::cpu::{axpy,chain}_{scalar,autovec,openmp}; without it
-#               the CPU part is skipped.
+#               the CPU part is skipped (exit 77 when nothing failed).
 #   --plant     runs a check on something that must fail, to prove the check can fail:
 #               vec4  checks the one-thread-per-element kernels for 128-bit accesses,
 #               spill adds a kernel built to spill registers to the spill check,
@@ -32,7 +34,7 @@ while [[ $# -gt 0 ]]; do
     --cpu-lib) cpu_lib="$2"; shift 2 ;;
     --only) only+=("$2"); shift 2 ;;
     --plant) plant="$2"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "static-checks: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,7 +48,9 @@ wanted() {  # wanted PART: true when no --only was given or PART was named
 }
 
 failures=0
+skips=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+skip() { echo "SKIPPED: $*"; skips=$((skips + 1)); }
 note() { echo "static-checks: $*"; }
 
 tmp="$(mktemp -d)"
@@ -158,7 +162,7 @@ if wanted sass; then
     done
   fi
   if [[ -z "$cuobjdump" ]]; then
-    note "SASS: skipped (cuobjdump not found; pip install 'nvidia-cuda-cuobjdump' 'nvidia-cuda-nvdisasm' provides it)"
+    skip "SASS: cuobjdump not found (looked at --cuobjdump, \$CUOBJDUMP, PATH, beside nvcc, the pip packages; pip install 'nvidia-cuda-cuobjdump' 'nvidia-cuda-nvdisasm' provides it)"
   else
     for arch in 80 90; do
       cubin="$tmp/vectorize_sm$arch.cubin"
@@ -166,7 +170,7 @@ if wanted sass; then
       # cuobjdump -sass runs nvdisasm, which the pip packages put beside it.
       if ! PATH="$(dirname "$cuobjdump"):${nvcc:+$(dirname "$nvcc"):}$PATH" "$cuobjdump" -sass "$cubin" \
           >"$tmp/sass_$arch.txt" 2>"$tmp/sass_$arch.err"; then
-        note "SASS: skipped ($cuobjdump -sass failed: $(head -c 300 "$tmp/sass_$arch.err"); pip install 'nvidia-cuda-nvdisasm' provides nvdisasm)"
+        skip "SASS: $cuobjdump -sass failed: $(head -c 300 "$tmp/sass_$arch.err") (pip install 'nvidia-cuda-nvdisasm' provides nvdisasm)"
         break
       fi
       awk '/Function :/ { if (name) print name, ld, st; name = $NF; ld = 0; st = 0 }
@@ -189,7 +193,7 @@ fi
 # --- 4. CPU: the scalar loops contain no packed SIMD arithmetic; the vectorized loops do -------------
 if wanted cpu && [[ -n "$cpu_lib" ]]; then
   if [[ "$(uname -m)" != x86_64 ]]; then
-    note "CPU: skipped (the instruction patterns are x86-64's)"
+    skip "CPU: the instruction patterns are x86-64's, this is $(uname -m)"
   elif ! command -v objdump >/dev/null; then
     fail "CPU: objdump not found"
   elif [[ ! -f "$cpu_lib" ]]; then
@@ -221,6 +225,8 @@ if wanted cpu && [[ -n "$cpu_lib" ]]; then
   fi
 elif wanted cpu && [[ ${#only[@]} -gt 0 ]]; then
   fail "CPU: --only cpu needs --cpu-lib"
+elif wanted cpu; then
+  skip "CPU: no --cpu-lib given (the vectorize family's kernel library)"
 fi
 
 # --- 5. Layout: kernels know nothing of the harness; a cuda/ folder includes no cpu/ folder --------
@@ -252,5 +258,9 @@ fi
 if [[ $failures -gt 0 ]]; then
   echo "static-checks: $failures failure(s)"
   exit 1
+fi
+if [[ $skips -gt 0 ]]; then
+  echo "static-checks: no failure, but $skips part(s) skipped (see SKIPPED: above)"
+  exit 77
 fi
 echo "static-checks: all passed"

@@ -7,6 +7,10 @@
 #   CPU_TESTS   tests/cpu/test_transfer.cpp            # GoogleTest, run everywhere (also under sanitizers)
 #   GPU_TESTS   tests/gpu/test_transfer.cpp)           # GoogleTest, CTest shows them Skipped without a GPU
 # Paths are relative to the project root.
+
+# What GoogleTest prints for a skipped test (CTest's SKIP_REGULAR_EXPRESSION).
+set(GTB_GTEST_SKIPPED "\\[  SKIPPED \\]")
+
 function(gtb_add_family)
   cmake_parse_arguments(F "" "NAME" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS" ${ARGN})
   if(NOT F_NAME)
@@ -63,15 +67,28 @@ function(gtb_add_family)
     gtb_host_warnings(test_${F_NAME}_cpu)
     # gtest_discover_tests flattens list-valued properties: one label each; the family is in the
     # test name prefix instead (ctest -R '^transfer\.').
+    # GTEST_SKIP exits 0: without the pattern (which only newer CMake versions add by themselves) a
+    # skipped test would be reported passed.
     gtest_discover_tests(test_${F_NAME}_cpu DISCOVERY_TIMEOUT 60 TEST_PREFIX "${F_NAME}."
-      PROPERTIES LABELS cpu)
+      PROPERTIES LABELS cpu SKIP_REGULAR_EXPRESSION "${GTB_GTEST_SKIPPED}")
   endif()
   if(GTB_BUILD_TESTS AND GTB_HAVE_CUDA AND F_GPU_TESTS)
     add_executable(test_${F_NAME}_gpu ${F_GPU_TESTS})
     set_property(GLOBAL APPEND PROPERTY GTB_GPU_CHECK_TARGETS test_${F_NAME}_gpu)
     target_link_libraries(test_${F_NAME}_gpu PRIVATE ${klib} gtb_harness gtb_gpu_test_main GTest::gtest)
     gtb_host_warnings(test_${F_NAME}_gpu)
+    # One GPU test at a time, and none beside the CPU tests: they share the device, and their timing
+    # assertions (overlap, loader idle time, blocking-kernel timeouts) fail when other tests load the
+    # host. gtb_gpu_test_main exits 77 without a usable GPU and when every test it ran skipped.
     gtest_discover_tests(test_${F_NAME}_gpu DISCOVERY_TIMEOUT 60 TEST_PREFIX "${F_NAME}."
-      PROPERTIES SKIP_RETURN_CODE 77 LABELS gpu)
+      PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "${GTB_GTEST_SKIPPED}"
+                 RESOURCE_LOCK gpu RUN_SERIAL TRUE)
+  elseif(GTB_BUILD_TESTS AND F_GPU_TESTS)
+    # Without CUDA the GPU tests are not built; this stands for them so that CTest shows them Skipped
+    # (with the reason) rather than not at all.
+    add_test(NAME ${F_NAME}.gpu_tests
+             COMMAND sh -c [[echo "SKIPPED: $1"; exit 77]] gtb-gpu-tests
+                     "built without CUDA: the ${F_NAME} GPU tests were not built")
+    set_tests_properties(${F_NAME}.gpu_tests PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
   endif()
 endfunction()

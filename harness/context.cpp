@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <set>
@@ -89,7 +90,9 @@ std::string os_name() {
 
 }  // namespace
 
-long long CpuCaches::last_level_bytes() const { return std::max({l1d_bytes, l2_bytes, l3_bytes}); }
+long long CpuCaches::last_level_bytes() const {
+  return injected_llc_bytes > 0 ? injected_llc_bytes : std::max({l1d_bytes, l2_bytes, l3_bytes});
+}
 
 CpuCaches cpu_caches() {
   CpuCaches c;
@@ -105,12 +108,38 @@ CpuCaches cpu_caches() {
     if (level == 2) c.l2_bytes = bytes;
     if (level == 3) c.l3_bytes = bytes;
   }
+  if (const char* inj = std::getenv("GTB_CPU_LLC_BYTES"); inj && *inj) {
+    char* end = nullptr;
+    const long long v = std::strtoll(inj, &end, 10);
+    if (end && *end == '\0' && v > 0) c.injected_llc_bytes = v;
+  }
   return c;
+}
+
+bool cache_resident(double working_set_bytes, long long cache_bytes) {
+  return cache_bytes > 0 && working_set_bytes < kCacheResidentMultiple * double(cache_bytes);
 }
 
 bool cache_resident(double working_set_bytes) {
   static const long long llc = cpu_caches().last_level_bytes();
-  return llc > 0 && working_set_bytes < 4.0 * double(llc);
+  return cache_resident(working_set_bytes, llc);
+}
+
+long long host_available_bytes() {
+  // Injected like the cache size, so that a test can stand for a machine with little memory.
+  if (const char* inj = std::getenv("GTB_HOST_AVAILABLE_BYTES"); inj && *inj) {
+    char* end = nullptr;
+    const long long v = std::strtoll(inj, &end, 10);
+    if (end && *end == '\0' && v > 0) return v;
+  }
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  long long kib = 0;
+  while (meminfo >> key >> kib) {
+    if (key == "MemAvailable:") return kib * 1024;
+    meminfo.ignore(256, '\n');
+  }
+  return 0;
 }
 
 json host_context() {
@@ -128,7 +157,11 @@ json host_context() {
   h["isa"] = cpu_isa_flags();
   const CpuCaches caches = cpu_caches();
   // Per instance as seen by CPU 0 (an L3 is usually shared by several cores).
-  h["caches"] = {{"l1d_bytes", caches.l1d_bytes}, {"l2_bytes", caches.l2_bytes}, {"l3_bytes", caches.l3_bytes}};
+  h["caches"] = {{"l1d_bytes", caches.l1d_bytes},
+                 {"l2_bytes", caches.l2_bytes},
+                 {"l3_bytes", caches.l3_bytes},
+                 {"last_level_bytes", caches.last_level_bytes()}};
+  if (caches.injected_llc_bytes > 0) h["caches"]["last_level_injected"] = "GTB_CPU_LLC_BYTES";
   json blas;
   blas["library"] = "OpenBLAS";
   blas["config"] = openblas_get_config();

@@ -14,17 +14,29 @@ json host_context();
 // The ISA flags (/proc/cpuinfo names) that decide which kernels a BLAS or compiler can use.
 std::vector<std::string> cpu_isa_flags();
 // Data/unified cache sizes of CPU 0 as the kernel reports them (sysfs); 0 where unknown.
+// GTB_CPU_LLC_BYTES=N replaces the last-level size the rules below use (a simulated machine: tests
+// cover small and huge caches on any host); the context then names it as injected.
 struct CpuCaches {
   long long l1d_bytes = 0;
   long long l2_bytes = 0;
   long long l3_bytes = 0;
-  // The largest cache level found: a working set above a few times this is memory-resident.
+  long long injected_llc_bytes = 0;  // from GTB_CPU_LLC_BYTES, 0 when not set
+  // The largest cache level found (or the injected size): a working set above a few times this is
+  // memory-resident.
   long long last_level_bytes() const;
 };
 CpuCaches cpu_caches();
-// Whether a working set of this many bytes may be served (partly) by the caches: below 4x the
-// last-level cache. Only larger sets measure memory; false where the cache sizes are unknown.
+// A working set below this many times the last-level cache may be served (partly) by a cache.
+constexpr double kCacheResidentMultiple = 4.0;
+// Whether a working set of this many bytes may be served (partly) by a cache of `cache_bytes`:
+// below kCacheResidentMultiple x the cache. Only larger sets measure memory; false where the cache
+// size is unknown (0).
+bool cache_resident(double working_set_bytes, long long cache_bytes);
+// The same against this machine's CPU last-level cache.
 bool cache_resident(double working_set_bytes);
+// Bytes the kernel says a new allocation can get without swapping (/proc/meminfo MemAvailable); 0
+// when unknown. GTB_HOST_AVAILABLE_BYTES=N replaces it (a simulated machine, for tests).
+long long host_available_bytes();
 // GPU: {"available": true, devices: [...], driver/runtime/cuBLAS versions} or
 // {"available": false, "reason": "<CUDA error text>"}.
 json gpu_context();

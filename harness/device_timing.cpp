@@ -27,6 +27,24 @@ BlockingPlan plan_blocking(Blocking allowed, std::int64_t reps, std::int64_t ops
   return p;
 }
 
+void DeviceTimingLog::combine_since(std::size_t first) {
+  if (first + 1 >= samples_.size()) return;  // nothing or one region: already one entry
+  const auto begin = samples_.begin() + static_cast<std::ptrdiff_t>(first);
+  DeviceSample all;
+  all.reps = 0;
+  all.blocked = true;
+  for (auto it = begin; it != samples_.end(); ++it) {
+    all.device_seconds += it->device_seconds;
+    all.enqueue_seconds += it->enqueue_seconds;
+    all.reps += std::max<std::int64_t>(it->reps, 1);
+    all.blocked = all.blocked && it->blocked;
+    all.block_timed_out = all.block_timed_out || it->block_timed_out;
+    if (!it->blocked && all.not_blocked_reason.empty()) all.not_blocked_reason = it->not_blocked_reason;
+  }
+  samples_.erase(begin, samples_.end());
+  samples_.push_back(std::move(all));
+}
+
 int DeviceTimingLog::timeouts() const {
   return int(std::count_if(samples_.begin(), samples_.end(), [](const DeviceSample& s) { return s.block_timed_out; }));
 }

@@ -55,6 +55,12 @@ class DeviceTimingLog {
   void clear() { samples_.clear(); }
   void add(DeviceSample s) { samples_.push_back(std::move(s)); }
   bool empty() const { return samples_.empty(); }
+  std::size_t size() const { return samples_.size(); }
+  // A sampler that times one sample as several regions (the cold-L2 GEMM: one region per repetition,
+  // each after an untimed L2 flush) folds them into one entry, so that summary(kept) reads every kept
+  // sample, not the last `kept` repetitions. `first` is size() before the sample's first region.
+  // Times and repetitions add up; the sample is blocked when every region was, timed out when one did.
+  void combine_since(std::size_t first);
   int timeouts() const;
   // The record's `device_timing` object (docs/results-format.md).
   json summary(std::size_t kept) const;

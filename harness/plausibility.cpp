@@ -10,7 +10,7 @@ namespace gtb {
 
 namespace {
 
-std::string num(double v) {
+std::string num_of(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
@@ -29,9 +29,12 @@ double number_at(const json& j, std::initializer_list<const char*> keys) {
 
 // The largest cache the record's data could sit in, 0 when the context does not say.
 double cache_bytes(const Record& r, const json& ctx) {
-  if (r.backend == Backend::cpu)
+  if (r.backend == Backend::cpu) {
+    // The size the run's own cache-resident rule used (it may be injected), else the largest level.
+    if (const double llc = number_at(ctx, {"host", "caches", "last_level_bytes"}); llc > 0) return llc;
     return std::max({number_at(ctx, {"host", "caches", "l1d_bytes"}), number_at(ctx, {"host", "caches", "l2_bytes"}),
                      number_at(ctx, {"host", "caches", "l3_bytes"})});
+  }
   const json* devs = nullptr;
   if (ctx.contains("gpu") && ctx["gpu"].is_object() && ctx["gpu"].contains("devices")) devs = &ctx["gpu"]["devices"];
   if (!devs || !devs->is_array() || devs->empty()) return 0;
@@ -42,14 +45,21 @@ void over_ceiling(Record& r, const json& ctx, const PlausibilityLimits& lim) {
   if (r.ceiling.empty() || r.metric.unit != "GB/s") return;
   const double ceil = number_at(ctx, {"ceilings", r.ceiling.c_str()});
   if (!(ceil > 0) || !(*r.value > lim.over_ceiling * ceil)) return;
-  double touched = r.info.contains("working_set_bytes") && r.info["working_set_bytes"].is_number()
-                       ? r.info["working_set_bytes"].get<double>()
-                       : r.work_per_rep / 2;
+  // The record's own mark wins: the family judged its working set against the cache it ran on
+  // (the CPU's last-level cache, the device's L2). Without one, the context's cache sizes decide.
+  const auto mark = r.info.find("cache_resident");
+  if (mark != r.info.end() && mark->is_boolean() && mark->get<bool>()) return;
+  double touched = r.work_per_rep / 2;
+  if (auto w = r.info.find("working_set_bytes"); w != r.info.end() && w->is_number())
+    touched = w->get<double>();
+  else if (auto c = r.counters.find("working_set_bytes"); c != r.counters.end())
+    touched = c->second.value;
   const double cache = cache_bytes(r, ctx);
-  if (!(cache > 0) || !(touched > lim.cache_multiple * cache)) return;
-  add_reason(r, num(100 * *r.value / ceil) + "% of the measured ceiling " + r.ceiling + " (" + num(ceil) +
-                    " GB/s) at a size that is not cache-resident (" + num(touched / 1e6) + " MB touched, largest cache " +
-                    num(cache / 1e6) + " MB): the ceiling or this rate is wrong");
+  const bool marked_out_of_cache = mark != r.info.end() && mark->is_boolean();
+  if (!marked_out_of_cache && (!(cache > 0) || !(touched > lim.cache_multiple * cache))) return;
+  add_reason(r, num_of(100 * *r.value / ceil) + "% of the measured ceiling " + r.ceiling + " (" + num_of(ceil) +
+                    " GB/s) at a size that is not cache-resident (" + num_of(touched / 1e6) + " MB touched, largest cache " +
+                    num_of(cache / 1e6) + " MB): the ceiling or this rate is wrong");
 }
 
 int threads_of(const Record& r) {
@@ -78,8 +88,8 @@ void parallel_slower(std::vector<Record>& records, const PlausibilityLimits& lim
     const Record& s = *it->second;
     const double speed = r.metric.better() == Better::higher ? *r.value / *s.value : *s.value / *r.value;
     if (speed < lim.parallel_vs_serial)
-      flags.push_back({&r, "the " + std::to_string(threads_of(r)) + "-thread variant ran at " + num(speed) +
-                               "x its one-thread twin '" + s.variant + "' (" + num(*r.value) + " vs " + num(*s.value) +
+      flags.push_back({&r, "the " + std::to_string(threads_of(r)) + "-thread variant ran at " + num_of(speed) +
+                               "x its one-thread twin '" + s.variant + "' (" + num_of(*r.value) + " vs " + num_of(*s.value) +
                                " " + r.metric.unit + "): other load on the cores, or too little work per thread"});
   }
   for (auto& [r, why] : flags) add_reason(*r, why);
@@ -92,8 +102,50 @@ void gpu_slower_than_host(Record& r, const PlausibilityLimits& lim) {
   const double host = it->get<double>(), event = r.stats->median;
   const double slack = lim.event_resolution_s / double(std::max<std::int64_t>(1, r.reps_per_sample));
   if (host > 0 && event > lim.event_vs_host * host + slack)
-    add_reason(r, "the CUDA events measured " + num(event * 1e6) + " us per repetition, longer than the " +
-                      num(host * 1e6) + " us the host clock saw around the same work: the events do not time it");
+    add_reason(r, "the CUDA events measured " + num_of(event * 1e6) + " us per repetition, longer than the " +
+                      num_of(host * 1e6) + " us the host clock saw around the same work: the events do not time it");
+}
+
+// Samples that climb or fall through the record (a clock ramping, a cache or page pool filling,
+// other load arriving), or that spread so widely that their median says little. Drift is judged
+// within one run only: across runs the samples of several processes are joined.
+void unsteady(Record& r, const PlausibilityLimits& lim) {
+  if (!r.stats || !(r.stats->median > 0)) return;
+  const double spread = r.stats->iqr / r.stats->median;
+  const std::size_t n = r.samples.size();
+  if (r.runs.empty() && n >= lim.drift_min_samples) {
+    // Spearman's rank correlation of the samples with their order (no ties matter here: any tie
+    // only lowers it).
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return r.samples[a] < r.samples[b]; });
+    std::vector<double> rank(n);
+    for (std::size_t k = 0; k < n; ++k) rank[order[k]] = double(k);
+    const double mid = double(n - 1) / 2;
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < n; ++i) num += (double(i) - mid) * (rank[i] - mid), den += (double(i) - mid) * (double(i) - mid);
+    const double rho = den > 0 ? num / den : 0;
+    const std::size_t third = n / 3;
+    auto median_of = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      const std::size_t m = v.size();
+      return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+    };
+    const double first = median_of({r.samples.begin(), r.samples.begin() + std::ptrdiff_t(third)});
+    const double last = median_of({r.samples.end() - std::ptrdiff_t(third), r.samples.end()});
+    const double ratio = first > 0 ? last / first : 1;
+    if (std::fabs(rho) >= lim.drift_rank_correlation && (ratio >= lim.drift_ratio || ratio <= 1 / lim.drift_ratio) &&
+        spread >= lim.drift_min_spread) {
+      add_reason(r, "the samples " + std::string(ratio > 1 ? "grew slower" : "grew faster") + " through the record (" +
+                        num_of(first * 1e3) + " ms per repetition in the first third, " + num_of(last * 1e3) +
+                        " ms in the last, rank correlation " + num_of(rho) +
+                        "): the machine changed while it was measured; the median is not a steady figure");
+      return;
+    }
+  }
+  if (spread > lim.max_spread)
+    add_reason(r, "the samples spread over " + num_of(100 * spread) + "% of their median (interquartile range): "
+                      "the median is not a steady figure");
 }
 
 }  // namespace
@@ -104,6 +156,7 @@ void flag_suspects(std::vector<Record>& records, const json& context, const Plau
     if (r.status != Status::ok || !r.value) continue;
     over_ceiling(r, context, lim);
     gpu_slower_than_host(r, lim);
+    unsteady(r, lim);
   }
   parallel_slower(records, lim);
 }

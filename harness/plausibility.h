@@ -1,6 +1,7 @@
 // Plausibility checks on finished records: numbers that cannot be right are kept but flagged `suspect`.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "harness/types.h"
@@ -14,6 +15,15 @@ struct PlausibilityLimits {
   double parallel_vs_serial = 0.9;   // parallel variant's speed / its best serial twin's below this
   double event_vs_host = 1.05;       // GPU event time / host wall time around it above this
   double event_resolution_s = 1e-6;  // CUDA events' resolution, per sample (about 0.5 us, doubled)
+  // Drift: with at least drift_min_samples samples in one run, a rank correlation with the sample
+  // order of at least this, the last third's median this many times the first third's (or its
+  // inverse), and an interquartile range of at least drift_min_spread of the median (a drift the
+  // median does not feel is left alone).
+  std::size_t drift_min_samples = 6;
+  double drift_rank_correlation = 0.8;
+  double drift_ratio = 1.5;
+  double drift_min_spread = 0.1;
+  double max_spread = 0.5;  // interquartile range / median above this: too spread to be one figure
 };
 
 // Sets Record::suspect (clearing what an earlier pass set) on ok records where:
@@ -23,7 +33,10 @@ struct PlausibilityLimits {
 //  - a CPU variant running several threads (info.threads > 1) is slower than the best variant of the
 //    same problem running one (info.threads == 1);
 //  - a GPU record timed by CUDA events took longer per repetition than the host wall clock around the
-//    same samples (info.host_wall_seconds_per_rep): the events cannot have timed this work.
+//    same samples (info.host_wall_seconds_per_rep): the events cannot have timed this work;
+//  - its samples drifted through the record or spread too widely (limits above).
+// A record's own info.cache_resident mark decides whether it may beat a memory ceiling: true never
+// flags, false flags whatever the context's cache sizes say.
 void flag_suspects(std::vector<Record>& records, const json& context, const PlausibilityLimits& lim = {});
 
 }  // namespace gtb

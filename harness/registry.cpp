@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -379,6 +380,17 @@ Record base_record(const Case& c) {
   return r;
 }
 
+// A family stopped at its time limit leaves no results file; this line is how gtb run can still say
+// which case it was in. Ranks of one family write the same id, so overwriting in place is enough.
+void note_case_started(const std::string& id) {
+  static const char* path = std::getenv("GTB_CASE_FILE");
+  if (!path || !*path) return;
+  if (std::FILE* f = std::fopen(path, "w")) {
+    std::fprintf(f, "%s\n", id.c_str());
+    std::fclose(f);
+  }
+}
+
 void run_case(RunState& rs, const Case& c, Record& r) {
   if (r.backend == Backend::cuda) {
     if (auto why = gpu::unavailable_reason()) {
@@ -595,6 +607,7 @@ int family_main(int argc, char** argv, const std::string& family) {
       Record fresh = base_record(c);
       Record* r = &fresh;
       if (it != rs.index.end()) r = &rs.records[it->second];  // a repetition: samples accumulate
+      note_case_started(c.id);
       run_case(rs, c, *r);
       if (it == rs.index.end()) {
         rs.index[c.id] = rs.records.size();

@@ -148,8 +148,10 @@ json make_document(const json& context, const std::string& suite, const json& fa
 json make_merged_document(const json& context, const std::string& suite, const json& families,
                           const std::vector<Record>& records, const json& findings, int runs) {
   json ctx = context;
-  if (const json* c = findings_data(findings, "ceilings"); c && c->contains("ceilings") && c->at("ceilings").is_object())
-    for (auto it = c->at("ceilings").begin(); it != c->at("ceilings").end(); ++it) ctx["ceilings"][it.key()] = it.value();
+  if (const json* c = findings_data(findings, "ceilings"))
+    for (const char* key : {"ceilings", "ceilings_missing"})
+      if (c->contains(key) && c->at(key).is_object())
+        for (auto it = c->at(key).begin(); it != c->at(key).end(); ++it) ctx[key][it.key()] = it.value();
   std::vector<Record> recs = records;
   apply_ceilings(recs, ctx);
   apply_gemm_peaks(recs, findings);

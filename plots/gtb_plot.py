@@ -5,6 +5,8 @@ usage: gtb_plot.py RESULTS.json --out DIR [--format png|svg|png,svg]
 
 Every figure is titled with the machine (GPU name, or CPU model, and host) and the run's date.
 A figure whose data the file lacks is skipped with a message; nothing is interpolated or invented.
+Each figure's older files in the folder (NAME.png, NAME.svg) are removed first, so a skipped figure
+leaves none from an earlier run; other files there are left alone.
 Exit status: 0 figures written (or all skipped), 2 bad input or missing matplotlib.
 """
 import argparse
@@ -98,9 +100,51 @@ class Skip(Exception):
     pass
 
 
-def finish(plt, fig, doc, name, title, out, formats):
+def covers_data(ax, box, renderer):
+    """Whether the display box covers a bar or a marked point of the axes."""
+    from matplotlib.patches import Rectangle
+    for patch in ax.patches:
+        if isinstance(patch, Rectangle) and patch.get_height() > 0:
+            b = patch.get_window_extent(renderer)
+            if b.x0 < box.x1 and box.x0 < b.x1 and b.y0 < box.y1 and box.y0 < b.y1:
+                return True
+    for line in ax.get_lines():
+        if line.get_marker() in (None, "None", "", " ") or len(line.get_xydata()) == 0:
+            continue
+        for x, y in line.get_transform().transform(line.get_xydata()):
+            if box.x0 <= x <= box.x1 and box.y0 <= y <= box.y1:
+                return True
+    return False
+
+
+def keep_legends_off_data(fig):
+    """A legend stays inside its axes where matplotlib finds room for it; where every place there
+    covers a bar or a point (a measurement the reader cannot see), it moves out to the right."""
+    outside = set()
+    for _ in range(len(fig.axes)):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        moved = False
+        for ax in fig.axes:
+            leg = ax.get_legend()
+            if leg is None or id(ax) in outside or not covers_data(ax, leg.get_window_extent(renderer), renderer):
+                continue
+            ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+            outside.add(id(ax))
+            moved = True
+        if not moved:
+            return
+        fig.tight_layout()
+
+
+def lay_out(fig, doc, title):
     fig.suptitle(f"{title}\n{caption(doc)}", fontsize=10)
     fig.tight_layout()
+    keep_legends_off_data(fig)
+
+
+def finish(plt, fig, doc, name, title, out, formats):
+    lay_out(fig, doc, title)
     paths = []
     for fmt in formats:
         path = os.path.join(out, f"{name}.{fmt}")
@@ -331,6 +375,14 @@ def main(argv=None):
     for name, family, section, spec in figures:
         if only and name not in only:
             continue
+        # A figure this run skips must not leave an older run's file behind, passing for this file's.
+        for fmt in ("png", "svg"):
+            try:
+                os.remove(os.path.join(a.out, f"{name}.{fmt}"))
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                die(f"{a.out}: cannot remove the old {name}.{fmt} ({e.strerror})")
         try:
             if name == "speedup_heatmap":
                 fig, title = fig_speedup_heatmap(plt, doc)

@@ -24,9 +24,11 @@ if(TARGET gtb-parallel)
                    ${CMAKE_CURRENT_BINARY_DIR}/parallel-projection)
   set_tests_properties(driver.parallel_projection PROPERTIES LABELS cpu TIMEOUT 60)
   # The multi-process NCCL path needs a GPU per rank: Skipped (77) on machines with fewer than two.
+  # Like every GPU test it holds the GPUs alone (it runs the family on them, two ranks).
   add_test(NAME driver.parallel_nccl_two_ranks
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/driver/parallel.sh nccl_two_ranks $<TARGET_FILE:gtb>
                    ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/validate_schema.py
                    ${CMAKE_CURRENT_BINARY_DIR}/parallel-nccl_two_ranks)
-  set_tests_properties(driver.parallel_nccl_two_ranks PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77)
+  set_tests_properties(driver.parallel_nccl_two_ranks PROPERTIES LABELS gpu TIMEOUT 300 SKIP_RETURN_CODE 77
+                       RESOURCE_LOCK gpu RUN_SERIAL TRUE)
 endif()

@@ -245,14 +245,18 @@ void gpu_gemm(gtb::State& st, bool lt) {
       return gtb::cuda::time_events(stream.get(), reps, enqueue, {gtb::Blocking::allowed, 2});
     });
   } else {
-    // Flush before every repetition and time only the GEMM: each one starts with a cold L2.
+    // Flush before every repetition and time only the GEMM: each one starts with a cold L2. The
+    // repetitions' regions are one sample for the record's device_timing.
     gtb::cuda::L2Flusher flusher;
     ss = &st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) {
+      gtb::DeviceTimingLog& log = gtb::device_timing_log();
+      const std::size_t first = log.size();
       double total = 0;
       for (std::int64_t r = 0; r < reps; ++r) {
         flusher.flush(stream.get());
         total += gtb::cuda::time_events(stream.get(), 1, enqueue, {gtb::Blocking::allowed, 2});
       }
+      log.combine_since(first);
       return total;
     });
   }

@@ -1,6 +1,7 @@
 // Parallel family findings: busbw at the largest size, the plain-loop yardstick, and for the
 // data-parallel step the best bucket, the overlap gain, the communication fraction and scaling.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -33,6 +34,44 @@ struct ProjectionInput {
   }
 };
 
+// The all-reduce busbw a projection divides by: measured at the size nearest the bucket each
+// all-reduce moves (nearest on a log scale; the larger size on a tie). The busbw of the largest size
+// would overstate a 1 MiB bucket's bandwidth several times over.
+struct BusbwPick {
+  double busbw = 0;
+  std::string source;
+  int ranks = 0;
+};
+template <class Pred>
+BusbwPick busbw_at(const std::vector<gtb::Record>& records, const Pred& pred, double bucket_bytes) {
+  BusbwPick best;
+  double best_d = 0, best_bytes = 0;
+  for (const auto& r : records) {
+    if (r.workload != "collective" || r.status != gtb::Status::ok || r.variant == "mpi_plain_loop" ||
+        r.params.value("collective", "") != "all_reduce" || !pred(r) || !(counter(r, "busbw") > 0))
+      continue;
+    const double bytes = double(r.params.value("bytes", std::int64_t(0)));
+    if (!(bytes > 0)) continue;
+    const double d = std::fabs(std::log(bytes / bucket_bytes));
+    if (best.busbw > 0 && (d > best_d + 1e-9 || (std::fabs(d - best_d) <= 1e-9 && bytes < best_bytes))) continue;
+    best_d = d, best_bytes = bytes;
+    best.busbw = counter(r, "busbw");
+    best.ranks = std::max(2, int(r.info.value("ranks", r.info.value("gpus", 2))));
+    best.source = "measured: " + r.id + " (all-reduce of " + std::to_string(std::llround(bytes / 1048576.0)) +
+                  " MiB, the size nearest the " + std::to_string(std::llround(bucket_bytes / 1048576.0)) +
+                  " MiB bucket)";
+  }
+  return best;
+}
+
+// The bucket a model's all-reduces move: the best measured data-parallel step's bucket (capped by
+// the gradient), else the 25 MiB of the one-rank step and of PyTorch DDP's default.
+constexpr double kDefaultBucketMiB = 25;
+double bucket_bytes_of(double bucket_mib, double gradient_bytes) {
+  const double b = (bucket_mib > 0 ? bucket_mib : kDefaultBucketMiB) * 1048576.0;
+  return gradient_bytes > 0 ? std::min(b, gradient_bytes) : b;
+}
+
 // What a projected row states, the same for the CPU ranks and the GPUs.
 json projected_fields(const gtb::parallel::StepProjection& p) {
   return {{"comm_s", p.comm_s},
@@ -44,25 +83,25 @@ json projected_fields(const gtb::parallel::StepProjection& p) {
 
 // The N-rank step projected from the one-rank step measured here and a busbw: given by the user
 // (GTB_PARALLEL_BUSBW_GBPS, with GTB_PARALLEL_PROJECT_RANKS, default 8) or this run's all-reduce
-// busbw at its largest size. Kept under its own key, labelled projected, never beside measured rows.
-template <class Largest, class One>
-void project(const std::vector<gtb::Record>&, const Largest& largest, const One& one, json& out) {
-  auto [busbw, source, ranks] = ProjectionInput();
-  if (!(busbw > 0)) {
-    for (const auto& [key, r] : largest)
-      if (r->params.value("collective", "") == "all_reduce" && counter(*r, "busbw") > busbw) {
-        busbw = counter(*r, "busbw");
-        source = "measured: " + r->id;
-        ranks = std::max(2, int(r->info.value("ranks", r->info.value("gpus", 2))));
-      }
-  }
-  if (!(busbw > 0)) return;
+// busbw at the size of the model's bucket. Kept under its own key, labelled projected, never beside
+// measured rows.
+template <class One, class Buckets>
+void project(const std::vector<gtb::Record>& records, const One& one, const Buckets& bucket_mib, json& out) {
+  const ProjectionInput given;
   json rows = json::array();
   for (const auto& [m, r] : one) {
     if (r->backend != gtb::Backend::cpu) continue;  // the GPU step has its own projection
     const double compute_s = r->stats ? r->stats->median : 0;
     const double bytes = counter(*r, "gradient_bytes");
     if (!(compute_s > 0) || !(bytes > 0)) continue;
+    auto [busbw, source, ranks] = given;
+    if (!(busbw > 0)) {
+      const auto it = bucket_mib.find(m);
+      const BusbwPick pick = busbw_at(records, [](const gtb::Record& c) { return c.backend == gtb::Backend::cpu; },
+                                      bucket_bytes_of(it == bucket_mib.end() ? 0 : it->second, bytes));
+      busbw = pick.busbw, source = pick.source, ranks = pick.ranks;
+    }
+    if (!(busbw > 0)) continue;
     const gtb::parallel::StepProjection p = gtb::parallel::project_step(compute_s, bytes, ranks, busbw);
     rows.push_back({{"label", "projected"},
                     {"width", std::get<0>(m)},
@@ -85,26 +124,23 @@ void project(const std::vector<gtb::Record>&, const Largest& largest, const One&
 
 // The N-GPU step projected from the measured one-GPU step (dp_step/one_rank on cuda: the compute) and
 // a busbw: user-given (GTB_PARALLEL_BUSBW_GBPS, ranks from GTB_PARALLEL_PROJECT_RANKS, default 8) or
-// this run's NCCL all-reduce busbw at its largest size when it spans two or more GPUs. Its own key,
+// this run's NCCL all-reduce busbw at the bucket's size when it spans two or more GPUs. Its own key,
 // every row labelled projected with its inputs; measured rows never sit beside it.
-template <class Largest>
-void project_gpu(const std::vector<gtb::Record>& records, const Largest& largest, json& out) {
-  auto [busbw, source, ranks] = ProjectionInput();
-  if (!(busbw > 0)) {
-    for (const auto& [key, r] : largest)
-      if (r->variant == "nccl" && r->params.value("collective", "") == "all_reduce" && r->info.value("gpus", 1) >= 2 &&
-          counter(*r, "busbw") > busbw) {
-        busbw = counter(*r, "busbw");
-        source = "measured: " + r->id;
-        ranks = r->info.value("gpus", 2);
-      }
-  }
-  if (!(busbw > 0)) return;
+void project_gpu(const std::vector<gtb::Record>& records, json& out) {
+  const ProjectionInput given;
   json rows = json::array();
   for (const auto& r : records) {
     if (r.workload != "dp_step" || r.variant != "one_rank" || r.backend != gtb::Backend::cuda ||
         r.status != gtb::Status::ok || !r.stats || !(r.stats->median > 0) || !(counter(r, "gradient_bytes") > 0))
       continue;
+    auto [busbw, source, ranks] = given;
+    if (!(busbw > 0)) {
+      const BusbwPick pick = busbw_at(
+          records, [](const gtb::Record& c) { return c.variant == "nccl" && c.info.value("gpus", 1) >= 2; },
+          bucket_bytes_of(r.params.value("bucket_mb", 0.0), counter(r, "gradient_bytes")));
+      busbw = pick.busbw, source = pick.source, ranks = pick.ranks;
+    }
+    if (!(busbw > 0)) continue;
     const gtb::parallel::StepProjection p =
         gtb::parallel::project_step(r.stats->median, counter(r, "gradient_bytes"), ranks, busbw);
     rows.push_back({{"label", "projected"},
@@ -123,6 +159,35 @@ void project_gpu(const std::vector<gtb::Record>& records, const Largest& largest
                                        "bucket's ring all-reduce, no overlap), or the larger of the two (full "
                                        "overlap); bucket latencies ignored; not measured"},
                             {"rows", rows}};
+}
+
+// Collectives whose busbw falls far below the all-reduce's at the same size and backend: busbw
+// normalises each collective to a bandwidth-optimal ring, so a large gap means the library ran
+// another algorithm at that size, or latency dominates. Said where it is printed, with the figures.
+void collective_notes(const std::vector<gtb::Record>& records, json& out) {
+  std::map<std::string, const gtb::Record*> all_reduce;  // variant/bytes/dtype
+  auto key = [](const gtb::Record& r) {
+    return r.variant + "/" + std::to_string(r.params.value("bytes", std::int64_t(0))) + "/" + r.options.value("dtype", "");
+  };
+  for (const auto& r : records)
+    if (r.workload == "collective" && r.status == gtb::Status::ok && r.params.value("collective", "") == "all_reduce")
+      all_reduce[key(r)] = &r;
+  json notes = json::array();
+  for (const auto& r : records) {
+    if (r.workload != "collective" || r.status != gtb::Status::ok || r.params.value("collective", "") == "all_reduce")
+      continue;
+    const auto it = all_reduce.find(key(r));
+    if (it == all_reduce.end() || !(counter(*it->second, "busbw") > 0)) continue;
+    const double ratio = counter(r, "busbw") / counter(*it->second, "busbw");
+    if (ratio >= 0.5) continue;
+    notes.push_back({{"record", r.id},
+                     {"all_reduce_record", it->second->id},
+                     {"ratio", ratio},
+                     {"note", r.params.value("collective", "") + " reached " + std::to_string(ratio).substr(0, 4) +
+                                  "x the all-reduce's busbw at the same size: busbw assumes a bandwidth-optimal "
+                                  "ring, and at this size the library ran another algorithm or latency dominated"}});
+  }
+  if (!notes.empty()) out["collective_notes"] = notes;
 }
 
 void findings(const std::vector<gtb::Record>& records, json& out) {
@@ -168,6 +233,7 @@ void findings(const std::vector<gtb::Record>& records, json& out) {
   using Model = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::string>;  // ..., backend
   std::map<Model, std::map<std::string, const gtb::Record*>> best;  // overlap -> best record
   std::map<Model, const gtb::Record*> one;
+  std::map<Model, double> bucket_of;  // the best measured step's bucket, MiB
   for (const auto& r : records) {
     if (r.workload != "dp_step" || r.status != gtb::Status::ok) continue;
     const Model m{r.params.value("width", std::int64_t(0)), r.params.value("depth", std::int64_t(0)),
@@ -193,8 +259,19 @@ void findings(const std::vector<gtb::Record>& records, json& out) {
     }
     const gtb::Record* on = by.count("on") ? by.at("on") : nullptr;
     const gtb::Record* off = by.count("off") ? by.at("off") : nullptr;
-    if (on && off) e["overlap_gain"] = on->value.value_or(0) / off->value.value_or(1);
+    if (on && off) {
+      const double gain = on->value.value_or(0) / off->value.value_or(1);
+      e["overlap_gain"] = gain;
+      // Overlap hides communication only where something else drives it (a spare core, a copy
+      // engine); otherwise the reduction competes with the compute it was meant to hide behind.
+      if (gain < 1)
+        e["overlap_note"] = "overlap made this step slower (" + std::to_string(gain).substr(0, 4) +
+                            "x): the reductions in flight ran on the cores the backward pass needs" +
+                            (on->backend == gtb::Backend::cpu ? " (no core is left to drive them)" : "") +
+                            ", so hiding them cost more than it saved";
+    }
     const gtb::Record* top = on && (!off || on->value > off->value) ? on : off;
+    if (top) bucket_of[m] = top->params.value("bucket_mb", 0.0);
     if (top && one.count(m)) {
       const double n = top->info.value("ranks", 1);
       e["scaling_efficiency"] = {
@@ -207,8 +284,9 @@ void findings(const std::vector<gtb::Record>& records, json& out) {
     dp.push_back(e);
   }
   if (!dp.empty()) out["dp_step"] = dp;
-  project(records, largest, one, out);
-  project_gpu(records, largest, out);
+  project(records, one, bucket_of, out);
+  project_gpu(records, out);
+  collective_notes(records, out);
 
   // One GPU: the step's slowdown with reductions in flight.
   std::map<std::string, std::map<std::string, const gtb::Record*>> intf;

@@ -27,6 +27,9 @@ const bool kSections = gtb::add_sections("parallel", "Data parallelism", 60,
            "at " + gtb::findings::format(get(p, "bytes"), Hint::bytes, "") + ", target >= 0.9x");
   if (!gtb::findings::any_number(recs, gtb::Backend::cuda))
     c.say("NCCL: " + gtb::findings::why_none(recs, gtb::Backend::cuda) + ".");
+  if (data.contains("collective_notes"))
+    for (const auto& e : data.at("collective_notes"))
+      if (get(e, "note").is_string()) c.say(get(e, "record").get<std::string>() + ": " + get(e, "note").get<std::string>() + ".");
   auto& g = c.figure("parallel_busbw", "Collective bus bandwidth vs size (measured)");
   g.where = {{"workload", "collective"}, {"variant!", "mpi_plain_loop"}};
   g.x = {"params.bytes"};
@@ -52,6 +55,10 @@ const bool kSections = gtb::add_sections("parallel", "Data parallelism", 60,
   } else {
     s.say("Scaling efficiency = throughput of N ranks / (N x one rank with the same per-rank resources); below 1 by "
           "the communication that overlap does not hide and by ranks sharing memory bandwidth.");
+    for (const auto& e : data.at("dp_step"))
+      if (get(e, "overlap_note").is_string())
+        s.say("Width " + get(e, "width").dump() + ", depth " + get(e, "depth").dump() + ": " +
+              get(e, "overlap_note").get<std::string>() + ".");
   }
   auto& gs = s.figure("parallel_dp_buckets", "Data-parallel step throughput vs bucket size (measured)");
   gs.where = {{"workload", "dp_step"}, {"variant!", "one_rank"}};

@@ -98,7 +98,9 @@ void cpu_copy(State& st, bool bidir, bool parallel) {
   st.check(rep.ok, rep.detail);
   if (!rep.ok) return;
   st.set_work(double(pairs) * double(n));
-  st.info("threads", parallel ? gtb::cpu::memcpy_threads() : 1);
+  // The threads that really ran it: a small copy stays on one thread (kParallelCopyMinBytes), and
+  // a plausibility check must not read it as an all-core copy slowed by other load.
+  st.info("threads", parallel ? gtb::cpu::memcpy_threads(n) : 1);
   st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) { return gtb::time_host(reps, copy); });
   median_counter(st, "seconds_per_copy");
 }

@@ -18,17 +18,34 @@ for spec in pass:0 fail:1 skip:77 crash:139; do
   printf '#!/bin/sh\nexit %s\n' "${spec#*:}" >"$work/bin/test_${spec%%:*}_gpu"
 done
 printf '#!/bin/sh\nsleep 30\n' >"$work/bin/test_hang_gpu"
+# Binaries that exit 0 and write GoogleTest's JSON report: every test skipped, or one of two.
+for spec in allskip:"SKIPPED SKIPPED" someskip:"COMPLETED SKIPPED"; do
+  cat >"$work/bin/test_${spec%%:*}_gpu" <<EOF
+#!/bin/sh
+for a in "\$@"; do case \$a in --gtest_output=json:*) out=\${a#--gtest_output=json:} ;; esac; done
+[ -n "\${out:-}" ] || exit 0
+{ echo '{'; echo '  "testsuites": ['; for r in ${spec#*:}; do echo '          "result": "'\$r'",'; done; echo '  ]'; echo '}'; } >"\$out"
+exit 0
+EOF
+done
 chmod +x "$work/bin"/*
 v() { gc_run_binaries "$work/logs" 2 -- "$@" | gc_verdict "GPU test binaries"; }
 expect "all pass" "$(v "$work/bin/test_pass_gpu")" "pass: 1 GPU test binaries"
-expect "all skipped is not a pass" "$(v "$work/bin/test_skip_gpu" "$work/bin/test_skip_gpu")" "skipped: no usable GPU*"
+expect "all skipped is not a pass" "$(v "$work/bin/test_skip_gpu" "$work/bin/test_skip_gpu")" "skipped: nothing ran*"
+expect "exit 0 with every test skipped is not a pass" "$(v "$work/bin/test_allskip_gpu")" "skipped: nothing ran (1 GPU test binaries exited 77)"
+expect "the skip says why" "$(gc_skip_reason "$work/logs")" "every test skipped (2 skipped)*"
+expect "tests skipped in a passing binary are counted" "$(v "$work/bin/test_someskip_gpu")" \
+  "pass: 1 GPU test binaries (1 tests skipped within them)"
+expect "a binary that skipped every test is named" "$(v "$work/bin/test_someskip_gpu" "$work/bin/test_allskip_gpu")" \
+  "pass: 1 GPU test binaries (1 tests skipped within them); 1 skipped: test_allskip_gpu"
 expect "nothing found" "$(gc_verdict "GPU test binaries" </dev/null)" "not run: no GPU test binaries found"
 expect "a failure wins" "$(v "$work/bin/test_pass_gpu" "$work/bin/test_fail_gpu" "$work/bin/test_hang_gpu")" "FAIL: test_fail_gpu(exit 1); timeout: test_hang_gpu"
 expect "a crash is a failure" "$(v "$work/bin/test_crash_gpu")" "FAIL: test_crash_gpu(exit 139)"
 expect "a hang is a timeout, not a failure" "$(v "$work/bin/test_pass_gpu" "$work/bin/test_hang_gpu")" "timeout: test_hang_gpu (1 passed, 0 skipped)"
 expect "a binary with no time left is not started" \
   "$(v "$work/bin/test_hang_gpu" "$work/bin/test_pass_gpu")" "timeout: test_hang_gpu test_pass_gpu (0 passed, 0 skipped)"
-expect "parallel runs" "$(GC_PARALLEL=1 v "$work/bin/test_pass_gpu" "$work/bin/test_skip_gpu")" "pass: 1 GPU test binaries; 1 skipped"
+expect "parallel runs" "$(GC_PARALLEL=1 v "$work/bin/test_pass_gpu" "$work/bin/test_skip_gpu")" "pass: 1 GPU test binaries; 1 skipped: test_skip_gpu"
+expect "parallel runs read the reports" "$(GC_PARALLEL=1 v "$work/bin/test_allskip_gpu")" "skipped: nothing ran*"
 expect "ctest timeout" "$(gc_ctest_verdict 124)" "timeout"
 expect "ctest failure" "$(gc_ctest_verdict 8)" "FAIL*"
 expect "suite without a file" "$(gc_suite_verdict 1 "$work/none.json")" "FAIL (exit 1): no results file"
@@ -52,22 +69,47 @@ done
 mkdir -p "$work/deb/pkg/DEBIAN" "$work/deb/pkg/usr/share/gtb-test" "$work/deb/x"
 printf 'Package: gtb-test\nVersion: 1\nArchitecture: all\nMaintainer: gtb\nDescription: test\n' >"$work/deb/pkg/DEBIAN/control"
 echo unpacked >"$work/deb/pkg/usr/share/gtb-test/file"
-if dpkg-deb -Zxz --build "$work/deb/pkg" "$work/deb/t.deb" >/dev/null 2>&1; then
+# The test package is built with dpkg-deb, which every Debian machine has; a missing or failing
+# dpkg-deb fails this check with its reason rather than dropping it.
+if ! command -v dpkg-deb >/dev/null; then
+  expect "a .deb unpacks with ar + tar" "no dpkg-deb to build the test package" "unpacked"
+elif ! dpkg-deb -Zxz --build "$work/deb/pkg" "$work/deb/t.deb" >"$work/deb/build.txt" 2>&1; then
+  expect "a .deb unpacks with ar + tar" "dpkg-deb could not build the test package: $(head -c 300 "$work/deb/build.txt")" "unpacked"
+else
   GC_NO_DPKG=1 gc_unpack_deb "$work/deb/t.deb" "$work/deb/x"
   expect "a .deb unpacks with ar + tar" "$(cat "$work/deb/x/usr/share/gtb-test/file" 2>/dev/null)" "unpacked"
 fi
 
-# The dry run: no GPU here, so GPU tests must say skipped (or not run without CUDA), memcheck not run.
-# One family keeps the dry run short on a 2-core machine.
+# The dry run: the smoke check on this build. Without a usable GPU the GPU tests must say skipped (or
+# not run without CUDA) and the GPU records skipped; with one, they must pass and the GPU records be
+# ok. Memcheck is never part of the smoke check. One family keeps the dry run short on a 2-core machine.
 if GTB_SMOKE_FAMILIES=transfer bash "$here/gpu-check.sh" "$work/out" --build "$build" --smoke --export "$work/export" >"$work/dry.txt" 2>&1; then
   summary=$(sed -n '/gpu-check summary/,$p' "$work/dry.txt")
   echo "$summary" | head -12
-  if grep -q '^GTB_BUILT_WITH_CUDA:INTERNAL=ON$' "$build/CMakeCache.txt"; then want="*skipped: no usable GPU*"
-  else want="*not run: the build has no CUDA backend*"; fi
-  expect "dry run: GPU tests" "$(grep -E '^  gpu-tests ' <<<"$summary")" "$want"
+  # Whether a GPU is usable is what the family binaries found (context.gpu of the dry run's results
+  # file: the probe every GPU test binary also makes before its tests), not whether CUDA was built.
+  gpu=none
+  if grep -q '^GTB_BUILT_WITH_CUDA:INTERNAL=ON$' "$build/CMakeCache.txt"; then
+    gpu=$(python3 - "$work/out"/gtb-*.json 2>/dev/null <<'PY'
+import json, sys
+try:
+    print("usable" if json.load(open(sys.argv[1]))["context"]["gpu"]["available"] else "unusable")
+except Exception:
+    print("unknown")
+PY
+)
+  fi
+  case $gpu in
+    usable) want_tests="pass: *" want_suite="*done: *cuda ok*" passing='^  (build|gpu-tests) ' ;;
+    unusable) want_tests="*skipped: nothing ran*no usable GPU*" want_suite="*done: *cuda skipped*" passing='^  build ' ;;
+    none) want_tests="*not run: the build has no CUDA backend*" want_suite="*done: *cuda skipped*" passing='^  build ' ;;
+    *) want_tests="(a results file that says whether a GPU is usable)" want_suite="$want_tests" passing='^  build ' ;;
+  esac
+  echo "dry run: GPU $gpu"
+  expect "dry run: GPU tests" "$(grep -E '^  gpu-tests ' <<<"$summary")" "$want_tests"
   expect "dry run: memcheck" "$(grep -E '^  memcheck ' <<<"$summary")" "*not run*"
-  expect "dry run: suite" "$(grep -E '^  quick-suite ' <<<"$summary")" "*done: *cuda skipped*"
-  expect "dry run: nothing but the build passes" "$(grep -E '^  [a-z-]+ .* pass' <<<"$summary" | grep -vc '^  build ')" "0"
+  expect "dry run: suite" "$(grep -E '^  quick-suite ' <<<"$summary")" "$want_suite"
+  expect "dry run: nothing else passes" "$(grep -E '^  [a-z-]+ .* pass' <<<"$summary" | grep -Evc "$passing")" "0"
   expect "dry run: results file" "$(ls "$work/out"/gtb-*.json 2>/dev/null | wc -l)" "1"
   expect "dry run: exported archive" "$(tar -tzf "$work/export/gpu-check.tar.gz" 2>/dev/null | grep -c 'summary.txt$')" "1"
   expect "dry run: table says not run" "$(grep -c '| not run |' "$work/out/gtb-vs-torch.md")" "[1-9]*"

@@ -84,6 +84,9 @@ int cmd_compare(int argc, char** argv) {
     const json base = load_document(base_path);
     const json next = load_document(new_path);
     compare::Result res = compare::compare_documents(base, next, config);
+    // Files from different times on a busy machine cannot tell drift from a regression; paired
+    // rounds (gtb ab's files) can, and fresh rounds (--confirmed-by) decide it again.
+    if (!paired) compare::mark_unconfirmed_on_busy(res, base, next);
     if (!confirm_base.empty()) {
       const compare::Result again =
           compare::compare_documents(load_document(confirm_base), load_document(confirm_new), config);

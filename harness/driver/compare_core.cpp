@@ -634,7 +634,40 @@ std::size_t Result::regressions() const { return count(Verdict::slower) + count(
 
 int Result::exit_code() const {
   if (!context.comparable && !machines_allowed) return 2;
-  return regressions() > 0 ? 1 : 0;
+  if (regressions() > 0) return 1;
+  return count(Verdict::unconfirmed) > 0 ? kExitUnconfirmed : 0;
+}
+
+namespace {
+// The health warnings of `family` in a document; empty when it was not measured busy.
+std::string busy_warnings(const json& doc, const std::string& family) {
+  if (!doc.contains("families") || !doc["families"].is_array()) return {};
+  std::string out;
+  for (const auto& f : doc["families"]) {
+    if (!f.is_object() || f.value("name", "") != family || !f.contains("health") || !f["health"].is_object()) continue;
+    const json& h = f["health"];
+    if (!h.value("busy", false)) continue;
+    std::string w;
+    if (h.contains("warnings") && h["warnings"].is_array())
+      for (const auto& x : h["warnings"])
+        if (x.is_string()) w += (w.empty() ? "" : "; ") + x.get<std::string>();
+    if (out.find(w) == std::string::npos) out += (out.empty() ? "" : "; ") + (w.empty() ? std::string("busy") : w);
+  }
+  return out;
+}
+}  // namespace
+
+void mark_unconfirmed_on_busy(Result& res, const json& base, const json& next) {
+  for (Row& r : res.rows) {
+    if (r.d.verdict != Verdict::slower) continue;
+    const std::string b = busy_warnings(base, r.family), n = busy_warnings(next, r.family);
+    if (b.empty() && n.empty()) continue;
+    r.d.verdict = Verdict::unconfirmed;
+    append_note(r.d, "slower, but measured on a busy machine (" + (b.empty() ? "" : "BASE: " + b) +
+                         (b.empty() || n.empty() ? "" : "; ") + (n.empty() ? "" : "NEW: " + n) +
+                         "): confirm on fresh rounds (gtb ab, or gtb compare --paired --confirmed-by)");
+  }
+  sort_rows(res);
 }
 
 Result compare_documents(const json& base, const json& next, const Config& cfg) {
@@ -743,7 +776,7 @@ std::string samples_text(const Row& r) {
 
 std::string summary_counts(const Result& res) {
   std::vector<std::string> parts;
-  for (Verdict v : {Verdict::broken, Verdict::slower, Verdict::noisy, Verdict::faster, Verdict::same, Verdict::missing,
+  for (Verdict v : {Verdict::broken, Verdict::slower, Verdict::unconfirmed, Verdict::noisy, Verdict::faster, Verdict::same, Verdict::missing,
                     Verdict::added, Verdict::unmeasured, Verdict::ignored}) {
     const auto c = res.count(v);
     if (c) parts.push_back(std::to_string(c) + " " + to_string(v));
@@ -904,7 +937,7 @@ json render_json(const Result& res) {
   j["machines"] = {{"comparable", res.context.comparable}, {"allowed", res.machines_allowed},
                    {"problems", res.context.problems}, {"warnings", res.context.warnings}};
   json counts = json::object();
-  for (Verdict v : {Verdict::broken, Verdict::slower, Verdict::noisy, Verdict::faster, Verdict::same, Verdict::missing,
+  for (Verdict v : {Verdict::broken, Verdict::slower, Verdict::unconfirmed, Verdict::noisy, Verdict::faster, Verdict::same, Verdict::missing,
                     Verdict::added, Verdict::unmeasured, Verdict::ignored})
     counts[to_string(v)] = res.count(v);
   j["summary"] = {{"counts", counts}, {"regressions", res.regressions()}, {"exit_code", res.exit_code()}};

@@ -59,10 +59,13 @@ struct Config {
   bool ignored(const Record& r) const;
 };
 
-enum class Verdict { broken, slower, noisy, faster, missing, added, unmeasured, same, ignored };
+// `unconfirmed`: found slower between files whose family was measured on a busy machine, with no
+// fresh rounds to confirm it (gtb ab, or --confirmed-by): neither a pass nor a regression.
+enum class Verdict { broken, slower, unconfirmed, noisy, faster, missing, added, unmeasured, same, ignored };
 // `added` is called "new" (a keyword in C++).
-inline constexpr NameTable<Verdict, 9> kVerdictNames = {{{Verdict::broken, "broken"},
+inline constexpr NameTable<Verdict, 10> kVerdictNames = {{{Verdict::broken, "broken"},
                                                          {Verdict::slower, "slower"},
+                                                         {Verdict::unconfirmed, "unconfirmed"},
                                                          {Verdict::noisy, "noisy"},
                                                          {Verdict::faster, "faster"},
                                                          {Verdict::missing, "missing"},
@@ -71,6 +74,8 @@ inline constexpr NameTable<Verdict, 9> kVerdictNames = {{{Verdict::broken, "brok
                                                          {Verdict::same, "same"},
                                                          {Verdict::ignored, "ignored"}}};
 inline const char* to_string(Verdict v) { return name_of(kVerdictNames, v); }
+// gtb compare's exit code when something was found slower but could not be confirmed (busy machine).
+inline constexpr int kExitUnconfirmed = 3;
 bool is_regression(Verdict v);
 
 // The decision for one matched pair of ok records, from metric values per kept sample.
@@ -170,6 +175,10 @@ Result compare_documents(const json& base, const json& next, const Config& confi
 // `noisy`. The note gives the confirmation's change and interval; rows are sorted again. With
 // independent rounds a false alarm has to happen twice.
 void apply_confirmation(Result& res, const Result& confirm);
+// gtb compare of two files: a row decided `slower` whose family either file measured on a busy
+// machine (families[].health.busy) becomes `unconfirmed`, its note giving both files' health
+// warnings. It fails the job with its own exit code (3), never silently passes.
+void mark_unconfirmed_on_busy(Result& res, const json& base, const json& next);
 
 // Simulated A/A: for each ok record with enough samples in BASE, draws two sample sets of the
 // compared sizes from BASE's own samples `trials_per_record` times and counts the verdicts.

@@ -63,6 +63,13 @@ std::vector<fs::path> cpu_dirs(const std::string& sys) {
   return out;
 }
 
+// Where a clock figure came from: cpufreq reports the running clock; /proc/cpuinfo's "cpu MHz" is the
+// kernel's estimate, which in a virtual machine is usually the nominal (TSC) clock whatever the
+// cores run at, so a report must not present it as the running clock.
+constexpr const char* kMhzSourceCpufreq = "cpufreq scaling_cur_freq (running clock)";
+constexpr const char* kMhzSourceCpuinfo =
+    "/proc/cpuinfo cpu MHz (the kernel's figure: often the nominal or TSC clock, not the running clock)";
+
 void read_cpufreq(const Sources& src, Snapshot& s) {
   const auto cpus = cpu_dirs(src.sys);
   std::set<std::string> governors;
@@ -73,6 +80,7 @@ void read_cpufreq(const Sources& src, Snapshot& s) {
         const double mhz = std::stod(*f) / 1000.0;  // kHz in sysfs
         s.cur_mhz_min = std::min(s.cur_mhz_min.value_or(mhz), mhz);
         s.cur_mhz_max = std::max(s.cur_mhz_max.value_or(mhz), mhz);
+        s.mhz_source = kMhzSourceCpufreq;
       } catch (const std::exception&) {
       }
     }
@@ -98,6 +106,7 @@ void read_cpufreq(const Sources& src, Snapshot& s) {
           const double mhz = std::stod(line.substr(colon + 1));
           s.cur_mhz_min = std::min(s.cur_mhz_min.value_or(mhz), mhz);
           s.cur_mhz_max = std::max(s.cur_mhz_max.value_or(mhz), mhz);
+          s.mhz_source = kMhzSourceCpuinfo;
         } catch (const std::exception&) {
         }
       }
@@ -226,6 +235,7 @@ json describe(const Snapshot& s) {
   h["loadavg_1min"] = opt_num(s.loadavg_1min);
   h["cpu_governor"] = s.governor ? json(*s.governor) : json("unavailable");
   h["cpu_mhz"] = {{"min", opt_num(s.cur_mhz_min)}, {"max", opt_num(s.cur_mhz_max)}};
+  if (!s.mhz_source.empty()) h["cpu_mhz"]["source"] = s.mhz_source;
   h["thermal_throttle_events"] = s.thermal_throttle_events ? json(*s.thermal_throttle_events) : json(nullptr);
   if (s.gpus) {
     json g = json::array();
@@ -271,6 +281,7 @@ json judge(const Snapshot& before, const Snapshot& after, const During& during, 
                        {"max", opt_num(during.loadavg_max)}};
   h["cpu_governor"] = after.governor ? json(*after.governor) : json("unavailable");
   h["cpu_mhz"] = {{"min", opt_num(after.cur_mhz_min)}, {"max", opt_num(after.cur_mhz_max)}};
+  if (!after.mhz_source.empty()) h["cpu_mhz"]["source"] = after.mhz_source;
   if (before.thermal_throttle_events && after.thermal_throttle_events) {
     const auto n = *after.thermal_throttle_events - *before.thermal_throttle_events;
     h["thermal_throttle_events"] = n;

@@ -40,14 +40,39 @@ struct Snapshot {
   std::optional<double> loadavg_1min;
   std::optional<std::string> governor;              // the one all CPUs share, or "mixed: a, b"
   std::optional<double> cur_mhz_min, cur_mhz_max;   // current core clocks over all CPUs
+  std::string mhz_source;                           // which reading they are (kMhzSource*)
   std::optional<std::int64_t> thermal_throttle_events;  // sum of the kernel's per-CPU counters
   std::vector<std::string> unavailable;             // "cpufreq: ..." and the like
   std::optional<std::vector<GpuReading>> gpus;      // empty when NVML is absent (reason in unavailable)
 };
 
-// Every device NVML sees, or nothing with the reason (no driver library, init failed). NVML is
-// loaded with dlopen at the first call and never linked.
+// The devices this process's CUDA can see (CUDA_VISIBLE_DEVICES and all), in CUDA's order, matched
+// to NVML's by PCI bus id; or nothing with the reason (no driver library, init failed, or which
+// devices are visible cannot be told). NVML, and the CUDA driver that says which devices are visible,
+// are loaded with dlopen at the first call and never linked. A visible device NVML does not have is
+// listed by name with no readings.
 std::optional<std::vector<GpuReading>> read_nvml(std::string& why);
+
+// A PCI bus id as CUDA ("0000:17:00.0") or NVML ("00000000:17:00.0") spells it, in either case, made
+// comparable ("00000000:17:00.0"); nothing when the text is not one.
+std::optional<std::string> canonical_pci_bus_id(const std::string& id);
+// Which NVML devices to read: for each bus id CUDA sees (in CUDA's order, so that GPU i of a health
+// record is CUDA device i), the index of the NVML device at that address, each device once (MIG
+// instances of one GPU share its address); `not_found`: visible bus ids no NVML device has.
+struct NvmlSelection {
+  std::vector<std::size_t> read;
+  std::vector<std::string> not_found;
+};
+NvmlSelection select_visible_nvml(const std::vector<std::string>& visible_bus_ids,
+                                  const std::vector<std::string>& nvml_bus_ids);
+
+// NVML's utilization is the busy share of its last sample period, 1/6 s to 1 s depending on the
+// product (nvmlDeviceGetUtilizationRates): read right after the previous family's processes ended
+// (the before-reading follows that family's after-reading at once) it still shows their work. So a
+// reading starts at least one period (the documented upper bound) after the previous one started.
+constexpr double kNvmlUtilizationPeriodSeconds = 1.0;
+// Seconds to wait before a reading at `now`, the previous one having started at `previous_start`.
+double nvml_wait_seconds(double now, std::optional<double> previous_start);
 
 // Where the readings come from; tests point these at synthetic files.
 struct Sources {

@@ -82,22 +82,18 @@ std::string prepare_launch(LaunchRequest& r) {
 
 ProcessResult run_family(const std::string& family, const std::string& binary, const LaunchRequest& launch,
                          const std::vector<std::string>& args, const std::string& log_path,
-                         const std::function<void()>& tick) {
-  if (!runs_as_ranks(family) || launch.ranks == 1) return run_process(binary, args, log_path, tick);
+                         const std::function<void()>& tick, const ProcessLimits& limits) {
+  if (!runs_as_ranks(family) || launch.ranks == 1) return run_process(binary, args, log_path, tick, limits);
+  ProcessLimits with = limits;
   if (launch.mpirun.empty()) {
-    ::setenv("GTB_LAUNCH_SKIP",
-             ("mpirun not found on PATH: cannot start " + std::to_string(launch.ranks) +
-              " ranks (install openmpi-bin, or run with --ranks 1)")
-                 .c_str(),
-             1);
-    const ProcessResult pr = run_process(binary, args, log_path, tick);
-    ::unsetenv("GTB_LAUNCH_SKIP");
-    return pr;
+    with.env.emplace_back("GTB_LAUNCH_SKIP", "mpirun not found on PATH: cannot start " + std::to_string(launch.ranks) +
+                                                 " ranks (install openmpi-bin, or run with --ranks 1)");
+    return run_process(binary, args, log_path, tick, with);
   }
   const LaunchCommand cmd = build_command(launch, binary, args);
-  for (const auto& [k, v] : cmd.env) ::setenv(k.c_str(), v.c_str(), 1);
-  ProcessResult pr = run_process(cmd.program, cmd.args, log_path, tick);
-  if (!pr.ok() && pr.error.empty() && pr.signal == 0)
+  with.env.insert(with.env.end(), cmd.env.begin(), cmd.env.end());
+  ProcessResult pr = run_process(cmd.program, cmd.args, log_path, tick, with);
+  if (!pr.ok() && pr.error.empty() && pr.signal == 0 && !pr.timed_out)
     pr.error = cmd.program + " -np " + std::to_string(launch.ranks) + " " + pr.describe() +
                " (see the log below; mpirun's own errors appear there)";
   return pr;

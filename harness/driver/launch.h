@@ -59,9 +59,10 @@ std::string prepare_launch(LaunchRequest& r);
 // Runs a family's binary: under mpirun when it runs as ranks and more than one was asked for. Without
 // mpirun it runs as one process told why (GTB_LAUNCH_SKIP), so its records say so instead of
 // passing for a multi-rank run.
-// `binary` is the family's gtb-<family> (gtb ab runs two builds' binaries of one family).
+// `binary` is the family's gtb-<family> (gtb ab runs two builds' binaries of one family). `limits`
+// (time limit, environment) apply to the whole launch: mpirun and its ranks are one process group.
 ProcessResult run_family(const std::string& family, const std::string& binary, const LaunchRequest& launch,
                          const std::vector<std::string>& args, const std::string& log_path,
-                         const std::function<void()>& tick);
+                         const std::function<void()>& tick, const ProcessLimits& limits = {});
 
 }  // namespace gtb::driver

@@ -175,8 +175,14 @@ void health_section(Md& md, const Doc& d) {
   if (start && start->is_object()) {
     std::string s = "At the start: load average " + (has_num(at(*start, "loadavg_1min")) ? num(dbl(at(*start, "loadavg_1min"))) : "unknown") +
                     ", CPU governor " + (str(at(*start, "cpu_governor")).empty() ? "unknown" : str(at(*start, "cpu_governor")));
-    if (const json* mhz = at(*start, "cpu_mhz"); mhz && has_num(at(*mhz, "min")))
-      s += ", core clocks " + num(dbl(at(*mhz, "min"))) + "-" + num(dbl(at(*mhz, "max"))) + " MHz";
+    if (const json* mhz = at(*start, "cpu_mhz"); mhz && has_num(at(*mhz, "min"))) {
+      // Name the reading: the kernel's cpuinfo figure is often the nominal clock, not the running one.
+      const std::string src = str(at(*mhz, "source"));
+      const bool running = src.rfind("cpufreq", 0) == 0;
+      s += std::string(running ? ", core clocks " : ", reported core clock ") + num(dbl(at(*mhz, "min"))) + "-" +
+           num(dbl(at(*mhz, "max"))) + " MHz" +
+           (running ? "" : src.empty() ? " (source not recorded)" : " (" + src + ")");
+    }
     md.p(s + ".");
     if (const json* un = at(*start, "unavailable"); un && un->is_array() && !un->empty()) {
       md.p("Not readable on this machine:");
@@ -364,6 +370,14 @@ void comparisons_section(Md& md, const Doc& d) {
 
 void ceilings_pct_section(Md& md, const Doc& d) {
   md.h2("Percent of measured ceilings");
+  // A ceiling that is missing takes its percentages with it: say which and why.
+  if (const json* miss = path(d.j, {"context", "ceilings_missing"}); miss && miss->is_object() && !miss->empty()) {
+    std::vector<std::vector<std::string>> why;
+    for (auto it = miss->begin(); it != miss->end(); ++it)
+      why.push_back({it.key(), it.value().is_string() ? it.value().get<std::string>() : it.value().dump()});
+    md.p("Ceilings not measured in this file (records that divide by them carry no percent):");
+    md.table({"ceiling", "why"}, why);
+  }
   std::vector<std::vector<std::string>> rows;
   for (const auto& fam : d.families) ceiling_pct_rows(d, fam, rows);
   if (rows.empty()) {

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -27,16 +29,53 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Copies the families' logs out of the work folder, then removes it.
-void finish_work_folder(const fs::path& work, const std::string& logs_dir) {
-  std::error_code ec;
+// Copies the families' logs out of the work folder, then removes it. Returns what went wrong with
+// the copy ("" when nothing): whoever asked for the logs (gpu-check reads them) must hear of a loss.
+std::string finish_work_folder(const fs::path& work, const std::string& logs_dir) {
+  std::string problem;
   if (!logs_dir.empty()) {
+    std::error_code ec;
     fs::create_directories(logs_dir, ec);
-    for (const auto& e : fs::directory_iterator(work, ec))
-      if (e.path().extension() == ".log" || e.path().string().find(".gbench.json") != std::string::npos)
-        fs::copy_file(e.path(), fs::path(logs_dir) / e.path().filename(), fs::copy_options::overwrite_existing, ec);
+    if (ec) problem = "cannot create " + logs_dir + ": " + ec.message();
+    for (auto it = fs::directory_iterator(work, ec); problem.empty() && !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+      const fs::path& p = it->path();
+      if (p.extension() != ".log" && p.string().find(".gbench.json") == std::string::npos) continue;
+      std::error_code cec;
+      fs::copy_file(p, fs::path(logs_dir) / p.filename(), fs::copy_options::overwrite_existing, cec);
+      if (cec) problem = "cannot copy " + p.filename().string() + " into " + logs_dir + ": " + cec.message();
+    }
+    if (problem.empty() && ec) problem = "cannot list the families' logs: " + ec.message();
   }
+  std::error_code ec;
   fs::remove_all(work, ec);
+  if (!problem.empty()) std::fprintf(stderr, "gtb run: logs not kept: %s\n", problem.c_str());
+  return problem;
+}
+
+// --logs DIR must be a folder this run can write into, checked before anything runs. Creates it;
+// removes it again when it was made here and turns out unusable.
+std::string check_logs_dir(const std::string& dir) {
+  std::error_code ec;
+  const bool existed = fs::exists(dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) return "cannot create the folder (" + ec.message() + ")";
+  if (!fs::is_directory(dir, ec)) return "is not a folder";
+  try {
+    check_writable((fs::path(dir) / "probe.log").string());
+  } catch (const std::exception& e) {
+    if (!existed) fs::remove(dir, ec);
+    return e.what();
+  }
+  return "";
+}
+
+// --family-timeout: a positive, finite number of seconds; returns 0 when `text` is not one.
+double parse_timeout(const std::string& text) {
+  char* end = nullptr;
+  const double x = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(x) || !(x > 0)) return 0;
+  return x;
 }
 
 }  // namespace
@@ -61,6 +100,11 @@ int cmd_run(int argc, char** argv) {
                  "statistics. A CI baseline wants K >= 3")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  std::string timeout_text;
+  CLI::Option* timeout_opt = app.add_option("--family-timeout", timeout_text,
+                 "Seconds one run of a family may take before it is stopped (with its process group) and "
+                 "recorded failed (default: 600 quick, 3600 full, scaled up by a larger --budget)")
+      ->type_name("SECONDS");
   app.add_option("--logs", logs_dir, "Keep each family's output log in this folder");
   app.add_flag("--keep-logs", keep_logs, "Keep the logs next to the results file (<out>.logs/)");
   app.add_flag("-q,--quiet", quiet, "No summary table");
@@ -90,6 +134,13 @@ int cmd_run(int argc, char** argv) {
   settings.suite = gtb::to_string(full ? Suite::full : Suite::quick);
   settings.budget = budget;
   settings.launch = launch;
+  if (timeout_opt->count() > 0) {
+    settings.family_timeout = parse_timeout(timeout_text);
+    if (settings.family_timeout <= 0) {
+      std::cerr << "gtb run: --family-timeout must be a positive number of seconds, not '" << timeout_text << "'\n";
+      return kExitBadInput;
+    }
+  }
   std::vector<std::string> families;
   try {
     families = families_csv.empty() ? known_families() : select_families(families_csv);
@@ -103,7 +154,14 @@ int cmd_run(int argc, char** argv) {
     std::cerr << "gtb run: --out " << out << ": " << e.what() << "\n";
     return kExitBadInput;
   }
-  if (keep_logs && logs_dir.empty()) logs_dir = out + ".logs";
+  const bool logs_beside_out = keep_logs && logs_dir.empty();
+  if (logs_beside_out) logs_dir = out + ".logs";
+  if (!logs_dir.empty()) {
+    if (const std::string why = check_logs_dir(logs_dir); !why.empty()) {
+      std::cerr << "gtb run: " << (logs_beside_out ? "--keep-logs " : "--logs ") << logs_dir << ": " << why << "\n";
+      return kExitBadInput;
+    }
+  }
 
   std::string tmpl = (fs::temp_directory_path() / "gtb-run-XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) {
@@ -125,6 +183,8 @@ int cmd_run(int argc, char** argv) {
   json findings = json::object();
   std::vector<std::vector<Record>> per_run(static_cast<std::size_t>(runs));
   std::map<std::string, int> cases;
+  std::map<std::string, bool> list_timed_out;
+  const double limit = family_timeout_of(settings);
   bool any_failed = false;
   std::size_t finished = 0;
   const std::size_t steps = families.size() * static_cast<std::size_t>(runs);
@@ -142,7 +202,20 @@ int cmd_run(int argc, char** argv) {
       job.run = run;
       job.tag_run = several;
       job.stem = several ? f + ".run" + std::to_string(run) : f;
-      if (!cases.count(f)) cases[f] = count_cases(job.binary, settings.suite, settings.work);
+      if (!cases.count(f)) cases[f] = count_cases(job.binary, settings.suite, settings.work, limit, &list_timed_out[f]);
+      if (list_timed_out[f] && !interrupted()) {
+        // Hung before its first case: running it would hang again.
+        json e = {{"name", f}};
+        if (several) e["run"] = run;
+        char why[96];
+        std::snprintf(why, sizeof why, "timed out after %g s listing its cases (last case started: none)", limit);
+        e.update({{"status", "failed"}, {"exit_code", -1}, {"seconds", limit}, {"records", 0}, {"error", why}});
+        std::fprintf(stderr, "[%zu/%zu] %-10s FAILED: %s\n", step, steps, f.c_str(), why);
+        fams.push_back(e);
+        ++finished;
+        any_failed = true;
+        continue;
+      }
       char label[160];
       if (several)
         std::snprintf(label, sizeof label, "[%zu/%zu] %-10s run %d/%d", step, steps, f.c_str(), run, runs);
@@ -172,12 +245,13 @@ int cmd_run(int argc, char** argv) {
     std::fprintf(stderr, "gtb run: interrupted before any family finished; %s left as it was\n", out.c_str());
     return 128 + sig;
   }
+  bool logs_lost = false;
   if (context.is_null()) context = json{{"note", "no family produced a context"}};
   context["health"] = health_ctx;
   try {
     const json doc = make_merged_document(context, settings.suite, fams, merge_runs(per_run), findings, runs);
     write_file_atomic(out, doc.dump(1) + "\n");
-    finish_work_folder(settings.work, logs_dir);
+    logs_lost = !finish_work_folder(settings.work, logs_dir).empty();
     if (!quiet) print_summary(std::cout, doc);
   } catch (const std::exception& e) {
     finish_work_folder(settings.work, logs_dir);
@@ -189,7 +263,7 @@ int cmd_run(int argc, char** argv) {
     return 128 + sig;
   }
   std::fprintf(stderr, "results: %s\n", out.c_str());
-  return any_failed ? 1 : kExitOk;
+  return any_failed || logs_lost ? 1 : kExitOk;
 }
 
 }  // namespace gtb::driver

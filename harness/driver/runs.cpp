@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -27,6 +28,19 @@ int count_finished(const std::string& log_path, const std::string& family) {
   return n;
 }
 
+// The id the family binary wrote when it started its last case (GTB_CASE_FILE), or "".
+std::string last_case_started(const std::string& path) {
+  std::ifstream in(path);
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+// load_document's message without the path: the work folder is gone when the user reads it.
+std::string without_path(const std::string& what, const std::string& path) {
+  return what.rfind(path + ": ", 0) == 0 ? what.substr(path.size() + 2) : what;
+}
+
 int status_rank(Status s) {  // which run's status the merged record takes
   switch (s) {
     case Status::invalid: return 3;
@@ -38,9 +52,23 @@ int status_rank(Status s) {  // which run's status the merged record takes
 }
 }  // namespace
 
-int count_cases(const std::string& binary, const std::string& suite, const fs::path& work) {
+double default_family_timeout(const std::string& suite, double budget) {
+  const Suite st = suite_from_string(suite);
+  const double base = st == Suite::full ? 3600 : 600;
+  return budget > 0 ? base * std::max(1.0, budget / suite_rule(st).budget_seconds) : base;
+}
+
+double family_timeout_of(const RunSettings& s) {
+  return s.family_timeout > 0 ? s.family_timeout : default_family_timeout(s.suite, s.budget);
+}
+
+int count_cases(const std::string& binary, const std::string& suite, const fs::path& work, double timeout_s,
+                bool* timed_out) {
   const std::string tmp = (work / "count.json").string();
-  const ProcessResult pr = run_process(binary, {"--gtb_list", "--gtb_suite=" + suite}, tmp);
+  ProcessLimits limits;
+  limits.timeout_s = timeout_s > 0 ? timeout_s : default_family_timeout(suite, 0);
+  const ProcessResult pr = run_process(binary, {"--gtb_list", "--gtb_suite=" + suite}, tmp, nullptr, limits);
+  if (timed_out) *timed_out = pr.timed_out;
   int total = -1;
   if (pr.ok()) {
     try {
@@ -63,7 +91,19 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int tot
   const std::string log_path = (s.work / (job.stem + ".log")).string();
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   double last_print = host_seconds();
-  if (!tty) std::fprintf(stderr, "%s running %d case%s...\n", job.label.c_str(), total, total == 1 ? "" : "s");
+  const std::string case_path = (s.work / (job.stem + ".case")).string();
+  std::error_code rm_ec;
+  fs::remove(case_path, rm_ec);
+  ProcessLimits limits;
+  limits.timeout_s = family_timeout_of(s);
+  limits.env = {{"GTB_CASE_FILE", case_path}};
+  if (!tty) {
+    if (total >= 0)
+      std::fprintf(stderr, "%s running %d case%s (time limit %g s)...\n", job.label.c_str(), total,
+                   total == 1 ? "" : "s", limits.timeout_s);
+    else
+      std::fprintf(stderr, "%s running (time limit %g s)...\n", job.label.c_str(), limits.timeout_s);
+  }
   std::vector<std::string> args = {"--gtb_out=" + res_path, "--gtb_suite=" + s.suite,
                                    "--benchmark_out=" + (s.work / (job.stem + ".gbench.json")).string(),
                                    "--benchmark_out_format=json"};
@@ -82,7 +122,7 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int tot
                  total, now - t0);
     std::fflush(stderr);
   };
-  const ProcessResult pr = run_family(job.family, job.binary, s.launch, args, log_path, progress);
+  const ProcessResult pr = run_family(job.family, job.binary, s.launch, args, log_path, progress, limits);
   if (tty) std::fprintf(stderr, "\r%70s\r", "");
   const double secs = host_seconds() - t0;
   out.entry = {{"name", job.family}};
@@ -102,8 +142,14 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int tot
   }
   out.finished = true;
   std::string error;
-  if (!pr.ok()) {
+  const std::string last = last_case_started(case_path);
+  if (pr.timed_out) {
+    error = pr.describe() + " (last case started: " + (last.empty() ? "none" : last) + ")";
+  } else if (!pr.ok()) {
     error = pr.describe();
+    if (!last.empty() && pr.error.empty()) error += " (last case started: " + last + ")";
+  } else if (std::error_code ec; !fs::exists(res_path, ec)) {
+    error = "exited with code 0 but wrote no results file";
   } else {
     try {
       const json doc = load_document(res_path);
@@ -121,7 +167,7 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int tot
                    counts.c_str(), secs);
       out.ok = true;
     } catch (const std::exception& e) {
-      error = std::string("unreadable results: ") + e.what();
+      error = "exited with code 0 but its results file is unreadable: " + without_path(e.what(), res_path);
     }
   }
   if (!error.empty()) {

@@ -28,7 +28,14 @@ struct RunSettings {
   std::filesystem::path work;
   LaunchRequest launch;  // ranks for the families that run under mpirun (one process by default)
   bool health = true;    // read the machine's health before, during and after each family
+  double family_timeout = 0;  // seconds one run of a family may take; 0: default_family_timeout(suite, budget)
 };
+
+// The time limit of one family run when none is given: 600 s in the quick suite, 3600 s in the full
+// one, times budget / the suite's default budget when a larger --budget stretches every record.
+// Each run of `--runs K` is a process of its own with its own limit, so K does not enter.
+double default_family_timeout(const std::string& suite, double budget);
+double family_timeout_of(const RunSettings& s);  // the limit that applies to `s`
 
 struct FamilyOutcome {
   json entry = json::object();  // the results file's "families" entry
@@ -39,12 +46,18 @@ struct FamilyOutcome {
   bool ok = false;
 };
 
-// Number of cases the binary will run (asked of the binary itself), or -1 if it cannot say.
-int count_cases(const std::string& binary, const std::string& suite, const std::filesystem::path& work);
+// Number of cases the binary will run (asked of the binary itself), or -1 if it cannot say. Listing
+// runs under the family's limit (`timeout_s`, 0: the suite's default); `timed_out`, when given, says
+// whether it was stopped there.
+int count_cases(const std::string& binary, const std::string& suite, const std::filesystem::path& work,
+                double timeout_s = 0, bool* timed_out = nullptr);
 
 // Runs the binary (under mpirun for a family that runs as ranks, when asked), shows progress on
 // stderr, records the machine's health meanwhile in the entry, reads its results. An interruption (SIGINT/SIGTERM
 // forwarded to the child) gives finished = false and a "failed" entry whose error is "interrupted".
+// A run past family_timeout_of(settings) is stopped with its process group and recorded "failed"
+// ("timed out after S s (last case started: ID)"); the binary names each case it starts in the file
+// that GTB_CASE_FILE names.
 FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& settings, int total_cases);
 
 // The families entry of a family that was never started because the run was interrupted.

@@ -3,6 +3,8 @@
 
 #include "harness/driver/health.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -46,7 +48,6 @@ std::string size_text(long long v) {
   }
   return std::to_string(x) + units[u];
 }
-std::string cut(const std::string& s, std::size_t w) { return s.size() <= w ? s : s.substr(0, w - 1) + "~"; }
 }  // namespace
 
 std::string short_params(const json& params, const json& options) {
@@ -81,6 +82,25 @@ void print_health(std::ostream& os, const json& doc) {
   if (any) os << "\nMeasurement health: no family saw other load, steal or throttling above the limits\n";
 }
 
+// A ceiling that could not be measured takes every percent of it out of the file: say so, unless
+// its records were all skipped (no GPU), which the table already counts.
+void print_missing_ceilings(std::ostream& os, const json& doc) {
+  const json* miss = nullptr;
+  if (doc.contains("context") && doc["context"].is_object() && doc["context"].contains("ceilings_missing"))
+    miss = &doc["context"]["ceilings_missing"];
+  if (!miss || !miss->is_object()) return;
+  std::vector<std::string> lines;
+  for (auto it = miss->begin(); it != miss->end(); ++it) {
+    const std::string why = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+    if (why.rfind("skipped", 0) == 0) continue;
+    lines.push_back(it.key() + ": " + why);
+  }
+  if (lines.empty()) return;
+  os << "\nWARNING: " << count_of(lines.size(), "ceiling") << " not measured; records that divide by "
+     << (lines.size() == 1 ? "it" : "them") << " carry no percent of a ceiling:\n";
+  for (const auto& l : lines) os << "  " << l << "\n";
+}
+
 void print_summary(std::ostream& os, const json& doc) {
   os << "\nFamilies\n";
   for (const auto& f : doc.value("families", json::array())) {
@@ -93,9 +113,12 @@ void print_summary(std::ostream& os, const json& doc) {
   }
   os.unsetf(std::ios::fixed);
   print_health(os, doc);
-  os << "\n"
-     << std::left << std::setw(44) << "record" << std::setw(34) << "parameters" << std::right << std::setw(10)
-     << "value" << "  " << std::left << std::setw(10) << "unit" << "spread    status\n";
+  print_missing_ceilings(os, doc);
+  // Columns as wide as their widest entry: a cut label can make two records read the same.
+  struct Row {
+    std::string name, params, value, unit, spread, status;
+  };
+  std::vector<Row> rows;
   // Records without a number that share a reason (e.g. every GPU record on a machine without a
   // GPU) are counted in one line each instead of filling the table.
   std::map<std::string, int> grouped;
@@ -110,27 +133,38 @@ void print_summary(std::ostream& os, const json& doc) {
       if (grouped[key]++ == 0) order.push_back(key);
       continue;
     }
-    os << std::left << std::setw(44) << cut(name, 43) << std::setw(34)
-       << cut(short_params(r.value("params", json::object()), r.value("options", json::object())), 33);
+    Row row{name, short_params(r.value("params", json::object()), r.value("options", json::object())), "-",
+            r.value("unit", ""), "-", status};
     if (status == "ok" && r.contains("value")) {
-      std::string spread = "-";
       if (r.contains("stats")) {
-        const auto& s = r["stats"];
-        const double med = s.value("median", 0.0);
-        if (med > 0) spread = "±" + fmt_num(100.0 * s.value("iqr", 0.0) / 2.0 / med) + "%";
+        const auto& st = r["stats"];
+        const double med = st.value("median", 0.0);
+        if (med > 0) row.spread = "±" + fmt_num(100.0 * st.value("iqr", 0.0) / 2.0 / med) + "%";
       }
-      os << std::right << std::setw(10) << fmt_num(r["value"].get<double>()) << "  " << std::left << std::setw(10)
-         << r.value("unit", "") << std::setw(10) << spread << (r.contains("suspect") ? "SUSPECT" : "ok") << "\n";
-      if (r.contains("suspect") && r["suspect"].is_string())
-        suspects.push_back({name + " " + short_params(r.value("params", json::object()), r.value("options", json::object())),
-                            r["suspect"].get<std::string>()});
+      row.value = fmt_num(r["value"].get<double>());
+      row.status = r.contains("suspect") ? "SUSPECT" : "ok";
+      if (r.contains("suspect") && r["suspect"].is_string()) suspects.push_back({name + " " + row.params, r["suspect"].get<std::string>()});
     } else {
-      os << std::right << std::setw(10) << "-" << "  " << std::left << std::setw(10) << r.value("unit", "")
-         << std::setw(10) << "-" << status << ": " << cut(r.value("status_detail", ""), 70) << "\n";
+      row.status = status + ": " + r.value("status_detail", "");
     }
+    rows.push_back(std::move(row));
   }
+  std::size_t wn = 6, wp = 10, wv = 5, wu = 4;
+  for (const auto& row : rows) {
+    wn = std::max(wn, row.name.size());
+    wp = std::max(wp, row.params.size());
+    wv = std::max(wv, row.value.size());
+    wu = std::max(wu, row.unit.size());
+  }
+  const int cn = int(wn) + 2, cp = int(wp) + 2, cv = int(wv), cu = int(wu) + 2;
+  os << "\n" << std::left << std::setw(cn) << "record" << std::setw(cp) << "parameters" << std::right << std::setw(cv)
+     << "value" << "  " << std::left << std::setw(cu) << "unit" << std::setw(10) << "spread" << "status\n";
+  for (const auto& row : rows)
+    os << std::left << std::setw(cn) << row.name << std::setw(cp) << row.params << std::right << std::setw(cv)
+       << row.value << "  " << std::left << std::setw(cu) << row.unit << std::setw(10) << row.spread << row.status
+       << "\n";
   for (const auto& key : order)
-    os << "  " << count_of(std::size_t(grouped[key]), "record") << " " << cut(key, 110) << "\n";
+    os << "  " << count_of(std::size_t(grouped[key]), "record") << " " << key << "\n";
   if (!suspects.empty()) {
     os << "\nSUSPECT: " << count_of(suspects.size(), "number") << " kept but not to be trusted\n";
     for (const auto& [name, why] : suspects) os << "  " << name << ": " << why << "\n";
@@ -138,11 +172,20 @@ void print_summary(std::ostream& os, const json& doc) {
   const auto& cmp = doc.value("comparisons", json::array());
   if (!cmp.empty()) {
     os << "\nCPU vs GPU (gpu_over_cpu > 1: the GPU is better)\n";
+    std::vector<std::array<std::string, 3>> cols;
+    std::size_t w0 = 0, w1 = 0, w2 = 0;
     for (const auto& c : cmp) {
-      os << "  " << std::left << std::setw(30) << cut(c.value("family", "") + "/" + c.value("workload", ""), 29)
-         << std::setw(30) << cut(short_params(c.value("params", json::object()), json::object()), 29) << std::setw(22)
-         << cut(c["cuda"].value("variant", ""), 21) << std::right << std::setw(9)
-         << fmt_num(c.value("gpu_over_cpu", 0.0)) << "x  " << c.value("winner", "") << "\n";
+      cols.push_back({c.value("family", "") + "/" + c.value("workload", ""),
+                      short_params(c.value("params", json::object()), json::object()),
+                      c.contains("cuda") ? c["cuda"].value("variant", "") : std::string()});
+      w0 = std::max(w0, cols.back()[0].size()), w1 = std::max(w1, cols.back()[1].size()),
+      w2 = std::max(w2, cols.back()[2].size());
+    }
+    for (std::size_t i = 0; i < cmp.size(); ++i) {
+      const auto& c = cmp[i];
+      os << "  " << std::left << std::setw(int(w0) + 2) << cols[i][0] << std::setw(int(w1) + 2) << cols[i][1]
+         << std::setw(int(w2) + 2) << cols[i][2] << std::right << std::setw(9) << fmt_num(c.value("gpu_over_cpu", 0.0))
+         << "x  " << c.value("winner", "") << "\n";
     }
   } else {
     os << "\nCPU vs GPU: no pairs (no GPU record was measured)\n";

@@ -97,10 +97,16 @@ struct Layout {
   }
 };
 
-// FLOPs of one training step counted for TFLOP/s: forward GEMM 2*B*in*out, plus the two backward
-// GEMMs (weight and input gradient) 4*B*in*out, i.e. 6*B*sum(in*out). The first layer's input
-// gradient is not computed but is still counted, as is customary; elementwise work is not counted.
+// FLOPs of one training step under the customary rule: forward GEMM 2*B*in*out, plus the two
+// backward GEMMs (weight and input gradient) 4*B*in*out, i.e. 6*B*sum(in*out). It counts the first
+// layer's input gradient, which is never computed; elementwise work is not counted.
 inline double step_flops(const Layout& lay, double batch) { return 6.0 * batch * lay.macs_per_sample(); }
+// The GEMM FLOPs the step executes: the customary count less the first layer's input gradient
+// (2*B*in*out of layer 0). A percent of a peak divides this.
+inline double executed_step_flops(const Layout& lay, double batch) {
+  const double first = lay.dims.size() >= 2 ? double(lay.dims[0]) * double(lay.dims[1]) : 0.0;
+  return step_flops(lay, batch) - 2.0 * batch * first;
+}
 
 // ---- elementwise math, one definition for float (CPU, GPU) and double (the reference) ----
 // Float tanh as a clamped rational function (Eigen's fast tanh coefficients; max relative error

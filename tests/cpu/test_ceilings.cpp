@@ -1,14 +1,20 @@
 // CPU ceiling kernels against their references.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+
 #include <cstdint>
 #include <vector>
 
+#include "bench/ceilings/sizes.h"
+#include "harness/context.h"
 #include "kernels/ceilings/cpu/fma_peak.h"
 #include "kernels/ceilings/cpu/stream.h"
 #include "kernels/ceilings/stream.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
+#include "tests/common/openmp_threads.h"
 
 namespace {
 
@@ -63,7 +69,9 @@ TEST(Ceilings, InitGivesNoZerosAndDistinctArrays) {
   EXPECT_NE(b, c);
 }
 
-TEST(Ceilings, ThreadsReportsAllOpenMPThreads) { EXPECT_GE(gtb::cpu::stream_threads(), 1); }
+TEST(Ceilings, ThreadsReportsAllOpenMPThreads) {
+  EXPECT_TRUE(gtb_test::follows_openmp_threads([] { return gtb::cpu::stream_threads(); }));
+}
 
 TEST(Ceilings, StreamingPathsMatchAtUnalignedStartsAndOddSizes) {
   // The output starting 1..15 floats past a cache line: the non-temporal path's scalar head and tail.
@@ -104,8 +112,10 @@ TEST(Ceilings, FmaKernelsAreBitExactAgainstTheScalarRecurrence) {
     for (std::size_t i = 0; i < count; ++i) ASSERT_NE(got[i], init[i]) << i;
   }
 #if defined(__x86_64__)
-  EXPECT_GE(ran, 1);  // the SSE2 baseline runs on every x86-64 CPU
+  ASSERT_GE(ran, 1) << "the SSE2 baseline runs on every x86-64 CPU";
 #endif
+  // Elsewhere no kernel exists yet: nothing was compared, which is Skipped, never a pass.
+  if (ran == 0) GTEST_SKIP() << "no FMA kernel runs on this CPU (the kernels are x86-64 only)";
 }
 
 TEST(Ceilings, FmaIsaNamesAndBadInput) {
@@ -114,4 +124,82 @@ TEST(Ceilings, FmaIsaNamesAndBadInput) {
   EXPECT_EQ(gtb::cpu::fma_lanes(gtb::cpu::FmaIsa::avx512), 16);
   float x = 1;
   EXPECT_THROW(gtb::cpu::fma_peak_run(gtb::cpu::FmaIsa::baseline, &x, 0, 1, 1.0f, 0.0f), std::invalid_argument);
+}
+
+// ---- the host sizes chosen from the machine (bench/ceilings/sizes.h), on injected machines ----
+
+namespace {
+constexpr long long kMiBll = 1ll << 20;
+constexpr long long kGiB = 1ll << 30;
+// The smallest working set (the copy's two arrays) of the ceiling size must not be cache-resident.
+void expect_streams_out_of_cache(const gtb::ceilings::HostStreamSizes& s, long long llc) {
+  ASSERT_GT(s.ceiling_bytes, 0) << s.missing;
+  EXPECT_TRUE(s.missing.empty()) << s.missing;
+  EXPECT_FALSE(gtb::cache_resident(2.0 * double(s.ceiling_bytes), llc)) << s.ceiling_bytes << " vs " << llc;
+  EXPECT_EQ(s.quick.back(), s.ceiling_bytes);  // the quick suite's largest size is the ceiling's
+  for (const auto* v : {&s.quick, &s.full}) {
+    EXPECT_NE(std::find(v->begin(), v->end(), s.ceiling_bytes), v->end());
+    EXPECT_TRUE(std::is_sorted(v->begin(), v->end()));
+  }
+}
+}  // namespace
+
+TEST(CeilingSizes, SmallCacheKeepsTheUsualSizes) {
+  const auto s = gtb::ceilings::host_stream_sizes(32 * kMiBll, 24 * kGiB);
+  expect_streams_out_of_cache(s, 32 * kMiBll);
+  EXPECT_EQ(s.quick, (std::vector<std::int64_t>{64 * kMiBll, 256 * kMiBll}));
+  EXPECT_EQ(s.full, (std::vector<std::int64_t>{16 * kMiBll, 64 * kMiBll, 256 * kMiBll, 1024 * kMiBll}));
+}
+
+TEST(CeilingSizes, A480MiBCacheGetsArraysThatStreamFromMemory) {
+  // A server CPU (or a VM reporting its host's L3): 256 MiB arrays would all be cache-resident.
+  const long long llc = 480 * kMiBll;
+  EXPECT_TRUE(gtb::cache_resident(2.0 * 256 * kMiBll, llc));
+  const auto s = gtb::ceilings::host_stream_sizes(llc, 24 * kGiB);
+  expect_streams_out_of_cache(s, llc);
+  EXPECT_EQ(s.ceiling_bytes, 1024 * kMiBll);
+  EXPECT_EQ(s.quick.size(), 2u);
+}
+
+TEST(CeilingSizes, A1point5GiBCacheGetsLargerArraysStill) {
+  const long long llc = 1536 * kMiBll;
+  const auto s = gtb::ceilings::host_stream_sizes(llc, 64 * kGiB);
+  expect_streams_out_of_cache(s, llc);
+  EXPECT_EQ(s.ceiling_bytes, 3 * kGiB);
+  EXPECT_EQ(s.full.back(), 3 * kGiB);
+}
+
+TEST(CeilingSizes, TooLittleMemorySaysWhyTheCeilingIsMissing) {
+  // 1.5 GiB of cache, 8 GiB free: three 3 GiB arrays do not fit in half of it.
+  const auto s = gtb::ceilings::host_stream_sizes(1536 * kMiBll, 8 * kGiB);
+  EXPECT_EQ(s.ceiling_bytes, 0);
+  EXPECT_NE(s.missing.find("3072 MiB"), std::string::npos) << s.missing;
+  EXPECT_NE(s.missing.find("1536 MiB last-level cache"), std::string::npos) << s.missing;
+  // What is measured still fits: three arrays of the largest size within half of the memory.
+  for (auto b : s.full) EXPECT_LE(3.0 * double(b), 0.5 * 8.0 * double(kGiB)) << b;
+  EXPECT_FALSE(s.quick.empty());
+}
+
+TEST(CeilingSizes, UnknownCacheOrMemory) {
+  const auto s = gtb::ceilings::host_stream_sizes(0, 0);
+  EXPECT_EQ(s.ceiling_bytes, 256 * kMiBll);
+  EXPECT_TRUE(s.missing.empty());
+  EXPECT_FALSE(gtb::cache_resident(1e12, 0));  // an unknown cache never makes a size resident
+}
+
+TEST(CeilingSizes, CacheResidentRuleAtItsBoundary) {
+  const long long llc = 100 * kMiBll;
+  EXPECT_TRUE(gtb::cache_resident(4.0 * double(llc) - 1, llc));
+  EXPECT_FALSE(gtb::cache_resident(4.0 * double(llc), llc));
+}
+
+TEST(CeilingSizes, InjectedLastLevelCacheReplacesTheMachines) {
+  ASSERT_EQ(setenv("GTB_CPU_LLC_BYTES", "503316480", 1), 0);
+  const gtb::CpuCaches c = gtb::cpu_caches();
+  EXPECT_EQ(c.injected_llc_bytes, 503316480);
+  EXPECT_EQ(c.last_level_bytes(), 503316480);
+  ASSERT_EQ(setenv("GTB_CPU_LLC_BYTES", "not a number", 1), 0);
+  EXPECT_EQ(gtb::cpu_caches().injected_llc_bytes, 0);
+  unsetenv("GTB_CPU_LLC_BYTES");
+  EXPECT_EQ(gtb::cpu_caches().injected_llc_bytes, 0);
 }

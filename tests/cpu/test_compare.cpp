@@ -171,6 +171,28 @@ TEST(CompareDocuments, OneRunEachSideCountsOnlyBeyondTheGenerousThreshold) {
             Verdict::slower);
 }
 
+TEST(CompareDocuments, SlowerOnABusyMachineIsUnconfirmedNeverAPass) {
+  const Record b = rate_record("w", json{{"b", 1}}, steady(1e-3, 1));
+  const Record n = rate_record("w", json{{"b", 1}}, steady(1.5e-3, 2));
+  json base = doc_of({b}), next = doc_of({n});
+  base["families"] = json::array({{{"name", "transfer"}, {"health", {{"busy", false}, {"warnings", json::array()}}}}});
+  next["families"] = json::array(
+      {{{"name", "transfer"}, {"health", {{"busy", true}, {"warnings", {"other processes used 55% of the CPUs"}}}}}});
+  auto res = compare::compare_documents(base, next, compare::Config{});
+  ASSERT_EQ(res.rows[0].d.verdict, Verdict::slower);
+  compare::mark_unconfirmed_on_busy(res, base, next);
+  EXPECT_EQ(res.rows[0].d.verdict, Verdict::unconfirmed);
+  EXPECT_NE(res.rows[0].d.note.find("NEW: other processes used 55% of the CPUs"), std::string::npos) << res.rows[0].d.note;
+  EXPECT_EQ(res.exit_code(), compare::kExitUnconfirmed);
+  EXPECT_EQ(res.regressions(), 0u);
+  // Both files idle: the same slowdown is a regression.
+  next["families"][0]["health"]["busy"] = false;
+  auto idle = compare::compare_documents(base, next, compare::Config{});
+  compare::mark_unconfirmed_on_busy(idle, base, next);
+  EXPECT_EQ(idle.rows[0].d.verdict, Verdict::slower);
+  EXPECT_EQ(idle.exit_code(), 1);
+}
+
 TEST(CompareDocuments, RegressionImprovementMissingNewAndBroken) {
   std::vector<Record> base = {rate_record("slow", json{{"b", 1}}, steady(1e-3, 1)),
                               rate_record("fast", json{{"b", 1}}, steady(1e-3, 2)),

@@ -82,6 +82,54 @@ TEST(DeviceTiming, CountsTimeoutsAndDoesNotCallThemBlocked) {
   EXPECT_EQ(j["blocked_samples"], 0);
 }
 
+// The cold-L2 GEMM times each repetition as its own region (after an untimed flush): folded per
+// sampler call, the summary reads every kept sample. Unfolded, summary(3) would read the last three
+// repetitions only (all of the last sample, at 3 ms).
+TEST(DeviceTiming, RegionsOfOneSampleAreFoldedIntoOneKeptSample) {
+  gtb::DeviceTimingLog log;
+  auto sampler = [&](int reps, double device_per_rep) {
+    const std::size_t first = log.size();
+    for (int r = 0; r < reps; ++r) log.add(sample(device_per_rep, device_per_rep / 10, true));
+    log.combine_since(first);
+  };
+  sampler(1, 5.0);  // calibration
+  sampler(4, 1.0);  // warm-up
+  sampler(4, 1e-3);
+  sampler(4, 2e-3);
+  sampler(4, 3e-3);
+  ASSERT_EQ(log.size(), 5u);
+  const gtb::json j = log.summary(3);
+  EXPECT_EQ(j["samples"], 3);
+  EXPECT_EQ(j["blocked_samples"], 3);
+  EXPECT_EQ(j["blocking_kernel"], "all");
+  EXPECT_DOUBLE_EQ(j["device_s_median"].get<double>(), 2e-3);  // per repetition, over the three samples
+  EXPECT_DOUBLE_EQ(j["enqueue_s_median"].get<double>(), 2e-4);
+  EXPECT_EQ(j["block_timeouts"], 0);
+}
+
+TEST(DeviceTiming, FoldedSampleIsBlockedOnlyWhenEveryRegionWas) {
+  gtb::DeviceTimingLog log;
+  log.add(sample(1.0, 0.1, false));  // an earlier sample, left alone
+  const std::size_t first = log.size();
+  log.add(sample(3e-3, 1e-4, true, true));  // the block timed out: later regions are not held
+  log.add(sample(1e-3, 2e-4, false, false, 2));
+  log.combine_since(first);
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log.timeouts(), 1);
+  const gtb::json j = log.summary(1);
+  EXPECT_EQ(j["samples"], 1);
+  EXPECT_EQ(j["blocking_kernel"], "none");
+  EXPECT_EQ(j["not_blocked_reason"], "because");
+  EXPECT_EQ(j["block_timeouts"], 1);
+  EXPECT_DOUBLE_EQ(j["device_s_median"].get<double>(), 4e-3 / 3);  // 3 repetitions in all
+  EXPECT_DOUBLE_EQ(j["enqueue_s_median"].get<double>(), 3e-4 / 3);
+  // Nothing or a single region since `first`: the log is unchanged.
+  log.combine_since(log.size());
+  log.combine_since(log.size() - 1);
+  EXPECT_EQ(log.size(), 2u);
+  EXPECT_DOUBLE_EQ(log.summary(2)["device_s_median"].get<double>(), (1.0 + 4e-3 / 3) / 2);
+}
+
 TEST(DeviceTiming, RecordKeepsDeviceTimingThroughJson) {
   gtb::Record r;
   r.id = "f/w/v/cuda/";

@@ -2,6 +2,8 @@
 // plausibility checks that flag suspect records, on synthetic inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -191,6 +193,52 @@ TEST(HealthJudge, PowerCapAndIdleAloneAreNotThrottling) {
   EXPECT_EQ(health::throttle_reason_names(0x8 | 0x80), (std::vector<std::string>{"hw_slowdown", "hw_power_brake"}));
 }
 
+// ------------------------------------------------------------------------------ which GPUs NVML reads
+
+TEST(HealthNvml, BusIdsCompareWhateverTheSpelling) {
+  EXPECT_EQ(health::canonical_pci_bus_id("0000:17:00.0"), "00000000:17:00.0");  // CUDA
+  EXPECT_EQ(health::canonical_pci_bus_id("00000000:17:00.0"), "00000000:17:00.0");  // NVML
+  EXPECT_EQ(health::canonical_pci_bus_id("00000000:3B:00.0"), health::canonical_pci_bus_id("0000:3b:00.0"));
+  EXPECT_EQ(health::canonical_pci_bus_id("0001:c1:1f.7"), "00000001:c1:1f.7");
+  EXPECT_NE(health::canonical_pci_bus_id("0000:17:00.0"), health::canonical_pci_bus_id("0000:18:00.0"));
+  for (const char* bad : {"", "17:00.0", "0000:17:00", "0000:17.00.0", "0000:117:00.0", "00000000:17:00.10",
+                          "000000000:17:00.0", "0000:1g:00.0", "0000::00.0"})
+    EXPECT_EQ(health::canonical_pci_bus_id(bad), std::nullopt) << bad;
+}
+
+TEST(HealthNvml, ReadsOnlyTheDevicesCudaSeesInCudaOrder) {
+  const std::vector<std::string> nvml = {"00000000:17:00.0", "00000000:3B:00.0", "00000000:86:00.0",
+                                         "00000000:AF:00.0"};
+  // CUDA_VISIBLE_DEVICES=3,1: NVML devices 3 and 1, in that order (GPU 0 of the record is CUDA's 0).
+  auto s = health::select_visible_nvml({"0000:af:00.0", "0000:3b:00.0"}, nvml);
+  EXPECT_EQ(s.read, (std::vector<std::size_t>{3, 1}));
+  EXPECT_TRUE(s.not_found.empty());
+  // Every device visible: all of them.
+  s = health::select_visible_nvml({"0000:17:00.0", "0000:3b:00.0", "0000:86:00.0", "0000:af:00.0"}, nvml);
+  EXPECT_EQ(s.read, (std::vector<std::size_t>{0, 1, 2, 3}));
+  // Nothing visible (CUDA_VISIBLE_DEVICES=""): nothing read.
+  s = health::select_visible_nvml({}, nvml);
+  EXPECT_TRUE(s.read.empty());
+  EXPECT_TRUE(s.not_found.empty());
+  // Two MIG instances of one GPU share its bus id: the GPU is read once.
+  s = health::select_visible_nvml({"0000:86:00.0", "0000:86:00.0"}, nvml);
+  EXPECT_EQ(s.read, (std::vector<std::size_t>{2}));
+  // A visible device NVML does not list (or an unreadable id) is reported, not matched to another.
+  s = health::select_visible_nvml({"0000:99:00.0", "garbage", "0000:17:00.0"}, {"", "00000000:17:00.0"});
+  EXPECT_EQ(s.read, (std::vector<std::size_t>{1}));
+  EXPECT_EQ(s.not_found, (std::vector<std::string>{"0000:99:00.0", "garbage"}));
+}
+
+TEST(HealthNvml, AReadingWaitsOneUtilizationPeriodAfterThePrevious) {
+  const double p = health::kNvmlUtilizationPeriodSeconds;
+  EXPECT_GE(p, 1.0);  // NVML's documented sample period is at most one second
+  EXPECT_DOUBLE_EQ(health::nvml_wait_seconds(100.0, std::nullopt), 0.0);  // the first reading of a run
+  EXPECT_DOUBLE_EQ(health::nvml_wait_seconds(100.0, 100.0), p);           // right after the previous
+  EXPECT_NEAR(health::nvml_wait_seconds(100.25, 100.0), p - 0.25, 1e-12);
+  EXPECT_DOUBLE_EQ(health::nvml_wait_seconds(100.0 + p, 100.0), 0.0);
+  EXPECT_DOUBLE_EQ(health::nvml_wait_seconds(105.0, 100.0), 0.0);
+}
+
 TEST(HealthJudge, UnreadableCpuTimesGiveNoFraction) {
   Snapshot a, b;
   a.wall_s = 0;
@@ -331,6 +379,54 @@ TEST(Suspect, BadSuspectFieldsAreRejected) {
   EXPECT_THROW(record_from_json(r), std::runtime_error);
   r["suspect"] = "because";
   EXPECT_EQ(record_from_json(r).suspect, "because");
+}
+
+
+TEST(Suspect, ARecordsOwnCacheMarkDecides) {
+  // GPU records: no device cache in the context, but the record says whether its working set left
+  // the L2; a cache-resident one may beat the DRAM ceiling, one out of cache may not.
+  std::vector<Record> v = {rate("out", Backend::cuda, 5000), rate("in", Backend::cuda, 9000)};
+  for (auto& r : v) r.ceiling = "device_stream_gbps", r.work_per_rep = 3e9;
+  v[0].info["cache_resident"] = false;
+  v[1].info["cache_resident"] = true;
+  flag_suspects(v, json{{"ceilings", {{"device_stream_gbps", 4000}}}});
+  EXPECT_NE(v[0].suspect.find("125% of the measured ceiling device_stream_gbps"), std::string::npos) << v[0].suspect;
+  EXPECT_TRUE(v[1].suspect.empty()) << v[1].suspect;
+  // The injected last-level size of the run is the one the rule uses.
+  std::vector<Record> h = {rate("big", Backend::cpu, 30)};
+  h[0].ceiling = "host_copy_gbps";
+  h[0].work_per_rep = 3 * 64e6;
+  json ctx = ctx_with(16e6, 20);
+  ctx["host"]["caches"]["last_level_bytes"] = 480e6;  // 96 MB touched is resident in 480 MB
+  flag_suspects(h, ctx);
+  EXPECT_TRUE(h[0].suspect.empty()) << h[0].suspect;
+}
+
+TEST(Suspect, SamplesThatDriftOrSpread) {
+  // Samples climbing steadily from 7.3 to 53.8 ms: not a steady figure, whatever the median says.
+  std::vector<Record> v = {rate("drift", Backend::cpu, 1), rate("steady", Backend::cpu, 1),
+                           rate("spread", Backend::cpu, 1), rate("warmup", Backend::cpu, 1)};
+  for (int i = 0; i < 12; ++i) v[0].samples.push_back(7.3e-3 + i * (53.8e-3 - 7.3e-3) / 11);
+  v[1].samples = {1.00e-3, 1.02e-3, 0.99e-3, 1.01e-3, 1.00e-3, 0.98e-3, 1.01e-3, 1.00e-3};
+  v[2].samples = {1e-3, 3e-3, 1e-3, 3e-3, 1e-3, 3e-3, 1e-3, 3e-3};
+  v[3].samples = {3e-3, 2e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-3};  // a slow start, a steady median
+  auto set_stats = [](Record& r) {
+    std::vector<double> s = r.samples;
+    std::sort(s.begin(), s.end());
+    const std::size_t n = s.size();
+    r.stats->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    r.stats->iqr = s[(3 * n) / 4] - s[n / 4];
+  };
+  for (auto& r : v) set_stats(r);
+  flag_suspects(v, json::object());
+  EXPECT_NE(v[0].suspect.find("grew slower through the record"), std::string::npos) << v[0].suspect;
+  EXPECT_TRUE(v[1].suspect.empty()) << v[1].suspect;
+  EXPECT_NE(v[2].suspect.find("spread over 100% of their median"), std::string::npos) << v[2].suspect;
+  EXPECT_TRUE(v[3].suspect.empty()) << v[3].suspect;
+  // Several runs joined: their order is not time order within one process, so no drift verdict.
+  v[0].runs.resize(2);
+  flag_suspects(v, json::object());
+  EXPECT_EQ(v[0].suspect.find("grew slower"), std::string::npos) << v[0].suspect;
 }
 
 }  // namespace

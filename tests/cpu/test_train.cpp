@@ -147,6 +147,8 @@ TEST(TrainLayout, AlignedAndBiasesContiguous) {
   }
   EXPECT_EQ(lay.parameters(), std::size_t(12 * 20 + 20 + 20 * 20 + 20 + 20 * 5 + 5));
   EXPECT_DOUBLE_EQ(mlp::step_flops(lay, 10), 6.0 * 10 * (12 * 20 + 20 * 20 + 20 * 5));
+  // Executed: no input gradient of the first layer (2 * B * 12 * 20 fewer).
+  EXPECT_DOUBLE_EQ(mlp::executed_step_flops(lay, 10), 6.0 * 10 * (12 * 20 + 20 * 20 + 20 * 5) - 2.0 * 10 * 12 * 20);
 }
 
 TEST(TrainConfig, RejectsBadInput) {

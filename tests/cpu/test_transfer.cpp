@@ -2,6 +2,8 @@
 // idle math, the host copy kernels, and the loader ring with a CPU consumer (starved vs fed).
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -14,6 +16,7 @@
 #include "kernels/transfer/cpu/transfer.h"
 #include "kernels/transfer/loader.h"
 #include "kernels/transfer/transfer.h"
+#include "tests/common/openmp_threads.h"
 
 namespace t = gtb::transfer;
 namespace c = gtb::cpu;
@@ -164,7 +167,7 @@ TEST(TransferHostCopy, SingleAndParallelCopyEveryByte) {
     EXPECT_EQ(std::memcmp(a.get(), src.get(), n), 0) << n;
     EXPECT_EQ(std::memcmp(b.get(), src.get(), n), 0) << n;
   }
-  EXPECT_GE(c::memcpy_threads(), 1);
+  EXPECT_TRUE(gtb_test::follows_openmp_threads([] { return c::memcpy_threads(); }));
 }
 
 TEST(TransferHostCopy, BufferIsPageAlignedAndMovable) {
@@ -379,4 +382,12 @@ TEST(TransferOverlapMath, ClosedFormMatchesTheIteration) {
       EXPECT_NEAR(double(t::overlap_compute(x0, iters)), ref, 1e-4 + 1e-4 * std::fabs(ref)) << iters << " " << x0;
     }
   EXPECT_EQ(t::overlap_compute(0.75f, 0), 0.75f);
+}
+
+TEST(TransferHostCopy, ThreadCountFollowsTheParallelThreshold) {
+  // A copy below the threshold runs on the calling thread, and says so: a plausibility check reads
+  // `threads` to compare an all-core copy with its one-thread twin.
+  EXPECT_EQ(c::memcpy_threads(4096), 1);
+  EXPECT_EQ(c::memcpy_threads(c::kParallelCopyMinBytes - 1), 1);
+  EXPECT_EQ(c::memcpy_threads(c::kParallelCopyMinBytes), omp_get_max_threads());
 }

@@ -4,6 +4,7 @@
 set -u
 case_name=$1 gtb=$2 py=$3 validate=$4 work=$5
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/failmodes.sh"
 
 case "$case_name" in
 run_valid)
@@ -20,6 +21,31 @@ d = json.load(open(sys.argv[1])); d['records'][0]['value'] = "fast"
 json.dump(d, open(sys.argv[2], 'w'))
 PY
   "$py" "$validate" "$work/bad.json" --expect-invalid 2>/dev/null || fail "validator accepted a string value"
+  ;;
+large_cache)
+  # A server CPU's 480 MiB last-level cache, injected: the host arrays grow until they stream from
+  # memory, and the host ceilings and the percentages built on them are still there.
+  GTB_CPU_LLC_BYTES=503316480 expect_rc 0 "$gtb" run --family ceilings --budget 0.02 --out "$work/r.json"
+  validate "$work/r.json"
+  json_check "$work/r.json" "d['context']['host']['caches']['last_level_bytes']==503316480 and d['context']['host']['caches']['last_level_injected']=='GTB_CPU_LLC_BYTES'"
+  json_check "$work/r.json" "d['context']['ceilings']['host_copy_gbps']>0 and d['context']['ceilings']['host_triad_gbps']>0"
+  json_check "$work/r.json" "any(r['workload']=='stream_copy' and r['backend']=='cpu' and r['params']['bytes']>=1<<30 and r['info']['cache_resident'] is False and r['status']=='ok' for r in d['records'])"
+  json_check "$work/r.json" "'host_copy_gbps' not in d['context'].get('ceilings_missing', {})"
+  grep -q "ceiling.* not measured" "$work/out.txt" && fail "warned of a missing ceiling that was measured"
+  ;;
+no_host_ceiling)
+  # A 1.5 GiB cache on a machine with 2 GiB free: no array size streams out of the cache. The
+  # context says why, the run warns, and the report says so instead of dropping the percentages.
+  GTB_CPU_LLC_BYTES=1610612736 GTB_HOST_AVAILABLE_BYTES=2147483648 \
+    expect_rc 0 "$gtb" run --family ceilings --budget 0.02 --out "$work/r.json"
+  validate "$work/r.json"
+  json_check "$work/r.json" "'host_copy_gbps' not in d['context'].get('ceilings', {})"
+  json_check "$work/r.json" "'1536 MiB last-level cache' in d['context']['ceilings_missing']['host_copy_gbps']"
+  grep -q "WARNING: 2 ceilings not measured" "$work/out.txt" || fail "the run did not warn of the missing host ceilings"
+  grep -q "host_triad_gbps: a host array of 3072 MiB" "$work/out.txt" || fail "the warning does not say why"
+  expect_rc 0 "$gtb" report "$work/r.json"
+  grep -q "Ceilings not measured in this file" "$work/out.txt" || fail "the report does not say the ceiling is missing"
+  grep -q "| host_copy_gbps | a host array of 3072 MiB" "$work/out.txt" || fail "the report does not say why"
   ;;
 unknown_family)
   expect_rc 2 "$gtb" run --family nosuchfamily --out "$work/r.json"
@@ -134,6 +160,169 @@ planted)
   GTB_SELFTEST_SLOWDOWN=nonsense expect_rc 0 "$(dirname "$gtb")/gtb-ceilings" --gtb_list
   GTB_SELFTEST_SLOWDOWN=nonsense "$(dirname "$gtb")/gtb-selftest" --gtb_out="$work/s.json" >"$work/out.txt" 2>&1
   json_check "$work/s.json" "all(r['status']=='failed' and 'GTB_SELFTEST_SLOWDOWN' in r['status_detail'] for r in d['records'])"
+  ;;
+timeout_hang)
+  # The self-test family with a case that spins for ever, then the self-test family as it is.
+  mkdir -p "$work/bin"
+  ln -s "$(dirname "$gtb")/gtb-selftest" "$work/bin/gtb-selftest"
+  printf '#!/bin/sh\nGTB_SELFTEST_HANG="*steps=1048576" exec "%s" "$@"\n' "$(dirname "$gtb")/gtb-selftest" > "$work/bin/gtb-hang"
+  chmod +x "$work/bin/gtb-hang"
+  t0=$(date +%s)
+  GTB_BIN_DIR="$work/bin" GTB_FAMILIES=hang,selftest expect_rc 1 "$gtb" run --family-timeout 3 --budget 0.05 --out "$work/r.json"
+  [ $(( $(date +%s) - t0 )) -le 40 ] || fail "the run took over 40 s"
+  validate "$work/r.json"
+  json_true "$work/r.json" "[(f['name'], f['status']) for f in d['families']]==[('hang','failed'),('selftest','ok')]"
+  json_true "$work/r.json" "d['families'][0]['error']=='timed out after 3 s (last case started: selftest/spin/scalar/cpu/steps=1048576)'"
+  # The spinning process dies at SIGTERM: the limit, not the grace after it, is what the hang cost.
+  json_true "$work/r.json" "3 <= d['families'][0]['seconds'] < 7 and d['families'][0]['exit_code']==128+15"
+  json_true "$work/r.json" "d['families'][1]['records']==2 and [r['status'] for r in d['records']]==['ok','ok']"
+  grep -q "hang .*FAILED: timed out after 3 s" "$work/out.txt" || fail "the timeout was not reported on stderr"
+  expect_rc 0 "$gtb" report "$work/r.json"
+  grep -q 'family `hang` failed: timed out after 3 s (last case started: selftest/' "$work/out.txt" || fail "the report does not say what timed out"
+  ;;
+timeout_stubborn|timeout_grandchild)
+  # A family that ignores SIGTERM, and one whose grandchild does: SIGKILL after the grace stops both,
+  # and no process of theirs is left.
+  mode=${case_name#timeout_}
+  fake_family "$work/bin" "$mode" "$mode"
+  ln -s "$(dirname "$gtb")/gtb-selftest" "$work/bin/gtb-selftest"
+  GTB_BIN_DIR="$work/bin" GTB_FAMILIES=$mode,selftest expect_rc 1 "$gtb" run --family-timeout 2 --budget 0.05 --out "$work/r.json"
+  for p in "$work/bin/$mode.pid" "$work/bin/$mode.grandchild"; do
+    [ -s "$p" ] || fail "the fake family never started ($p missing)"
+    gone "$(cat "$p")" || { kill -9 "$(cat "$p")"; fail "process $(cat "$p") ($(basename "$p")) outlived its family"; }
+  done
+  validate "$work/r.json"
+  json_true "$work/r.json" "[(f['name'], f['status']) for f in d['families']]==[('$mode','failed'),('selftest','ok')]"
+  json_true "$work/r.json" "d['families'][0]['error']=='timed out after 2 s (last case started: none)'"
+  # SIGTERM did not end it: it lasted the limit plus the 5 s grace, then SIGKILL (on the leader
+  # itself when it ignores SIGTERM; on the grandchild after the leader died of SIGTERM).
+  json_true "$work/r.json" "7 <= d['families'][0]['seconds'] < 15"
+  want_code=$([ "$mode" = stubborn ] && echo 137 || echo 143)
+  json_true "$work/r.json" "d['families'][0]['exit_code']==$want_code"
+  json_true "$work/r.json" "any(r['family']=='selftest' and r['status']=='ok' for r in d['records'])"
+  ;;
+interrupt_stubborn)
+  # SIGTERM to the driver reaches a family in its own process group; one that ignores it is killed
+  # after the grace, and the driver still records it "interrupted".
+  fake_family "$work/bin" stubborn stubborn
+  GTB_BIN_DIR="$work/bin" GTB_FAMILIES=stubborn "$gtb" run --out "$work/r.json" >"$work/out.txt" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 300); do [ -s "$work/bin/stubborn.grandchild" ] && [ -s "$work/bin/stubborn.pid" ] && break; sleep 0.1; done
+  [ -s "$work/bin/stubborn.pid" ] || { kill "$pid"; fail "the stubborn family never started"; }
+  t0=$(date +%s)
+  kill -TERM "$pid"
+  wait "$pid"; rc=$?
+  [ "$rc" -eq 143 ] || { cat "$work/out.txt" >&2; fail "exit $rc after SIGTERM, wanted 143"; }
+  [ $(( $(date +%s) - t0 )) -le 12 ] || fail "the driver took over 12 s to stop a family that ignores SIGTERM"
+  for p in "$work/bin/stubborn.pid" "$work/bin/stubborn.grandchild"; do
+    gone "$(cat "$p")" || { kill -9 "$(cat "$p")"; fail "process $(cat "$p") outlived the interrupt"; }
+  done
+  ;;
+timeout_flags)
+  GTB_FAMILIES=selftest
+  export GTB_FAMILIES
+  for v in 0 -1 -0.5 abc 3s inf nan 1e999 ''; do
+    expect_rc 2 "$gtb" run --family-timeout "$v" --out "$work/r.json"
+    grep -q -- "--family-timeout" "$work/out.txt" || fail "bad --family-timeout '$v' not explained"
+  done
+  [ ! -e "$work/r.json" ] || fail "wrote a file"
+  # The default limit, and the rule that scales it with a larger budget (0.5 s = 2 x the quick suite's 0.25).
+  expect_rc 0 "$gtb" run --budget 0.05 --out "$work/r.json"
+  grep -q "selftest .*running 2 cases (time limit 600 s)" "$work/out.txt" || fail "quick default is not 600 s"
+  expect_rc 0 "$gtb" run --budget 0.5 --out "$work/r.json"
+  grep -q "time limit 1200 s" "$work/out.txt" || fail "a 2x budget did not double the limit"
+  expect_rc 0 "$gtb" run --budget 0.05 --family-timeout 45.5 --out "$work/r.json"
+  grep -q "time limit 45.5 s" "$work/out.txt" || fail "--family-timeout 45.5 not applied"
+  ;;
+fail_exit3|fail_no_results|fail_garbage|fail_missing)
+  # A family that fails without a signal, or writes no or an unreadable results file, or is not there:
+  # recorded failed with what happened, the family after it still runs, exit 1.
+  mode=${case_name#fail_}
+  fake_family "$work/bin" broken "$mode"
+  ln -s "$(dirname "$gtb")/gtb-selftest" "$work/bin/gtb-selftest"
+  case $mode in
+    exit3) WANT="exited with code 3" ;;
+    no_results) WANT="exited with code 0 but wrote no results file" ;;
+    garbage) WANT="exited with code 0 but its results file is unreadable: not valid JSON" ;;
+    missing) WANT="cannot start $work/bin/gtb-broken: No such file or directory" ;;
+  esac
+  export WANT
+  GTB_BIN_DIR="$work/bin" GTB_FAMILIES=broken,selftest expect_rc 1 "$gtb" run --budget 0.05 --out "$work/r.json"
+  validate "$work/r.json"
+  json_true "$work/r.json" "[(f['name'], f['status']) for f in d['families']]==[('broken','failed'),('selftest','ok')]"
+  json_true "$work/r.json" "d['families'][0]['error'].startswith(os.environ['WANT']) and d['families'][0]['records']==0"
+  json_true "$work/r.json" "d['families'][1]['records']==2 and all(r['family']=='selftest' and r['status']=='ok' for r in d['records'])"
+  grep -qF "FAILED: $WANT" "$work/out.txt" || fail "stderr does not say '$WANT'"
+  if [ "$mode" = exit3 ]; then
+    json_true "$work/r.json" "d['families'][0]['exit_code']==3"
+    grep -q "fake family: giving up" "$work/out.txt" || fail "the failed family's log was not shown"
+  fi
+  ;;
+logs)
+  export GTB_FAMILIES=selftest
+  expect_rc 0 "$gtb" run --budget 0.05 --logs "$work/logs" --out "$work/r.json"
+  grep -q '^selftest/spin/scalar/cpu/steps=262144' "$work/logs/selftest.log" || fail "--logs: no family log"
+  json_true "$work/logs/selftest.gbench.json" "len(d['benchmarks'])==2"
+  expect_rc 0 "$gtb" run --budget 0.05 --keep-logs --out "$work/k.json"
+  grep -q '^selftest/spin/scalar/cpu/steps=1048576' "$work/k.json.logs/selftest.log" || fail "--keep-logs: no log beside the results"
+  # A logs folder that cannot be made is bad input: exit 2, nothing written.
+  echo x > "$work/plain"
+  expect_rc 2 "$gtb" run --budget 0.05 --logs "$work/plain/logs" --out "$work/n.json"
+  grep -qF -- "--logs $work/plain/logs" "$work/out.txt" || fail "message does not name the logs folder"
+  echo x > "$work/kl.json.logs"
+  expect_rc 2 "$gtb" run --budget 0.05 --keep-logs --out "$work/kl.json"
+  grep -qF -- "--keep-logs $work/kl.json.logs" "$work/out.txt" || fail "message does not name the --keep-logs folder"
+  [ ! -e "$work/n.json" ] && [ ! -e "$work/kl.json" ] || fail "wrote a results file"
+  # A logs folder that is gone by the end of the run: the results stay, the loss is reported, exit 1.
+  mkdir -p "$work/bin"
+  printf '#!/bin/sh\nrm -rf "%s/lost"; echo x > "%s/lost"\nexec "%s" "$@"\n' "$work" "$work" "$(dirname "$gtb")/gtb-selftest" > "$work/bin/gtb-selftest"
+  chmod +x "$work/bin/gtb-selftest"
+  GTB_BIN_DIR="$work/bin" expect_rc 1 "$gtb" run --budget 0.05 --logs "$work/lost" --out "$work/l.json"
+  grep -qF "logs not kept: cannot create $work/lost" "$work/out.txt" || fail "the lost logs were not reported"
+  json_true "$work/l.json" "d['families'][0]['status']=='ok' and len(d['records'])==2"
+  ;;
+report_sections)
+  root=$(cd "$(dirname "$0")/../.." && pwd)
+  # A fresh run: health readings, what ran, no GPU pair, nothing suspect.
+  GTB_FAMILIES=selftest expect_rc 0 "$gtb" run --budget 0.05 --out "$work/r.json"
+  expect_rc 0 "$gtb" report "$work/r.json"
+  cp "$work/out.txt" "$work/fresh.md"
+  for s in "## Measurement health" "## What ran" "| selftest | 2 | 0 | 0 | 0 |" "## GPU vs CPU on the same problem" "No comparison:"; do
+    grep -qF "$s" "$work/fresh.md" || fail "fresh report lacks '$s'"
+  done
+  grep -q "Suspect numbers" "$work/fresh.md" && fail "Suspect numbers without a suspect record"
+  # The same file with a suspect record planted: its section appears, with the reason.
+  "$py" - "$work/r.json" "$work/suspect.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d['records'][0]['suspect'] = 'planted: faster than the machine can be'
+json.dump(d, open(sys.argv[2], 'w'))
+PY
+  expect_rc 0 "$gtb" report "$work/suspect.json"
+  grep -qF "## Suspect numbers" "$work/out.txt" || fail "no Suspect numbers section for a suspect record"
+  grep -qF "planted: faster than the machine can be" "$work/out.txt" || fail "the suspect reason is not shown"
+  # A file with CPU and GPU records of the same problem, and no health readings.
+  expect_rc 0 "$gtb" report "$root/tests/fixtures/gpu_base.json"
+  grep -qF "| workload | GPU wins | lowest GPU/CPU | highest GPU/CPU |" "$work/out.txt" || fail "no GPU vs CPU table"
+  grep -q "Measurement health" "$work/out.txt" && fail "Measurement health without health readings"
+  # No section of any committed results file or readable fixture fails to read.
+  n=0
+  for f in "$root"/results/*.json "$root"/tests/fixtures/*.json; do
+    case $(basename "$f") in bad_*) continue ;; esac
+    expect_rc 0 "$gtb" report "$f"
+    grep -q "Could not read" "$work/out.txt" && { grep "Could not read" "$work/out.txt" >&2; fail "$f: a section could not be read"; }
+    n=$((n + 1))
+  done
+  [ "$n" -ge 5 ] || fail "only $n files reported"
+  # The check above can fail: findings of a shape the report cannot read say so.
+  "$py" - "$root/tests/fixtures/gpu_base.json" "$work/odd.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d['findings']['transfer']['sections'][0]['tables'][0]['rows'] = [[1]]
+json.dump(d, open(sys.argv[2], 'w'))
+PY
+  expect_rc 0 "$gtb" report "$work/odd.json"
+  grep -q "Could not read" "$work/out.txt" || fail "a planted unreadable section went unnoticed"
   ;;
 list)
   expect_rc 0 "$gtb" list

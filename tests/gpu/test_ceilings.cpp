@@ -1,6 +1,7 @@
 // GPU ceiling kernels against the CPU (skipped without a GPU).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -11,6 +12,19 @@
 #include "kernels/ceilings/cuda/ceilings.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
+
+namespace {
+// Under compute-sanitizer (or a profiler: both are injected through CUDA_INJECTION64_PATH) kernels
+// are serialized and instrumented: a blocking kernel may reach its timeout and a release may take
+// longer than any bound that holds on a bare GPU, for the tool's sake. GTB_NO_TIMING_ASSERTS=1 turns
+// those checks off explicitly (as in the transfer tests). Correctness checks always run.
+bool under_tool() {
+  const char* explicit_off = std::getenv("GTB_NO_TIMING_ASSERTS");
+  if (explicit_off && *explicit_off && std::string(explicit_off) != "0") return true;
+  const char* injected = std::getenv("CUDA_INJECTION64_PATH");
+  return injected && *injected;
+}
+}  // namespace
 
 TEST(CeilingsGpu, TriadMatchesCpuIncludingTail) {
   for (std::size_t n : {std::size_t(1), std::size_t(1023), std::size_t(1 << 20) + 3}) {
@@ -49,10 +63,12 @@ TEST(CeilingsGpu, BlockedRegionTimesTheDeviceNotTheHost) {
   log.clear();
   for (int i = 0; i < 5; ++i) EXPECT_GT(gtb::cuda::time_events(s.get(), 100, copy), 0.0);
   const gtb::json j = log.summary(5);
-  EXPECT_EQ(j["blocking_kernel"].get<std::string>(), "all") << j.dump();
-  EXPECT_EQ(j["block_timeouts"].get<int>(), 0) << j.dump();
+  EXPECT_EQ(j["samples"].get<int>(), 5) << j.dump();
   EXPECT_GT(j["device_s_median"].get<double>(), 0.0);
   EXPECT_GT(j["enqueue_s_median"].get<double>(), 0.0);
+  if (under_tool()) GTEST_SKIP() << "blocking-kernel timeouts under an injected tool (compute-sanitizer, profiler) say nothing";
+  EXPECT_EQ(j["blocking_kernel"].get<std::string>(), "all") << j.dump();
+  EXPECT_EQ(j["block_timeouts"].get<int>(), 0) << j.dump();
 }
 
 TEST(CeilingsGpu, ForbiddenBlockingIsNotHeld) {
@@ -81,7 +97,9 @@ TEST(CeilingsGpu, RegionReleasesTheStreamOnException) {
   EXPECT_THROW(gtb::cuda::time_events(s.get(), 1, [](cudaStream_t) { throw std::runtime_error("enqueue failed"); }),
                std::runtime_error);
   s.sync();
-  EXPECT_LT(gtb::host_seconds() - t0, 0.5 * gtb::kBlockTimeoutSeconds);
+  const double held = gtb::host_seconds() - t0;
+  if (under_tool()) GTEST_SKIP() << "how long the release took under an injected tool says nothing";
+  EXPECT_LT(held, 0.5 * gtb::kBlockTimeoutSeconds);
 }
 
 TEST(CeilingsGpu, TriadOnUnalignedPointersFallsBackToScalar) {

@@ -1,7 +1,8 @@
 // Parallel family (GPU): NCCL collectives over every local GPU checked against the float64 sum, the
 // data-parallel GPU step against a float64 step on the whole global batch, and backward alone beside
-// a reduction; skipped where there is no GPU or no NCCL. Several ranks need several GPUs: that path is
-// tested end to end by tests/driver/parallel.sh (nccl_two_ranks).
+// a reduction; skipped where there is no GPU or no NCCL. The one-GPU step without communication needs
+// no NCCL and runs wherever there is a GPU. Several ranks need several GPUs: that path is tested end
+// to end by tests/driver/parallel.sh (nccl_two_ranks).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,6 +24,14 @@ class Nccl : public ::testing::Test {
   void SetUp() override {
     if (auto why = gtb::gpu::unavailable_reason()) GTEST_SKIP() << *why;
     if (!par::nccl::built()) GTEST_SKIP() << "built without NCCL";
+  }
+};
+// The data-parallel step on one GPU with no communicator (Comms::solo): no NCCL call is made, so these
+// run in a build without NCCL too.
+class OneGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = gtb::gpu::unavailable_reason()) GTEST_SKIP() << *why;
   }
 };
 
@@ -108,11 +117,11 @@ TEST_F(Nccl, DataParallelStepMatchesFloat64WithoutOverlap) {
   expect_matches_reference(par::nccl::Comms::world(), false);
 }
 TEST_F(Nccl, DataParallelStepMatchesFloat64WithOverlap) { expect_matches_reference(par::nccl::Comms::world(), true); }
-TEST_F(Nccl, OneGpuStepWithoutCommunicationMatchesFloat64) {
+TEST_F(OneGpu, DataParallelStepWithoutCommunicationMatchesFloat64) {
   expect_matches_reference(par::nccl::Comms::solo(0, 1), false);
 }
 
-TEST_F(Nccl, DataParallelStepRejectsBadInput) {
+TEST_F(OneGpu, DataParallelStepRejectsBadInput) {
   const auto comms = std::shared_ptr<const par::nccl::Comms>(par::nccl::Comms::solo(0, 1));
   mlp::Config c = small_model();
   const mlp::Layout lay(c);

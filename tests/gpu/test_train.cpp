@@ -8,6 +8,7 @@
 #include "harness/gtb.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/cuda/mlp.h"
+#include "tests/common/non_empty.h"
 
 namespace mlp = gtb::mlp;
 namespace gm = gtb::cuda::mlp;
@@ -211,7 +212,9 @@ TEST(TrainGpu, MemoryCapThrowsOutOfMemory) {
 TEST(TrainGpu, KernelInfoIsSane) {
   const mlp::Config c = small(mlp::Act::gelu, mlp::Optim::sgd);
   gm::GpuMlp gpu(c, 256, 1, gm::Precision::bf16);
-  for (const auto& k : gpu.kernel_info()) {
+  const auto kernels = gpu.kernel_info();
+  ASSERT_TRUE(gtb_test::non_empty(kernels, "kernel_info()"));
+  for (const auto& k : kernels) {
     EXPECT_GT(k.blocks_per_sm, 0) << k.name;
     EXPECT_GT(k.occupancy, 0.0) << k.name;
     EXPECT_LE(k.occupancy, 1.0) << k.name;

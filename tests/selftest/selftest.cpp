@@ -1,5 +1,6 @@
 // Self-test family (built for the tests only, never run by default): a steady compute-bound record
-// that can be made slower on purpose, so compare's detection rate is measured on real runs.
+// that can be made slower on purpose, so compare's detection rate is measured on real runs, or made
+// to hang, so the driver's time limit is tested on a real family binary.
 #include <fnmatch.h>
 
 #include <cmath>
@@ -27,6 +28,15 @@ double planted_slowdown(const std::string& id) {
   return f;
 }
 
+volatile float g_sink = 0;
+
+// GTB_SELFTEST_HANG=GLOB: a case whose id matches GLOB spins for ever, as a kernel that never
+// returns would, so the driver's time limit can be tested on a real family binary.
+bool planted_hang(const std::string& id) {
+  const char* env = std::getenv("GTB_SELFTEST_HANG");
+  return env && *env && fnmatch(env, id.c_str(), 0) == 0;
+}
+
 // Four independent chains of x = x * a + b: a fixed amount of dependent arithmetic per step, no
 // memory traffic, so run-to-run spread stays small.
 float spin(std::int64_t steps, float seed) {
@@ -49,10 +59,10 @@ double spin_reference(std::int64_t steps, double seed) {
   return sum;
 }
 
-volatile float g_sink = 0;
-
 void run_spin(gtb::State& st) {
   const std::int64_t steps = st.get_int("steps");
+  if (planted_hang(st.record().id))
+    for (;;) g_sink = spin(steps, g_sink);
   const double extra = planted_slowdown(st.record().id);
   const auto ballast = static_cast<std::int64_t>(std::llround(extra * static_cast<double>(steps)));
   const float seed = 0.125f + static_cast<float>(std::rand() % 1000) / 8000.0f;  // not a constant the compiler folds

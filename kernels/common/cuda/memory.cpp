@@ -22,6 +22,15 @@ Event::~Event() {
 void Event::record(cudaStream_t s) const { GTB_CUDA_CHECK(cudaEventRecord(e_, s)); }
 void Event::sync() const { GTB_CUDA_CHECK(cudaEventSynchronize(e_)); }
 
+long long device_l2_bytes() {
+  int dev = 0, bytes = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, dev) != cudaSuccess) {
+    cudaGetLastError();  // a failed query leaves no error for the next call to find
+    return 0;
+  }
+  return bytes;
+}
+
 double elapsed_seconds(const Event& start, const Event& end) {
   end.sync();
   float ms = 0;

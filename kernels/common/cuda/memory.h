@@ -33,6 +33,9 @@ class Event {
   cudaEvent_t e_ = nullptr;
 };
 
+// The L2 cache of the current device in bytes (cudaDevAttrL2CacheSize); 0 when it cannot be read.
+long long device_l2_bytes();
+
 // Seconds between two recorded events (after synchronizing on `end`).
 double elapsed_seconds(const Event& start, const Event& end);
 

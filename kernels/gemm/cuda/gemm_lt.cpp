@@ -5,9 +5,14 @@
 #include <stdexcept>
 
 #include "kernels/common/cuda/blas.h"
+#include "kernels/common/errors.h"
+#include "kernels/gemm/cuda/gemm_lt_choice.h"
 #include "kernels/gemm/gemm.h"
 
 namespace gtb::cuda {
+
+static_assert(CUBLAS_STATUS_SUCCESS == kLtStatusSuccess && CUBLAS_STATUS_NOT_SUPPORTED == kLtStatusNotSupported,
+              "gemm_lt_choice.h's status codes must be cuBLAS's");
 
 std::string lt_tile_name(int id) {
   // The tiles cuBLASLt's tensor-core and SIMT kernels use most; the enum has hundreds more.
@@ -71,12 +76,20 @@ void LtGemm::plan(const GemmOperands& o, std::size_t workspace_bytes) {
     return cublasLtMatmulAlgoGetHeuristic(h_, desc_, la_, lb_, lc_, lc_, pref, 8, results, &returned);
   }();
   cublasLtMatmulPreferenceDestroy(pref);
-  // No algorithm at all comes back as NOT_SUPPORTED with zero results: say which problem it was.
-  if (st != CUBLAS_STATUS_NOT_SUPPORTED) GTB_CUBLAS_CHECK(st);
-  if (returned <= 0 || results[0].state != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string("cuBLASLt heuristic returned no algorithm for ") +
-                             to_string(o.precision()) + " " + std::to_string(o.m()) + "x" +
-                             std::to_string(o.n()) + "x" + std::to_string(o.k()));
+  LtHeuristicAnswer answer;
+  answer.status = int(st);
+  answer.status_name = cublasGetStatusName(st);
+  answer.returned = returned;
+  if (returned > 0) {
+    answer.first_state = int(results[0].state);
+    answer.first_state_name = cublasGetStatusName(results[0].state);
+  }
+  const std::string problem = std::string(to_string(p)) + " m=" + std::to_string(o.m()) + " n=" +
+                              std::to_string(o.n()) + " k=" + std::to_string(o.k()) + " (row-major, " +
+                              std::to_string(workspace_bytes) + "-byte workspace, cuBLASLt " + cublas_version() + ")";
+  const LtChoice choice = choose_lt_algorithm(answer, problem);
+  if (choice.kind == LtChoice::Kind::skip) throw Skip(choice.detail);
+  if (choice.kind == LtChoice::Kind::fail) throw std::runtime_error(choice.detail);
   // The heuristic's first choice: what frameworks using cuBLASLt without autotuning get.
   const cublasLtMatmulHeuristicResult_t& best = results[0];
   algo_raw_ = best.algo;

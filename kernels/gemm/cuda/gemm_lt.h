@@ -32,7 +32,8 @@ struct LtAlgo {
 std::string lt_tile_name(int tile_id);
 
 // Row-major C = A * B for the operands' precision through cublasLtMatmul (same column-major
-// identity as gemm_cublas). The plan (descriptors, algorithm) is made once, at construction.
+// identity as gemm_cublas). The plan (descriptors, algorithm) is made once, at construction, which
+// throws gtb::Skip when the heuristic has no algorithm for the problem (gemm_lt_choice.h).
 class LtGemm {
  public:
   static constexpr std::size_t kDefaultWorkspace = 32u << 20;  // NVIDIA's advice for Hopper

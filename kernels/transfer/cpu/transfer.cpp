@@ -54,7 +54,7 @@ void memcpy_parallel(void* dst, const void* src, std::size_t bytes) {
   }
 }
 
-int memcpy_threads() { return omp_get_max_threads(); }
+int memcpy_threads(std::size_t bytes) { return bytes >= kParallelCopyMinBytes ? omp_get_max_threads() : 1; }
 
 std::uint64_t alloc_touch_free(std::size_t bytes) {
   void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -34,7 +34,8 @@ void memcpy_single(void* dst, const void* src, std::size_t bytes);
 // smaller than kParallelCopyMinBytes run on the calling thread.
 inline constexpr std::size_t kParallelCopyMinBytes = 256 * 1024;
 void memcpy_parallel(void* dst, const void* src, std::size_t bytes);
-int memcpy_threads();
+// Threads memcpy_parallel runs a copy of `bytes` on: all of them, or 1 below kParallelCopyMinBytes.
+int memcpy_threads(std::size_t bytes = kParallelCopyMinBytes);
 
 // Fresh anonymous pages (mmap, as malloc does for large blocks) + a write to each page + munmap:
 // the pageable allocation a pinned one competes with. mmap directly, because glibc would otherwise
