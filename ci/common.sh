@@ -36,30 +36,35 @@ gtb_progress() {
     fi
   done
   [ $tty -eq 1 ] && printf '\r%78s\r' ""
+  # Ninja's total counts every step that might run; steps it then finds up to date are never shown,
+  # so a finished rebuild can end at "1/10": say it finished, and how many steps ran.
   if [ -n "$done_total" ]; then
-    printf '  %s steps  (log: %s)\n' "$done_total" "$log"
+    printf '  build finished: %s of %s planned steps ran, the rest were up to date  (log: %s)\n' \
+      "${done_total%/*}" "${done_total#*/}" "$log"
   elif grep -q "no work to do" "$log"; then
     printf '  nothing to rebuild  (log: %s)\n' "$log"
   fi
 }
 
 # gtb_build DIR [cmake args...]: configure (reusing DIR when it exists) and build everything, with a
-# progress line; the full output goes to DIR.log, and its end is shown when the build fails.
+# progress line; the full output goes to LOG.log (LOG: $GTB_BUILD_LOG, else DIR), and its end is
+# shown when the build fails. The test command names its own logs, so the main job's stay.
 gtb_build() {
   local dir=$1; shift
-  echo "  configuring $dir (log: $dir.configure.log)"
-  cmake -S "$gtb_root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >"$dir.configure.log" 2>&1 ||
-    { cat "$dir.configure.log"; return 1; }
+  local logbase=${GTB_BUILD_LOG:-$dir}
+  echo "  configuring $dir (log: $logbase.configure.log)"
+  cmake -S "$gtb_root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >"$logbase.configure.log" 2>&1 ||
+    { cat "$logbase.configure.log"; return 1; }
   local start=$SECONDS
   SECONDS=0
   # `|| rc=$?` keeps errexit from ending the script before the log's tail is shown (pipefail gives
   # the build's own status).
   local rc=0
-  cmake --build "$dir" -j "$jobs" 2>&1 | gtb_progress "$dir.log" || rc=$?
+  cmake --build "$dir" -j "$jobs" 2>&1 | gtb_progress "$logbase.log" || rc=$?
   SECONDS=$((start + SECONDS))
   if [ "$rc" -ne 0 ]; then
-    tail -40 "$dir.log"
-    echo "build of $dir failed (exit $rc); full output: $dir.log" >&2
+    tail -40 "$logbase.log"
+    echo "build of $dir failed (exit $rc); full output: $logbase.log" >&2
   fi
   return "$rc"
 }

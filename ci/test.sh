@@ -13,7 +13,8 @@ step() { echo; echo "== $* ($(( $(date +%s) - start )) s)"; }
 # The tests are forced on: the main job configures the same build/ without them, and CMake would
 # otherwise keep that choice and leave ctest nothing to run. No test found is a failure, never a pass.
 step "build (Release, with the tests)"
-gtb_build build -DGTB_BUILD_TESTS=ON
+# Its own log names: the main job's build.log and build.configure.log stay as that job left them.
+GTB_BUILD_LOG=build-tests gtb_build build -DGTB_BUILD_TESTS=ON
 step "tests"
 ctest --test-dir build --output-on-failure --no-tests=error -j "$jobs" --timeout 600
 

@@ -12,3 +12,17 @@ add_test(NAME checks.planted_json_check_under_optimize
                  bash ${CMAKE_CURRENT_SOURCE_DIR}/driver/planted_checks.sh ${Python3_EXECUTABLE}
                  ${CMAKE_CURRENT_BINARY_DIR}/checks/planted_json_check)
 set_tests_properties(checks.planted_json_check_under_optimize PROPERTIES LABELS cpu TIMEOUT 60 SKIP_RETURN_CODE 77)
+
+# The committed fixtures are what make_fixtures.py writes with this build's binaries (their typed
+# findings come from the family binaries), and the comparison can fail: a planted change in a copy
+# of the committed files must be caught.
+if(Python3_Interpreter_FOUND AND NOT GTB_ONLY_FAMILIES)
+  add_test(NAME fixtures_current
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_fixtures.sh ${Python3_EXECUTABLE} ${CMAKE_BINARY_DIR}/bin
+                   ${CMAKE_CURRENT_SOURCE_DIR}/fixtures ${CMAKE_CURRENT_BINARY_DIR}/fixtures-current)
+  add_test(NAME fixtures_current_planted
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/expect_fail.sh "FAIL: tests/fixtures/cpu_b.json differs"
+                   bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_fixtures.sh ${Python3_EXECUTABLE} ${CMAKE_BINARY_DIR}/bin
+                   ${CMAKE_CURRENT_SOURCE_DIR}/fixtures ${CMAKE_CURRENT_BINARY_DIR}/fixtures-planted --plant)
+  set_tests_properties(fixtures_current fixtures_current_planted PROPERTIES LABELS cpu TIMEOUT 120)
+endif()

@@ -1,7 +1,6 @@
 // Ceilings family: the measured memory-bandwidth and compute ceilings other families report percent of.
 #include <algorithm>
 #include <cstring>
-#include <deque>
 #include <new>
 #include <string>
 #include <vector>
@@ -53,31 +52,18 @@ struct HostArrays {
 constexpr double kHostArrayBudget = 1.5e9;
 
 HostArrays& host_arrays(std::size_t n) {
-  static std::deque<HostArrays> cache;  // most recent last
-  for (auto it = cache.begin(); it != cache.end(); ++it)
-    if (it->n == n) {
-      HostArrays hit = std::move(*it);
-      cache.erase(it);
-      cache.push_back(std::move(hit));
-      return cache.back();
+  static gtb::ceilings::RecentBySize<HostArrays> cache(kHostArrayBudget);
+  return cache.get(n, 3.0 * double(n) * sizeof(float), [](std::size_t k) {
+    HostArrays h;
+    try {
+      h.a = gtb::cpu::alloc_floats(k), h.b = gtb::cpu::alloc_floats(k), h.c = gtb::cpu::alloc_floats(k);
+    } catch (const std::bad_alloc&) {
+      throw gtb::OutOfMemory("host arrays of " + std::to_string(3 * k * sizeof(float)) + " bytes");
     }
-  const auto bytes = [](std::size_t k) { return 3.0 * double(k) * sizeof(float); };
-  double held = 0;
-  for (const HostArrays& h : cache) held += bytes(h.n);
-  while (!cache.empty() && held + bytes(n) > kHostArrayBudget) {
-    held -= bytes(cache.front().n);
-    cache.pop_front();
-  }
-  HostArrays h;
-  try {
-    h.a = gtb::cpu::alloc_floats(n), h.b = gtb::cpu::alloc_floats(n), h.c = gtb::cpu::alloc_floats(n);
-  } catch (const std::bad_alloc&) {
-    throw gtb::OutOfMemory("host arrays of " + std::to_string(3 * n * sizeof(float)) + " bytes");
-  }
-  gtb::cpu::stream_init(h.a.get(), h.b.get(), h.c.get(), n, kSeed);  // first touch by the threads that use them
-  h.n = n;
-  cache.push_back(std::move(h));
-  return cache.back();
+    gtb::cpu::stream_init(h.a.get(), h.b.get(), h.c.get(), k, kSeed);  // first touch by the threads that use them
+    h.n = k;
+    return h;
+  });
 }
 
 void cpu_stream(gtb::State& st, bool is_triad) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -63,5 +65,46 @@ inline HostStreamSizes host_stream_sizes(long long llc_bytes, long long availabl
   if (s.quick.size() > 2) s.quick.erase(s.quick.begin(), s.quick.end() - 2);
   return s;
 }
+
+// The most recently used values by size, up to a byte budget: the stream cases of one size share
+// their arrays, and the next size evicts the oldest sizes until it fits (one size always fits).
+template <class V>
+class RecentBySize {
+ public:
+  explicit RecentBySize(double budget_bytes) : budget_(budget_bytes) {}
+  // The value of size n (moved to most recent), or make(n) after evicting what the budget needs.
+  V& get(std::size_t n, double bytes, const std::function<V(std::size_t)>& make) {
+    for (auto it = items_.begin(); it != items_.end(); ++it)
+      if (it->n == n) {
+        Item hit = std::move(*it);
+        items_.erase(it);
+        items_.push_back(std::move(hit));
+        return items_.back().v;
+      }
+    double held = 0;
+    for (const Item& i : items_) held += i.bytes;
+    while (!items_.empty() && held + bytes > budget_) {
+      held -= items_.front().bytes;
+      items_.pop_front();
+    }
+    items_.push_back(Item{n, bytes, make(n)});
+    return items_.back().v;
+  }
+  std::size_t size() const { return items_.size(); }
+  bool holds(std::size_t n) const {
+    for (const Item& i : items_)
+      if (i.n == n) return true;
+    return false;
+  }
+
+ private:
+  struct Item {
+    std::size_t n;
+    double bytes;
+    V v;
+  };
+  double budget_;
+  std::deque<Item> items_;  // most recent last
+};
 
 }  // namespace gtb::ceilings

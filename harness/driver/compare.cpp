@@ -25,7 +25,9 @@ void compare_usage(std::FILE* f) {
                "  --confirmed-by B2 N2         with --paired: a record slower in BASE/NEW stays slower only if\n"
                "                               B2/N2 (gtb ab --keep's base.confirm.json, new.confirm.json)\n"
                "                               find it slower too, as gtb ab decides\n"
-               "%s",
+               "%s"
+               "      3 (compare of two files) only unconfirmed: found slower in a family that either file\n"
+               "        measured on a busy machine; decide again on fresh rounds (gtb ab, --confirmed-by)\n",
                kCompareOutputHelp, kCompareExitHelp);
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 
 #include <cstdint>
 #include <vector>
@@ -202,4 +203,24 @@ TEST(CeilingSizes, InjectedLastLevelCacheReplacesTheMachines) {
   EXPECT_EQ(gtb::cpu_caches().injected_llc_bytes, 0);
   unsetenv("GTB_CPU_LLC_BYTES");
   EXPECT_EQ(gtb::cpu_caches().injected_llc_bytes, 0);
+}
+
+TEST(CeilingSizes, HostArraysAreSharedBySizeAndEvictedOldestFirst) {
+  // The full suite's largest size evicts the others; the same path on a small budget here.
+  gtb::ceilings::RecentBySize<int> cache(100.0);
+  int made = 0;
+  auto make = [&](std::size_t n) { return int(n) * 10 + ++made; };
+  EXPECT_EQ(cache.get(1, 40, make), 11);
+  EXPECT_EQ(cache.get(2, 40, make), 22);
+  EXPECT_EQ(cache.get(1, 40, make), 11);  // shared, not made again; now the most recent
+  EXPECT_EQ(made, 2);
+  EXPECT_EQ(cache.get(3, 40, make), 33);  // 120 > 100: the oldest (2) goes, 1 stays
+  EXPECT_TRUE(cache.holds(1));
+  EXPECT_FALSE(cache.holds(2));
+  EXPECT_EQ(cache.get(4, 500, make), 44);  // larger than the budget: everything else goes, it still fits
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_TRUE(cache.holds(4));
+  // A size that cannot be made leaves nothing behind.
+  EXPECT_THROW(cache.get(5, 10, [](std::size_t) -> int { throw std::runtime_error("no memory"); }), std::runtime_error);
+  EXPECT_FALSE(cache.holds(5));
 }

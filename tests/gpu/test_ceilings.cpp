@@ -12,19 +12,9 @@
 #include "kernels/ceilings/cuda/ceilings.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
+#include "tests/gpu/under_tool.h"
 
-namespace {
-// Under compute-sanitizer (or a profiler: both are injected through CUDA_INJECTION64_PATH) kernels
-// are serialized and instrumented: a blocking kernel may reach its timeout and a release may take
-// longer than any bound that holds on a bare GPU, for the tool's sake. GTB_NO_TIMING_ASSERTS=1 turns
-// those checks off explicitly (as in the transfer tests). Correctness checks always run.
-bool under_tool() {
-  const char* explicit_off = std::getenv("GTB_NO_TIMING_ASSERTS");
-  if (explicit_off && *explicit_off && std::string(explicit_off) != "0") return true;
-  const char* injected = std::getenv("CUDA_INJECTION64_PATH");
-  return injected && *injected;
-}
-}  // namespace
+using gtb::testing::under_tool;
 
 TEST(CeilingsGpu, TriadMatchesCpuIncludingTail) {
   for (std::size_t n : {std::size_t(1), std::size_t(1023), std::size_t(1 << 20) + 3}) {

@@ -13,21 +13,14 @@
 #include "kernels/transfer/cuda/loader.h"
 #include "kernels/transfer/cuda/transfer.h"
 #include "kernels/transfer/transfer.h"
+#include "tests/gpu/under_tool.h"
 
 namespace gt = gtb::cuda::transfer;
 namespace tt = gtb::transfer_timing;
 
+using gtb::testing::under_tool;
+
 namespace {
-// Under compute-sanitizer (or a profiler: both are injected through CUDA_INJECTION64_PATH) kernels
-// are serialized and instrumented, so overlap and idle-time assertions would fail for the tool's
-// sake, and a deliberate failed cudaMalloc counts as a reported API error. GTB_NO_TIMING_ASSERTS=1
-// turns those checks off explicitly. Correctness checks always run.
-bool under_tool() {
-  const char* explicit_off = std::getenv("GTB_NO_TIMING_ASSERTS");
-  if (explicit_off && *explicit_off && std::string(explicit_off) != "0") return true;
-  const char* injected = std::getenv("CUDA_INJECTION64_PATH");
-  return injected && *injected;
-}
 
 struct CopyParam {
   gt::Direction dir;

@@ -1,0 +1,27 @@
+# The docs' measured figures against the committed results files (ci/doc-figures.py): the real docs
+# must pass, and planted twins (a changed figure, an unmarked claim, a block naming a dirty or an
+# uncommitted file) must fail with the check's message, so the check cannot silently stop failing.
+# Run in the source tree with explicit paths; outside a git checkout the check reports Skipped (77).
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  set(_src ${PROJECT_SOURCE_DIR})
+  add_test(NAME docs.figures
+           COMMAND ${Python3_EXECUTABLE} ${_src}/ci/doc-figures.py --check --root ${_src}
+                   ${_src}/README.md ${_src}/results/README.md ${_src}/docs)
+  set(_planted_value   "vectorize.md:[0-9]+: 18.4 GB/s not in results/gtb-cpu-AMD-EPYC-2vcpu-20261129.json")
+  set(_planted_unmarked "vectorize.md:[0-9]+: unmarked measured figure: The quick suite took 42.5 s")
+  set(_planted_dirty   "doc.md:3: results/r.json says context.build.git_dirty: true")
+  set(_planted_uncommitted "doc.md:3: results/r.json is not committed")
+  foreach(mode value unmarked dirty uncommitted)
+    add_test(NAME docs.figures_planted_${mode}
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/expect_fail.sh "${_planted_${mode}}"
+                     ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/doc_figures_planted.py ${mode} ${_src}
+                     ${CMAKE_CURRENT_BINARY_DIR}/docs-planted-${mode})
+    list(APPEND _docs_tests docs.figures_planted_${mode})
+  endforeach()
+  set_tests_properties(docs.figures ${_docs_tests} PROPERTIES
+                       LABELS cpu TIMEOUT 60 SKIP_RETURN_CODE 77 WORKING_DIRECTORY ${_src})
+else()
+  add_test(NAME docs.figures COMMAND sh -c "echo 'Skipped: no Python 3 interpreter found'; exit 77")
+  set_tests_properties(docs.figures PROPERTIES LABELS cpu SKIP_RETURN_CODE 77)
+endif()
