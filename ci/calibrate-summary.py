@@ -19,7 +19,7 @@ def load(pattern):
 
 
 def aa_line(name, cmps):
-    compared = flagged = faster = noisy = exit1 = exit2 = confirmed = 0
+    compared = flagged = unconfirmed = faster = noisy = exit1 = exit2 = exit3 = confirmed = 0
     for doc, rc in cmps:
         confirmed += bool(doc["settings"].get("confirmed_families"))
         for r in doc["records"]:
@@ -27,28 +27,32 @@ def aa_line(name, cmps):
                 continue
             compared += 1
             flagged += r["verdict"] == "slower"
+            unconfirmed += r["verdict"] == "unconfirmed"
             faster += r["verdict"] == "faster"
             noisy += r["verdict"] == "noisy"
         exit1 += rc == 1
         exit2 += rc == 2
+        exit3 += rc == 3
     rate = 100.0 * flagged / compared if compared else 0.0
-    return (f"| {name} | {len(cmps)} | {compared} | {flagged} ({rate:.2f}%) | {faster} | {noisy} | "
-            f"{exit1} | {exit2} | {confirmed} |")
+    return (f"| {name} | {len(cmps)} | {compared} | {flagged} ({rate:.2f}%) | {unconfirmed} | {faster} | {noisy} | "
+            f"{exit1} | {exit3} | {exit2} | {confirmed} |")
 
 
 def plant_line(name, cmps, target):
-    caught = seen = 0
+    caught = unconfirmed = seen = 0
     changes = []
     for doc, rc in cmps:
         for r in doc["records"]:
             if r["id"] == target and "ratio" in r:
                 seen += 1
                 caught += r["verdict"] == "slower"
+                unconfirmed += r["verdict"] == "unconfirmed"
                 changes.append(100.0 * (r["ratio"] - 1))
     changes.sort()
     med = changes[len(changes) // 2] if changes else float("nan")
     rate = 100.0 * caught / seen if seen else 0.0
-    return f"| {name} | {seen} | {caught} ({rate:.0f}%) | {med:+.1f}% |"
+    urate = 100.0 * unconfirmed / seen if seen else 0.0
+    return f"| {name} | {seen} | {caught} ({rate:.0f}%) | {unconfirmed} ({urate:.0f}%) | {med:+.1f}% |"
 
 
 def run_spread(files, rid):
@@ -68,9 +72,9 @@ def run_spread(files, rid):
 
 
 def main(out, target):
-    print("| A/A mode | pairs | records compared | flagged slower | flagged faster | noisy | pairs exit 1 | pairs exit 2 "
-          "| pairs that ran confirmation rounds |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| A/A mode | pairs | records compared | flagged slower | unconfirmed (busy) | flagged faster | noisy | "
+          "pairs exit 1 | pairs exit 3 (unconfirmed) | pairs exit 2 | pairs that ran confirmation rounds |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     print(aa_line("`--runs` baselines", load(os.path.join(out, "aa-runs-*.json"))))
     print(aa_line("`gtb ab`", load(os.path.join(out, "aa-ab-*.json"))))
     print()
@@ -78,8 +82,8 @@ def main(out, target):
     print(f"Planted slowdowns of `{target}` (its run-to-run spread in the --runs baselines: "
           f"{100 * run_spread(bases, target):.2f}%, median over {len(bases)} files):")
     print()
-    print("| planted (time x (1 + f)) | trials | caught as slower | median measured change |")
-    print("| --- | ---: | ---: | ---: |")
+    print("| planted (time x (1 + f)) | trials | caught as slower | reported unconfirmed (busy) | median measured change |")
+    print("| --- | ---: | ---: | ---: | ---: |")
     fracs = sorted({os.path.basename(p).split("-")[2] for p in glob.glob(os.path.join(out, "plant-*.json"))})
     for f in fracs:
         for mode, label in (("runs", "`--runs` baselines"), ("ab", "`gtb ab`")):

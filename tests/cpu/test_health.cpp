@@ -98,6 +98,7 @@ TEST_F(HealthTree, ReadsGovernorClocksAndThrottleCounters) {
   EXPECT_EQ(*s.governor, "mixed: performance, powersave");
   EXPECT_DOUBLE_EQ(*s.cur_mhz_min, 1200.0);
   EXPECT_DOUBLE_EQ(*s.cur_mhz_max, 2400.0);
+  EXPECT_EQ(s.mhz_source.rfind("cpufreq", 0), 0u) << s.mhz_source;  // the running clock
   EXPECT_EQ(*s.thermal_throttle_events, 8);
   EXPECT_TRUE(s.unavailable.empty()) << s.unavailable.front();
 }
@@ -112,6 +113,9 @@ TEST_F(HealthTree, WhatCannotBeReadIsUnavailableWithTheReason) {
   EXPECT_FALSE(s.governor.has_value());
   EXPECT_FALSE(s.loadavg_1min.has_value());
   EXPECT_DOUBLE_EQ(*s.cur_mhz_min, 2596.14);
+  // The kernel's cpuinfo figure is named as such: in a VM it is the nominal clock, not the running one.
+  EXPECT_NE(s.mhz_source.find("/proc/cpuinfo"), std::string::npos) << s.mhz_source;
+  EXPECT_NE(s.mhz_source.find("not the running clock"), std::string::npos) << s.mhz_source;
   EXPECT_FALSE(s.thermal_throttle_events.has_value());
   std::string all;
   for (const auto& u : s.unavailable) all += u + "\n";
@@ -120,6 +124,7 @@ TEST_F(HealthTree, WhatCannotBeReadIsUnavailableWithTheReason) {
   EXPECT_NE(all.find("thermal throttling"), std::string::npos) << all;
   const json d = health::describe(s);
   EXPECT_EQ(d["cpu_governor"], "unavailable");
+  EXPECT_EQ(d["cpu_mhz"]["source"], s.mhz_source);
   EXPECT_EQ(d["unavailable"].size(), s.unavailable.size());
 }
 

@@ -1,7 +1,10 @@
 // Tests of gtb report: findings in Markdown from results files, absent families said to be absent.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "harness/driver/report_core.h"
+#include "harness/driver/summary.h"
 #include "harness/findings.h"
 #include "harness/results.h"
 
@@ -11,6 +14,31 @@ namespace {
 std::string fixture(const std::string& name) { return std::string(GTB_FIXTURE_DIR) + "/" + name; }
 
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+TEST(Summary, LabelsAndReasonsAreNeverCut) {
+  // Two records whose names and parameters differ only past 40 characters, and a long skip reason:
+  // a table that cuts them makes distinct records read the same.
+  auto rec = [](const std::string& variant, const std::string& tail) {
+    return json{{"family", "parallel"}, {"workload", "collective"}, {"variant", variant}, {"backend", "cpu"},
+                {"params", {{"ranks", 2}, {"collective", "all_reduce"}, {"bytes", 1048576}, {"dtype", tail}}},
+                {"options", json::object()}, {"status", "ok"}, {"value", 1.5}, {"unit", "GB/s"},
+                {"stats", {{"median", 1e-3}, {"iqr", 1e-5}}}};
+  };
+  const std::string reason(150, 'r');
+  json doc = {{"families", json::array()},
+              {"records", {rec("mpi_with_a_long_variant_name_that_goes_on", "fp32_accumulate_one"),
+                           rec("mpi_with_a_long_variant_name_that_goes_on", "fp32_accumulate_two"),
+                           {{"family", "gemm"}, {"workload", "gemm"}, {"variant", "cublas"}, {"backend", "cuda"},
+                            {"status", "skipped"}, {"status_detail", reason + " end"}}}}};
+  std::ostringstream os;
+  driver::print_summary(os, doc);
+  const std::string out = os.str();
+  EXPECT_TRUE(has(out, "parallel/collective/mpi_with_a_long_variant_name_that_goes_on/cpu")) << out;
+  EXPECT_TRUE(has(out, "dtype=fp32_accumulate_one")) << out;
+  EXPECT_TRUE(has(out, "dtype=fp32_accumulate_two")) << out;
+  EXPECT_TRUE(has(out, reason + " end")) << out;
+  EXPECT_FALSE(has(out, "~")) << out;
+}
 
 TEST(Report, GpuFixtureHasEveryFindingWithItsNumbers) {
   const std::string md = report::render_markdown(load_document(fixture("gpu_base.json")), "gpu_base.json");

@@ -65,6 +65,11 @@ for size, busbw in ((1 << 20, 5.0), (16 << 20, 20.0)):
     r["counters"] = {"busbw": {"value": busbw, "unit": "GB/s"}}
     r["info"] = {"ranks": 2}
     recs.append(r)
+rs = copy.deepcopy(recs[1])  # a reduce-scatter at 1 MiB far below the all-reduce's busbw there
+rs["params"]["collective"] = "reduce_scatter"
+rs["id"] = rs["id"].replace("all_reduce", "reduce_scatter")
+rs["counters"]["busbw"]["value"] = 1.25
+recs.append(rs)
 for overlap, value in (("on", 80.0), ("off", 100.0)):
     r = copy.deepcopy(one)
     r.update(variant="ddp", options={"overlap": overlap},
@@ -92,5 +97,8 @@ check("bytes=1048576" in inp["busbw_source"] and "1 MiB bucket" in inp["busbw_so
 dp = w["dp_step"][0]
 check(abs(dp["overlap_gain"] - 0.8) < 1e-9, dp)
 check("slower" in dp.get("overlap_note", ""), dp)
+notes = w.get("collective_notes", [])
+check(len(notes) == 1 and "reduce_scatter" in notes[0]["record"] and abs(notes[0]["ratio"] - 0.25) < 1e-9, notes)
+check("bandwidth-optimal ring" in notes[0]["note"], notes)
 print("PASS [parallel_projection measured]")
 PY
