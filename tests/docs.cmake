@@ -19,6 +19,13 @@ if(Python3_Interpreter_FOUND)
                      ${CMAKE_CURRENT_BINARY_DIR}/docs-planted-${mode})
     list(APPEND _docs_tests docs.figures_planted_${mode})
   endforeach()
+  # Results files are committed from a clean tree only (or declared in results/README.md).
+  add_test(NAME results.clean COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_results_clean.py ${_src})
+  add_test(NAME results.clean_planted
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/expect_fail.sh "FAIL: results/gtb-planted.json: context.build.git_dirty is true"
+                   bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/results_clean_planted.sh ${Python3_EXECUTABLE} ${_src}
+                   ${CMAKE_CURRENT_BINARY_DIR}/results-clean-planted)
+  list(APPEND _docs_tests results.clean results.clean_planted)
   set_tests_properties(docs.figures ${_docs_tests} PROPERTIES
                        LABELS cpu TIMEOUT 60 SKIP_RETURN_CODE 77 WORKING_DIRECTORY ${_src})
 else()

@@ -26,7 +26,10 @@ wait_idle)
   # Bounded: on a busy machine it gives up after the limit and still measures.
   start=$(date +%s)
   "$gtb" run --family ceilings --budget 0.02 --wait-idle=2 --out "$work/r.json" -q >"$work/out.txt" 2>&1 || fail "gtb run failed"
-  [ $(( $(date +%s) - start )) -le 60 ] || fail "took over 60 s"
+  # The wait is bounded, not the family: its own time depends on the machine (the ceilings' arrays
+  # grow with the last-level cache), so only what the run spent outside the family is limited.
+  elapsed=$(( $(date +%s) - start ))
+  json_check "$work/r.json" "$elapsed - sum(f['seconds'] for f in d['families']) <= 30"
   grep -q "waiting up to 2 s for the machine to settle" "$work/out.txt" || fail "no line saying it waits"
   json_check "$work/r.json" "d['context']['health']['wait_idle']['max_seconds'] == 2"
   json_check "$work/r.json" "d['context']['health']['wait_idle']['waited_s'] <= 4"
