@@ -66,9 +66,9 @@ std::vector<fs::path> cpu_dirs(const std::string& sys) {
 // Where a clock figure came from: cpufreq reports the running clock; /proc/cpuinfo's "cpu MHz" is the
 // kernel's estimate, which in a virtual machine is usually the nominal (TSC) clock whatever the
 // cores run at, so a report must not present it as the running clock.
-constexpr const char* kMhzSourceCpufreq = "cpufreq scaling_cur_freq (running clock)";
+constexpr const char* kMhzSourceCpufreq = "cpufreq scaling_cur_freq: the running clock";
 constexpr const char* kMhzSourceCpuinfo =
-    "/proc/cpuinfo cpu MHz (the kernel's figure: often the nominal or TSC clock, not the running clock)";
+    "/proc/cpuinfo cpu MHz: the kernel's figure, often the nominal or TSC clock, not the running clock";
 
 void read_cpufreq(const Sources& src, Snapshot& s) {
   const auto cpus = cpu_dirs(src.sys);

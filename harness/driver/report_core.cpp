@@ -371,12 +371,17 @@ void comparisons_section(Md& md, const Doc& d) {
 void ceilings_pct_section(Md& md, const Doc& d) {
   md.h2("Percent of measured ceilings");
   // A ceiling that is missing takes its percentages with it: say which and why.
-  if (const json* miss = path(d.j, {"context", "ceilings_missing"}); miss && miss->is_object() && !miss->empty()) {
+  // Ceilings whose records were all skipped (no GPU) are said once where the skip is; the others here.
+  if (const json* miss = path(d.j, {"context", "ceilings_missing"}); miss && miss->is_object()) {
     std::vector<std::vector<std::string>> why;
-    for (auto it = miss->begin(); it != miss->end(); ++it)
-      why.push_back({it.key(), it.value().is_string() ? it.value().get<std::string>() : it.value().dump()});
-    md.p("Ceilings not measured in this file (records that divide by them carry no percent):");
-    md.table({"ceiling", "why"}, why);
+    for (auto it = miss->begin(); it != miss->end(); ++it) {
+      const std::string text = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+      if (text.rfind("skipped", 0) != 0) why.push_back({it.key(), text});
+    }
+    if (!why.empty()) {
+      md.p("Ceilings not measured in this file (records that divide by them carry no percent):");
+      md.table({"ceiling", "why"}, why);
+    }
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& fam : d.families) ceiling_pct_rows(d, fam, rows);
