@@ -67,6 +67,9 @@ HostArrays& host_arrays(std::size_t n) {
 }
 
 void cpu_stream(gtb::State& st, bool is_triad) {
+  // Why no size streams out of the cache, kept with the records: findings derived later from the
+  // file (--gtb_findings_from, on another machine) must say what the measuring machine found.
+  if (!host_sizes().missing.empty()) st.info("ceiling_missing", host_sizes().missing);
   const std::size_t n = elements(st);
   const auto stores = gtb::cpu::stores_from_string(st.get_string("stores"));
   HostArrays& arrays_of_n = host_arrays(n);
@@ -213,7 +216,10 @@ bool counts_for_ceiling(const gtb::Record& r, const char* workload, gtb::Backend
 // Why a ceiling has no value: the host sizes could not leave the cache, or what became of the
 // records that would have measured it.
 std::string missing_reason(const std::vector<gtb::Record>& recs, const char* workload, gtb::Backend be) {
-  if (be == gtb::Backend::cpu && !host_sizes().missing.empty()) return host_sizes().missing;
+  for (const auto& r : recs)
+    if (r.workload == workload && r.backend == be && r.info.contains("ceiling_missing") &&
+        r.info["ceiling_missing"].is_string())
+      return r.info["ceiling_missing"].get<std::string>();
   int cached = 0, total = 0, skipped = 0;
   std::string other;
   for (const auto& r : recs) {
