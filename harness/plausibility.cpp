@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <map>
 
+#include "harness/stats.h"
+
 namespace gtb {
 
 namespace {
@@ -126,13 +128,8 @@ void unsteady(Record& r, const PlausibilityLimits& lim) {
     for (std::size_t i = 0; i < n; ++i) num += (double(i) - mid) * (rank[i] - mid), den += (double(i) - mid) * (double(i) - mid);
     const double rho = den > 0 ? num / den : 0;
     const std::size_t third = n / 3;
-    auto median_of = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      const std::size_t m = v.size();
-      return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
-    };
-    const double first = median_of({r.samples.begin(), r.samples.begin() + std::ptrdiff_t(third)});
-    const double last = median_of({r.samples.end() - std::ptrdiff_t(third), r.samples.end()});
+    const double first = median({r.samples.begin(), r.samples.begin() + std::ptrdiff_t(third)});
+    const double last = median({r.samples.end() - std::ptrdiff_t(third), r.samples.end()});
     const double ratio = first > 0 ? last / first : 1;
     if (std::fabs(rho) >= lim.drift_rank_correlation && (ratio >= lim.drift_ratio || ratio <= 1 / lim.drift_ratio) &&
         spread >= lim.drift_min_spread) {

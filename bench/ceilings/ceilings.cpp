@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/ceilings/sizes.h"
 #include "harness/context.h"
 #include "harness/gtb.h"
-#include "bench/ceilings/sizes.h"
 #include "kernels/ceilings/cpu/fma_peak.h"
 #include "kernels/ceilings/cpu/stream.h"
 #include "kernels/ceilings/stream.h"
