@@ -205,7 +205,7 @@ def figure_points(doc, family, section, spec):
         points = [dict(zip(names, row)) for row in table.get("rows", [])]
     else:
         points = ok(doc, family)
-    out = []
+    out, texts = [], set()
     for p in points:
         if not matches(p, spec.get("where")):
             continue
@@ -215,6 +215,11 @@ def figure_points(doc, family, section, spec):
             continue
         if is_num(y):
             out.append((p, x, y))
+        elif isinstance(y, str) and y:
+            texts.add(y)
+    if not out and texts:
+        # Every point the figure would draw holds a verdict instead of a number: say which.
+        raise Skip("every point's " + repr(spec.get("y", "value")) + " is " + " or ".join(repr(t) for t in sorted(texts)))
     return out
 
 
