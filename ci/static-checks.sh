@@ -235,7 +235,7 @@ if wanted layout; then
   if [[ "$plant" == layout ]]; then
     scan="$tmp/planted"  # the suite's files are the unplanted run's business
     mkdir -p "$scan/kernels/planted/cpu" "$scan/kernels/planted/cuda"
-    printf '#include "harness/gtb.h"\n' >"$scan/kernels/planted/cpu/uses_harness.cpp"
+    printf '#include "harness/runtime/gtb.h"\n' >"$scan/kernels/planted/cpu/uses_harness.cpp"
     printf '#include <cstddef>\n#  include "kernels/planted/cpu/uses_harness.h"\n' >"$scan/kernels/planted/cuda/uses_cpu.cu"
   fi
   checked=0

@@ -52,8 +52,8 @@ function(gtb_add_family)
     target_link_libraries(${klib} INTERFACE gtb_kernels_common)
   endif()
 
-  add_executable(gtb-${F_NAME} ${F_BENCH} ${root}/harness/family_main.cpp)
-  target_link_libraries(gtb-${F_NAME} PRIVATE ${klib} gtb_harness)
+  add_executable(gtb-${F_NAME} ${F_BENCH} ${root}/harness/runtime/family_main.cpp)
+  target_link_libraries(gtb-${F_NAME} PRIVATE ${klib} gtb_runtime)
   target_compile_definitions(gtb-${F_NAME} PRIVATE GTB_FAMILY_NAME="${F_NAME}")
   gtb_host_warnings(gtb-${F_NAME})
   set_target_properties(gtb-${F_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
@@ -63,7 +63,7 @@ function(gtb_add_family)
 
   if(GTB_BUILD_TESTS AND F_CPU_TESTS)
     add_executable(test_${F_NAME}_cpu ${F_CPU_TESTS})
-    target_link_libraries(test_${F_NAME}_cpu PRIVATE ${klib} gtb_harness GTest::gtest GTest::gtest_main)
+    target_link_libraries(test_${F_NAME}_cpu PRIVATE ${klib} gtb_runtime GTest::gtest GTest::gtest_main)
     gtb_host_warnings(test_${F_NAME}_cpu)
     # gtest_discover_tests flattens list-valued properties: one label each; the family is in the
     # test name prefix instead (ctest -R '^transfer\.').
@@ -75,7 +75,7 @@ function(gtb_add_family)
   if(GTB_BUILD_TESTS AND GTB_HAVE_CUDA AND F_GPU_TESTS)
     add_executable(test_${F_NAME}_gpu ${F_GPU_TESTS})
     set_property(GLOBAL APPEND PROPERTY GTB_GPU_CHECK_TARGETS test_${F_NAME}_gpu)
-    target_link_libraries(test_${F_NAME}_gpu PRIVATE ${klib} gtb_harness gtb_gpu_test_main GTest::gtest)
+    target_link_libraries(test_${F_NAME}_gpu PRIVATE ${klib} gtb_runtime gtb_gpu_test_main GTest::gtest)
     gtb_host_warnings(test_${F_NAME}_gpu)
     # One GPU test at a time, and none beside the CPU tests: they share the device, and their timing
     # assertions (overlap, loader idle time, blocking-kernel timeouts) fail when other tests load the

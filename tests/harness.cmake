@@ -1,7 +1,7 @@
 # Harness and driver tests (CPU).
 add_executable(test_harness cpu/test_stats.cpp cpu/test_results.cpp cpu/test_registry.cpp cpu/test_device_timing.cpp cpu/test_findings.cpp
   cpu/test_blas_core.cpp cpu/test_timing.cpp cpu/test_names.cpp cpu/test_suites.cpp)
-target_link_libraries(test_harness PRIVATE gtb_harness GTest::gtest GTest::gtest_main)
+target_link_libraries(test_harness PRIVATE gtb_runtime GTest::gtest GTest::gtest_main)
 gtb_host_warnings(test_harness)
 gtest_discover_tests(test_harness DISCOVERY_TIMEOUT 60 TEST_PREFIX "harness." PROPERTIES LABELS cpu)
 
@@ -40,8 +40,8 @@ set_tests_properties(driver.every_family PROPERTIES ENVIRONMENT "GTB_EXPECT_FAMI
 
 # The self-test family: like a real family binary, but not in GTB_FAMILIES, so `gtb run` runs it only
 # when a test names it (GTB_FAMILIES=selftest). Its planted-slowdown knob cannot reach real records.
-add_executable(gtb-selftest selftest/selftest.cpp ${PROJECT_SOURCE_DIR}/harness/family_main.cpp)
-target_link_libraries(gtb-selftest PRIVATE gtb_harness)
+add_executable(gtb-selftest selftest/selftest.cpp ${PROJECT_SOURCE_DIR}/harness/runtime/family_main.cpp)
+target_link_libraries(gtb-selftest PRIVATE gtb_runtime)
 target_compile_definitions(gtb-selftest PRIVATE GTB_FAMILY_NAME="selftest")
 gtb_host_warnings(gtb-selftest)
 set_target_properties(gtb-selftest PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)

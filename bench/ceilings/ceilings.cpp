@@ -6,15 +6,15 @@
 #include <vector>
 
 #include "bench/ceilings/sizes.h"
-#include "harness/context.h"
-#include "harness/gtb.h"
+#include "harness/runtime/context.h"
+#include "harness/runtime/gtb.h"
 #include "kernels/ceilings/cpu/fma_peak.h"
 #include "kernels/ceilings/cpu/stream.h"
 #include "kernels/ceilings/stream.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
 #if GTB_HAVE_CUDA
-#include "harness/cuda_timing.h"
+#include "harness/runtime/cuda_timing.h"
 #include "kernels/ceilings/cuda/ceilings.h"
 #endif
 

@@ -1,6 +1,6 @@
 // The ceilings family's findings: the measured ceilings other families report percent of.
-#include "harness/gtb.h"
-#include "harness/results.h"
+#include "harness/runtime/gtb.h"
+#include "harness/document/results.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "harness/gtb.h"
+#include "harness/runtime/gtb.h"
 
 namespace gtb::gemm {
 

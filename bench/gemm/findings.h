@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "harness/types.h"
+#include "harness/document/types.h"
 
 namespace gtb::gemm {
 

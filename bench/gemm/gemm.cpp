@@ -12,9 +12,9 @@
 
 #include "bench/gemm/check.h"
 #include "bench/gemm/findings.h"
-#include "harness/blas_core.h"
-#include "harness/gpu.h"
-#include "harness/gtb.h"
+#include "harness/runtime/blas_core.h"
+#include "harness/runtime/gpu.h"
+#include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
@@ -23,7 +23,7 @@
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_shapes.h"
 #if GTB_HAVE_CUDA
-#include "harness/cuda_timing.h"
+#include "harness/runtime/cuda_timing.h"
 #include "kernels/common/cuda/blas.h"
 #include "kernels/gemm/cuda/gemm.h"
 #include "kernels/gemm/cuda/gemm_lt.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "harness/gtb.h"
+#include "harness/runtime/gtb.h"
 
 namespace {
 

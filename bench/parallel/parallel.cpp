@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/gtb.h"
+#include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/verify.h"
 #include "kernels/parallel/collective.h"
@@ -19,7 +19,7 @@
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/mlp.h"
 #if GTB_HAVE_CUDA
-#include "harness/cuda_timing.h"
+#include "harness/runtime/cuda_timing.h"
 #include "kernels/parallel/cuda/dp_step.h"
 #include "kernels/parallel/cuda/nccl.h"
 #include "kernels/train/cuda/mlp.h"

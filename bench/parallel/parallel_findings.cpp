@@ -7,7 +7,7 @@
 #include <string>
 #include <tuple>
 
-#include "harness/gtb.h"
+#include "harness/runtime/gtb.h"
 #include "kernels/parallel/projection.h"
 
 namespace {

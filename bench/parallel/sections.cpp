@@ -1,6 +1,6 @@
 // The parallel family's findings for the report and plots: collective bandwidth at the largest
 // size, the data-parallel step (buckets, overlap, scaling), interference, and, apart, projections.
-#include "harness/gtb.h"
+#include "harness/runtime/gtb.h"
 
 namespace {
 

@@ -11,15 +11,15 @@
 #include <vector>
 
 #include "bench/pitfalls/findings.h"
-#include "harness/gtb.h"
+#include "harness/runtime/gtb.h"
 #include "kernels/common/verify.h"
 #include "kernels/pitfalls/cpu/flag_kernels.h"
 #include "kernels/pitfalls/cpu/step_loop.h"
 #include "kernels/pitfalls/pitfalls.h"
 #include "kernels/pitfalls/reference.h"
 #if GTB_HAVE_CUDA
-#include "harness/cuda_timing.h"
-#include "harness/gpu.h"
+#include "harness/runtime/cuda_timing.h"
+#include "harness/runtime/gpu.h"
 #include "kernels/pitfalls/cuda/flag_kernels.h"
 #include "kernels/pitfalls/cuda/flag_run.h"
 #include "kernels/pitfalls/cuda/step_loop.h"

@@ -1,6 +1,6 @@
 // The pitfalls family's findings for the report and plots: each habit's cost per step, where it
 // stops dominating, each build's slowdown against the project's default build.
-#include "harness/gtb.h"
+#include "harness/runtime/gtb.h"
 
 namespace {
 

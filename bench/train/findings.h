@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "harness/types.h"
+#include "harness/document/types.h"
 
 namespace gtb::mlp {
 

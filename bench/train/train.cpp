@@ -8,15 +8,15 @@
 #include <vector>
 
 #include "bench/train/findings.h"
-#include "harness/blas_core.h"
-#include "harness/gpu.h"
-#include "harness/gtb.h"
+#include "harness/runtime/blas_core.h"
+#include "harness/runtime/gpu.h"
+#include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/precision.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/mlp.h"
 #if GTB_HAVE_CUDA
-#include "harness/cuda_timing.h"
+#include "harness/runtime/cuda_timing.h"
 #include "kernels/train/cuda/mlp.h"
 #endif
 

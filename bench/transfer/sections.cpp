@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "harness/gtb.h"
+#include "harness/runtime/gtb.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "harness/gtb.h"
+#include "harness/runtime/gtb.h"
 
 namespace {
 

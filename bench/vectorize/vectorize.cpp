@@ -12,14 +12,14 @@
 #include <utility>
 #include <vector>
 
-#include "harness/context.h"
-#include "harness/gtb.h"
+#include "harness/runtime/context.h"
+#include "harness/runtime/gtb.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
 #include "kernels/vectorize/cpu/vectorize.h"
 #include "kernels/vectorize/elementwise.h"
 #if GTB_HAVE_CUDA
-#include "harness/cuda_timing.h"
+#include "harness/runtime/cuda_timing.h"
 #include "kernels/vectorize/cuda/vectorize.h"
 #endif
 

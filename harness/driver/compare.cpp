@@ -8,7 +8,7 @@
 #include "harness/driver/commands.h"
 #include "harness/driver/compare_cli.h"
 #include "harness/driver/compare_core.h"
-#include "harness/results.h"
+#include "harness/document/results.h"
 
 namespace gtb::driver {
 

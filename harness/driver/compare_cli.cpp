@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "harness/results.h"
+#include "harness/document/results.h"
 
 namespace gtb::driver {
 

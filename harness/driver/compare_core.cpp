@@ -13,7 +13,7 @@
 
 #include "harness/driver/compare_stats.h"
 #include "harness/driver/summary.h"
-#include "harness/results.h"
+#include "harness/document/results.h"
 
 namespace gtb::compare {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/types.h"
+#include "harness/document/types.h"
 
 namespace gtb::compare {
 

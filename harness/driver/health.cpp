@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "harness/driver/summary.h"
-#include "harness/stopping.h"
+#include "harness/runtime/stopping.h"
 
 namespace gtb::health {
 

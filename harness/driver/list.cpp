@@ -11,8 +11,8 @@
 #include "harness/driver/commands.h"
 #include "harness/driver/families.h"
 #include "harness/driver/process.h"
-#include "harness/stopping.h"
-#include "harness/types.h"
+#include "harness/runtime/stopping.h"
+#include "harness/document/types.h"
 
 namespace gtb::driver {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "harness/driver/commands.h"
-#include "harness/results.h"
+#include "harness/document/results.h"
 
 extern char** environ;
 

@@ -4,7 +4,7 @@
 
 #include "harness/driver/commands.h"
 #include "harness/driver/report_core.h"
-#include "harness/results.h"
+#include "harness/document/results.h"
 
 namespace gtb::driver {
 

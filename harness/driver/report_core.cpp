@@ -12,8 +12,8 @@
 #include "harness/driver/compare_core.h"
 #include "harness/driver/health.h"
 #include "harness/driver/summary.h"
-#include "harness/findings.h"
-#include "harness/results.h"
+#include "harness/document/findings.h"
+#include "harness/document/results.h"
 
 namespace gtb::report {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "harness/types.h"
+#include "harness/document/types.h"
 
 namespace gtb::report {
 

@@ -20,8 +20,8 @@
 #include "harness/driver/process.h"
 #include "harness/driver/runs.h"
 #include "harness/driver/summary.h"
-#include "harness/results.h"
-#include "harness/stopping.h"
+#include "harness/document/results.h"
+#include "harness/runtime/stopping.h"
 
 namespace gtb::driver {
 

@@ -10,8 +10,8 @@
 
 #include "harness/driver/health.h"
 #include "harness/driver/process.h"
-#include "harness/results.h"
-#include "harness/stopping.h"
+#include "harness/document/results.h"
+#include "harness/runtime/stopping.h"
 
 namespace gtb::driver {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "harness/driver/launch.h"
-#include "harness/types.h"
+#include "harness/document/types.h"
 
 namespace gtb::driver {
 

@@ -3,7 +3,7 @@
 
 #include <ostream>
 
-#include "harness/types.h"
+#include "harness/document/types.h"
 
 namespace gtb::driver {
 

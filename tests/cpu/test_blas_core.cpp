@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/blas_core.h"
+#include "harness/runtime/blas_core.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/results.h"
+#include "harness/document/results.h"
 
 namespace gtb {
 namespace {

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "harness/driver/compare_stats.h"
-#include "harness/results.h"
-#include "harness/stats.h"
-#include "harness/types.h"
+#include "harness/document/results.h"
+#include "harness/document/stats.h"
+#include "harness/document/types.h"
 
 namespace gtb::testing {
 

@@ -1,8 +1,8 @@
 // Blocking-kernel decisions and the device_timing summary of a record, without a GPU.
 #include <gtest/gtest.h>
 
-#include "harness/device_timing.h"
-#include "harness/types.h"
+#include "harness/runtime/device_timing.h"
+#include "harness/document/types.h"
 
 namespace {
 

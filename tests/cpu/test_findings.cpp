@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "harness/findings.h"
+#include "harness/document/findings.h"
 
 namespace gtb::findings {
 namespace {

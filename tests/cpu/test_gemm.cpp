@@ -10,7 +10,7 @@
 
 #include "bench/gemm/check.h"
 #include "bench/gemm/findings.h"
-#include "harness/gtb.h"
+#include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/random.h"
 #include "kernels/gemm/cpu/gemm.h"

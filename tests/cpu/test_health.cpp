@@ -10,8 +10,8 @@
 #include <fstream>
 
 #include "harness/driver/health.h"
-#include "harness/plausibility.h"
-#include "harness/results.h"
+#include "harness/document/plausibility.h"
+#include "harness/document/results.h"
 
 namespace gtb {
 namespace {

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/stopping.h"
-#include "harness/types.h"
+#include "harness/runtime/stopping.h"
+#include "harness/document/types.h"
 #include "kernels/common/names.h"
 #include "kernels/common/precision.h"
 

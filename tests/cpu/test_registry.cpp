@@ -13,9 +13,9 @@
 #include <new>
 #include <vector>
 
-#include "harness/gpu.h"
-#include "harness/gtb.h"
-#include "harness/results.h"
+#include "harness/runtime/gpu.h"
+#include "harness/runtime/gtb.h"
+#include "harness/document/results.h"
 
 namespace {
 

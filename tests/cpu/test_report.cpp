@@ -5,8 +5,8 @@
 
 #include "harness/driver/report_core.h"
 #include "harness/driver/summary.h"
-#include "harness/findings.h"
-#include "harness/results.h"
+#include "harness/document/findings.h"
+#include "harness/document/results.h"
 
 namespace gtb {
 namespace {

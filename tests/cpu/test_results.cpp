@@ -10,7 +10,7 @@
 #include <fstream>
 #include <limits>
 
-#include "harness/results.h"
+#include "harness/document/results.h"
 
 using namespace gtb;
 

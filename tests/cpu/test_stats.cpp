@@ -5,8 +5,8 @@
 #include <limits>
 #include <random>
 
-#include "harness/stats.h"
-#include "harness/stopping.h"
+#include "harness/document/stats.h"
+#include "harness/runtime/stopping.h"
 
 using gtb::compute_stats;
 

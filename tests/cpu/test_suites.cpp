@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-#include "harness/gtb.h"
+#include "harness/runtime/gtb.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <thread>
 
-#include "harness/gtb.h"
+#include "harness/runtime/gtb.h"
 #include "kernels/common/clock.h"
 
 namespace {

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/train/findings.h"
-#include "harness/gtb.h"
+#include "harness/runtime/gtb.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/mlp.h"
 

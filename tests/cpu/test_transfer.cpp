@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "harness/stopping.h"
+#include "harness/runtime/stopping.h"
 #include "kernels/common/random.h"
 #include "kernels/transfer/cpu/transfer.h"
 #include "kernels/transfer/loader.h"

@@ -5,7 +5,7 @@
 
 #include "harness/driver/compare_core.h"
 #include "harness/driver/report_core.h"
-#include "harness/results.h"
+#include "harness/document/results.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const gtb::json doc = gtb::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/cuda_timing.h"
-#include "harness/device_timing.h"
-#include "harness/stopping.h"
+#include "harness/runtime/cuda_timing.h"
+#include "harness/runtime/device_timing.h"
+#include "harness/runtime/stopping.h"
 #include "kernels/ceilings/cuda/ceilings.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"

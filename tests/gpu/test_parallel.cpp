@@ -7,8 +7,8 @@
 
 #include <cmath>
 
-#include "harness/gpu.h"
-#include "harness/host_timing.h"
+#include "harness/runtime/gpu.h"
+#include "harness/runtime/host_timing.h"
 #include "kernels/common/verify.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/cuda/mlp.h"

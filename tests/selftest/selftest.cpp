@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "harness/gtb.h"
+#include "harness/runtime/gtb.h"
 
 namespace {
 

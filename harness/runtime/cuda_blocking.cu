@@ -1,5 +1,5 @@
 // The blocking kernel: spins on a host-mapped flag, with a timeout, so that timed work queues behind it.
-#include "harness/cuda_blocking.h"
+#include "harness/runtime/cuda_blocking.h"
 
 #include "kernels/common/cuda/check.h"
 

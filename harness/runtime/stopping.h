@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/stats.h"
+#include "harness/document/stats.h"
 #include "kernels/common/clock.h"  // gtb::host_seconds
 #include "kernels/common/names.h"
 

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/types.h"
+#include "harness/document/types.h"
 #include "kernels/common/names.h"
 
 namespace gtb::findings {

@@ -12,12 +12,12 @@
 #include <new>
 #include <stdexcept>
 
-#include "harness/blas_core.h"
-#include "harness/context.h"
-#include "harness/device_timing.h"
-#include "harness/gpu.h"
-#include "harness/gtb.h"
-#include "harness/results.h"
+#include "harness/runtime/blas_core.h"
+#include "harness/runtime/context.h"
+#include "harness/runtime/device_timing.h"
+#include "harness/runtime/gpu.h"
+#include "harness/runtime/gtb.h"
+#include "harness/document/results.h"
 
 namespace gtb {
 

@@ -1,9 +1,9 @@
 // Decisions about blocking-kernel timing and the per-record summary of how device time was taken.
-#include "harness/device_timing.h"
+#include "harness/runtime/device_timing.h"
 
 #include <algorithm>
 
-#include "harness/stats.h"
+#include "harness/document/stats.h"
 
 namespace gtb {
 

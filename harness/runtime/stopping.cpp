@@ -1,5 +1,5 @@
 // The stopping rule and the sampling loop every measurement goes through.
-#include "harness/stopping.h"
+#include "harness/runtime/stopping.h"
 
 #include <chrono>
 #include <algorithm>

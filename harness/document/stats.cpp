@@ -1,5 +1,5 @@
 // Summary statistics: order statistics with numpy's default interpolation, moments in double.
-#include "harness/stats.h"
+#include "harness/document/stats.h"
 
 #include <algorithm>
 #include <cmath>

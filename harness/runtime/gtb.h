@@ -12,11 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/findings.h"
-#include "harness/host_timing.h"
-#include "harness/stats.h"
-#include "harness/stopping.h"
-#include "harness/types.h"
+#include "harness/document/findings.h"
+#include "harness/runtime/host_timing.h"
+#include "harness/document/stats.h"
+#include "harness/runtime/stopping.h"
+#include "harness/document/types.h"
 #include "kernels/common/errors.h"  // gtb::Skip, gtb::OutOfMemory
 
 namespace gtb {

@@ -1,12 +1,12 @@
 // Plausibility checks that flag, never drop: a suspect record keeps its number and says why.
-#include "harness/plausibility.h"
+#include "harness/document/plausibility.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 
-#include "harness/stats.h"
+#include "harness/document/stats.h"
 
 namespace gtb {
 

@@ -1,5 +1,5 @@
 // Records to and from JSON, record ids.
-#include "harness/types.h"
+#include "harness/document/types.h"
 
 #include <cmath>
 #include <sstream>

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/stats.h"
+#include "harness/document/stats.h"
 #include "kernels/common/names.h"
 
 namespace gtb {

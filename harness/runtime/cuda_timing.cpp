@@ -1,9 +1,9 @@
 // CUDA event timing: the timed region around a sample, with the blocking kernel in front of it.
-#include "harness/cuda_timing.h"
+#include "harness/runtime/cuda_timing.h"
 
-#include "harness/cuda_blocking.h"
-#include "harness/gtb.h"
-#include "harness/stopping.h"
+#include "harness/runtime/cuda_blocking.h"
+#include "harness/runtime/gtb.h"
+#include "harness/runtime/stopping.h"
 
 namespace gtb::cuda {
 

@@ -1,7 +1,7 @@
 // Assembling, checking, loading and atomically writing results documents.
-#include "harness/results.h"
+#include "harness/document/results.h"
 
-#include "harness/plausibility.h"
+#include "harness/document/plausibility.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // Findings: the typed form, its one JSON (de)serialisation and the value formats the report uses.
-#include "harness/findings.h"
+#include "harness/document/findings.h"
 
 #include <algorithm>
 #include <array>

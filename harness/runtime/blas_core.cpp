@@ -1,5 +1,5 @@
 // OpenBLAS core-type selection for a family process: decide, verify in a probe child, re-execute.
-#include "harness/blas_core.h"
+#include "harness/runtime/blas_core.h"
 
 #include <cblas.h>  // OpenBLAS's: also declares openblas_get_corename()
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include <random>
 #include <sstream>
 
-#include "harness/context.h"
+#include "harness/runtime/context.h"
 
 extern char** environ;
 

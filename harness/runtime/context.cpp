@@ -1,5 +1,5 @@
 // Gathers the machine and build context written into every results file.
-#include "harness/context.h"
+#include "harness/runtime/context.h"
 
 #include <omp.h>
 #include <sys/utsname.h>
@@ -13,9 +13,9 @@
 #include <sstream>
 #include <thread>
 
-#include "harness/blas_core.h"
-#include "harness/gpu.h"
-#include "harness/results.h"
+#include "harness/runtime/blas_core.h"
+#include "harness/runtime/gpu.h"
+#include "harness/document/results.h"
 
 extern "C" {
 char* openblas_get_config(void);

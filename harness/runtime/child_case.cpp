@@ -10,8 +10,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "harness/gtb.h"
-#include "harness/results.h"
+#include "harness/runtime/gtb.h"
+#include "harness/document/results.h"
 
 extern char** environ;
 

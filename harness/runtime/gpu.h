@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/types.h"
+#include "harness/document/types.h"
 
 namespace gtb::gpu {
 
