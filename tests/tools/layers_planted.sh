@@ -1,0 +1,17 @@
+#!/bin/bash
+# A planted twin of the layering check: a copy of harness/ with one include that runs back up.
+# usage: layers_planted.sh MODE PYTHON SOURCE_ROOT WORK_DIR
+#   MODE document: harness/document/stats.h includes the driver
+#   MODE driver:   a driver file includes the runtime's gtb.h (gtb_runtime, which the driver does not link)
+#   MODE outside:  a source file directly in harness/
+set -eu
+mode=$1 py=$2 src=$3 work=$4
+rm -rf "$work" && mkdir -p "$work"
+cp -r "$src/harness" "$work/harness"
+case $mode in
+  document) echo '#include "harness/driver/summary.h"' >>"$work/harness/document/stats.h" ;;
+  driver)   echo '#include "harness/runtime/gtb.h"' >>"$work/harness/driver/list.cpp" ;;
+  outside)  echo '// stray' >"$work/harness/stray.cpp" ;;
+  *) echo "unknown mode $mode"; exit 2 ;;
+esac
+exec "$py" "$src/tests/tools/check_layers.py" "$work"
