@@ -83,7 +83,7 @@ const bool kGroup = gtb::set_process_group(
 // Returns true on rank 0 (which owns the record). Ranks in lockstep are a self-timed batch: `body`
 // runs `reps` repetitions and returns their seconds, read with the harness's helpers.
 bool lockstep_exec(gtb::State& st, const std::function<double(std::int64_t)>& body,
-                      gtb::Clock clock = gtb::Clock::host_wall) {
+                   gtb::Clock clock = gtb::Clock::host_wall) {
   auto one = [&](std::int64_t reps) {
     mpi::barrier();
     return mpi::max_over_ranks(body(reps));
