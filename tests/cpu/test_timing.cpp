@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "harness/runtime/gtb.h"
 #include "kernels/common/clock.h"
@@ -100,6 +101,34 @@ TEST(Exec, CalibrationRepeatsFastWorkAndEveryRepetitionIsCalled) {
   EXPECT_GE(calls, 1 + reps + 5 * reps);
   EXPECT_LE(calls, 1 + (calibration - 1) * reps + 5 * reps);
   EXPECT_EQ(f.r.reps_per_sample, s.reps_per_sample);
+}
+
+TEST(Exec, EverySampleCallsTheWorkTheRepetitionsTheHarnessChose) {
+  // finish() brackets every sample (once before its span, once at its end), so the calls between
+  // the two are that sample's repetitions: 1 first, growing through calibration, then
+  // reps_per_sample for the warm-up sample and the four kept samples, and nothing else.
+  Fixture f(2e-3);
+  gtb::State st(f.r, gtb::Suite::quick, f.rule);
+  st.check(true, "ok");
+  std::int64_t calls = 0, in_sample = 0;
+  bool open = false;
+  std::vector<std::int64_t> per_sample;
+  const gtb::SampleSet& s = st.exec([&] {
+    ++calls;
+    ++in_sample;
+  }, [&] {
+    if (open) per_sample.push_back(in_sample);
+    open = !open;
+    in_sample = 0;
+  });
+  ASSERT_EQ(per_sample.size(), std::size_t(s.warmup_samples + 4));
+  EXPECT_EQ(per_sample.front(), 1);
+  for (std::size_t i = 1; i < per_sample.size(); ++i) EXPECT_GE(per_sample[i], per_sample[i - 1]);
+  for (std::size_t i = per_sample.size() - 5; i < per_sample.size(); ++i) EXPECT_EQ(per_sample[i], s.reps_per_sample);
+  std::int64_t sum = 0;
+  for (std::int64_t n : per_sample) sum += n;
+  EXPECT_EQ(calls, sum);
+  EXPECT_GT(s.reps_per_sample, 1);
 }
 
 TEST(Exec, TheFinishFormDrainsBeforeAndEndsEverySampleInsideTheSpan) {
