@@ -183,7 +183,7 @@ class State {
   const SampleSet& exec(Fn&& fn, Finish&& finish) {
     return sample(Clock::host_wall, [&](std::int64_t reps) { return batch_seconds(reps, fn, finish); });
   }
-  // CUDA events on a stream: gtb::cuda::exec() and gtb::cuda::exec_cold_l2() (cuda_timing.h).
+  // CUDA events on a stream: gtb::cuda::exec(), exec_each() and exec_cold_l2() (cuda_timing.h).
   //
   // The exception, for work that repeats itself and can only be timed as a whole batch: a kernel
   // whose own loop runs the repetitions, MPI ranks that must run the same repetitions in lockstep.
