@@ -45,3 +45,28 @@ target_link_libraries(gtb-selftest PRIVATE gtb_runtime)
 target_compile_definitions(gtb-selftest PRIVATE GTB_FAMILY_NAME="selftest")
 gtb_host_warnings(gtb-selftest)
 set_target_properties(gtb-selftest PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+
+# bench/ holds no timing or calibration loop of its own (the harness runs warm-up, calibration and
+# sampling); its planted twin, a copy of bench/ with a case that reads the clock itself, must fail.
+add_test(NAME harness.bench_timing_through_harness
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_bench_timing.sh ${PROJECT_SOURCE_DIR})
+add_test(NAME harness.bench_timing_planted
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/expect_fail.sh
+                 "FAIL: bench/planted.cpp:5: a timing loop or clock read of its own"
+                 bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_bench_timing.sh ${PROJECT_SOURCE_DIR}
+                 --plant ${CMAKE_CURRENT_BINARY_DIR}/bench-timing-planted)
+set_tests_properties(harness.bench_timing_through_harness harness.bench_timing_planted PROPERTIES LABELS cpu TIMEOUT 60)
+
+# Google Benchmark is the family binaries' command line and reporter, gtb's sampler their only clock:
+# the JSON keeps the shape google/benchmark's tools/compare.py reads, and its times are gtb's
+# medians. The planted twin drops a field compare.py needs and must fail.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME harness.gbench_json_for_compare
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_gbench_json.py $<TARGET_FILE:gtb-selftest>
+                   ${CMAKE_CURRENT_BINARY_DIR}/gbench-json)
+  add_test(NAME harness.gbench_json_planted
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/expect_fail.sh "FAIL: benchmarks\\[0\\] .* has no real_time"
+                   ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_gbench_json.py $<TARGET_FILE:gtb-selftest>
+                   ${CMAKE_CURRENT_BINARY_DIR}/gbench-json-planted --plant)
+  set_tests_properties(harness.gbench_json_for_compare harness.gbench_json_planted PROPERTIES LABELS cpu TIMEOUT 120)
+endif()

@@ -94,13 +94,11 @@ void cpu_stream(gtb::State& st, bool is_triad) {
   // Only sizes well above the last-level cache measure memory; the ceiling ignores the others.
   st.info("cache_resident", gtb::cache_resident(working_set));
   st.counter("working_set_bytes", working_set, "bytes");
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    return gtb::time_host(reps, [&] {
-      if (is_triad)
-        gtb::cpu::stream_triad(a, b, c, kScalar, n, stores);
-      else
-        gtb::cpu::stream_copy(a, b, n, stores);
-    });
+  st.exec([&] {
+    if (is_triad)
+      gtb::cpu::stream_triad(a, b, c, kScalar, n, stores);
+    else
+      gtb::cpu::stream_copy(a, b, n, stores);
   });
 }
 
@@ -128,9 +126,7 @@ void cpu_fma(gtb::State& st) {
   st.info("chains_per_thread", gtb::cpu::kFmaChains);
   st.info("flop_rule", isa == gtb::cpu::FmaIsa::baseline ? "2 per multiply-add pair (no FMA instruction)"
                                                           : "2 per FMA lane");
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    return gtb::time_host(reps, [&] { gtb::cpu::fma_peak_run(isa, got.data(), threads, kIters, kMul, kAdd); });
-  });
+  st.exec([&] { gtb::cpu::fma_peak_run(isa, got.data(), threads, kIters, kMul, kAdd); });
 }
 
 #if GTB_HAVE_CUDA
@@ -168,8 +164,7 @@ void gpu_stream(gtb::State& st, bool is_triad) {
   // left out of the device ceiling.
   st.info("cache_resident", gtb::cache_resident(working_set, gtb::cuda::device_l2_bytes()));
   st.info("working_set_bytes", working_set);
-  st.measure(gtb::Clock::cuda_event,
-             [&](std::int64_t reps) { return gtb::cuda::time_events(stream.get(), reps, enqueue); });
+  gtb::cuda::exec(st, stream.get(), enqueue);
 }
 #else
 void gpu_stream(gtb::State&, bool) { throw gtb::Skip("built without CUDA"); }

@@ -13,7 +13,6 @@
 #include "bench/gemm/check.h"
 #include "bench/gemm/findings.h"
 #include "harness/runtime/blas_core.h"
-#include "harness/runtime/gpu.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/random.h"
@@ -126,9 +125,7 @@ void cpu_sgemm(gtb::State& st) {
   st.info("corename", gtb::cpu::blas_corename());
   st.info("coretype_source", gtb::openblas_core_source());
   st.info("compute", "cblas_sgemm (FP32 in, FP32 accumulate, FP32 out)");
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    return gtb::time_host(reps, [&] { gtb::cpu::gemm_sgemm(pr.a.data(), pr.b.data(), c.data(), m, n, k); });
-  });
+  st.exec([&] { gtb::cpu::gemm_sgemm(pr.a.data(), pr.b.data(), c.data(), m, n, k); });
 }
 
 // OpenBLAS with the core it detects by itself, when this process runs another one (chosen by gtb
@@ -176,14 +173,11 @@ void cpu_onednn(gtb::State& st) {
   st.info("threads", mm.threads());
   st.info("library", "oneDNN " + gtb::cpu::dnnl_version());
   st.info("impl", mm.impl());
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    return gtb::time_host(reps, [&] { mm.run(); });
-  });
+  st.exec([&] { mm.run(); });
 }
 
 #if GTB_HAVE_CUDA
 void gpu_gemm(gtb::State& st, bool lt) {
-  if (auto why = gtb::gpu::unavailable_reason()) throw gtb::Skip(*why);
   const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
   const std::string l2 = st.get_string("l2");
   if (l2 != "warm" && l2 != "cold") throw std::invalid_argument("gemm: l2 must be warm or cold, got " + l2);
@@ -238,28 +232,12 @@ void gpu_gemm(gtb::State& st, bool lt) {
   st.counter("est_wave_efficiency", est.wave_efficiency, "");
   st.counter("est_tile_efficiency", est.tile_efficiency, "");
 
-  const gtb::SampleSet* ss = nullptr;
-  if (l2 == "warm") {
-    // cuBLAS may add a split-K reduction kernel: two operations a call for the launch-queue limit.
-    ss = &st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) {
-      return gtb::cuda::time_events(stream.get(), reps, enqueue, {gtb::Blocking::allowed, 2});
-    });
-  } else {
-    // Flush before every repetition and time only the GEMM: each one starts with a cold L2. The
-    // repetitions' regions are one sample for the record's device_timing.
-    gtb::cuda::L2Flusher flusher;
-    ss = &st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) {
-      gtb::DeviceTimingLog& log = gtb::device_timing_log();
-      const std::size_t first = log.size();
-      double total = 0;
-      for (std::int64_t r = 0; r < reps; ++r) {
-        flusher.flush(stream.get());
-        total += gtb::cuda::time_events(stream.get(), 1, enqueue, {gtb::Blocking::allowed, 2});
-      }
-      log.combine_since(first);
-      return total;
-    });
-  }
+  // cuBLAS may add a split-K reduction kernel: two operations a call for the launch-queue limit.
+  // Cold: the harness flushes the L2 before every repetition and times only the GEMM, so each one
+  // starts with a cold L2.
+  const gtb::cuda::EventTiming how{gtb::Blocking::allowed, 2};
+  const gtb::SampleSet* ss = l2 == "warm" ? &gtb::cuda::exec(st, stream.get(), enqueue, how)
+                                          : &gtb::cuda::exec_cold_l2(st, stream.get(), enqueue, how);
   if (const auto peak = gtb::gemm::find_peak(dev.name); peak && ss->stats.median > 0) {
     const double peak_tf = gtb::gemm::peak_tflops(*peak, prec);
     const double tflops = gtb::gemm::flops(pr.m, pr.n, pr.k) / ss->stats.median / 1e12;

@@ -80,15 +80,16 @@ const bool kGroup = gtb::set_process_group(
 
 // Rank 0's harness decides warm-up, repetitions and samples; the other ranks follow its commands, so
 // every rank runs the same collectives. A sample is the slowest rank's time after a common barrier.
-// Returns true on rank 0 (which owns the record).
-bool lockstep_measure(gtb::State& st, const std::function<double(std::int64_t)>& body,
-                      gtb::Clock clock = gtb::Clock::host_wall) {
+// Returns true on rank 0 (which owns the record). Ranks in lockstep are a self-timed batch: `body`
+// runs `reps` repetitions and returns their seconds, read with the harness's helpers.
+bool lockstep_exec(gtb::State& st, const std::function<double(std::int64_t)>& body,
+                   gtb::Clock clock = gtb::Clock::host_wall) {
   auto one = [&](std::int64_t reps) {
     mpi::barrier();
     return mpi::max_over_ranks(body(reps));
   };
   if (mpi::rank() == 0) {
-    st.measure(clock, [&](std::int64_t reps) {
+    st.exec_batch_self_timed(clock, [&](std::int64_t reps) {
       mpi::broadcast(reps);
       return one(reps);
     });
@@ -157,11 +158,11 @@ void cpu_collective(gtb::State& st) {
   const bool plain = st.record().variant == "mpi_plain_loop";
   // The plain loop is what a user would write: no barrier, no per-sample agreement, rank 0's clock.
   auto body = [&](std::int64_t reps) {
-    return gtb::time_host(reps, [&] { mpi::run(c, send.data(), recv.data(), k.send, k.recv); });
+    return gtb::batch_seconds(reps, [&] { mpi::run(c, send.data(), recv.data(), k.send, k.recv); });
   };
   if (plain) {
     if (me == 0) {
-      st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
+      st.exec_batch_self_timed(gtb::Clock::host_wall, [&](std::int64_t reps) {
         mpi::broadcast(reps);
         return body(reps);
       });
@@ -170,7 +171,7 @@ void cpu_collective(gtb::State& st) {
       for (std::int64_t reps; (reps = mpi::broadcast(0)) > 0;) body(reps);
       follower_done();
     }
-  } else if (!lockstep_measure(st, body)) {
+  } else if (!lockstep_exec(st, body)) {
     follower_done();
   }
   const double med = st.record().stats->median;
@@ -270,17 +271,15 @@ void cpu_dp_step(gtb::State& st) {
   st.set_work(double(global));
   std::vector<double> comm, frac, bwd;  // per step on this rank
   auto body = [&](std::int64_t reps) {
-    double s = 0;
-    for (std::int64_t r = 0; r < reps && active; ++r) {
+    if (!active) return 0.0;
+    return gtb::batch_seconds(reps, [&] {
       model.step(x, y);
-      s += model.last_times().total_s;
       comm.push_back(model.last_times().comm_s);
       frac.push_back(model.last_times().comm_s / model.last_times().total_s);
       bwd.push_back(model.last_times().backward_s);
-    }
-    return s;
+    });
   };
-  const bool leader = lockstep_measure(st, body);
+  const bool leader = lockstep_exec(st, body);
   // Each rank's medians over its own steps, then the worst rank: the fraction comes from the same steps
   // as its communication time, not from the record's samples (those are the slowest rank's sums).
   const double comm_med = mpi::max_over_ranks(median_of(comm)), bwd_med = mpi::max_over_ranks(median_of(bwd));
@@ -292,8 +291,7 @@ void cpu_dp_step(gtb::State& st) {
 #if GTB_HAVE_CUDA
 // Host seconds of `reps` collectives from a drained queue to a drained queue, as nccl-tests times them.
 double time_collectives(par::nccl::LocalGroup& g, std::int64_t reps) {
-  g.sync();
-  return gtb::time_host(reps, [&] { g.enqueue(1); }, [&] { g.sync(); });
+  return gtb::batch_seconds(reps, [&] { g.enqueue(1); }, [&] { g.sync(); });
 }
 
 // One process: every local GPU. Several ranks: one GPU per rank, the communicator set up over MPI;
@@ -313,7 +311,7 @@ void gpu_collective(gtb::State& st) {
   if (!agreed_check(st, r.ok, r.detail)) return;
   const double size = double(g->bytes());
   st.set_work(size);
-  if (!lockstep_measure(st, [&](std::int64_t reps) { return time_collectives(*g, reps); })) follower_done();
+  if (!lockstep_exec(st, [&](std::int64_t reps) { return time_collectives(*g, reps); })) follower_done();
   const double med = st.record().stats->median;
   st.counter("time_us", med * 1e6, "us");
   st.counter("busbw", par::busbw_gbps(c, g->ranks(), size, med), "GB/s");
@@ -389,7 +387,7 @@ void gpu_dp_step(gtb::State& st) {
     bwd.push_back(t.backward_s);
     return t.step_s;
   };
-  const bool leader = lockstep_measure(st, body, gtb::Clock::cuda_event);
+  const bool leader = lockstep_exec(st, body, gtb::Clock::cuda_event);
   const double comm_med = mpi::max_over_ranks(median_of(comm)), bwd_med = mpi::max_over_ranks(median_of(bwd));
   const double frac_med = mpi::max_over_ranks(median_of(frac));
   if (!leader) follower_done();
@@ -452,13 +450,12 @@ void gpu_interference(gtb::State& st) {
   model.set_params(p0);
   model.set_opt_state(o0);
   model.set_scale_state(s0);
+  // No blocking kernel holds the stream while NCCL works (see gpu_dp_step).
+  const gtb::cuda::EventTiming unblocked{gtb::Blocking::forbidden, 1};
+  const auto backward = [&](cudaStream_t) { model.backward(0); };
   model.forward(0);
-  gtb::cuda::Event e0, e1;
-  e0.record(model.stream());
-  model.backward(0);
-  e1.record(model.stream());
-  const double t_bwd = gtb::cuda::elapsed_seconds(e0, e1);
-  const double t_red = time_collectives(*g, 3) / 3;
+  const double t_bwd = gtb::cuda::probe(model.stream(), backward, unblocked, gtb::ProbeRule{1, 0.02, 1});
+  const double t_red = st.probe([&] { g->enqueue(1); }, [&] { g->sync(); }, gtb::ProbeRule{1, 0.02, 3});
   const auto k = std::int64_t(std::clamp(std::ceil(2.0 * t_bwd / t_red), 1.0, 1000.0));
   // Backward alone and with reductions in flight, from the same forward: the gradients must agree
   // (bias gradients are summed with atomics, so their order and last bits may differ).
@@ -486,18 +483,10 @@ void gpu_interference(gtb::State& st) {
   // Backward repeats from the one forward above: the same kernels on the same shapes every time (the
   // bias gradients keep accumulating, which changes no work).
   st.set_work(1);
-  st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) {
-    double total = 0;
-    for (std::int64_t r = 0; r < reps; ++r) {
-      if (contended) g->enqueue(k);
-      e0.record(model.stream());
-      model.backward(0);
-      e1.record(model.stream());
-      total += gtb::cuda::elapsed_seconds(e0, e1);
-      if (contended) g->sync();
-    }
-    return total;
-  });
+  // Each repetition in a region of its own: the reductions are queued before it and waited for after.
+  gtb::cuda::AroundEachRep around;
+  if (contended) around = {[&](cudaStream_t) { g->enqueue(k); }, [&] { g->sync(); }};
+  gtb::cuda::exec_each(st, model.stream(), backward, around, unblocked);
   st.counter("backward_ms", st.record().stats->median * 1e3, "ms");
   st.counter("reductions_in_flight", double(contended ? k : 0), "count");
   st.counter("reduction_bytes", double(g->bytes()), "bytes");

@@ -19,7 +19,6 @@
 #include "kernels/pitfalls/reference.h"
 #if GTB_HAVE_CUDA
 #include "harness/runtime/cuda_timing.h"
-#include "harness/runtime/gpu.h"
 #include "kernels/pitfalls/cuda/flag_kernels.h"
 #include "kernels/pitfalls/cuda/flag_run.h"
 #include "kernels/pitfalls/cuda/step_loop.h"
@@ -66,13 +65,14 @@ void cpu_step_case(State& st, pf::Copy copy, int every) {
   if (!v.ok) return;
   step_counters(st, cfg, batch, 1);
   st.info("threads", gtb::mlp::CpuMlp::threads());
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) { return gtb::time_host(1, [&] { loop.run(reps); }); });
+  // The loop runs its own steps (a loss read every `every` of them): one call times the batch.
+  st.exec_batch_self_timed(gtb::Clock::host_wall,
+                           [&](std::int64_t reps) { return gtb::batch_seconds(1, [&] { loop.run(reps); }); });
   st.counter("loss_reads", double(loop.loss_reads()), "count");
 }
 
 #if GTB_HAVE_CUDA
 void gpu_step_case(State& st, pf::Copy copy, int every) {
-  if (auto why = gtb::gpu::unavailable_reason()) throw gtb::Skip(*why);
   const gtb::mlp::Config cfg = config_of(st);
   const int batch = int_param(st, "batch", 1);
   pf::GpuStepLoop loop(cfg, batch, copy, every);
@@ -82,9 +82,8 @@ void gpu_step_case(State& st, pf::Copy copy, int every) {
   step_counters(st, cfg, batch, pf::kGpuStepsPerRep);
   // Host wall clock from a drained queue to a drained queue: a loss read stalls the host, which
   // events between two points on the stream would not see.
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    loop.sync();
-    return gtb::time_host(1, [&] { loop.run(reps * pf::kGpuStepsPerRep); }, [&] { loop.sync(); });
+  st.exec_batch_self_timed(gtb::Clock::host_wall, [&](std::int64_t reps) {
+    return gtb::batch_seconds(1, [&] { loop.run(reps * pf::kGpuStepsPerRep); }, [&] { loop.sync(); });
   });
   st.counter("loss_reads", double(loop.loss_reads()), "count");
 }
@@ -131,9 +130,7 @@ void cpu_flags_case(State& st, pf::FlagWork w, const std::string& variant) {
   st.info("flags", k->flags);
   st.info("isa", k->isa);
   error_counters(st, c);
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    return gtb::time_host(reps, run);
-  });
+  st.exec(run);
 }
 
 #if GTB_HAVE_CUDA
@@ -149,9 +146,7 @@ void gpu_flags_case(State& st, pf::FlagWork w, const std::string& variant) {
   if (!c.ok) return;
   st.info("flags", k->flags);
   error_counters(st, c);
-  st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) {
-    return gtb::cuda::time_events(stream.get(), reps, [&](cudaStream_t s) { run.enqueue(*k, s); });
-  });
+  gtb::cuda::exec(st, stream.get(), [&](cudaStream_t s) { run.enqueue(*k, s); });
 }
 #else
 void gpu_flags_case(State&, pf::FlagWork, const std::string&) { throw gtb::Skip("built without CUDA"); }

@@ -86,17 +86,6 @@ void common_counters(gtb::State& st, const mlp::Layout& lay, int batch, double m
   st.info("gemm_precision", gtb::to_string(gtb::gemm_precision(p)));
 }
 
-// Median of 3 samples of back-to-back steps, each sample at least 20 ms: a quick, robust ranking.
-double median_step_seconds(const std::function<void()>& step) {
-  step();  // warm-up
-  const double one = std::max(gtb::time_host(1, step), 1e-6);
-  const int reps = std::max(1, int(0.02 / one));
-  double t[3];
-  for (double& x : t) x = gtb::time_host(reps, step) / reps;
-  std::sort(t, t + 3);
-  return t[1];
-}
-
 void cpu_case(gtb::State& st) {
   const mlp::Config cfg = config_of(st);
   const int batch = int_param(st, "batch", 1), micro = micro_batches_of(st);
@@ -138,7 +127,8 @@ void cpu_case(gtb::State& st) {
     return res;
   };
   // The fastest verified GEMM library for this model and batch: each candidate's step is checked,
-  // then timed briefly (median of 3 samples of >= 20 ms); a challenger must beat OpenBLAS by 5 %.
+  // then timed briefly by the harness's probe (median of 3 samples of >= 20 ms); a challenger must
+  // beat OpenBLAS by 5 %.
   // The record's check is its chosen candidate's (the step from the initial parameters is the same
   // computation whichever candidate is timed after it).
   gtb::json candidates = gtb::json::object();
@@ -158,7 +148,7 @@ void cpu_case(gtb::State& st) {
       c["detail"] = r.detail;
       continue;
     }
-    const double s = median_step_seconds([&] { model.step(data.x.data(), data.y.data(), batch, micro); });
+    const double s = st.probe([&] { model.step(data.x.data(), data.y.data(), batch, micro); });
     c["step_ms"] = s * 1e3;
     if (best_s == 0 || s < (lib == gtb::cpu::GemmLib::openblas ? best_s : 0.95 * best_s))
       best = lib, best_s = s, res = r, loss0 = loss;
@@ -181,9 +171,7 @@ void cpu_case(gtb::State& st) {
                            : "oneDNN dnnl_sgemm " + gtb::cpu::dnnl_version());
   st.info("gemm_candidates", candidates);
   float last = loss0;
-  const auto& s = st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    return gtb::time_host(reps, [&] { last = model.step(data.x.data(), data.y.data(), batch, micro); });
-  });
+  const auto& s = st.exec([&] { last = model.step(data.x.data(), data.y.data(), batch, micro); });
   common_counters(st, model.layout(), batch, s.stats.median);
   st.counter("model_host_bytes", double(model.bytes()), "bytes");
   st.counter("loss_first", loss0, "nats");
@@ -216,7 +204,6 @@ double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 void gpu_case(gtb::State& st) {
-  if (auto why = gtb::gpu::unavailable_reason()) throw gtb::Skip(*why);
   const mlp::Config cfg = config_of(st);
   const int batch = int_param(st, "batch", 1), micro = micro_batches_of(st);
   const gm::Precision prec = has(st, "precision") ? gm::precision_from_string(st.get_string("precision")) : gm::Precision::fp32;
@@ -292,10 +279,8 @@ void gpu_case(gtb::State& st) {
   if (!ok) return;
   const std::size_t free1 = gtb::gpu::memory_info().first;
   st.set_work(batch);
-  const auto& s = st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    model.sync();
-    return gtb::time_host(reps, [&] { graph ? model.replay() : model.step(); }, [&] { model.sync(); });
-  });
+  // Host wall clock from a drained queue to a drained queue.
+  const auto& s = st.exec([&] { graph ? model.replay() : model.step(); }, [&] { model.sync(); });
   common_counters(st, model.layout(), batch, s.stats.median);
   st.counter("loss_first", loss0, "nats");
   st.counter("loss_last", model.loss(), "nats");
@@ -310,8 +295,7 @@ void gpu_case(gtb::State& st) {
   // Outside the timed samples: launches, host enqueue cost, GPU busy fraction, occupancy.
   if (!graph) {
     model.sync();
-    const int n = 5;
-    const double enqueue = gtb::time_host(n, [&] { model.step(); }) / n;
+    const double enqueue = st.probe([&] { model.step(); }, gtb::ProbeRule{1, 0.02, 5});  // 5 steps queued, no sync
     model.sync();
     st.counter("launches_per_step", model.launches_per_step(), "count");
     st.counter("host_enqueue_us_per_step", enqueue * 1e6, "us");

@@ -101,7 +101,7 @@ void cpu_copy(State& st, bool bidir, bool parallel) {
   // The threads that really ran it: a small copy stays on one thread (kParallelCopyMinBytes), and
   // a plausibility check must not read it as an all-core copy slowed by other load.
   st.info("threads", parallel ? gtb::cpu::memcpy_threads(n) : 1);
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) { return gtb::time_host(reps, copy); });
+  st.exec(copy);
   median_counter(st, "seconds_per_copy");
 }
 
@@ -132,9 +132,10 @@ void gpu_copy(State& st, gt::Direction dir) {
   // device clock measures the same staged path as the host clock, not the engine alone.
   if (kind == gt::MemoryKind::pageable && clock == gtb::Clock::cuda_event)
     st.info("clock_note", "pageable: the events span the driver's host-side staging, not the copy engine alone");
-  st.measure(clock, [&](std::int64_t reps) {
-    return clock == gtb::Clock::cuda_event ? tt::copy_device(c, reps) : tt::copy_host(c, reps);
-  });
+  if (clock == gtb::Clock::cuda_event)  // the copy case queues its repetitions itself, behind the start event
+    st.exec_batch_self_timed(clock, [&](std::int64_t reps) { return tt::copy_device(c, reps); });
+  else
+    st.exec([&] { c.run_once(); });
   median_counter(st, "seconds_per_copy");
 }
 #else
@@ -212,9 +213,7 @@ void cpu_alloc_touch(State& st) {
   if (got != expect) return;
   st.set_work(double(n));
   std::uint64_t sink = 0;
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    return gtb::time_host(reps, [&] { sink += gtb::cpu::alloc_touch_free(n); });
-  });
+  st.exec([&] { sink += gtb::cpu::alloc_touch_free(n); });
   st.info("sink", sink % 2);
 }
 
@@ -226,7 +225,7 @@ void gpu_pin(State& st) {
   st.check(rep.ok, rep.detail);
   if (!rep.ok) return;
   st.set_work(double(n));
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) { return gtb::time_host(reps, [&] { c.run_once(); }); });
+  st.exec([&] { c.run_once(); });
 }
 #else
 void gpu_pin(State&) { throw gtb::Skip("built without CUDA"); }
@@ -256,9 +255,7 @@ void cpu_gather(State& st) {
   st.check(rep.ok, rep.detail);
   if (!rep.ok) return;
   st.set_work(double(count));
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    return gtb::time_host(reps, [&] { gtb::cpu::gather(packed.get(), srcs.data(), count, sb); });
-  });
+  st.exec([&] { gtb::cpu::gather(packed.get(), srcs.data(), count, sb); });
   median_counter(st, "seconds_per_batch");
 }
 
@@ -270,7 +267,7 @@ void gpu_batching(State& st, const std::string& method) {
   st.check(rep.ok, rep.detail);
   if (!rep.ok) return;
   st.set_work(double(count));
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) { return gtb::time_host(reps, [&] { c.run_once(); }); });
+  st.exec([&] { c.run_once(); });
   median_counter(st, "seconds_per_batch");
 }
 #else
@@ -295,13 +292,10 @@ void gpu_overlap(State& st) {
   st.info("async_engine_count", gt::async_engine_count());
   st.info("kernel_iters", c.iters());
   st.info("buffers", cfg.streams);
-  const auto& ss = st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) { return tt::overlap_device(c, reps); });
-  std::vector<double> tc, tk;
-  for (int i = 0; i < 5; ++i) {
-    tc.push_back(tt::overlap_copy_only(c));
-    tk.push_back(tt::overlap_compute_only(c));
-  }
-  const double t_copy = gtb::median(tc), t_compute = gtb::median(tk), t_total = ss.stats.median;
+  const auto& ss = gtb::cuda::exec(st, c.stream(), tt::overlap_pipeline(c), tt::overlap_timing(c));
+  // The reference times: the median of 5 single passes of the copies alone and of the kernels alone.
+  const double t_copy = tt::overlap_copy_only(c, 5), t_compute = tt::overlap_compute_only(c, 5);
+  const double t_total = ss.stats.median;
   st.counter("copy_seconds", t_copy, "s");
   st.counter("compute_seconds", t_compute, "s");
   st.counter("overlap_fraction", tx::overlap_fraction(t_copy, t_compute, t_total), "");
@@ -371,18 +365,13 @@ void cpu_loader(State& st) {
   st.set_work(double(p.cfg.batches) * double(p.batch_bytes / size_param(st, "sample_bytes")));
   std::vector<double> idle, wait;
   std::uint64_t sink = 0;
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    double total = 0;
-    for (std::int64_t r = 0; r < reps; ++r) {
-      const auto run = gtb::cpu::run_loader(p.cfg, slots, produce, [&](std::int64_t, void* s) {
-        sink += gtb::cpu::checksum_words(s, p.batch_bytes);
-        gtb::cpu::spin_for(p.consume_seconds);  // the consumer computes: it holds a core
-      });
-      idle.push_back(run.idle_fraction);
-      wait.push_back(run.wait_seconds / run.seconds);
-      total += run.seconds;
-    }
-    return total;
+  st.exec([&] {
+    const auto run = gtb::cpu::run_loader(p.cfg, slots, produce, [&](std::int64_t, void* s) {
+      sink += gtb::cpu::checksum_words(s, p.batch_bytes);
+      gtb::cpu::spin_for(p.consume_seconds);  // the consumer computes: it holds a core
+    });
+    idle.push_back(run.idle_fraction);
+    wait.push_back(run.wait_seconds / run.seconds);
   });
   st.counter("idle_fraction", gtb::median(idle), "");
   st.counter("wait_fraction", gtb::median(wait), "");
@@ -408,15 +397,10 @@ void gpu_loader(State& st) {
   if (bad) return;
   st.set_work(double(p.cfg.batches) * double(p.batch_bytes / size_param(st, "sample_bytes")));
   std::vector<double> idle, wait;
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    double total = 0;
-    for (std::int64_t r = 0; r < reps; ++r) {
-      const auto run = loader.run(produce);
-      idle.push_back(run.gpu_idle_fraction);
-      wait.push_back(run.host.wait_seconds / run.seconds);
-      total += run.seconds;
-    }
-    return total;
+  st.exec([&] {
+    const auto run = loader.run(produce);
+    idle.push_back(run.gpu_idle_fraction);
+    wait.push_back(run.host.wait_seconds / run.seconds);
   });
   st.counter("idle_fraction", gtb::median(idle), "");
   st.counter("wait_fraction", gtb::median(wait), "");

@@ -155,9 +155,7 @@ void cpu_case(State& st, Work w, gtb::cpu::Loop loop) {
   st.info("cache_resident", gtb::cache_resident(working_set));
   st.info("working_set_bytes", working_set);
   st.info("threads", loop == gtb::cpu::Loop::openmp ? gtb::cpu::openmp_threads() : 1);
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) {
-    return gtb::time_host(reps, run);
-  });
+  st.exec(run);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -249,9 +247,7 @@ void gpu_case(State& st, Work w, GpuVariant v) {
   // Percent of the device ceiling means something only when the working set is well above the L2.
   st.info("cache_resident", gtb::cache_resident(working_set, gtb::cuda::device_l2_bytes()));
   st.info("working_set_bytes", working_set);
-  const gtb::SampleSet& ss = st.measure(gtb::Clock::cuda_event, [&](std::int64_t reps) {
-    return gtb::cuda::time_events(stream.get(), reps, enqueue, {gtb::Blocking::allowed, queued});
-  });
+  const gtb::SampleSet& ss = gtb::cuda::exec(st, stream.get(), enqueue, {gtb::Blocking::allowed, queued});
   const double seconds = ss.stats.median;
   st.counter("launches_per_run", launches, "launches");
   if (graph) st.counter("graph_launches_per_run", 1.0, "launches");

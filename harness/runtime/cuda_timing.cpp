@@ -1,6 +1,10 @@
 // CUDA event timing: the timed region around a sample, with the blocking kernel in front of it.
 #include "harness/runtime/cuda_timing.h"
 
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
 #include "harness/runtime/cuda_blocking.h"
 #include "harness/runtime/gtb.h"
 #include "harness/runtime/stopping.h"
@@ -77,6 +81,40 @@ double time_events(cudaStream_t stream, std::int64_t reps, const std::function<v
   TimedRegion region(stream, reps, how);
   for (std::int64_t i = 0; i < reps; ++i) enqueue(stream);
   return region.finish();
+}
+
+const SampleSet& exec(State& st, cudaStream_t stream, const Enqueue& enqueue, const EventTiming& how) {
+  return detail::sample(st, Clock::cuda_event,
+                        [&](std::int64_t reps) { return time_events(stream, reps, enqueue, how); });
+}
+
+const SampleSet& exec_each(State& st, cudaStream_t stream, const Enqueue& enqueue, const AroundEachRep& around,
+                           const EventTiming& how) {
+  return detail::sample(st, Clock::cuda_event, [&](std::int64_t reps) {
+    DeviceTimingLog& log = device_timing_log();
+    const std::size_t first = log.size();
+    double total = 0;
+    for (std::int64_t r = 0; r < reps; ++r) {
+      if (around.before) around.before(stream);
+      total += time_events(stream, 1, enqueue, how);
+      if (around.after) around.after();
+    }
+    log.combine_since(first);
+    return total;
+  });
+}
+
+const SampleSet& exec_cold_l2(State& st, cudaStream_t stream, const Enqueue& enqueue, const EventTiming& how) {
+  L2Flusher flusher;
+  return exec_each(st, stream, enqueue, {[&](cudaStream_t s) { flusher.flush(s); }, nullptr}, how);
+}
+
+double probe(cudaStream_t stream, const Enqueue& enqueue, const EventTiming& how, const ProbeRule& rule) {
+  if (rule.samples < 1 || rule.reps < 0) throw std::invalid_argument("invalid probe rule");
+  const std::int64_t reps = std::max<std::int64_t>(1, rule.reps);
+  std::vector<double> per_rep;
+  for (int i = 0; i < rule.samples; ++i) per_rep.push_back(time_events(stream, reps, enqueue, how) / double(reps));
+  return median(per_rep);
 }
 
 DeviceTimer event_timer() {

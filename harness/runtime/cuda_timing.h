@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "harness/runtime/device_timing.h"
+#include "harness/runtime/gtb.h"
 #include "kernels/common/cuda/check.h"
 #include "kernels/common/cuda/memory.h"
 #include "kernels/common/cuda/timer.h"
@@ -44,10 +45,36 @@ class TimedRegion {
   bool finished_ = false;
 };
 
-// A TimedRegion around `reps` calls of enqueue(stream): the sampler body for a Clock::cuda_event
-// measurement.
+// A TimedRegion around `reps` calls of enqueue(stream): one device-clock sample. The harness's exec
+// forms below take their samples with it; a case uses exec(), not this.
 double time_events(cudaStream_t stream, std::int64_t reps, const std::function<void(cudaStream_t)>& enqueue,
                    const EventTiming& how = {});
+
+using Enqueue = std::function<void(cudaStream_t)>;
+
+// The device-clock form of State::exec(): the harness calibrates, warms up and samples; each sample
+// is one TimedRegion around `reps` calls of enqueue(stream) (Clock::cuda_event). Refused before
+// check() and after a failed check, as every exec is.
+const SampleSet& exec(State& st, cudaStream_t stream, const Enqueue& enqueue, const EventTiming& how = {});
+
+// Work around each timed repetition that stays out of the time: before(stream) runs ahead of the
+// repetition's region (an L2 flush, collectives that contend on another stream), after() once the
+// region has finished (waiting for those collectives).
+struct AroundEachRep {
+  Enqueue before;
+  std::function<void()> after;
+};
+// As exec(), with every repetition in a TimedRegion of its own between the untimed work of
+// `around`; the regions of one sample add up to the sample and are one entry of the record's
+// device_timing.
+const SampleSet& exec_each(State& st, cudaStream_t stream, const Enqueue& enqueue, const AroundEachRep& around,
+                           const EventTiming& how = {});
+// exec_each() with the L2 cache evicted before every repetition (L2Flusher): each one starts cold.
+const SampleSet& exec_cold_l2(State& st, cudaStream_t stream, const Enqueue& enqueue, const EventTiming& how = {});
+
+// A reference figure beside a record (outside its samples): device seconds per repetition, the
+// median of how.samples regions of how.reps repetitions (0: one) each. min_sample_seconds is unused.
+double probe(cudaStream_t stream, const Enqueue& enqueue, const EventTiming& how, const ProbeRule& rule);
 
 // time_events() as a DeviceTimer, for kernels that time work while they set themselves up.
 DeviceTimer event_timer();

@@ -69,7 +69,8 @@ class DeviceTimingLog {
   std::vector<DeviceSample> samples_;
 };
 
-// The log of the measurement running on this thread; time_events() writes to it, measure() reads it.
+// The log of the measurement running on this thread; time_events() writes to it, the State that runs
+// the measurement reads it.
 DeviceTimingLog& device_timing_log();
 
 // `device_timing` of a device-clock record whose sampler kept its own events (nothing was logged).

@@ -1,4 +1,4 @@
-// The public API a benchmark family uses: declare workloads and axes, verify, then measure.
+// The public API a benchmark family uses: declare workloads and axes, verify, then hand the work to time to the harness.
 #pragma once
 
 #include <array>
@@ -36,6 +36,10 @@ struct Axis {
 };
 
 class State;
+namespace detail {
+// State's measurement path, for the harness's own exec forms outside this header (cuda_timing.h).
+const SampleSet& sample(State& st, Clock clock, const Sampler& sampler);
+}  // namespace detail
 using CaseFn = std::function<void(State&)>;
 // Returns false to drop a combination of axis values (e.g. D2H with write-combined memory).
 using FilterFn = std::function<bool(const json& params, const json& options)>;
@@ -156,14 +160,44 @@ class State {
 
   // Work done by one repetition, in the unit the metric's rate counts (bytes, FLOPs, samples).
   void set_work(double amount_per_rep);
-  // The verification outcome. Must come before measure(): a failed check makes the record
-  // `invalid` and measure() then refuses to time it.
+  // The verification outcome. Must come before any exec: a failed check makes the record
+  // `invalid` and every exec then refuses to time it.
   void check(bool passed, const std::string& detail, json data = json::object());
   bool check_passed() const;
 
-  // The primary measurement: warm-up, then samples until the stopping rule. The sampler runs
-  // `reps` repetitions and returns their total seconds on `clock`.
-  const SampleSet& measure(Clock clock, const Sampler& sampler);
+  // Timing. The case hands over the work of one repetition; the harness runs everything else:
+  // calibration (repetitions per sample until one lasts min_sample_seconds), warm-up, and samples
+  // until the stopping rule says stop. Each exec refuses to run before check() (std::logic_error)
+  // and after a failed check (the record stays invalid), and returns the kept samples.
+  //
+  // Host wall clock: fn() runs `reps` times back to back inside each sample's timed span. A
+  // template, so that a short operation pays no indirect call per repetition.
+  template <class Fn>
+  const SampleSet& exec(Fn&& fn) {
+    return sample(Clock::host_wall, [&](std::int64_t reps) { return batch_seconds(reps, fn); });
+  }
+  // As above, with finish() once after the repetitions, inside the span (a stream synchronize: the
+  // sample ends when the queued work has drained). finish() also runs once untimed before the span,
+  // so that each sample starts from a drained queue.
+  template <class Fn, class Finish>
+  const SampleSet& exec(Fn&& fn, Finish&& finish) {
+    return sample(Clock::host_wall, [&](std::int64_t reps) { return batch_seconds(reps, fn, finish); });
+  }
+  // CUDA events on a stream: gtb::cuda::exec(), exec_each() and exec_cold_l2() (cuda_timing.h).
+  //
+  // The exception, for work that repeats itself and can only be timed as a whole batch: a kernel
+  // whose own loop runs the repetitions, MPI ranks that must run the same repetitions in lockstep.
+  // body(reps) does the work of `reps` repetitions and returns their seconds on `clock`, read only
+  // with the harness's helpers (batch_seconds(), cuda::TimedRegion), never with a clock of its own.
+  // The harness still chooses `reps`, warms up and samples.
+  const SampleSet& exec_batch_self_timed(Clock clock, const Sampler& body);
+
+  // A short pre-measurement for a choice the case makes before it is measured (which library runs
+  // a step fastest), or a figure beside the record (host enqueue time): host wall seconds per call
+  // of fn(), the median over how.samples samples. The caller verifies fn's output first; the record
+  // is left as it was. finish(), when given, runs as in exec(fn, finish).
+  double probe(const std::function<void()>& fn, const ProbeRule& how = {});
+  double probe(const std::function<void()>& fn, const std::function<void()>& finish, const ProbeRule& how = {});
 
   // Additional figures of this record (e.g. overlap fraction, chosen algorithm).
   void counter(const std::string& name, double value, const std::string& unit);
@@ -172,6 +206,9 @@ class State {
   Record& record() { return record_; }
 
  private:
+  friend const SampleSet& detail::sample(State& st, Clock clock, const Sampler& sampler);
+  // The one measurement path of every exec: checks the protocol, runs run_samples() and fills the record.
+  const SampleSet& sample(Clock clock, const Sampler& sampler);
   Record& record_;
   Suite suite_;
   StopRule rule_;

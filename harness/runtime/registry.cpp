@@ -267,8 +267,8 @@ struct RefusedAfterFailedCheck : std::logic_error {
 };
 }  // namespace
 
-const SampleSet& State::measure(Clock clock, const Sampler& sampler) {
-  if (!checked_) throw std::logic_error("measure() called before check(): every measurement is verified first");
+const SampleSet& State::sample(Clock clock, const Sampler& sampler) {
+  if (!checked_) throw std::logic_error("exec called before check(): every measurement is verified first");
   if (record_.status == Status::invalid) throw RefusedAfterFailedCheck("the output check failed; not timed");
   if (record_.metric.kind == MetricKind::rate && !(record_.work_per_rep > 0))
     throw std::logic_error("rate metric without set_work()");
@@ -302,6 +302,27 @@ const SampleSet& State::measure(Clock clock, const Sampler& sampler) {
   record_.value = record_.metric_of_seconds(record_.stats->median);
   record_.status = Status::ok;
   return last;
+}
+
+const SampleSet& State::exec_batch_self_timed(Clock clock, const Sampler& body) { return sample(clock, body); }
+
+const SampleSet& detail::sample(State& st, Clock clock, const Sampler& sampler) { return st.sample(clock, sampler); }
+
+double State::probe(const std::function<void()>& fn, const ProbeRule& how) { return probe(fn, nullptr, how); }
+
+double State::probe(const std::function<void()>& fn, const std::function<void()>& finish, const ProbeRule& how) {
+  if (how.samples < 1 || !(how.min_sample_seconds > 0) || how.reps < 0) throw std::invalid_argument("invalid probe rule");
+  auto take = [&](std::int64_t reps) { return finish ? batch_seconds(reps, fn, finish) : batch_seconds(reps, fn); };
+  std::int64_t reps = how.reps;
+  if (reps == 0) {  // one untimed call, one timed, then enough calls for a sample of min_sample_seconds
+    fn();
+    if (finish) finish();
+    const double one = std::max(take(1), 1e-6);
+    reps = std::max<std::int64_t>(1, static_cast<std::int64_t>(how.min_sample_seconds / one));
+  }
+  std::vector<double> per_call;
+  for (int i = 0; i < how.samples; ++i) per_call.push_back(take(reps) / double(reps));
+  return median(per_call);
 }
 
 void State::counter(const std::string& name, double value, const std::string& unit) {

@@ -76,7 +76,7 @@ struct SampleSet {
   Stats stats;
 };
 
-// Pure decision used by measure(): should sampling stop, and why? Exposed for tests.
+// Pure decision used by run_samples(): should sampling stop, and why? Exposed for tests.
 // Returns an empty string to continue.
 std::string stop_decision(const StopRule& rule, const std::vector<double>& samples, double elapsed_seconds);
 

@@ -19,12 +19,9 @@
 
 namespace {
 
-double busy_work(std::int64_t reps, std::int64_t n) {
+void busy_work(std::int64_t n) {
   volatile double acc = 0;
-  const double t0 = gtb::host_seconds();
-  for (std::int64_t r = 0; r < reps; ++r)
-    for (std::int64_t i = 0; i < n; ++i) acc = acc + double(i) * 1e-9;
-  return gtb::host_seconds() - t0;
+  for (std::int64_t i = 0; i < n; ++i) acc = acc + double(i) * 1e-9;
 }
 
 void measured(gtb::State& st) {
@@ -32,7 +29,7 @@ void measured(gtb::State& st) {
   st.check(true, "trivially right");
   st.set_work(double(n));
   st.info("mode", st.get_string("mode"));
-  st.measure(gtb::Clock::host_wall, [&](std::int64_t reps) { return busy_work(reps, n); });
+  st.exec([&] { busy_work(n); });
   st.counter("finite", 1.5, "x");
   st.counter("not_finite", std::numeric_limits<double>::infinity(), "x");
 }
@@ -44,7 +41,7 @@ auto& ok_bench = gtb::add("selftest", "work", "loop", gtb::Backend::cpu, measure
                      .rate("throughput", "items/s", 1.0);
 auto& invalid_bench = gtb::add("selftest", "work", "wrong", gtb::Backend::cpu, [](gtb::State& st) {
                         st.check(false, "element 3: got 1, expected 2");
-                        st.measure(gtb::Clock::host_wall, [](std::int64_t) { return 1.0; });  // refused
+                        st.exec([] {});  // refused
                       }).axis("n", std::vector<std::int64_t>{1000});
 auto& failing = gtb::add("selftest", "work", "throws", gtb::Backend::cpu, [](gtb::State&) {
                   throw std::runtime_error("cudaMemcpy: invalid argument");
@@ -52,7 +49,7 @@ auto& failing = gtb::add("selftest", "work", "throws", gtb::Backend::cpu, [](gtb
 auto& oom = gtb::add("selftest", "work", "oom", gtb::Backend::cpu, [](gtb::State&) { throw std::bad_alloc(); })
                 .axis("n", std::vector<std::int64_t>{1000});
 auto& unchecked = gtb::add("selftest", "work", "unchecked", gtb::Backend::cpu, [](gtb::State& st) {
-                    st.measure(gtb::Clock::host_wall, [](std::int64_t) { return 1e-3; });
+                    st.exec_batch_self_timed(gtb::Clock::host_wall, [](std::int64_t) { return 1e-3; });
                   }).axis("n", std::vector<std::int64_t>{1000});
 auto& skipper = gtb::add("selftest", "work", "unsupported", gtb::Backend::cpu, [](gtb::State&) {
                   throw gtb::Skip("needs AVX-512 FP16");
@@ -183,7 +180,7 @@ TEST(MeasureHostWall, EventTimesGetTheHostWallAroundThemAndImpossibleOnesAreSusp
   r.params = {{"n", 1}};
   gtb::State st(r, gtb::Suite::quick, gtb::suite_rule(gtb::Suite::quick));
   st.check(true, "ok");
-  st.measure(gtb::Clock::cuda_event, [](std::int64_t reps) { return 2e-3 * double(reps); });
+  st.exec_batch_self_timed(gtb::Clock::cuda_event, [](std::int64_t reps) { return 2e-3 * double(reps); });
   ASSERT_TRUE(r.info.contains("host_wall_seconds_per_rep"));
   EXPECT_LT(r.info["host_wall_seconds_per_rep"].get<double>(), 1e-3);
   const gtb::json doc = gtb::make_document(gtb::json::object(), "quick", gtb::json::array(), {r}, gtb::json::object());
@@ -195,7 +192,7 @@ TEST(MeasureHostWall, EventTimesGetTheHostWallAroundThemAndImpossibleOnesAreSusp
   h.info = gtb::json::object();
   gtb::State hs(h, gtb::Suite::quick, gtb::suite_rule(gtb::Suite::quick));
   hs.check(true, "ok");
-  hs.measure(gtb::Clock::host_wall, [](std::int64_t reps) { return 1e-3 * double(reps); });
+  hs.exec_batch_self_timed(gtb::Clock::host_wall, [](std::int64_t reps) { return 1e-3 * double(reps); });
   EXPECT_FALSE(h.info.contains("host_wall_seconds_per_rep"));
 }
 
