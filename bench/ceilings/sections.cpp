@@ -1,19 +1,17 @@
 // The ceilings family's findings: the measured ceilings other families report percent of.
-#include "harness/runtime/gtb.h"
+#include "bench/ceilings/findings.h"
 #include "harness/document/results.h"
+#include "harness/runtime/gtb.h"
 
 namespace {
 
 using gtb::findings::Hint;
+namespace cl = gtb::ceilings;
 
-const bool kSections = gtb::add_sections("ceilings", "Measured ceilings", 10,
-                                         [](const std::vector<gtb::Record>& recs, const gtb::json& data,
-                                            gtb::findings::Family& f) {
+void sections(const std::vector<gtb::Record>& recs, const cl::Findings& found, gtb::findings::Family& f) {
   auto& s = f.section("ceilings", "Ceilings");
   auto& t = s.table("ceilings", {{"ceiling"}, {"value", "", Hint::number}, {"unit"}});
-  if (data.contains("ceilings") && data.at("ceilings").is_object())
-    for (auto it = data.at("ceilings").begin(); it != data.at("ceilings").end(); ++it)
-      t.rows.push_back({it.key(), it.value(), gtb::ceiling_unit(it.key())});
+  for (const auto& [name, value] : found.measured()) t.rows.push_back({name, value, gtb::ceiling_unit(name)});
   if (t.rows.empty()) {
     s.tables.clear();
     s.not_measured = "every ceilings record lacks a number (" + gtb::findings::why_none(recs, gtb::Backend::cpu) + ")";
@@ -31,6 +29,9 @@ const bool kSections = gtb::add_sections("ceilings", "Measured ceilings", 10,
   g.logx = 2;
   g.xlabel = "bytes moved per repetition";
   g.ylabel = "GB/s (10^9 bytes/s)";
-});
+}
+
+const bool kFindings = gtb::add_family_findings<cl::Findings>("ceilings", "Measured ceilings", 10, cl::compute_findings,
+                                                              cl::to_json, sections);
 
 }  // namespace

@@ -28,11 +28,13 @@ std::string opt(const Record& r, const char* name, const char* dflt) {
   return r.options.contains(name) && r.options[name].is_string() ? r.options[name].get<std::string>() : dflt;
 }
 
-json shape_json(const Key& s) { return json{{"m", s.m}, {"n", s.n}, {"k", s.k}}; }
+Dims to_shape(const Key& s) { return Dims{s.m, s.n, s.k}; }
+json shape_json(const Dims& s) { return json{{"m", s.m}, {"n", s.n}, {"k", s.k}}; }
 
 }  // namespace
 
-void compute_findings(const std::vector<Record>& records, json& f) {
+Findings compute_findings(const std::vector<Record>& records) {
+  Findings f;
   // best[backend][precision][l2][shape] = fastest ok record over the libraries (variants).
   std::map<std::string, std::map<std::string, std::map<std::string, std::map<Key, Point>>>> best;
   // by_variant[precision][l2][shape][variant] for the cuBLAS vs cuBLASLt table.
@@ -56,16 +58,14 @@ void compute_findings(const std::vector<Record>& records, json& f) {
         for (const auto& [s, p] : shapes)
           if (p.tflops > top.tflops) top = p;
       if (!top.rec) continue;
-      json b = shape_json({top.rec->params["m"].get<std::int64_t>(), top.rec->params["n"].get<std::int64_t>(),
-                           top.rec->params["k"].get<std::int64_t>()});
-      b["tflops"] = top.tflops;
-      b["variant"] = top.rec->variant;
-      b["l2"] = opt(*top.rec, "l2", "warm");
-      f["best_rate"][be][prec] = b;
+      f.best_rate.push_back({be, prec,
+                             Dims{top.rec->params["m"].get<std::int64_t>(), top.rec->params["n"].get<std::int64_t>(),
+                                   top.rec->params["k"].get<std::int64_t>()},
+                             top.tflops, top.rec->variant, opt(*top.rec, "l2", "warm")});
       for (const Record& r : records)
         if (r.workload == "gemm" && r.status == Status::ok && r.value && to_string(r.backend) == be &&
             opt(r, "precision", "fp32") == prec)
-          f["pct_of_best"][r.id] = 100.0 * *r.value / top.tflops;
+          f.pct_of_best.emplace_back(r.id, 100.0 * *r.value / top.tflops);
     }
 
   // Speedup over FP32 and operand memory saved, per backend and shape class, warm caches.
@@ -91,15 +91,9 @@ void compute_findings(const std::vector<Record>& records, json& f) {
         std::sort(v.begin(), v.end());
         double logsum = 0;
         for (double x : v) logsum += std::log(x);
-        json e;
-        e["shapes"] = v.size();
-        e["geomean"] = std::exp(logsum / double(v.size()));
-        e["min"] = v.front();
-        e["max"] = v.back();
-        e["operand_bytes_fp32"] = bytes_32[cls];
-        e["operand_bytes"] = bytes_p[cls];
-        e["memory_saved_pct"] = 100.0 * (1.0 - bytes_p[cls] / bytes_32[cls]);
-        f["speedup_over_fp32"][be][cls][prec] = e;
+        f.speedup_over_fp32.push_back({be, cls, prec, v.size(), std::exp(logsum / double(v.size())), v.front(),
+                                       v.back(), bytes_32[cls], bytes_p[cls],
+                                       100.0 * (1.0 - bytes_p[cls] / bytes_32[cls])});
       }
     }
   }
@@ -109,17 +103,13 @@ void compute_findings(const std::vector<Record>& records, json& f) {
     for (const auto& [l2, shapes] : l2s)
       for (const auto& [s, vars] : shapes) {
         if (vars.size() < 2) continue;
-        json e = shape_json(s);
-        e["precision"] = prec;
-        e["l2"] = l2;
-        std::string fastest;
+        LibraryChoice e{to_shape(s), prec, l2, {}, ""};
         double top = 0;
         for (const auto& [v, t] : vars) {
-          e[v + "_tflops"] = t;
-          if (t > top) top = t, fastest = v;
+          e.tflops.emplace_back(v, t);
+          if (t > top) top = t, e.faster = v;
         }
-        e["faster"] = fastest;
-        f["library_choice"].push_back(e);
+        f.library_choice.push_back(std::move(e));
       }
 
   // GPU vs CPU at the same precision (the harness's comparisons pair any precision with the best CPU).
@@ -131,12 +121,8 @@ void compute_findings(const std::vector<Record>& records, json& f) {
       for (const auto& [s, g] : l2s.at("warm")) {
         const auto c = cp->second.at("warm").find(s);
         if (c == cp->second.at("warm").end() || c->second.tflops <= 0) continue;
-        json e = shape_json(s);
-        e["precision"] = prec;
-        e["gpu_tflops"] = g.tflops;
-        e["cpu_tflops"] = c->second.tflops;
-        e["gpu_over_cpu"] = g.tflops / c->second.tflops;
-        f["gpu_vs_cpu_same_precision"].push_back(e);
+        f.gpu_vs_cpu_same_precision.push_back(
+            {to_shape(s), prec, g.tflops, c->second.tflops, g.tflops / c->second.tflops});
       }
     }
 
@@ -152,16 +138,59 @@ void compute_findings(const std::vector<Record>& records, json& f) {
         if (shape_class(s.m, s.n, s.k) != "alignment") continue;
         const auto ap = shapes.find(a);
         if (ap == shapes.end() || ap->second.tflops <= 0) continue;
-        json e = shape_json(s);
-        e["backend"] = be;
-        e["precision"] = prec;
-        e["aligned"] = shape_json(a);
-        e["tflops"] = pt.tflops;
-        e["aligned_tflops"] = ap->second.tflops;
-        e["ratio"] = pt.tflops / ap->second.tflops;
-        f["alignment"].push_back(e);
+        f.alignment.push_back(
+            {to_shape(s), be, prec, to_shape(a), pt.tflops, ap->second.tflops, pt.tflops / ap->second.tflops});
       }
     }
+  return f;
+}
+
+void to_json(const Findings& found, json& f) {
+  for (const auto& b : found.best_rate) {
+    json j = shape_json(b.shape);
+    j["tflops"] = b.tflops;
+    j["variant"] = b.variant;
+    j["l2"] = b.l2;
+    f["best_rate"][b.backend][b.precision] = j;
+  }
+  for (const auto& [id, pct] : found.pct_of_best) f["pct_of_best"][id] = pct;
+  for (const auto& s : found.speedup_over_fp32) {
+    json e;
+    e["shapes"] = s.shapes;
+    e["geomean"] = s.geomean;
+    e["min"] = s.min;
+    e["max"] = s.max;
+    e["operand_bytes_fp32"] = s.operand_bytes_fp32;
+    e["operand_bytes"] = s.operand_bytes;
+    e["memory_saved_pct"] = s.memory_saved_pct;
+    f["speedup_over_fp32"][s.backend][s.shape_class][s.precision] = e;
+  }
+  for (const auto& c : found.library_choice) {
+    json e = shape_json(c.shape);
+    e["precision"] = c.precision;
+    e["l2"] = c.l2;
+    for (const auto& [v, t] : c.tflops) e[v + "_tflops"] = t;
+    e["faster"] = c.faster;
+    f["library_choice"].push_back(e);
+  }
+  for (const auto& g : found.gpu_vs_cpu_same_precision) {
+    json e = shape_json(g.shape);
+    e["precision"] = g.precision;
+    e["gpu_tflops"] = g.gpu_tflops;
+    e["cpu_tflops"] = g.cpu_tflops;
+    e["gpu_over_cpu"] = g.gpu_over_cpu;
+    f["gpu_vs_cpu_same_precision"].push_back(e);
+  }
+  for (const auto& a : found.alignment) {
+    json e = shape_json(a.shape);
+    e["backend"] = a.backend;
+    e["precision"] = a.precision;
+    e["aligned"] = shape_json(a.aligned);
+    e["tflops"] = a.tflops;
+    e["aligned_tflops"] = a.aligned_tflops;
+    e["ratio"] = a.ratio;
+    f["alignment"].push_back(e);
+  }
 }
 
 }  // namespace gtb::gemm

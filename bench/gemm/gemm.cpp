@@ -306,8 +306,4 @@ void register_all() {
 
 const bool kRegistered = (register_all(), true);
 
-const bool kFindings = gtb::add_findings("gemm", [](const std::vector<gtb::Record>& recs, gtb::json& f) {
-  gtb::gemm::compute_findings(recs, f);
-});
-
 }  // namespace

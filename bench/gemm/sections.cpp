@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "bench/gemm/findings.h"
 #include "harness/runtime/gtb.h"
 
 namespace {
@@ -64,29 +65,26 @@ void best_rates(const std::vector<gtb::Record>& recs, fx::Family& f) {
   for (const auto& [prec, peak] : peaks) g.hlines.push_back({peak, prec + " datasheet peak"});
 }
 
-void against(const json& data, fx::Family& f) {
+void against(const gtb::gemm::Findings& found, fx::Family& f) {
   auto& s = f.section("comparisons", "GPU over CPU and misaligned shapes");
   double lo = INFINITY, hi = 0;
-  if (data.contains("gpu_vs_cpu_same_precision"))
-    for (const auto& e : data.at("gpu_vs_cpu_same_precision"))
-      if (e.contains("gpu_over_cpu")) lo = std::min(lo, e.at("gpu_over_cpu").get<double>()), hi = std::max(hi, e.at("gpu_over_cpu").get<double>());
+  for (const auto& e : found.gpu_vs_cpu_same_precision) lo = std::min(lo, e.gpu_over_cpu), hi = std::max(hi, e.gpu_over_cpu);
   if (hi > 0) {
     s.line("gpu_over_cpu_low", "GPU over CPU at the same precision and shape, lowest", lo, "", Hint::ratio);
     s.line("gpu_over_cpu_high", "GPU over CPU at the same precision and shape, highest", hi, "", Hint::ratio);
   }
   double worst = INFINITY;
-  if (data.contains("alignment"))
-    for (const auto& e : data.at("alignment"))
-      if (e.contains("ratio")) worst = std::min(worst, e.at("ratio").get<double>());
+  for (const auto& e : found.alignment) worst = std::min(worst, e.ratio);
   if (std::isfinite(worst))
     s.line("misaligned_worst", "misaligned shapes at their worst, of the aligned shape's rate", worst, "", Hint::fraction);
   if (s.lines.empty()) s.not_measured = "needs GPU and CPU records of the same precision, or misaligned shapes beside aligned ones";
 }
 
-const bool kSections = gtb::add_sections("gemm", "Matrix multiply", 40,
-                                         [](const std::vector<gtb::Record>& recs, const json& data, fx::Family& f) {
-                                           best_rates(recs, f);
-                                           against(data, f);
-                                         });
+const bool kFindings = gtb::add_family_findings<gtb::gemm::Findings>(
+    "gemm", "Matrix multiply", 40, gtb::gemm::compute_findings, gtb::gemm::to_json,
+    [](const std::vector<gtb::Record>& recs, const gtb::gemm::Findings& found, fx::Family& f) {
+      best_rates(recs, f);
+      against(found, f);
+    });
 
 }  // namespace

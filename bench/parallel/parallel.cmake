@@ -1,6 +1,6 @@
 # Parallel family: MPI collectives and a data-parallel step on the CPU, NCCL collectives and the step on GPUs.
 gtb_add_family(NAME parallel
-  BENCH bench/parallel/parallel.cpp bench/parallel/parallel_findings.cpp bench/parallel/sections.cpp
+  BENCH bench/parallel/parallel.cpp bench/parallel/findings.cpp bench/parallel/sections.cpp
   CPU_SOURCES kernels/parallel/buckets.cpp kernels/parallel/comm.cpp kernels/parallel/cpu/dp_step.cpp
   CUDA_SOURCES kernels/parallel/cuda/nccl.cpp kernels/parallel/cuda/nccl_fill.cu kernels/parallel/cuda/dp_step.cpp
   CPU_TESTS tests/cpu/test_parallel.cpp

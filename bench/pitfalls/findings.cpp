@@ -33,23 +33,25 @@ std::int64_t int_param(const Record& r, const char* k) {
 constexpr double kDominatesPct = 100.0;  // the habit costs the clean step again
 constexpr double kMattersPct = 10.0;     // below this share a habit stops mattering
 
-// The largest width whose cost is at least `pct` percent of the clean step (null: none).
-json last_width_at_or_above(const std::map<std::int64_t, double>& by_width, double pct) {
-  json last = nullptr;
+// The largest width whose cost is at least `pct` percent of the clean step (empty: none).
+std::optional<std::int64_t> last_width_at_or_above(const std::map<std::int64_t, double>& by_width, double pct) {
+  std::optional<std::int64_t> last;
   for (const auto& [w, p] : by_width)
     if (p >= pct) last = w;
   return last;
 }
-// The smallest width above every width costing at least `pct` percent (null: the largest width
+// The smallest width above every width costing at least `pct` percent (empty: the largest width
 // measured still costs that much). With no such width at all, the smallest width measured.
-json first_width_after(const std::map<std::int64_t, double>& by_width, double pct) {
-  const json last = last_width_at_or_above(by_width, pct);
+std::optional<std::int64_t> first_width_after(const std::map<std::int64_t, double>& by_width, double pct) {
+  const auto last = last_width_at_or_above(by_width, pct);
   for (const auto& [w, p] : by_width)
-    if (last.is_null() || w > last.get<std::int64_t>()) return w;
-  return nullptr;
+    if (!last || w > *last) return w;
+  return std::nullopt;
 }
 
-void step_findings(const std::vector<Record>& recs, json& steps, json& dominance) {
+json or_null(const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); }
+
+void step_findings(const std::vector<Record>& recs, std::vector<Step>& steps, std::vector<Dominance>& dominance) {
   // (backend, pitfall, variant, batch) -> width -> percent of the clean step
   std::map<std::tuple<std::string, std::string, std::string, std::int64_t>, std::map<std::int64_t, double>> dom;
   for (const auto& r : recs) {
@@ -61,30 +63,27 @@ void step_findings(const std::vector<Record>& recs, json& steps, json& dominance
     const Record* c = match(recs, r, clean_variant);
     if (!c) continue;
     const double clean = *c->value, step = *r.value, extra = step - clean;
-    json row = {{"backend", to_string(r.backend)}, {"pitfall", r.workload}, {"variant", r.variant},
-                {"width", int_param(r, "width")}, {"batch", int_param(r, "batch")}, {"clean_us", clean},
-                {"step_us", step}, {"extra_us", extra}, {"pct_of_clean", 100.0 * extra / clean},
-                {"dominates", extra >= clean}};
+    Step row{to_string(r.backend), r.workload, r.variant, int_param(r, "width"), int_param(r, "batch"), clean,
+             step, extra, 100.0 * extra / clean, extra >= clean, std::nullopt, std::nullopt};
     if (loss && r.variant.rfind("every_", 0) == 0) {
       const double every = std::stod(r.variant.substr(6));
-      row["loss_reads_per_step"] = 1.0 / every;
-      row["us_per_read"] = extra * every;
+      row.loss_reads_per_step = 1.0 / every;
+      row.us_per_read = extra * every;
     }
     steps.push_back(std::move(row));
     dom[{to_string(r.backend), r.workload, r.variant, int_param(r, "batch")}][int_param(r, "width")] = 100.0 * extra / clean;
   }
   for (const auto& [key, by_width] : dom) {
-    json d = {{"backend", std::get<0>(key)}, {"pitfall", std::get<1>(key)}, {"variant", std::get<2>(key)},
-              {"batch", std::get<3>(key)}, {"widths", json::array()}};
-    for (const auto& [w, pct] : by_width) d["widths"].push_back(w);
-    d["dominates_up_to_width"] = last_width_at_or_above(by_width, kDominatesPct);
-    d["stops_dominating_at_width"] = first_width_after(by_width, kDominatesPct);
-    d["under_10pct_from_width"] = first_width_after(by_width, kMattersPct);
+    Dominance d{std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), {}, {}, {}, {}};
+    for (const auto& [w, pct] : by_width) d.widths.push_back(w);
+    d.dominates_up_to_width = last_width_at_or_above(by_width, kDominatesPct);
+    d.stops_dominating_at_width = first_width_after(by_width, kDominatesPct);
+    d.under_10pct_from_width = first_width_after(by_width, kMattersPct);
     dominance.push_back(std::move(d));
   }
 }
 
-void build_findings(const std::vector<Record>& recs, json& builds) {
+void build_findings(const std::vector<Record>& recs, std::vector<Build>& builds) {
   for (const auto& r : recs) {
     if (!timed(r) || r.family != "pitfalls" || r.workload.rfind("build_", 0) != 0) continue;
     const std::string base = r.backend == Backend::cpu ? "O3" : "default";
@@ -92,29 +91,65 @@ void build_findings(const std::vector<Record>& recs, json& builds) {
     if (!b) continue;
     const Stats& s = *r.stats;
     const Stats& t = *b->stats;
-    json row = {{"backend", to_string(r.backend)}, {"workload", r.workload}, {"n", int_param(r, "n")},
-                {"variant", r.variant}, {"baseline", base}, {"time_us", *r.value}, {"baseline_us", *b->value},
-                {"slowdown", s.median / t.median}};
+    Build row;
+    row.backend = to_string(r.backend), row.workload = r.workload, row.n = int_param(r, "n");
+    row.variant = r.variant, row.baseline = base, row.time_us = *r.value, row.baseline_us = *b->value;
+    row.slowdown = s.median / t.median;
     // A conservative spread: this build's quartiles over the baseline's opposite quartiles.
     if (t.q3 > 0 && t.q1 > 0) {
-      row["slowdown_q1"] = s.q1 / t.q3;
-      row["slowdown_q3"] = s.q3 / t.q1;
+      row.slowdown_q1 = s.q1 / t.q3;
+      row.slowdown_q3 = s.q3 / t.q1;
     }
-    row["samples"] = r.samples.size();
-    row["rel_norm_err"] = counter_or(r, "rel_norm_err", -1.0);
-    row["baseline_rel_norm_err"] = counter_or(*b, "rel_norm_err", -1.0);
-    if (r.info.contains("flags")) row["flags"] = r.info.at("flags");
-    if (r.info.contains("isa")) row["isa"] = r.info.at("isa");
+    row.samples = r.samples.size();
+    row.rel_norm_err = counter_or(r, "rel_norm_err", -1.0);
+    row.baseline_rel_norm_err = counter_or(*b, "rel_norm_err", -1.0);
+    if (r.info.contains("flags")) row.flags = r.info.at("flags");
+    if (r.info.contains("isa")) row.isa = r.info.at("isa");
     builds.push_back(std::move(row));
   }
 }
 
 }  // namespace
 
-void compute_findings(const std::vector<Record>& records, json& findings) {
+Findings compute_findings(const std::vector<Record>& records) {
+  Findings f;
+  step_findings(records, f.steps, f.dominance);
+  build_findings(records, f.builds);
+  return f;
+}
+
+void to_json(const Findings& found, json& findings) {
   json steps = json::array(), dominance = json::array(), builds = json::array();
-  step_findings(records, steps, dominance);
-  build_findings(records, builds);
+  for (const auto& s : found.steps) {
+    json row = {{"backend", s.backend}, {"pitfall", s.pitfall}, {"variant", s.variant}, {"width", s.width},
+                {"batch", s.batch}, {"clean_us", s.clean_us}, {"step_us", s.step_us}, {"extra_us", s.extra_us},
+                {"pct_of_clean", s.pct_of_clean}, {"dominates", s.dominates}};
+    if (s.loss_reads_per_step) row["loss_reads_per_step"] = *s.loss_reads_per_step;
+    if (s.us_per_read) row["us_per_read"] = *s.us_per_read;
+    steps.push_back(std::move(row));
+  }
+  for (const auto& d : found.dominance) {
+    json row = {{"backend", d.backend}, {"pitfall", d.pitfall}, {"variant", d.variant}, {"batch", d.batch},
+                {"widths", json::array()}};
+    for (const auto w : d.widths) row["widths"].push_back(w);
+    row["dominates_up_to_width"] = or_null(d.dominates_up_to_width);
+    row["stops_dominating_at_width"] = or_null(d.stops_dominating_at_width);
+    row["under_10pct_from_width"] = or_null(d.under_10pct_from_width);
+    dominance.push_back(std::move(row));
+  }
+  for (const auto& b : found.builds) {
+    json row = {{"backend", b.backend}, {"workload", b.workload}, {"n", b.n}, {"variant", b.variant},
+                {"baseline", b.baseline}, {"time_us", b.time_us}, {"baseline_us", b.baseline_us},
+                {"slowdown", b.slowdown}};
+    if (b.slowdown_q1) row["slowdown_q1"] = *b.slowdown_q1;
+    if (b.slowdown_q3) row["slowdown_q3"] = *b.slowdown_q3;
+    row["samples"] = b.samples;
+    row["rel_norm_err"] = b.rel_norm_err;
+    row["baseline_rel_norm_err"] = b.baseline_rel_norm_err;
+    if (b.flags) row["flags"] = *b.flags;
+    if (b.isa) row["isa"] = *b.isa;
+    builds.push_back(std::move(row));
+  }
   if (!steps.empty()) findings["steps"] = std::move(steps);
   if (!dominance.empty()) findings["dominance"] = std::move(dominance);
   if (!builds.empty()) findings["builds"] = std::move(builds);

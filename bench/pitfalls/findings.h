@@ -2,6 +2,10 @@
 // dominating, and each build's slowdown against the project's default build.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "harness/document/types.h"
@@ -18,6 +22,36 @@ namespace gtb::pitfalls {
 // A habit dominates when it costs at least as much as the clean step itself (the step takes twice
 // as long or more); it stops mattering from the first width above every width where it cost 10% or
 // more. Only ok records take part.
-void compute_findings(const std::vector<Record>& records, json& findings);
+struct Step {
+  std::string backend, pitfall, variant;
+  std::int64_t width = 0, batch = 0;
+  double clean_us = 0, step_us = 0, extra_us = 0, pct_of_clean = 0;
+  bool dominates = false;
+  std::optional<double> loss_reads_per_step, us_per_read;  // loss_read every_<k> only, both or neither
+};
+struct Dominance {
+  std::string backend, pitfall, variant;
+  std::int64_t batch = 0;
+  std::vector<std::int64_t> widths;
+  std::optional<std::int64_t> dominates_up_to_width, stops_dominating_at_width, under_10pct_from_width;
+};
+struct Build {
+  std::string backend, workload;
+  std::int64_t n = 0;
+  std::string variant, baseline;
+  double time_us = 0, baseline_us = 0, slowdown = 0;
+  std::optional<double> slowdown_q1, slowdown_q3;  // both or neither
+  std::size_t samples = 0;
+  double rel_norm_err = -1, baseline_rel_norm_err = -1;
+  std::optional<json> flags, isa;  // the record's info, when it has them
+};
+struct Findings {
+  std::vector<Step> steps;
+  std::vector<Dominance> dominance;
+  std::vector<Build> builds;
+};
+Findings compute_findings(const std::vector<Record>& records);
+// Writes `found` as findings.pitfalls's data: each non-empty list under its name.
+void to_json(const Findings& found, json& data);
 
 }  // namespace gtb::pitfalls

@@ -260,6 +260,5 @@ bool register_all() {
   return true;
 }
 const bool kRegistered = register_all();
-const bool kFindings = gtb::add_findings("pitfalls", pf::compute_findings);
 
 }  // namespace

@@ -1,21 +1,20 @@
 // The pitfalls family's findings for the report and plots: each habit's cost per step, where it
 // stops dominating, each build's slowdown against the project's default build.
+#include "bench/pitfalls/findings.h"
 #include "harness/runtime/gtb.h"
 
 namespace {
 
 using gtb::json;
 using gtb::findings::Hint;
+namespace pf = gtb::pitfalls;
 
-const json& rows_of(const json& data, const char* key) {
-  static const json empty = json::array();
-  return data.contains(key) && data.at(key).is_array() ? data.at(key) : empty;
+template <class T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
 }
-json at_or_null(const json& row, const char* key) { return row.contains(key) ? row.at(key) : json(nullptr); }
 
-const bool kSections = gtb::add_sections("pitfalls", "Code-level pitfalls", 70,
-                                         [](const std::vector<gtb::Record>& recs, const json& data,
-                                            gtb::findings::Family& f) {
+void sections(const std::vector<gtb::Record>& recs, const pf::Findings& found, gtb::findings::Family& f) {
   const std::string gpu_note = gtb::findings::any_number(recs, gtb::Backend::cuda)
                                    ? ""
                                    : "GPU records: " + gtb::findings::why_none(recs, gtb::Backend::cuda) + ".";
@@ -24,13 +23,12 @@ const bool kSections = gtb::add_sections("pitfalls", "Code-level pitfalls", 70,
                                    {"clean step", "us", Hint::duration}, {"with the habit", "us", Hint::duration},
                                    {"extra", "us", Hint::duration}, {"per read", "us", Hint::duration},
                                    {"of the clean step", "", Hint::percent}});
-  for (const auto& r : rows_of(data, "steps")) {
+  for (const auto& r : found.steps) {
     // A habit cannot make a step faster: a negative cost is run-to-run noise, and says so.
-    const bool noise = r.value("extra_us", 0.0) < 0;
-    t.rows.push_back({r.value("backend", ""), r.value("pitfall", "") + " " + r.value("variant", ""), at_or_null(r, "width"),
-                      at_or_null(r, "batch"), at_or_null(r, "clean_us"), at_or_null(r, "step_us"),
-                      noise ? json("within noise") : at_or_null(r, "extra_us"), at_or_null(r, "us_per_read"),
-                      noise ? json("within noise") : at_or_null(r, "pct_of_clean")});
+    const bool noise = r.extra_us < 0;
+    t.rows.push_back({r.backend, r.pitfall + " " + r.variant, r.width, r.batch, r.clean_us, r.step_us,
+                      noise ? json("within noise") : json(r.extra_us), or_null(r.us_per_read),
+                      noise ? json("within noise") : json(r.pct_of_clean)});
   }
   if (t.rows.empty()) habits.not_measured = "no habit and clean step of the same model ran" + (gpu_note.empty() ? "" : "; " + gpu_note);
   auto& g = habits.figure("pitfalls_steps", "Cost of a habit per training step against the clean loop");
@@ -48,15 +46,12 @@ const bool kSections = gtb::add_sections("pitfalls", "Code-level pitfalls", 70,
   dom.say("A habit dominates where it costs at least the clean step itself (the step takes twice as long).");
   auto& d = dom.table("dominance", {{"backend"}, {"habit"}, {"batch", "", Hint::count}, {"dominates up to width", "", Hint::count},
                                     {"stops dominating at width", "", Hint::count}, {"under 10% from width", "", Hint::count}});
-  for (const auto& r : rows_of(data, "dominance")) {
-    const json up = at_or_null(r, "dominates_up_to_width");
-    d.rows.push_back({r.value("backend", ""), r.value("pitfall", "") + " " + r.value("variant", ""), at_or_null(r, "batch"),
-                      up.is_number() ? up : json("at no width measured"),
-                      up.is_number() && !at_or_null(r, "stops_dominating_at_width").is_number()
-                          ? json("not within the widths measured")
-                          : at_or_null(r, "stops_dominating_at_width"),
-                      at_or_null(r, "under_10pct_from_width").is_number() ? at_or_null(r, "under_10pct_from_width")
-                                                                            : json("not within the widths measured")});
+  for (const auto& r : found.dominance) {
+    d.rows.push_back({r.backend, r.pitfall + " " + r.variant, r.batch,
+                      r.dominates_up_to_width ? json(*r.dominates_up_to_width) : json("at no width measured"),
+                      r.dominates_up_to_width && !r.stops_dominating_at_width ? json("not within the widths measured")
+                                                                               : or_null(r.stops_dominating_at_width),
+                      r.under_10pct_from_width ? json(*r.under_10pct_from_width) : json("not within the widths measured")});
   }
   if (d.rows.empty()) dom.not_measured = "no habit ran at several widths";
 
@@ -65,14 +60,12 @@ const bool kSections = gtb::add_sections("pitfalls", "Code-level pitfalls", 70,
                                 {"time", "us", Hint::duration}, {"time ratio", "", Hint::ratio},
                                 {"ratio low", "", Hint::ratio}, {"ratio high", "", Hint::ratio},
                                 {"error", "", Hint::number}, {"default's error", "", Hint::number}});
-  for (const auto& r : rows_of(data, "builds")) {
-    if (r.value("variant", "") == r.value("baseline", "")) continue;
-    const std::string v = r.value("variant", "");
-    bt.rows.push_back({r.value("backend", ""), r.value("workload", ""), at_or_null(r, "n"),
-                       v + (v == "O3_isa" && r.contains("isa") ? " (" + r.value("isa", "") + ")" : ""),
-                       r.value("baseline", ""), at_or_null(r, "time_us"), at_or_null(r, "slowdown"),
-                       at_or_null(r, "slowdown_q1"), at_or_null(r, "slowdown_q3"), at_or_null(r, "rel_norm_err"),
-                       at_or_null(r, "baseline_rel_norm_err")});
+  for (const auto& r : found.builds) {
+    if (r.variant == r.baseline) continue;
+    const std::string& v = r.variant;
+    bt.rows.push_back({r.backend, r.workload, r.n, v + (v == "O3_isa" && r.isa ? " (" + r.isa->get<std::string>() + ")" : ""),
+                       r.baseline, r.time_us, r.slowdown, or_null(r.slowdown_q1), or_null(r.slowdown_q3),
+                       r.rel_norm_err, r.baseline_rel_norm_err});
   }
   if (bt.rows.empty()) {
     b.not_measured = "no build variant and its default ran" + (gpu_note.empty() ? "" : "; " + gpu_note);
@@ -94,6 +87,9 @@ const bool kSections = gtb::add_sections("pitfalls", "Code-level pitfalls", 70,
   gb.logy = true;
   gb.ylabel = "time / time of the default build";
   gb.hlines = {{1, "default build"}};
-});
+}
+
+const bool kFindings = gtb::add_family_findings<pf::Findings>("pitfalls", "Code-level pitfalls", 70, pf::compute_findings,
+                                                              pf::to_json, sections);
 
 }  // namespace

@@ -55,115 +55,137 @@ std::optional<double> last_gpu_loss(std::vector<RatePoint> points) {
   return std::nullopt;
 }
 
-json findings_from_records(const std::vector<Record>& recs) {
-  json f = json::object();
+Findings compute_findings(const std::vector<Record>& recs) {
+  Findings f;
   // Crossover batch per GPU configuration of the batch sweep.
   {
-    std::map<std::string, std::pair<json, std::vector<RatePoint>>> groups;
+    std::map<std::string, CrossoverBatch> groups;
     for (const auto& r : recs) {
       if (!usable(r) || r.backend != Backend::cuda || r.workload != "batch_sweep") continue;
-      json key = {{"options", r.options}, {"width", r.params.value("width", -1)}, {"depth", r.params.value("depth", -1)}};
+      const int width = r.params.value("width", -1), depth = r.params.value("depth", -1);
+      const json key = {{"options", r.options}, {"width", width}, {"depth", depth}};
       auto& g = groups[key.dump()];
-      g.first = key;
-      g.second.push_back({double(param_int(r.params, "batch")), best_cpu(recs, r.workload, r.params), *r.value});
+      g.options = r.options, g.width = width, g.depth = depth;
+      g.points.push_back({double(param_int(r.params, "batch")), best_cpu(recs, r.workload, r.params), *r.value});
     }
-    json arr = json::array();
     for (auto& [k, g] : groups) {
-      json e = g.first;
-      const auto x = crossover(g.second);
-      e["crossover_batch"] = x ? json(*x) : json(nullptr);
-      e["meaning"] = x ? "GPU samples/s above the CPU's from this batch size up"
-                       : "GPU not above the CPU at the largest batch measured";
-      e["points"] = points_json(usable_sorted(g.second), "batch");
-      arr.push_back(e);
+      g.crossover_batch = crossover(g.points);
+      g.points = usable_sorted(g.points);
+      f.crossover_batch.push_back(std::move(g));
     }
-    if (!arr.empty()) f["crossover_batch"] = arr;
   }
   // Model size below which the GPU is slower, per depth/batch/options of the model sweep.
   {
-    std::map<std::string, std::pair<json, std::vector<RatePoint>>> groups;
+    std::map<std::string, GpuSlowerBelow> groups;
     std::map<std::string, std::map<double, double>> params_of;  // width -> parameter count
     for (const auto& r : recs) {
       if (!usable(r) || r.backend != Backend::cuda || r.workload != "model_sweep") continue;
-      json key = {{"options", r.options}, {"batch", r.params.value("batch", -1)}, {"depth", r.params.value("depth", -1)}};
+      const int batch = r.params.value("batch", -1), depth = r.params.value("depth", -1);
+      const json key = {{"options", r.options}, {"batch", batch}, {"depth", depth}};
       auto& g = groups[key.dump()];
-      g.first = key;
+      g.options = r.options, g.batch = batch, g.depth = depth;
       const double w = double(param_int(r.params, "width"));
-      g.second.push_back({w, best_cpu(recs, r.workload, r.params), *r.value});
+      g.points.push_back({w, best_cpu(recs, r.workload, r.params), *r.value});
       params_of[key.dump()][w] = counter_or(r, "parameters", 0);
     }
-    json arr = json::array();
     for (auto& [k, g] : groups) {
-      json e = g.first;
-      const auto loss = last_gpu_loss(g.second);
-      const auto x = crossover(g.second);
-      e["gpu_slower_up_to_width"] = loss ? json(*loss) : json(nullptr);
-      if (loss) e["gpu_slower_up_to_parameters"] = params_of[k][*loss];
-      e["crossover_width"] = x ? json(*x) : json(nullptr);
-      e["points"] = points_json(usable_sorted(g.second), "width");
-      arr.push_back(e);
+      g.up_to_width = last_gpu_loss(g.points);
+      if (g.up_to_width) g.up_to_parameters = params_of[k][*g.up_to_width];
+      g.crossover_width = crossover(g.points);
+      g.points = usable_sorted(g.points);
+      f.gpu_slower_below.push_back(std::move(g));
     }
-    if (!arr.empty()) f["gpu_slower_below"] = arr;
   }
   // CUDA Graph speedup: graph over eager at the same shape and other options.
-  {
-    json arr = json::array();
-    for (const auto& g : recs) {
-      if (!usable(g) || g.backend != Backend::cuda || g.workload != "model_sweep" ||
-          g.options.value("mode", "") != "graph")
-        continue;
-      json eager_opts = g.options;
-      eager_opts["mode"] = "eager";
-      for (const auto& e : recs)
-        if (usable(e) && e.backend == Backend::cuda && e.workload == g.workload && e.params == g.params &&
-            e.options == eager_opts)
-          arr.push_back({{"params", g.params},
-                         {"graph_samples_per_s", *g.value},
-                         {"eager_samples_per_s", *e.value},
-                         {"speedup", *g.value / *e.value}});
-    }
-    if (!arr.empty()) f["graph_speedup"] = arr;
+  for (const auto& g : recs) {
+    if (!usable(g) || g.backend != Backend::cuda || g.workload != "model_sweep" || g.options.value("mode", "") != "graph")
+      continue;
+    json eager_opts = g.options;
+    eager_opts["mode"] = "eager";
+    for (const auto& e : recs)
+      if (usable(e) && e.backend == Backend::cuda && e.workload == g.workload && e.params == g.params &&
+          e.options == eager_opts)
+        f.graph_speedup.push_back({g.params, *g.value, *e.value, *g.value / *e.value});
   }
   // Mixed precision against FP32 at the same shape: speedup and device memory saved.
-  {
-    json arr = json::array();
-    for (const auto& lo : recs) {
-      if (!usable(lo) || lo.backend != Backend::cuda || lo.workload != "precision") continue;
-      const std::string p = lo.options.value("precision", "");
-      if (p == "fp32" || p.empty()) continue;
-      json base_opts = lo.options;
-      base_opts["precision"] = "fp32";
-      for (const auto& fp : recs) {
-        if (!usable(fp) || fp.backend != Backend::cuda || fp.workload != lo.workload || fp.params != lo.params ||
-            fp.options != base_opts)
-          continue;
-        json e = {{"params", lo.params}, {"precision", p}, {"speedup_over_fp32", *lo.value / *fp.value}};
-        const double m32 = counter_or(fp, "peak_device_bytes", 0), mlo = counter_or(lo, "peak_device_bytes", 0);
-        if (m32 > 0 && mlo > 0) {
-          e["peak_device_bytes_fp32"] = m32;
-          e["peak_device_bytes"] = mlo;
-          e["memory_saved_fraction"] = 1.0 - mlo / m32;
-        }
-        if (lo.counters.count("skipped_steps")) e["skipped_steps"] = counter_or(lo, "skipped_steps", 0);
-        arr.push_back(e);
+  for (const auto& lo : recs) {
+    if (!usable(lo) || lo.backend != Backend::cuda || lo.workload != "precision") continue;
+    const std::string p = lo.options.value("precision", "");
+    if (p == "fp32" || p.empty()) continue;
+    json base_opts = lo.options;
+    base_opts["precision"] = "fp32";
+    for (const auto& fp : recs) {
+      if (!usable(fp) || fp.backend != Backend::cuda || fp.workload != lo.workload || fp.params != lo.params ||
+          fp.options != base_opts)
+        continue;
+      MixedPrecision e;
+      e.params = lo.params, e.precision = p, e.speedup_over_fp32 = *lo.value / *fp.value;
+      const double m32 = counter_or(fp, "peak_device_bytes", 0), mlo = counter_or(lo, "peak_device_bytes", 0);
+      if (m32 > 0 && mlo > 0) {
+        e.peak_device_bytes_fp32 = m32;
+        e.peak_device_bytes = mlo;
+        e.memory_saved_fraction = 1.0 - mlo / m32;
       }
+      if (lo.counters.count("skipped_steps")) e.skipped_steps = counter_or(lo, "skipped_steps", 0);
+      f.mixed_precision.push_back(std::move(e));
     }
-    if (!arr.empty()) f["mixed_precision"] = arr;
   }
   // Achieved TFLOP/s at the largest width measured on the GPU.
-  {
-    std::int64_t widest = -1;
-    for (const auto& r : recs)
-      if (usable(r) && r.backend == Backend::cuda && r.counters.count("tflops"))
-        widest = std::max(widest, param_int(r.params, "width"));
-    json arr = json::array();
-    for (const auto& r : recs)
-      if (usable(r) && r.backend == Backend::cuda && r.counters.count("tflops") && param_int(r.params, "width") == widest)
-        arr.push_back({{"workload", r.workload}, {"params", r.params}, {"options", r.options},
-                       {"tflops", counter_or(r, "tflops", 0)}});
-    if (!arr.empty()) f["largest_width_tflops"] = arr;
-  }
+  std::int64_t widest = -1;
+  for (const auto& r : recs)
+    if (usable(r) && r.backend == Backend::cuda && r.counters.count("tflops"))
+      widest = std::max(widest, param_int(r.params, "width"));
+  for (const auto& r : recs)
+    if (usable(r) && r.backend == Backend::cuda && r.counters.count("tflops") && param_int(r.params, "width") == widest)
+      f.largest_width_tflops.push_back({r.workload, r.params, r.options, counter_or(r, "tflops", 0)});
   return f;
+}
+
+void to_json(const Findings& found, json& f) {
+  auto or_null = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  json arr = json::array();
+  for (const auto& g : found.crossover_batch) {
+    json e = {{"options", g.options}, {"width", g.width}, {"depth", g.depth}};
+    e["crossover_batch"] = or_null(g.crossover_batch);
+    e["meaning"] = g.crossover_batch ? "GPU samples/s above the CPU's from this batch size up"
+                                     : "GPU not above the CPU at the largest batch measured";
+    e["points"] = points_json(g.points, "batch");
+    arr.push_back(e);
+  }
+  if (!arr.empty()) f["crossover_batch"] = arr;
+  arr = json::array();
+  for (const auto& g : found.gpu_slower_below) {
+    json e = {{"options", g.options}, {"batch", g.batch}, {"depth", g.depth}};
+    e["gpu_slower_up_to_width"] = or_null(g.up_to_width);
+    if (g.up_to_width) e["gpu_slower_up_to_parameters"] = g.up_to_parameters;
+    e["crossover_width"] = or_null(g.crossover_width);
+    e["points"] = points_json(g.points, "width");
+    arr.push_back(e);
+  }
+  if (!arr.empty()) f["gpu_slower_below"] = arr;
+  arr = json::array();
+  for (const auto& g : found.graph_speedup)
+    arr.push_back({{"params", g.params},
+                   {"graph_samples_per_s", g.graph_samples_per_s},
+                   {"eager_samples_per_s", g.eager_samples_per_s},
+                   {"speedup", g.speedup}});
+  if (!arr.empty()) f["graph_speedup"] = arr;
+  arr = json::array();
+  for (const auto& m : found.mixed_precision) {
+    json e = {{"params", m.params}, {"precision", m.precision}, {"speedup_over_fp32", m.speedup_over_fp32}};
+    if (m.memory_saved_fraction) {
+      e["peak_device_bytes_fp32"] = m.peak_device_bytes_fp32;
+      e["peak_device_bytes"] = m.peak_device_bytes;
+      e["memory_saved_fraction"] = *m.memory_saved_fraction;
+    }
+    if (m.skipped_steps) e["skipped_steps"] = *m.skipped_steps;
+    arr.push_back(e);
+  }
+  if (!arr.empty()) f["mixed_precision"] = arr;
+  arr = json::array();
+  for (const auto& w : found.largest_width_tflops)
+    arr.push_back({{"workload", w.workload}, {"params", w.params}, {"options", w.options}, {"tflops", w.tflops}});
+  if (!arr.empty()) f["largest_width_tflops"] = arr;
 }
 
 }  // namespace gtb::mlp

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "harness/document/types.h"
@@ -24,14 +25,61 @@ std::optional<double> crossover(std::vector<RatePoint> points);
 // threshold): empty when the GPU is never slower.
 std::optional<double> last_gpu_loss(std::vector<RatePoint> points);
 
-// All train findings from the finished records (ok records only):
-//  crossover_batch[]: per GPU configuration of batch_sweep (options + width/depth), the crossover
-//    batch and the points it was computed from;
-//  gpu_slower_below[]: per depth and GPU mode of model_sweep, the largest width/parameter count at
-//    which the GPU is slower than the CPU;
-//  graph_speedup[]: graph over eager samples/s per model_sweep shape;
-//  mixed_precision[]: fp16/bf16/tf32 over fp32 samples/s and device memory saved, per shape;
-//  largest_width_tflops: achieved TFLOP/s of the widest model_sweep/precision GPU records.
-json findings_from_records(const std::vector<Record>& records);
+// Per GPU configuration of batch_sweep (options + width/depth): the crossover batch and the points it
+// was computed from (sorted, usable only).
+struct CrossoverBatch {
+  json options;
+  int width = -1, depth = -1;
+  std::optional<double> crossover_batch;
+  std::vector<RatePoint> points;
+};
+
+// Per depth, batch and GPU options of model_sweep: the largest width (and its parameter count) at
+// which the GPU is slower than the CPU, and the crossover width.
+struct GpuSlowerBelow {
+  json options;
+  int batch = -1, depth = -1;
+  std::optional<double> up_to_width;
+  double up_to_parameters = 0;  // meaningful with up_to_width
+  std::optional<double> crossover_width;
+  std::vector<RatePoint> points;
+};
+
+// Graph over eager samples/s at one model_sweep shape.
+struct GraphSpeedup {
+  json params;
+  double graph_samples_per_s = 0, eager_samples_per_s = 0, speedup = 0;
+};
+
+// fp16/bf16/tf32 over fp32 samples/s at one shape, with the device memory saved when both peaks
+// were counted.
+struct MixedPrecision {
+  json params;
+  std::string precision;
+  double speedup_over_fp32 = 0;
+  std::optional<double> memory_saved_fraction;  // with the two peaks below
+  double peak_device_bytes_fp32 = 0, peak_device_bytes = 0;
+  std::optional<double> skipped_steps;
+};
+
+// Achieved TFLOP/s of one of the widest GPU records.
+struct WidestTflops {
+  std::string workload;
+  json params, options;
+  double tflops = 0;
+};
+
+// All train findings from the finished records (ok records only); findings.train holds each
+// non-empty list under its name: crossover_batch, gpu_slower_below, graph_speedup,
+// mixed_precision, largest_width_tflops.
+struct Findings {
+  std::vector<CrossoverBatch> crossover_batch;
+  std::vector<GpuSlowerBelow> gpu_slower_below;
+  std::vector<GraphSpeedup> graph_speedup;
+  std::vector<MixedPrecision> mixed_precision;
+  std::vector<WidestTflops> largest_width_tflops;
+};
+Findings compute_findings(const std::vector<Record>& records);
+void to_json(const Findings& found, json& data);
 
 }  // namespace gtb::mlp

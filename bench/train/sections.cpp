@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "bench/train/findings.h"
 #include "harness/runtime/gtb.h"
 
 namespace {
@@ -12,17 +13,14 @@ using gtb::json;
 using gtb::findings::Hint;
 namespace fx = gtb::findings;
 
-json get(const json& j, const char* key) { return j.is_object() && j.contains(key) ? j.at(key) : json(nullptr); }
-const json& list(const json& data, const char* key) {
-  static const json empty = json::array();
-  return data.contains(key) && data.at(key).is_array() ? data.at(key) : empty;
-}
+namespace mlp = gtb::mlp;
 
-std::string model(const json& e, const char* a, const char* b) {
-  std::string s = std::string(a) + " " + fx::format(get(e, a), Hint::number, "") + ", " + b + " " +
-                  fx::format(get(e, b), Hint::number, "");
-  const json o = get(e, "options");
-  if (o.is_object() && !o.empty()) s += ", " + fx::params_text(o);
+json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+// "width 512, depth 4, data=device": a model and its options.
+std::string model(const char* a, int av, const char* b, int bv, const json& options) {
+  std::string s = std::string(a) + " " + fx::format(av, Hint::number, "") + ", " + b + " " + fx::format(bv, Hint::number, "");
+  if (options.is_object() && !options.empty()) s += ", " + fx::params_text(options);
   return s;
 }
 
@@ -39,21 +37,21 @@ void sweep_figure(fx::Section& s, const char* id, const char* title, const char*
   for (double c : crossings) g.vlines.push_back({c, "GPU ahead from " + fx::format(c, Hint::number, "")});
 }
 
-const bool kSections = gtb::add_sections("train", "Training steps", 50,
-                                         [](const std::vector<gtb::Record>& recs, const json& data, fx::Family& f) {
+void sections(const std::vector<gtb::Record>& recs, const mlp::Findings& found, fx::Family& f) {
   const std::string no_gpu = fx::any_number(recs, gtb::Backend::cuda) ? "" : "no GPU record: " + fx::why_none(recs, gtb::Backend::cuda);
   auto& c = f.section("crossover_batch", "GPU/CPU crossover batch");
   auto& ct = c.table("crossover_batch", {{"model"}, {"GPU ahead from batch", "", Hint::count}, {"GPU/CPU at the smallest batch", "", Hint::ratio},
                                          {"smallest batch", "", Hint::count}, {"GPU/CPU at the largest batch", "", Hint::ratio},
                                          {"largest batch", "", Hint::count}});
   std::vector<double> batches;
-  for (const auto& e : list(data, "crossover_batch")) {
-    const json x = get(e, "crossover_batch"), pts = get(e, "points");
-    const bool has_pts = pts.is_array() && !pts.empty();
-    if (x.is_number()) batches.push_back(x.get<double>());
-    ct.rows.push_back({model(e, "width", "depth"), x.is_number() ? x : json("GPU never ahead"),
-                       has_pts ? get(pts.front(), "gpu_over_cpu") : json(nullptr), has_pts ? get(pts.front(), "batch") : json(nullptr),
-                       has_pts ? get(pts.back(), "gpu_over_cpu") : json(nullptr), has_pts ? get(pts.back(), "batch") : json(nullptr)});
+  for (const auto& e : found.crossover_batch) {
+    const auto& pts = e.points;
+    const bool has_pts = !pts.empty();
+    if (e.crossover_batch) batches.push_back(*e.crossover_batch);
+    ct.rows.push_back({model("width", e.width, "depth", e.depth, e.options),
+                       e.crossover_batch ? json(*e.crossover_batch) : json("GPU never ahead"),
+                       has_pts ? json(pts.front().gpu / pts.front().cpu) : json(nullptr), has_pts ? json(pts.front().x) : json(nullptr),
+                       has_pts ? json(pts.back().gpu / pts.back().cpu) : json(nullptr), has_pts ? json(pts.back().x) : json(nullptr)});
   }
   if (ct.rows.empty()) c.not_measured = no_gpu.empty() ? "no CPU and GPU batch sweep of the same model" : no_gpu;
   sweep_figure(c, "train_throughput_batch", "Training throughput vs batch size, CPU and GPU (dotted: crossover)", "batch_sweep",
@@ -63,11 +61,12 @@ const bool kSections = gtb::add_sections("train", "Training steps", 50,
   auto& mt = m.table("gpu_slower_below", {{"model family"}, {"GPU slower up to width", "", Hint::count},
                                           {"parameters at that width", "", Hint::count}, {"GPU ahead from width", "", Hint::count}});
   std::vector<double> widths;
-  for (const auto& e : list(data, "gpu_slower_below")) {
-    const json w = get(e, "gpu_slower_up_to_width"), p = get(e, "gpu_slower_up_to_parameters"), x = get(e, "crossover_width");
-    if (x.is_number()) widths.push_back(x.get<double>());
-    mt.rows.push_back({model(e, "batch", "depth"), w.is_number() ? w : json("GPU never slower"),
-                       p.is_number() && p.get<double>() > 0 ? p : json(nullptr), x});
+  for (const auto& e : found.gpu_slower_below) {
+    if (e.crossover_width) widths.push_back(*e.crossover_width);
+    mt.rows.push_back({model("batch", e.batch, "depth", e.depth, e.options),
+                       e.up_to_width ? json(*e.up_to_width) : json("GPU never slower"),
+                       e.up_to_width && e.up_to_parameters > 0 ? json(e.up_to_parameters) : json(nullptr),
+                       or_null(e.crossover_width)});
   }
   if (mt.rows.empty()) m.not_measured = no_gpu.empty() ? "no CPU and GPU model sweep of the same batch" : no_gpu;
   sweep_figure(m, "train_throughput_model", "Training throughput vs model width, CPU and GPU (dotted: crossover)", "model_sweep",
@@ -76,12 +75,11 @@ const bool kSections = gtb::add_sections("train", "Training steps", 50,
   auto& g = f.section("graph_precision", "CUDA Graph gain and mixed precision");
   double lo = INFINITY, hi = 0;
   std::string at_hi;
-  for (const auto& e : list(data, "graph_speedup"))
-    if (get(e, "speedup").is_number()) {
-      const double sp = e.at("speedup").get<double>();
-      lo = std::min(lo, sp);
-      if (sp > hi) hi = sp, at_hi = fx::params_text(get(e, "params"));
-    }
+  for (const auto& e : found.graph_speedup) {
+    const double sp = e.speedup;
+    lo = std::min(lo, sp);
+    if (sp > hi) hi = sp, at_hi = fx::params_text(e.params);
+  }
   if (hi > 0) {
     g.line("graph_speedup_low", "CUDA Graph over eager launches, lowest", lo, "", Hint::ratio);
     g.line("graph_speedup_high", "CUDA Graph over eager launches, highest", hi, "", Hint::ratio, "at " + at_hi);
@@ -89,16 +87,19 @@ const bool kSections = gtb::add_sections("train", "Training steps", 50,
     g.line("graph_speedup_high", "CUDA Graph over eager launches", nullptr, "", Hint::ratio, "not measured");
   }
   std::map<std::string, std::pair<double, double>> by;  // precision -> (best speedup, memory saved)
-  for (const auto& e : list(data, "mixed_precision")) {
-    auto& v = by.insert({e.value("precision", ""), {0.0, -1.0}}).first->second;
-    v.first = std::max(v.first, e.value("speedup_over_fp32", 0.0));
-    v.second = std::max(v.second, e.value("memory_saved_fraction", -1.0));
+  for (const auto& e : found.mixed_precision) {
+    auto& v = by.insert({e.precision, {0.0, -1.0}}).first->second;
+    v.first = std::max(v.first, e.speedup_over_fp32);
+    v.second = std::max(v.second, e.memory_saved_fraction.value_or(-1.0));
   }
   for (const auto& [p, v] : by) {
     g.line("mixed_" + p + "_speedup", p + " training step over FP32, best", v.first, "", Hint::ratio);
     if (v.second >= 0) g.line("mixed_" + p + "_memory_saved", p + " device memory saved, most", v.second, "", Hint::fraction);
   }
   if (by.empty()) g.line("mixed_precision", "Mixed precision", nullptr, "", Hint::ratio, "not measured");
-});
+}
+
+const bool kFindings = gtb::add_family_findings<mlp::Findings>("train", "Training steps", 50, mlp::compute_findings,
+                                                               mlp::to_json, sections);
 
 }  // namespace

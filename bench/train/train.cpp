@@ -395,9 +395,5 @@ gtb::Bench& accum_axes(gtb::Bench& b) {
 auto& g_cpu = step_bench("grad_accum", gtb::Backend::cpu, accum_axes).describe(kAccumDoc);
 auto& g_gpu = step_bench("grad_accum", gtb::Backend::cuda, accum_axes).describe(kAccumDoc);
 
-const bool kFindings = gtb::add_findings("train", [](const std::vector<gtb::Record>& recs, gtb::json& f) {
-  const gtb::json found = mlp::findings_from_records(recs);
-  for (auto it = found.begin(); it != found.end(); ++it) f[it.key()] = it.value();
-});
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "bench/transfer/findings.h"
 #include "harness/runtime/gtb.h"
 
 namespace {
@@ -10,8 +11,7 @@ namespace {
 using gtb::json;
 using gtb::findings::Hint;
 namespace fx = gtb::findings;
-
-json get(const json& j, const char* key) { return j.is_object() && j.contains(key) ? j.at(key) : json(nullptr); }
+namespace tx = gtb::transfer;
 
 // A loader key "cpu/cpu_consumer/{params}/{options}" in words: "cpu/cpu_consumer/depth=8, ...".
 std::string readable(const std::string& key) {
@@ -67,31 +67,27 @@ void pinned_vs_pageable(const std::vector<gtb::Record>& recs, fx::Family& f) {
   g.ylabel = "bandwidth (GB/s, 10^9 bytes/s)";
 }
 
-void copy_model(const json& data, fx::Family& f) {
+void copy_model(const tx::Findings& found, fx::Family& f) {
   auto& s = f.section("copy_model", "Latency, peak bandwidth and half-peak size");
   auto& t = s.table("copy_model", {{"copy"}, {"latency", "us", Hint::duration}, {"peak (fit)", "GB/s", Hint::bandwidth},
                                    {"half-peak size", "", Hint::bytes}, {"note"}});
-  const json models = get(data, "copy_model");
-  if (models.is_object())
-    for (const auto& [key, m] : models.items()) {
-    if (get(m, "ok") != true) {
-      t.rows.push_back({key, nullptr, nullptr, nullptr, "no fit: " + m.value("note", "")});
+  for (const auto& m : found.copy_model) {
+    if (!m.fit.ok) {
+      t.rows.push_back({m.key, nullptr, nullptr, nullptr, "no fit: " + m.fit.note});
       continue;
     }
     // A latency clamped to zero (or a zero half-peak size) is what is left when the times do not
     // follow latency + bytes / bandwidth at all: no finding, so no "0 us" figure either.
-    if (!(m.value("latency_us", 0.0) > 0) || !(m.value("half_peak_bytes", 0.0) > 0)) {
-      std::string why = m.value("note", "");
+    if (!(m.latency_us() > 0) || !(m.half_peak_bytes > 0)) {
+      std::string why = m.fit.note;
       if (why.empty()) why = "no positive latency";
-      if (get(m, "max_rel_residual").is_number())
-        why += ": the times do not follow latency + bytes / bandwidth (max residual " +
-               fx::format(get(m, "max_rel_residual"), Hint::fraction, "") + ")";
-      t.rows.push_back({key, nullptr, nullptr, nullptr, "no fit (" + why + ")"});
+      why += ": the times do not follow latency + bytes / bandwidth (max residual " +
+             fx::format(m.fit.max_rel_residual, Hint::fraction, "") + ")";
+      t.rows.push_back({m.key, nullptr, nullptr, nullptr, "no fit (" + why + ")"});
       continue;
     }
-    const bool good = get(m, "good_fit") != false;
-    t.rows.push_back({key, get(m, "latency_us"), get(m, "bandwidth_gbps"), get(m, "half_peak_bytes"),
-                      good ? "" : "poor fit (max residual " + fx::format(get(m, "max_rel_residual"), Hint::fraction, "") + ")"});
+    t.rows.push_back({m.key, m.latency_us(), m.bandwidth_gbps(), m.half_peak_bytes,
+                      m.good_fit ? "" : "poor fit (max residual " + fx::format(m.fit.max_rel_residual, Hint::fraction, "") + ")"});
   }
   if (t.rows.empty()) {
     s.not_measured = "no copy ran at several sizes";
@@ -101,15 +97,20 @@ void copy_model(const json& data, fx::Family& f) {
         "than in moving bytes, so batching small copies pays.");
 }
 
-void pinning(const json& data, fx::Family& f) {
+void pinning(const tx::Findings& found, fx::Family& f) {
   auto& s = f.section("pinning", "Pinning break-even");
   auto& t = s.table("pinning", {{"method"}, {"size", "", Hint::bytes}, {"pin cost", "ms", Hint::duration},
                                 {"copies to break even", "", Hint::count}});
-  if (get(data, "pinning_break_even").is_object())
-    for (const auto& [method, sizes] : data.at("pinning_break_even").items())
-      if (sizes.is_object())
-        for (const auto& [bytes, e] : sizes.items())
-          t.rows.push_back({method, std::atof(bytes.c_str()), get(e, "pin_ms"), get(e, "break_even_copies")});
+  // By method, each method's sizes in the order they were found.
+  std::vector<std::string> methods;
+  for (const auto& e : found.pinning_break_even)
+    if (std::find(methods.begin(), methods.end(), e.method) == methods.end()) methods.push_back(e.method);
+  for (const auto& method : methods)
+    for (const auto& e : found.pinning_break_even)
+      if (e.method == method)
+        t.rows.push_back({method, double(e.bytes), e.pin_ms,
+                          e.break_even_copies ? json(*e.break_even_copies)
+                                              : json("never (pinned copies are not faster at this size)")});
   if (t.rows.empty()) s.not_measured = "needs pinned and pageable GPU copies and a pinning cost of the same size";
   auto& g = s.figure("transfer_batching", "Batching small samples into one copy");
   g.where = {{"workload", "batching"}};
@@ -122,21 +123,19 @@ void pinning(const json& data, fx::Family& f) {
   g.ylabel = "samples/s";
 }
 
-void loader(const json& data, fx::Family& f) {
+void loader(const tx::Findings& found, fx::Family& f) {
   auto& s = f.section("loader", "Loader threads needed to keep the consumer fed");
   auto& t = s.table("loader", {{"loader"}, {"workers needed", "", Hint::count}, {"idle allowed", "", Hint::fraction},
                                {"idle by workers"}});
   double fed = 0.1;
-  if (get(data, "loader").is_object())
-    for (const auto& [key, e] : data.at("loader").items()) {
-      std::string idle;
-      if (get(e, "idle_fraction_by_workers").is_object())
-        for (const auto& [w, x] : e.at("idle_fraction_by_workers").items())
-          idle += (idle.empty() ? "" : ", ") + w + ": " + fx::format(x, Hint::fraction, "");
-      const json w = get(e, "smallest_fed_workers");
-      fed = e.value("max_idle_fraction", fed);
-      t.rows.push_back({readable(key), w.is_number() ? w : json("more than measured"), get(e, "max_idle_fraction"), idle});
-    }
+  for (const auto& e : found.loader) {
+    std::string idle;
+    for (const auto& [w, x] : e.idle_fraction_by_workers)
+      idle += (idle.empty() ? "" : ", ") + w + ": " + fx::format(x, Hint::fraction, "");
+    fed = e.max_idle_fraction;
+    t.rows.push_back({readable(e.key), e.smallest_fed_workers ? json(*e.smallest_fed_workers) : json("more than measured"),
+                      e.max_idle_fraction, idle});
+  }
   if (t.rows.empty()) s.not_measured = "no loader sweep over worker counts ran";
   auto& g = s.figure("loader_idle", "Loader: consumer idle fraction vs worker threads");
   g.where = {{"workload", "loader"}};
@@ -149,24 +148,24 @@ void loader(const json& data, fx::Family& f) {
   g.hlines = {{fed, "fed: idle <= " + fx::format(fed, Hint::fraction, "")}};
 }
 
-void overlap(const json& data, fx::Family& f) {
-  const json ov = get(data, "overlap_speedup_vs_1_stream");
-  if (!ov.is_object() || ov.empty()) return;
+void overlap(const tx::Findings& found, fx::Family& f) {
+  if (found.overlap_speedup_vs_1_stream.empty()) return;
   double best = 0;
   std::string which;
-  for (const auto& [id, v] : ov.items())
-    if (v.is_number() && v.get<double>() > best) best = v.get<double>(), which = id;
+  for (const auto& [id, v] : found.overlap_speedup_vs_1_stream)
+    if (v > best) best = v, which = id;
   auto& s = f.section("overlap", "Copy/compute overlap");
   s.line("best_overlap_speedup", "best speedup of several streams over one", best, "", Hint::ratio, which);
 }
 
-const bool kSections = gtb::add_sections("transfer", "Transfers", 20,
-                                         [](const std::vector<gtb::Record>& recs, const json& data, fx::Family& f) {
-                                           pinned_vs_pageable(recs, f);
-                                           copy_model(data, f);
-                                           pinning(data, f);
-                                           loader(data, f);
-                                           overlap(data, f);
-                                         });
+const bool kFindings = gtb::add_family_findings<tx::Findings>(
+    "transfer", "Transfers", 20, tx::compute_findings, tx::to_json,
+    [](const std::vector<gtb::Record>& recs, const tx::Findings& found, fx::Family& f) {
+      pinned_vs_pageable(recs, f);
+      copy_model(found, f);
+      pinning(found, f);
+      loader(found, f);
+      overlap(found, f);
+    });
 
 }  // namespace

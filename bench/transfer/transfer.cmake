@@ -1,6 +1,6 @@
 # The transfer family: host<->device copies, pinning, batching, overlap and the data loader.
 gtb_add_family(NAME transfer
-  BENCH bench/transfer/transfer.cpp bench/transfer/sections.cpp
+  BENCH bench/transfer/transfer.cpp bench/transfer/findings.cpp bench/transfer/sections.cpp
   CPU_SOURCES kernels/transfer/cpu/transfer.cpp kernels/transfer/cpu/transfer_model.cpp kernels/transfer/loader.cpp kernels/transfer/host_memory.cpp
   CUDA_SOURCES kernels/transfer/cuda/transfer.cpp kernels/transfer/cuda/loader.cpp kernels/transfer/cuda/transfer_kernels.cu
   CPU_TESTS tests/cpu/test_transfer.cpp

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "bench/vectorize/findings.h"
 #include "harness/runtime/gtb.h"
 
 namespace {
@@ -11,15 +12,15 @@ namespace {
 using gtb::json;
 using gtb::findings::Hint;
 namespace fx = gtb::findings;
+namespace vz = gtb::vectorize;
 
-void launch_bound(const std::vector<gtb::Record>& recs, const json& data, fx::Family& f) {
+void launch_bound(const std::vector<gtb::Record>& recs, const vz::Findings& found, fx::Family& f) {
   auto& s = f.section("launch_bound", "Launch-bound threshold and CUDA Graph gain");
   // Graph over one launch per step >= 2 means launches take at least half of the time.
   std::map<std::string, std::vector<std::pair<double, double>>> by;  // workload -> (n, speedup)
-  if (data.contains("graph_over_launch_loop"))
-    for (const auto& row : data.at("graph_over_launch_loop"))
-      if (row.contains("speedup") && row.contains("params") && row.at("params").contains("n"))
-        by[row.value("workload", "")].push_back({row.at("params").at("n").get<double>(), row.at("speedup").get<double>()});
+  if (const auto* rows = found.rows("graph_over_launch_loop"))
+    for (const auto& row : *rows)
+      if (row.params.contains("n")) by[row.workload].push_back({row.params.at("n").get<double>(), row.speedup});
   auto& t = s.table("launch_bound", {{"workload"}, {"launch-bound (graph >= 2x) up to n", "", Hint::count},
                                      {"best CUDA Graph gain", "", Hint::ratio}});
   for (auto& [wl, pts] : by) {
@@ -36,7 +37,7 @@ void launch_bound(const std::vector<gtb::Record>& recs, const json& data, fx::Fa
                                                               : "no GPU record: " + fx::why_none(recs, gtb::Backend::cuda);
 }
 
-void speedups(const std::vector<gtb::Record>& recs, const json& data, fx::Family& f) {
+void speedups(const std::vector<gtb::Record>& recs, const vz::Findings& found, fx::Family& f) {
   auto& s = f.section("speedups", "Speedups");
   // Rows built on a suspect record carry the doubt.
   std::set<std::string> doubt;
@@ -52,18 +53,17 @@ void speedups(const std::vector<gtb::Record>& recs, const json& data, fx::Family
   auto& t = s.table("speedups", {{"speedup"}, {"lowest", "", Hint::ratio}, {"highest", "", Hint::ratio}, {"highest at"},
                                  {"cases", "", Hint::count}, {"on suspect numbers", "", Hint::count}});
   for (const auto& [key, label] : all) {
-    if (!data.contains(key) || !data.at(key).is_array()) {
+    const auto* rows = found.rows(key);
+    if (!rows) {
       t.rows.push_back({label, nullptr, nullptr, "not measured", 0, 0});
       continue;
     }
     std::vector<std::pair<double, std::string>> v;
     int doubtful = 0;
-    for (const auto& row : data.at(key))
-      if (row.contains("speedup") && row.at("speedup").is_number()) {
-        v.push_back({row.at("speedup").get<double>(),
-                     row.value("workload", "") + " " + fx::params_text(row.contains("params") ? row.at("params") : json())});
-        doubtful += doubt.count(v.back().second) ? 1 : 0;
-      }
+    for (const auto& row : *rows) {
+      v.push_back({row.speedup, row.workload + " " + fx::params_text(row.params)});
+      doubtful += doubt.count(v.back().second) ? 1 : 0;
+    }
     if (v.empty()) {
       t.rows.push_back({label, nullptr, nullptr, "not measured", 0, 0});
       continue;
@@ -81,10 +81,11 @@ void speedups(const std::vector<gtb::Record>& recs, const json& data, fx::Family
   g.ylabel = "GB/s (bytes read + written)";
 }
 
-const bool kSections = gtb::add_sections("vectorize", "Loops, vectorization and launches", 30,
-                                         [](const std::vector<gtb::Record>& recs, const json& data, fx::Family& f) {
-                                           launch_bound(recs, data, f);
-                                           speedups(recs, data, f);
-                                         });
+const bool kFindings = gtb::add_family_findings<vz::Findings>(
+    "vectorize", "Loops, vectorization and launches", 30, vz::compute_findings, vz::to_json,
+    [](const std::vector<gtb::Record>& recs, const vz::Findings& found, fx::Family& f) {
+      launch_bound(recs, found, f);
+      speedups(recs, found, f);
+    });
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -121,16 +122,43 @@ Bench& add(std::string family, std::string workload, std::string variant, Backen
 // metric): what --gtb_list counts and a run executes.
 std::vector<Record> planned_records(const std::string& family, Suite suite);
 
-// Family-level derived results (fits, break-even points, crossovers) computed from the finished
-// records of this process; stored under findings.<family> in the results file.
-using FindingsFn = std::function<void(const std::vector<Record>& records, json& findings)>;
-bool add_findings(std::string family, FindingsFn fn);  // returns true (for static registration)
+// A family's findings, typed from computing to rendering. `compute` derives the family's own result
+// (a struct of its bench/<family>/findings.h) from the finished records of this process; `to_json`
+// writes that result as findings.<family>.data in the results file; `sections` builds what the
+// family concludes, typed for the generic report and plots (harness/document/findings.h), from the
+// same records and the same result, never from its JSON. Every results file stores findings.<family>
+// in the typed form, with `data` kept inside it. A throwing compute or to_json leaves an "error" in
+// `data` and costs the family its sections; a throwing sections costs only the sections. One
+// registration per family (a later one replaces it); returns true (for static registration):
+//   const bool kFindings = gtb::add_family_findings<gemm::Findings>("gemm", "Matrix multiply", 40,
+//       gemm::compute_findings, gemm::to_json, sections);
+template <class T>
+using FindingsCompute = std::function<T(const std::vector<Record>& records)>;
+template <class T>
+using FindingsToJson = std::function<void(const T& found, json& data)>;
+template <class T>
+using FindingsSections = std::function<void(const std::vector<Record>& records, const T& found, findings::Family& out)>;
 
-// What the family concludes, typed for the generic report and plots (harness/findings.h): built from
-// the same records and the raw findings above (`data`). Every results file stores findings.<family>
-// in this form, with `data` kept inside it.
-using SectionsFn = std::function<void(const std::vector<Record>& records, const json& data, findings::Family& out)>;
-bool add_sections(std::string family, std::string title, int order, SectionsFn fn);  // returns true
+namespace detail {
+// The registry's type-erased form: computes the result and writes `data` from it, then returns what
+// builds the sections from that same result.
+using SectionsBuilder = std::function<void(findings::Family& out)>;
+using ErasedFindingsFn = std::function<SectionsBuilder(const std::vector<Record>& records, json& data)>;
+bool add_erased_findings(std::string family, std::string title, int order, ErasedFindingsFn fn);
+}  // namespace detail
+
+template <class T>
+bool add_family_findings(std::string family, std::string title, int order, FindingsCompute<T> compute,
+                         FindingsToJson<T> to_json, FindingsSections<T> sections) {
+  return detail::add_erased_findings(
+      std::move(family), std::move(title), order,
+      [compute = std::move(compute), to_json = std::move(to_json), sections = std::move(sections)](
+          const std::vector<Record>& records, json& data) -> detail::SectionsBuilder {
+        auto found = std::make_shared<const T>(compute(records));
+        to_json(*found, data);
+        return [&records, found, sections](findings::Family& out) { sections(records, *found, out); };
+      });
+}
 
 // A family that runs as several cooperating processes (MPI ranks) installs these: start() runs
 // before the first case, describe() adds to the results context, and only the process whose

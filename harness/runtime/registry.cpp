@@ -25,13 +25,12 @@ namespace {
 
 struct Registry {
   std::vector<std::unique_ptr<Bench>> benches;
-  std::vector<std::pair<std::string, FindingsFn>> findings;
-  struct Sections {
+  struct Findings {
     std::string title;
     int order;
-    SectionsFn fn;
+    detail::ErasedFindingsFn fn;
   };
-  std::map<std::string, Sections> sections;
+  std::map<std::string, Findings> findings;
   std::map<std::string, ProcessGroup> groups;
 };
 Registry& registry() {
@@ -164,44 +163,41 @@ Bench& add(std::string family, std::string workload, std::string variant, Backen
   return *registry().benches.back();
 }
 
-bool add_findings(std::string family, FindingsFn fn) {
-  registry().findings.emplace_back(std::move(family), std::move(fn));
+bool detail::add_erased_findings(std::string family, std::string title, int order, ErasedFindingsFn fn) {
+  registry().findings[std::move(family)] = {std::move(title), order, std::move(fn)};
   return true;
 }
 
-bool add_sections(std::string family, std::string title, int order, SectionsFn fn) {
-  registry().sections[std::move(family)] = {std::move(title), order, std::move(fn)};
-  return true;
-}
-
-// The family's findings in their typed form: the raw findings become `data`, the sections function
-// (if the family has one) says what they mean. A throwing function costs the family its sections,
-// never the results file.
+// The family's findings in their typed form: the family's result becomes `data`, and the sections
+// are built from that same result. A throwing computation costs the family its sections, never the
+// results file.
 static json family_findings(const std::string& family, const std::vector<Record>& records) {
-  json data = json::object();
-  for (const auto& [fam, fn] : registry().findings) {
-    if (fam != family) continue;
-    try {
-      fn(records, data);
-    } catch (const std::exception& e) {
-      data["error"] = std::string("findings could not be computed: ") + e.what();
-    }
-  }
+  const auto it = registry().findings.find(family);
+  if (it == registry().findings.end()) return json();
   findings::Family f;
-  f.title = family;
-  f.data = data;
-  const auto it = registry().sections.find(family);
-  if (it != registry().sections.end()) {
-    f.title = it->second.title;
-    f.order = it->second.order;
+  f.title = it->second.title;
+  f.order = it->second.order;
+  json data = json::object();
+  auto error_section = [&f](const std::exception& e) {
+    f.sections.clear();
+    auto& s = f.section("error", "Findings");
+    s.not_measured = std::string("the findings could not be computed: ") + e.what();
+  };
+  detail::SectionsBuilder sections;
+  try {
+    sections = it->second.fn(records, data);
+  } catch (const std::exception& e) {
+    data["error"] = std::string("findings could not be computed: ") + e.what();
+    error_section(e);
+  }
+  if (sections) {
     try {
-      it->second.fn(records, data, f);
+      sections(f);
     } catch (const std::exception& e) {
-      f.sections.clear();
-      auto& s = f.section("error", "Findings");
-      s.not_measured = std::string("the findings could not be computed: ") + e.what();
+      error_section(e);
     }
   }
+  f.data = data;
   if (data.empty() && f.sections.empty()) return json();
   return findings::to_json(f);
 }

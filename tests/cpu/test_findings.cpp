@@ -1,9 +1,19 @@
-// Tests of typed findings: one JSON form both ways, clear errors on bad input, the value formats.
+// Tests of typed findings: one JSON form both ways, clear errors on bad input, the value formats,
+// and a family's typed result reaching its sections without a JSON round trip.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "harness/document/findings.h"
+#include "harness/document/results.h"
+#include "harness/runtime/gtb.h"
 
 namespace gtb::findings {
 namespace {
@@ -107,3 +117,133 @@ TEST(Findings, HintNamesRoundTrip) {
 
 }  // namespace
 }  // namespace gtb::findings
+
+// ---- add_family_findings: computing, writing and rendering one typed result ----
+
+namespace {
+
+// A result with a field that has no JSON form at all: it reaches the sections only as itself.
+struct Opaque {
+  std::size_t records = 0;
+  std::function<std::string()> words;
+};
+
+int g_computed = 0, g_written = 0, g_rendered = 0;
+
+const bool typed_ok = gtb::add_family_findings<Opaque>(
+    "typed_ok", "Typed", 7,
+    [](const std::vector<gtb::Record>& recs) {
+      ++g_computed;
+      const std::size_t n = recs.size();
+      return Opaque{n, [n] { return "computed from " + std::to_string(n) + " records"; }};
+    },
+    [](const Opaque& o, gtb::json& data) {
+      ++g_written;
+      data["records"] = o.records;
+    },
+    [](const std::vector<gtb::Record>& recs, const Opaque& o, gtb::findings::Family& f) {
+      ++g_rendered;
+      auto& s = f.section("typed", "Typed");
+      s.say(o.words());
+      s.line("same_records", "records seen by compute and by sections", o.records == recs.size() ? "same" : "different", "",
+             gtb::findings::Hint::text);
+    });
+
+const bool typed_throws = gtb::add_family_findings<Opaque>(
+    "typed_throws", "Throws", 8,
+    [](const std::vector<gtb::Record>&) -> Opaque { throw std::runtime_error("no usable record"); },
+    [](const Opaque&, gtb::json& data) {
+      ++g_written;
+      data["written"] = true;
+    },
+    [](const std::vector<gtb::Record>&, const Opaque&, gtb::findings::Family& f) { f.section("never", "Never"); });
+
+const bool sections_throw = gtb::add_family_findings<int>(
+    "typed_sections_throw", "Sections throw", 9, [](const std::vector<gtb::Record>&) { return 3; },
+    [](const int& v, gtb::json& data) { data["kept"] = v; },
+    [](const std::vector<gtb::Record>&, const int&, gtb::findings::Family& f) {
+      f.section("half", "Half done").say("begun");
+      throw std::runtime_error("table too wide");
+    });
+
+int run_main(std::vector<std::string> args, std::string* out = nullptr) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  if (out) testing::internal::CaptureStdout();
+  const int rc = gtb::family_main(static_cast<int>(argv.size()), argv.data(), args[0].substr(4));
+  if (out) *out = testing::internal::GetCapturedStdout();
+  return rc;
+}
+
+class FamilyFindings : public ::testing::Test {
+ protected:
+  // One results file with one record of typed_ok and one of another family.
+  static void SetUpTestSuite() {
+    path_ = (std::filesystem::temp_directory_path() / ("gtb-typed-" + std::to_string(::getpid()) + ".json")).string();
+    std::vector<gtb::Record> recs(2);
+    for (auto& r : recs) {
+      r.family = "typed_ok", r.workload = "work", r.variant = "loop", r.backend = gtb::Backend::cpu;
+      r.id = "typed_ok/work/loop/cpu";
+      r.status = gtb::Status::skipped, r.status_detail = "not run in this test";
+    }
+    recs[1].family = "other", recs[1].id = "other/work/loop/cpu";
+    gtb::write_file_atomic(path_, gtb::make_document(gtb::json::object(), "quick", gtb::json::array(), recs,
+                                                     gtb::json::object()).dump());
+  }
+  static void TearDownTestSuite() { std::filesystem::remove(path_); }
+  static gtb::json findings_of(const std::string& family) {
+    std::string out;
+    EXPECT_EQ(run_main({"gtb-" + family, "--gtb_findings_from=" + path_}, &out), 0);
+    return gtb::json::parse(out);
+  }
+  static std::string path_;
+};
+std::string FamilyFindings::path_;
+
+TEST_F(FamilyFindings, TypedResultReachesTheSectionsWithoutJson) {
+  const int computed = g_computed, written = g_written, rendered = g_rendered;
+  const gtb::json j = findings_of("typed_ok");
+  EXPECT_EQ(j["data"], (gtb::json{{"records", 1}}));  // the family's own record only
+  EXPECT_EQ(g_computed, computed + 1);  // computed once, for both data and sections
+  EXPECT_EQ(g_written, written + 1);
+  EXPECT_EQ(g_rendered, rendered + 1);
+  const gtb::findings::Family f = gtb::findings::family_from_json(j);
+  EXPECT_EQ(f.title, "Typed");
+  EXPECT_EQ(f.order, 7);
+  ASSERT_EQ(f.sections.size(), 1u);
+  ASSERT_EQ(f.sections[0].text.size(), 1u);
+  // The words came from a std::function in the result, which has no JSON form.
+  EXPECT_EQ(f.sections[0].text[0], "computed from 1 records");
+  ASSERT_EQ(f.sections[0].lines.size(), 1u);
+  EXPECT_EQ(f.sections[0].lines[0].value, "same");
+}
+
+TEST_F(FamilyFindings, ThrowingComputeLosesOnlyTheSections) {
+  const int written = g_written;
+  const gtb::json j = findings_of("typed_throws");
+  EXPECT_EQ(g_written, written);  // nothing to write
+  const gtb::findings::Family f = gtb::findings::family_from_json(j);
+  EXPECT_EQ(f.title, "Throws");
+  EXPECT_EQ(f.order, 8);
+  EXPECT_EQ(f.data, (gtb::json{{"error", "findings could not be computed: no usable record"}}));
+  ASSERT_EQ(f.sections.size(), 1u);
+  EXPECT_EQ(f.sections[0].id, "error");
+  EXPECT_EQ(f.sections[0].not_measured, "the findings could not be computed: no usable record");
+}
+
+TEST_F(FamilyFindings, ThrowingSectionsKeepTheData) {
+  const gtb::findings::Family f = gtb::findings::family_from_json(findings_of("typed_sections_throw"));
+  EXPECT_EQ(f.data, (gtb::json{{"kept", 3}}));
+  ASSERT_EQ(f.sections.size(), 1u);  // the half-built section is gone
+  EXPECT_EQ(f.sections[0].id, "error");
+  EXPECT_EQ(f.sections[0].not_measured, "the findings could not be computed: table too wide");
+}
+
+TEST_F(FamilyFindings, UnregisteredFamilyHasNone) { EXPECT_EQ(findings_of("typed_none"), gtb::json::object()); }
+
+TEST_F(FamilyFindings, BadFindingsSourceIsAnError) {
+  EXPECT_EQ(run_main({"gtb-typed_ok", "--gtb_findings_from="}), 2);
+  EXPECT_EQ(run_main({"gtb-typed_ok", "--gtb_findings_from=" + path_ + ".missing"}), 2);
+}
+
+}  // namespace

@@ -414,7 +414,8 @@ TEST(GemmFindings, SpeedupsBestRateLibraryAndAlignment) {
   bad.status = gtb::Status::invalid;  // an invalid record never counts, however fast
   rs.push_back(bad);
   gtb::json f;
-  g::compute_findings(rs, f);
+  const g::Findings found = g::compute_findings(rs);
+  g::to_json(found, f);
   EXPECT_DOUBLE_EQ(f["best_rate"]["cuda"]["bf16_fp32acc"]["tflops"].get<double>(), 600);
   EXPECT_EQ(f["best_rate"]["cuda"]["bf16_fp32acc"]["variant"], "cublas");
   EXPECT_DOUBLE_EQ(f["pct_of_best"][rs[3].id].get<double>(), 100.0 * 550 / 600);
@@ -446,11 +447,18 @@ TEST(GemmFindings, SpeedupsBestRateLibraryAndAlignment) {
       saw_alignment = true;
     }
   EXPECT_TRUE(saw_alignment);
+  // The sections read the typed result: it holds what its JSON says.
+  ASSERT_EQ(found.alignment.size(), f["alignment"].size());
+  for (std::size_t i = 0; i < found.alignment.size(); ++i)
+    EXPECT_DOUBLE_EQ(found.alignment[i].ratio, f["alignment"][i]["ratio"].get<double>());
+  ASSERT_EQ(found.gpu_vs_cpu_same_precision.size(), f["gpu_vs_cpu_same_precision"].size());
 }
 
 TEST(GemmFindings, EmptyInputGivesNoFindings) {
   gtb::json f = gtb::json::object();
-  g::compute_findings({}, f);
+  const g::Findings found = g::compute_findings({});
+  EXPECT_TRUE(found.best_rate.empty() && found.pct_of_best.empty() && found.alignment.empty());
+  g::to_json(found, f);
   EXPECT_TRUE(f.empty());
 }
 

@@ -180,7 +180,8 @@ TEST(PitfallsFindings, StepCostAndWhereItStopsDominating) {
   failed.status = gtb::Status::invalid;
   recs.push_back(failed);
   gtb::json f = gtb::json::object();
-  pf::compute_findings(recs, f);
+  const pf::Findings found = pf::compute_findings(recs);
+  pf::to_json(found, f);
   ASSERT_TRUE(f.contains("steps"));
   ASSERT_EQ(f["steps"].size(), 3u);
   const gtb::json& small = f["steps"][0];
@@ -205,6 +206,10 @@ TEST(PitfallsFindings, StepCostAndWhereItStopsDominating) {
     }
   EXPECT_TRUE(seen);
   EXPECT_FALSE(f.contains("builds"));
+  // The typed result the sections read: the loss read of every step has its per-read cost, a copy none.
+  ASSERT_EQ(found.steps.size(), 3u);
+  EXPECT_TRUE(found.steps[0].us_per_read.has_value());
+  EXPECT_TRUE(found.builds.empty());
 }
 
 TEST(PitfallsFindings, BuildSlowdownAgainstTheDefaultBuild) {
@@ -216,7 +221,8 @@ TEST(PitfallsFindings, BuildSlowdownAgainstTheDefaultBuild) {
                                    rec("build_chain", "default", Backend::cuda, n, 5)};
   recs[1].counters["rel_norm_err"] = {2e-7, "1"};
   gtb::json f = gtb::json::object();
-  pf::compute_findings(recs, f);
+  const pf::Findings found = pf::compute_findings(recs);
+  pf::to_json(found, f);
   ASSERT_TRUE(f.contains("builds"));
   ASSERT_EQ(f["builds"].size(), 4u);  // the baselines appear too, at 1x
   for (const auto& b : f["builds"]) {

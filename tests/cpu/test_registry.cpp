@@ -59,9 +59,10 @@ auto& gpu = gtb::add("selftest", "work", "device", gtb::Backend::cuda, measured)
                 .option("mode", std::vector<std::string>{"a"})
                 .rate("throughput", "items/s", 1.0);
 auto& full_only = gtb::add("selftest", "work", "big", gtb::Backend::cpu, measured).axis("n", std::vector<std::int64_t>{1000}).only(gtb::Suite::full);
-const bool findings = gtb::add_findings("selftest", [](const std::vector<gtb::Record>& recs, gtb::json& f) {
-  f["records_seen"] = recs.size();
-});
+const bool findings = gtb::add_family_findings<std::size_t>(
+    "selftest", "selftest", 100, [](const std::vector<gtb::Record>& recs) { return recs.size(); },
+    [](const std::size_t& seen, gtb::json& f) { f["records_seen"] = seen; },
+    [](const std::vector<gtb::Record>&, const std::size_t&, gtb::findings::Family&) {});
 
 class FamilyMain : public ::testing::Test {
  protected:

@@ -485,7 +485,9 @@ TEST(TrainCrossover, FindingsFromSyntheticRecords) {
   recs.push_back(fp32);
   recs.push_back(fp16);
 
-  const gtb::json f = mlp::findings_from_records(recs);
+  const mlp::Findings found = mlp::compute_findings(recs);
+  gtb::json f = gtb::json::object();
+  mlp::to_json(found, f);
   ASSERT_TRUE(f.contains("crossover_batch"));
   ASSERT_EQ(f["crossover_batch"].size(), 2u);
   for (const auto& e : f["crossover_batch"]) {

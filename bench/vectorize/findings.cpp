@@ -1,0 +1,77 @@
+// The vectorize family's findings from its records (see findings.h for the shape).
+#include "bench/vectorize/findings.h"
+
+namespace gtb::vectorize {
+
+namespace {
+
+// The denominator record: same workload and params (and options if asked); across options (the
+// launch loop's chunks) the fastest one, so a speedup is never inflated by a poor chunk.
+const Record* find(const std::vector<Record>& recs, const Record& like, const std::string& variant, Backend backend,
+                   bool same_options) {
+  const Record* best = nullptr;
+  for (const auto& r : recs)
+    if (r.status == Status::ok && r.value && r.workload == like.workload && r.variant == variant &&
+        r.backend == backend && r.params == like.params && (!same_options || r.options == like.options) &&
+        (!best || *r.value > *best->value))
+      best = &r;
+  return best;
+}
+
+}  // namespace
+
+const std::vector<Speedup>* Findings::rows(const std::string& name) const {
+  for (const auto& q : ratios)
+    if (q.name == name) return &q.rows;
+  return nullptr;
+}
+
+Findings compute_findings(const std::vector<Record>& recs) {
+  // {name, numerator variant, denominator variant, backend, match options}
+  struct RatioSpec {
+    const char* name;
+    const char* num;
+    const char* den;
+    Backend backend;
+    bool same_options;
+  };
+  const RatioSpec specs[] = {
+      {"graph_over_launch_loop", "graph", "launch_loop", Backend::cuda, true},
+      {"vec4_over_scalar", "vec4", "scalar", Backend::cuda, false},
+      {"vec4_over_launch_loop", "vec4", "launch_loop", Backend::cuda, false},
+      {"vec4_over_serial", "vec4", "serial", Backend::cuda, false},
+      {"fused_over_unfused", "vec4", "unfused", Backend::cuda, false},
+      {"thrust_over_vec4", "thrust", "vec4", Backend::cuda, false},
+      {"autovec_over_scalar", "autovec", "scalar", Backend::cpu, false},
+      {"openmp_over_scalar", "openmp", "scalar", Backend::cpu, false},
+  };
+  Findings f;
+  for (const auto& q : specs) {
+    Ratio ratio{q.name, {}};
+    for (const auto& r : recs) {
+      if (r.status != Status::ok || !r.value || r.variant != q.num || r.backend != q.backend) continue;
+      const Record* d = find(recs, r, q.den, q.backend, q.same_options);
+      if (!d || *d->value <= 0) continue;
+      // For the graph the ratio of bandwidths is the ratio of times: the launch overhead removed.
+      ratio.rows.push_back({r.workload, r.params, q.same_options && !r.options.empty() ? r.options : json(),
+                            *r.value / *d->value});
+    }
+    if (!ratio.rows.empty()) f.ratios.push_back(std::move(ratio));
+  }
+  return f;
+}
+
+void to_json(const Findings& found, json& f) {
+  for (const auto& q : found.ratios) {
+    json rows = json::array();
+    for (const auto& s : q.rows) {
+      json row = {{"workload", s.workload}, {"params", s.params}};
+      if (!s.options.is_null()) row["options"] = s.options;
+      row["speedup"] = s.speedup;
+      rows.push_back(std::move(row));
+    }
+    f[q.name] = std::move(rows);
+  }
+}
+
+}  // namespace gtb::vectorize
