@@ -5,14 +5,15 @@
 #   CPU_SOURCES kernels/transfer/cpu/transfer.cpp      # CPU backend (OpenMP, OpenBLAS)
 #   CUDA_SOURCES kernels/transfer/cuda/transfer.cu     # CUDA backend: .cu kernels and .cpp runtime/cuBLAS code
 #   CPU_TESTS   tests/cpu/test_transfer.cpp            # GoogleTest, run everywhere (also under sanitizers)
-#   GPU_TESTS   tests/gpu/test_transfer.cpp)           # GoogleTest, CTest shows them Skipped without a GPU
+#   GPU_TESTS   tests/gpu/test_transfer.cpp            # GoogleTest, CTest shows them Skipped without a GPU
+#   RANKS)                                             # optional: the binary runs as MPI ranks (gtb run --ranks)
 # Paths are relative to the project root.
 
 # What GoogleTest prints for a skipped test (CTest's SKIP_REGULAR_EXPRESSION).
 set(GTB_GTEST_SKIPPED "\\[  SKIPPED \\]")
 
 function(gtb_add_family)
-  cmake_parse_arguments(F "" "NAME" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS" ${ARGN})
+  cmake_parse_arguments(F "RANKS" "NAME" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS" ${ARGN})
   if(NOT F_NAME)
     message(FATAL_ERROR "gtb_add_family: NAME is required")
   endif()
@@ -59,6 +60,9 @@ function(gtb_add_family)
   set_target_properties(gtb-${F_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 
   set(GTB_FAMILIES ${GTB_FAMILIES} ${F_NAME} CACHE INTERNAL "")
+  if(F_RANKS)
+    set(GTB_RANK_FAMILIES ${GTB_RANK_FAMILIES} ${F_NAME} CACHE INTERNAL "")
+  endif()
   set_property(GLOBAL APPEND PROPERTY GTB_GPU_CHECK_TARGETS gtb-${F_NAME})
 
   if(GTB_BUILD_TESTS AND F_CPU_TESTS)

@@ -333,3 +333,7 @@ const bool kFindings = gtb::add_findings("gemm", [](const std::vector<gtb::Recor
 });
 
 }  // namespace
+
+// What this family publishes for the others to divide by (harness/runtime/publish.h).
+#include "harness/runtime/publish.h"
+const bool kPublishes = gtb::publish("gemm", gtb::published::kPeaks, "best_rate");
