@@ -1,9 +1,9 @@
 # gtb_add_family: one benchmark family = its kernels library, its gtb-<name> binary and its tests.
 #
-# gtb_add_family(NAME transfer
-#   BENCH       bench/transfer/transfer.cpp            # registrations (host C++, compiled by the C++ compiler)
-#   CPU_SOURCES kernels/transfer/cpu/transfer.cpp      # CPU backend (OpenMP, OpenBLAS)
-#   CUDA_SOURCES kernels/transfer/cuda/transfer.cu     # CUDA backend: .cu kernels and .cpp runtime/cuBLAS code
+# gtb_add_family(NAME myfam
+#   BENCH       bench/myfam/myfam.cpp                  # registrations (host C++, compiled by the C++ compiler)
+#   CPU_SOURCES kernels/myfam/cpu/myfam.cpp            # CPU backend (OpenMP, OpenBLAS)
+#   CUDA_SOURCES kernels/myfam/cuda/myfam.cu           # CUDA backend: .cu kernels and .cpp runtime/cuBLAS code
 #   CPU_TESTS   tests/cpu/test_transfer.cpp            # GoogleTest, run everywhere (also under sanitizers)
 #   GPU_TESTS   tests/gpu/test_transfer.cpp            # GoogleTest, CTest shows them Skipped without a GPU
 #   RANKS)                                             # optional: the binary runs as MPI ranks (gtb run --ranks)
@@ -70,7 +70,7 @@ function(gtb_add_family)
     target_link_libraries(test_${F_NAME}_cpu PRIVATE ${klib} gtb_runtime GTest::gtest GTest::gtest_main)
     gtb_host_warnings(test_${F_NAME}_cpu)
     # gtest_discover_tests flattens list-valued properties: one label each; the family is in the
-    # test name prefix instead (ctest -R '^transfer\.').
+    # test name prefix instead (ctest -R '^myfam\.').
     # GTEST_SKIP exits 0: without the pattern (which only newer CMake versions add by themselves) a
     # skipped test would be reported passed.
     gtest_discover_tests(test_${F_NAME}_cpu DISCOVERY_TIMEOUT 60 TEST_PREFIX "${F_NAME}."

@@ -42,8 +42,8 @@ json make_document(const json& context, const std::string& suite, const json& fa
                    const std::vector<Record>& records, const json& findings, int runs = 1);
 // The driver's merge of several families (and runs) into one file, the one place where families meet:
 // what the families entries declare they publish (families[].publishes, published.h) is read from
-// their findings data: measured ceilings enter the context, records get their percent of those
-// ceilings and of the published peak rates, then the document is made as above. A document none of
+// their findings data: measured ceilings enter the context, records get their percent of them and
+// of the published peak rates, then the document is made as above. A document none of
 // whose families entries declares anything is read with published::legacy_declaration().
 json make_merged_document(const json& context, const std::string& suite, const json& families,
                           const std::vector<Record>& records, const json& findings, int runs = 1);

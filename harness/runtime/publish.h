@@ -2,7 +2,7 @@
 // harness/document/published.h): each concept maps to a key of the family's findings data. The
 // family binary writes the declaration into its entry of the results' families array.
 //
-//   const bool kPublished = gtb::publish("myfam", gtb::published::kCeilings, "ceilings");
+//   const bool kPublished = gtb::publish("myfam", gtb::published::kCeilings, "measured");
 #pragma once
 
 #include <string>
