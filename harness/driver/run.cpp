@@ -19,7 +19,7 @@
 #include "harness/driver/launch.h"
 #include "harness/driver/process.h"
 #include "harness/driver/runs.h"
-#include "harness/driver/summary.h"
+#include "harness/driver/render_summary.h"
 #include "harness/document/results.h"
 #include "harness/runtime/stopping.h"
 

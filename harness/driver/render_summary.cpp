@@ -1,5 +1,5 @@
 // Plain-text tables of a results document (presentation only: reads records, never measures).
-#include "harness/driver/summary.h"
+#include "harness/driver/render_summary.h"
 
 #include "harness/document/format.h"
 #include "harness/driver/health.h"

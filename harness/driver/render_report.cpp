@@ -1,5 +1,5 @@
 // gtb report's engine: the findings of a results file as Markdown, each with its numbers.
-#include "harness/driver/report_core.h"
+#include "harness/driver/render_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,7 @@
 #include "harness/document/published.h"
 #include "harness/driver/compare_core.h"
 #include "harness/driver/health.h"
-#include "harness/driver/summary.h"
+#include "harness/driver/render_summary.h"
 #include "harness/document/findings.h"
 #include "harness/document/results.h"
 
@@ -237,9 +237,9 @@ void records_section(Md& md, const Doc& d) {
   }
 }
 
-// Per workload x backend x variant: percent of the ceiling at the largest problem measured. The
-// bandwidth ceilings stream arrays far larger than the caches, so only large problems are comparable with
-// them; a cache-resident size can exceed a DRAM ceiling.
+// Per workload x backend x variant: percent of the ceiling at the largest problem measured. A
+// bandwidth ceiling streams arrays far larger than the caches, so only large problems are comparable
+// with it; a cache-resident size can exceed a DRAM ceiling.
 double problem_size(const Record& r) {
   double p = 1;
   for (auto it = r.params.begin(); it != r.params.end(); ++it)
