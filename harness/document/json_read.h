@@ -31,6 +31,11 @@ inline const json* find(const json& j, Path path) {
   return cur;
 }
 
+// A copy of the value, or null when it is missing (a table cell, a findings value to format).
+inline json value_at(const json& j, Path path) {
+  const json* v = find(j, path);
+  return v ? *v : json();
+}
 // A number, or `otherwise` when the value is missing or not a number.
 inline double number_at(const json& j, Path path, double otherwise = NAN) {
   const json* v = find(j, path);

@@ -31,10 +31,7 @@ std::string times(double v) { return findings::format(v, findings::Hint::ratio, 
 using json_read::find;
 using json_read::number_at;
 using json_read::string_at;
-json val(const json& j, const char* k) {
-  const json* v = find(j, k);
-  return v ? *v : json();
-}
+json val(const json& j, const char* k) { return json_read::value_at(j, {k}); }
 bool has_num(const json* j) { return j && j->is_number(); }
 
 std::string scalar(const json& v) {

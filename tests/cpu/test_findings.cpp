@@ -162,6 +162,7 @@ TEST(JsonRead, FindsAlongAPath) {
   EXPECT_EQ(gtb::json_read::string_at(j, {"host", "cpu_model"}), "X");
   EXPECT_EQ(gtb::json_read::array_at(j, {"list"}).size(), 2u);
   EXPECT_EQ(gtb::json_read::object_at(j, {"host"}).size(), 2u);
+  EXPECT_EQ(gtb::json_read::value_at(j, {"host", "cpu_model"}), "X");
 }
 
 // Bad input never throws: a missing key, a step through a non-object, or another type gives the fallback.
@@ -180,6 +181,7 @@ TEST(JsonRead, BadInputGivesTheFallback) {
   EXPECT_TRUE(gtb::json_read::array_at(j, {"a"}).is_array());
   EXPECT_TRUE(gtb::json_read::object_at(j, {"o"}).empty());          // an array, not an object
   EXPECT_TRUE(gtb::json_read::object_at(j, {"o"}).is_object());
+  EXPECT_TRUE(gtb::json_read::value_at(j, {"a", "missing"}).is_null());
   for (const json& not_object : {json(), json(3), json("text"), json::array({1})}) {
     EXPECT_EQ(gtb::json_read::find(not_object, {"k"}), nullptr);
     EXPECT_EQ(gtb::json_read::string_at(not_object, {"k"}, "none"), "none");
