@@ -4,12 +4,12 @@
 # usage: ci/calibrate-compare.sh BUILD OUTDIR   (BUILD: a build folder with tests, i.e. bin/gtb-selftest)
 #        ci/calibrate-compare.sh --recompare BUILD OUTDIR   (decide the kept results files again)
 # Knobs (environment), defaults sized for about 25 minutes on a 2-core machine with one compile beside it:
-#   CAL_FAMILIES     --runs A/A families (ceilings,vectorize,gemm,train,selftest)
-#   CAL_AB_FAMILIES  gtb ab A/A families (vectorize,selftest)
+#   CAL_FAMILIES     --runs A/A families (those declaring the role calibrate, ci/families.sh, and selftest)
+#   CAL_AB_FAMILIES  gtb ab A/A families (those declaring calibrate-ab, and selftest)
 #   CAL_RUNS (3), CAL_AA_FILES (6: neighbouring files compared, 5 pairs), CAL_AB_PAIRS (4; the timed
 #   gtb ab below is a fifth A/A pair),
 #   CAL_ROUNDS (5), CAL_TRIALS (planted trials per size and mode, 20), CAL_PLANTED ("0.10 0.25"),
-#   CAL_TIMED_AB (families of one timed gtb ab, ceilings,vectorize,gemm,train; empty: skip),
+#   CAL_TIMED_AB (families of one timed gtb ab, those declaring calibrate; empty: skip),
 #   CAL_TARGET (the record slowed down: selftest/spin/scalar/cpu/steps=262144), CAL_LOAD_JOBS (1 compile loop).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,15 +18,16 @@ recompare_only=0
 if [ "${1:-}" = "--recompare" ]; then recompare_only=1; shift; fi
 build=$(cd "${1:?usage: calibrate-compare.sh BUILD OUTDIR}" && pwd)
 out=${2:?usage: calibrate-compare.sh BUILD OUTDIR}
-families=${CAL_FAMILIES:-ceilings,vectorize,gemm,train,selftest}
-ab_families=${CAL_AB_FAMILIES:-vectorize,selftest}
+source "$here/families.sh"
+families=${CAL_FAMILIES:-$(ci_families "$root" calibrate),selftest}
+ab_families=${CAL_AB_FAMILIES:-$(ci_families "$root" calibrate-ab),selftest}
 runs=${CAL_RUNS:-3}
 aa_files=${CAL_AA_FILES:-6}
 ab_pairs=${CAL_AB_PAIRS:-4}
 rounds=${CAL_ROUNDS:-5}
 trials=${CAL_TRIALS:-20}
 planted=${CAL_PLANTED:-0.10 0.25}
-timed_ab=${CAL_TIMED_AB-ceilings,vectorize,gemm,train}
+timed_ab=${CAL_TIMED_AB-$(ci_families "$root" calibrate)}
 load_jobs=${CAL_LOAD_JOBS:-1}
 target=${CAL_TARGET:-selftest/spin/scalar/cpu/steps=262144}
 [ -x "$build/bin/gtb-selftest" ] || { echo "calibrate: $build/bin/gtb-selftest missing (build with tests)" >&2; exit 2; }

@@ -23,8 +23,8 @@ Markers (HTML comments on lines of their own, outside tables and code fences):
     comparisons; numbers in prose strings) except raw samples and bookkeeping (reps, warm-up counts,
     scales); the other stats (mean, min, q1, ...) only when scope= names stats. A file that is not
     JSON (a log) contributes every number in its text. scope= limits the values to paths matching
-    the globs (fnmatch, "*" also matches "/"): records are addressed by id (records/vectorize/axpy/*),
-    the rest by keys (findings/gemm, context/ceilings, families).
+    the globs (fnmatch, "*" also matches "/"): records are addressed by id (records/<family>/<workload>/*),
+    the rest by keys (findings/<family>, context/<key>, families).
   - a named file is missing, not tracked by git (git ls-files), or is a JSON results file whose
     context.build.git_dirty is true (blocks name clean files only);
   - outside every block, a sentence looks like a measured claim (see UNMARKED below);

@@ -20,6 +20,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 source "$here/gpu-check-lib.sh"
+source "$here/families.sh"
 usage() { echo "usage: $0 OUTDIR [--build DIR] [--arch LIST] [--smoke] [--deadline SECONDS] [--export DIR]" >&2; exit 2; }
 out=${1:-}
 [ -n "$out" ] && [ "${out#-}" = "$out" ] || usage
@@ -164,43 +165,27 @@ elif [ "$b" -eq 0 ]; then not_run quick-suite "out of time (overall deadline)"
 else
   suite_args=(run --quick --out "$results" --logs "$out/suite-logs")
   # The smoke subset: the families whose GPU side the first runs need most, with short budgets.
-  [ $smoke = 1 ] && suite_args+=(--family "${GTB_SMOKE_FAMILIES:-transfer,gemm,train}" --budget 0.05)
+  [ $smoke = 1 ] && suite_args+=(--family "${GTB_SMOKE_FAMILIES:-$(ci_families "$root" gpu-smoke)}" --budget 0.05)
   phase_begin quick-suite "$b"
   # SIGTERM at the budget: gtb then writes the families that completed.
   timeout -k 15 "$b" "$build/bin/gtb" "${suite_args[@]}" >"$out/suite.txt" 2>&1
   phase_end quick-suite "$(gc_suite_verdict $? "$results")"
 fi
 
-# 5. The points of the gtb vs PyTorch table that the quick suite does not hold (256 MiB copies).
-points="$out/gtb-table-points.json"
-b=$(budget "${GTB_POINTS_SECONDS:-60}")
-if [ $smoke = 1 ]; then not_run table-points "smoke check"
-elif [ ! -x "$build/bin/gtb-transfer" ]; then not_run table-points "no gtb-transfer in $build/bin"
-elif [ "$b" -eq 0 ]; then not_run table-points "out of time (overall deadline)"
-else
-  phase_begin table-points "$b"
-  timeout -k 10 "$b" "$build/bin/gtb-transfer" --gtb_suite=full --gtb_out="$points" \
-    '--benchmark_filter=^transfer/copy_(h2d|d2h)/cudaMemcpyAsync/cuda/bytes=268435456,memory=(pinned|pageable),clock=device/' \
-    >"$out/table-points.log" 2>&1
-  phase_end table-points "$(gc_suite_verdict $? "$points")"
-fi
-
-# 5b. The parallel family in one process (--ranks 1): NCCL over every local GPU (one GPU: NCCL's
-# one-rank path), the GPU data-parallel step and backward beside a reduction. The quick suite runs it
-# with two ranks, which a one-GPU machine cannot give a GPU each.
-one_rank="$out/gtb-${gpu}-parallel-1rank-$(date -u +%Y%m%d).json"
-b=$(budget "${GTB_PARALLEL1_SECONDS:-60}")
-if [ $smoke = 1 ]; then not_run parallel-1rank "smoke check"
-elif [ ! -x "$build/bin/gtb-parallel" ]; then not_run parallel-1rank "no gtb-parallel in $build/bin"
-elif [ "$b" -eq 0 ]; then not_run parallel-1rank "out of time (overall deadline)"
-else
-  phase_begin parallel-1rank "$b"
-  timeout -k 10 "$b" "$build/bin/gtb" run --quick --family parallel --ranks 1 --out "$one_rank" \
-    >"$out/parallel-1rank.log" 2>&1
-  phase_end parallel-1rank "$(gc_suite_verdict $? "$one_rank")"
-fi
+# 5. The families' own phases: gpu_check_step of each bench/<family>/ci.sh (ci/families.sh), in
+# bench/ order. A step runs in this shell with its helpers and variables (budget, phase_begin,
+# phase_end, not_run, gc_suite_verdict; $build, $out, $gpu, $smoke) and adds any results file it
+# writes for the gtb vs PyTorch table to extra_results.
+extra_results=()
+for step_file in "$root"/bench/*/ci.sh; do
+  unset -f gpu_check_step
+  source "$step_file"
+  if declare -F gpu_check_step >/dev/null; then gpu_check_step; fi
+done
+unset -f gpu_check_step
 
 # 6. PyTorch's figures for the same work on the same GPU, then the table.
+torch_reference=$root/tests/torch/torch-reference.py
 b=$(budget "${GTB_TORCH_SECONDS:-120}")
 torch_json="$out/torch-reference.json"
 if [ $smoke = 1 ]; then not_run torch-reference "smoke check"
@@ -209,18 +194,20 @@ elif ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() el
 elif [ "$b" -eq 0 ]; then not_run torch-reference "out of time (overall deadline)"
 else
   phase_begin torch-reference "$b"
-  timeout -k 10 "$b" python3 "$here/torch-reference.py" "$torch_json" >"$out/torch-reference.log" 2>&1
+  timeout -k 10 "$b" python3 "$torch_reference" "$torch_json" >"$out/torch-reference.log" 2>&1
   rc=$?
   phase_end torch-reference "$(case $rc in 0) echo done ;; 124|137) echo timeout ;; *) echo "FAIL (exit $rc)" ;; esac)"
 fi
 if command -v python3 >/dev/null; then
-  python3 "$here/torch-reference.py" --table --gtb "$results" --gtb "$points" --torch "$torch_json" \
+  gtb_files=(--gtb "$results")
+  for f in "${extra_results[@]}"; do gtb_files+=(--gtb "$f"); done
+  python3 "$torch_reference" --table "${gtb_files[@]}" --torch "$torch_json" \
     >"$out/gtb-vs-torch.md" 2>>"$out/gpu-check.log"
 fi
 [ -f "$results" ] && "$build/bin/gtb" report "$results" >"$out/report.md" 2>/dev/null
 export_now
 
-# 7. The rest of the build, then the CPU tests in parallel.
+# 7. The rest of the build, then the CPU tests, several at once.
 b=$(budget "${GTB_CPU_TESTS_SECONDS:-240}")
 if [ $smoke = 1 ]; then not_run cpu-tests "smoke check"
 elif [ "$b" -eq 0 ]; then not_run cpu-tests "out of time (overall deadline)"

@@ -65,40 +65,52 @@ if [[ $need_cuda -eq 1 ]]; then
     echo "FAIL: nvcc not found (pass --nvcc or set CUDACXX)"; exit 1
   fi
 fi
-# GTB_PF_*: the pitfalls family's flag kernels are built once per variant and name it.
-nvflags=(-std=c++17 -O3 -DNDEBUG -DGTB_HAVE_CUDA=1 --expt-relaxed-constexpr -I"$root"
-         -DGTB_PF_VARIANT=static_check '-DGTB_PF_FLAGS="static-checks"')
-vec_src="$root/kernels/vectorize/cuda/vectorize.cu"
-vec_pattern='vec4_kernel'
-[[ "$plant" == vec4 ]] && vec_pattern='scalar_kernel'
+# What the families declare for these checks (sc_* in bench/<family>/ci.sh, see ci/families.sh):
+# extra compile flags, the sources and name patterns of the vec4 kernels, the CPU loops that must be
+# scalar or vectorized and the library that holds them.
+sc_nvflags=() sc_vec4_sources=() sc_scalar_fns=() sc_vector_fns=() sc_cpu_planted=()
+sc_vec4_pattern="" sc_vec4_planted="" sc_cpu_lib_target=""
+for f in "$root"/bench/*/ci.sh; do
+  if [[ -f "$f" ]]; then source "$f"; fi
+done
+nvflags=(-std=c++17 -O3 -DNDEBUG -DGTB_HAVE_CUDA=1 --expt-relaxed-constexpr -I"$root" "${sc_nvflags[@]}")
+vec_srcs=()
+for f in "${sc_vec4_sources[@]}"; do vec_srcs+=("$root/$f"); done
+vec_pattern=$sc_vec4_pattern
+[[ "$plant" == vec4 ]] && vec_pattern=$sc_vec4_planted
 
 # --- 1. PTX: every vec4 kernel loads and stores 16 bytes at a time -----------------------------------
 if wanted ptx; then
-  if ! "$nvcc" "${nvflags[@]}" -ptx -arch=sm_90 "$vec_src" -o "$tmp/vectorize.ptx"; then
-    fail "PTX (sm_90): $vec_src does not compile"
-    : >"$tmp/vectorize.ptx"
-  fi
-  # One line per kernel: name, then whether a v4.f32 global load and store appear in its body.
-  awk '/\.entry[ \t]/ { if (name) print name, ld, st; name = $NF; sub(/\($/, "", name); ld = 0; st = 0 }
-       /ld\.global(\.nc)?\.v4\.f32/ { ld = 1 }
-       /st\.global\.v4\.f32/ { st = 1 }
-       END { if (name) print name, ld, st }' "$tmp/vectorize.ptx" >"$tmp/ptx_entries"
   checked=0
-  while read -r name ld st; do
-    [[ "$name" == *"$vec_pattern"* ]] || continue
-    checked=$((checked + 1))
-    [[ "$ld" == 1 ]] || fail "PTX (sm_90): $name has no ld.global[.nc].v4.f32 (128-bit load)"
-    [[ "$st" == 1 ]] || fail "PTX (sm_90): $name has no st.global.v4.f32 (128-bit store)"
-  done <"$tmp/ptx_entries"
+  [[ ${#vec_srcs[@]} -gt 0 ]] || fail "PTX: no family declares vec4 kernels (sc_vec4_sources)"
+  for vec_src in "${vec_srcs[@]}"; do
+    ptx="$tmp/$(basename "$vec_src" .cu).ptx"
+    if ! "$nvcc" "${nvflags[@]}" -ptx -arch=sm_90 "$vec_src" -o "$ptx"; then
+      fail "PTX (sm_90): $vec_src does not compile"
+      : >"$ptx"
+    fi
+    # One line per kernel: name, then whether a v4.f32 global load and store appear in its body.
+    awk '/\.entry[ \t]/ { if (name) print name, ld, st; name = $NF; sub(/\($/, "", name); ld = 0; st = 0 }
+         /ld\.global(\.nc)?\.v4\.f32/ { ld = 1 }
+         /st\.global\.v4\.f32/ { st = 1 }
+         END { if (name) print name, ld, st }' "$ptx" >"$tmp/ptx_entries"
+    while read -r name ld st; do
+      [[ "$name" == *"$vec_pattern"* ]] || continue
+      checked=$((checked + 1))
+      [[ "$ld" == 1 ]] || fail "PTX (sm_90): $name has no ld.global[.nc].v4.f32 (128-bit load)"
+      [[ "$st" == 1 ]] || fail "PTX (sm_90): $name has no st.global.v4.f32 (128-bit store)"
+    done <"$tmp/ptx_entries"
+  done
   if [[ $checked -eq 0 ]]; then
-    fail "PTX (sm_90): no kernel matching '$vec_pattern' in $vec_src"
+    fail "PTX (sm_90): no kernel matching '$vec_pattern' in ${vec_srcs[*]}"
   else
     note "PTX: checked $checked kernel(s) matching '$vec_pattern' for v4.f32 loads and stores"
   fi
 fi
 
 # --- 2. Spills: ptxas -v over every kernels/*/cuda/*.cu for sm_80 and sm_90 --------------------------
-# Device-only compiles (-cubin) in parallel; the sm_80/sm_90 cubins of vectorize.cu are kept for SASS.
+# Device-only compiles (-cubin), several at once; the sm_80/sm_90 cubins of the vec4 sources are kept
+# for SASS.
 if wanted spills || wanted sass; then
   sources=("$root"/kernels/*/cuda/*.cu)
   if [[ "$plant" == spill ]]; then
@@ -117,7 +129,7 @@ __global__ void __launch_bounds__(1024, 2) planted_spill(const float* in, float*
 EOF
     sources=("$tmp/planted_spill.cu")  # the suite's files are the unplanted run's business
   fi
-  if ! wanted spills; then sources=("$vec_src"); fi
+  if ! wanted spills; then sources=("${vec_srcs[@]}"); fi
   jobs_max="$(nproc 2>/dev/null || echo 2)"
   pids=()
   for src in "${sources[@]}"; do
@@ -165,19 +177,22 @@ if wanted sass; then
     skip "SASS: cuobjdump not found (looked at --cuobjdump, \$CUOBJDUMP, PATH, beside nvcc, the pip packages; pip install 'nvidia-cuda-cuobjdump' 'nvidia-cuda-nvdisasm' provides it)"
   else
     for arch in 80 90; do
-      cubin="$tmp/vectorize_sm$arch.cubin"
-      if [[ ! -s "$cubin" ]]; then fail "SASS: no cubin for sm_$arch (vectorize.cu did not compile)"; continue; fi
-      # cuobjdump -sass runs nvdisasm, which the pip packages put beside it.
-      if ! PATH="$(dirname "$cuobjdump"):${nvcc:+$(dirname "$nvcc"):}$PATH" "$cuobjdump" -sass "$cubin" \
-          >"$tmp/sass_$arch.txt" 2>"$tmp/sass_$arch.err"; then
-        skip "SASS: $cuobjdump -sass failed: $(head -c 300 "$tmp/sass_$arch.err") (pip install 'nvidia-cuda-nvdisasm' provides nvdisasm)"
-        break
-      fi
-      awk '/Function :/ { if (name) print name, ld, st; name = $NF; ld = 0; st = 0 }
-           /LDG\.E\.128/ { ld = 1 }
-           /STG\.E\.128/ { st = 1 }
-           END { if (name) print name, ld, st }' "$tmp/sass_$arch.txt" >"$tmp/sass_entries_$arch"
       checked=0
+      : >"$tmp/sass_entries_$arch"
+      for vec_src in "${vec_srcs[@]}"; do
+        cubin="$tmp/$(basename "$vec_src" .cu)_sm$arch.cubin"
+        if [[ ! -s "$cubin" ]]; then fail "SASS: no cubin for sm_$arch ($(basename "$vec_src") did not compile)"; continue; fi
+        # cuobjdump -sass runs nvdisasm, which the pip packages put beside it.
+        if ! PATH="$(dirname "$cuobjdump"):${nvcc:+$(dirname "$nvcc"):}$PATH" "$cuobjdump" -sass "$cubin" \
+            >"$tmp/sass_$arch.txt" 2>"$tmp/sass_$arch.err"; then
+          skip "SASS: $cuobjdump -sass failed: $(head -c 300 "$tmp/sass_$arch.err") (pip install 'nvidia-cuda-nvdisasm' provides nvdisasm)"
+          break 2
+        fi
+        awk '/Function :/ { if (name) print name, ld, st; name = $NF; ld = 0; st = 0 }
+             /LDG\.E\.128/ { ld = 1 }
+             /STG\.E\.128/ { st = 1 }
+             END { if (name) print name, ld, st }' "$tmp/sass_$arch.txt" >>"$tmp/sass_entries_$arch"
+      done
       while read -r name ld st; do
         [[ "$name" == *"$vec_pattern"* ]] || continue
         checked=$((checked + 1))
@@ -197,16 +212,17 @@ if wanted cpu && [[ -n "$cpu_lib" ]]; then
   elif ! command -v objdump >/dev/null; then
     fail "CPU: objdump not found"
   elif [[ ! -f "$cpu_lib" ]]; then
-    fail "CPU: $cpu_lib not found (build the vectorize family first)"
+    fail "CPU: $cpu_lib not found (build $sc_cpu_lib_target first)"
   else
     objdump -d -C --no-show-raw-insn "$cpu_lib" >"$tmp/cpu.asm"
     packed='(^|[^a-z])v?((add|sub|mul|div|min|max|sqrt)ps|fn?m(add|sub)[0-9]+ps|cvtt?ps2dq|cvtdq2ps)([^a-z]|$)'
     body() {  # body NAME: the disassembly of functions whose demangled name starts with NAME(
       awk -v n="<$1(" 'index($0, n) && />:$/ { on = 1; next } /^$/ { on = 0 } on' "$tmp/cpu.asm"
     }
-    scalar_fns=(gtb::cpu::axpy_scalar gtb::cpu::chain_scalar)
-    vector_fns=(gtb::cpu::axpy_autovec gtb::cpu::chain_autovec gtb::cpu::axpy_openmp gtb::cpu::chain_openmp)
-    if [[ "$plant" == cpu ]]; then scalar_fns=(gtb::cpu::axpy_autovec gtb::cpu::chain_autovec); fi
+    scalar_fns=("${sc_scalar_fns[@]}")
+    vector_fns=("${sc_vector_fns[@]}")
+    if [[ "$plant" == cpu ]]; then scalar_fns=("${sc_cpu_planted[@]}"); fi
+    [[ ${#scalar_fns[@]} -gt 0 ]] || fail "CPU: no family declares scalar loops (sc_scalar_fns)"
     for f in "${scalar_fns[@]}"; do
       b="$(body "$f")"
       if [[ -z "$b" ]]; then fail "CPU: $f not found in $cpu_lib"; continue; fi
@@ -226,7 +242,7 @@ if wanted cpu && [[ -n "$cpu_lib" ]]; then
 elif wanted cpu && [[ ${#only[@]} -gt 0 ]]; then
   fail "CPU: --only cpu needs --cpu-lib"
 elif wanted cpu; then
-  skip "CPU: no --cpu-lib given (the vectorize family's kernel library)"
+  skip "CPU: no --cpu-lib given (the kernel library ${sc_cpu_lib_target:-that holds the loops})"
 fi
 
 # --- 5. Layout: kernels know nothing of the harness; a cuda/ folder includes no cpu/ folder --------

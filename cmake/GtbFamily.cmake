@@ -1,18 +1,19 @@
 # gtb_add_family: one benchmark family = its kernels library, its gtb-<name> binary and its tests.
 #
-# gtb_add_family(NAME transfer
-#   BENCH       bench/transfer/transfer.cpp            # registrations (host C++, compiled by the C++ compiler)
-#   CPU_SOURCES kernels/transfer/cpu/transfer.cpp      # CPU backend (OpenMP, OpenBLAS)
-#   CUDA_SOURCES kernels/transfer/cuda/transfer.cu     # CUDA backend: .cu kernels and .cpp runtime/cuBLAS code
+# gtb_add_family(NAME myfam
+#   BENCH       bench/myfam/myfam.cpp                  # registrations (host C++, compiled by the C++ compiler)
+#   CPU_SOURCES kernels/myfam/cpu/myfam.cpp            # CPU backend (OpenMP, OpenBLAS)
+#   CUDA_SOURCES kernels/myfam/cuda/myfam.cu           # CUDA backend: .cu kernels and .cpp runtime/cuBLAS code
 #   CPU_TESTS   tests/cpu/test_transfer.cpp            # GoogleTest, run everywhere (also under sanitizers)
-#   GPU_TESTS   tests/gpu/test_transfer.cpp)           # GoogleTest, CTest shows them Skipped without a GPU
+#   GPU_TESTS   tests/gpu/test_transfer.cpp            # GoogleTest, CTest shows them Skipped without a GPU
+#   RANKS)                                             # optional: the binary runs as MPI ranks (gtb run --ranks)
 # Paths are relative to the project root.
 
 # What GoogleTest prints for a skipped test (CTest's SKIP_REGULAR_EXPRESSION).
 set(GTB_GTEST_SKIPPED "\\[  SKIPPED \\]")
 
 function(gtb_add_family)
-  cmake_parse_arguments(F "" "NAME" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS" ${ARGN})
+  cmake_parse_arguments(F "RANKS" "NAME" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS" ${ARGN})
   if(NOT F_NAME)
     message(FATAL_ERROR "gtb_add_family: NAME is required")
   endif()
@@ -59,6 +60,9 @@ function(gtb_add_family)
   set_target_properties(gtb-${F_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 
   set(GTB_FAMILIES ${GTB_FAMILIES} ${F_NAME} CACHE INTERNAL "")
+  if(F_RANKS)
+    set(GTB_RANK_FAMILIES ${GTB_RANK_FAMILIES} ${F_NAME} CACHE INTERNAL "")
+  endif()
   set_property(GLOBAL APPEND PROPERTY GTB_GPU_CHECK_TARGETS gtb-${F_NAME})
 
   if(GTB_BUILD_TESTS AND F_CPU_TESTS)
@@ -66,7 +70,7 @@ function(gtb_add_family)
     target_link_libraries(test_${F_NAME}_cpu PRIVATE ${klib} gtb_runtime GTest::gtest GTest::gtest_main)
     gtb_host_warnings(test_${F_NAME}_cpu)
     # gtest_discover_tests flattens list-valued properties: one label each; the family is in the
-    # test name prefix instead (ctest -R '^transfer\.').
+    # test name prefix instead (ctest -R '^myfam\.').
     # GTEST_SKIP exits 0: without the pattern (which only newer CMake versions add by themselves) a
     # skipped test would be reported passed.
     gtest_discover_tests(test_${F_NAME}_cpu DISCOVERY_TIMEOUT 60 TEST_PREFIX "${F_NAME}."

@@ -233,7 +233,7 @@ def draw_figure(plt, doc, family, section, spec):
         panels[label_of(p[0], spec.get("panels", [])) if spec.get("panels") else ""].append(p)
     names = sorted(panels, key=str)
     fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.4), squeeze=False)
-    ceilings = doc.get("context", {}).get("ceilings", {}) if isinstance(doc.get("context"), dict) else {}
+    measured = doc.get("context", {}).get("ceilings", {}) if isinstance(doc.get("context"), dict) else {}
     for ax, name in zip(axes[0], names):
         mine = panels[name]
         if spec.get("kind") == "bar":
@@ -269,9 +269,9 @@ def draw_figure(plt, doc, family, section, spec):
         if spec.get("ceiling_line"):
             names_used = {field(p, "ceiling") for p, _, _ in mine if field(p, "ceiling")}
             for c in sorted(names_used):
-                if is_num(ceilings.get(c)):
-                    ax.axhline(ceilings[c], color="red", ls="--", lw=1)
-                    ax.set_title((f"{name}: " if name else "") + f"measured ceiling {c} = {ceilings[c]:.4g} (red dashed)",
+                if is_num(measured.get(c)):
+                    ax.axhline(measured[c], color="red", ls="--", lw=1)
+                    ax.set_title((f"{name}: " if name else "") + f"measured ceiling {c} = {measured[c]:.4g} (red dashed)",
                                  fontsize=8)
         for m in spec.get("hlines", []):
             ax.axhline(m["value"], color="grey", ls=":", lw=1, label=m.get("label"))

@@ -14,7 +14,7 @@ set_tests_properties(${_compare_tests} PROPERTIES LABELS "cpu;compare" TIMEOUT 3
 
 add_executable(test_report ${PROJECT_SOURCE_DIR}/tests/cpu/test_report.cpp)
 target_link_libraries(test_report PRIVATE gtb_driver GTest::gtest GTest::gtest_main)
-target_compile_definitions(test_report PRIVATE GTB_FIXTURE_DIR="${_gtb_fix}")
+target_compile_definitions(test_report PRIVATE GTB_FIXTURE_DIR="${_gtb_fix}" GTB_RESULTS_DIR="${PROJECT_SOURCE_DIR}/results")
 gtb_host_warnings(test_report)
 gtest_add_tests(TARGET test_report TEST_PREFIX "report." TEST_LIST _report_tests)
 set_tests_properties(${_report_tests} PROPERTIES LABELS "cpu;compare" TIMEOUT 300)
@@ -48,7 +48,7 @@ gtb_cli_test(gtb_compare_json 1 "\"schema\": \"gtb-compare\"" compare ${_gtb_fix
 gtb_cli_test(gtb_compare_calibrate 0 "A/A calibration" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/gpu_aa.json
              --calibrate=50)
 gtb_cli_test(gtb_compare_config 1 "ignored" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/gpu_regressed.json
-             --config ${PROJECT_SOURCE_DIR}/ci/compare-config.example.json)
+             --config ${PROJECT_SOURCE_DIR}/docs/compare-config.example.json)
 gtb_cli_test(gtb_compare_bad_config 2 "unknown key" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/gpu_aa.json
              --config ${_gtb_fix}/bad_not_results.json)
 gtb_cli_test(gtb_compare_usage 2 "usage" compare ${_gtb_fix}/gpu_base.json)

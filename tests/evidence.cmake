@@ -26,3 +26,19 @@ if(Python3_Interpreter_FOUND AND NOT GTB_ONLY_FAMILIES)
                    ${CMAKE_CURRENT_SOURCE_DIR}/fixtures ${CMAKE_CURRENT_BINARY_DIR}/fixtures-planted --plant)
   set_tests_properties(fixtures_current fixtures_current_planted PROPERTIES LABELS cpu TIMEOUT 120)
 endif()
+
+# Shared code (harness/, ci/, plots/, cmake/, CMakeLists.txt) names no family: it reads what a family
+# declares. The planted twin checks a copy of a shared file with `family == "gemm"` added.
+if(Python3_Interpreter_FOUND)
+  set(_family_names ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_family_names.py ${PROJECT_SOURCE_DIR})
+  add_test(NAME checks.family_names COMMAND ${_family_names})
+  add_test(NAME checks.family_names_planted
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/expect_fail.sh "families\\.cpp:[0-9]+: names gemm: .*family == \"gemm\""
+                   ${_family_names} --planted ${CMAKE_CURRENT_BINARY_DIR}/checks/family_names_planted)
+  set_tests_properties(checks.family_names checks.family_names_planted PROPERTIES LABELS cpu TIMEOUT 60)
+endif()
+# Bad usage is exit 2 (not a pass, not a failed check): no root, a root without bench/, --planted without DIR.
+add_test(NAME checks.family_names_usage
+         COMMAND sh -c "for args in '' /nonexistent-root \"$2 --planted\"; do $1 $0 \$args >/dev/null 2>&1; rc=\$?; [ \$rc -eq 2 ] || { echo \"'\$args': exit \$rc, not 2\"; exit 1; }; done; echo ok"
+                 ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_family_names.py ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR})
+set_tests_properties(checks.family_names_usage PROPERTIES LABELS cpu TIMEOUT 60)

@@ -200,3 +200,8 @@ auto& dev_triad = gtb::add("ceilings", "stream_triad", "kernel", gtb::Backend::c
                       .describe("grid-stride float4 triad kernel; bytes = 3 x array bytes");
 
 }  // namespace
+
+// What this family publishes for the others to divide by (harness/runtime/publish.h).
+#include "harness/runtime/publish.h"
+const bool kPublishes = gtb::publish("ceilings", gtb::published::kCeilings, "ceilings") &&
+                        gtb::publish("ceilings", gtb::published::kCeilingsMissing, "ceilings_missing");

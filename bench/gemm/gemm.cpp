@@ -307,3 +307,7 @@ void register_all() {
 const bool kRegistered = (register_all(), true);
 
 }  // namespace
+
+// What this family publishes for the others to divide by (harness/runtime/publish.h).
+#include "harness/runtime/publish.h"
+const bool kPublishes = gtb::publish("gemm", gtb::published::kPeaks, "best_rate");

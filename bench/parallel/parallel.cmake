@@ -4,7 +4,8 @@ gtb_add_family(NAME parallel
   CPU_SOURCES kernels/parallel/buckets.cpp kernels/parallel/comm.cpp kernels/parallel/cpu/dp_step.cpp
   CUDA_SOURCES kernels/parallel/cuda/nccl.cpp kernels/parallel/cuda/nccl_fill.cu kernels/parallel/cuda/dp_step.cpp
   CPU_TESTS tests/cpu/test_parallel.cpp
-  GPU_TESTS tests/gpu/test_parallel.cpp)
+  GPU_TESTS tests/gpu/test_parallel.cpp
+  RANKS)
 
 if(TARGET gtb_parallel_kernels)
   # The data-parallel step uses the train family's model, data and float64 reference.

@@ -7,10 +7,15 @@
 # incomparable files) fails.
 set -euo pipefail
 build=$1
+source "$(cd "$(dirname "$0")/.." && pwd)/families.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+ab_families=$(ci_families "$root" aa-ab)    # the families that declare these roles (ci/families.sh)
+runs_families=$(ci_families "$root" aa-runs)
+[ -n "$ab_families" ] && [ -n "$runs_families" ] || { echo "A/A: no family declares aa-ab and aa-runs" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 rc=0
-"$build/bin/gtb" ab "$build" "$build" --family vectorize,train >"$work/ab.txt" 2>"$work/ab.log" || rc=$?
+"$build/bin/gtb" ab "$build" "$build" --family "$ab_families" >"$work/ab.txt" 2>"$work/ab.log" || rc=$?
 tail -4 "$work/ab.txt"
 case $rc in
   0) echo "A/A of gtb ab: no regression" ;;
@@ -18,7 +23,7 @@ case $rc in
   *) echo "A/A of gtb ab FAILED (exit $rc)" >&2; tail -20 "$work/ab.log" >&2; exit 1 ;;
 esac
 for side in a b; do
-  "$build/bin/gtb" run --family ceilings,vectorize --quick --runs 3 --out "$work/$side.json" -q 2>"$work/$side.log" ||
+  "$build/bin/gtb" run --family "$runs_families" --quick --runs 3 --out "$work/$side.json" -q 2>"$work/$side.log" ||
     { cat "$work/$side.log"; exit 1; }
 done
 rc=0

@@ -6,6 +6,7 @@ set -uo pipefail
 build=$1
 here=$(cd "$(dirname "$0")/.." && pwd)
 source "$here/gpu-check-lib.sh"
+source "$here/families.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fails=0
@@ -44,8 +45,8 @@ expect "a crash is a failure" "$(v "$work/bin/test_crash_gpu")" "FAIL: test_cras
 expect "a hang is a timeout, not a failure" "$(v "$work/bin/test_pass_gpu" "$work/bin/test_hang_gpu")" "timeout: test_hang_gpu (1 passed, 0 skipped)"
 expect "a binary with no time left is not started" \
   "$(v "$work/bin/test_hang_gpu" "$work/bin/test_pass_gpu")" "timeout: test_hang_gpu test_pass_gpu (0 passed, 0 skipped)"
-expect "parallel runs" "$(GC_PARALLEL=1 v "$work/bin/test_pass_gpu" "$work/bin/test_skip_gpu")" "pass: 1 GPU test binaries; 1 skipped: test_skip_gpu"
-expect "parallel runs read the reports" "$(GC_PARALLEL=1 v "$work/bin/test_allskip_gpu")" "skipped: nothing ran*"
+expect "concurrent runs" "$(GC_PARALLEL=1 v "$work/bin/test_pass_gpu" "$work/bin/test_skip_gpu")" "pass: 1 GPU test binaries; 1 skipped: test_skip_gpu"
+expect "concurrent runs read the reports" "$(GC_PARALLEL=1 v "$work/bin/test_allskip_gpu")" "skipped: nothing ran*"
 expect "ctest timeout" "$(gc_ctest_verdict 124)" "timeout"
 expect "ctest failure" "$(gc_ctest_verdict 8)" "FAIL*"
 expect "suite without a file" "$(gc_suite_verdict 1 "$work/none.json")" "FAIL (exit 1): no results file"
@@ -83,7 +84,8 @@ fi
 # The dry run: the smoke check on this build. Without a usable GPU the GPU tests must say skipped (or
 # not run without CUDA) and the GPU records skipped; with one, they must pass and the GPU records be
 # ok. Memcheck is never part of the smoke check. One family keeps the dry run short on a 2-core machine.
-if GTB_SMOKE_FAMILIES=transfer bash "$here/gpu-check.sh" "$work/out" --build "$build" --smoke --export "$work/export" >"$work/dry.txt" 2>&1; then
+dry_family=$(ci_families "$here/.." gpu-dry-run)
+if GTB_SMOKE_FAMILIES=${dry_family:?no family declares gpu-dry-run (ci/families.sh)} bash "$here/gpu-check.sh" "$work/out" --build "$build" --smoke --export "$work/export" >"$work/dry.txt" 2>&1; then
   summary=$(sed -n '/gpu-check summary/,$p' "$work/dry.txt")
   echo "$summary" | head -12
   # Whether a GPU is usable is what the family binaries found (context.gpu of the dry run's results

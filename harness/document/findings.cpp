@@ -4,22 +4,17 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <stdexcept>
 #include <utility>
+
+#include "harness/document/format.h"
 
 namespace gtb::findings {
 
 namespace {
 
-
-
-std::string printf_str(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
+using format::printf_number;
 
 // Readers get a clear message naming the key, never an exception from deep inside the JSON library.
 const json& need(const json& j, const char* key, const char* where) {
@@ -267,34 +262,20 @@ std::string format(const json& v, Hint hint, const std::string& unit) {
   if (!std::isfinite(x)) return "n/a";
   const std::string u = unit.empty() ? "" : " " + unit;
   switch (hint) {
-    case Hint::bytes: {
-      if (x < 0) return "n/a";
-      const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-      int i = 0;
-      double b = x;
-      while (b >= 1024 && i < 4) b /= 1024, ++i;
-      if (i == 0) return printf_str("%.0f", b) + " bytes";
-      return (std::fabs(b - std::round(b)) < 1e-9 ? printf_str("%.0f", b) : printf_str("%.3g", b)) + " " + units[i];
-    }
+    case Hint::bytes:
+      return format::binary_bytes(x);
     case Hint::ratio:
-      return printf_str("%.2f", x) + "x";
+      return printf_number("%.2f", x) + "x";
     case Hint::percent:
-      return printf_str(std::fabs(x) < 10 && x != std::floor(x) ? "%.1f" : "%.0f", x) + "%";
+      return printf_number(std::fabs(x) < 10 && x != std::floor(x) ? "%.1f" : "%.0f", x) + "%";
     case Hint::fraction:
-      return printf_str("%.0f", 100 * x) + "%";
+      return printf_number("%.0f", 100 * x) + "%";
     case Hint::count:
-      return printf_str("%.0f", x) + u;
+      return printf_number("%.0f", x) + u;
     default:
       break;
   }
-  const double a = std::fabs(x);
-  std::string s;
-  if (a < 1e15 && std::floor(x) == x) s = printf_str("%.0f", x);
-  else if (a != 0 && (a >= 1e6 || a < 1e-3)) s = printf_str("%.3g", x);
-  else if (a >= 100) s = printf_str("%.0f", x);
-  else if (a >= 10) s = printf_str("%.1f", x);
-  else s = printf_str("%.3g", x);
-  return s + u;
+  return format::plain_number(x) + u;
 }
 
 std::string why_none(const std::vector<Record>& records, Backend backend) {

@@ -120,7 +120,7 @@ struct Section {
 
 struct Family {
   std::string title;  // "Transfers"
-  int order = 100;    // where the report places it (ceilings first, then lower numbers)
+  int order = 100;    // where the report places it (lower numbers first)
   std::vector<Section> sections;
   json data = json::object();  // the family's machine-readable numbers, documented with the family
 

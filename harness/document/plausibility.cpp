@@ -3,31 +3,23 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 
+#include "harness/document/format.h"
+#include "harness/document/json_read.h"
+#include "harness/document/published.h"
 #include "harness/document/stats.h"
 
 namespace gtb {
 
 namespace {
 
-std::string num_of(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
+using format::sig3;
 
 void add_reason(Record& r, const std::string& why) { r.suspect += (r.suspect.empty() ? "" : "; ") + why; }
 
-double number_at(const json& j, std::initializer_list<const char*> keys) {
-  const json* cur = &j;
-  for (const char* k : keys) {
-    if (!cur->is_object() || !cur->contains(k)) return 0;
-    cur = &(*cur)[k];
-  }
-  return cur->is_number() ? cur->get<double>() : 0;
-}
+// A number of the context, 0 when it does not say.
+double number_at(const json& j, json_read::Path path) { return json_read::number_at(j, path, 0); }
 
 // The largest cache the record's data could sit in, 0 when the context does not say.
 double cache_bytes(const Record& r, const json& ctx) {
@@ -37,15 +29,13 @@ double cache_bytes(const Record& r, const json& ctx) {
     return std::max({number_at(ctx, {"host", "caches", "l1d_bytes"}), number_at(ctx, {"host", "caches", "l2_bytes"}),
                      number_at(ctx, {"host", "caches", "l3_bytes"})});
   }
-  const json* devs = nullptr;
-  if (ctx.contains("gpu") && ctx["gpu"].is_object() && ctx["gpu"].contains("devices")) devs = &ctx["gpu"]["devices"];
-  if (!devs || !devs->is_array() || devs->empty()) return 0;
-  return number_at((*devs)[0], {"l2_bytes"});
+  const json& devs = json_read::array_at(ctx, {"gpu", "devices"});
+  return devs.empty() ? 0 : number_at(devs[0], {"l2_bytes"});
 }
 
 void over_ceiling(Record& r, const json& ctx, const PlausibilityLimits& lim) {
   if (r.ceiling.empty() || r.metric.unit != "GB/s") return;
-  const double ceil = number_at(ctx, {"ceilings", r.ceiling.c_str()});
+  const double ceil = number_at(ctx, {published::kCeilings, r.ceiling.c_str()});
   if (!(ceil > 0) || !(*r.value > lim.over_ceiling * ceil)) return;
   // The record's own mark wins: the family judged its working set against the cache it ran on
   // (the CPU's last-level cache, the device's L2). Without one, the context's cache sizes decide.
@@ -59,9 +49,9 @@ void over_ceiling(Record& r, const json& ctx, const PlausibilityLimits& lim) {
   const double cache = cache_bytes(r, ctx);
   const bool marked_out_of_cache = mark != r.info.end() && mark->is_boolean();
   if (!marked_out_of_cache && (!(cache > 0) || !(touched > lim.cache_multiple * cache))) return;
-  add_reason(r, num_of(100 * *r.value / ceil) + "% of the measured ceiling " + r.ceiling + " (" + num_of(ceil) +
-                    " GB/s) at a size that is not cache-resident (" + num_of(touched / 1e6) + " MB touched, largest cache " +
-                    num_of(cache / 1e6) + " MB): the ceiling or this rate is wrong");
+  add_reason(r, sig3(100 * *r.value / ceil) + "% of the measured ceiling " + r.ceiling + " (" + sig3(ceil) +
+                    " GB/s) at a size that is not cache-resident (" + sig3(touched / 1e6) + " MB touched, largest cache " +
+                    sig3(cache / 1e6) + " MB): the ceiling or this rate is wrong");
 }
 
 int threads_of(const Record& r) {
@@ -90,8 +80,8 @@ void parallel_slower(std::vector<Record>& records, const PlausibilityLimits& lim
     const Record& s = *it->second;
     const double speed = r.metric.better() == Better::higher ? *r.value / *s.value : *s.value / *r.value;
     if (speed < lim.parallel_vs_serial)
-      flags.push_back({&r, "the " + std::to_string(threads_of(r)) + "-thread variant ran at " + num_of(speed) +
-                               "x its one-thread twin '" + s.variant + "' (" + num_of(*r.value) + " vs " + num_of(*s.value) +
+      flags.push_back({&r, "the " + std::to_string(threads_of(r)) + "-thread variant ran at " + sig3(speed) +
+                               "x its one-thread twin '" + s.variant + "' (" + sig3(*r.value) + " vs " + sig3(*s.value) +
                                " " + r.metric.unit + "): other load on the cores, or too little work per thread"});
   }
   for (auto& [r, why] : flags) add_reason(*r, why);
@@ -104,8 +94,8 @@ void gpu_slower_than_host(Record& r, const PlausibilityLimits& lim) {
   const double host = it->get<double>(), event = r.stats->median;
   const double slack = lim.event_resolution_s / double(std::max<std::int64_t>(1, r.reps_per_sample));
   if (host > 0 && event > lim.event_vs_host * host + slack)
-    add_reason(r, "the CUDA events measured " + num_of(event * 1e6) + " us per repetition, longer than the " +
-                      num_of(host * 1e6) + " us the host clock saw around the same work: the events do not time it");
+    add_reason(r, "the CUDA events measured " + sig3(event * 1e6) + " us per repetition, longer than the " +
+                      sig3(host * 1e6) + " us the host clock saw around the same work: the events do not time it");
 }
 
 // Samples that climb or fall through the record (a clock ramping, a cache or page pool filling,
@@ -134,14 +124,14 @@ void unsteady(Record& r, const PlausibilityLimits& lim) {
     if (std::fabs(rho) >= lim.drift_rank_correlation && (ratio >= lim.drift_ratio || ratio <= 1 / lim.drift_ratio) &&
         spread >= lim.drift_min_spread) {
       add_reason(r, "the samples " + std::string(ratio > 1 ? "grew slower" : "grew faster") + " through the record (" +
-                        num_of(first * 1e3) + " ms per repetition in the first third, " + num_of(last * 1e3) +
-                        " ms in the last, rank correlation " + num_of(rho) +
+                        sig3(first * 1e3) + " ms per repetition in the first third, " + sig3(last * 1e3) +
+                        " ms in the last, rank correlation " + sig3(rho) +
                         "): the machine changed while it was measured; the median is not a steady figure");
       return;
     }
   }
   if (spread > lim.max_spread)
-    add_reason(r, "the samples spread over " + num_of(100 * spread) + "% of their median (interquartile range): "
+    add_reason(r, "the samples spread over " + sig3(100 * spread) + "% of their median (interquartile range): "
                       "the median is not a steady figure");
 }
 

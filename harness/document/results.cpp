@@ -1,7 +1,9 @@
 // Assembling, checking, loading and atomically writing results documents.
 #include "harness/document/results.h"
 
+#include "harness/document/json_read.h"
 #include "harness/document/plausibility.h"
+#include "harness/document/published.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -84,11 +86,11 @@ std::string ceiling_unit(const std::string& name) {
 }
 
 void apply_ceilings(std::vector<Record>& records, const json& context) {
-  if (!context.contains("ceilings") || !context["ceilings"].is_object()) return;
-  const json& ceil = context["ceilings"];
+  const json& ceil = json_read::object_at(context, {published::kCeilings});
   for (Record& r : records) {
     if (r.ceiling.empty() || r.status != Status::ok || !r.value) continue;
-    if (!ceil.contains(r.ceiling) || !ceil[r.ceiling].is_number()) continue;
+    const double c = json_read::number_at(ceil, {r.ceiling.c_str()});
+    if (std::isnan(c)) continue;
     // A compute ceiling (..._tflops) divides the record's TFLOP/s, its primary metric or its counter
     // (a training step's metric is samples/s); a bandwidth ceiling divides GB/s.
     const std::string unit = ceiling_unit(r.ceiling);
@@ -96,33 +98,56 @@ void apply_ceilings(std::vector<Record>& records, const json& context) {
     if (r.metric.unit == unit) rate = *r.value;
     else if (auto t = r.counters.find("tflops"); unit == "TFLOP/s" && t != r.counters.end() && t->second.unit == unit)
       rate = t->second.value;
-    const double c = ceil[r.ceiling].get<double>();
     if (rate && c > 0) r.counters["pct_of_ceiling"] = {100.0 * *rate / c, "%"};
   }
 }
 
 const json* findings_data(const json& findings, const std::string& family) {
-  if (!findings.is_object() || !findings.contains(family) || !findings.at(family).is_object()) return nullptr;
-  const json& f = findings.at(family);
-  if (f.contains("sections")) return f.contains("data") && f.at("data").is_object() ? &f.at("data") : nullptr;
-  return &f;
+  const json* f = json_read::find(findings, family);
+  if (!f || !f->is_object()) return nullptr;
+  if (f->contains("sections")) {
+    const json* data = json_read::find(*f, "data");
+    return data && data->is_object() ? data : nullptr;
+  }
+  return f;
 }
 
-void apply_gemm_peaks(std::vector<Record>& records, const json& findings) {
-  const json* data = findings_data(findings, "gemm");
-  const json* best = data && data->contains("best_rate") ? &data->at("best_rate") : nullptr;
-  if (!best || !best->is_object()) return;
+void apply_peaks(std::vector<Record>& records, const json& peaks) {
+  if (!peaks.is_object()) return;
   for (Record& r : records) {
     auto t = r.counters.find("tflops");
-    if (r.status != Status::ok || t == r.counters.end() || !r.info.contains("gemm_precision")) continue;
-    const json& p = r.info["gemm_precision"];
-    const char* be = to_string(r.backend);
-    if (!p.is_string() || !best->contains(be) || !(*best)[be].contains(p.get<std::string>())) continue;
-    const json& b = (*best)[be][p.get<std::string>()];
-    const double peak = b.is_object() ? b.value("tflops", 0.0) : (b.is_number() ? b.get<double>() : 0.0);
+    if (r.status != Status::ok || t == r.counters.end()) continue;
+    const std::string precision = json_read::string_at(r.info, {"gemm_precision"});
+    const json* b = precision.empty() ? nullptr : json_read::find(peaks, {to_string(r.backend), precision.c_str()});
+    if (!b) continue;
+    const double peak = b->is_object() ? json_read::number_at(*b, {"tflops"}, 0.0) : (b->is_number() ? b->get<double>() : 0.0);
     if (peak > 0) r.counters["pct_of_gemm_peak"] = {100.0 * t->second.value / peak, "%"};
   }
 }
+
+namespace {
+// Who publishes what: (family, declaration) of each families entry that declares something. A document
+// none of whose entries declares anything (written before the declarations) reads every family of its
+// findings with the legacy declaration.
+std::vector<std::pair<std::string, json>> publishers(const json& families, const json& findings) {
+  std::vector<std::pair<std::string, json>> out;
+  if (families.is_array())
+    for (const auto& f : families)
+      if (const json* p = json_read::find(f, "publishes"); p && p->is_object())
+        out.emplace_back(json_read::string_at(f, {"name"}), *p);
+  if (!out.empty() || !findings.is_object()) return out;
+  for (auto it = findings.begin(); it != findings.end(); ++it) out.emplace_back(it.key(), published::legacy_declaration());
+  return out;
+}
+
+// The value a family publishes as `what`, from its findings data; nullptr when absent.
+const json* published_data(const json& findings, const std::string& family, const json& declaration,
+                           const char* what) {
+  const std::string key = json_read::string_at(declaration, {what});
+  const json* data = key.empty() ? nullptr : findings_data(findings, family);
+  return data ? json_read::find(*data, key) : nullptr;
+}
+}  // namespace
 
 json make_document(const json& context, const std::string& suite, const json& families,
                    const std::vector<Record>& records, const json& findings, int runs) {
@@ -148,13 +173,15 @@ json make_document(const json& context, const std::string& suite, const json& fa
 json make_merged_document(const json& context, const std::string& suite, const json& families,
                           const std::vector<Record>& records, const json& findings, int runs) {
   json ctx = context;
-  if (const json* c = findings_data(findings, "ceilings"))
-    for (const char* key : {"ceilings", "ceilings_missing"})
-      if (c->contains(key) && c->at(key).is_object())
-        for (auto it = c->at(key).begin(); it != c->at(key).end(); ++it) ctx[key][it.key()] = it.value();
+  const auto from = publishers(families, findings);
+  for (const auto& [family, declaration] : from)
+    for (const char* what : {published::kCeilings, published::kCeilingsMissing})
+      if (const json* c = published_data(findings, family, declaration, what); c && c->is_object())
+        for (auto it = c->begin(); it != c->end(); ++it) ctx[what][it.key()] = it.value();
   std::vector<Record> recs = records;
   apply_ceilings(recs, ctx);
-  apply_gemm_peaks(recs, findings);
+  for (const auto& [family, declaration] : from)
+    if (const json* p = published_data(findings, family, declaration, published::kPeaks)) apply_peaks(recs, *p);
   return make_document(ctx, suite, families, recs, findings, runs);
 }
 

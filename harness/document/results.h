@@ -21,13 +21,15 @@ json make_comparisons(const std::vector<Record>& records);
 
 // The unit of a context ceiling by its name: "TFLOP/s" for a compute ceiling (..._tflops), else "GB/s".
 std::string ceiling_unit(const std::string& name);
-// Adds pct_of_ceiling counters to records naming a ceiling present in context["ceilings"]: of their
+// Adds pct_of_ceiling counters to records naming a ceiling present in the context's measured ceilings
+// (published::kCeilings): of their
 // rate in the ceiling's unit (the metric, or for a compute ceiling also a `tflops` counter).
 void apply_ceilings(std::vector<Record>& records, const json& context);
 
-// Adds pct_of_gemm_peak to records with a "tflops" counter and info "gemm_precision", from the
-// GEMM family's best measured rate of the same backend and precision (findings.gemm.data.best_rate).
-void apply_gemm_peaks(std::vector<Record>& records, const json& findings);
+// Adds pct_of_gemm_peak to records with a "tflops" counter and info "gemm_precision", from the best
+// measured rate of the same backend and precision in `peaks` (what a family publishes as
+// published::kPeaks: {backend: {precision: {"tflops": x}, or x}}).
+void apply_peaks(std::vector<Record>& records, const json& peaks);
 
 // A family's raw findings numbers: findings.<family>.data in a typed entry, the entry itself in a file
 // before schema version 3; nullptr when absent.
@@ -39,8 +41,10 @@ const json* findings_data(const json& findings, const std::string& family);
 json make_document(const json& context, const std::string& suite, const json& families,
                    const std::vector<Record>& records, const json& findings, int runs = 1);
 // The driver's merge of several families (and runs) into one file, the one place where families meet:
-// the ceilings family's ceilings enter the context, records get their percent of those ceilings
-// and of the GEMM family's best rate, then the document is made as above.
+// what the families entries declare they publish (families[].publishes, published.h) is read from
+// their findings data: measured ceilings enter the context, records get their percent of them and
+// of the published peak rates, then the document is made as above. A document none of
+// whose families entries declares anything is read with published::legacy_declaration().
 json make_merged_document(const json& context, const std::string& suite, const json& families,
                           const std::vector<Record>& records, const json& findings, int runs = 1);
 

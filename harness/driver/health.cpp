@@ -15,7 +15,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "harness/driver/summary.h"
+#include "harness/document/format.h"
+#include "harness/document/json_read.h"
 #include "harness/runtime/stopping.h"
 
 namespace gtb::health {
@@ -135,7 +136,7 @@ json opt_num(const std::optional<double>& v) { return v ? json(*v) : json(nullpt
 template <class T>
 json opt_u(const std::optional<T>& v) { return v ? json(*v) : json(nullptr); }
 
-std::string pct(double f) { return driver::fmt("%.0f%%", 100 * f); }
+std::string pct(double f) { return format::printf_number("%.0f%%", 100 * f); }
 
 }  // namespace
 
@@ -425,11 +426,10 @@ json wait_idle(double max_seconds, const Sources& src, Thresholds t) {
 namespace {
 // A family health record's warnings in one line, or "" when it was not busy.
 std::string busy_text(const json& h) {
-  if (!h.is_object() || !h.value("busy", false)) return "";
+  if (!json_read::bool_at(h, {"busy"})) return "";
   std::string s;
-  if (h.contains("warnings") && h["warnings"].is_array())
-    for (const auto& w : h["warnings"])
-      if (w.is_string()) s += (s.empty() ? "" : "; ") + w.get<std::string>();
+  for (const auto& w : json_read::array_at(h, {"warnings"}))
+    if (w.is_string()) s += (s.empty() ? "" : "; ") + w.get<std::string>();
   return s.empty() ? "busy" : s;
 }
 }  // namespace
@@ -441,23 +441,14 @@ void print_family_warning(std::FILE* f, const std::string& label, const json& h)
 
 std::vector<std::string> warnings(const json& doc) {
   std::vector<std::string> out;
-  if (!doc.is_object()) return out;
-  const auto ctx = doc.find("context");
-  if (ctx != doc.end() && ctx->is_object()) {
-    const auto h = ctx->find("health");
-    if (h != ctx->end() && h->is_object()) {
-      const auto w = h->find("wait_idle");
-      if (w != h->end() && w->is_object() && w->value("settled", true) == false)
-        out.push_back("--wait-idle: the machine did not settle in " + driver::fmt("%.0f", w->value("waited_s", 0.0)) +
-                      " s; the run measured anyway");
-    }
-  }
-  const auto fams = doc.find("families");
-  if (fams == doc.end() || !fams->is_array()) return out;
-  for (const auto& f : *fams) {
-    if (!f.is_object() || !f.contains("health")) continue;
-    const std::string s = busy_text(f["health"]);
-    if (!s.empty()) out.push_back(f.value("name", std::string("?")) + ": " + s);
+  const json& wait = json_read::object_at(doc, {"context", "health", "wait_idle"});
+  if (!json_read::bool_at(wait, {"settled"}, true))
+    out.push_back("--wait-idle: the machine did not settle in " +
+                  format::printf_number("%.0f", json_read::number_at(wait, {"waited_s"}, 0.0)) +
+                  " s; the run measured anyway");
+  for (const auto& f : json_read::array_at(doc, {"families"})) {
+    const std::string s = busy_text(json_read::object_at(f, {"health"}));
+    if (!s.empty()) out.push_back(json_read::string_at(f, {"name"}, "?") + ": " + s);
   }
   return out;
 }

@@ -14,7 +14,15 @@
 
 namespace gtb::driver {
 
-bool runs_as_ranks(const std::string& family) { return family == "parallel"; }
+bool runs_as_ranks(const std::string& family) {
+  // GTB_RANK_FAMILIES (comma-separated) replaces the built-in list, as GTB_FAMILIES does the family list.
+  const char* env = std::getenv("GTB_RANK_FAMILIES");
+  std::stringstream ss(env && *env ? env : GTB_RANK_FAMILY_LIST);
+  std::string f;
+  while (std::getline(ss, f, ','))
+    if (f == family) return true;
+  return false;
+}
 
 std::optional<std::string> find_mpirun() {
   if (const char* e = std::getenv("GTB_MPIRUN"); e && *e) return std::string(e);
@@ -66,7 +74,7 @@ namespace gtb::driver {
 
 void add_launch_options(CLI::App& app, LaunchRequest& r) {
   r.ranks = kDefaultRanks;
-  app.add_option("--ranks", r.ranks, "MPI ranks for families that run as ranks (parallel); 1: no mpirun")
+  app.add_option("--ranks", r.ranks, "MPI ranks for families that run as ranks (RANKS in their gtb_add_family); 1: no mpirun")
       ->capture_default_str();
   app.add_option("--hostfile", r.hostfile, "mpirun hostfile, for ranks on several machines");
 }

@@ -27,7 +27,8 @@ struct LaunchCommand {
   std::vector<std::pair<std::string, std::string>> env;  // set in the driver before spawning
 };
 
-// Families whose binary runs as MPI ranks (`gtb run --ranks N` applies to them only).
+// Families whose binary runs as MPI ranks (`gtb run --ranks N` applies to them only): those declaring
+// RANKS in their gtb_add_family; GTB_RANK_FAMILIES (comma-separated) replaces the list.
 bool runs_as_ranks(const std::string& family);
 // Default rank count when --ranks is not given: two, so the quick suite exercises a real all-reduce.
 inline constexpr int kDefaultRanks = 2;

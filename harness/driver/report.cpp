@@ -3,7 +3,7 @@
 #include <string>
 
 #include "harness/driver/commands.h"
-#include "harness/driver/report_core.h"
+#include "harness/driver/render_report.h"
 #include "harness/document/results.h"
 
 namespace gtb::driver {

@@ -19,7 +19,7 @@
 #include "harness/driver/launch.h"
 #include "harness/driver/process.h"
 #include "harness/driver/runs.h"
-#include "harness/driver/summary.h"
+#include "harness/driver/render_summary.h"
 #include "harness/document/results.h"
 #include "harness/runtime/stopping.h"
 
@@ -231,7 +231,7 @@ int cmd_run(int argc, char** argv) {
         continue;
       }
       if (context.is_null()) context = res.context;
-      else if (res.context.contains(f)) context[f] = res.context[f];  // a family's own section (parallel's ranks)
+      else if (res.context.contains(f)) context[f] = res.context[f];  // a family's own section (e.g. its ranks)
       for (auto it = res.findings.begin(); it != res.findings.end(); ++it) findings[it.key()] = it.value();
       auto& recs = per_run[static_cast<std::size_t>(run - 1)];
       recs.insert(recs.end(), res.records.begin(), res.records.end());

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include "harness/document/json_read.h"
 #include "harness/driver/health.h"
 #include "harness/driver/process.h"
 #include "harness/document/results.h"
@@ -161,6 +162,10 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int tot
       out.entry["status"] = "ok";
       out.entry["exit_code"] = 0;
       out.entry["records"] = out.records.size();
+      // What the family declares it publishes for the others (published.h), from its own entry.
+      for (const auto& f : json_read::array_at(doc, {"families"}))
+        if (const json* p = json_read::find(f, "publishes"); p && json_read::string_at(f, {"name"}) == job.family)
+          out.entry["publishes"] = *p;
       std::string counts;
       for (const auto& [st, c] : by_status) counts += (counts.empty() ? "" : ", ") + std::to_string(c) + " " + st;
       std::fprintf(stderr, "%s ok: %zu records (%s) in %.1f s\n", job.label.c_str(), out.records.size(),

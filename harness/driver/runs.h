@@ -18,7 +18,7 @@ struct FamilyJob {
   int run = 1;         // 1-based; "run" in the families entry when the file holds several runs
   bool tag_run = false;
   std::string stem;    // file names in the work folder: <stem>.json, <stem>.log, <stem>.gbench.json
-  std::string label;   // progress prefix, e.g. "[4/6] gemm (run 2/3)"
+  std::string label;   // progress prefix, e.g. "[4/6] myfam (run 2/3)"
   std::function<void()> on_tick;  // optional: called about every 200 ms while the child runs
 };
 

@@ -114,7 +114,7 @@ class Bench {
 };
 
 // Registers a workload variant; keep the returned reference in a static to register at start-up:
-//   static auto& b = gtb::add("transfer", "copy_h2d", "pinned", gtb::Backend::cuda, run_h2d)
+//   static auto& b = gtb::add("myfam", "copy_h2d", "pinned", gtb::Backend::cuda, run_h2d)
 //                        .axis("bytes", {...}).rate("bandwidth", "GB/s", 1e9);
 Bench& add(std::string family, std::string workload, std::string variant, Backend backend, CaseFn fn);
 

@@ -17,6 +17,7 @@
 #include "harness/runtime/device_timing.h"
 #include "harness/runtime/gpu.h"
 #include "harness/runtime/gtb.h"
+#include "harness/runtime/publish.h"
 #include "harness/document/results.h"
 
 namespace gtb {
@@ -667,6 +668,7 @@ int family_main(int argc, char** argv, const std::string& family) {
                   {"exit_code", 0},
                   {"seconds", seconds},
                   {"records", rs.records.size()}});
+  if (json p = publications(family); !p.empty()) fams[0]["publishes"] = p;  // publish.h
   try {
     const json doc = make_document(context, to_string(rs.suite), fams, rs.records, findings);
     write_file_atomic(out_path, doc.dump(1) + "\n");

@@ -70,7 +70,7 @@ TEST(CompareFixtures, PlantedChangesGetTheirVerdicts) {
 }
 
 TEST(CompareFixtures, ExampleConfigIgnoresAndRelaxes) {
-  std::ifstream in(std::string(GTB_SOURCE_DIR_FOR_TESTS) + "/ci/compare-config.example.json");
+  std::ifstream in(std::string(GTB_SOURCE_DIR_FOR_TESTS) + "/docs/compare-config.example.json");
   ASSERT_TRUE(in.good());
   const auto cfg = compare::Config::from_json(json::parse(in));
   const auto r = run("gpu_base.json", "gpu_regressed.json", cfg);

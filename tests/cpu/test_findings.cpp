@@ -1,5 +1,6 @@
-// Tests of typed findings: one JSON form both ways, clear errors on bad input, the value formats,
-// and a family's typed result reaching its sections without a JSON round trip.
+// Tests of typed findings: one JSON form both ways, clear errors on bad input, the value formats;
+// the one number formatter (format.h) and the lenient JSON readers (json_read.h) they build on; and
+// a family's typed result reaching its sections without a JSON round trip.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "harness/document/findings.h"
+#include "harness/document/format.h"
+#include "harness/document/json_read.h"
 #include "harness/document/results.h"
 #include "harness/runtime/gtb.h"
 
@@ -113,6 +116,86 @@ TEST(Findings, HintNamesRoundTrip) {
                  Hint::ratio, Hint::percent, Hint::fraction})
     EXPECT_EQ(hint_from_string(to_string(h)), h);
   EXPECT_THROW(hint_from_string("fast"), std::runtime_error);
+}
+
+// The three rules of format.h, on the values the report, the summary tables and the suspect notes
+// print. They disagree on purpose (each keeps its reader's output): 1234.5 is "1234.5" in a summary
+// table, "1234" in a findings table and "1.23e+03" in a plausibility note.
+TEST(Format, EachRuleKeepsItsReadersDigits) {
+  EXPECT_EQ(gtb::format::short_number(1234.5), "1234.5");
+  EXPECT_EQ(gtb::format::plain_number(1234.5), "1234");
+  EXPECT_EQ(gtb::format::sig3(1234.5), "1.23e+03");
+
+  EXPECT_EQ(gtb::format::short_number(0), "0");
+  EXPECT_EQ(gtb::format::short_number(12.345), "12.3");
+  EXPECT_EQ(gtb::format::short_number(0.0123), "0.0123");
+  EXPECT_EQ(gtb::format::short_number(0.000123), "0.000123");
+  EXPECT_EQ(gtb::format::short_number(-150.26), "-150.3");
+  EXPECT_EQ(gtb::format::short_number(12345678.9), "1.23e+07");
+
+  EXPECT_EQ(gtb::format::plain_number(4096), "4096");
+  EXPECT_EQ(gtb::format::plain_number(15000000), "15000000");  // whole: in full
+  EXPECT_EQ(gtb::format::plain_number(12345678.9), "1.23e+07");
+  EXPECT_EQ(gtb::format::plain_number(123.4), "123");
+  EXPECT_EQ(gtb::format::plain_number(12.34), "12.3");
+  EXPECT_EQ(gtb::format::plain_number(1.234), "1.23");
+  EXPECT_EQ(gtb::format::plain_number(0.000123), "0.000123");
+  EXPECT_EQ(gtb::format::plain_number(1e15), "1e+15");  // too large to be sure it is whole
+
+  EXPECT_EQ(gtb::format::printf_number("%+.1f%%", 5.04), "+5.0%");
+  EXPECT_EQ(gtb::format::printf_number("%.0f", 2.5e9), "2500000000");
+}
+
+TEST(Format, BytesInBinaryUnits) {
+  EXPECT_EQ(gtb::format::binary_bytes(0), "0 bytes");
+  EXPECT_EQ(gtb::format::binary_bytes(1023), "1023 bytes");
+  EXPECT_EQ(gtb::format::binary_bytes(4096), "4 KiB");
+  EXPECT_EQ(gtb::format::binary_bytes(1.5 * (1 << 20)), "1.5 MiB");
+  EXPECT_EQ(gtb::format::binary_bytes(3.0 * (1ull << 40)), "3 TiB");
+  EXPECT_EQ(gtb::format::binary_bytes(5000.5 * (1ull << 40)), "5e+03 TiB");  // no unit past TiB
+  EXPECT_EQ(gtb::format::binary_bytes(-1), "n/a");
+}
+
+TEST(Format, CountsTakeTheirNounsNumber) {
+  EXPECT_EQ(gtb::format::count_of(0, "record"), "0 records");
+  EXPECT_EQ(gtb::format::count_of(1, "case"), "1 case");
+  EXPECT_EQ(gtb::format::count_of(2, "case"), "2 cases");
+}
+
+TEST(JsonRead, FindsAlongAPath) {
+  const json j = {{"host", {{"caches", {{"l2_bytes", 1048576}}}, {"cpu_model", "X"}}}, {"list", {1, 2}}};
+  ASSERT_NE(gtb::json_read::find(j, {"host", "caches", "l2_bytes"}), nullptr);
+  EXPECT_EQ(*gtb::json_read::find(j, {"host", "caches", "l2_bytes"}), 1048576);
+  EXPECT_EQ(gtb::json_read::find(j, std::string("host")), &j.at("host"));
+  EXPECT_EQ(gtb::json_read::find(j, {}), &j);  // the empty path: the value itself
+  EXPECT_EQ(gtb::json_read::number_at(j, {"host", "caches", "l2_bytes"}), 1048576.0);
+  EXPECT_EQ(gtb::json_read::string_at(j, {"host", "cpu_model"}), "X");
+  EXPECT_EQ(gtb::json_read::array_at(j, {"list"}).size(), 2u);
+  EXPECT_EQ(gtb::json_read::object_at(j, {"host"}).size(), 2u);
+  EXPECT_EQ(gtb::json_read::value_at(j, {"host", "cpu_model"}), "X");
+}
+
+// Bad input never throws: a missing key, a step through a non-object, or another type gives the fallback.
+TEST(JsonRead, BadInputGivesTheFallback) {
+  const json j = {{"n", "12"}, {"s", 12}, {"b", 1}, {"a", {{"x", 1}}}, {"o", {1, 2}}, {"list", json::array({json{{"x", 1}}})}};
+  EXPECT_EQ(gtb::json_read::find(j, {"missing"}), nullptr);
+  EXPECT_EQ(gtb::json_read::find(j, {"s", "deeper"}), nullptr);     // 12 is not an object
+  EXPECT_EQ(gtb::json_read::find(j, {"list", "x"}), nullptr);       // nor is an array
+  EXPECT_TRUE(std::isnan(gtb::json_read::number_at(j, {"n"})));      // a string, not a number
+  EXPECT_EQ(gtb::json_read::number_at(j, {"missing"}, 0), 0.0);
+  EXPECT_EQ(gtb::json_read::string_at(j, {"s"}), "");                // a number, not a string
+  EXPECT_EQ(gtb::json_read::string_at(j, {"missing"}, "?"), "?");
+  EXPECT_FALSE(gtb::json_read::bool_at(j, {"b"}));                   // 1 is not a boolean
+  EXPECT_TRUE(gtb::json_read::bool_at(j, {"b"}, true));
+  EXPECT_TRUE(gtb::json_read::array_at(j, {"a"}).empty());           // an object, not an array
+  EXPECT_TRUE(gtb::json_read::array_at(j, {"a"}).is_array());
+  EXPECT_TRUE(gtb::json_read::object_at(j, {"o"}).empty());          // an array, not an object
+  EXPECT_TRUE(gtb::json_read::object_at(j, {"o"}).is_object());
+  EXPECT_TRUE(gtb::json_read::value_at(j, {"a", "missing"}).is_null());
+  for (const json& not_object : {json(), json(3), json("text"), json::array({1})}) {
+    EXPECT_EQ(gtb::json_read::find(not_object, {"k"}), nullptr);
+    EXPECT_EQ(gtb::json_read::string_at(not_object, {"k"}, "none"), "none");
+  }
 }
 
 }  // namespace

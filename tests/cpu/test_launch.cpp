@@ -97,3 +97,17 @@ TEST(Launch, MpirunFromTheEnvironmentWins) {
   EXPECT_TRUE(gtb::driver::runs_as_ranks("parallel"));
   EXPECT_FALSE(gtb::driver::runs_as_ranks("train"));
 }
+
+// A family runs as ranks when it declares so (RANKS in gtb_add_family); GTB_RANK_FAMILIES replaces
+// the declared list, and only whole names match.
+TEST(Launch, RanksAreWhatFamiliesDeclare) {
+  ::setenv("GTB_RANK_FAMILIES", "alpha,beta", 1);
+  EXPECT_TRUE(gtb::driver::runs_as_ranks("alpha"));
+  EXPECT_TRUE(gtb::driver::runs_as_ranks("beta"));
+  EXPECT_FALSE(gtb::driver::runs_as_ranks("alph"));
+  EXPECT_FALSE(gtb::driver::runs_as_ranks("alpha,beta"));
+  EXPECT_FALSE(gtb::driver::runs_as_ranks(""));
+  EXPECT_FALSE(gtb::driver::runs_as_ranks("parallel"));
+  ::unsetenv("GTB_RANK_FAMILIES");
+  EXPECT_FALSE(gtb::driver::runs_as_ranks(""));
+}

@@ -3,8 +3,8 @@
 
 #include <sstream>
 
-#include "harness/driver/report_core.h"
-#include "harness/driver/summary.h"
+#include "harness/driver/render_report.h"
+#include "harness/driver/render_summary.h"
 #include "harness/document/findings.h"
 #include "harness/document/results.h"
 
@@ -14,6 +14,40 @@ namespace {
 std::string fixture(const std::string& name) { return std::string(GTB_FIXTURE_DIR) + "/" + name; }
 
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// The committed results file was written before families declared what they publish. Merged again
+// from its parts (the context without the merged ceilings, the records without their percentages),
+// its records, comparisons, findings and context come out as they are in the file: without
+// declarations (the legacy keys) and with the declarations the family binaries now write.
+TEST(Merge, CommittedFileMergesAsItWasWritten) {
+  const json file = load_document(std::string(GTB_RESULTS_DIR) + "/gtb-cpu-AMD-EPYC-2vcpu-20261201.json");
+  json ctx = file.at("context");
+  ASSERT_TRUE(ctx.contains("ceilings") && ctx.contains("ceilings_missing"));
+  ctx.erase("ceilings");
+  ctx.erase("ceilings_missing");
+  std::vector<Record> recs = records_of(file);
+  std::size_t percents = 0;
+  for (auto& r : recs) percents += r.counters.erase("pct_of_ceiling") + r.counters.erase("pct_of_gemm_peak");
+  ASSERT_GT(percents, 0u);  // the file has something to get back
+  json declared = file.at("families");
+  for (auto& f : declared) {
+    if (f.at("name") == "ceilings") f["publishes"] = {{"ceilings", "ceilings"}, {"ceilings_missing", "ceilings_missing"}};
+    if (f.at("name") == "gemm") f["publishes"] = {{"peaks", "best_rate"}};
+  }
+  for (const json& families : {file.at("families"), declared}) {
+    const json doc = make_merged_document(ctx, file.at("suite").get<std::string>(), families, recs, file.at("findings"),
+                                          file.at("runs").get<int>());
+    EXPECT_EQ(doc.at("records"), file.at("records"));
+    EXPECT_EQ(doc.at("comparisons"), file.at("comparisons"));
+    EXPECT_EQ(doc.at("findings"), file.at("findings"));
+    EXPECT_EQ(doc.at("context"), file.at("context"));
+  }
+  // Declarations that point elsewhere are followed: no percent of a peak nobody publishes.
+  for (auto& f : declared)
+    if (f.at("name") == "gemm") f["publishes"] = {{"peaks", "no_such_key"}};
+  const json doc = make_merged_document(ctx, "quick", declared, recs, file.at("findings"));
+  for (const auto& r : doc.at("records")) EXPECT_FALSE(r.value("counters", json::object()).contains("pct_of_gemm_peak"));
+}
 
 TEST(Summary, LabelsAndReasonsAreNeverCut) {
   // Two records whose names and parameters differ only past 40 characters, and a long skip reason:

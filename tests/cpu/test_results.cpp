@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "harness/document/results.h"
+#include "harness/runtime/publish.h"
 
 using namespace gtb;
 
@@ -185,8 +186,8 @@ TEST(GemmPeaks, PercentOfTheSamePrecisionsBestRate) {
   recs[0].info["gemm_precision"] = "fp16_fp32acc";
   recs[1].info["gemm_precision"] = "bf16_fp32acc";  // no GEMM figure for it: no counter
   recs[2].info["gemm_precision"] = "fp16_fp32acc";  // CPU: the CPU's own best rate would be needed
-  const json findings = {{"gemm", {{"best_rate", {{"cuda", {{"fp16_fp32acc", {{"tflops", 600.0}}}}}}}}}};
-  apply_gemm_peaks(recs, findings);
+  const json peaks = {{"cuda", {{"fp16_fp32acc", {{"tflops", 600.0}}}}}};
+  apply_peaks(recs, peaks);
   ASSERT_TRUE(recs[0].counters.count("pct_of_gemm_peak"));
   EXPECT_DOUBLE_EQ(recs[0].counters["pct_of_gemm_peak"].value, 50.0);
   EXPECT_FALSE(recs[1].counters.count("pct_of_gemm_peak"));
@@ -211,6 +212,71 @@ TEST(Document, MergeCarriesCeilingsFromFindingsAndValidates) {
     EXPECT_FALSE(own["context"].contains("ceilings"));
     EXPECT_FALSE(own["records"][0]["counters"].contains("pct_of_ceiling"));
   }
+}
+
+// What a family publishes is read by its declaration (families[].publishes), whatever the family
+// or the data key is called; a family that declares nothing contributes nothing.
+TEST(Document, MergeReadsWhatFamiliesDeclare) {
+  json findings = json::object();
+  findings["meter"] = {{"title", "Meter"}, {"sections", json::array()},
+                       {"data", {{"measured", {{"host_copy_gbps", 40.0}}}, {"why_not", {{"device_copy_gbps", "skipped"}}}}}};
+  findings["mm"] = {{"title", "MM"}, {"sections", json::array()},
+                    {"data", {{"best", {{"cpu", {{"fp32", {{"tflops", 2.0}}}}}}}}}};
+  // Undeclared: its "ceilings" key is the legacy one, but declarations exist in this document.
+  findings["other"] = {{"title", "Other"}, {"sections", json::array()},
+                       {"data", {{"ceilings", {{"host_copy_gbps", 1.0}}}, {"best_rate", json::object()}}}};
+  const json families = {
+      {{"name", "meter"}, {"publishes", {{"ceilings", "measured"}, {"ceilings_missing", "why_not"}}}},
+      {{"name", "mm"}, {"publishes", {{"peaks", "best"}}}},
+      {{"name", "other"}}};
+  std::vector<Record> recs = {make("v", Backend::cpu, 20.0), make("w", Backend::cpu, 1.0)};
+  recs[0].ceiling = "host_copy_gbps";
+  recs[1].counters["tflops"] = {0.5, "TFLOP/s"};
+  recs[1].info["gemm_precision"] = "fp32";
+  const json doc = make_merged_document({{"host", json::object()}}, "quick", families, recs, findings);
+  EXPECT_NO_THROW(validate_document(doc));
+  EXPECT_EQ(doc["context"]["ceilings"], json({{"host_copy_gbps", 40.0}}));
+  EXPECT_EQ(doc["context"]["ceilings_missing"], json({{"device_copy_gbps", "skipped"}}));
+  EXPECT_DOUBLE_EQ(doc["records"][0]["counters"]["pct_of_ceiling"]["value"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(doc["records"][1]["counters"]["pct_of_gemm_peak"]["value"].get<double>(), 25.0);
+  // A declaration naming a key the data lacks, or a non-object entry, adds nothing.
+  const json broken = {{{"name", "meter"}, {"publishes", {{"ceilings", "absent"}}}}, json("not an entry"),
+                       {{"name", "mm"}, {"publishes", "best"}}};
+  const json none = make_merged_document({{"host", json::object()}}, "quick", broken, recs, findings);
+  EXPECT_FALSE(none["context"].contains("ceilings"));
+  EXPECT_FALSE(none["records"][0]["counters"].contains("pct_of_ceiling"));
+  EXPECT_FALSE(none["records"][1]["counters"].contains("pct_of_gemm_peak"));
+}
+
+// Without any declaration (files written before them) every family is read with the data keys of
+// that time, so an old file merges as it did.
+TEST(Document, MergeWithoutDeclarationsUsesTheLegacyKeys) {
+  EXPECT_EQ(published::legacy_declaration(),
+            json({{"ceilings", "ceilings"}, {"ceilings_missing", "ceilings_missing"}, {"peaks", "best_rate"}}));
+  json findings = json::object();
+  findings["a"] = {{"title", "A"}, {"sections", json::array()}, {"data", {{"ceilings", {{"host_copy_gbps", 40.0}}}}}};
+  findings["b"] = {{"title", "B"}, {"sections", json::array()},
+                   {"data", {{"best_rate", {{"cpu", {{"fp32", 2.0}}}}}}}};  // a bare number is a peak too
+  std::vector<Record> recs = {make("v", Backend::cpu, 20.0), make("w", Backend::cpu, 1.0)};
+  recs[0].ceiling = "host_copy_gbps";
+  recs[1].counters["tflops"] = {0.5, "TFLOP/s"};
+  recs[1].info["gemm_precision"] = "fp32";
+  const json families = {{{"name", "a"}}, {{"name", "b"}}};
+  const json doc = make_merged_document({{"host", json::object()}}, "quick", families, recs, findings);
+  EXPECT_DOUBLE_EQ(doc["records"][0]["counters"]["pct_of_ceiling"]["value"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(doc["records"][1]["counters"]["pct_of_gemm_peak"]["value"].get<double>(), 25.0);
+}
+
+TEST(Publish, DeclarationsAndBadInput) {
+  EXPECT_TRUE(publish("pubtest", published::kCeilings, "measured"));
+  EXPECT_TRUE(publish("pubtest", published::kCeilings, "measured"));  // the same again: fine
+  EXPECT_TRUE(publish("pubtest", published::kPeaks, "best"));
+  EXPECT_EQ(publications("pubtest"), json({{"ceilings", "measured"}, {"peaks", "best"}}));
+  EXPECT_EQ(publications("pubtest-none"), json::object());
+  EXPECT_THROW(publish("pubtest", "speed", "x"), std::invalid_argument);              // unknown concept
+  EXPECT_THROW(publish("pubtest", published::kCeilingsMissing, ""), std::invalid_argument);  // no key
+  EXPECT_THROW(publish("pubtest", published::kCeilings, "other"), std::invalid_argument);    // twice, differing
+  EXPECT_EQ(publications("pubtest"), json({{"ceilings", "measured"}, {"peaks", "best"}}));
 }
 
 TEST(Document, ValidationNamesTheProblem) {

@@ -1,5 +1,5 @@
 // gtb report's engine: the findings of a results file as Markdown, each with its numbers.
-#include "harness/driver/report_core.h"
+#include "harness/driver/render_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,9 +9,12 @@
 #include <sstream>
 #include <vector>
 
+#include "harness/document/format.h"
+#include "harness/document/json_read.h"
+#include "harness/document/published.h"
 #include "harness/driver/compare_core.h"
 #include "harness/driver/health.h"
-#include "harness/driver/summary.h"
+#include "harness/driver/render_summary.h"
 #include "harness/document/findings.h"
 #include "harness/document/results.h"
 
@@ -19,32 +22,17 @@ namespace gtb::report {
 
 namespace {
 
-using driver::fmt;
+const auto& fmt = format::printf_number;
 
 std::string num(double v) { return findings::format(v, findings::Hint::number, ""); }
 std::string times(double v) { return findings::format(v, findings::Hint::ratio, ""); }
 
-// Safe lookups: results files from other versions or hand-written ones may lack any key.
-const json* at(const json& j, const std::string& k) {
-  if (!j.is_object()) return nullptr;
-  const auto it = j.find(k);
-  return it == j.end() ? nullptr : &*it;
-}
-const json* path(const json& j, std::initializer_list<const char*> keys) {
-  const json* cur = &j;
-  for (const char* k : keys) {
-    cur = at(*cur, k);
-    if (!cur) return nullptr;
-  }
-  return cur;
-}
-json val(const json& j, const char* k) {
-  const json* v = at(j, k);
-  return v ? *v : json();
-}
-std::string str(const json* j) { return j && j->is_string() ? j->get<std::string>() : ""; }
+// Safe lookups (json_read.h): results files from other versions or hand-written ones may lack any key.
+using json_read::find;
+using json_read::number_at;
+using json_read::string_at;
+json val(const json& j, const char* k) { return json_read::value_at(j, {k}); }
 bool has_num(const json* j) { return j && j->is_number(); }
-double dbl(const json* j, double dflt = NAN) { return has_num(j) ? j->get<double>() : dflt; }
 
 std::string scalar(const json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -96,8 +84,8 @@ struct Doc {
   std::set<std::string> families;  // families with at least one record or a families[] entry
   const json& findings(const std::string& family) const {
     static const json empty = json::object();
-    const json* f = path(j, {"findings"});
-    const json* ff = f ? at(*f, family) : nullptr;
+    const json* f = find(j, {"findings"});
+    const json* ff = f ? find(*f, family) : nullptr;
     return ff && ff->is_object() ? *ff : empty;
   }
   std::vector<const Record*> of(const std::string& family) const {
@@ -111,45 +99,45 @@ struct Doc {
 // ------------------------------------------------------------------------------------ sections
 
 void machine_section(Md& md, const Doc& d, const std::string& source) {
-  const json& ctx = *path(d.j, {"context"});
+  const json& ctx = *find(d.j, {"context"});
   md.o << "# gtb report: " << compare::machine_name(ctx) << "\n\n";
-  const json* synth = at(d.j, "synthetic");
+  const json* synth = find(d.j, "synthetic");
   if (synth && synth->is_boolean() && synth->get<bool>())
     md.p("> **Synthetic data.** This file is a test fixture marked synthetic: its numbers were invented to "
          "exercise the tools and describe no machine.");
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"file", "`" + source + "`"});
-  rows.push_back({"generated", str(at(d.j, "generated_at"))});
-  rows.push_back({"suite", str(at(d.j, "suite"))});
-  const json* gpu = path(ctx, {"gpu"});
-  const json* avail = gpu ? at(*gpu, "available") : nullptr;
+  rows.push_back({"generated", string_at(d.j, {"generated_at"})});
+  rows.push_back({"suite", string_at(d.j, {"suite"})});
+  const json* gpu = find(ctx, {"gpu"});
+  const json* avail = gpu ? find(*gpu, "available") : nullptr;
   if (avail && avail->is_boolean() && avail->get<bool>()) {
-    const json* devs = at(*gpu, "devices");
+    const json* devs = find(*gpu, "devices");
     if (devs && devs->is_array())
       for (const auto& dv : *devs) {
-        std::string s = str(at(dv, "name"));
-        if (has_num(at(dv, "sm_count"))) s += ", " + num(dbl(at(dv, "sm_count"))) + " SMs";
-        if (has_num(at(dv, "memory_bytes"))) s += ", " + fmt("%.0f", dbl(at(dv, "memory_bytes")) / (1 << 30)) + " GiB";
-        if (const json* pcie = at(dv, "pcie"))
-          if (has_num(at(*pcie, "gen"))) s += ", PCIe gen " + num(dbl(at(*pcie, "gen"))) + " x" + num(dbl(at(*pcie, "width")));
+        std::string s = string_at(dv, {"name"});
+        if (has_num(find(dv, "sm_count"))) s += ", " + num(number_at(dv, {"sm_count"})) + " SMs";
+        if (has_num(find(dv, "memory_bytes"))) s += ", " + fmt("%.0f", number_at(dv, {"memory_bytes"}) / (1 << 30)) + " GiB";
+        if (const json* pcie = find(dv, "pcie"))
+          if (has_num(find(*pcie, "gen"))) s += ", PCIe gen " + num(number_at(*pcie, {"gen"})) + " x" + num(number_at(*pcie, {"width"}));
         rows.push_back({"GPU", s});
       }
-    rows.push_back({"driver / runtime", str(at(*gpu, "driver_version")) + " / " + str(at(*gpu, "runtime_version"))});
+    rows.push_back({"driver / runtime", string_at(*gpu, {"driver_version"}) + " / " + string_at(*gpu, {"runtime_version"})});
   } else {
-    rows.push_back({"GPU", "no GPU" + (gpu && at(*gpu, "reason") ? " (" + str(at(*gpu, "reason")) + ")" : "")});
+    rows.push_back({"GPU", "no GPU" + (gpu && find(*gpu, "reason") ? " (" + string_at(*gpu, {"reason"}) + ")" : "")});
   }
-  const json* host = path(ctx, {"host"});
+  const json* host = find(ctx, {"host"});
   if (host) {
-    std::string cpu = str(at(*host, "cpu_model"));
-    if (has_num(at(*host, "logical_cpus"))) cpu += ", " + num(dbl(at(*host, "logical_cpus"))) + " logical CPUs";
-    if (has_num(at(*host, "omp_threads"))) cpu += ", " + num(dbl(at(*host, "omp_threads"))) + " OpenMP threads";
+    std::string cpu = string_at(*host, {"cpu_model"});
+    if (has_num(find(*host, "logical_cpus"))) cpu += ", " + num(number_at(*host, {"logical_cpus"})) + " logical CPUs";
+    if (has_num(find(*host, "omp_threads"))) cpu += ", " + num(number_at(*host, {"omp_threads"})) + " OpenMP threads";
     rows.push_back({"CPU", cpu});
-    rows.push_back({"host", str(at(*host, "hostname"))});
+    rows.push_back({"host", string_at(*host, {"hostname"})});
   }
-  if (const json* b = path(ctx, {"build"})) {
-    std::string s = str(at(*b, "build_type")) + ", " + str(at(*b, "compiler"));
-    if (!str(at(*b, "cuda")).empty()) s += ", CUDA " + str(at(*b, "cuda"));
-    if (!str(at(*b, "git_commit")).empty()) s += ", commit " + str(at(*b, "git_commit")).substr(0, 12);
+  if (const json* b = find(ctx, {"build"})) {
+    std::string s = string_at(*b, {"build_type"}) + ", " + string_at(*b, {"compiler"});
+    if (!string_at(*b, {"cuda"}).empty()) s += ", CUDA " + string_at(*b, {"cuda"});
+    if (!string_at(*b, {"git_commit"}).empty()) s += ", commit " + string_at(*b, {"git_commit"}).substr(0, 12);
     rows.push_back({"build", s});
   }
   md.table({"", ""}, rows);
@@ -157,7 +145,7 @@ void machine_section(Md& md, const Doc& d, const std::string& source) {
 
 void health_section(Md& md, const Doc& d) {
   const auto warn = health::warnings(d.j);
-  const json* start = path(d.j, {"context", "health", "start"});
+  const json* start = find(d.j, {"context", "health", "start"});
   if (warn.empty() && !start) return;  // a file from before health readings
   md.h2("Measurement health");
   if (!warn.empty()) {
@@ -168,23 +156,23 @@ void health_section(Md& md, const Doc& d) {
   } else {
     md.p("No family saw other load, CPU steal or throttling above the limits.");
   }
-  if (const json* t = path(d.j, {"context", "health", "thresholds"}); t && t->is_object())
-    md.p("Limits: other processes at most " + fmt("%.0f%%", 100 * dbl(at(*t, "other_cpu_fraction"), 0)) +
-         " of the CPUs, steal at most " + fmt("%.0f%%", 100 * dbl(at(*t, "steal_fraction"), 0)) +
+  if (const json* t = find(d.j, {"context", "health", "thresholds"}); t && t->is_object())
+    md.p("Limits: other processes at most " + fmt("%.0f%%", 100 * number_at(*t, {"other_cpu_fraction"}, 0)) +
+         " of the CPUs, steal at most " + fmt("%.0f%%", 100 * number_at(*t, {"steal_fraction"}, 0)) +
          " of the CPU time, no thermal or hardware clock slowdown (see docs/harness.md).");
   if (start && start->is_object()) {
-    std::string s = "At the start: load average " + (has_num(at(*start, "loadavg_1min")) ? num(dbl(at(*start, "loadavg_1min"))) : "unknown") +
-                    ", CPU governor " + (str(at(*start, "cpu_governor")).empty() ? "unknown" : str(at(*start, "cpu_governor")));
-    if (const json* mhz = at(*start, "cpu_mhz"); mhz && has_num(at(*mhz, "min"))) {
+    std::string s = "At the start: load average " + (has_num(find(*start, "loadavg_1min")) ? num(number_at(*start, {"loadavg_1min"})) : "unknown") +
+                    ", CPU governor " + (string_at(*start, {"cpu_governor"}).empty() ? "unknown" : string_at(*start, {"cpu_governor"}));
+    if (const json* mhz = find(*start, "cpu_mhz"); mhz && has_num(find(*mhz, "min"))) {
       // Name the reading: the kernel's cpuinfo figure is often the nominal clock, not the running one.
-      const std::string src = str(at(*mhz, "source"));
+      const std::string src = string_at(*mhz, {"source"});
       const bool running = src.rfind("cpufreq", 0) == 0;
-      s += std::string(running ? ", core clocks " : ", reported core clock ") + num(dbl(at(*mhz, "min"))) + "-" +
-           num(dbl(at(*mhz, "max"))) + " MHz" +
+      s += std::string(running ? ", core clocks " : ", reported core clock ") + num(number_at(*mhz, {"min"})) + "-" +
+           num(number_at(*mhz, {"max"})) + " MHz" +
            (running ? "" : src.empty() ? " (source not recorded)" : " (" + src + ")");
     }
     md.p(s + ".");
-    if (const json* un = at(*start, "unavailable"); un && un->is_array() && !un->empty()) {
+    if (const json* un = find(*start, "unavailable"); un && un->is_array() && !un->empty()) {
       md.p("Not readable on this machine:");
       for (const auto& u : *un)
         if (u.is_string()) md.li(u.get<std::string>());
@@ -217,14 +205,14 @@ void records_section(Md& md, const Doc& d) {
     rows.push_back({fc.first, get("ok"), get("skipped"), get("failed"), get("invalid")});
   }
   if (!rows.empty()) md.table({"family", "ok", "skipped", "failed", "invalid"}, rows);
-  if (const json* fams = at(d.j, "families"); fams && fams->is_array())
+  if (const json* fams = find(d.j, "families"); fams && fams->is_array())
     for (const auto& f : *fams)
-      if (str(at(f, "status")) == "not_run")
-        md.li("family `" + str(at(f, "name")) + "` did not run: its findings are absent; nothing is estimated for it");
-  if (const json* fams = at(d.j, "families"); fams && fams->is_array())
+      if (string_at(f, {"status"}) == "not_run")
+        md.li("family `" + string_at(f, {"name"}) + "` did not run: its findings are absent; nothing is estimated for it");
+  if (const json* fams = find(d.j, "families"); fams && fams->is_array())
     for (const auto& f : *fams)
-      if (str(at(f, "status")) == "failed")
-        md.li("family `" + str(at(f, "name")) + "` failed: " + str(at(f, "error")));
+      if (string_at(f, {"status"}) == "failed")
+        md.li("family `" + string_at(f, {"name"}) + "` failed: " + string_at(f, {"error"}));
   // Reasons for records that did not produce a number, grouped.
   std::map<std::string, int> reasons;
   for (const auto& r : d.records)
@@ -246,9 +234,9 @@ void records_section(Md& md, const Doc& d) {
   }
 }
 
-// Per workload x backend x variant: percent of the ceiling at the largest problem measured. The
-// ceilings stream arrays far larger than the caches, so only large problems are comparable with
-// them; a cache-resident size can exceed a DRAM ceiling.
+// Per workload x backend x variant: percent of the ceiling at the largest problem measured. A
+// bandwidth ceiling streams arrays far larger than the caches, so only large problems are comparable
+// with it; a cache-resident size can exceed a DRAM ceiling.
 double problem_size(const Record& r) {
   double p = 1;
   for (auto it = r.params.begin(); it != r.params.end(); ++it)
@@ -280,8 +268,8 @@ void ceiling_pct_rows(const Doc& d, const std::string& family, std::vector<std::
 // One family from its typed findings: sections in their order, each with its prose, summary lines,
 // tables and the figures `gtb plot` draws from it. No family is special here.
 void family_section(Md& md, const Doc& d, const std::string& family) {
-  const json* entry = path(d.j, {"findings"});
-  entry = entry ? at(*entry, family) : nullptr;
+  const json* entry = find(d.j, {"findings"});
+  entry = entry ? find(*entry, family) : nullptr;
   if (!entry || !findings::is_typed(*entry)) {
     md.h2("Family: " + family);
     if (!entry || !entry->is_object() || entry->empty()) {
@@ -327,10 +315,10 @@ void family_section(Md& md, const Doc& d, const std::string& family) {
 // Families in the report's order: as each family's findings ask (`order`), then by name.
 std::vector<std::string> family_order(const Doc& d) {
   std::vector<std::pair<int, std::string>> v;
-  const json* all = path(d.j, {"findings"});
+  const json* all = find(d.j, {"findings"});
   for (const auto& f : d.families) {
-    const json* e = all ? at(*all, f) : nullptr;
-    v.push_back({e && findings::is_typed(*e) && has_num(at(*e, "order")) ? int(dbl(at(*e, "order"))) : 1000, f});
+    const json* e = all ? find(*all, f) : nullptr;
+    v.push_back({e && findings::is_typed(*e) && has_num(find(*e, "order")) ? int(number_at(*e, {"order"})) : 1000, f});
   }
   std::sort(v.begin(), v.end());
   std::vector<std::string> out;
@@ -340,7 +328,7 @@ std::vector<std::string> family_order(const Doc& d) {
 
 void comparisons_section(Md& md, const Doc& d) {
   md.h2("GPU vs CPU on the same problem");
-  const json* c = at(d.j, "comparisons");
+  const json* c = find(d.j, "comparisons");
   if (!c || !c->is_array() || c->empty()) {
     md.p("No comparison: the file has no pair of ok CPU and GPU records of the same problem.");
     return;
@@ -352,11 +340,11 @@ void comparisons_section(Md& md, const Doc& d) {
   };
   std::map<std::string, Agg> by;
   for (const auto& e : *c) {
-    const double r = dbl(at(e, "gpu_over_cpu"));
+    const double r = number_at(e, {"gpu_over_cpu"});
     if (!std::isfinite(r)) continue;
-    Agg& a = by[str(at(e, "family")) + " / " + str(at(e, "workload"))];
+    Agg& a = by[string_at(e, {"family"}) + " / " + string_at(e, {"workload"})];
     a.n++;
-    if (str(at(e, "winner")) == "cuda") a.gpu_wins++;
+    if (string_at(e, {"winner"}) == "cuda") a.gpu_wins++;
     const std::string where = kv(val(e, "params"));
     if (r < a.lo) a.lo = r, a.lo_at = where;
     if (r > a.hi) a.hi = r, a.hi_at = where;
@@ -372,7 +360,7 @@ void ceilings_pct_section(Md& md, const Doc& d) {
   md.h2("Percent of measured ceilings");
   // A ceiling that is missing takes its percentages with it: say which and why.
   // Ceilings whose records were all skipped (no GPU) are said once where the skip is; the others here.
-  if (const json* miss = path(d.j, {"context", "ceilings_missing"}); miss && miss->is_object()) {
+  if (const json* miss = find(d.j, {"context", published::kCeilingsMissing}); miss && miss->is_object()) {
     std::vector<std::vector<std::string>> why;
     for (auto it = miss->begin(); it != miss->end(); ++it) {
       const std::string text = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
@@ -386,8 +374,8 @@ void ceilings_pct_section(Md& md, const Doc& d) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& fam : d.families) ceiling_pct_rows(d, fam, rows);
   if (rows.empty()) {
-    md.p("Not measured: no record carries a percent of a measured ceiling (the ceilings family must run in the "
-         "same file).");
+    md.p("Not measured: no record carries a percent of a measured ceiling (the family that measures them must "
+         "run in the same file).");
     return;
   }
   md.table({"family", "workload / backend / variant", "rate", "of ceiling", "at (largest problem)"}, rows);
@@ -400,9 +388,9 @@ void ceilings_pct_section(Md& md, const Doc& d) {
 std::string render_markdown(const json& doc, const std::string& source) {
   Doc d{doc, records_of(doc), {}};
   for (const auto& r : d.records) d.families.insert(r.family);
-  if (const json* fams = at(doc, "families"); fams && fams->is_array())
+  if (const json* fams = find(doc, "families"); fams && fams->is_array())
     for (const auto& f : *fams)
-      if (!str(at(f, "name")).empty()) d.families.insert(str(at(f, "name")));
+      if (!string_at(f, {"name"}).empty()) d.families.insert(string_at(f, {"name"}));
   Md md;
   machine_section(md, d, source);
   // Findings come from families that evolve on their own; a shape this version does not expect

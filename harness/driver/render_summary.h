@@ -14,11 +14,5 @@ void print_health(std::ostream& os, const json& doc);
 void print_summary(std::ostream& os, const json& doc);
 // A short "k=v,k=v" text of a params/options object.
 std::string short_params(const json& params, const json& options);
-// One number through a printf format ("%.3g", "%+.1f%%", ...).
-std::string fmt(const char* format, double v);
-// A number with 3-4 significant digits.
-std::string fmt_num(double v);
-// "1 case", "3 cases": a count with its noun in the right number (nouns taking a plain "s").
-std::string count_of(std::size_t n, const std::string& noun);
 
 }  // namespace gtb::driver

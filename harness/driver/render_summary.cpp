@@ -1,12 +1,12 @@
 // Plain-text tables of a results document (presentation only: reads records, never measures).
-#include "harness/driver/summary.h"
+#include "harness/driver/render_summary.h"
 
+#include "harness/document/format.h"
 #include "harness/driver/health.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <iomanip>
 #include <map>
 #include <vector>
@@ -14,27 +14,8 @@
 
 namespace gtb::driver {
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-std::string fmt_num(double v) {
-  char buf[32];
-  const double a = std::fabs(v);
-  if (a != 0 && (a >= 1e6 || a < 1e-3))
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-  else if (a >= 100)
-    std::snprintf(buf, sizeof buf, "%.1f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
-std::string count_of(std::size_t n, const std::string& noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+using format::count_of;
+using format::short_number;
 
 namespace {
 std::string size_text(long long v) {
@@ -139,9 +120,9 @@ void print_summary(std::ostream& os, const json& doc) {
       if (r.contains("stats")) {
         const auto& st = r["stats"];
         const double med = st.value("median", 0.0);
-        if (med > 0) row.spread = "±" + fmt_num(100.0 * st.value("iqr", 0.0) / 2.0 / med) + "%";
+        if (med > 0) row.spread = "±" + short_number(100.0 * st.value("iqr", 0.0) / 2.0 / med) + "%";
       }
-      row.value = fmt_num(r["value"].get<double>());
+      row.value = short_number(r["value"].get<double>());
       row.status = r.contains("suspect") ? "SUSPECT" : "ok";
       if (r.contains("suspect") && r["suspect"].is_string()) suspects.push_back({name + " " + row.params, r["suspect"].get<std::string>()});
     } else {
@@ -184,7 +165,7 @@ void print_summary(std::ostream& os, const json& doc) {
     for (std::size_t i = 0; i < cmp.size(); ++i) {
       const auto& c = cmp[i];
       os << "  " << std::left << std::setw(int(w0) + 2) << cols[i][0] << std::setw(int(w1) + 2) << cols[i][1]
-         << std::setw(int(w2) + 2) << cols[i][2] << std::right << std::setw(9) << fmt_num(c.value("gpu_over_cpu", 0.0))
+         << std::setw(int(w2) + 2) << cols[i][2] << std::right << std::setw(9) << short_number(c.value("gpu_over_cpu", 0.0))
          << "x  " << c.value("winner", "") << "\n";
     }
   } else {

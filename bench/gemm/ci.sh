@@ -1,0 +1,2 @@
+# The gemm family in ci/ (roles: ci/families.sh).
+ci_roles=(calibrate gpu-smoke)
