@@ -130,8 +130,8 @@ std::vector<Record> planned_records(const std::string& family, Suite suite);
 // in the typed form, with `data` kept inside it. A throwing compute or to_json leaves an "error" in
 // `data` and costs the family its sections; a throwing sections costs only the sections. One
 // registration per family (a later one replaces it); returns true (for static registration):
-//   const bool kFindings = gtb::add_family_findings<gemm::Findings>("gemm", "Matrix multiply", 40,
-//       gemm::compute_findings, gemm::to_json, sections);
+//   const bool kFindings = gtb::add_family_findings<myfam::Findings>("myfam", "My family", 40,
+//       myfam::compute_findings, myfam::to_json, sections);
 template <class T>
 using FindingsCompute = std::function<T(const std::vector<Record>& records)>;
 template <class T>
