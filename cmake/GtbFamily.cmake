@@ -6,6 +6,8 @@
 #   CUDA_SOURCES kernels/myfam/cuda/myfam.cu           # CUDA backend: .cu kernels and .cpp runtime/cuBLAS code
 #   CPU_TESTS   tests/cpu/test_transfer.cpp            # GoogleTest, run everywhere (also under sanitizers)
 #   GPU_TESTS   tests/gpu/test_transfer.cpp            # GoogleTest, CTest shows them Skipped without a GPU
+#   RUN_ORDER   30                                     # optional: where `gtb run` runs it (lower first; default 1000,
+#                                                      #   then by name): a family others divide by runs first
 #   RANKS)                                             # optional: the binary runs as MPI ranks (gtb run --ranks)
 # Paths are relative to the project root.
 
@@ -13,7 +15,7 @@
 set(GTB_GTEST_SKIPPED "\\[  SKIPPED \\]")
 
 function(gtb_add_family)
-  cmake_parse_arguments(F "RANKS" "NAME" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS" ${ARGN})
+  cmake_parse_arguments(F "RANKS" "NAME;RUN_ORDER" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS" ${ARGN})
   if(NOT F_NAME)
     message(FATAL_ERROR "gtb_add_family: NAME is required")
   endif()
@@ -60,6 +62,17 @@ function(gtb_add_family)
   set_target_properties(gtb-${F_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 
   set(GTB_FAMILIES ${GTB_FAMILIES} ${F_NAME} CACHE INTERNAL "")
+  if(NOT DEFINED F_RUN_ORDER)
+    set(F_RUN_ORDER 1000)
+  endif()
+  if(NOT F_RUN_ORDER MATCHES "^[0-9]+$" OR F_RUN_ORDER GREATER 9999)
+    message(FATAL_ERROR "gtb_add_family(${F_NAME}): RUN_ORDER must be a whole number from 0 to 9999, not '${F_RUN_ORDER}'")
+  endif()
+  # "0030:name" sorts as (order, name); bench/CMakeLists.txt orders GTB_FAMILIES by it.
+  string(LENGTH "${F_RUN_ORDER}" _len)
+  math(EXPR _pad "4 - ${_len}")
+  string(REPEAT "0" ${_pad} _zeros)
+  set(GTB_FAMILY_RUN_KEYS ${GTB_FAMILY_RUN_KEYS} "${_zeros}${F_RUN_ORDER}:${F_NAME}" CACHE INTERNAL "")
   if(F_RANKS)
     set(GTB_RANK_FAMILIES ${GTB_RANK_FAMILIES} ${F_NAME} CACHE INTERNAL "")
   endif()

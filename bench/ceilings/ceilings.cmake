@@ -1,4 +1,4 @@
-gtb_add_family(NAME ceilings
+gtb_add_family(NAME ceilings RUN_ORDER 10
   BENCH bench/ceilings/ceilings.cpp bench/ceilings/findings.cpp bench/ceilings/sections.cpp
   CPU_SOURCES kernels/ceilings/cpu/stream.cpp kernels/ceilings/cpu/fma_peak.cpp
   CUDA_SOURCES kernels/ceilings/cuda/ceilings.cu

@@ -1,6 +1,6 @@
 # GEMM family: precisions through cuBLAS/cuBLASLt vs the CPU SGEMM candidates and (when found) oneDNN BF16.
 # oneDNN is found in kernels/CMakeLists.txt (the training step uses it too).
-gtb_add_family(NAME gemm
+gtb_add_family(NAME gemm RUN_ORDER 40
   BENCH bench/gemm/gemm.cpp bench/gemm/check.cpp bench/gemm/findings.cpp bench/gemm/sections.cpp
   CPU_SOURCES kernels/gemm/cpu/gemm.cpp kernels/gemm/cpu/gemm_dnnl.cpp
   CUDA_SOURCES kernels/gemm/cuda/gemm.cpp kernels/gemm/cuda/gemm_lt.cpp

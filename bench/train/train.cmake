@@ -1,4 +1,4 @@
-gtb_add_family(NAME train
+gtb_add_family(NAME train RUN_ORDER 50
   BENCH bench/train/train.cpp bench/train/findings.cpp bench/train/sections.cpp
   CPU_SOURCES kernels/train/cpu/mlp.cpp kernels/train/reference.cpp
   CUDA_SOURCES kernels/train/cuda/mlp_model.cpp kernels/train/cuda/mlp_fwd.cu kernels/train/cuda/mlp_bwd.cu kernels/train/cuda/mlp_opt.cu

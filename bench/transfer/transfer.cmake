@@ -1,5 +1,5 @@
 # The transfer family: host<->device copies, pinning, batching, overlap and the data loader.
-gtb_add_family(NAME transfer
+gtb_add_family(NAME transfer RUN_ORDER 20
   BENCH bench/transfer/transfer.cpp bench/transfer/findings.cpp bench/transfer/sections.cpp
   CPU_SOURCES kernels/transfer/cpu/transfer.cpp kernels/transfer/cpu/transfer_model.cpp kernels/transfer/loader.cpp kernels/transfer/host_memory.cpp
   CUDA_SOURCES kernels/transfer/cuda/transfer.cpp kernels/transfer/cuda/loader.cpp kernels/transfer/cuda/transfer_kernels.cu

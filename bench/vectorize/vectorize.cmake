@@ -1,5 +1,5 @@
 # Vectorize family: loops vs vectorized elementwise kernels on the CPU and the GPU.
-gtb_add_family(NAME vectorize
+gtb_add_family(NAME vectorize RUN_ORDER 30
   BENCH bench/vectorize/vectorize.cpp bench/vectorize/findings.cpp bench/vectorize/sections.cpp
   CPU_SOURCES kernels/vectorize/cpu/vectorize.cpp kernels/vectorize/cpu/vectorize_scalar.cpp
   CUDA_SOURCES kernels/vectorize/cuda/vectorize.cu kernels/vectorize/cuda/vectorize_thrust.cu kernels/vectorize/cuda/vectorize_graph.cpp

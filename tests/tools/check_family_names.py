@@ -23,7 +23,7 @@ import os
 import re
 import sys
 
-SHARED = ["harness", "ci", "plots", "cmake", "CMakeLists.txt"]
+SHARED = ["harness", "ci", "plots", "cmake", "CMakeLists.txt", "bench/CMakeLists.txt"]
 TEXT_SUFFIXES = (".c", ".cc", ".cpp", ".cu", ".h", ".hpp", ".cuh", ".py", ".sh", ".cmake", ".txt", ".json",
                  ".yml", ".yaml", ".md", ".in")
 
