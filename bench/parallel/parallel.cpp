@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/runtime/blas_core.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/verify.h"
@@ -58,6 +59,8 @@ void require_world() {
                              std::to_string(kRanks));
 }
 
+// Its kernels use OpenBLAS: its core type is selected before any case.
+const bool kOpenblasCore = gtb::install_openblas_core_selection();
 const bool kGroup = gtb::set_process_group(
     "parallel", {[] {
                    if (const char* why = std::getenv("GTB_LAUNCH_SKIP"); why && *why) return;

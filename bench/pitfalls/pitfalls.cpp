@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/pitfalls/findings.h"
+#include "harness/runtime/blas_core.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/verify.h"
 #include "kernels/pitfalls/cpu/flag_kernels.h"
@@ -264,6 +265,8 @@ bool register_all() {
   register_flags();
   return true;
 }
+// Its kernels use OpenBLAS: its core type is selected before any case.
+const bool kOpenblasCore = gtb::install_openblas_core_selection();
 const bool kRegistered = register_all();
 const bool kFindings = gtb::add_findings("pitfalls", pf::compute_findings);
 

@@ -12,11 +12,11 @@
 #include <new>
 #include <stdexcept>
 
-#include "harness/runtime/blas_core.h"
 #include "harness/runtime/context.h"
 #include "harness/runtime/device_timing.h"
 #include "harness/runtime/gpu.h"
 #include "harness/runtime/gtb.h"
+#include "harness/runtime/startup.h"
 #include "harness/document/results.h"
 
 namespace gtb {
@@ -503,7 +503,7 @@ int usage_error(const std::string& msg) {
 }  // namespace
 
 int family_main(int argc, char** argv, const std::string& family) {
-  if (const int rc = blas_probe_main(argc, argv); rc >= 0) return rc;
+  if (const int rc = run_startup_takeover(argc, argv); rc >= 0) return rc;
   RunState rs;
   std::string out_path, findings_from;
   bool list = false;
@@ -581,7 +581,7 @@ int family_main(int argc, char** argv, const std::string& family) {
   }
 
   // Before any case loads data or starts threads: this may re-execute the binary.
-  select_openblas_core(argv);
+  run_startup_before_cases(argv);
   const auto group_it = registry().groups.find(family);
   const ProcessGroup* group = group_it == registry().groups.end() ? nullptr : &group_it->second;
   struct Finish {
