@@ -350,7 +350,7 @@ const char* kStepDoc =
 // records pair CPU and GPU records by these params, so they must never drift apart.
 gtb::Bench& step_bench(const char* workload, gtb::Backend be, const std::function<gtb::Bench&(gtb::Bench&)>& axes) {
   const bool cpu = be == gtb::Backend::cpu;
-  gtb::Bench& b = gtb::add("train", workload, cpu ? "openblas" : "cublas", be, cpu ? cpu_case : gpu_case);
+  gtb::Bench& b = gtb::add("train", workload, cpu ? "fastest_blas" : "cublas", be, cpu ? cpu_case : gpu_case);
   axes(b).rate("throughput", "samples/s", 1.0).rule(gtb::Suite::full, kFullRule);
   if (cpu) b.ceiling("host_fma_fp32_tflops");  // its TFLOP/s counter as a percent of the FMA ceiling
   return b;
@@ -411,6 +411,8 @@ gtb::Bench& accum_axes(gtb::Bench& b) {
 auto& g_cpu = step_bench("grad_accum", gtb::Backend::cpu, accum_axes).describe(kAccumDoc);
 auto& g_gpu = step_bench("grad_accum", gtb::Backend::cuda, accum_axes).describe(kAccumDoc);
 
+// Its kernels use OpenBLAS: its core type is selected before any case.
+const bool kOpenblasCore = gtb::install_openblas_core_selection();
 const bool kFindings = gtb::add_findings("train", [](const std::vector<gtb::Record>& recs, gtb::json& f) {
   const gtb::json found = mlp::findings_from_records(recs);
   for (auto it = found.begin(); it != found.end(); ++it) f[it.key()] = it.value();

@@ -2,6 +2,7 @@
 #include "harness/document/results.h"
 
 #include "harness/document/plausibility.h"
+#include "harness/document/record_ids.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -217,6 +218,7 @@ json load_document(const std::string& path) {
 std::vector<Record> records_of(const json& doc) {
   std::vector<Record> out;
   for (const auto& r : doc.at("records")) out.push_back(record_from_json(r));
+  for (Record& r : out) upgrade_record_id(r);  // a file written before a rename reads under the new ids
   return out;
 }
 
