@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/document/stats.h"
 #include "harness/runtime/blas_core.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
@@ -201,11 +202,9 @@ DpCase dp_case(gtb::State& st) {
   return d;
 }
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
+// The harness's median of a rank's own per-step figures; 0 for a rank that took no step (one_rank's
+// waiting ranks).
+double median_of(const std::vector<double>& v) { return v.empty() ? 0.0 : gtb::median(v); }
 // The check of every data-parallel step, CPU or GPU: a float64 single-process step on the whole global
 // batch from the same initial weights. Float32 GEMMs and a float32 sum over ranks against float64: the
 // update is lr * grad, so the allowed error scales with the update's size.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/train/findings.h"
+#include "harness/document/stats.h"
 #include "harness/runtime/blas_core.h"
 #include "harness/runtime/gpu.h"
 #include "harness/runtime/gtb.h"
@@ -91,10 +92,9 @@ double median_step_seconds(const std::function<void()>& step) {
   step();  // warm-up
   const double one = std::max(gtb::time_host(1, step), 1e-6);
   const int reps = std::max(1, int(0.02 / one));
-  double t[3];
+  std::vector<double> t(3);
   for (double& x : t) x = gtb::time_host(reps, step) / reps;
-  std::sort(t, t + 3);
-  return t[1];
+  return gtb::median(t);
 }
 
 void cpu_case(gtb::State& st) {
