@@ -1,6 +1,6 @@
 gtb_add_family(NAME train
   BENCH bench/train/train.cpp bench/train/findings.cpp bench/train/sections.cpp
-  CPU_SOURCES kernels/train/cpu/mlp.cpp kernels/train/reference.cpp
+  CPU_SOURCES kernels/train/cpu/mlp.cpp kernels/train/reference.cpp kernels/train/step_check.cpp
   CUDA_SOURCES kernels/train/cuda/mlp_model.cpp kernels/train/cuda/mlp_fwd.cu kernels/train/cuda/mlp_bwd.cu kernels/train/cuda/mlp_opt.cu
   CPU_TESTS tests/cpu/test_train.cpp bench/train/findings.cpp
   GPU_TESTS tests/gpu/test_train.cpp)

@@ -108,34 +108,22 @@ void cpu_case(gtb::State& st) {
   const int rows = batch / micro;
   const std::vector<float> init(model.params(), model.params() + model.layout().total);
   // One step from the initial parameters, checked in float64 (layer-local checks).
+  mlp::StepCase checked;
+  checked.cfg = &cfg;
+  checked.rows = rows;
+  checked.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
+  checked.labels = data.y.data() + (batch - rows);
+  checked.norm_rows = batch;
+  checked.grads_single_micro = micro == 1;
+  checked.rtol = 1e-4;
   auto verified_step = [&](float& loss) {
     model.set_params(init);
     model.reset_optimizer();
-    const std::vector<float> p0(model.params(), model.params() + model.layout().total);
-    const std::vector<float> o0(model.opt_state(),
-                                model.opt_state() + model.layout().total * model.opt_state_count());
-    model.poison();
-    loss = model.step(data.x.data(), data.y.data(), batch, micro);
-    mlp::StepView v;
-    v.cfg = &cfg;
-    v.rows = rows;
-    v.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
-    v.labels = data.y.data() + (batch - rows);
-    v.norm_rows = batch;
-    v.grads_single_micro = micro == 1;
-    v.fetch = [&](mlp::Tensor t, int l) {
-      const float* p = t == mlp::Tensor::z ? model.z(l) : (t == mlp::Tensor::a ? model.a(l) : model.dz(l));
-      return std::vector<float>(p, p + std::size_t(rows) * std::size_t(model.layout().dims[std::size_t(l)]));
-    };
-    v.params_before = p0.data();
-    v.opt_before = o0.data();
-    v.grads = model.grads();
-    v.params_after = model.params();
-    v.t_before = 0;
-    v.rtol = 1e-4;
-    mlp::VerifyResult res = verify_step(v);
-    if (res.ok && !std::isfinite(loss)) res.ok = false, res.detail = "loss is not finite";
-    return res;
+    const mlp::StepCheck c = mlp::check_step_f64(
+        mlp::step_probe(model, [&] { return double(model.step(data.x.data(), data.y.data(), batch, micro)); }, rows),
+        checked);
+    loss = float(c.loss);
+    return mlp::VerifyResult{c.ok, c.detail, 0};
   };
   // The fastest verified GEMM library for this model and batch: each candidate's step is checked,
   // then timed briefly (median of 3 samples of >= 20 ms); a challenger must beat OpenBLAS by 5 %.
@@ -231,46 +219,23 @@ void gpu_case(gtb::State& st) {
   // Verify one eager step in float64 (layer-local checks on the backend's own tensors). With FP16
   // the first steps may overflow at the initial loss scale and be skipped; the first step that is
   // applied is the one checked.
-  std::vector<float> p0, o0;
-  mlp::ScaleState s0{}, s1{};
-  double loss0 = 0;
-  constexpr int kAttempts = 40;
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    p0 = model.params(), o0 = model.opt_state();
-    s0 = model.scale_state();
-    model.poison();
-    model.step();
-    loss0 = model.loss();
-    s1 = model.scale_state();
-    if (s1.skipped == s0.skipped) break;
-  }
+  mlp::StepCase checked;
+  checked.cfg = &cfg;
+  checked.rows = rows;
+  checked.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
+  checked.labels = data.y.data() + (batch - rows);
+  checked.norm_rows = batch;
+  checked.grads_single_micro = micro == 1;
+  checked.rtol = tolerance(prec);
+  checked.max_attempts = 40;
+  const mlp::StepCheck chk = mlp::check_step_f64(gm::step_probe(model), checked);
+  const std::vector<float>& p0 = chk.params_before;
+  const std::vector<float>& o0 = chk.opt_before;
+  const mlp::ScaleState s0 = chk.scale_before;
+  const double loss0 = chk.loss;
   const std::vector<float> g1 = model.grads(), p1 = model.params();
-  mlp::StepView v;
-  v.cfg = &cfg;
-  v.rows = rows;
-  v.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
-  v.labels = data.y.data() + (batch - rows);
-  v.grad_scale = s0.scale;
-  v.norm_rows = batch;
-  v.grads_single_micro = micro == 1;
-  v.fetch = [&](mlp::Tensor t, int l) { return model.fetch(t, l); };
-  v.params_before = p0.data();
-  v.opt_before = o0.data();
-  v.grads = g1.data();
-  v.params_after = p1.data();
-  v.t_before = s0.step;
-  v.step_skipped = s1.skipped > s0.skipped;
-  v.rtol = tolerance(prec);
-  mlp::VerifyResult res = verify_step(v);
-  bool ok = res.ok && std::isfinite(loss0);
-  std::string detail = ok ? res.detail : (res.ok ? "loss is not finite" : res.detail);
-  if (ok && v.step_skipped) {
-    // Only a skipped step was seen: the check above then proves nothing about the step's math, and
-    // a step that overflows at every scale (a NaN in the forward pass) would be timed as valid.
-    ok = false;
-    detail = "every one of " + std::to_string(kAttempts) + " steps overflowed and was skipped (loss scale now " +
-             std::to_string(s1.scale) + ")";
-  }
+  bool ok = chk.ok;
+  std::string detail = chk.detail;
   if (ok && graph) {
     // The captured step must do what the eager step did: replay it from the same state.
     model.set_params(p0);

@@ -446,4 +446,23 @@ float CpuMlp::step(const float* x, const int* labels, int batch, int micro_batch
   return float(loss_sum / double(batch));
 }
 
+StepProbe step_probe(CpuMlp& m, std::function<double()> step, int rows) {
+  StepProbe p;
+  const std::size_t total = m.layout().total;
+  p.params_before = [&m, total] { return std::vector<float>(m.params(), m.params() + total); };
+  p.opt_before = [&m, total] {
+    return std::vector<float>(m.opt_state(), m.opt_state() + total * std::size_t(m.opt_state_count()));
+  };
+  p.scale_state = [&m] { return ScaleState{1.0f, 0, 0, 0, m.steps_taken()}; };
+  p.poison = [&m] { m.poison(); };
+  p.step = std::move(step);
+  p.grads = [&m](std::vector<float>&) { return m.grads(); };
+  p.params_after = [&m](std::vector<float>&) { return static_cast<const float*>(m.params()); };
+  p.fetch = [&m, rows](Tensor t, int l) {
+    const float* src = t == Tensor::z ? m.z(l) : (t == Tensor::a ? m.a(l) : m.dz(l));
+    return std::vector<float>(src, src + std::size_t(rows) * std::size_t(m.layout().dims[std::size_t(l)]));
+  };
+  return p;
+}
+
 }  // namespace gtb::mlp

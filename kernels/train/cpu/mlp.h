@@ -12,6 +12,7 @@
 #include "kernels/common/cpu/blas.h"
 #include "kernels/train/mlp.h"
 #include "kernels/train/reference.h"
+#include "kernels/train/step_check.h"
 
 namespace gtb::mlp {
 
@@ -105,5 +106,10 @@ class CpuMlp {
   int last_rows_ = 0;
   const float* x_ = nullptr;
 };
+
+// The float64 step check's view of this model (kernels/train/step_check.h): `step` takes the step
+// to be checked and returns its loss; `rows` is the row count of the micro-batch whose tensors the
+// model holds afterwards (the last one).
+StepProbe step_probe(CpuMlp& m, std::function<double()> step, int rows);
 
 }  // namespace gtb::mlp
