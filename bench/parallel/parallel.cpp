@@ -192,13 +192,8 @@ struct DpCase {
 };
 DpCase dp_case(gtb::State& st) {
   DpCase d;
-  d.cfg.width = int(st.get_int("width"));
-  d.cfg.input = d.cfg.width;
-  d.cfg.depth = int(st.get_int("depth"));
-  d.cfg.classes = 16;
-  d.cfg.validate();
-  d.rows = int(st.get_int("rows_per_rank"));
-  if (d.rows < 1) throw std::invalid_argument("parallel: rows_per_rank must be >= 1");
+  d.cfg = mlp::bench_config(st.get_int("width", 1), st.get_int("depth", 1));
+  d.rows = st.get_int("rows_per_rank", 1);
   return d;
 }
 
@@ -411,12 +406,8 @@ void gpu_interference(gtb::State& st) {
   if (mpi::rank() != 0) follower_done();
   namespace gm = gtb::cuda::mlp;
   const bool contended = st.get_string("reduction") == "on";
-  mlp::Config cfg;
-  cfg.width = cfg.input = int(st.get_int("width"));
-  cfg.depth = int(st.get_int("depth"));
-  cfg.classes = 16;
-  cfg.validate();
-  const int batch = int(st.get_int("batch"));
+  const mlp::Config cfg = mlp::bench_config(st.get_int("width", 1), st.get_int("depth", 1));
+  const int batch = st.get_int("batch", 1);
   std::unique_ptr<par::nccl::LocalGroup> g;
   try {
     g = std::make_unique<par::nccl::LocalGroup>(par::Collective::all_reduce,

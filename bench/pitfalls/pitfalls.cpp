@@ -1,6 +1,5 @@
 // Pitfalls family: code-level causes of slow training, each a controlled A/B on the CPU and the GPU:
 // a loss read every step, debug and unoptimised builds, fast-math, and redundant copies.
-#include <climits>
 #include <cstdint>
 #include <iterator>
 #include <map>
@@ -32,21 +31,8 @@ namespace pf = gtb::pitfalls;
 using gtb::Backend;
 using gtb::State;
 
-int int_param(State& st, const char* name, int lo) {
-  const std::int64_t v = st.get_int(name);
-  if (v < lo || v > INT_MAX) throw std::invalid_argument(std::string("pitfalls: ") + name + " must be >= " + std::to_string(lo));
-  return static_cast<int>(v);
-}
-
 // The train family's model: input = width, depth 4, 16 classes, ReLU, SGD with momentum.
-gtb::mlp::Config config_of(State& st) {
-  gtb::mlp::Config c;
-  c.width = int_param(st, "width", 1);
-  c.input = c.width;
-  c.classes = 16;
-  c.validate();
-  return c;
-}
+gtb::mlp::Config config_of(State& st) { return gtb::mlp::bench_config(st.get_int("width", 1)); }
 
 // ---------------------------------------------------------------------------------------------
 // The step loop with a habit (loss reads, copies)
@@ -60,7 +46,7 @@ void step_counters(State& st, const gtb::mlp::Config& c, int batch, std::int64_t
 
 void cpu_step_case(State& st, pf::Copy copy, int every) {
   const gtb::mlp::Config cfg = config_of(st);
-  const int batch = int_param(st, "batch", 1);
+  const int batch = st.get_int("batch", 1);
   pf::CpuStepLoop loop(cfg, batch, copy, every);
   const gtb::mlp::VerifyResult v = loop.verify_first_step();
   st.check(v.ok, v.detail);
@@ -75,7 +61,7 @@ void cpu_step_case(State& st, pf::Copy copy, int every) {
 void gpu_step_case(State& st, pf::Copy copy, int every) {
   if (auto why = gtb::gpu::unavailable_reason()) throw gtb::Skip(*why);
   const gtb::mlp::Config cfg = config_of(st);
-  const int batch = int_param(st, "batch", 1);
+  const int batch = st.get_int("batch", 1);
   pf::GpuStepLoop loop(cfg, batch, copy, every);
   const gtb::mlp::VerifyResult v = loop.verify_first_step();
   st.check(v.ok, v.detail);

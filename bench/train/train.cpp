@@ -1,7 +1,6 @@
 // Train family: an MLP training step on the CPU and the GPU, swept over batch size, model size,
 // CUDA Graphs vs eager, precision and gradient accumulation; the crossover where the GPU wins.
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -25,34 +24,18 @@ namespace {
 
 namespace mlp = gtb::mlp;
 
-constexpr int kClasses = 16;
+constexpr int kClasses = mlp::kBenchClasses;
 constexpr std::uint64_t kDataSeed = 8086;
-
-int int_param(gtb::State& st, const char* name, int lo) {
-  const std::int64_t v = st.get_int(name);
-  if (v < lo || v > INT_MAX) throw std::invalid_argument(std::string("train: ") + name + " must be >= " + std::to_string(lo));
-  return static_cast<int>(v);
-}
-bool has(const gtb::State& st, const char* name) {
-  return st.params().contains(name) || st.options().contains(name);
-}
 
 // The model of a case: params width/depth (input = width, 16 classes), options optimizer/activation.
 mlp::Config config_of(gtb::State& st) {
-  mlp::Config c;
-  c.width = int_param(st, "width", 1);
-  c.input = c.width;
-  c.depth = int_param(st, "depth", 1);
-  c.classes = kClasses;
-  c.act = has(st, "activation") ? mlp::act_from_string(st.get_string("activation")) : mlp::Act::relu;
-  c.optim = has(st, "optimizer") ? mlp::optim_from_string(st.get_string("optimizer")) : mlp::Optim::sgd;
-  c.lr = c.optim == mlp::Optim::sgd ? 0.05f : 1e-3f;
-  c.validate();
-  return c;
+  return mlp::bench_config(st.get_int("width", 1), st.get_int("depth", 1),
+                           st.has("activation") ? mlp::act_from_string(st.get_string("activation")) : mlp::Act::relu,
+                           st.has("optimizer") ? mlp::optim_from_string(st.get_string("optimizer")) : mlp::Optim::sgd);
 }
-int micro_batches_of(gtb::State& st) { return has(st, "micro_batches") ? int_param(st, "micro_batches", 1) : 1; }
+int micro_batches_of(gtb::State& st) { return st.has("micro_batches") ? st.get_int("micro_batches", 1) : 1; }
 std::size_t cap_of(gtb::State& st) {
-  return has(st, "memory_cap_mb") ? std::size_t(int_param(st, "memory_cap_mb", 0)) * 1000000u : 0u;
+  return st.has("memory_cap_mb") ? std::size_t(st.get_int("memory_cap_mb", 0)) * 1000000u : 0u;
 }
 
 const mlp::Dataset& dataset(int rows, int input) {
@@ -99,9 +82,9 @@ double median_step_seconds(const std::function<void()>& step) {
 
 void cpu_case(gtb::State& st) {
   const mlp::Config cfg = config_of(st);
-  const int batch = int_param(st, "batch", 1), micro = micro_batches_of(st);
+  const int batch = st.get_int("batch", 1), micro = micro_batches_of(st);
   if (batch % micro) throw std::invalid_argument("train: batch must be a multiple of micro_batches");
-  if (has(st, "precision") && st.get_string("precision") != "fp32")
+  if (st.has("precision") && st.get_string("precision") != "fp32")
     throw gtb::Skip("the CPU step runs in FP32 only");
   mlp::CpuMlp model(cfg, batch / micro, cap_of(st));
   const mlp::Dataset& data = dataset(batch, cfg.input);
@@ -206,11 +189,11 @@ double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
 void gpu_case(gtb::State& st) {
   if (auto why = gtb::gpu::unavailable_reason()) throw gtb::Skip(*why);
   const mlp::Config cfg = config_of(st);
-  const int batch = int_param(st, "batch", 1), micro = micro_batches_of(st);
-  const gm::Precision prec = has(st, "precision") ? gm::precision_from_string(st.get_string("precision")) : gm::Precision::fp32;
-  const gm::DataSource src = has(st, "data") ? gm::data_source_from_string(st.get_string("data")) : gm::DataSource::device;
-  const bool graph = has(st, "mode") && st.get_string("mode") == "graph";
-  if (has(st, "mode") && !graph && st.get_string("mode") != "eager") throw std::invalid_argument("train: mode is eager or graph");
+  const int batch = st.get_int("batch", 1), micro = micro_batches_of(st);
+  const gm::Precision prec = st.has("precision") ? gm::precision_from_string(st.get_string("precision")) : gm::Precision::fp32;
+  const gm::DataSource src = st.has("data") ? gm::data_source_from_string(st.get_string("data")) : gm::DataSource::device;
+  const bool graph = st.has("mode") && st.get_string("mode") == "graph";
+  if (st.has("mode") && !graph && st.get_string("mode") != "eager") throw std::invalid_argument("train: mode is eager or graph");
   const mlp::Dataset& data = dataset(batch, cfg.input);
   const std::size_t free0 = gtb::gpu::memory_info().first;
   gm::GpuMlp model(cfg, batch, micro, prec, cap_of(st));

@@ -2,6 +2,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -232,6 +233,13 @@ std::int64_t State::get_int(const std::string& name) const {
   if (!v.is_number_integer()) throw std::invalid_argument("parameter '" + name + "' is not an integer");
   return v.get<std::int64_t>();
 }
+int State::get_int(const std::string& name, int min) const {
+  const std::int64_t v = get_int(name);
+  if (v < min || v > INT_MAX)
+    throw std::invalid_argument(record_.family + ": " + name + " must be >= " + std::to_string(min));
+  return static_cast<int>(v);
+}
+bool State::has(const std::string& name) const { return params().contains(name) || options().contains(name); }
 double State::get_double(const std::string& name) const {
   const json& v = lookup(record_, name);
   if (!v.is_number()) throw std::invalid_argument("parameter '" + name + "' is not a number");

@@ -613,3 +613,19 @@ TEST(TrainStepCheck, RefusesAnIncompleteCaseOrProbe) {
   no_step.step = nullptr;
   EXPECT_THROW(mlp::check_step_f64(no_step, pc.step_case(pc.batch, 1)), std::invalid_argument);
 }
+
+TEST(TrainConfig, BenchConfigIsTheFamiliesModel) {
+  const mlp::Config sgd = mlp::bench_config(64);
+  EXPECT_EQ(sgd.input, 64);
+  EXPECT_EQ(sgd.width, 64);
+  EXPECT_EQ(sgd.depth, 4);
+  EXPECT_EQ(sgd.classes, 16);
+  EXPECT_EQ(sgd.act, mlp::Act::relu);
+  EXPECT_FLOAT_EQ(sgd.lr, 0.05f);
+  const mlp::Config adam = mlp::bench_config(32, 2, mlp::Act::gelu, mlp::Optim::adam);
+  EXPECT_EQ(adam.depth, 2);
+  EXPECT_EQ(adam.act, mlp::Act::gelu);
+  EXPECT_FLOAT_EQ(adam.lr, 1e-3f);
+  EXPECT_THROW(mlp::bench_config(0), std::invalid_argument);
+  EXPECT_THROW(mlp::bench_config(8, 0), std::invalid_argument);
+}
