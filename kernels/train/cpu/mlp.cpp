@@ -16,17 +16,20 @@
 
 namespace gtb::mlp {
 
-void HostAllocator::Free::operator()(void* p) const { std::free(p); }
-
 void* HostAllocator::raw(std::size_t bytes) {
   const std::size_t rounded = (bytes + 63) / 64 * 64;
   if (cap_ && used_ + rounded > cap_)
     throw gtb::OutOfMemory("host allocation of " + std::to_string(rounded) + " bytes over the cap of " +
                            std::to_string(cap_) + " bytes (" + std::to_string(used_) + " in use)");
-  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
-  if (!p) throw gtb::OutOfMemory("host allocation of " + std::to_string(rounded) + " bytes failed");
-  std::memset(p, 0, rounded);
-  blocks_.emplace_back(p);
+  cpu::HostBuffer block;
+  try {
+    block = cpu::HostBuffer(rounded == 0 ? 64 : rounded, std::size_t(64));
+  } catch (const std::bad_alloc&) {
+    throw gtb::OutOfMemory("host allocation of " + std::to_string(rounded) + " bytes failed");
+  }
+  std::memset(block.get(), 0, block.bytes());
+  void* p = block.get();
+  blocks_.push_back(std::move(block));
   used_ += rounded;
   return p;
 }

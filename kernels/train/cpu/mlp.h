@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/common/cpu/blas.h"
+#include "kernels/common/cpu/host_buffer.h"
 #include "kernels/train/mlp.h"
 #include "kernels/train/reference.h"
 #include "kernels/train/step_check.h"
@@ -27,11 +28,8 @@ class HostAllocator {
   std::size_t cap() const { return cap_; }
  private:
   void* raw(std::size_t bytes);
-  struct Free {
-    void operator()(void* p) const;
-  };
   std::size_t cap_ = 0, used_ = 0;
-  std::vector<std::unique_ptr<void, Free>> blocks_;
+  std::vector<cpu::HostBuffer> blocks_;
 };
 
 // The training step on the CPU. All buffers are allocated up front for `max_batch` rows per
