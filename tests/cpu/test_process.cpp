@@ -144,7 +144,7 @@ TEST(Process, BadSpecsAreRefused) {
 }
 
 TEST(Process, TimeLimitStopsTheChild) {
-  gtb::ProcessSpec s = shell("sleep 30");
+  gtb::ProcessSpec s = shell("exec sleep 30");  // the child itself sleeps: nothing is left behind
   s.timeout_s = 0.2;
   s.grace_s = 1;
   const gtb::ProcessResult r = gtb::run_process(s);
