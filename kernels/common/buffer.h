@@ -8,8 +8,9 @@
 namespace gtb {
 
 // Allocator: `static void* allocate(std::size_t bytes, Args...)` (throws when it cannot; never
-// called for 0 bytes) and `static void release(void*) noexcept`.
-template <class Allocator>
+// called for 0 bytes) and `static void release(void*) noexcept`. T is what get() points to (void:
+// raw memory; float: an array of floats whose size is still given in bytes).
+template <class Allocator, class T = void>
 class OwnedBuffer {
  public:
   OwnedBuffer() = default;
@@ -30,10 +31,10 @@ class OwnedBuffer {
   OwnedBuffer(const OwnedBuffer&) = delete;
   OwnedBuffer& operator=(const OwnedBuffer&) = delete;
 
-  void* get() const { return p_; }
-  template <class T>
-  T* as() const {
-    return static_cast<T*>(p_);
+  T* get() const { return static_cast<T*>(p_); }
+  template <class U>
+  U* as() const {
+    return static_cast<U*>(p_);
   }
   std::byte* bytes_ptr() const { return static_cast<std::byte*>(p_); }
   std::size_t bytes() const { return n_; }

@@ -28,5 +28,7 @@ struct AlignedHostAllocator {
 
 // Page-aligned by default: HostBuffer(bytes) or HostBuffer(bytes, alignment).
 using HostBuffer = OwnedBuffer<AlignedHostAllocator>;
+// The same memory seen as floats: HostFloats(n * sizeof(float), alignment).
+using HostFloats = OwnedBuffer<AlignedHostAllocator, float>;
 
 }  // namespace gtb::cpu
