@@ -4,7 +4,8 @@ set(_gtb_fix ${PROJECT_SOURCE_DIR}/tests/fixtures)
 add_executable(test_compare ${PROJECT_SOURCE_DIR}/tests/cpu/test_compare.cpp
                             ${PROJECT_SOURCE_DIR}/tests/cpu/test_compare_calibration.cpp
                             ${PROJECT_SOURCE_DIR}/tests/cpu/test_compare_fixtures.cpp
-                            ${PROJECT_SOURCE_DIR}/tests/cpu/test_compare_runs.cpp)
+                            ${PROJECT_SOURCE_DIR}/tests/cpu/test_compare_runs.cpp
+                            ${PROJECT_SOURCE_DIR}/tests/cpu/test_record_ids.cpp)
 target_link_libraries(test_compare PRIVATE gtb_driver GTest::gtest GTest::gtest_main)
 target_compile_definitions(test_compare PRIVATE GTB_FIXTURE_DIR="${_gtb_fix}" GTB_SOURCE_DIR_FOR_TESTS="${PROJECT_SOURCE_DIR}")
 gtb_host_warnings(test_compare)

@@ -304,6 +304,8 @@ void register_all() {
                 "cublasLtMatmul, 32 MiB workspace, first heuristic algorithm (recorded)");
 }
 
+// Its kernels use OpenBLAS: its core type is selected before any case.
+const bool kOpenblasCore = gtb::install_openblas_core_selection();
 const bool kRegistered = (register_all(), true);
 
 }  // namespace

@@ -39,3 +39,7 @@ if(TARGET gtb_parallel_kernels)
     endif()
   endif()
 endif()
+# Its kernels use OpenBLAS: the binary runs OpenBLAS's core-type selection (installed in parallel.cpp).
+if(TARGET gtb-parallel)
+  target_link_libraries(gtb-parallel PRIVATE gtb_runtime_openblas)
+endif()

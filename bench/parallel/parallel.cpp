@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/document/stats.h"
+#include "harness/runtime/blas_core.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/verify.h"
@@ -58,6 +60,8 @@ void require_world() {
                              std::to_string(kRanks));
 }
 
+// Its kernels use OpenBLAS: its core type is selected before any case.
+const bool kOpenblasCore = gtb::install_openblas_core_selection();
 const bool kGroup = gtb::set_process_group(
     "parallel", {[] {
                    if (const char* why = std::getenv("GTB_LAUNCH_SKIP"); why && *why) return;
@@ -189,21 +193,14 @@ struct DpCase {
 };
 DpCase dp_case(gtb::State& st) {
   DpCase d;
-  d.cfg.width = int(st.get_int("width"));
-  d.cfg.input = d.cfg.width;
-  d.cfg.depth = int(st.get_int("depth"));
-  d.cfg.classes = 16;
-  d.cfg.validate();
-  d.rows = int(st.get_int("rows_per_rank"));
-  if (d.rows < 1) throw std::invalid_argument("parallel: rows_per_rank must be >= 1");
+  d.cfg = mlp::bench_config(st.get_int("width", 1), st.get_int("depth", 1));
+  d.rows = st.get_int("rows_per_rank", 1);
   return d;
 }
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
+// The harness's median of a rank's own per-step figures; 0 for a rank that took no step (one_rank's
+// waiting ranks).
+double median_of(const std::vector<double>& v) { return v.empty() ? 0.0 : gtb::median(v); }
 // The check of every data-parallel step, CPU or GPU: a float64 single-process step on the whole global
 // batch from the same initial weights. Float32 GEMMs and a float32 sum over ranks against float64: the
 // update is lr * grad, so the allowed error scales with the update's size.
@@ -407,12 +404,8 @@ void gpu_interference(gtb::State& st) {
   if (mpi::rank() != 0) follower_done();
   namespace gm = gtb::cuda::mlp;
   const bool contended = st.get_string("reduction") == "on";
-  mlp::Config cfg;
-  cfg.width = cfg.input = int(st.get_int("width"));
-  cfg.depth = int(st.get_int("depth"));
-  cfg.classes = 16;
-  cfg.validate();
-  const int batch = int(st.get_int("batch"));
+  const mlp::Config cfg = mlp::bench_config(st.get_int("width", 1), st.get_int("depth", 1));
+  const int batch = st.get_int("batch", 1);
   std::unique_ptr<par::nccl::LocalGroup> g;
   try {
     g = std::make_unique<par::nccl::LocalGroup>(par::Collective::all_reduce,
@@ -426,26 +419,18 @@ void gpu_interference(gtb::State& st) {
   GTB_CUDA_CHECK(cudaSetDevice(0));
   gm::GpuMlp model(cfg, batch, 1, gm::Precision::fp32);
   model.load_data(data.x.data(), data.y.data(), gm::DataSource::device);
-  const std::vector<float> p0 = model.params(), o0 = model.opt_state();
-  const mlp::ScaleState s0 = model.scale_state();
-  model.poison();
-  model.step();
-  model.sync();
-  const std::vector<float> g1 = model.grads(), p1 = model.params();
-  mlp::StepView v;
-  v.cfg = &cfg;
-  v.rows = batch;
-  v.x = data.x.data();
-  v.labels = data.y.data();
-  v.norm_rows = batch;
-  v.fetch = [&](mlp::Tensor t, int l) { return model.fetch(t, l); };
-  v.params_before = p0.data();
-  v.opt_before = o0.data();
-  v.grads = g1.data();
-  v.params_after = p1.data();
-  v.t_before = s0.step;
-  v.rtol = 1e-4;
-  const mlp::VerifyResult res = mlp::verify_step(v);
+  mlp::StepCase checked;
+  checked.cfg = &cfg;
+  checked.rows = batch;
+  checked.x = data.x.data();
+  checked.labels = data.y.data();
+  checked.norm_rows = batch;
+  checked.rtol = 1e-4;
+  const mlp::StepCheck step_check = mlp::check_step_f64(gm::step_probe(model), checked);
+  const mlp::VerifyResult res{step_check.ok, step_check.detail, 0};
+  const std::vector<float>& p0 = step_check.params_before;
+  const std::vector<float>& o0 = step_check.opt_before;
+  const mlp::ScaleState s0 = step_check.scale_before;
   // How many reductions cover a backward: measured once, outside the samples.
   model.set_params(p0);
   model.set_opt_state(o0);

@@ -34,3 +34,7 @@ if(TARGET gtb_pitfalls_kernels)
     endif()
   endif()
 endif()
+# Its kernels use OpenBLAS: the binary runs OpenBLAS's core-type selection (installed in pitfalls.cpp).
+if(TARGET gtb-pitfalls)
+  target_link_libraries(gtb-pitfalls PRIVATE gtb_runtime_openblas)
+endif()

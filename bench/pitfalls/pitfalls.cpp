@@ -1,6 +1,5 @@
 // Pitfalls family: code-level causes of slow training, each a controlled A/B on the CPU and the GPU:
 // a loss read every step, debug and unoptimised builds, fast-math, and redundant copies.
-#include <climits>
 #include <cstdint>
 #include <iterator>
 #include <map>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "bench/pitfalls/findings.h"
+#include "harness/runtime/blas_core.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/verify.h"
 #include "kernels/pitfalls/cpu/flag_kernels.h"
@@ -30,21 +30,8 @@ namespace pf = gtb::pitfalls;
 using gtb::Backend;
 using gtb::State;
 
-int int_param(State& st, const char* name, int lo) {
-  const std::int64_t v = st.get_int(name);
-  if (v < lo || v > INT_MAX) throw std::invalid_argument(std::string("pitfalls: ") + name + " must be >= " + std::to_string(lo));
-  return static_cast<int>(v);
-}
-
 // The train family's model: input = width, depth 4, 16 classes, ReLU, SGD with momentum.
-gtb::mlp::Config config_of(State& st) {
-  gtb::mlp::Config c;
-  c.width = int_param(st, "width", 1);
-  c.input = c.width;
-  c.classes = 16;
-  c.validate();
-  return c;
-}
+gtb::mlp::Config config_of(State& st) { return gtb::mlp::bench_config(st.get_int("width", 1)); }
 
 // ---------------------------------------------------------------------------------------------
 // The step loop with a habit (loss reads, copies)
@@ -58,7 +45,7 @@ void step_counters(State& st, const gtb::mlp::Config& c, int batch, std::int64_t
 
 void cpu_step_case(State& st, pf::Copy copy, int every) {
   const gtb::mlp::Config cfg = config_of(st);
-  const int batch = int_param(st, "batch", 1);
+  const int batch = st.get_int("batch", 1);
   pf::CpuStepLoop loop(cfg, batch, copy, every);
   const gtb::mlp::VerifyResult v = loop.verify_first_step();
   st.check(v.ok, v.detail);
@@ -74,7 +61,7 @@ void cpu_step_case(State& st, pf::Copy copy, int every) {
 #if GTB_HAVE_CUDA
 void gpu_step_case(State& st, pf::Copy copy, int every) {
   const gtb::mlp::Config cfg = config_of(st);
-  const int batch = int_param(st, "batch", 1);
+  const int batch = st.get_int("batch", 1);
   pf::GpuStepLoop loop(cfg, batch, copy, every);
   const gtb::mlp::VerifyResult v = loop.verify_first_step();
   st.check(v.ok, v.detail);
@@ -259,6 +246,8 @@ bool register_all() {
   register_flags();
   return true;
 }
+// Its kernels use OpenBLAS: its core type is selected before any case.
+const bool kOpenblasCore = gtb::install_openblas_core_selection();
 const bool kRegistered = register_all();
 
 }  // namespace

@@ -1,13 +1,13 @@
 // Train family: an MLP training step on the CPU and the GPU, swept over batch size, model size,
 // CUDA Graphs vs eager, precision and gradient accumulation; the crossover where the GPU wins.
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "bench/train/findings.h"
+#include "harness/document/stats.h"
 #include "harness/runtime/blas_core.h"
 #include "harness/runtime/gpu.h"
 #include "harness/runtime/gtb.h"
@@ -24,34 +24,18 @@ namespace {
 
 namespace mlp = gtb::mlp;
 
-constexpr int kClasses = 16;
+constexpr int kClasses = mlp::kBenchClasses;
 constexpr std::uint64_t kDataSeed = 8086;
-
-int int_param(gtb::State& st, const char* name, int lo) {
-  const std::int64_t v = st.get_int(name);
-  if (v < lo || v > INT_MAX) throw std::invalid_argument(std::string("train: ") + name + " must be >= " + std::to_string(lo));
-  return static_cast<int>(v);
-}
-bool has(const gtb::State& st, const char* name) {
-  return st.params().contains(name) || st.options().contains(name);
-}
 
 // The model of a case: params width/depth (input = width, 16 classes), options optimizer/activation.
 mlp::Config config_of(gtb::State& st) {
-  mlp::Config c;
-  c.width = int_param(st, "width", 1);
-  c.input = c.width;
-  c.depth = int_param(st, "depth", 1);
-  c.classes = kClasses;
-  c.act = has(st, "activation") ? mlp::act_from_string(st.get_string("activation")) : mlp::Act::relu;
-  c.optim = has(st, "optimizer") ? mlp::optim_from_string(st.get_string("optimizer")) : mlp::Optim::sgd;
-  c.lr = c.optim == mlp::Optim::sgd ? 0.05f : 1e-3f;
-  c.validate();
-  return c;
+  return mlp::bench_config(st.get_int("width", 1), st.get_int("depth", 1),
+                           st.has("activation") ? mlp::act_from_string(st.get_string("activation")) : mlp::Act::relu,
+                           st.has("optimizer") ? mlp::optim_from_string(st.get_string("optimizer")) : mlp::Optim::sgd);
 }
-int micro_batches_of(gtb::State& st) { return has(st, "micro_batches") ? int_param(st, "micro_batches", 1) : 1; }
+int micro_batches_of(gtb::State& st) { return st.has("micro_batches") ? st.get_int("micro_batches", 1) : 1; }
 std::size_t cap_of(gtb::State& st) {
-  return has(st, "memory_cap_mb") ? std::size_t(int_param(st, "memory_cap_mb", 0)) * 1000000u : 0u;
+  return st.has("memory_cap_mb") ? std::size_t(st.get_int("memory_cap_mb", 0)) * 1000000u : 0u;
 }
 
 const mlp::Dataset& dataset(int rows, int input) {
@@ -88,43 +72,31 @@ void common_counters(gtb::State& st, const mlp::Layout& lay, int batch, double m
 
 void cpu_case(gtb::State& st) {
   const mlp::Config cfg = config_of(st);
-  const int batch = int_param(st, "batch", 1), micro = micro_batches_of(st);
+  const int batch = st.get_int("batch", 1), micro = micro_batches_of(st);
   if (batch % micro) throw std::invalid_argument("train: batch must be a multiple of micro_batches");
-  if (has(st, "precision") && st.get_string("precision") != "fp32")
+  if (st.has("precision") && st.get_string("precision") != "fp32")
     throw gtb::Skip("the CPU step runs in FP32 only");
   mlp::CpuMlp model(cfg, batch / micro, cap_of(st));
   const mlp::Dataset& data = dataset(batch, cfg.input);
   const int rows = batch / micro;
   const std::vector<float> init(model.params(), model.params() + model.layout().total);
   // One step from the initial parameters, checked in float64 (layer-local checks).
+  mlp::StepCase checked;
+  checked.cfg = &cfg;
+  checked.rows = rows;
+  checked.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
+  checked.labels = data.y.data() + (batch - rows);
+  checked.norm_rows = batch;
+  checked.grads_single_micro = micro == 1;
+  checked.rtol = 1e-4;
   auto verified_step = [&](float& loss) {
     model.set_params(init);
     model.reset_optimizer();
-    const std::vector<float> p0(model.params(), model.params() + model.layout().total);
-    const std::vector<float> o0(model.opt_state(),
-                                model.opt_state() + model.layout().total * model.opt_state_count());
-    model.poison();
-    loss = model.step(data.x.data(), data.y.data(), batch, micro);
-    mlp::StepView v;
-    v.cfg = &cfg;
-    v.rows = rows;
-    v.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
-    v.labels = data.y.data() + (batch - rows);
-    v.norm_rows = batch;
-    v.grads_single_micro = micro == 1;
-    v.fetch = [&](mlp::Tensor t, int l) {
-      const float* p = t == mlp::Tensor::z ? model.z(l) : (t == mlp::Tensor::a ? model.a(l) : model.dz(l));
-      return std::vector<float>(p, p + std::size_t(rows) * std::size_t(model.layout().dims[std::size_t(l)]));
-    };
-    v.params_before = p0.data();
-    v.opt_before = o0.data();
-    v.grads = model.grads();
-    v.params_after = model.params();
-    v.t_before = 0;
-    v.rtol = 1e-4;
-    mlp::VerifyResult res = verify_step(v);
-    if (res.ok && !std::isfinite(loss)) res.ok = false, res.detail = "loss is not finite";
-    return res;
+    const mlp::StepCheck c = mlp::check_step_f64(
+        mlp::step_probe(model, [&] { return double(model.step(data.x.data(), data.y.data(), batch, micro)); }, rows),
+        checked);
+    loss = float(c.loss);
+    return mlp::VerifyResult{c.ok, c.detail, 0};
   };
   // The fastest verified GEMM library for this model and batch: each candidate's step is checked,
   // then timed briefly by the harness's probe (median of 3 samples of >= 20 ms); a challenger must
@@ -205,11 +177,11 @@ double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
 
 void gpu_case(gtb::State& st) {
   const mlp::Config cfg = config_of(st);
-  const int batch = int_param(st, "batch", 1), micro = micro_batches_of(st);
-  const gm::Precision prec = has(st, "precision") ? gm::precision_from_string(st.get_string("precision")) : gm::Precision::fp32;
-  const gm::DataSource src = has(st, "data") ? gm::data_source_from_string(st.get_string("data")) : gm::DataSource::device;
-  const bool graph = has(st, "mode") && st.get_string("mode") == "graph";
-  if (has(st, "mode") && !graph && st.get_string("mode") != "eager") throw std::invalid_argument("train: mode is eager or graph");
+  const int batch = st.get_int("batch", 1), micro = micro_batches_of(st);
+  const gm::Precision prec = st.has("precision") ? gm::precision_from_string(st.get_string("precision")) : gm::Precision::fp32;
+  const gm::DataSource src = st.has("data") ? gm::data_source_from_string(st.get_string("data")) : gm::DataSource::device;
+  const bool graph = st.has("mode") && st.get_string("mode") == "graph";
+  if (st.has("mode") && !graph && st.get_string("mode") != "eager") throw std::invalid_argument("train: mode is eager or graph");
   const mlp::Dataset& data = dataset(batch, cfg.input);
   const std::size_t free0 = gtb::gpu::memory_info().first;
   gm::GpuMlp model(cfg, batch, micro, prec, cap_of(st));
@@ -218,46 +190,23 @@ void gpu_case(gtb::State& st) {
   // Verify one eager step in float64 (layer-local checks on the backend's own tensors). With FP16
   // the first steps may overflow at the initial loss scale and be skipped; the first step that is
   // applied is the one checked.
-  std::vector<float> p0, o0;
-  mlp::ScaleState s0{}, s1{};
-  double loss0 = 0;
-  constexpr int kAttempts = 40;
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    p0 = model.params(), o0 = model.opt_state();
-    s0 = model.scale_state();
-    model.poison();
-    model.step();
-    loss0 = model.loss();
-    s1 = model.scale_state();
-    if (s1.skipped == s0.skipped) break;
-  }
+  mlp::StepCase checked;
+  checked.cfg = &cfg;
+  checked.rows = rows;
+  checked.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
+  checked.labels = data.y.data() + (batch - rows);
+  checked.norm_rows = batch;
+  checked.grads_single_micro = micro == 1;
+  checked.rtol = tolerance(prec);
+  checked.max_attempts = 40;
+  const mlp::StepCheck chk = mlp::check_step_f64(gm::step_probe(model), checked);
+  const std::vector<float>& p0 = chk.params_before;
+  const std::vector<float>& o0 = chk.opt_before;
+  const mlp::ScaleState s0 = chk.scale_before;
+  const double loss0 = chk.loss;
   const std::vector<float> g1 = model.grads(), p1 = model.params();
-  mlp::StepView v;
-  v.cfg = &cfg;
-  v.rows = rows;
-  v.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
-  v.labels = data.y.data() + (batch - rows);
-  v.grad_scale = s0.scale;
-  v.norm_rows = batch;
-  v.grads_single_micro = micro == 1;
-  v.fetch = [&](mlp::Tensor t, int l) { return model.fetch(t, l); };
-  v.params_before = p0.data();
-  v.opt_before = o0.data();
-  v.grads = g1.data();
-  v.params_after = p1.data();
-  v.t_before = s0.step;
-  v.step_skipped = s1.skipped > s0.skipped;
-  v.rtol = tolerance(prec);
-  mlp::VerifyResult res = verify_step(v);
-  bool ok = res.ok && std::isfinite(loss0);
-  std::string detail = ok ? res.detail : (res.ok ? "loss is not finite" : res.detail);
-  if (ok && v.step_skipped) {
-    // Only a skipped step was seen: the check above then proves nothing about the step's math, and
-    // a step that overflows at every scale (a NaN in the forward pass) would be timed as valid.
-    ok = false;
-    detail = "every one of " + std::to_string(kAttempts) + " steps overflowed and was skipped (loss scale now " +
-             std::to_string(s1.scale) + ")";
-  }
+  bool ok = chk.ok;
+  std::string detail = chk.detail;
   if (ok && graph) {
     // The captured step must do what the eager step did: replay it from the same state.
     model.set_params(p0);
@@ -334,7 +283,7 @@ const char* kStepDoc =
 // records pair CPU and GPU records by these params, so they must never drift apart.
 gtb::Bench& step_bench(const char* workload, gtb::Backend be, const std::function<gtb::Bench&(gtb::Bench&)>& axes) {
   const bool cpu = be == gtb::Backend::cpu;
-  gtb::Bench& b = gtb::add("train", workload, cpu ? "openblas" : "cublas", be, cpu ? cpu_case : gpu_case);
+  gtb::Bench& b = gtb::add("train", workload, cpu ? "fastest_blas" : "cublas", be, cpu ? cpu_case : gpu_case);
   axes(b).rate("throughput", "samples/s", 1.0).rule(gtb::Suite::full, kFullRule);
   if (cpu) b.ceiling("host_fma_fp32_tflops");  // its TFLOP/s counter as a percent of the FMA ceiling
   return b;
@@ -395,5 +344,7 @@ gtb::Bench& accum_axes(gtb::Bench& b) {
 auto& g_cpu = step_bench("grad_accum", gtb::Backend::cpu, accum_axes).describe(kAccumDoc);
 auto& g_gpu = step_bench("grad_accum", gtb::Backend::cuda, accum_axes).describe(kAccumDoc);
 
+// Its kernels use OpenBLAS: its core type is selected before any case.
+const bool kOpenblasCore = gtb::install_openblas_core_selection();
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "harness/runtime/context.h"
 #include "harness/runtime/gtb.h"
+#include "kernels/common/cpu/host_buffer.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
 #include "kernels/vectorize/cpu/vectorize.h"
@@ -114,16 +115,15 @@ gtb::ErrorReport compare(Work w, const float* got, const HostData& d, std::size_
 // ---------------------------------------------------------------------------------------------
 // CPU
 
-struct AlignedFree {
-  void operator()(float* p) const { std::free(p); }
-};
-using HostArray = std::unique_ptr<float[], AlignedFree>;
+using HostArray = gtb::cpu::HostFloats;
 
 HostArray host_array(std::size_t n) {
   const std::size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
-  auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
-  if (!p) throw gtb::OutOfMemory("host array of " + std::to_string(bytes) + " bytes");
-  return HostArray(p);
+  try {
+    return HostArray(bytes, std::size_t(64));
+  } catch (const std::bad_alloc&) {
+    throw gtb::OutOfMemory("host array of " + std::to_string(bytes) + " bytes");
+  }
 }
 
 void cpu_case(State& st, Work w, gtb::cpu::Loop loop) {

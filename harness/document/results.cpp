@@ -4,6 +4,7 @@
 #include "harness/document/json_read.h"
 #include "harness/document/plausibility.h"
 #include "harness/document/published.h"
+#include "harness/document/record_ids.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -244,6 +245,7 @@ json load_document(const std::string& path) {
 std::vector<Record> records_of(const json& doc) {
   std::vector<Record> out;
   for (const auto& r : doc.at("records")) out.push_back(record_from_json(r));
+  for (Record& r : out) upgrade_record_id(r);  // a file written before a rename reads under the new ids
   return out;
 }
 

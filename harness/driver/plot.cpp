@@ -1,21 +1,14 @@
 // gtb plot RESULTS --out DIR: checks the file, then runs plots/gtb_plot.py (matplotlib) on it.
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
 #include <string>
 #include <vector>
 
 #include "harness/driver/commands.h"
 #include "harness/document/results.h"
-
-extern char** environ;
+#include "harness/runtime/process.h"
 
 namespace gtb::driver {
 
@@ -29,29 +22,20 @@ void plot_usage(std::FILE* f) {
                "  GTB_PLOT_SCRIPT: the plotting script (default: plots/gtb_plot.py of the source tree)\n");
 }
 
-// Runs argv to completion; returns its exit status, or -1 if it could not start / died of a signal.
-int run_process(const std::vector<std::string>& args, bool quiet) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  if (quiet) {
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  }
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+// Runs args[0] (looked up in PATH) to completion; returns its exit status, or -1 if it could not
+// start or died of a signal.
+int run_program(const std::vector<std::string>& args, bool quiet) {
+  ProcessSpec spec;
+  spec.program = args.at(0);
+  spec.args.assign(args.begin() + 1, args.end());
+  spec.search_path = true;
+  if (quiet) spec.out = spec.err = Redirect::null();
+  const ProcessResult r = gtb::run_process(spec);
+  return r.started() && r.signal == 0 ? r.exit_code : -1;
 }
 
 bool has_matplotlib(const std::string& python) {
-  return run_process({python, "-c", "import matplotlib"}, true) == 0;
+  return run_program({python, "-c", "import matplotlib"}, true) == 0;
 }
 
 bool file_exists(const std::string& p) {
@@ -127,7 +111,7 @@ int cmd_plot(int argc, char** argv) {
   std::vector<std::string> args = {python, script, in, "--out", out, "--format", format};
   if (!only.empty()) args.insert(args.end(), {"--only", only});
   std::fflush(stdout);
-  const int rc = run_process(args, false);
+  const int rc = run_program(args, false);
   if (rc == 0) return kExitOk;
   if (rc < 0) std::fprintf(stderr, "gtb plot: could not run %s %s\n", python.c_str(), script.c_str());
   return kExitBadInput;

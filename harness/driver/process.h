@@ -6,18 +6,11 @@
 #include <utility>
 #include <vector>
 
+#include "harness/runtime/process.h"
+
 namespace gtb::driver {
 
-struct ProcessResult {
-  int exit_code = -1;   // valid when signal == 0
-  int signal = 0;       // the signal that killed the child, 0 if it exited
-  std::string error;    // set when the child could not be started
-  bool timed_out = false;  // stopped at ProcessLimits::timeout_s, whatever its exit status says
-  double limit_s = 0;      // the limit it ran under when it timed out
-  bool ok() const { return error.empty() && !timed_out && signal == 0 && exit_code == 0; }
-  // "exited with code 3", "killed by signal 11 (Segmentation fault)", "timed out after 600 s"
-  std::string describe() const;
-};
+using ProcessResult = gtb::ProcessResult;
 
 struct ProcessLimits {
   double timeout_s = 0;  // wall-clock limit from the start; 0: none

@@ -2,9 +2,6 @@
 #include "harness/runtime/blas_core.h"
 
 #include <cblas.h>  // OpenBLAS's: also declares openblas_get_corename()
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,8 +16,8 @@
 #include <sstream>
 
 #include "harness/runtime/context.h"
-
-extern char** environ;
+#include "harness/runtime/process.h"
+#include "harness/runtime/startup.h"
 
 namespace gtb {
 
@@ -34,12 +31,6 @@ std::string lower(std::string s) {
 const char* rank_isa(int rank) {
   static const char* names[] = {"SSE", "AVX", "AVX2", "AVX-512"};
   return rank >= 0 && rank <= 3 ? names[rank] : "unknown";
-}
-
-// Why this process kept OpenBLAS's own choice (set by select_openblas_core).
-std::string& keep_note() {
-  static std::string note = "not examined";
-  return note;
 }
 
 const char* env(const char* name) {
@@ -108,48 +99,22 @@ Probe probe_here() {
 // Runs this binary as `--gtb_blas_probe` with OPENBLAS_CORETYPE=core; empty corename on failure.
 Probe probe_child(const std::string& core, std::string& why) {
   Probe p;
-  std::vector<std::string> envs;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "OPENBLAS_CORETYPE=", 18) != 0) envs.emplace_back(*e);
-  envs.push_back(std::string(kEnvCoretype) + "=" + core);
-  std::vector<char*> envp;
-  for (auto& s : envs) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  char exe[] = "/proc/self/exe", flag[] = "--gtb_blas_probe";
-  char* args[] = {exe, flag, nullptr};
-  int fds[2];
-  if (::pipe(fds) != 0) {
-    why = "cannot create a pipe for the probe";
+  ProcessSpec spec;
+  spec.program = "/proc/self/exe";
+  spec.args = {"--gtb_blas_probe"};
+  spec.set_env = {{kEnvCoretype, core}};
+  spec.out = Redirect::capture();
+  spec.err = Redirect::null();
+  const ProcessResult r = run_process(spec);
+  if (!r.started()) {
+    why = "cannot start the probe: " + std::string(r.error_number ? std::strerror(r.error_number) : r.error.c_str());
     return p;
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, exe, &fa, nullptr, args, envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(fds[1]);
-  std::string out;
-  if (rc == 0) {
-    char buf[256];
-    ssize_t got;
-    while ((got = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, std::size_t(got));
-  }
-  ::close(fds[0]);
-  if (rc != 0) {
-    why = std::string("cannot start the probe: ") + std::strerror(rc);
-    return p;
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  std::istringstream is(out);
+  std::istringstream is(r.output);
   int ok = 0;
   if (!(is >> p.corename >> ok >> p.gflops)) {
     p.corename.clear();
-    why = WIFSIGNALED(status) ? "the probe died with signal " + std::to_string(WTERMSIG(status))
-                              : "the probe printed no result";
+    why = r.signal ? "the probe died with signal " + std::to_string(r.signal) : "the probe printed no result";
     return p;
   }
   p.verified = ok == 1;
@@ -209,27 +174,27 @@ int blas_probe_main(int argc, char** argv) {
 void select_openblas_core(char** argv) {
   if (env(kEnvCoretype)) return;  // the user's, or ours after re-execution: both are final
   if (const char* a = env(kEnvAutocore); a && std::strcmp(a, "0") == 0) {
-    keep_note() = std::string(kEnvAutocore) + "=0: OpenBLAS's own choice kept";
+    set_openblas_core_note(std::string(kEnvAutocore) + "=0: OpenBLAS's own choice kept");
     return;
   }
   const std::string detected = openblas_get_corename();
   const CoreChoice choice = choose_openblas_core(cpu_isa_flags(), detected);
   if (choice.core.empty()) {
-    keep_note() = choice.reason;
+    set_openblas_core_note(choice.reason);
     return;
   }
   std::string why;
   const Probe child = probe_child(choice.core, why);
   if (child.corename.empty()) {
-    keep_note() = choice.reason + "; not used: " + why;
+    set_openblas_core_note(choice.reason + "; not used: " + why);
     return;
   }
   if (lower(child.corename) != lower(choice.core)) {
-    keep_note() = choice.reason + "; not used: OpenBLAS ran " + child.corename + " when asked for " + choice.core;
+    set_openblas_core_note(choice.reason + "; not used: OpenBLAS ran " + child.corename + " when asked for " + choice.core);
     return;
   }
   if (!child.verified) {
-    keep_note() = choice.reason + "; not used: its SGEMM failed the float64 check";
+    set_openblas_core_note(choice.reason + "; not used: its SGEMM failed the float64 check");
     return;
   }
   const Probe here = probe_here();
@@ -237,7 +202,7 @@ void select_openblas_core(char** argv) {
   std::snprintf(speeds, sizeof speeds, "SGEMM 512^3 %.1f GFLOP/s vs %.1f with %s", child.gflops, here.gflops,
                 here.corename.c_str());
   if (!(child.gflops > 1.1 * here.gflops)) {
-    keep_note() = choice.reason + "; not used: not faster (" + speeds + ")";
+    set_openblas_core_note(choice.reason + "; not used: not faster (" + speeds + ")");
     return;
   }
   const std::string reason = choice.reason + "; verified against float64 and faster (" + speeds + ")";
@@ -250,31 +215,11 @@ void select_openblas_core(char** argv) {
   ::unsetenv(kEnvCoretype);
   ::unsetenv(kEnvDetected);
   ::unsetenv(kEnvReason);
-  keep_note() = choice.reason + "; not used: re-executing failed: " + std::strerror(err);
+  set_openblas_core_note(choice.reason + "; not used: re-executing failed: " + std::strerror(err));
 }
 
-std::string openblas_core_source() {
-  if (!env(kEnvCoretype)) return "detected";
-  return env(kEnvDetected) ? "gtb" : "user";
-}
-
-json openblas_core_context() {
-  json j;
-  j["corename"] = openblas_get_corename();
-  const std::string src = openblas_core_source();
-  j["source"] = src;
-  if (src == "gtb") {
-    j["detected"] = env(kEnvDetected);
-    j["requested"] = env(kEnvCoretype);
-    j["reason"] = env(kEnvReason) ? env(kEnvReason) : "";
-  } else if (src == "user") {
-    j["requested"] = env(kEnvCoretype);
-    j["reason"] = std::string("OPENBLAS_CORETYPE=") + env(kEnvCoretype) + " set by the user: respected";
-  } else {
-    j["detected"] = j["corename"];
-    j["reason"] = keep_note();
-  }
-  return j;
+bool install_openblas_core_selection() {
+  return add_startup({"openblas_core", blas_probe_main, select_openblas_core});
 }
 
 }  // namespace gtb

@@ -1,4 +1,5 @@
-// Which OpenBLAS kernel set (core type) a family process runs with, and why.
+// Which OpenBLAS kernel set (core type) a family process runs with, and why: the selection, in its
+// own library (gtb_runtime_openblas) that only the families using OpenBLAS link and install.
 //
 // OpenBLAS built with DYNAMIC_ARCH picks its kernels once, when the library loads. On a CPU model
 // it does not know (often a virtual machine's) it falls back to generic SSE kernels that run at a
@@ -9,16 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/document/types.h"
+#include "harness/runtime/context.h"
 
 namespace gtb {
-
-// Environment variables: the user's OPENBLAS_CORETYPE is always respected; GTB_OPENBLAS_AUTOCORE=0
-// keeps OpenBLAS's own choice; the other two carry gtb's decision across the re-execution.
-inline constexpr const char* kEnvCoretype = "OPENBLAS_CORETYPE";
-inline constexpr const char* kEnvAutocore = "GTB_OPENBLAS_AUTOCORE";
-inline constexpr const char* kEnvDetected = "GTB_OPENBLAS_DETECTED";
-inline constexpr const char* kEnvReason = "GTB_OPENBLAS_REASON";
 
 // The vector ISA an OpenBLAS x86 core name's kernels use: 0 SSE (the generic fallback), 1 AVX,
 // 2 AVX2, 3 AVX-512; -1 for a name gtb does not know (never overridden). Case-insensitive.
@@ -45,9 +39,10 @@ void select_openblas_core(char** argv);
 // "<corename> <verified 0|1> <gflops>" and returns the exit code; -1 when argv is not a probe call.
 int blas_probe_main(int argc, char** argv);
 
-// For the context: {corename, source: detected|gtb|user, detected, reason}.
-json openblas_core_context();
-// "detected", "gtb" or "user": who chose the core this process runs.
-std::string openblas_core_source();
+// Installs the selection as a start-up hook of this family binary (probe mode first, the decision
+// before any case); a family that uses OpenBLAS calls it once from a static initializer:
+//   const bool kOpenblasCore = gtb::install_openblas_core_selection();
+// The context reports the outcome (openblas_core_context in harness/runtime/context.h).
+bool install_openblas_core_selection();
 
 }  // namespace gtb

@@ -13,7 +13,6 @@
 #include <sstream>
 #include <thread>
 
-#include "harness/runtime/blas_core.h"
 #include "harness/runtime/gpu.h"
 #include "harness/document/results.h"
 
@@ -140,6 +139,46 @@ long long host_available_bytes() {
     meminfo.ignore(256, '\n');
   }
   return 0;
+}
+
+namespace {
+
+std::string& core_note() {
+  static std::string note = "not examined: this family does not use OpenBLAS";
+  return note;
+}
+
+const char* env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+}  // namespace
+
+void set_openblas_core_note(const std::string& note) { core_note() = note; }
+
+std::string openblas_core_source() {
+  if (!env_set(kEnvCoretype)) return "detected";
+  return env_set(kEnvDetected) ? "gtb" : "user";
+}
+
+json openblas_core_context() {
+  json j;
+  j["corename"] = openblas_get_corename();
+  const std::string src = openblas_core_source();
+  j["source"] = src;
+  if (src == "gtb") {
+    j["detected"] = env_set(kEnvDetected);
+    j["requested"] = env_set(kEnvCoretype);
+    j["reason"] = env_set(kEnvReason) ? env_set(kEnvReason) : "";
+  } else if (src == "user") {
+    j["requested"] = env_set(kEnvCoretype);
+    j["reason"] = std::string("OPENBLAS_CORETYPE=") + env_set(kEnvCoretype) + " set by the user: respected";
+  } else {
+    j["detected"] = j["corename"];
+    j["reason"] = core_note();
+  }
+  return j;
 }
 
 json host_context() {

@@ -37,6 +37,22 @@ bool cache_resident(double working_set_bytes);
 // Bytes the kernel says a new allocation can get without swapping (/proc/meminfo MemAvailable); 0
 // when unknown. GTB_HOST_AVAILABLE_BYTES=N replaces it (a simulated machine, for tests).
 long long host_available_bytes();
+// ---- OpenBLAS's core type (which kernel set it runs), as the context reports it ----
+// The selection itself (harness/runtime/blas_core.h) runs only in the families that use OpenBLAS;
+// these environment variables carry its decision across a re-execution. The user's
+// OPENBLAS_CORETYPE is always respected; GTB_OPENBLAS_AUTOCORE=0 keeps OpenBLAS's own choice.
+inline constexpr const char* kEnvCoretype = "OPENBLAS_CORETYPE";
+inline constexpr const char* kEnvAutocore = "GTB_OPENBLAS_AUTOCORE";
+inline constexpr const char* kEnvDetected = "GTB_OPENBLAS_DETECTED";
+inline constexpr const char* kEnvReason = "GTB_OPENBLAS_REASON";
+// For the context: {corename, source: detected|gtb|user, detected, requested, reason}.
+json openblas_core_context();
+// "detected", "gtb" or "user": who chose the core this process runs.
+std::string openblas_core_source();
+// Why this process kept OpenBLAS's own choice (the selection sets it; the context reports it).
+// Without a selection: "not examined: this family does not use OpenBLAS".
+void set_openblas_core_note(const std::string& note);
+
 // GPU: {"available": true, devices: [...], driver/runtime/cuBLAS versions} or
 // {"available": false, "reason": "<CUDA error text>"}.
 json gpu_context();

@@ -182,6 +182,10 @@ class State {
   std::int64_t get_int(const std::string& name) const;
   double get_double(const std::string& name) const;
   std::string get_string(const std::string& name) const;
+  // An integer parameter or option bounded to [min, INT_MAX]; otherwise std::invalid_argument
+  // "<family>: <name> must be >= <min>".
+  int get_int(const std::string& name, int min) const;
+  bool has(const std::string& name) const;  // a parameter or option of this case
   Suite suite() const { return suite_; }
   bool quick() const { return suite_ == Suite::quick; }
   const StopRule& rule() const { return rule_; }

@@ -2,6 +2,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,12 +13,12 @@
 #include <new>
 #include <stdexcept>
 
-#include "harness/runtime/blas_core.h"
 #include "harness/runtime/context.h"
 #include "harness/runtime/device_timing.h"
 #include "harness/runtime/gpu.h"
 #include "harness/runtime/gtb.h"
 #include "harness/runtime/publish.h"
+#include "harness/runtime/startup.h"
 #include "harness/document/results.h"
 
 namespace gtb {
@@ -229,6 +230,13 @@ std::int64_t State::get_int(const std::string& name) const {
   if (!v.is_number_integer()) throw std::invalid_argument("parameter '" + name + "' is not an integer");
   return v.get<std::int64_t>();
 }
+int State::get_int(const std::string& name, int min) const {
+  const std::int64_t v = get_int(name);
+  if (v < min || v > INT_MAX)
+    throw std::invalid_argument(record_.family + ": " + name + " must be >= " + std::to_string(min));
+  return static_cast<int>(v);
+}
+bool State::has(const std::string& name) const { return params().contains(name) || options().contains(name); }
 double State::get_double(const std::string& name) const {
   const json& v = lookup(record_, name);
   if (!v.is_number()) throw std::invalid_argument("parameter '" + name + "' is not a number");
@@ -521,7 +529,7 @@ int usage_error(const std::string& msg) {
 }  // namespace
 
 int family_main(int argc, char** argv, const std::string& family) {
-  if (const int rc = blas_probe_main(argc, argv); rc >= 0) return rc;
+  if (const int rc = run_startup_takeover(argc, argv); rc >= 0) return rc;
   RunState rs;
   std::string out_path, findings_from;
   bool list = false;
@@ -599,7 +607,7 @@ int family_main(int argc, char** argv, const std::string& family) {
   }
 
   // Before any case loads data or starts threads: this may re-execute the binary.
-  select_openblas_core(argv);
+  run_startup_before_cases(argv);
   const auto group_it = registry().groups.find(family);
   const ProcessGroup* group = group_it == registry().groups.end() ? nullptr : &group_it->second;
   struct Finish {

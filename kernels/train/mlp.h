@@ -53,6 +53,23 @@ struct Config {
   }
 };
 
+// The model of a benchmark case, as the step families (train, parallel, pitfalls) declare it:
+// input = width, kBenchClasses classes, the learning rate customary for the optimizer (SGD with
+// momentum 0.05, Adam 1e-3); validated.
+inline constexpr int kBenchClasses = 16;
+inline Config bench_config(int width, int depth = 4, Act act = Act::relu, Optim optim = Optim::sgd) {
+  Config c;
+  c.width = width;
+  c.input = width;
+  c.depth = depth;
+  c.classes = kBenchClasses;
+  c.act = act;
+  c.optim = optim;
+  c.lr = optim == Optim::sgd ? 0.05f : 1e-3f;
+  c.validate();
+  return c;
+}
+
 // Flat parameter buffer: all weights, then all biases (so bias gradients form one contiguous range
 // that can be cleared in one operation). Every tensor starts on a 64-element boundary, which keeps
 // vector loads and tensor-core operands aligned; padding stays zero.

@@ -1,10 +1,13 @@
-// OpenBLAS core-type selection: ranking, ISA matching and the decision, on planted CPUs.
+// OpenBLAS core-type selection: ranking, ISA matching and the decision, on planted CPUs; its
+// start-up hook and what the context reports with and without it.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "harness/runtime/blas_core.h"
+#include "harness/runtime/startup.h"
 
 namespace {
 
@@ -68,4 +71,34 @@ TEST(BlasCore, ProbeOnlyAnswersItsOwnFlag) {
   char* argv[] = {exe, other, nullptr};
   EXPECT_EQ(gtb::blas_probe_main(2, argv), -1);
   EXPECT_EQ(gtb::blas_probe_main(1, argv), -1);
+}
+
+TEST(BlasCore, WithoutTheSelectionTheContextSaysItWasNotExamined) {
+  // Run before any test installs the selection: a family that does not use OpenBLAS reports the
+  // same fields, with the reason saying so.
+  ::unsetenv(gtb::kEnvCoretype);
+  const gtb::json c = gtb::openblas_core_context();
+  EXPECT_EQ(c["source"], "detected");
+  EXPECT_EQ(c["detected"], c["corename"]);
+  EXPECT_EQ(c["reason"], "not examined: this family does not use OpenBLAS");
+  gtb::set_openblas_core_note("planted note");
+  EXPECT_EQ(gtb::openblas_core_context()["reason"], "planted note");
+  ::setenv(gtb::kEnvCoretype, "Prescott", 1);
+  EXPECT_EQ(gtb::openblas_core_source(), "user");
+  EXPECT_NE(gtb::openblas_core_context()["reason"].get<std::string>().find("set by the user"), std::string::npos);
+  ::unsetenv(gtb::kEnvCoretype);
+}
+
+TEST(BlasCore, InstalledSelectionAnswersTheProbeFlagOnly) {
+  char exe[] = "gtb-x", list[] = "--gtb_list", probe[] = "--gtb_blas_probe";
+  char* plain[] = {exe, list, nullptr};
+  char* probing[] = {exe, probe, nullptr};
+  EXPECT_EQ(gtb::run_startup_takeover(2, probing), -1) << "nothing installed yet";
+  EXPECT_TRUE(gtb::install_openblas_core_selection());
+  EXPECT_EQ(gtb::run_startup_takeover(2, plain), -1);
+  testing::internal::CaptureStdout();
+  const int rc = gtb::run_startup_takeover(2, probing);
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find(" 1 "), std::string::npos) << "the probe's SGEMM verified: " << out;
 }

@@ -512,3 +512,122 @@ TEST(TrainCrossover, FindingsFromSyntheticRecords) {
   EXPECT_DOUBLE_EQ(f["mixed_precision"][0]["memory_saved_fraction"].get<double>(), 0.4);
   ASSERT_EQ(f["largest_width_tflops"].size(), 2u);
 }
+
+// ---- the one float64 step check every step workload uses (kernels/train/step_check.h) ----
+namespace {
+struct ProbeCase {
+  mlp::Config cfg = tiny(mlp::Act::relu, mlp::Optim::adam);
+  int batch = 24;
+  mlp::Dataset data = mlp::make_clusters(24, 12, 5, 9);
+  mlp::StepCase step_case(int rows, int micro) const {
+    mlp::StepCase c;
+    c.cfg = &cfg;
+    c.rows = rows;
+    c.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
+    c.labels = data.y.data() + (batch - rows);
+    c.norm_rows = batch;
+    c.grads_single_micro = micro == 1;
+    return c;
+  }
+};
+}  // namespace
+
+TEST(TrainStepCheck, AcceptsARealStepWithAndWithoutMicroBatches) {
+  for (int micro : {1, 3}) {
+    ProbeCase pc;
+    const int rows = pc.batch / micro;
+    mlp::CpuMlp m(pc.cfg, rows);
+    for (int s = 0; s < 2; ++s) m.step(pc.data.x.data(), pc.data.y.data(), pc.batch, micro);  // t > 0: Adam's bias
+    const std::vector<float> before(m.params(), m.params() + m.layout().total);
+    const mlp::StepCheck c = mlp::check_step_f64(
+        mlp::step_probe(m, [&] { return double(m.step(pc.data.x.data(), pc.data.y.data(), pc.batch, micro)); }, rows),
+        pc.step_case(rows, micro));
+    EXPECT_TRUE(c.ok) << "micro " << micro << ": " << c.detail;
+    EXPECT_FALSE(c.skipped);
+    EXPECT_TRUE(std::isfinite(c.loss));
+    EXPECT_EQ(c.params_before, before);
+    EXPECT_EQ(c.scale_before.step, 2);
+    EXPECT_EQ(c.scale_after.step, 3);
+  }
+}
+
+TEST(TrainStepCheck, FailsAWrongUpdateAndANonFiniteLoss) {
+  ProbeCase pc;
+  mlp::CpuMlp m(pc.cfg, pc.batch);
+  auto real_step = [&] { return double(m.step(pc.data.x.data(), pc.data.y.data(), pc.batch)); };
+  // A step whose update is off by a little in one parameter.
+  mlp::StepProbe wrong = mlp::step_probe(m, [&] {
+    const double loss = real_step();
+    m.params()[3] += 1e-2f;
+    return loss;
+  }, pc.batch);
+  EXPECT_FALSE(mlp::check_step_f64(wrong, pc.step_case(pc.batch, 1)).ok);
+  // A correct step that reports a NaN loss.
+  mlp::StepProbe nan_loss = mlp::step_probe(m, [&] {
+    real_step();
+    return std::nan("");
+  }, pc.batch);
+  const mlp::StepCheck c = mlp::check_step_f64(nan_loss, pc.step_case(pc.batch, 1));
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.detail, "loss is not finite");
+  // The same model with its real step passes (the failures above were the planted ones).
+  EXPECT_TRUE(mlp::check_step_f64(mlp::step_probe(m, real_step, pc.batch), pc.step_case(pc.batch, 1)).ok);
+}
+
+TEST(TrainStepCheck, ASkippedStepIsRetriedAndOnlySkippedStepsFail) {
+  ProbeCase pc;
+  mlp::CpuMlp m(pc.cfg, pc.batch);
+  // Planted loss scaling: the first `skips` steps are skipped (nothing moves, the skip count rises).
+  int skips = 2, skipped = 0, steps = 0;
+  mlp::StepProbe p = mlp::step_probe(m, [&] {
+    ++steps;
+    if (skipped < skips) {
+      ++skipped;
+      return 1.0;
+    }
+    return double(m.step(pc.data.x.data(), pc.data.y.data(), pc.batch));
+  }, pc.batch);
+  p.scale_state = [&] { return mlp::ScaleState{1.0f, 0, 0, skipped, m.steps_taken()}; };
+  mlp::StepCase sc = pc.step_case(pc.batch, 1);
+  sc.max_attempts = 5;
+  const mlp::StepCheck ok = mlp::check_step_f64(p, sc);
+  EXPECT_TRUE(ok.ok) << ok.detail;
+  EXPECT_EQ(steps, 3) << "two skipped steps, then the applied one that is checked";
+  skipped = 0, skips = 100, steps = 0;
+  const mlp::StepCheck bad = mlp::check_step_f64(p, sc);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_TRUE(bad.skipped);
+  EXPECT_EQ(steps, 5);
+  EXPECT_NE(bad.detail.find("every one of 5 steps overflowed and was skipped"), std::string::npos) << bad.detail;
+}
+
+TEST(TrainStepCheck, RefusesAnIncompleteCaseOrProbe) {
+  ProbeCase pc;
+  mlp::CpuMlp m(pc.cfg, pc.batch);
+  const mlp::StepProbe p = mlp::step_probe(m, [&] { return double(m.step(pc.data.x.data(), pc.data.y.data(), pc.batch)); }, pc.batch);
+  mlp::StepCase no_cfg = pc.step_case(pc.batch, 1);
+  no_cfg.cfg = nullptr;
+  EXPECT_THROW(mlp::check_step_f64(p, no_cfg), std::invalid_argument);
+  mlp::StepCase rows_over = pc.step_case(pc.batch, 1);
+  rows_over.norm_rows = pc.batch - 1;
+  EXPECT_THROW(mlp::check_step_f64(p, rows_over), std::invalid_argument);
+  mlp::StepProbe no_step = p;
+  no_step.step = nullptr;
+  EXPECT_THROW(mlp::check_step_f64(no_step, pc.step_case(pc.batch, 1)), std::invalid_argument);
+}
+
+TEST(TrainConfig, BenchConfigIsTheFamiliesModel) {
+  const mlp::Config sgd = mlp::bench_config(64);
+  EXPECT_EQ(sgd.input, 64);
+  EXPECT_EQ(sgd.width, 64);
+  EXPECT_EQ(sgd.depth, 4);
+  EXPECT_EQ(sgd.classes, 16);
+  EXPECT_EQ(sgd.act, mlp::Act::relu);
+  EXPECT_FLOAT_EQ(sgd.lr, 0.05f);
+  const mlp::Config adam = mlp::bench_config(32, 2, mlp::Act::gelu, mlp::Optim::adam);
+  EXPECT_EQ(adam.depth, 2);
+  EXPECT_EQ(adam.act, mlp::Act::gelu);
+  EXPECT_FLOAT_EQ(adam.lr, 1e-3f);
+  EXPECT_THROW(mlp::bench_config(0), std::invalid_argument);
+  EXPECT_THROW(mlp::bench_config(8, 0), std::invalid_argument);
+}

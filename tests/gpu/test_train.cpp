@@ -77,30 +77,18 @@ TEST(TrainGpu, VerifierAcceptsEveryPrecision) {
     const mlp::Dataset d = mlp::make_clusters(batch, c.input, c.classes, 4);
     gm::GpuMlp gpu(c, batch, 1, p);
     gpu.load_data(d.x.data(), d.y.data(), gm::DataSource::device);
-    const std::vector<float> p0 = gpu.params(), o0 = gpu.opt_state();
-    const mlp::ScaleState s0 = gpu.scale_state();
-    gpu.poison();
-    gpu.step();
-    const std::vector<float> g = gpu.grads(), p1 = gpu.params();
-    mlp::StepView v;
-    v.cfg = &c;
-    v.rows = batch;
-    v.x = d.x.data();
-    v.labels = d.y.data();
-    v.grad_scale = s0.scale;
-    v.norm_rows = batch;
-    v.fetch = [&](mlp::Tensor t, int l) { return gpu.fetch(t, l); };
-    v.params_before = p0.data();
-    v.opt_before = o0.data();
-    v.grads = g.data();
-    v.params_after = p1.data();
-    v.t_before = s0.step;
-    v.step_skipped = gpu.scale_state().skipped > s0.skipped;
+    mlp::StepCase sc;
+    sc.cfg = &c;
+    sc.rows = batch;
+    sc.x = d.x.data();
+    sc.labels = d.y.data();
+    sc.norm_rows = batch;
+    sc.rtol = p == gm::Precision::fp32 ? 1e-4 : (p == gm::Precision::bf16 ? 3e-2 : 1e-2);
+    const mlp::StepCheck r = mlp::check_step_f64(gm::step_probe(gpu), sc);
     // A skipped step only proves that nothing moved; at this size FP16's initial scale must not overflow.
-    EXPECT_FALSE(v.step_skipped) << gm::to_string(p);
-    v.rtol = p == gm::Precision::fp32 ? 1e-4 : (p == gm::Precision::bf16 ? 3e-2 : 1e-2);
-    const mlp::VerifyResult r = mlp::verify_step(v);
+    EXPECT_FALSE(r.skipped) << gm::to_string(p);
     EXPECT_TRUE(r.ok) << gm::to_string(p) << ": " << r.detail;
+    EXPECT_EQ(r.scale_after.step, r.scale_before.step + 1) << gm::to_string(p);
   }
 }
 

@@ -17,13 +17,9 @@
 
 namespace gtb::cpu {
 
-void FreeFloats::operator()(float* p) const { std::free(p); }
-
 AlignedFloats alloc_floats(std::size_t n) {
-  const std::size_t bytes = ((n * sizeof(float) + 63) / 64) * 64;
-  void* p = std::aligned_alloc(64, bytes ? bytes : 64);
-  if (!p) throw std::bad_alloc();
-  return AlignedFloats(static_cast<float*>(p));
+  if (n > ~std::size_t(0) / sizeof(float)) throw std::bad_alloc();
+  return AlignedFloats(n ? n * sizeof(float) : sizeof(float), std::size_t(64));
 }
 
 namespace {

@@ -1,9 +1,9 @@
 // CPU STREAM-like copy and triad over all OpenMP threads (the host memory-bandwidth ceiling).
 #pragma once
 #include <cstddef>
-#include <memory>
 #include <string>
 
+#include "kernels/common/cpu/host_buffer.h"
 #include "kernels/common/names.h"
 
 namespace gtb::cpu {
@@ -16,10 +16,7 @@ inline constexpr NameTable<Stores, 2> kStoresNames = {{{Stores::plain, "plain"},
 inline const char* to_string(Stores s) { return name_of(kStoresNames, s); }
 inline Stores stores_from_string(const std::string& s) { return parse_name(kStoresNames, s, "stores"); }
 
-struct FreeFloats {
-  void operator()(float* p) const;
-};
-using AlignedFloats = std::unique_ptr<float[], FreeFloats>;
+using AlignedFloats = HostFloats;
 // n floats, 64-byte aligned, left untouched so that the first write places each page (see
 // stream_init). Throws std::bad_alloc.
 AlignedFloats alloc_floats(std::size_t n);

@@ -1,8 +1,6 @@
 // RAII owners of CUDA streams, events, device and pinned memory.
 #include "kernels/common/cuda/memory.h"
 
-#include <utility>
-
 #include "kernels/common/cuda/check.h"
 
 namespace gtb::cuda {
@@ -38,36 +36,18 @@ double elapsed_seconds(const Event& start, const Event& end) {
   return double(ms) * 1e-3;
 }
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes) : n_(bytes) {
-  if (bytes) GTB_CUDA_CHECK(cudaMalloc(&p_, bytes));
+void* DeviceAllocator::allocate(std::size_t bytes) {
+  void* p = nullptr;
+  GTB_CUDA_CHECK(cudaMalloc(&p, bytes));
+  return p;
 }
-DeviceBuffer::~DeviceBuffer() {
-  if (p_) cudaFree(p_);
-}
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-  if (this != &o) {
-    if (p_) cudaFree(p_);
-    p_ = std::exchange(o.p_, nullptr);
-    n_ = std::exchange(o.n_, 0);
-  }
-  return *this;
-}
+void DeviceAllocator::release(void* p) noexcept { cudaFree(p); }
 
-PinnedBuffer::PinnedBuffer(std::size_t bytes, unsigned flags) : n_(bytes) {
-  if (bytes) GTB_CUDA_CHECK(cudaHostAlloc(&p_, bytes, flags));
+void* PinnedAllocator::allocate(std::size_t bytes, unsigned flags) {
+  void* p = nullptr;
+  GTB_CUDA_CHECK(cudaHostAlloc(&p, bytes, flags));
+  return p;
 }
-PinnedBuffer::~PinnedBuffer() {
-  if (p_) cudaFreeHost(p_);
-}
-PinnedBuffer::PinnedBuffer(PinnedBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
-PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
-  if (this != &o) {
-    if (p_) cudaFreeHost(p_);
-    p_ = std::exchange(o.p_, nullptr);
-    n_ = std::exchange(o.n_, 0);
-  }
-  return *this;
-}
+void PinnedAllocator::release(void* p) noexcept { cudaFreeHost(p); }
 
 }  // namespace gtb::cuda

@@ -6,6 +6,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/common/buffer.h"
+
 namespace gtb::cuda {
 
 class Stream {
@@ -39,40 +41,20 @@ long long device_l2_bytes();
 // Seconds between two recorded events (after synchronizing on `end`).
 double elapsed_seconds(const Event& start, const Event& end);
 
-// Device memory owner. Allocation failure throws gtb::OutOfMemory.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return p_; }
-  template <class T> T* as() const { return static_cast<T*>(p_); }
-  std::size_t bytes() const { return n_; }
- private:
-  void* p_ = nullptr;
-  std::size_t n_ = 0;
+// cudaMalloc / cudaFree. Allocation failure throws gtb::OutOfMemory.
+struct DeviceAllocator {
+  static void* allocate(std::size_t bytes);
+  static void release(void* p) noexcept;
+};
+// cudaHostAlloc with `flags` / cudaFreeHost. Allocation failure throws gtb::OutOfMemory.
+struct PinnedAllocator {
+  static void* allocate(std::size_t bytes, unsigned flags = cudaHostAllocDefault);
+  static void release(void* p) noexcept;
 };
 
-// Pinned host memory (cudaHostAlloc with `flags`). Allocation failure throws gtb::OutOfMemory.
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  PinnedBuffer(std::size_t bytes, unsigned flags = cudaHostAllocDefault);
-  ~PinnedBuffer();
-  PinnedBuffer(PinnedBuffer&& o) noexcept;
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  void* get() const { return p_; }
-  template <class T> T* as() const { return static_cast<T*>(p_); }
-  std::size_t bytes() const { return n_; }
- private:
-  void* p_ = nullptr;
-  std::size_t n_ = 0;
-};
+// Device memory owner: DeviceBuffer(bytes).
+using DeviceBuffer = OwnedBuffer<DeviceAllocator>;
+// Pinned host memory owner: PinnedBuffer(bytes) or PinnedBuffer(bytes, cudaHostAlloc flags).
+using PinnedBuffer = OwnedBuffer<PinnedAllocator>;
 
 }  // namespace gtb::cuda

@@ -50,32 +50,17 @@ float CpuStepLoop::one_step() {
 }
 
 mlp::VerifyResult CpuStepLoop::verify_first_step() {
-  const std::size_t total = model_.layout().total;
-  std::vector<float> p0 = copy_ == Copy::weights ? host_weights_ : std::vector<float>(model_.params(), model_.params() + total);
-  const std::vector<float> o0(model_.opt_state(), model_.opt_state() + total * std::size_t(model_.opt_state_count()));
-  const int t0 = model_.steps_taken();
-  model_.poison();
-  const float loss = one_step();
-  mlp::StepView v;
-  v.cfg = &cfg_;
-  v.rows = batch_;
-  v.x = data_.x.data();
-  v.labels = data_.y.data();
-  v.norm_rows = batch_;
-  v.fetch = [&](mlp::Tensor t, int l) {
-    const float* p = t == mlp::Tensor::z ? model_.z(l) : (t == mlp::Tensor::a ? model_.a(l) : model_.dz(l));
-    return std::vector<float>(p, p + std::size_t(batch_) * std::size_t(model_.layout().dims[std::size_t(l)]));
-  };
-  v.params_before = p0.data();
-  v.opt_before = o0.data();
-  v.grads = model_.grads();
-  v.params_after = model_.params();
-  v.t_before = t0;
-  mlp::VerifyResult r = mlp::verify_step(v);
-  if (r.ok && !std::isfinite(loss)) {
-    r.ok = false;
-    r.detail = "loss is not finite";
-  }
+  mlp::StepProbe probe = mlp::step_probe(model_, [&] { return double(one_step()); }, batch_);
+  // With weight copies the step starts from the host copy, which one_step uploads first.
+  if (copy_ == Copy::weights) probe.params_before = [&] { return host_weights_; };
+  mlp::StepCase c;
+  c.cfg = &cfg_;
+  c.rows = batch_;
+  c.x = data_.x.data();
+  c.labels = data_.y.data();
+  c.norm_rows = batch_;
+  const mlp::StepCheck chk = mlp::check_step_f64(probe, c);
+  mlp::VerifyResult r{chk.ok, chk.detail, 0};
   if (r.ok && copy_ == Copy::activation && (sink_.empty() || !std::equal(sink_.begin(), sink_.end(), model_.a(1)))) {
     r.ok = false;
     r.detail = "the copied activation differs from the model's";

@@ -47,31 +47,18 @@ void GpuStepLoop::one_step() {
 }
 
 gtb::mlp::VerifyResult GpuStepLoop::verify_first_step() {
-  const std::vector<float> p0 = copy_ == Copy::weights ? host_weights_ : model_->params();
-  const std::vector<float> o0 = model_->opt_state();
-  const int t0 = model_->scale_state().step;
-  model_->poison();
-  one_step();
-  const double loss = model_->loss();
-  const std::vector<float> g1 = model_->grads(), p1 = model_->params();
-  gtb::mlp::StepView v;
-  v.cfg = &cfg_;
-  v.rows = batch_;
-  v.x = data_.x.data();
-  v.labels = data_.y.data();
-  v.norm_rows = batch_;
-  v.fetch = [&](gtb::mlp::Tensor t, int l) { return model_->fetch(t, l); };
-  v.params_before = p0.data();
-  v.opt_before = o0.data();
-  v.grads = g1.data();
-  v.params_after = p1.data();
-  v.t_before = t0;
-  v.rtol = 1e-4;  // FP32 (the train family's tolerance)
-  gtb::mlp::VerifyResult r = gtb::mlp::verify_step(v);
-  if (r.ok && !std::isfinite(loss)) {
-    r.ok = false;
-    r.detail = "loss is not finite";
-  }
+  gtb::mlp::StepProbe probe = gm::step_probe(*model_, [&] { one_step(); });
+  // With weight copies the step starts from the host copy, which one_step uploads first.
+  if (copy_ == Copy::weights) probe.params_before = [&] { return host_weights_; };
+  gtb::mlp::StepCase c;
+  c.cfg = &cfg_;
+  c.rows = batch_;
+  c.x = data_.x.data();
+  c.labels = data_.y.data();
+  c.norm_rows = batch_;
+  c.rtol = 1e-4;  // FP32 (the train family's tolerance)
+  const gtb::mlp::StepCheck chk = gtb::mlp::check_step_f64(probe, c);
+  gtb::mlp::VerifyResult r{chk.ok, chk.detail, 0};
   if (r.ok && copy_ == Copy::activation && sink_ != model_->fetch(gtb::mlp::Tensor::a, 1)) {
     r.ok = false;
     r.detail = "the copied activation differs from the model's";

@@ -16,17 +16,20 @@
 
 namespace gtb::mlp {
 
-void HostAllocator::Free::operator()(void* p) const { std::free(p); }
-
 void* HostAllocator::raw(std::size_t bytes) {
   const std::size_t rounded = (bytes + 63) / 64 * 64;
   if (cap_ && used_ + rounded > cap_)
     throw gtb::OutOfMemory("host allocation of " + std::to_string(rounded) + " bytes over the cap of " +
                            std::to_string(cap_) + " bytes (" + std::to_string(used_) + " in use)");
-  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
-  if (!p) throw gtb::OutOfMemory("host allocation of " + std::to_string(rounded) + " bytes failed");
-  std::memset(p, 0, rounded);
-  blocks_.emplace_back(p);
+  cpu::HostBuffer block;
+  try {
+    block = cpu::HostBuffer(rounded == 0 ? 64 : rounded, std::size_t(64));
+  } catch (const std::bad_alloc&) {
+    throw gtb::OutOfMemory("host allocation of " + std::to_string(rounded) + " bytes failed");
+  }
+  std::memset(block.get(), 0, block.bytes());
+  void* p = block.get();
+  blocks_.push_back(std::move(block));
   used_ += rounded;
   return p;
 }
@@ -444,6 +447,25 @@ float CpuMlp::step(const float* x, const int* labels, int batch, int micro_batch
   x_ = x + std::size_t(micro_batches - 1) * std::size_t(rows) * in;
   optimizer_step();
   return float(loss_sum / double(batch));
+}
+
+StepProbe step_probe(CpuMlp& m, std::function<double()> step, int rows) {
+  StepProbe p;
+  const std::size_t total = m.layout().total;
+  p.params_before = [&m, total] { return std::vector<float>(m.params(), m.params() + total); };
+  p.opt_before = [&m, total] {
+    return std::vector<float>(m.opt_state(), m.opt_state() + total * std::size_t(m.opt_state_count()));
+  };
+  p.scale_state = [&m] { return ScaleState{1.0f, 0, 0, 0, m.steps_taken()}; };
+  p.poison = [&m] { m.poison(); };
+  p.step = std::move(step);
+  p.grads = [&m](std::vector<float>&) { return m.grads(); };
+  p.params_after = [&m](std::vector<float>&) { return static_cast<const float*>(m.params()); };
+  p.fetch = [&m, rows](Tensor t, int l) {
+    const float* src = t == Tensor::z ? m.z(l) : (t == Tensor::a ? m.a(l) : m.dz(l));
+    return std::vector<float>(src, src + std::size_t(rows) * std::size_t(m.layout().dims[std::size_t(l)]));
+  };
+  return p;
 }
 
 }  // namespace gtb::mlp

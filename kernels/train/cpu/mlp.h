@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "kernels/common/cpu/blas.h"
+#include "kernels/common/cpu/host_buffer.h"
 #include "kernels/train/mlp.h"
 #include "kernels/train/reference.h"
+#include "kernels/train/step_check.h"
 
 namespace gtb::mlp {
 
@@ -26,11 +28,8 @@ class HostAllocator {
   std::size_t cap() const { return cap_; }
  private:
   void* raw(std::size_t bytes);
-  struct Free {
-    void operator()(void* p) const;
-  };
   std::size_t cap_ = 0, used_ = 0;
-  std::vector<std::unique_ptr<void, Free>> blocks_;
+  std::vector<cpu::HostBuffer> blocks_;
 };
 
 // The training step on the CPU. All buffers are allocated up front for `max_batch` rows per
@@ -105,5 +104,10 @@ class CpuMlp {
   int last_rows_ = 0;
   const float* x_ = nullptr;
 };
+
+// The float64 step check's view of this model (kernels/train/step_check.h): `step` takes the step
+// to be checked and returns its loss; `rows` is the row count of the micro-batch whose tensors the
+// model holds afterwards (the last one).
+StepProbe step_probe(CpuMlp& m, std::function<double()> step, int rows);
 
 }  // namespace gtb::mlp

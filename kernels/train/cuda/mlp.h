@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "kernels/train/cuda/mlp_kernels.h"
 #include "kernels/train/mlp.h"
 #include "kernels/train/reference.h"
+#include "kernels/train/step_check.h"
 
 namespace gtb::cuda::mlp {
 
@@ -136,5 +138,9 @@ class GpuMlp {
   std::vector<std::unique_ptr<Event>> prof_events_;
   std::size_t prof_used_ = 0;
 };
+
+// The float64 step check's view of this model (kernels/train/step_check.h): `step` enqueues the
+// step to be checked (default: GpuMlp::step); the probe returns its loss (synchronizing).
+gtb::mlp::StepProbe step_probe(GpuMlp& m, std::function<void()> step = nullptr);
 
 }  // namespace gtb::cuda::mlp

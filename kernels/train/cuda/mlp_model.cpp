@@ -389,4 +389,29 @@ std::vector<KernelInfo> GpuMlp::kernel_info() const {
   return v;
 }
 
+gtb::mlp::StepProbe step_probe(GpuMlp& m, std::function<void()> step) {
+  gtb::mlp::StepProbe p;
+  p.params_before = [&m] { return m.params(); };
+  p.opt_before = [&m] { return m.opt_state(); };
+  p.scale_state = [&m] { return m.scale_state(); };
+  p.poison = [&m] { m.poison(); };
+  p.step = [&m, step = std::move(step)] {
+    if (step)
+      step();
+    else
+      m.step();
+    return m.loss();
+  };
+  p.grads = [&m](std::vector<float>& storage) {
+    storage = m.grads();
+    return static_cast<const float*>(storage.data());
+  };
+  p.params_after = [&m](std::vector<float>& storage) {
+    storage = m.params();
+    return static_cast<const float*>(storage.data());
+  };
+  p.fetch = [&m](gtb::mlp::Tensor t, int l) { return m.fetch(t, l); };
+  return p;
+}
+
 }  // namespace gtb::cuda::mlp

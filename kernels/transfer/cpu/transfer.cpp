@@ -18,23 +18,6 @@
 
 namespace gtb::cpu {
 
-HostBuffer::HostBuffer(std::size_t bytes) : n_(bytes) {
-  if (bytes == 0) return;
-  const std::size_t rounded = (bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
-  p_ = std::aligned_alloc(kPageBytes, rounded);
-  if (!p_) throw std::bad_alloc();
-}
-HostBuffer::~HostBuffer() { std::free(p_); }
-HostBuffer::HostBuffer(HostBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
-HostBuffer& HostBuffer::operator=(HostBuffer&& o) noexcept {
-  if (this != &o) {
-    std::free(p_);
-    p_ = std::exchange(o.p_, nullptr);
-    n_ = std::exchange(o.n_, 0);
-  }
-  return *this;
-}
-
 void memcpy_single(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
 
 void memcpy_parallel(void* dst, const void* src, std::size_t bytes) {

@@ -5,28 +5,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/common/cpu/host_buffer.h"
 #include "kernels/transfer/host_memory.h"  // kPageBytes, host_available_bytes, prefault, gather
 
 namespace gtb::cpu {
 
-// Page-aligned host memory from the ordinary (pageable) allocator. Throws std::bad_alloc.
-class HostBuffer {
- public:
-  HostBuffer() = default;
-  explicit HostBuffer(std::size_t bytes);
-  ~HostBuffer();
-  HostBuffer(HostBuffer&& o) noexcept;
-  HostBuffer& operator=(HostBuffer&& o) noexcept;
-  HostBuffer(const HostBuffer&) = delete;
-  HostBuffer& operator=(const HostBuffer&) = delete;
-  void* get() const { return p_; }
-  std::byte* bytes_ptr() const { return static_cast<std::byte*>(p_); }
-  std::size_t bytes() const { return n_; }
-
- private:
-  void* p_ = nullptr;
-  std::size_t n_ = 0;
-};
+// HostBuffer: page-aligned host memory (kernels/common/cpu/host_buffer.h).
 
 // One-thread memcpy: what a pageable cudaMemcpy's staging copy runs at.
 void memcpy_single(void* dst, const void* src, std::size_t bytes);

@@ -1,0 +1,223 @@
+// Child processes: posix_spawn with an environment and redirections, optionally into a process group
+// of its own, a time limit and interrupt forwarding, and the decoded exit status.
+#include "harness/runtime/process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace gtb {
+
+namespace {
+
+double steady_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+// Adds the file actions of one redirect of stream `fd`; false when the kind does not apply to it.
+bool add_redirect(posix_spawn_file_actions_t& fa, int fd, const Redirect& r, int pipe_write) {
+  switch (r.kind) {
+    case Redirect::Kind::inherit: return true;
+    case Redirect::Kind::null:
+      posix_spawn_file_actions_addopen(&fa, fd, "/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY, 0);
+      return true;
+    case Redirect::Kind::append:
+    case Redirect::Kind::truncate:
+      if (fd == STDIN_FILENO || r.path.empty()) return false;
+      posix_spawn_file_actions_addopen(
+          &fa, fd, r.path.c_str(), O_WRONLY | O_CREAT | (r.kind == Redirect::Kind::append ? O_APPEND : O_TRUNC), 0644);
+      return true;
+    case Redirect::Kind::to_stdout:
+      if (fd != STDERR_FILENO) return false;
+      posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+      return true;
+    case Redirect::Kind::capture:
+      if (fd != STDOUT_FILENO || pipe_write < 0) return false;
+      posix_spawn_file_actions_adddup2(&fa, pipe_write, STDOUT_FILENO);
+      return true;
+  }
+  return false;
+}
+
+// Reads what the pipe holds now (non-blocking); false at its end.
+bool drain(int fd, std::string& out) {
+  char buf[4096];
+  while (true) {
+    const ssize_t got = ::read(fd, buf, sizeof buf);
+    if (got > 0) {
+      out.append(buf, std::size_t(got));
+      continue;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> child_environment(const std::vector<std::pair<std::string, std::string>>& set,
+                                           const std::vector<std::string>& unset) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const std::string name = kv.substr(0, kv.find('='));
+    bool drop = false;
+    for (const auto& u : unset) drop = drop || name == u;
+    for (const auto& [k, v] : set) drop = drop || name == k;
+    if (!drop) out.push_back(kv);
+  }
+  for (const auto& [k, v] : set) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::string ProcessResult::describe() const {
+  if (!error.empty()) return error;
+  if (timed_out) return "timed out after " + seconds_text(limit_s) + " s";
+  if (signal) return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  return "exited with code " + std::to_string(exit_code);
+}
+
+ProcessResult run_process(const ProcessSpec& spec) {
+  if (spec.program.empty()) throw std::invalid_argument("run_process: no program given");
+  const bool capture = spec.out.kind == Redirect::Kind::capture;
+  ProcessResult res;
+  int fds[2] = {-1, -1};
+  if (capture && ::pipe(fds) != 0) {
+    res.error_number = errno;
+    res.error = std::string("cannot create a pipe for ") + spec.program + ": " + std::strerror(errno);
+    return res;
+  }
+  auto close_pipe = [&] {
+    for (int& fd : fds)
+      if (fd >= 0) ::close(fd), fd = -1;
+  };
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  const bool valid = add_redirect(fa, STDIN_FILENO, spec.in, -1) &&
+                     (spec.in.kind == Redirect::Kind::inherit || spec.in.kind == Redirect::Kind::null) &&
+                     add_redirect(fa, STDOUT_FILENO, spec.out, fds[1]) && add_redirect(fa, STDERR_FILENO, spec.err, -1);
+  if (!valid) {
+    posix_spawn_file_actions_destroy(&fa);
+    close_pipe();
+    throw std::invalid_argument("run_process: a redirect that its stream does not take (" + spec.program + ")");
+  }
+  if (capture) posix_spawn_file_actions_addclose(&fa, fds[0]);
+  if (capture) posix_spawn_file_actions_addclose(&fa, fds[1]);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (spec.own_group) {
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);  // a group led by the child: its id is the child's pid
+  }
+  std::vector<std::string> all{spec.program};
+  all.insert(all.end(), spec.args.begin(), spec.args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env = child_environment(spec.set_env, spec.unset_env);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = spec.search_path
+                     ? ::posix_spawnp(&pid, spec.program.c_str(), &fa, &attr, argv.data(), envp.data())
+                     : ::posix_spawn(&pid, spec.program.c_str(), &fa, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (capture) {
+    ::close(fds[1]);
+    fds[1] = -1;
+  }
+  if (rc != 0) {
+    close_pipe();
+    res.error_number = rc;
+    res.error = "cannot start " + spec.program + ": " + std::strerror(rc);
+    return res;
+  }
+  if (capture) ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+  // What gets signalled: the whole group, or the child alone.
+  const pid_t target = spec.own_group ? -pid : pid;
+  // A child nobody watches but the wait itself is polled more often: it usually ends soon.
+  const useconds_t pause_us = spec.tick || spec.interrupt || spec.timeout_s > 0 ? 20 * 1000 : 2 * 1000;
+  const double t0 = steady_seconds();
+  double next_tick = t0 + 0.2;
+  double kill_at = 0;    // when what is left gets SIGKILL; 0 while nobody asked it to stop
+  double killed_at = 0;  // when it got SIGKILL; 0 before
+  bool forwarded = false, reaped = false;
+  int status = 0;
+  while (true) {
+    if (capture && fds[0] >= 0 && !drain(fds[0], res.output)) {
+      ::close(fds[0]);
+      fds[0] = -1;
+    }
+    if (!reaped) {
+      const pid_t w = ::waitpid(pid, &status, WNOHANG);
+      if (w == pid) {
+        reaped = true;
+      } else if (w < 0 && errno != EINTR) {
+        res.error_number = errno;
+        res.error = std::string("waitpid: ") + std::strerror(errno);
+        close_pipe();
+        return res;
+      }
+    }
+    if (reaped) {
+      if (kill_at == 0 || !spec.own_group) break;  // it ended by itself, or it was alone
+      // Stopped on purpose: a member that outlives the leader (a rank, a grandchild) is stopped too.
+      // The reaped leader's id stays the group's while any member is left, so it names no other.
+      if (::kill(-pid, 0) != 0) break;
+      // Killed members that nobody reaps (no init in a container) stay zombies: harmless, not waited for.
+      if (killed_at > 0 && steady_seconds() - killed_at > 2) break;
+    }
+    const double now = steady_seconds();
+    if (spec.interrupt && !forwarded) {
+      if (const int sig = spec.interrupt(); sig != 0) {
+        ::kill(target, sig);
+        forwarded = true;
+        if (kill_at == 0) kill_at = now + spec.grace_s;
+      }
+    }
+    if (spec.timeout_s > 0 && kill_at == 0 && now - t0 >= spec.timeout_s) {
+      res.timed_out = true;
+      res.limit_s = spec.timeout_s;
+      ::kill(target, SIGTERM);
+      kill_at = now + spec.grace_s;
+    }
+    if (kill_at > 0 && killed_at == 0 && now >= kill_at) {
+      ::kill(target, SIGKILL);
+      killed_at = now;
+    }
+    if (spec.tick && !reaped && now >= next_tick) {
+      spec.tick();
+      next_tick = now + 0.2;
+    }
+    ::usleep(pause_us);
+  }
+  if (capture && fds[0] >= 0) drain(fds[0], res.output);  // what the child wrote before it ended
+  close_pipe();
+  if (WIFSIGNALED(status))
+    res.signal = WTERMSIG(status);
+  else
+    res.exit_code = WEXITSTATUS(status);
+  return res;
+}
+
+}  // namespace gtb
