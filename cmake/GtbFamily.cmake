@@ -8,6 +8,8 @@
 #   GPU_TESTS   tests/gpu/test_transfer.cpp            # GoogleTest, CTest shows them Skipped without a GPU
 #   RUN_ORDER   30                                     # optional: where `gtb run` runs it (lower first; default 1000,
 #                                                      #   then by name): a family others divide by runs first
+#   RENAMED     old/cpu=new                            # optional: variant `old` on backend cpu is now `new`;
+#                                                      #   results files read its old ids under the new ones
 #   RANKS)                                             # optional: the binary runs as MPI ranks (gtb run --ranks)
 # Paths are relative to the project root.
 
@@ -15,7 +17,7 @@
 set(GTB_GTEST_SKIPPED "\\[  SKIPPED \\]")
 
 function(gtb_add_family)
-  cmake_parse_arguments(F "RANKS" "NAME;RUN_ORDER" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS" ${ARGN})
+  cmake_parse_arguments(F "RANKS" "NAME;RUN_ORDER" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS;RENAMED" ${ARGN})
   if(NOT F_NAME)
     message(FATAL_ERROR "gtb_add_family: NAME is required")
   endif()
@@ -62,6 +64,12 @@ function(gtb_add_family)
   set_target_properties(gtb-${F_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 
   set(GTB_FAMILIES ${GTB_FAMILIES} ${F_NAME} CACHE INTERNAL "")
+  foreach(r IN LISTS F_RENAMED)
+    if(NOT r MATCHES "^([a-z0-9_]+)/([a-z0-9_]+)=([a-z0-9_]+)$")
+      message(FATAL_ERROR "gtb_add_family(${F_NAME}): RENAMED wants old_variant/backend=new_variant, not '${r}'")
+    endif()
+    set(GTB_VARIANT_RENAMES ${GTB_VARIANT_RENAMES} "${F_NAME}|${CMAKE_MATCH_1}|${CMAKE_MATCH_2}|${CMAKE_MATCH_3}" CACHE INTERNAL "")
+  endforeach()
   if(NOT DEFINED F_RUN_ORDER)
     set(F_RUN_ORDER 1000)
   endif()

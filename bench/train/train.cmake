@@ -3,7 +3,10 @@ gtb_add_family(NAME train RUN_ORDER 50
   CPU_SOURCES kernels/train/cpu/mlp.cpp kernels/train/reference.cpp kernels/train/step_check.cpp
   CUDA_SOURCES kernels/train/cuda/mlp_model.cpp kernels/train/cuda/mlp_fwd.cu kernels/train/cuda/mlp_bwd.cu kernels/train/cuda/mlp_opt.cu
   CPU_TESTS tests/cpu/test_train.cpp bench/train/findings.cpp
-  GPU_TESTS tests/gpu/test_train.cpp)
+  GPU_TESTS tests/gpu/test_train.cpp
+  # The CPU step runs the faster verified of OpenBLAS's and oneDNN's SGEMM (the library is in
+  # info.gemm_path); it was called openblas before.
+  RENAMED openblas/cpu=fastest_blas)
 # Its kernels use OpenBLAS: the binary runs OpenBLAS's core-type selection (installed in train.cpp).
 if(TARGET gtb-train)
   target_link_libraries(gtb-train PRIVATE gtb_runtime_openblas)

@@ -4,8 +4,9 @@
 namespace gtb {
 
 const std::vector<VariantRename>& variant_renames() {
+  // What the families declare (gtb_add_family RENAMED), generated at configure time.
   static const std::vector<VariantRename> table = {
-      {"train", "openblas", Backend::cpu, "fastest_blas"},
+#include "variant_renames.inc"
   };
   return table;
 }

@@ -18,9 +18,8 @@ struct VariantRename {
   const char* new_variant;
 };
 
-// Every rename so far, oldest first:
-//   train/*/openblas/cpu/... -> train/*/fastest_blas/cpu/...  (the CPU step runs the faster of
-//   OpenBLAS's and oneDNN's SGEMM, the library that ran is in info.gemm_path)
+// Every rename the families declare (gtb_add_family(... RENAMED old/backend=new), in their
+// <family>.cmake), in the order of their declarations.
 const std::vector<VariantRename>& variant_renames();
 
 // Gives a record read from a results file its current variant and id; returns whether it changed.
