@@ -171,6 +171,20 @@ json make_document(const json& context, const std::string& suite, const json& fa
   return doc;
 }
 
+void merge_family_context(json& merged, const json& family_context, const std::string& family) {
+  if (merged.is_null()) {
+    merged = family_context;
+    return;
+  }
+  if (family_context.contains(family)) merged[family] = family_context[family];
+  auto unexamined = [](const json& ctx) {
+    const json* c = json_read::find(ctx, {"host", "blas", "coretype"});
+    return !c || json_read::value_at(*c, {"examined"}) == json(false);
+  };
+  if (unexamined(merged) && !unexamined(family_context))
+    merged["host"]["blas"]["coretype"] = family_context["host"]["blas"]["coretype"];
+}
+
 json make_merged_document(const json& context, const std::string& suite, const json& families,
                           const std::vector<Record>& records, const json& findings, int runs) {
   json ctx = context;

@@ -35,6 +35,12 @@ void apply_peaks(std::vector<Record>& records, const json& peaks);
 // before schema version 3; nullptr when absent.
 const json* findings_data(const json& findings, const std::string& family);
 
+// Adds one family's results context to the context of a merged file: the first family's context is
+// the base, a later family adds its own section (context.<family>, e.g. its ranks), and an OpenBLAS
+// core type the base did not examine (host.blas.coretype.examined: false, a family that does not use
+// OpenBLAS) is replaced by that of a family that did.
+void merge_family_context(json& merged, const json& family_context, const std::string& family);
+
 // {"schema", "schema_version", "generated_at", "suite", "runs", "context", "families", "records",
 //  "comparisons", "findings"}; `runs`: how many runs of the families were asked for (gtb run --runs).
 // A family binary writes this for its own records: no result of another family enters it.

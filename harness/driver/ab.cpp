@@ -188,7 +188,7 @@ int cmd_ab(int argc, char** argv) {
             s.failures.push_back(f + " in round " + std::to_string(round) + ": " + res.entry.value("error", std::string()));
             continue;
           }
-          if (s.context.is_null()) s.context = res.context;
+          merge_family_context(s.context, res.context, f);
           for (auto it = res.findings.begin(); it != res.findings.end(); ++it) s.findings[it.key()] = it.value();
           auto& recs = per_run[side][static_cast<std::size_t>(round - first)];
           recs.insert(recs.end(), res.records.begin(), res.records.end());

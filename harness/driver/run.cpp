@@ -230,8 +230,7 @@ int cmd_run(int argc, char** argv) {
         any_failed = true;
         continue;
       }
-      if (context.is_null()) context = res.context;
-      else if (res.context.contains(f)) context[f] = res.context[f];  // a family's own section (e.g. its ranks)
+      merge_family_context(context, res.context, f);
       for (auto it = res.findings.begin(); it != res.findings.end(); ++it) findings[it.key()] = it.value();
       auto& recs = per_run[static_cast<std::size_t>(run - 1)];
       recs.insert(recs.end(), res.records.begin(), res.records.end());

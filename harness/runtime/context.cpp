@@ -147,6 +147,10 @@ std::string& core_note() {
   static std::string note = "not examined: this family does not use OpenBLAS";
   return note;
 }
+bool& core_examined() {
+  static bool examined = false;
+  return examined;
+}
 
 const char* env_set(const char* name) {
   const char* v = std::getenv(name);
@@ -155,7 +159,10 @@ const char* env_set(const char* name) {
 
 }  // namespace
 
-void set_openblas_core_note(const std::string& note) { core_note() = note; }
+void set_openblas_core_note(const std::string& note) {
+  core_note() = note;
+  core_examined() = true;
+}
 
 std::string openblas_core_source() {
   if (!env_set(kEnvCoretype)) return "detected";
@@ -177,6 +184,8 @@ json openblas_core_context() {
   } else {
     j["detected"] = j["corename"];
     j["reason"] = core_note();
+    // A merged results file takes the core of a family that examined it (merge_family_context).
+    if (!core_examined()) j["examined"] = false;
   }
   return j;
 }

@@ -50,7 +50,8 @@ json openblas_core_context();
 // "detected", "gtb" or "user": who chose the core this process runs.
 std::string openblas_core_source();
 // Why this process kept OpenBLAS's own choice (the selection sets it; the context reports it).
-// Without a selection: "not examined: this family does not use OpenBLAS".
+// Without a selection: "not examined: this family does not use OpenBLAS", and the context's
+// coretype says "examined": false.
 void set_openblas_core_note(const std::string& note);
 
 // GPU: {"available": true, devices: [...], driver/runtime/cuBLAS versions} or

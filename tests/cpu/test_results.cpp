@@ -346,3 +346,34 @@ TEST(LoadDocument, ClearMessagesForBadFiles) {
     EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos);
   }
 }
+
+namespace gtb {
+namespace {
+
+// The merged file's context: the first family's, plus each family's own section, and the OpenBLAS
+// core type of a family that examined it over one that did not (whatever order they ran in).
+TEST(MergeFamilyContext, OwnSectionsAndTheExaminedCoreType) {
+  const json unexamined = {{"host", {{"cpu", "x"}, {"blas", {{"coretype", {{"corename", "Zen"}, {"source", "detected"},
+                                                                         {"examined", false}}}}}}}};
+  const json examined = {{"host", {{"cpu", "y"}, {"blas", {{"coretype", {{"corename", "Zen"}, {"source", "detected"},
+                                                                       {"reason", "kernel set matches"}}}}}}},
+                         {"fam_b", {{"ranks", 2}}}};
+  json m;
+  merge_family_context(m, unexamined, "fam_a");
+  merge_family_context(m, examined, "fam_b");
+  EXPECT_EQ(m["host"]["cpu"], "x");  // the base stays the first family's
+  EXPECT_EQ(m["host"]["blas"]["coretype"], examined["host"]["blas"]["coretype"]);
+  EXPECT_EQ(m["fam_b"]["ranks"], 2);
+  json r;
+  merge_family_context(r, examined, "fam_b");
+  merge_family_context(r, unexamined, "fam_a");
+  EXPECT_EQ(r["host"]["blas"]["coretype"], examined["host"]["blas"]["coretype"]);
+  // Nobody examined it: the first family's stays; a context without host.blas is no error.
+  json n;
+  merge_family_context(n, unexamined, "fam_a");
+  merge_family_context(n, json{{"host", json::object()}}, "fam_c");
+  EXPECT_EQ(n["host"]["blas"]["coretype"]["examined"], false);
+}
+
+}  // namespace
+}  // namespace gtb
