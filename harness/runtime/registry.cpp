@@ -507,15 +507,7 @@ json list_json(const std::string& family, Suite suite) {
                   {"unit", b->metric().unit},
                   {"axes", axes},
                   {"cases", counts[b.get()]},
-                  {"rule", {{"warmup_samples", rule.warmup_samples},
-                            {"warmup_seconds", rule.warmup_seconds},
-                            {"min_samples", rule.min_samples},
-                            {"max_samples", rule.max_samples},
-                            {"noise_target", rule.noise_target},
-                            {"budget_seconds", rule.budget_seconds},
-                            {"hard_min_samples", rule.hard_min_samples},
-                            {"min_sample_seconds", rule.min_sample_seconds},
-                            {"max_reps", rule.max_reps}}},
+                  {"rule", to_json(rule)},
                   {"description", b->description()}});
   }
   return {{"family", family}, {"suite", to_string(suite)}, {"workloads", ws}};

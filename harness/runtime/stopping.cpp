@@ -39,32 +39,27 @@ const StopRule& suite_rule(Suite s) {
 }
 
 StopRule RuleChange::applied_to(StopRule r) const {
-  if (warmup_samples_) r.warmup_samples = *warmup_samples_;
-  if (warmup_seconds_) r.warmup_seconds = *warmup_seconds_;
-  if (min_samples_) r.min_samples = *min_samples_;
-  if (max_samples_) r.max_samples = *max_samples_;
-  if (noise_target_) r.noise_target = *noise_target_;
-  if (budget_seconds_) r.budget_seconds = *budget_seconds_;
-  if (hard_min_samples_) r.hard_min_samples = *hard_min_samples_;
-  if (min_sample_seconds_) r.min_sample_seconds = *min_sample_seconds_;
-  if (max_reps_) r.max_reps = *max_reps_;
+#define GTB_STOP_RULE_APPLY(type, name, value, what) \
+  if (name##_) r.name = *name##_;
+  GTB_STOP_RULE_FIELDS(GTB_STOP_RULE_APPLY)
+#undef GTB_STOP_RULE_APPLY
   return r;
 }
 
 RuleChange& RuleChange::then(const RuleChange& later) {
-  auto over = [](auto& field, const auto& v) {
-    if (v) field = v;
-  };
-  over(warmup_samples_, later.warmup_samples_);
-  over(warmup_seconds_, later.warmup_seconds_);
-  over(min_samples_, later.min_samples_);
-  over(max_samples_, later.max_samples_);
-  over(noise_target_, later.noise_target_);
-  over(budget_seconds_, later.budget_seconds_);
-  over(hard_min_samples_, later.hard_min_samples_);
-  over(min_sample_seconds_, later.min_sample_seconds_);
-  over(max_reps_, later.max_reps_);
+#define GTB_STOP_RULE_THEN(type, name, value, what) \
+  if (later.name##_) name##_ = later.name##_;
+  GTB_STOP_RULE_FIELDS(GTB_STOP_RULE_THEN)
+#undef GTB_STOP_RULE_THEN
   return *this;
+}
+
+json to_json(const StopRule& rule) {
+  json j = json::object();
+#define GTB_STOP_RULE_JSON(type, name, value, what) j[#name] = rule.name;
+  GTB_STOP_RULE_FIELDS(GTB_STOP_RULE_JSON)
+#undef GTB_STOP_RULE_JSON
+  return j;
 }
 
 std::string stop_decision(const StopRule& rule, const std::vector<double>& samples, double elapsed) {

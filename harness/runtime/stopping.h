@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/document/stats.h"
+#include "harness/document/types.h"  // json
 #include "kernels/common/clock.h"  // gtb::host_seconds
 #include "kernels/common/names.h"
 
@@ -20,45 +21,48 @@ inline constexpr NameTable<Suite, 2> kSuiteNames = {{{Suite::quick, "quick"}, {S
 inline const char* to_string(Suite s) { return name_of(kSuiteNames, s); }
 inline Suite suite_from_string(const std::string& s) { return parse_name(kSuiteNames, s, "suite"); }
 
+// The stopping rule's fields, listed once (type, name, default, meaning): StopRule, RuleChange's
+// setters, how changes merge and the rule's JSON form (gtb list) all come from this list.
+#define GTB_STOP_RULE_FIELDS(X)                                                                        \
+  X(int, warmup_samples, 1, "untimed-for-the-record samples run first")                               \
+  X(double, warmup_seconds, 0.02, "...and at least this long")                                        \
+  X(int, min_samples, 10, "samples before the noise target may stop sampling")                        \
+  X(int, max_samples, 1000, "samples at the most")                                                    \
+  X(double, noise_target, 0.01, "stop when the median's relative CI half-width is below this")        \
+  X(double, budget_seconds, 1.0, "stop sampling after this (once min_samples, or hard_min, are in)")  \
+  X(int, hard_min_samples, 3, "a slow case still gets this many samples, whatever the budget")        \
+  X(double, min_sample_seconds, 50e-6, "fast operations are repeated until one sample lasts this long") \
+  X(std::int64_t, max_reps, std::int64_t(1) << 20, "repetitions per sample at the most")
+
 struct StopRule {
-  int warmup_samples = 1;          // untimed-for-the-record samples run first
-  double warmup_seconds = 0.02;    // ...and at least this long
-  int min_samples = 10;
-  int max_samples = 1000;
-  double noise_target = 0.01;      // stop when the median's relative CI half-width is below this
-  double budget_seconds = 1.0;     // stop sampling after this (once min_samples, or hard_min, are in)
-  int hard_min_samples = 3;        // a slow case still gets this many samples, whatever the budget
-  double min_sample_seconds = 50e-6;  // fast operations are repeated until one sample lasts this long
-  std::int64_t max_reps = 1 << 20;
+#define GTB_STOP_RULE_MEMBER(type, name, value, what) type name = value;
+  GTB_STOP_RULE_FIELDS(GTB_STOP_RULE_MEMBER)
+#undef GTB_STOP_RULE_MEMBER
 };
+
+// The rule as JSON, one key per field (gtb list, --gtb_list).
+json to_json(const StopRule& rule);
 
 // What a registration changes in its suite's default rule: only the fields it sets, e.g.
 //   RuleChange().min_samples(5).budget_seconds(0.2)
 class RuleChange {
  public:
-  RuleChange& warmup_samples(int v) { return set(warmup_samples_, v); }
-  RuleChange& warmup_seconds(double v) { return set(warmup_seconds_, v); }
-  RuleChange& min_samples(int v) { return set(min_samples_, v); }
-  RuleChange& max_samples(int v) { return set(max_samples_, v); }
-  RuleChange& noise_target(double v) { return set(noise_target_, v); }
-  RuleChange& budget_seconds(double v) { return set(budget_seconds_, v); }
-  RuleChange& hard_min_samples(int v) { return set(hard_min_samples_, v); }
-  RuleChange& min_sample_seconds(double v) { return set(min_sample_seconds_, v); }
-  RuleChange& max_reps(std::int64_t v) { return set(max_reps_, v); }
+#define GTB_STOP_RULE_SETTER(type, name, value, what) \
+  RuleChange& name(type v) {                          \
+    name##_ = v;                                      \
+    return *this;                                     \
+  }
+  GTB_STOP_RULE_FIELDS(GTB_STOP_RULE_SETTER)
+#undef GTB_STOP_RULE_SETTER
 
   // `base` with this change's fields over it; a later change over an earlier one wins field by field.
   StopRule applied_to(StopRule base) const;
   RuleChange& then(const RuleChange& later);
 
  private:
-  template <class T, class V>
-  RuleChange& set(std::optional<T>& field, V v) {
-    field = v;
-    return *this;
-  }
-  std::optional<int> warmup_samples_, min_samples_, max_samples_, hard_min_samples_;
-  std::optional<double> warmup_seconds_, noise_target_, budget_seconds_, min_sample_seconds_;
-  std::optional<std::int64_t> max_reps_;
+#define GTB_STOP_RULE_CHANGE(type, name, value, what) std::optional<type> name##_;
+  GTB_STOP_RULE_FIELDS(GTB_STOP_RULE_CHANGE)
+#undef GTB_STOP_RULE_CHANGE
 };
 
 // The suites' default stopping rules (one table, in stopping.cpp).
