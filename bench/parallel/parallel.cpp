@@ -419,13 +419,7 @@ void gpu_interference(gtb::State& st) {
   GTB_CUDA_CHECK(cudaSetDevice(0));
   gm::GpuMlp model(cfg, batch, 1, gm::Precision::fp32);
   model.load_data(data.x.data(), data.y.data(), gm::DataSource::device);
-  mlp::StepCase checked;
-  checked.cfg = &cfg;
-  checked.rows = batch;
-  checked.x = data.x.data();
-  checked.labels = data.y.data();
-  checked.norm_rows = batch;
-  checked.rtol = 1e-4;
+  mlp::StepCase checked = mlp::step_case(cfg, data, batch);
   const mlp::StepCheck step_check = mlp::check_step_f64(gm::step_probe(model), checked);
   const mlp::VerifyResult res{step_check.ok, step_check.detail, 0};
   const std::vector<float>& p0 = step_check.params_before;

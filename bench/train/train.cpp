@@ -81,14 +81,7 @@ void cpu_case(gtb::State& st) {
   const int rows = batch / micro;
   const std::vector<float> init(model.params(), model.params() + model.layout().total);
   // One step from the initial parameters, checked in float64 (layer-local checks).
-  mlp::StepCase checked;
-  checked.cfg = &cfg;
-  checked.rows = rows;
-  checked.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
-  checked.labels = data.y.data() + (batch - rows);
-  checked.norm_rows = batch;
-  checked.grads_single_micro = micro == 1;
-  checked.rtol = 1e-4;
+  mlp::StepCase checked = mlp::step_case(cfg, data, batch, micro);
   auto verified_step = [&](float& loss) {
     model.set_params(init);
     model.reset_optimizer();
@@ -190,14 +183,7 @@ void gpu_case(gtb::State& st) {
   // Verify one eager step in float64 (layer-local checks on the backend's own tensors). With FP16
   // the first steps may overflow at the initial loss scale and be skipped; the first step that is
   // applied is the one checked.
-  mlp::StepCase checked;
-  checked.cfg = &cfg;
-  checked.rows = rows;
-  checked.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
-  checked.labels = data.y.data() + (batch - rows);
-  checked.norm_rows = batch;
-  checked.grads_single_micro = micro == 1;
-  checked.rtol = tolerance(prec);
+  mlp::StepCase checked = mlp::step_case(cfg, data, batch, micro, tolerance(prec));
   checked.max_attempts = 40;
   const mlp::StepCheck chk = mlp::check_step_f64(gm::step_probe(model), checked);
   const std::vector<float>& p0 = chk.params_before;

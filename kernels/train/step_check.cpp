@@ -6,6 +6,22 @@
 
 namespace gtb::mlp {
 
+StepCase step_case(const Config& cfg, const Dataset& data, int batch, int micro, double rtol) {
+  if (batch < 1 || micro < 1 || batch % micro != 0 || batch > data.rows)
+    throw std::invalid_argument("step_case: a batch of " + std::to_string(batch) + " rows in " + std::to_string(micro) +
+                                " micro-batches over " + std::to_string(data.rows) + " rows of data");
+  const int rows = batch / micro;
+  StepCase c;
+  c.cfg = &cfg;
+  c.rows = rows;
+  c.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
+  c.labels = data.y.data() + (batch - rows);
+  c.norm_rows = batch;
+  c.grads_single_micro = micro == 1;
+  c.rtol = rtol;
+  return c;
+}
+
 StepCheck check_step_f64(const StepProbe& probe, const StepCase& c) {
   if (!c.cfg || !c.x || !c.labels || c.rows < 1 || c.norm_rows < c.rows || c.max_attempts < 1)
     throw std::invalid_argument("check_step_f64: the step case is incomplete");

@@ -48,6 +48,10 @@ struct StepCheck {
   bool skipped = false;  // the checked step was skipped (its check then proves only that nothing moved)
 };
 
+// The case of a step over the first `batch` rows of `data` in `micro` equal micro-batches: the
+// last micro-batch is the one checked, the loss is normalised over the whole batch.
+StepCase step_case(const Config& cfg, const Dataset& data, int batch, int micro = 1, double rtol = 1e-4);
+
 StepCheck check_step_f64(const StepProbe& probe, const StepCase& c);
 
 }  // namespace gtb::mlp

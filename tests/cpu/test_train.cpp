@@ -519,16 +519,7 @@ struct ProbeCase {
   mlp::Config cfg = tiny(mlp::Act::relu, mlp::Optim::adam);
   int batch = 24;
   mlp::Dataset data = mlp::make_clusters(24, 12, 5, 9);
-  mlp::StepCase step_case(int rows, int micro) const {
-    mlp::StepCase c;
-    c.cfg = &cfg;
-    c.rows = rows;
-    c.x = data.x.data() + std::size_t(batch - rows) * std::size_t(cfg.input);
-    c.labels = data.y.data() + (batch - rows);
-    c.norm_rows = batch;
-    c.grads_single_micro = micro == 1;
-    return c;
-  }
+  mlp::StepCase step_case(int rows, int micro) const { return mlp::step_case(cfg, data, rows * micro, micro); }
 };
 }  // namespace
 
@@ -614,6 +605,21 @@ TEST(TrainStepCheck, RefusesAnIncompleteCaseOrProbe) {
   mlp::StepProbe no_step = p;
   no_step.step = nullptr;
   EXPECT_THROW(mlp::check_step_f64(no_step, pc.step_case(pc.batch, 1)), std::invalid_argument);
+}
+
+TEST(TrainStepCheck, StepCaseIsTheLastMicroBatchOfTheBatch) {
+  ProbeCase pc;
+  const mlp::StepCase c = mlp::step_case(pc.cfg, pc.data, 24, 3, 2e-2);
+  EXPECT_EQ(c.rows, 8);
+  EXPECT_EQ(c.norm_rows, 24);
+  EXPECT_EQ(c.x, pc.data.x.data() + 16 * pc.cfg.input);
+  EXPECT_EQ(c.labels, pc.data.y.data() + 16);
+  EXPECT_FALSE(c.grads_single_micro);
+  EXPECT_EQ(c.rtol, 2e-2);
+  EXPECT_TRUE(mlp::step_case(pc.cfg, pc.data, 12).grads_single_micro);
+  EXPECT_THROW(mlp::step_case(pc.cfg, pc.data, 24, 5), std::invalid_argument);   // 24 rows in 5 micro-batches
+  EXPECT_THROW(mlp::step_case(pc.cfg, pc.data, 48, 1), std::invalid_argument);   // more rows than the data
+  EXPECT_THROW(mlp::step_case(pc.cfg, pc.data, 0, 1), std::invalid_argument);
 }
 
 TEST(TrainConfig, BenchConfigIsTheFamiliesModel) {

@@ -77,13 +77,7 @@ TEST(TrainGpu, VerifierAcceptsEveryPrecision) {
     const mlp::Dataset d = mlp::make_clusters(batch, c.input, c.classes, 4);
     gm::GpuMlp gpu(c, batch, 1, p);
     gpu.load_data(d.x.data(), d.y.data(), gm::DataSource::device);
-    mlp::StepCase sc;
-    sc.cfg = &c;
-    sc.rows = batch;
-    sc.x = d.x.data();
-    sc.labels = d.y.data();
-    sc.norm_rows = batch;
-    sc.rtol = p == gm::Precision::fp32 ? 1e-4 : (p == gm::Precision::bf16 ? 3e-2 : 1e-2);
+    mlp::StepCase sc = mlp::step_case(c, d, batch, 1, p == gm::Precision::fp32 ? 1e-4 : (p == gm::Precision::bf16 ? 3e-2 : 1e-2));
     const mlp::StepCheck r = mlp::check_step_f64(gm::step_probe(gpu), sc);
     // A skipped step only proves that nothing moved; at this size FP16's initial scale must not overflow.
     EXPECT_FALSE(r.skipped) << gm::to_string(p);

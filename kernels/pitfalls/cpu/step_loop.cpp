@@ -53,12 +53,7 @@ mlp::VerifyResult CpuStepLoop::verify_first_step() {
   mlp::StepProbe probe = mlp::step_probe(model_, [&] { return double(one_step()); }, batch_);
   // With weight copies the step starts from the host copy, which one_step uploads first.
   if (copy_ == Copy::weights) probe.params_before = [&] { return host_weights_; };
-  mlp::StepCase c;
-  c.cfg = &cfg_;
-  c.rows = batch_;
-  c.x = data_.x.data();
-  c.labels = data_.y.data();
-  c.norm_rows = batch_;
+  const mlp::StepCase c = mlp::step_case(cfg_, data_, batch_);
   const mlp::StepCheck chk = mlp::check_step_f64(probe, c);
   mlp::VerifyResult r{chk.ok, chk.detail, 0};
   if (r.ok && copy_ == Copy::activation && (sink_.empty() || !std::equal(sink_.begin(), sink_.end(), model_.a(1)))) {

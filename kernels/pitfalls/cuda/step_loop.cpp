@@ -50,13 +50,7 @@ gtb::mlp::VerifyResult GpuStepLoop::verify_first_step() {
   gtb::mlp::StepProbe probe = gm::step_probe(*model_, [&] { one_step(); });
   // With weight copies the step starts from the host copy, which one_step uploads first.
   if (copy_ == Copy::weights) probe.params_before = [&] { return host_weights_; };
-  gtb::mlp::StepCase c;
-  c.cfg = &cfg_;
-  c.rows = batch_;
-  c.x = data_.x.data();
-  c.labels = data_.y.data();
-  c.norm_rows = batch_;
-  c.rtol = 1e-4;  // FP32 (the train family's tolerance)
+  const gtb::mlp::StepCase c = gtb::mlp::step_case(cfg_, data_, batch_);  // FP32: the train family's tolerance
   const gtb::mlp::StepCheck chk = gtb::mlp::check_step_f64(probe, c);
   gtb::mlp::VerifyResult r{chk.ok, chk.detail, 0};
   if (r.ok && copy_ == Copy::activation && sink_ != model_->fetch(gtb::mlp::Tensor::a, 1)) {
