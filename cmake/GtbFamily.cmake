@@ -10,6 +10,9 @@
 #                                                      #   then by name): a family others divide by runs first
 #   RENAMED     old/cpu=new                            # optional: variant `old` on backend cpu is now `new`;
 #                                                      #   results files read its old ids under the new ones
+#   NEEDS       train                                  # optional: families whose kernels this one's link
+#   OPENBLAS                                           # optional: its kernels use OpenBLAS (the binary links the
+#                                                      #   core-type selection its <family>.cpp installs)
 #   RANKS)                                             # optional: the binary runs as MPI ranks (gtb run --ranks)
 # Paths are relative to the project root.
 
@@ -17,11 +20,17 @@
 set(GTB_GTEST_SKIPPED "\\[  SKIPPED \\]")
 
 function(gtb_add_family)
-  cmake_parse_arguments(F "RANKS" "NAME;RUN_ORDER" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS;RENAMED" ${ARGN})
+  cmake_parse_arguments(F "RANKS;OPENBLAS" "NAME;RUN_ORDER" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS;RENAMED;NEEDS" ${ARGN})
   if(NOT F_NAME)
     message(FATAL_ERROR "gtb_add_family: NAME is required")
   endif()
   set(root ${PROJECT_SOURCE_DIR})
+  foreach(n IN LISTS F_NEEDS)
+    if(GTB_ONLY_FAMILIES AND NOT n IN_LIST GTB_ONLY_FAMILIES)
+      message(WARNING "gtb: family '${F_NAME}' left out: it needs the ${n} family (add ${n} to GTB_ONLY_FAMILIES)")
+      return()
+    endif()
+  endforeach()
   list(TRANSFORM F_BENCH PREPEND ${root}/)
   list(TRANSFORM F_CPU_SOURCES PREPEND ${root}/)
   list(TRANSFORM F_CUDA_SOURCES PREPEND ${root}/)
@@ -57,8 +66,20 @@ function(gtb_add_family)
     target_link_libraries(${klib} INTERFACE gtb_kernels_common)
   endif()
 
+  # A needed family's kernels, by name: its target may be defined later.
+  foreach(n IN LISTS F_NEEDS)
+    if(ksrc)
+      target_link_libraries(${klib} PUBLIC gtb_${n}_kernels)
+    else()
+      target_link_libraries(${klib} INTERFACE gtb_${n}_kernels)
+    endif()
+  endforeach()
+
   add_executable(gtb-${F_NAME} ${F_BENCH} ${root}/harness/runtime/family_main.cpp)
   target_link_libraries(gtb-${F_NAME} PRIVATE ${klib} gtb_runtime)
+  if(F_OPENBLAS)
+    target_link_libraries(gtb-${F_NAME} PRIVATE gtb_runtime_openblas)
+  endif()
   target_compile_definitions(gtb-${F_NAME} PRIVATE GTB_FAMILY_NAME="${F_NAME}")
   gtb_host_warnings(gtb-${F_NAME})
   set_target_properties(gtb-${F_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)

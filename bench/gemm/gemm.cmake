@@ -5,8 +5,5 @@ gtb_add_family(NAME gemm RUN_ORDER 40
   CPU_SOURCES kernels/gemm/cpu/gemm.cpp kernels/gemm/cpu/gemm_dnnl.cpp
   CUDA_SOURCES kernels/gemm/cuda/gemm.cpp kernels/gemm/cuda/gemm_lt.cpp
   CPU_TESTS tests/cpu/test_gemm.cpp bench/gemm/check.cpp bench/gemm/findings.cpp
-  GPU_TESTS tests/gpu/test_gemm.cpp)
-# Its kernels use OpenBLAS: the binary runs OpenBLAS's core-type selection (installed in gemm.cpp).
-if(TARGET gtb-gemm)
-  target_link_libraries(gtb-gemm PRIVATE gtb_runtime_openblas)
-endif()
+  GPU_TESTS tests/gpu/test_gemm.cpp
+  OPENBLAS)

@@ -1,20 +1,16 @@
 # Parallel family: MPI collectives and a data-parallel step on the CPU, NCCL collectives and the step on GPUs.
-# The data-parallel step uses the train family's model, data and float64 reference.
-if(GTB_ONLY_FAMILIES AND NOT "train" IN_LIST GTB_ONLY_FAMILIES)
-  message(WARNING "gtb: family 'parallel' left out: it needs the train family (add train to GTB_ONLY_FAMILIES)")
-  return()
-endif()
+# The data-parallel step uses the train family's model, data and float64 reference (NEEDS train).
 gtb_add_family(NAME parallel
   BENCH bench/parallel/parallel.cpp bench/parallel/findings.cpp bench/parallel/sections.cpp
   CPU_SOURCES kernels/parallel/buckets.cpp kernels/parallel/comm.cpp kernels/parallel/cpu/dp_step.cpp
   CUDA_SOURCES kernels/parallel/cuda/nccl.cpp kernels/parallel/cuda/nccl_fill.cu kernels/parallel/cuda/dp_step.cpp
   CPU_TESTS tests/cpu/test_parallel.cpp
   GPU_TESTS tests/gpu/test_parallel.cpp
+  NEEDS train
+  OPENBLAS
   RANKS)
 
 if(TARGET gtb_parallel_kernels)
-  # The train family's step through its public API; its target may be defined later.
-  target_link_libraries(gtb_parallel_kernels PUBLIC gtb_train_kernels)
   # Open MPI (Debian: openmpi-bin, libopenmpi-dev) is optional: without it the family builds and its
   # CPU records are skipped with the reason.
   find_package(MPI COMPONENTS CXX QUIET)
@@ -38,8 +34,4 @@ if(TARGET gtb_parallel_kernels)
       message(STATUS "gtb: NCCL not found; parallel's GPU records will be skipped")
     endif()
   endif()
-endif()
-# Its kernels use OpenBLAS: the binary runs OpenBLAS's core-type selection (installed in parallel.cpp).
-if(TARGET gtb-parallel)
-  target_link_libraries(gtb-parallel PRIVATE gtb_runtime_openblas)
 endif()

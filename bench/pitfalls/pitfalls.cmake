@@ -1,19 +1,15 @@
 # Pitfalls family: code-level causes of slow training as measured A/Bs (a loss read every step,
 # debug and unoptimised builds, fast-math, redundant copies). It reuses the train family's step.
-if(GTB_ONLY_FAMILIES AND NOT "train" IN_LIST GTB_ONLY_FAMILIES)
-  message(WARNING "gtb: family 'pitfalls' left out: it needs the train family (add train to GTB_ONLY_FAMILIES)")
-  return()
-endif()
 gtb_add_family(NAME pitfalls
   BENCH bench/pitfalls/pitfalls.cpp bench/pitfalls/findings.cpp bench/pitfalls/sections.cpp
   CPU_SOURCES kernels/pitfalls/reference.cpp kernels/pitfalls/cpu/flag_variants.cpp kernels/pitfalls/cpu/step_loop.cpp
   CUDA_SOURCES kernels/pitfalls/cuda/flag_variants.cpp kernels/pitfalls/cuda/flag_run.cpp kernels/pitfalls/cuda/step_loop.cpp
   CPU_TESTS tests/cpu/test_pitfalls.cpp bench/pitfalls/findings.cpp
-  GPU_TESTS tests/gpu/test_pitfalls.cpp)
+  GPU_TESTS tests/gpu/test_pitfalls.cpp
+  NEEDS train
+  OPENBLAS)
 
 if(TARGET gtb_pitfalls_kernels)
-  # The train family's step (CPU and GPU) through its public API; its target may be defined later.
-  target_link_libraries(gtb_pitfalls_kernels PUBLIC gtb_train_kernels)
   add_subdirectory(${PROJECT_SOURCE_DIR}/kernels/pitfalls ${CMAKE_CURRENT_BINARY_DIR}/pitfalls_variants)
   # The variants got their own flags and nothing else, and -O0 really is unoptimised (a planted
   # run proves the check can fail). The disassembly check reads x86-64 code.
@@ -33,8 +29,4 @@ if(TARGET gtb_pitfalls_kernels)
                            PASS_REGULAR_EXPRESSION "FAIL: O0 object [^\n]* has packed SIMD")
     endif()
   endif()
-endif()
-# Its kernels use OpenBLAS: the binary runs OpenBLAS's core-type selection (installed in pitfalls.cpp).
-if(TARGET gtb-pitfalls)
-  target_link_libraries(gtb-pitfalls PRIVATE gtb_runtime_openblas)
 endif()

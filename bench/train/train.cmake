@@ -6,8 +6,5 @@ gtb_add_family(NAME train RUN_ORDER 50
   GPU_TESTS tests/gpu/test_train.cpp
   # The CPU step runs the faster verified of OpenBLAS's and oneDNN's SGEMM (the library is in
   # info.gemm_path); it was called openblas before.
-  RENAMED openblas/cpu=fastest_blas)
-# Its kernels use OpenBLAS: the binary runs OpenBLAS's core-type selection (installed in train.cpp).
-if(TARGET gtb-train)
-  target_link_libraries(gtb-train PRIVATE gtb_runtime_openblas)
-endif()
+  RENAMED openblas/cpu=fastest_blas
+  OPENBLAS)
