@@ -20,10 +20,12 @@ endforeach()
 # A timing verdict: alone on the machine, not beside another test's load.
 set_tests_properties(driver.planted PROPERTIES RUN_SERIAL TRUE)
 # The OpenBLAS core type of a family process (user's choice respected, detection measured in a child).
-add_test(NAME driver.blas_coretype
-         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/driver/blas_core.sh $<TARGET_FILE:gtb-gemm> ${Python3_EXECUTABLE}
-                 ${CMAKE_CURRENT_BINARY_DIR}/blas-coretype)
-set_tests_properties(driver.blas_coretype PROPERTIES LABELS cpu TIMEOUT 300)
+if(TARGET gtb-gemm)  # not built with -DGTB_ONLY_FAMILIES without gemm
+  add_test(NAME driver.blas_coretype
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/driver/blas_core.sh $<TARGET_FILE:gtb-gemm> ${Python3_EXECUTABLE}
+                   ${CMAKE_CURRENT_BINARY_DIR}/blas-coretype)
+  set_tests_properties(driver.blas_coretype PROPERTIES LABELS cpu TIMEOUT 300)
+endif()
 # Every family folder under bench/ must build its family; a missing one fails driver.every_family (a
 # dependency that went missing must not drop a family silently).
 file(GLOB _gtb_family_cmakes RELATIVE ${PROJECT_SOURCE_DIR}/bench ${PROJECT_SOURCE_DIR}/bench/*/*.cmake)
