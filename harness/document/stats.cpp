@@ -20,10 +20,17 @@ double quantile_sorted(const std::vector<double>& s, double q) {
   return s[lo] + frac * (s[hi] - s[lo]);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return quantile_sorted(v, 0.5);
+double median_inplace(std::vector<double>& v) {
+  if (v.empty()) throw std::invalid_argument("median of an empty sample");
+  const std::size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  const double hi = v[mid];
+  if (v.size() % 2 == 1) return hi;
+  const double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
+  return lo + 0.5 * (hi - lo);  // as quantile_sorted(sorted, 0.5) computes it, to the last bit
 }
+
+double median(std::vector<double> v) { return median_inplace(v); }
 
 Stats compute_stats(const std::vector<double>& samples) {
   if (samples.empty()) throw std::invalid_argument("statistics of an empty sample");

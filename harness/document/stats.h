@@ -18,7 +18,10 @@ struct Stats {
 Stats compute_stats(const std::vector<double>& samples);
 // Linear-interpolated quantile (Hyndman-Fan type 7, as numpy's default) of sorted data.
 double quantile_sorted(const std::vector<double>& sorted, double q);
+// The median (the mean of the two middle values of an even count), the one definition every part of
+// gtb uses. median_inplace reorders `v` instead of copying it (for loops that resample).
 double median(std::vector<double> v);
+double median_inplace(std::vector<double>& v);
 // Relative half-width of a ~95% distribution-free confidence interval of the median (order
 // statistics, normal approximation to the binomial). Shrinks as samples accumulate even when each
 // sample is noisy, so it is the stopping rule's noise measure. Returns +inf below 6 samples.

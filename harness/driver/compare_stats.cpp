@@ -7,6 +7,8 @@
 #include <map>
 #include <utility>
 
+#include "harness/document/stats.h"
+
 namespace gtb::compare {
 
 std::uint64_t Rng::next() {
@@ -33,16 +35,6 @@ double Rng::normal() {
 
 namespace {
 
-double median_inplace(std::vector<double>& v) {
-  const std::size_t n = v.size();
-  const std::size_t mid = n / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  const double hi = v[mid];
-  if (n % 2 == 1) return hi;
-  const double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-  return 0.5 * (lo + hi);
-}
-
 void resample(const std::vector<double>& from, std::vector<double>& to, Rng& rng) {
   to.resize(from.size());
   for (auto& x : to) x = from[rng.index(from.size())];
@@ -65,7 +57,7 @@ RatioInterval bootstrap_median_ratio(const std::vector<double>& num, const std::
   RatioInterval out;
   if (num.empty() || den.empty()) return out;
   std::vector<double> a = num, b = den;
-  out.ratio = median_inplace(a) / median_inplace(b);
+  out.ratio = gtb::median_inplace(a) / gtb::median_inplace(b);
   out.low = out.high = out.ratio;
   if (resamples <= 0) return out;
   Rng rng(seed);
@@ -74,7 +66,7 @@ RatioInterval bootstrap_median_ratio(const std::vector<double>& num, const std::
   for (int r = 0; r < resamples; ++r) {
     resample(num, a, rng);
     resample(den, b, rng);
-    ratios.push_back(median_inplace(a) / median_inplace(b));
+    ratios.push_back(gtb::median_inplace(a) / gtb::median_inplace(b));
   }
   std::sort(ratios.begin(), ratios.end());
   const double tail = (1.0 - confidence) / 2.0;

@@ -33,6 +33,20 @@ TEST(Stats, EvenCountInterpolates) {
   EXPECT_DOUBLE_EQ(s.q3, 4.75);
 }
 
+// One median everywhere: median, median_inplace and compute_stats agree to the last bit, odd and even.
+TEST(Stats, OneMedianToTheLastBit) {
+  for (std::vector<double> v : {std::vector<double>{0.3, 0.1, 0.7}, std::vector<double>{0.1, 0.7, 0.3, 0.2000001},
+                                std::vector<double>{1e-3, 3.3e-3}, std::vector<double>{5.0}}) {
+    const double m = gtb::median(v);
+    std::vector<double> w = v;
+    EXPECT_EQ(gtb::median_inplace(w), m);
+    EXPECT_EQ(compute_stats(v).median, m);
+  }
+  EXPECT_EQ(gtb::median({4.0, 1.0, 3.0, 2.0}), 2.5);  // the two middle values' mean, not the upper one
+  std::vector<double> empty;
+  EXPECT_THROW(gtb::median_inplace(empty), std::invalid_argument);
+}
+
 TEST(Stats, SingleSample) {
   const auto s = compute_stats({0.25});
   EXPECT_DOUBLE_EQ(s.median, 0.25);
