@@ -10,7 +10,7 @@
 #                                                      #   then by name): a family others divide by runs first
 #   RENAMED     old/cpu=new                            # optional: variant `old` on backend cpu is now `new`;
 #                                                      #   results files read its old ids under the new ones
-#   NEEDS       train                                  # optional: families whose kernels this one's link
+#   NEEDS       otherfam                               # optional: families whose kernels this one links
 #   OPENBLAS                                           # optional: its kernels use OpenBLAS (the binary links the
 #                                                      #   core-type selection its <family>.cpp installs)
 #   RANKS)                                             # optional: the binary runs as MPI ranks (gtb run --ranks)
