@@ -13,6 +13,7 @@ DEBIAN_PACKAGES=(
   libcli11-dev                                      # command-line parsing of the gtb driver
   openmpi-bin libopenmpi-dev                        # MPI: the launcher and CPU collectives of families run as ranks
   python3 python3-jsonschema python3-matplotlib python3-numpy  # schema checks, plots
+  python3-pip                                       # PyPI wheels: oneMKL (x86-64), the PyTorch yardstick
   clang libclang-rt-14-dev libomp-dev              # libFuzzer for the results-loader fuzz test (clang + OpenMP)
 )
 
@@ -36,6 +37,26 @@ if ! python3 -c 'import jsonschema, matplotlib' 2>/dev/null; then
   echo "setup: installing jsonschema and matplotlib for $(command -v python3)"
   python3 -m pip install --quiet jsonschema matplotlib 2>/dev/null ||
     python3 -m pip install --quiet --break-system-packages jsonschema matplotlib
+fi
+
+# oneMKL, x86-64 only: PyPI's mkl and mkl-include wheels (about 1 GB) into a private prefix, never
+# system-wide; configure looks there (cmake/GtbMKL.cmake). Debian's pip refuses any install outside
+# a virtual environment unless told (PEP 668); a prefix of our own breaks nothing of the system's.
+if [ "$(uname -m)" = x86_64 ]; then
+  mkl_prefix="${GTB_DEPS_DIR:-$HOME/.cache/gtb}/mkl"
+  if compgen -G "$mkl_prefix/lib/libmkl_rt.so.*" >/dev/null && compgen -G "$mkl_prefix/lib/libmkl_gnu_thread.so.*" >/dev/null &&
+     [ -f "$mkl_prefix/include/mkl_cblas.h" ]; then
+    echo "setup: oneMKL found ($mkl_prefix)"
+  else
+    echo "setup: installing oneMKL (PyPI mkl and mkl-include, about 1 GB) into $mkl_prefix"
+    mkl_wheels=('mkl==2026.*' 'mkl-include==2026.*')
+    pip_prefix=(python3 -m pip install --quiet --no-warn-script-location --prefix "$mkl_prefix")
+    "${pip_prefix[@]}" "${mkl_wheels[@]}" 2>/dev/null ||
+      "${pip_prefix[@]}" --break-system-packages "${mkl_wheels[@]}" ||
+      echo "setup: oneMKL could not be installed; its records will be skipped with the reason"
+  fi
+else
+  echo "setup: oneMKL not installed: its wheels are for x86-64, this machine is $(uname -m) (its records are skipped)"
 fi
 
 # The CUDA Toolkit is not in Debian 12's main archive: it is found, never installed, here.

@@ -1,6 +1,6 @@
 // GEMM family: FP32, TF32, FP16 and BF16 GEMMs through cuBLAS/cuBLASLt against the CPU's SGEMM
-// candidates (OpenBLAS per core type, oneDNN) and oneDNN BF16/FP16, each result checked against a
-// float64 reference before it is timed.
+// candidates (OpenBLAS per core type, oneDNN, oneMKL) and oneDNN BF16/FP16 and oneMKL BF16, each
+// result checked against a float64 reference before it is timed.
 #include <cmath>
 #include <climits>
 #include <cstdlib>
@@ -15,6 +15,7 @@
 #include "harness/runtime/blas_core.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
+#include "kernels/common/cpu/mkl.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
 #include "kernels/gemm/cpu/gemm.h"
@@ -176,6 +177,48 @@ void cpu_onednn(gtb::State& st) {
   st.exec([&] { mm.run(); });
 }
 
+// oneMKL's cblas_sgemm, or cblas_gemm_bf16bf16f32 on operands rounded to bfloat16 once, outside the
+// timed region (C stays FP32: the routine has no bf16 output).
+void cpu_mkl(gtb::State& st) {
+  namespace mkl = gtb::cpu::mkl;
+  const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
+  if (prec != Precision::fp32 && prec != Precision::bf16_fp32acc)
+    throw std::invalid_argument("mkl variant runs fp32 and bf16_fp32acc only");
+  mkl::require();
+  const Problem& pr = problem(dim(st, "m"), dim(st, "n"), dim(st, "k"));
+  const int m = int(pr.m), n = int(pr.n), k = int(pr.k);
+  const bool bf16 = prec == Precision::bf16_fp32acc;
+  std::vector<std::uint16_t> a16, b16;
+  if (bf16) {
+    a16.resize(pr.a.size()), b16.resize(pr.b.size());
+    gtb::cpu::to_bf16_rows(pr.a.data(), m, k, k, a16.data());
+    gtb::cpu::to_bf16_rows(pr.b.data(), k, n, n, b16.data());
+  }
+  std::vector<float> c = output_buffer(pr);
+  auto run = [&] {
+    if (bf16)
+      mkl::gemm_bf16(false, false, m, n, k, 1.0f, a16.data(), k, b16.data(), n, 0.0f, c.data(), n);
+    else
+      mkl::sgemm(false, false, m, n, k, 1.0f, pr.a.data(), k, pr.b.data(), n, 0.0f, c.data(), n);
+  };
+  run();
+  describe_problem(st, pr, prec);
+  if (!record_check(st, c.data(), pr, prec)) return;
+  st.info("threads", mkl::threads());
+  st.info("threading", mkl::threading());
+  st.info("library", mkl::version());
+  st.info("processor", mkl::processor());
+  st.info("compute", bf16 ? "cblas_gemm_bf16bf16f32 (BF16 in, FP32 accumulate, FP32 out)"
+                          : "cblas_sgemm (FP32 in, FP32 accumulate, FP32 out)");
+  st.exec(run);
+}
+
+// The quick suite measures oneMKL at three shapes: a small and a mid-size square and a skinny one
+// (its 2048-sized shapes cost a second a call on a 2-core CPU where MKL takes its generic path).
+bool mkl_quick_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return (m == n && n == k && (m == 256 || m == 1024)) || (m == 32 && n == 4096 && k == 4096);
+}
+
 #if GTB_HAVE_CUDA
 void gpu_gemm(gtb::State& st, bool lt) {
   const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
@@ -298,6 +341,17 @@ void register_all() {
       .ceiling("host_fma_fp32_tflops");
   register_gemm(gtb::Backend::cpu, "onednn", {"bf16_fp32acc", "fp16_fp32acc"}, cpu_onednn,
                 "oneDNN matmul with bf16/f16 A, B, C and f32 accumulation, all cores");
+  auto mkl_quick = [](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
+    return suite != gtb::Suite::quick || mkl_quick_shape(p.at("m").get<std::int64_t>(), p.at("n").get<std::int64_t>(),
+                                                         p.at("k").get<std::int64_t>());
+  };
+  register_gemm(gtb::Backend::cpu, "mkl", {"fp32"}, cpu_mkl,
+                "oneMKL cblas_sgemm, all cores (GNU OpenMP threading layer)")
+      .ceiling("host_fma_fp32_tflops")
+      .filter(mkl_quick);
+  register_gemm(gtb::Backend::cpu, "mkl", {"bf16_fp32acc"}, cpu_mkl,
+                "oneMKL cblas_gemm_bf16bf16f32: bf16 A and B, f32 accumulation and C, all cores")
+      .filter(mkl_quick);
   register_gemm(gtb::Backend::cuda, "cublas", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, false); },
                 "cublasGemmEx with the precision's compute type; TFLOP/s = 2*m*n*k / time");
   register_gemm(gtb::Backend::cuda, "cublaslt", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, true); },

@@ -12,6 +12,7 @@
 #include "harness/runtime/gpu.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
+#include "kernels/common/cpu/mkl.h"
 #include "kernels/common/precision.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/mlp.h"
@@ -70,18 +71,50 @@ void common_counters(gtb::State& st, const mlp::Layout& lay, int batch, double m
   st.info("gemm_precision", gtb::to_string(gtb::gemm_precision(p)));
 }
 
+// The tolerance of the CPU step's float64 check (docs/train.md derives it): FP32 GEMMs, or BF16
+// operands (unit roundoff 2^-8 on each of the two factors of a product) with FP32 accumulation.
+double cpu_tolerance(gtb::Precision p) { return p == gtb::Precision::bf16 ? 1e-2 : 1e-4; }
+
+std::string gemm_path(gtb::cpu::GemmLib lib, gtb::Precision p) {
+  switch (lib) {
+    case gtb::cpu::GemmLib::openblas:
+      // OpenBLAS runs the core type this process verified and chose (a family binary whose OpenBLAS
+      // fell back to generic kernels re-executes itself with the matching one).
+      return "OpenBLAS cblas_sgemm, core " + gtb::cpu::blas_corename() + " (chosen by: " + gtb::openblas_core_source() +
+             ")";
+    case gtb::cpu::GemmLib::onednn: return "oneDNN dnnl_sgemm " + gtb::cpu::dnnl_version();
+    case gtb::cpu::GemmLib::mkl:
+      return (p == gtb::Precision::bf16 ? "oneMKL cblas_gemm_bf16bf16f32 (operands rounded to BF16 per GEMM), "
+                                        : "oneMKL cblas_sgemm, ") +
+             gtb::cpu::mkl::version();
+  }
+  return "";
+}
+
 void cpu_case(gtb::State& st) {
   const mlp::Config cfg = config_of(st);
   const int batch = st.get_int("batch", 1), micro = micro_batches_of(st);
   if (batch % micro) throw std::invalid_argument("train: batch must be a multiple of micro_batches");
-  if (st.has("precision") && st.get_string("precision") != "fp32")
-    throw gtb::Skip("the CPU step runs in FP32 only");
+  const gtb::Precision prec =
+      st.has("precision") ? gtb::precision_from_string(st.get_string("precision")) : gtb::Precision::fp32;
+  if (prec != gtb::Precision::fp32 && prec != gtb::Precision::bf16)
+    throw gtb::Skip(std::string("the CPU step runs fp32 or bf16 (") + gtb::to_string(prec) +
+                    " is a GPU compute mode or precision)");
+  // The libraries that can run this precision's GEMMs, OpenBLAS (the reference choice) first.
+  std::vector<gtb::cpu::GemmLib> libs;
+  if (prec == gtb::Precision::fp32)
+    libs = {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl};
+  else if (gtb::cpu::gemm_lib_available(gtb::cpu::GemmLib::mkl))
+    libs = {gtb::cpu::GemmLib::mkl};
+  else
+    throw gtb::Skip("the CPU BF16 step runs its GEMMs through oneMKL's cblas_gemm_bf16bf16f32 (oneDNN 2.6's API "
+                    "has no BF16 GEMM outside its matmul primitive): " + gtb::cpu::mkl::unavailable_reason());
   mlp::CpuMlp model(cfg, batch / micro, cap_of(st));
   const mlp::Dataset& data = dataset(batch, cfg.input);
   const int rows = batch / micro;
   const std::vector<float> init(model.params(), model.params() + model.layout().total);
   // One step from the initial parameters, checked in float64 (layer-local checks).
-  mlp::StepCase checked = mlp::step_case(cfg, data, batch, micro);
+  mlp::StepCase checked = mlp::step_case(cfg, data, batch, micro, cpu_tolerance(prec));
   auto verified_step = [&](float& loss) {
     model.set_params(init);
     model.reset_optimizer();
@@ -91,23 +124,29 @@ void cpu_case(gtb::State& st) {
     loss = float(c.loss);
     return mlp::VerifyResult{c.ok, c.detail, 0};
   };
-  // The fastest verified GEMM library for this model and batch: each candidate's step is checked,
-  // then timed briefly by the harness's probe (median of 3 samples of >= 20 ms); a challenger must
-  // beat OpenBLAS by 5 %.
+  // The fastest verified GEMM library for this precision, model and batch: each candidate's step
+  // is checked, then timed briefly by the harness's probe (median of 3 samples of >= 20 ms); a
+  // challenger must beat the best so far by 5 %.
   // The record's check is its chosen candidate's (the step from the initial parameters is the same
   // computation whichever candidate is timed after it).
   gtb::json candidates = gtb::json::object();
-  gtb::cpu::GemmLib best = gtb::cpu::GemmLib::openblas;
+  gtb::cpu::GemmLib best = libs.front();
   double best_s = 0;
-  mlp::VerifyResult res, openblas_res{false, "no GEMM library ran the step", 0};
-  float loss0 = 0, openblas_loss = 0;
-  for (gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn}) {
-    if (!gtb::cpu::gemm_lib_available(lib)) continue;
+  mlp::VerifyResult res, first_res{false, "no GEMM library ran the step", 0};
+  float loss0 = 0, first_loss = 0;
+  for (gtb::cpu::GemmLib lib : libs) {
+    gtb::json& c = candidates[gtb::cpu::to_string(lib)];
+    if (!gtb::cpu::gemm_lib_available(lib)) {
+      c["verified"] = false;
+      c["detail"] = lib == gtb::cpu::GemmLib::mkl ? gtb::cpu::mkl::unavailable_reason() : "not built in";
+      continue;
+    }
+    model.set_precision(gtb::Precision::fp32);  // a library change must not meet a stale BF16 setting
     model.set_gemm_lib(lib);
+    model.set_precision(prec);
     float loss = 0;
     const mlp::VerifyResult r = verified_step(loss);
-    if (lib == gtb::cpu::GemmLib::openblas) openblas_res = r, openblas_loss = loss;
-    gtb::json& c = candidates[gtb::cpu::to_string(lib)];
+    if (lib == libs.front()) first_res = r, first_loss = loss;
     c["verified"] = r.ok;
     if (!r.ok) {
       c["detail"] = r.detail;
@@ -115,25 +154,22 @@ void cpu_case(gtb::State& st) {
     }
     const double s = st.probe([&] { model.step(data.x.data(), data.y.data(), batch, micro); });
     c["step_ms"] = s * 1e3;
-    if (best_s == 0 || s < (lib == gtb::cpu::GemmLib::openblas ? best_s : 0.95 * best_s))
-      best = lib, best_s = s, res = r, loss0 = loss;
+    if (best_s == 0 || s < 0.95 * best_s) best = lib, best_s = s, res = r, loss0 = loss;
   }
-  if (best_s == 0) {  // no candidate verified: the OpenBLAS step's failure is the record's
-    best = gtb::cpu::GemmLib::openblas;
-    res = openblas_res, loss0 = openblas_loss;
+  if (best_s == 0) {  // no candidate verified: the first one's failure is the record's
+    best = libs.front();
+    res = first_res, loss0 = first_loss;
   }
+  model.set_precision(gtb::Precision::fp32);
   model.set_gemm_lib(best);
-  st.check(res.ok, res.detail, {{"loss_first_step", loss0}});
+  model.set_precision(prec);
+  st.check(res.ok, res.detail, {{"loss_first_step", loss0}, {"tolerance", cpu_tolerance(prec)}});
   if (!res.ok) return;
   st.set_work(batch);
   st.info("threads", mlp::CpuMlp::threads());
   st.info("blas", gtb::cpu::blas_config());
-  // OpenBLAS runs the core type this process verified and chose (a family binary whose OpenBLAS
-  // fell back to generic kernels re-executes itself with the matching one).
-  st.info("gemm_path", best == gtb::cpu::GemmLib::openblas
-                           ? "OpenBLAS cblas_sgemm, core " + gtb::cpu::blas_corename() + " (chosen by: " +
-                                 gtb::openblas_core_source() + ")"
-                           : "oneDNN dnnl_sgemm " + gtb::cpu::dnnl_version());
+  st.info("gemm_library", gtb::cpu::to_string(best));
+  st.info("gemm_path", gemm_path(best, prec));
   st.info("gemm_candidates", candidates);
   float last = loss0;
   const auto& s = st.exec([&] { last = model.step(data.x.data(), data.y.data(), batch, micro); });
@@ -305,10 +341,11 @@ gtb::Bench& precision_axes(gtb::Bench& b) {
       .axis("depth", std::vector<std::int64_t>{4});
 }
 auto& p_cpu = step_bench("precision", gtb::Backend::cpu, precision_axes)
-                  .option("precision", std::vector<std::string>{"fp32"})
+                  .option("precision", std::vector<std::string>{"fp32", "bf16"})
                   .option("optimizer", std::vector<std::string>{"sgd", "adam"})
                   .option("activation", std::vector<std::string>{"gelu"})
-                  .describe("the training step (GELU) in FP32 on the CPU, SGD-momentum or Adam");
+                  .describe("the training step (GELU) on the CPU, SGD-momentum or Adam: fp32, or bf16 autocast (GEMM "
+                            "operands rounded to BF16, FP32 accumulation, master weights and elementwise passes)");
 auto& p_gpu = step_bench("precision", gtb::Backend::cuda, precision_axes)
                   .option("precision", gtb::names_of(gtb::kPrecisionNames, gtb::kTrainPrecisions))
                   .option("optimizer", std::vector<std::string>{"sgd", "adam"})

@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 
+#include "kernels/common/cpu/mkl.h"
+
 #if GTB_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
 #endif
@@ -33,11 +35,14 @@ bool dnnl_built() { return false; }
 std::string dnnl_version() { return ""; }
 #endif
 
-bool gemm_lib_available(GemmLib lib) { return lib == GemmLib::openblas || dnnl_built(); }
+bool gemm_lib_available(GemmLib lib) {
+  return lib == GemmLib::openblas || (lib == GemmLib::onednn && dnnl_built()) || (lib == GemmLib::mkl && mkl::available());
+}
 
 void sgemm(GemmLib lib, bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
            int ldb, float beta, float* c, int ldc) {
   if (lib == GemmLib::openblas) return sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (lib == GemmLib::mkl) return mkl::sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #if GTB_HAVE_DNNL
   const dnnl_status_t st =
       dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);  // row-major
@@ -50,7 +55,10 @@ void sgemm(GemmLib lib, bool ta, bool tb, int m, int n, int k, float alpha, cons
 }
 
 int blas_threads() { return openblas_get_num_threads(); }
-void set_blas_threads(int n) { openblas_set_num_threads(n); }
+void set_blas_threads(int n) {
+  openblas_set_num_threads(n);
+  mkl::set_threads(n);
+}
 std::string blas_config() { return openblas_get_config(); }
 std::string blas_corename() { return openblas_get_corename(); }
 

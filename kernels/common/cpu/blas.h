@@ -13,12 +13,14 @@ void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const f
 void dgemm(bool trans_a, bool trans_b, int m, int n, int k, double alpha, const double* a, int lda,
            const double* b, int ldb, double beta, double* c, int ldc);
 
-// The libraries an FP32 GEMM can go through. oneDNN's dnnl_sgemm picks its kernels from the CPU's
-// ISA at run time and runs on one thread when called inside an OpenMP parallel region.
-enum class GemmLib { openblas, onednn };
-inline constexpr NameTable<GemmLib, 2> kGemmLibNames = {{{GemmLib::openblas, "openblas"}, {GemmLib::onednn, "onednn"}}};
+// The libraries an FP32 GEMM can go through. oneDNN's dnnl_sgemm and oneMKL (kernels/common/cpu/mkl.h)
+// pick their kernels from the CPU's ISA at run time and run on one thread when called inside an
+// OpenMP parallel region.
+enum class GemmLib { openblas, onednn, mkl };
+inline constexpr NameTable<GemmLib, 3> kGemmLibNames = {
+    {{GemmLib::openblas, "openblas"}, {GemmLib::onednn, "onednn"}, {GemmLib::mkl, "mkl"}}};
 inline const char* to_string(GemmLib lib) { return name_of(kGemmLibNames, lib); }
-bool gemm_lib_available(GemmLib lib);  // onednn: only when built with it
+bool gemm_lib_available(GemmLib lib);  // onednn: only when built with it; mkl: when it loads
 void sgemm(GemmLib lib, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
            const float* b, int ldb, float beta, float* c, int ldc);
 
@@ -26,7 +28,7 @@ bool dnnl_built();           // compiled against oneDNN
 std::string dnnl_version();  // "2.6.3" (empty when not built)
 
 int blas_threads();
-void set_blas_threads(int n);
+void set_blas_threads(int n);  // OpenBLAS's pool, and oneMKL's where it is loaded, alike
 std::string blas_config();    // e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64"
 std::string blas_corename();  // the kernel set OpenBLAS selected, e.g. "Haswell"
 

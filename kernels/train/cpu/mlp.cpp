@@ -1,4 +1,5 @@
-// CPU MLP training step: OpenBLAS SGEMM for the GEMMs, fused OpenMP loops for everything else.
+// CPU MLP training step: SGEMM (or oneMKL's BF16 GEMM) for the GEMMs, fused OpenMP loops for
+// everything else.
 #include "kernels/train/cpu/mlp.h"
 
 #include <omp.h>
@@ -10,6 +11,7 @@
 #include <new>
 
 #include "kernels/common/cpu/blas.h"
+#include "kernels/common/cpu/mkl.h"
 #include "kernels/common/errors.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
@@ -61,7 +63,7 @@ void CpuMlp::gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda
                   float* c, int ldc) const {
   const int nt = omp_get_max_threads();
   if (threading_ == Threading::blas || nt == 1 || double(m) * double(n) * double(k) < 4.0e6) {
-    cpu::sgemm(lib_, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+    leaf_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
     return;
   }
   const bool split_m = m >= n;
@@ -77,14 +79,28 @@ void CpuMlp::gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda
     if (i1 > i0) {
       if (split_m) {
         const float* as = ta ? a + i0 : a + std::size_t(i0) * std::size_t(lda);
-        cpu::sgemm(lib_, ta, tb, i1 - i0, n, k, 1.0f, as, lda, b, ldb, beta, c + std::size_t(i0) * std::size_t(ldc),
-                   ldc);
+        leaf_gemm(ta, tb, i1 - i0, n, k, as, lda, b, ldb, beta, c + std::size_t(i0) * std::size_t(ldc), ldc);
       } else {
         const float* bs = tb ? b + std::size_t(i0) * std::size_t(ldb) : b + i0;
-        cpu::sgemm(lib_, ta, tb, m, i1 - i0, k, 1.0f, a, lda, bs, ldb, beta, c + i0, ldc);
+        leaf_gemm(ta, tb, m, i1 - i0, k, a, lda, bs, ldb, beta, c + i0, ldc);
       }
     }
   }
+}
+
+void CpuMlp::leaf_gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+                       float beta, float* c, int ldc) const {
+  if (prec_ == Precision::fp32) return cpu::sgemm(lib_, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+  // The operands as stored (op() transposes them in the call): rows x cols with row stride ld.
+  // Rounded per call, as autocast does; the copies are per thread (rows mode calls this from
+  // every thread at once) and reused across calls.
+  thread_local std::vector<std::uint16_t> a16, b16;
+  const int ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+  a16.resize(std::size_t(ar) * std::size_t(ac));
+  b16.resize(std::size_t(br) * std::size_t(bc));
+  cpu::to_bf16_rows(a, ar, ac, lda, a16.data());
+  cpu::to_bf16_rows(b, br, bc, ldb, b16.data());
+  cpu::mkl::gemm_bf16(ta, tb, m, n, k, 1.0f, a16.data(), ac, b16.data(), bc, beta, c, ldc);
 }
 
 CpuMlp::CpuMlp(const Config& c, int max_micro_batch, std::size_t cap_bytes)
@@ -114,8 +130,18 @@ void CpuMlp::set_params(const std::vector<float>& p) {
 }
 void CpuMlp::set_gemm_lib(cpu::GemmLib lib) {
   if (!cpu::gemm_lib_available(lib))
-    throw std::invalid_argument(std::string("CpuMlp: GEMM library ") + cpu::to_string(lib) + " is not built in");
+    throw std::invalid_argument(std::string("CpuMlp: GEMM library ") + cpu::to_string(lib) + " is not available" +
+                                (lib == cpu::GemmLib::mkl ? " (" + cpu::mkl::unavailable_reason() + ")" : ""));
+  if (prec_ == Precision::bf16 && !bf16_lib(lib))
+    throw std::invalid_argument(std::string("CpuMlp: ") + cpu::to_string(lib) + " has no BF16 GEMM here");
   lib_ = lib;
+}
+void CpuMlp::set_precision(Precision p) {
+  if (p != Precision::fp32 && p != Precision::bf16)
+    throw std::invalid_argument(std::string("CpuMlp: precision ") + to_string(p) + " (the CPU step runs fp32 or bf16)");
+  if (p == Precision::bf16 && !bf16_lib(lib_))
+    throw std::invalid_argument(std::string("CpuMlp: bf16 needs a BF16 GEMM library (mkl), not ") + cpu::to_string(lib_));
+  prec_ = p;
 }
 
 void CpuMlp::reset_optimizer() {
@@ -350,8 +376,7 @@ float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_
         const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
         const auto O = std::size_t(out);
         float* z = z_[std::size_t(l - 1)] + r0 * O;
-        cpu::sgemm(lib_, false, false, nr, out, in, 1.0f, aprev, in, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f,
-                   z, out);
+        leaf_gemm(false, false, nr, out, in, aprev, in, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, z, out);
         if (l < L) {
           float* a = a_[std::size_t(l)] + r0 * O;
           bias_act_rows(act, z, a, params_ + lay_.b[std::size_t(l - 1)], std::size_t(nr), O);
@@ -383,12 +408,10 @@ float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_
         const auto I = std::size_t(in), O = std::size_t(out);
         const float* ap = l == 1 ? xm : a_[std::size_t(l - 1)] + r0 * I;
         const float* dz = dz_[std::size_t(l - 1)] + r0 * O;
-        cpu::sgemm(lib_, true, false, in, out, nr, 1.0f, ap, in, dz, out, acc ? 1.0f : 0.0f, gw + lay_.w[std::size_t(l - 1)],
-                   out);
+        leaf_gemm(true, false, in, out, nr, ap, in, dz, out, acc ? 1.0f : 0.0f, gw + lay_.w[std::size_t(l - 1)], out);
         if (l == 1) break;
         float* dprev = dz_[std::size_t(l - 2)] + r0 * I;
-        cpu::sgemm(lib_, false, true, nr, in, out, 1.0f, dz, out, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f,
-                   dprev, in);
+        leaf_gemm(false, true, nr, in, out, dz, out, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, dprev, in);
         float* db = gw + lay_.b[std::size_t(l - 2)];
         if (!acc) std::fill(db, db + I, 0.0f);
         act_backward_rows(act, dprev, z_[std::size_t(l - 2)] + r0 * I, db, std::size_t(nr), I);

@@ -1,5 +1,5 @@
-// The CPU MLP training step (OpenBLAS or oneDNN GEMMs + OpenMP loops); its data and float64
-// reference are kernels/train/reference.h.
+// The CPU MLP training step (OpenBLAS, oneDNN or oneMKL GEMMs in FP32, or oneMKL's BF16 GEMM, +
+// OpenMP loops); its data and float64 reference are kernels/train/reference.h.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +11,7 @@
 
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/host_buffer.h"
+#include "kernels/common/precision.h"
 #include "kernels/train/mlp.h"
 #include "kernels/train/reference.h"
 #include "kernels/train/step_check.h"
@@ -80,6 +81,14 @@ class CpuMlp {
   // The library every GEMM of the step goes through (OpenBLAS by default).
   void set_gemm_lib(cpu::GemmLib lib);
   cpu::GemmLib gemm_lib() const { return lib_; }
+  // fp32 (default) or bf16: autocast as PyTorch does it on the CPU: each GEMM's operands rounded
+  // to bfloat16 as they enter it, products accumulated and stored in FP32; weights, gradients,
+  // optimizer state and every elementwise pass stay FP32. bf16 needs a library with a BF16 GEMM
+  // (oneMKL; oneDNN's API has none outside its matmul primitive). Throws std::invalid_argument
+  // for any other precision or library.
+  void set_precision(Precision p);
+  Precision precision() const { return prec_; }
+  static bool bf16_lib(cpu::GemmLib lib) { return lib == cpu::GemmLib::mkl; }
 
  private:
   void forward_backward(const float* x, const int* labels, int rows, float grad_scale, bool accumulate,
@@ -96,9 +105,13 @@ class CpuMlp {
   std::vector<float> colsum_scratch_;
   void gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float beta,
             float* c, int ldc) const;
+  // One library call on the calling thread, in the model's precision.
+  void leaf_gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float beta,
+                 float* c, int ldc) const;
   float step_rows(const float* x, const int* labels, int batch, int micro_batches, int parts);
   Threading threading_ = Threading::rows;
   cpu::GemmLib lib_ = cpu::GemmLib::openblas;
+  Precision prec_ = Precision::fp32;
   std::vector<float*> thread_grads_;  // gradient buffers of threads 1.. in rows mode
   int t_ = 0;
   int last_rows_ = 0;

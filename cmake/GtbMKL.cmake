@@ -1,0 +1,65 @@
+# Finds Intel oneMKL as PyPI's mkl and mkl-include wheels lay it out (ci/setup.sh installs them into a
+# private prefix on x86-64), or any prefix with include/mkl_cblas.h and lib/libmkl_rt.so.
+#
+# Always defines the imported target gtb::mkl, for the one source that loads the library. Found: its
+# headers, GTB_HAVE_MKL=1 and the library's path in GTB_MKL_LIBRARY, and GTB_HAVE_MKL set here.
+# Absent, or GTB_WITH_MKL=OFF: GTB_HAVE_MKL off and GTB_MKL_REASON (also a definition of the target)
+# says why; the MKL records are skipped with that reason.
+#
+# The library is not linked: code loads it at run time with its symbols kept local
+# (dlopen RTLD_LOCAL), because MKL and OpenBLAS both export the CBLAS names and one process uses
+# both; linked, whichever came first would answer every cblas_sgemm call.
+option(GTB_WITH_MKL "Use Intel oneMKL where it is found (x86-64; ci/setup.sh installs it)" ON)
+set(GTB_MKL_ROOT "" CACHE PATH "Prefix of a oneMKL installation (include/ and lib/); default: the one ci/setup.sh makes")
+
+set(GTB_HAVE_MKL OFF)
+set(GTB_MKL_REASON "")
+if(NOT GTB_WITH_MKL)
+  set(GTB_MKL_REASON "configured with GTB_WITH_MKL=OFF")
+elseif(NOT CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  set(GTB_MKL_REASON "oneMKL is built for x86-64 only; this is ${CMAKE_SYSTEM_PROCESSOR}")
+else()
+  # The set-up's prefix (ci/setup.sh: GTB_DEPS_DIR, default ~/.cache/gtb), then the usual places.
+  set(_gtb_mkl_hints "")
+  if(GTB_MKL_ROOT)
+    list(APPEND _gtb_mkl_hints "${GTB_MKL_ROOT}")
+  endif()
+  if(DEFINED ENV{GTB_DEPS_DIR})
+    list(APPEND _gtb_mkl_hints "$ENV{GTB_DEPS_DIR}/mkl")
+  endif()
+  if(DEFINED ENV{HOME})
+    list(APPEND _gtb_mkl_hints "$ENV{HOME}/.cache/gtb/mkl")
+  endif()
+  if(DEFINED ENV{MKLROOT})
+    list(APPEND _gtb_mkl_hints "$ENV{MKLROOT}")
+  endif()
+  find_path(GTB_MKL_INCLUDE_DIR mkl_cblas.h HINTS ${_gtb_mkl_hints} PATH_SUFFIXES include
+            DOC "oneMKL headers (PyPI: mkl-include)")
+  find_library(GTB_MKL_LIBRARY NAMES libmkl_rt.so.3 libmkl_rt.so.2 mkl_rt HINTS ${_gtb_mkl_hints} PATH_SUFFIXES lib
+               DOC "oneMKL's single dynamic library (PyPI: mkl)")
+  if(GTB_MKL_INCLUDE_DIR AND GTB_MKL_LIBRARY)
+    # Resolve the unversioned name to the file the loader will open.
+    get_filename_component(_gtb_mkl_real "${GTB_MKL_LIBRARY}" REALPATH)
+    get_filename_component(_gtb_mkl_dir "${_gtb_mkl_real}" DIRECTORY)
+    # The GNU OpenMP threading layer keeps MKL on the process's libgomp; without it MKL would bring
+    # libiomp5, a second OpenMP runtime beside the project's.
+    file(GLOB _gtb_mkl_gnu "${_gtb_mkl_dir}/libmkl_gnu_thread.so*")
+    if(NOT _gtb_mkl_gnu)
+      set(GTB_MKL_REASON "oneMKL at ${_gtb_mkl_dir} has no GNU OpenMP threading layer (libmkl_gnu_thread)")
+    else()
+      set(GTB_HAVE_MKL ON)
+      add_library(gtb::mkl INTERFACE IMPORTED)
+      target_include_directories(gtb::mkl SYSTEM INTERFACE "${GTB_MKL_INCLUDE_DIR}")
+      target_compile_definitions(gtb::mkl INTERFACE GTB_HAVE_MKL=1 GTB_MKL_LIBRARY="${_gtb_mkl_real}")
+      target_link_libraries(gtb::mkl INTERFACE ${CMAKE_DL_LIBS})
+      message(STATUS "gtb: oneMKL found (${_gtb_mkl_real}; GNU OpenMP threading layer)")
+    endif()
+  else()
+    set(GTB_MKL_REASON "oneMKL not found (mkl_cblas.h and libmkl_rt): run ci/setup.sh, or set GTB_MKL_ROOT")
+  endif()
+endif()
+if(NOT GTB_HAVE_MKL)
+  add_library(gtb::mkl INTERFACE IMPORTED)
+  target_compile_definitions(gtb::mkl INTERFACE GTB_MKL_REASON="${GTB_MKL_REASON}")
+  message(STATUS "gtb: ${GTB_MKL_REASON}; the MKL records will be skipped")
+endif()
