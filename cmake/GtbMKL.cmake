@@ -6,9 +6,9 @@
 # Absent, or GTB_WITH_MKL=OFF: GTB_HAVE_MKL off and GTB_MKL_REASON (also a definition of the target)
 # says why; the MKL records are skipped with that reason.
 #
-# The library is not linked: code loads it at run time with its symbols kept local
-# (dlopen RTLD_LOCAL), because MKL and OpenBLAS both export the CBLAS names and one process uses
-# both; linked, whichever came first would answer every cblas_sgemm call.
+# The library is not linked: code loads it at run time and calls it through its handle, because
+# MKL and OpenBLAS both export the CBLAS names and one process uses both; linked, whichever came
+# first would answer every cblas_sgemm call.
 option(GTB_WITH_MKL "Use Intel oneMKL where it is found (x86-64; ci/setup.sh installs it)" ON)
 set(GTB_MKL_ROOT "" CACHE PATH "Prefix of a oneMKL installation (include/ and lib/); default: the one ci/setup.sh makes")
 

@@ -1,8 +1,8 @@
 gtb_add_family(NAME train RUN_ORDER 50
   BENCH bench/train/train.cpp bench/train/findings.cpp bench/train/sections.cpp
-  CPU_SOURCES kernels/train/cpu/mlp.cpp kernels/train/reference.cpp kernels/train/step_check.cpp
+  CPU_SOURCES kernels/train/cpu/mlp.cpp kernels/train/reference.cpp kernels/train/step_check.cpp kernels/train/mlp_step_check.cpp
   CUDA_SOURCES kernels/train/cuda/mlp_model.cpp kernels/train/cuda/mlp_fwd.cu kernels/train/cuda/mlp_bwd.cu kernels/train/cuda/mlp_opt.cu
-  CPU_TESTS tests/cpu/test_train.cpp bench/train/findings.cpp
+  CPU_TESTS tests/cpu/test_train.cpp tests/cpu/test_train_bf16.cpp bench/train/findings.cpp
   GPU_TESTS tests/gpu/test_train.cpp
   # The CPU step runs the faster verified of OpenBLAS's and oneDNN's SGEMM (the library is in
   # info.gemm_path); it was called openblas before.

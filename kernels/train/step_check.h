@@ -1,57 +1,64 @@
-// The float64 check of one training step, the same for every backend and every workload that
-// times a step (train, parallel, pitfalls): snapshot the state, poison the outputs, take the step,
-// verify it from the backend's own tensors (verify_step), and require a finite loss.
+// The protocol every training step's float64 check follows, whatever the model and the backend:
+// snapshot the state, poison the outputs, take the step (again while mixed precision skips it),
+// hand what the step left to the workload's own float64 verifier, and require a finite loss.
 #pragma once
 
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "kernels/train/reference.h"
+namespace gtb::step {
 
-namespace gtb::mlp {
-
-// What a backend exposes to the check. The state getters copy (they are read before the step);
-// after the step `grads` and `params` give a pointer valid until the next step, downloading into
-// `storage` where the tensors are not on the host (the CPU backend ignores it and copies nothing).
-struct StepProbe {
-  std::function<std::vector<float>()> params_before, opt_before;
-  std::function<ScaleState()> scale_state;  // loss scale, step and skip counts (scale 1 where unscaled)
-  std::function<void()> poison;             // NaN-fill activations and gradients before the step
-  std::function<double()> step;             // one step; returns its loss (synchronizes)
-  std::function<const float*(std::vector<float>& storage)> grads, params_after;
-  std::function<std::vector<float>(Tensor, int)> fetch;  // the checked micro-batch's Z, A, dZ of layer l
+// The optimizer's counters around a step: the loss scale (1 where unscaled), steps applied
+// (Adam's t) and steps skipped on overflow.
+struct Counters {
+  double scale = 1.0;
+  int step = 0;
+  int skipped = 0;
 };
 
-// The step's problem: the micro-batch whose tensors `fetch` returns and how its loss is normalised.
-struct StepCase {
-  const Config* cfg = nullptr;
-  const float* x = nullptr;  // the checked micro-batch's input
-  const int* labels = nullptr;
-  int rows = 0;              // rows of that micro-batch
-  int norm_rows = 0;         // the loss is the mean over this many rows (the whole batch)
-  bool grads_single_micro = true;
-  double rtol = 1e-4;        // see StepView::rtol
-  // Mixed precision may skip the first steps (overflow at the initial loss scale): up to this many
-  // steps are taken until one is applied; if none is, the check fails.
+// What a backend exposes. The state getters copy (they are read before the step); after the step
+// `grads` and `params_after` give a pointer valid until the next step, downloading into `storage`
+// where the tensors are not on the host. `counters` is read exactly twice an attempt: before
+// `poison` and after `step`.
+struct Probe {
+  std::function<std::vector<float>()> params_before, opt_before;
+  std::function<Counters()> counters;
+  std::function<void()> poison;   // NaN-fill activations and gradients before the step
+  std::function<double()> step;   // one step; returns its loss (synchronizes)
+  std::function<const float*(std::vector<float>& storage)> grads, params_after;
+};
+
+// What the checked step left: the state before it, its loss, and the backend's results.
+struct Taken {
+  std::vector<float> params_before, opt_before;
+  Counters before, after;
+  double loss = 0;
+  bool skipped = false;  // the update was skipped: the verifier proves only that nothing moved
+  const float* grads = nullptr;
+  const float* params_after = nullptr;
+};
+
+struct Verdict {
+  bool ok = false;
+  std::string detail;
+};
+
+// A step workload as the check sees it: its float64 verifier of a taken step (which reads its own
+// inputs and, through its own accessors, the backend's activations) and how many steps may be
+// taken until one is applied (mixed precision may skip the first at the initial loss scale).
+struct Workload {
+  std::function<Verdict(const Taken&)> verify;
   int max_attempts = 1;
 };
 
-struct StepCheck {
+struct Result {
   bool ok = false;
   std::string detail;  // for State::check
-  double loss = 0;     // loss of the checked step
-  // The state before the checked step and the scale state before and after it (a case replays
-  // the step from there, e.g. a CUDA Graph against the eager step).
-  std::vector<float> params_before, opt_before;
-  ScaleState scale_before{}, scale_after{};
-  bool skipped = false;  // the checked step was skipped (its check then proves only that nothing moved)
+  Taken taken;         // grads and params_after are null here: they were valid during verify only
 };
 
-// The case of a step over the first `batch` rows of `data` in `micro` equal micro-batches: the
-// last micro-batch is the one checked, the loss is normalised over the whole batch.
-StepCase step_case(const Config& cfg, const Dataset& data, int batch, int micro = 1, double rtol = 1e-4);
+// Throws std::invalid_argument when the probe or the workload is incomplete.
+Result check_f64(const Probe& probe, const Workload& workload);
 
-StepCheck check_step_f64(const StepProbe& probe, const StepCase& c);
-
-}  // namespace gtb::mlp
+}  // namespace gtb::step

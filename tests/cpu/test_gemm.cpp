@@ -314,7 +314,7 @@ TEST_F(GemmCheckPlanted, ReferenceSizeMismatchThrows) {
 TEST(GemmCpu, EveryGemmLibraryMatchesFloat64InEveryTransposeCase) {
   const int m = 37, n = 29, k = 45;
   Operands o(std::max(m, k), std::max(n, k), std::max(m, k));  // room for every transposed layout
-  for (auto lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn}) {
+  for (auto lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl}) {
     if (!gtb::cpu::gemm_lib_available(lib)) continue;
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {

@@ -209,7 +209,7 @@ TEST(TrainStepThreading, EveryModeAndGemmLibraryMatchesFloat64) {
   const mlp::Config c = tiny(mlp::Act::gelu, mlp::Optim::adam);
   const int batch = 512;
   const mlp::Dataset d = mlp::make_clusters(batch, c.input, c.classes, 15);
-  for (auto lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn})
+  for (auto lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl})
     for (auto mode : {mlp::CpuMlp::Threading::rows, mlp::CpuMlp::Threading::split, mlp::CpuMlp::Threading::blas})
       for (int micro : {1, 2}) {
         if (!gtb::cpu::gemm_lib_available(lib)) continue;

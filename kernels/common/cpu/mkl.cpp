@@ -1,4 +1,4 @@
-// oneMKL loaded at run time (dlopen, RTLD_LOCAL): its SGEMM and BF16 GEMM, threads and version.
+// oneMKL loaded at run time (dlopen): its SGEMM and BF16 GEMM, threads and version.
 // This file never includes OpenBLAS's cblas.h: the two declare the same CBLAS names differently.
 #include "kernels/common/cpu/mkl.h"
 
@@ -61,7 +61,10 @@ Api& api() {
   static Api a;
   static std::once_flag once;
   std::call_once(once, [] {
-    // RTLD_LOCAL: MKL's cblas_sgemm must not answer the calls meant for OpenBLAS (nor the reverse).
+    // Through the handle only: MKL's cblas_sgemm must not answer the calls meant for OpenBLAS.
+    // libmkl_rt loads its layers into the global scope itself, but after OpenBLAS (which the
+    // process loaded at start), so the process's CBLAS lookups still find OpenBLAS; and MKL imports
+    // no name that OpenBLAS defines, so none of its own calls can land in OpenBLAS.
     a.handle = dlopen(GTB_MKL_LIBRARY, RTLD_NOW | RTLD_LOCAL);
     if (!a.handle) {
       const char* err = dlerror();

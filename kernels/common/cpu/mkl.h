@@ -1,5 +1,5 @@
-// Intel oneMKL's SGEMM and BF16 GEMM (bf16 in, fp32 accumulate and out), loaded at run time with its
-// symbols kept out of the process's namespace (it and OpenBLAS export the same CBLAS names).
+// Intel oneMKL's SGEMM and BF16 GEMM (bf16 in, fp32 accumulate and out), loaded at run time and
+// called through its handle (it and OpenBLAS export the same CBLAS names).
 #pragma once
 
 #include <cstddef>

@@ -14,7 +14,7 @@
 #include "kernels/common/precision.h"
 #include "kernels/train/mlp.h"
 #include "kernels/train/reference.h"
-#include "kernels/train/step_check.h"
+#include "kernels/train/mlp_step_check.h"
 
 namespace gtb::mlp {
 
@@ -118,7 +118,7 @@ class CpuMlp {
   const float* x_ = nullptr;
 };
 
-// The float64 step check's view of this model (kernels/train/step_check.h): `step` takes the step
+// The float64 step check's view of this model (kernels/train/mlp_step_check.h): `step` takes the step
 // to be checked and returns its loss; `rows` is the row count of the micro-batch whose tensors the
 // model holds afterwards (the last one).
 StepProbe step_probe(CpuMlp& m, std::function<double()> step, int rows);

@@ -15,7 +15,7 @@
 #include "kernels/train/cuda/mlp_kernels.h"
 #include "kernels/train/mlp.h"
 #include "kernels/train/reference.h"
-#include "kernels/train/step_check.h"
+#include "kernels/train/mlp_step_check.h"
 
 namespace gtb::cuda::mlp {
 
@@ -139,7 +139,7 @@ class GpuMlp {
   std::size_t prof_used_ = 0;
 };
 
-// The float64 step check's view of this model (kernels/train/step_check.h): `step` enqueues the
+// The float64 step check's view of this model (kernels/train/mlp_step_check.h): `step` enqueues the
 // step to be checked (default: GpuMlp::step); the probe returns its loss (synchronizing).
 gtb::mlp::StepProbe step_probe(GpuMlp& m, std::function<void()> step = nullptr);
 
