@@ -44,9 +44,13 @@ fi
 # a virtual environment unless told (PEP 668); a prefix of our own breaks nothing of the system's.
 if [ "$(uname -m)" = x86_64 ]; then
   mkl_prefix="${GTB_DEPS_DIR:-$HOME/.cache/gtb}/mkl"
-  if compgen -G "$mkl_prefix/lib/libmkl_rt.so.*" >/dev/null && compgen -G "$mkl_prefix/lib/libmkl_gnu_thread.so.*" >/dev/null &&
-     [ -f "$mkl_prefix/include/mkl_cblas.h" ]; then
-    echo "setup: oneMKL found ($mkl_prefix)"
+  mkl_found=""
+  for d in "$mkl_prefix" "$mkl_prefix/local"; do  # Debian's pip puts a --prefix install under local/
+    if compgen -G "$d/lib/libmkl_rt.so.*" >/dev/null && compgen -G "$d/lib/libmkl_gnu_thread.so.*" >/dev/null &&
+       [ -f "$d/include/mkl_cblas.h" ]; then mkl_found=$d; fi
+  done
+  if [ -n "$mkl_found" ]; then
+    echo "setup: oneMKL found ($mkl_found)"
   else
     echo "setup: installing oneMKL (PyPI mkl and mkl-include, about 1 GB) into $mkl_prefix"
     mkl_wheels=('mkl==2026.*' 'mkl-include==2026.*')
