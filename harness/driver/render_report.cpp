@@ -252,7 +252,7 @@ void records_section(Md& md, const Doc& d) {
     for (const auto& [n, fam] : fams) where += (where.empty() ? "" : ", ") + fam + " " + std::to_string(-n);
     std::string every;
     if (c.backends.size() == 1 && per_backend[*c.backends.begin()] == c.n)
-      every = " (every " + *c.backends.begin() + " record)";
+      every = std::string(" (every ") + (*c.backends.begin() == "cuda" ? "GPU" : *c.backends.begin() == "cpu" ? "CPU" : *c.backends.begin()) + " record)";
     md.li("**" + std::to_string(c.n) + "** " + text + every + ": " + where);
   }
   md.o << "\n";
@@ -356,6 +356,7 @@ void family_section(Md& md, const Doc& d, const std::string& family) {
       std::vector<std::string> head;
       for (const auto& c : t.columns) head.push_back(c.name);
       std::vector<std::vector<std::string>> rows;
+      std::vector<std::pair<std::string, std::string>> row_groups;  // why -> the rows' names
       for (const auto& r : t.rows) {
         // A row whose every measured column (not text, not a count) is empty has nothing to show.
         bool any_measured_col = false, any_value = false;
@@ -366,7 +367,16 @@ void family_section(Md& md, const Doc& d, const std::string& family) {
           any_value = any_value || !r[i].is_null();
         }
         if (any_measured_col && !any_value && !r.empty()) {
-          unmeasured.push_back(r[0].is_string() ? r[0].get<std::string>() : r[0].dump());
+          // The row's own words (a note saying why) stay with its name; rows sharing them are one item.
+          std::string why;
+          for (std::size_t i = 1; i < r.size() && i < t.columns.size(); ++i)
+            if (t.columns[i].hint == findings::Hint::text && r[i].is_string() && !r[i].get<std::string>().empty() &&
+                r[i].get<std::string>() != "not measured" && r[i].get<std::string>() != "-")
+              why += (why.empty() ? "" : ", ") + r[i].get<std::string>();
+          const std::string name = r[0].is_string() ? r[0].get<std::string>() : r[0].dump();
+          auto same = std::find_if(row_groups.begin(), row_groups.end(), [&](const auto& g) { return g.first == why; });
+          if (same == row_groups.end()) row_groups.push_back({why, name});
+          else same->second += ", " + name;
           continue;
         }
         std::vector<std::string> cells;
@@ -375,6 +385,7 @@ void family_section(Md& md, const Doc& d, const std::string& family) {
         rows.push_back(cells);
       }
       if (!rows.empty()) md.table(head, rows);
+      for (const auto& [why, names] : row_groups) unmeasured.push_back(names + (why.empty() ? "" : " (" + why + ")"));
     }
     if (!unmeasured.empty()) {
       std::string names;
