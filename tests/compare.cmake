@@ -105,10 +105,12 @@ add_test(NAME gtb_plot_legends_clear COMMAND ${_layout})
 add_test(NAME gtb_plot_planted_legend_over_point COMMAND ${_expect_fail} "the legend covers a plotted point" ${_layout} --plant)
 # How a spec is drawn: bars for one x value, unjoined sparse lines, axes from zero, the caption's
 # machine, commit and load, the missing side named with its reason, where-lists, schema-1 files.
-add_test(NAME gtb_plot_specs COMMAND ${_plot_check} layout ${PROJECT_SOURCE_DIR}/tests/tools/test_plot_specs.py)
+add_test(NAME gtb_plot_specs COMMAND ${_plot_check} layout ${PROJECT_SOURCE_DIR}/tests/tools/test_plot_specs.py --self-contained)
 set(_plot_tests gtb_plot_gpu gtb_plot_cpu_only gtb_plot_gpu_files gtb_plot_removes_stale_figure
     gtb_plot_planted_skipped_figure gtb_plot_legends_clear gtb_plot_planted_legend_over_point gtb_plot_specs)
 set_tests_properties(${_plot_tests} PROPERTIES LABELS "cpu;compare" TIMEOUT 120 SKIP_RETURN_CODE 77)
+# The legend check draws every figure of the file twice: slow on a small, busy machine.
+set_tests_properties(gtb_plot_legends_clear gtb_plot_planted_legend_over_point PROPERTIES TIMEOUT 300)
 
 # libFuzzer target for the results loader (clang only): ci/fuzz.sh builds and runs it.
 if(GTB_FUZZ)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks how gtb_plot.py draws a figure spec on a small invented results file (no family named).
 
-usage: test_plot_specs.py
+usage: test_plot_specs.py [--self-contained]   (the argument is accepted and ignored: the file is built here)
   exit 0: every check holds, 1: a check failed (each named)
 
 What a user must be able to trust in a figure: one x value is drawn as bars from zero, not a lone
