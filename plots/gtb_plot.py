@@ -169,8 +169,8 @@ def lay_out(fig, doc, title, family=None, notes=()):
     """Title, caption and the notes saying what the figure lacks and why, above the axes."""
     import textwrap
     w, h = fig.get_size_inches()
-    width = max(60, int(w * 15))
-    body = [caption(doc, family)] + [t for n in notes for t in textwrap.wrap(n, width)]
+    width = max(60, int(w * 14))
+    body = [t for n in [caption(doc, family), *notes] for t in textwrap.wrap(n, width)]
     # Room for the text block: the axes keep their height, the figure grows.
     # The figure grows by the text block, so the axes keep their height.
     extra = 0.3 + 0.14 * len(body)
