@@ -5,8 +5,9 @@
 #
 # GTB_CUDA_ARCHITECTURES: the CUDA architectures to build for (CMake's list, default "80-real;90":
 # A100-class machine code, and H100/H200 code with PTX that newer GPUs compile at first launch).
-# A GPU of compute capability 8.x runs the 8.0 code (A10, A40, L4, L40, RTX 30/40); a GPU older than
-# 8.0 needs its own entry (e.g. "75;80-real;90" for a T4). Ignored without the CUDA Toolkit.
+# A GPU of compute capability 8.x runs the 8.0 code (A10, A40, L4, L40, RTX 30/40); "89-real;90"
+# would build machine code for an L4/L40 instead. GPUs older than 8.0 (T4, V100) are outside what gtb
+# is built and tested for. Ignored without the CUDA Toolkit.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bash "$here/setup.sh"
