@@ -3,11 +3,13 @@
 
 usage: gtb_plot.py RESULTS.json --out DIR [--format png|svg|png,svg]
 
-Every figure is titled with the machine (GPU name, or CPU model, and host) and the run's date.
+Every figure is captioned with the machine (GPU name, or CPU model, and host), the commit measured,
+the suite and date, and whether the machine was busy while the figure's family ran.
 A figure whose data the file lacks is skipped with a message; nothing is interpolated or invented.
 Each figure's older files in the folder (NAME.png, NAME.svg) are removed first, so a skipped figure
 leaves none from an earlier run; other files there are left alone.
-Exit status: 0 figures written (or all skipped), 2 bad input or missing matplotlib.
+Exit status: 0 figures written (or all skipped, each with its reason), 1 the file is from before typed
+findings (schema 1 or 2) and holds no figure spec, 2 bad input or missing matplotlib.
 """
 import argparse
 import json
@@ -71,10 +73,33 @@ def machine(doc):
     return f"{what} on {hostname}" if hostname else what
 
 
-def caption(doc):
+def commit(doc):
+    build = doc.get("context", {}).get("build") if isinstance(doc.get("context"), dict) else None
+    build = build if isinstance(build, dict) else {}
+    sha = str(build.get("git_commit") or "")[:10]
+    if not sha:
+        return "commit not recorded"
+    return f"commit {sha}" + (" with uncommitted changes" if build.get("git_dirty") is True else "")
+
+
+def busy(doc, family=None):
+    """Whether the machine was busy (gtb's health readings) while the family ran, or any family."""
+    fams = [f for f in doc.get("families", []) or [] if isinstance(f, dict)]
+    read = [f for f in fams if isinstance(f.get("health"), dict) and (family is None or f.get("name") == family)]
+    if not read:
+        return "machine load not recorded"
+    hot = [str(f.get("name")) for f in read if f["health"].get("busy") is True]
+    if not hot:
+        return "machine idle" if family else "machine idle during every family"
+    return "machine BUSY (numbers may be low)" if family else "machine BUSY during " + ", ".join(hot)
+
+
+def caption(doc, family=None):
     date = str(doc.get("generated_at", ""))[:10] or "undated"
+    suite = doc.get("suite")
     tag = " [synthetic test data]" if doc.get("synthetic") is True else ""
-    return f"{machine(doc)}, {date}{tag}"
+    when = f"{suite} suite, {date}" if isinstance(suite, str) and suite else date
+    return f"{machine(doc)}; {commit(doc)}; {when}; {busy(doc, family)}{tag}"
 
 
 def ok(doc, family=None, workload=None, backend=None):
@@ -94,6 +119,9 @@ def ok(doc, family=None, workload=None, backend=None):
 
 def kv(d, skip=()):
     return ", ".join(f"{k}={v}" for k, v in d.items() if k not in skip) if isinstance(d, dict) else ""
+
+
+MIN_JOINED = 4  # points a line needs before it is joined: three far-apart sizes suggest a curve they cannot show
 
 
 class Skip(Exception):
@@ -117,7 +145,7 @@ def covers_data(ax, box, renderer):
     return False
 
 
-def keep_legends_off_data(fig):
+def keep_legends_off_data(fig, top=1.0):
     """A legend stays inside its axes where matplotlib finds room for it; where every place there
     covers a bar or a point (a measurement the reader cannot see), it moves out to the right."""
     outside = set()
@@ -134,17 +162,30 @@ def keep_legends_off_data(fig):
             moved = True
         if not moved:
             return
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0, 1, top))
 
 
-def lay_out(fig, doc, title):
-    fig.suptitle(f"{title}\n{caption(doc)}", fontsize=10)
-    fig.tight_layout()
-    keep_legends_off_data(fig)
+def lay_out(fig, doc, title, family=None, notes=()):
+    """Title, caption and the notes saying what the figure lacks and why, above the axes."""
+    import textwrap
+    w, h = fig.get_size_inches()
+    width = max(60, int(w * 14))
+    body = [t for n in [caption(doc, family), *notes] for t in textwrap.wrap(n, width)]
+    # Room for the text block: the axes keep their height, the figure grows.
+    # The figure grows by the text block, so the axes keep their height.
+    extra = 0.3 + 0.14 * len(body)
+    H = h + extra
+    fig.set_size_inches(w, H)
+    fig.suptitle(title, fontsize=10, y=1 - 0.05 / H, va="top")
+    fig.text(0.5, 1 - 0.3 / H, "\n".join(body), ha="center", va="top", fontsize=7.5, linespacing=1.25)
+    # The block's height from its lines (a draw to measure it would double the time of every figure).
+    top = 1 - (0.3 + len(body) * 7.5 * 1.25 * 1.2 / 72 + 0.1) / H
+    fig.tight_layout(rect=(0, 0, 1, top))
+    keep_legends_off_data(fig, top)
 
 
-def finish(plt, fig, doc, name, title, out, formats):
-    lay_out(fig, doc, title)
+def finish(plt, fig, doc, name, title, out, formats, family=None, notes=()):
+    lay_out(fig, doc, title, family, notes)
     paths = []
     for fmt in formats:
         path = os.path.join(out, f"{name}.{fmt}")
@@ -169,8 +210,14 @@ def field(point, name):
     return point.get(name)
 
 
-def matches(point, where):
+def matches(point, where, lenient=False):
+    """Whether the point has what `where` asks; a list of conditions: one of them. lenient: a field
+    the point lacks is not held against it (records without a number carry fewer fields)."""
+    if isinstance(where, list):
+        return any(matches(point, w, lenient) for w in where)
     for key, want in (where or {}).items():
+        if lenient and field(point, key.rstrip("!")) is None:
+            continue
         negate = key.endswith("!")
         wants = want if isinstance(want, list) else [want]
         hit = field(point, key.rstrip("!")) in wants
@@ -232,8 +279,12 @@ def draw_figure(plt, doc, family, section, spec):
     for p in pts:
         panels[label_of(p[0], spec.get("panels", [])) if spec.get("panels") else ""].append(p)
     names = sorted(panels, key=str)
-    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.4), squeeze=False)
+    notes = set()
+    fig, axes = plt.subplots(1, len(names), figsize=(max(7, 6 * len(names)), 4.4), squeeze=False)
     measured = doc.get("context", {}).get("ceilings", {}) if isinstance(doc.get("context"), dict) else {}
+    # A log axis over less than a decade shows unreadable ticks and no more than a linear one from zero.
+    ys = [y for _, _, y in pts if y > 0]
+    log_y = bool(spec.get("logy")) and bool(ys) and max(ys) / min(ys) >= 10
     for ax, name in zip(axes[0], names):
         mine = panels[name]
         if spec.get("kind") == "bar":
@@ -259,11 +310,36 @@ def draw_figure(plt, doc, family, section, spec):
             for p, x, y in mine:
                 s = series[label_of(p, spec.get("series", []))]
                 s[x] = max(s.get(x, -math.inf), y) if spec.get("reduce") == "max" else y
+            if len({x for _, x, _ in mine}) == 1:
+                # One x value only: a line has nothing to run along; bars from zero compare the series.
+                x0 = mine[0][1]
+                labels = sorted(series)
+                ax.bar(range(len(labels)), [series[s][x0] for s in labels], width=0.6,
+                       color=["tab:green" if s.startswith("cuda") else "tab:blue" for s in labels])
+                ax.set_xlim(-0.5 - 0.5 * (len(labels) < 3), len(labels) - 0.5 + 0.5 * (len(labels) < 3))
+                ax.set_xticks(range(len(labels)))
+                ax.set_xticklabels([s.replace(" ", "\n", 1) for s in labels], fontsize=7)
+                ax.set_ylim(bottom=0)
+                ax.grid(True, axis="y", alpha=0.3)
+                ax.set_xlabel(f"{spec.get('xlabel') or ', '.join(spec.get('x', []))} = {x0:g} (the only value measured)")
+                ax.set_ylabel(spec.get("ylabel") or spec.get("y", "value"))
+                if name:
+                    ax.set_title(name, fontsize=9)
+                notes.add(f"only one value of {spec.get('xlabel') or 'x'} was measured: bars, not lines "
+                          f"(no sweep to draw a line along)")
+                continue
             for label in sorted(series):
                 xy = sorted(series[label].items())
-                ax.plot([a for a, _ in xy], [b for _, b in xy], "--" if label.startswith("cpu") else "-", marker="o", ms=3,
-                        label=label)
+                joined = len(xy) >= MIN_JOINED
+                if not joined:
+                    notes.add(f"a line with fewer than {MIN_JOINED} points is drawn as points, not joined "
+                              f"(too few sizes to show a trend or a crossover)")
+                ax.plot([a for a, _ in xy], [b for _, b in xy], linestyle=("--" if label.startswith("cpu") else "-") if joined else "none",
+                        marker="o", ms=4 if joined else 6, label=label)
             ax.grid(True, alpha=0.3)
+            if not log_y and all(y >= 0 for _, _, y in mine):
+                # A linear axis cut above zero exaggerates a difference.
+                ax.set_ylim(0, 1.08 * max(y for _, _, y in mine) or 1)
             if len(series) > 1 or spec.get("hlines") or spec.get("vlines"):
                 ax.legend(fontsize=6)
         if spec.get("ceiling_line"):
@@ -283,13 +359,35 @@ def draw_figure(plt, doc, family, section, spec):
             ax.legend(fontsize=6)
         if spec.get("logx"):
             ax.set_xscale("log", base=spec["logx"])
-        if spec.get("logy"):
+        if log_y:
             ax.set_yscale("log")
         ax.set_xlabel(spec.get("xlabel") or ", ".join(spec.get("x", [])))
         ax.set_ylabel(spec.get("ylabel") or spec.get("y", "value"))
         if name and not spec.get("ceiling_line"):
             ax.set_title(name, fontsize=9)
-    return fig, spec.get("title") or spec["id"]
+    drawn = {field(p, "backend") for p, _, _ in pts}
+    return fig, spec.get("title") or spec["id"], missing(doc, family, spec, drawn) + sorted(notes)
+
+
+BACKENDS = {"cuda": "GPU", "cpu": "CPU"}
+
+
+def missing(doc, family, spec, drawn):
+    """One line per backend the figure asks for but cannot draw, with its records' commonest reason."""
+    if spec.get("source"):
+        return []
+    why = defaultdict(lambda: defaultdict(int))
+    for r in doc["records"]:
+        b = r.get("backend")
+        if r.get("family") != family or b in drawn or r.get("status") == "ok":
+            continue
+        if matches(r, spec.get("where"), lenient=True):
+            why[b][f"{r.get('status')}: {r.get('status_detail') or 'no reason recorded'}"] += 1
+    out = []
+    for b in sorted(why, key=str):
+        reason, n = max(why[b].items(), key=lambda kv_: kv_[1])
+        out.append(f"no {BACKENDS.get(b, b)} numbers: its {n} record(s) were {reason}")
+    return out
 
 
 def family_figures(doc):
@@ -360,6 +458,11 @@ def main(argv=None):
     if not formats or any(f not in ("png", "svg") for f in formats):
         die("--format must be png, svg or png,svg")
     doc = load(a.results)
+    if doc.get("schema_version") in (1, 2):
+        print(f"gtb plot: no figure: {a.results} is schema version {doc['schema_version']}, from before typed findings: "
+              f"it holds no figure specs; gtb-<family> --gtb_findings_from={a.results} derives each family's findings "
+              f"again from its records", file=sys.stderr)
+        return 1
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -391,15 +494,16 @@ def main(argv=None):
         try:
             if name == "speedup_heatmap":
                 fig, title = fig_speedup_heatmap(plt, doc)
+                notes = []
             elif spec is None:
                 raise Skip(f"findings.{family} predate typed findings (schema version 3); "
                            f"gtb-{family} --gtb_findings_from=FILE derives them again")
             else:
-                fig, title = draw_figure(plt, doc, family, section, spec)
+                fig, title, notes = draw_figure(plt, doc, family, section, spec)
         except Skip as s:
             print(f"skipped {name}: {s}")
             continue
-        for p in finish(plt, fig, doc, name, title, a.out, formats):
+        for p in finish(plt, fig, doc, name, title, a.out, formats, family, notes):
             print(f"wrote {p}")
             written += 1
     print(f"gtb plot: {written} file(s) in {a.out} for {caption(doc)}")

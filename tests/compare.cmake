@@ -64,6 +64,13 @@ foreach(bad empty:empty truncated:not.valid.JSON malformed:not.valid.JSON versio
   gtb_cli_test(gtb_plot_bad_${what} 2 "${says}" plot ${_gtb_fix}/bad_${what}.json --out ${CMAKE_CURRENT_BINARY_DIR}/cli/plots_bad)
 endforeach()
 
+# A file from before typed findings holds no figure spec: no figure, exit 1, the reason and the way out
+# (checked before Python starts, so it holds without matplotlib too).
+gtb_cli_test(gtb_plot_schema1_no_figure 1 "no figure: .*schema version 1.*--gtb_findings_from" plot ${_gtb_fix}/cpu_a.json
+             --out ${CMAKE_CURRENT_BINARY_DIR}/cli/plots_schema1)
+# The version and the commit the build was made from (40 hex digits, or "unknown" outside git).
+gtb_cli_test(gtb_version 0 "^gtb ${PROJECT_VERSION} [(]commit ([0-9a-f]{40}|unknown)" --version)
+
 gtb_cli_test(gtb_report_gpu 0 "Pinned vs pageable" report ${_gtb_fix}/gpu_base.json)
 gtb_cli_test(gtb_report_cpu_only 0 "no GPU" report ${_gtb_fix}/cpu_b.json)
 gtb_cli_test(gtb_report_out 0 "written" report ${_gtb_fix}/gpu_base.json --out ${CMAKE_CURRENT_BINARY_DIR}/cli/report.md)
@@ -96,9 +103,14 @@ set(_layout ${_plot_check} layout ${PROJECT_SOURCE_DIR}/tests/tools/test_plot_la
 add_test(NAME gtb_plot_legends_clear COMMAND ${_layout})
 # Its planted twin: every legend moved onto a plotted point must be reported.
 add_test(NAME gtb_plot_planted_legend_over_point COMMAND ${_expect_fail} "the legend covers a plotted point" ${_layout} --plant)
+# How a spec is drawn: bars for one x value, unjoined sparse lines, axes from zero, the caption's
+# machine, commit and load, the missing side named with its reason, where-lists, schema-1 files.
+add_test(NAME gtb_plot_specs COMMAND ${_plot_check} layout ${PROJECT_SOURCE_DIR}/tests/tools/test_plot_specs.py --self-contained)
 set(_plot_tests gtb_plot_gpu gtb_plot_cpu_only gtb_plot_gpu_files gtb_plot_removes_stale_figure
-    gtb_plot_planted_skipped_figure gtb_plot_legends_clear gtb_plot_planted_legend_over_point)
+    gtb_plot_planted_skipped_figure gtb_plot_legends_clear gtb_plot_planted_legend_over_point gtb_plot_specs)
 set_tests_properties(${_plot_tests} PROPERTIES LABELS "cpu;compare" TIMEOUT 120 SKIP_RETURN_CODE 77)
+# The legend check draws every figure of the file twice: slow on a small, busy machine.
+set_tests_properties(gtb_plot_legends_clear gtb_plot_planted_legend_over_point PROPERTIES TIMEOUT 300)
 
 # libFuzzer target for the results loader (clang only): ci/fuzz.sh builds and runs it.
 if(GTB_FUZZ)

@@ -21,13 +21,14 @@ void sections(const std::vector<gtb::Record>& recs, const cl::Findings& found, g
   }
   if (!gtb::findings::any_number(recs, gtb::Backend::cuda))
     s.say("No device ceiling: " + gtb::findings::why_none(recs, gtb::Backend::cuda) + ".");
-  auto& g = s.figure("ceilings_stream", "Streaming bandwidth vs array size");
+  auto& g = s.figure("ceilings_stream", "Streaming bandwidth vs array size (copy reads one array and writes one; triad reads two, writes one)");
   g.where = {{"workload", {"stream_copy", "stream_triad"}}};
   g.x = {"params.bytes"};
   g.series = {"backend", "variant", "options.stores"};
   g.panels = {"workload"};
   g.logx = 2;
-  g.xlabel = "bytes moved per repetition";
+  // params.bytes is one array's size, not the bytes moved: a copy moves two such arrays, a triad three.
+  g.xlabel = "size of one array (bytes)";
   g.ylabel = "GB/s (10^9 bytes/s)";
 }
 

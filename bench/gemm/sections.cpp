@@ -47,14 +47,17 @@ void best_rates(const std::vector<gtb::Record>& recs, fx::Family& f) {
   }
   if (t.rows.empty()) s.not_measured = "no gemm record has a number (" + fx::why_none(recs, gtb::Backend::cuda) + ")";
   if (!fx::any_number(recs, gtb::Backend::cuda)) s.say("GPU: not measured (" + fx::why_none(recs, gtb::Backend::cuda) + ").");
-  auto& g = s.figure("gemm_tflops", "GEMM throughput vs size per precision");
-  g.where = {{"workload", "gemm"}, {"options.l2", {"warm", nullptr}}};
-  g.x = {"params.m", "params.n", "params.k"};
+  // One line joins only a sweep of one kind of shape: square matrices growing. The skinny, training
+  // and misaligned shapes are other questions (the table and the lines below answer them); joined
+  // to the squares by their cube root they draw a line through unrelated shapes.
+  auto& g = s.figure("gemm_tflops", "GEMM throughput vs size of square matrices (m = n = k), per precision");
+  g.where = {{"workload", "gemm"}, {"options.l2", {"warm", nullptr}}, {"info.shape_class", "square"}};
+  g.x = {"params.m"};
   g.series = {"backend", "options.precision"};
   g.reduce = "max";
   g.logx = 2;
   g.logy = true;
-  g.xlabel = "matrix size (cube root of m*n*k)";
+  g.xlabel = "matrix size m = n = k";
   g.ylabel = "TFLOP/s (2*m*n*k / time), best library";
   // The datasheet peak of each precision the GPU ran, as a dotted line.
   std::map<std::string, double> peaks;

@@ -24,7 +24,14 @@ std::string model(const char* a, int av, const char* b, int bv, const json& opti
   return s;
 }
 
-void sweep_figure(fx::Section& s, const char* id, const char* title, const char* workload, const char* x,
+// The title promises only what the figure holds: a GPU line and a crossover mark when they exist.
+std::string sweep_title(const std::string& what, bool gpu, const std::vector<double>& crossings) {
+  if (!gpu) return what + ", CPU only (no GPU record: no GPU line, no crossover)";
+  if (crossings.empty()) return what + ", CPU and GPU (no crossover in the measured range)";
+  return what + ", CPU and GPU (dotted: where the GPU overtakes the CPU)";
+}
+
+void sweep_figure(fx::Section& s, const char* id, const std::string& title, const char* workload, const char* x,
                   std::vector<std::string> series, const std::vector<double>& crossings) {
   auto& g = s.figure(id, title);
   g.where = {{"workload", workload}};
@@ -54,7 +61,7 @@ void sections(const std::vector<gtb::Record>& recs, const mlp::Findings& found, 
                        has_pts ? json(pts.back().gpu / pts.back().cpu) : json(nullptr), has_pts ? json(pts.back().x) : json(nullptr)});
   }
   if (ct.rows.empty()) c.not_measured = no_gpu.empty() ? "no CPU and GPU batch sweep of the same model" : no_gpu;
-  sweep_figure(c, "train_throughput_batch", "Training throughput vs batch size, CPU and GPU (dotted: crossover)", "batch_sweep",
+  sweep_figure(c, "train_throughput_batch", sweep_title("Training throughput vs batch size", no_gpu.empty(), batches), "batch_sweep",
                "batch", {"backend", "variant", "options.data", "params.width", "params.depth"}, batches);
 
   auto& m = f.section("gpu_slower_below", "Model size below which the GPU loses");
@@ -69,7 +76,7 @@ void sections(const std::vector<gtb::Record>& recs, const mlp::Findings& found, 
                        or_null(e.crossover_width)});
   }
   if (mt.rows.empty()) m.not_measured = no_gpu.empty() ? "no CPU and GPU model sweep of the same batch" : no_gpu;
-  sweep_figure(m, "train_throughput_model", "Training throughput vs model width, CPU and GPU (dotted: crossover)", "model_sweep",
+  sweep_figure(m, "train_throughput_model", sweep_title("Training throughput vs model width", no_gpu.empty(), widths), "model_sweep",
                "width", {"backend", "variant", "options.mode", "params.batch", "params.depth"}, widths);
 
   auto& g = f.section("graph_precision", "CUDA Graph gain and mixed precision");

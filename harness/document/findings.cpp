@@ -93,7 +93,11 @@ Figure figure_of(const json& j) {
   if (f.kind != "line" && f.kind != "bar") throw std::runtime_error("figure " + f.id + ": unknown kind \"" + f.kind + "\"");
   f.source = str_of(j, "source", w);
   if (j.contains("where")) {
-    if (!j.at("where").is_object()) throw std::runtime_error("figure " + f.id + ": \"where\" is not an object");
+    const json& wh = j.at("where");
+    bool ok = wh.is_object() || (wh.is_array() && !wh.empty());
+    if (wh.is_array())
+      for (const auto& alt : wh) ok = ok && alt.is_object();
+    if (!ok) throw std::runtime_error("figure " + f.id + ": \"where\" is not an object or a non-empty array of objects");
     f.where = j.at("where");
   }
   f.x = strs_of(j, "x", w);

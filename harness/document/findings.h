@@ -87,7 +87,9 @@ struct Figure {
   std::string title;
   std::string kind = "line";  // line: one line per series; bar: one bar per point
   std::string source;         // empty: records; else a table id
-  json where = json::object();  // field -> value or array of values a point must have; "field!": must not have
+  // field -> value or array of values a point must have; "field!": must not have. An array of such
+  // objects: a point must match one of them (a reference drawn in one panel only).
+  json where = json::object();
   std::vector<std::string> x;   // one field, or several: x is then their geometric mean
   std::string y = "value";
   std::vector<std::string> series;  // fields whose values name a line (or a bar's label)

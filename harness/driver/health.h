@@ -52,6 +52,8 @@ struct Snapshot {
 // are loaded with dlopen at the first call and never linked. A visible device NVML does not have is
 // listed by name with no readings.
 std::optional<std::vector<GpuReading>> read_nvml(std::string& why);
+// How many GPUs CUDA shows this process, from the same driver query; nothing when it cannot be asked.
+std::optional<int> visible_gpu_count();
 
 // A PCI bus id as CUDA ("0000:17:00.0") or NVML ("00000000:17:00.0") spells it, in either case, made
 // comparable ("00000000:17:00.0"); nothing when the text is not one.

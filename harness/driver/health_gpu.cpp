@@ -273,4 +273,11 @@ std::optional<std::vector<GpuReading>> read_nvml(std::string& why) {
   return out;
 }
 
+// The GPUs CUDA shows this process (CUDA_VISIBLE_DEVICES applied); nothing when the driver cannot say.
+std::optional<int> visible_gpu_count() {
+  const Visible& v = visible();
+  if (!v.known) return std::nullopt;
+  return int(v.bus_ids.size());
+}
+
 }  // namespace gtb::health

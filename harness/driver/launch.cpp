@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/driver/families.h"
+#include "harness/driver/health.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -72,14 +73,31 @@ LaunchCommand build_command(const LaunchRequest& r, const std::string& binary, c
 
 namespace gtb::driver {
 
+int default_ranks(std::optional<int> visible_gpus) {
+  return visible_gpus && *visible_gpus >= 2 ? *visible_gpus : kDefaultRanks;
+}
+
+std::optional<int> visible_gpus_for_ranks() {
+  if (const char* env = std::getenv("GTB_VISIBLE_GPUS"); env && *env) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (end && *end == '\0' && n >= 0 && n <= 4096) return int(n);
+    return std::nullopt;  // unreadable: as if unknown
+  }
+  return health::visible_gpu_count();
+}
+
 void add_launch_options(CLI::App& app, LaunchRequest& r) {
   r.ranks = kDefaultRanks;
-  app.add_option("--ranks", r.ranks, "MPI ranks for families that run as ranks (RANKS in their gtb_add_family); 1: no mpirun")
-      ->capture_default_str();
+  app.add_option("--ranks", r.ranks,
+                 "MPI ranks for families that run as ranks (RANKS in their gtb_add_family); 1: no mpirun "
+                 "(default: one per visible GPU where there are two or more, else 2)")
+      ->each([&r](const std::string&) { r.ranks_given = true; });
   app.add_option("--hostfile", r.hostfile, "mpirun hostfile, for ranks on several machines");
 }
 
 std::string prepare_launch(LaunchRequest& r) {
+  if (!r.ranks_given) r.ranks = default_ranks(visible_gpus_for_ranks());
   if (std::string why = validate(r); !why.empty()) return why;
   r.mpirun = find_mpirun().value_or("");
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);

@@ -15,6 +15,7 @@ namespace gtb::driver {
 
 struct LaunchRequest {
   int ranks = 1;
+  bool ranks_given = false;   // --ranks on the command line; otherwise default_ranks() decides
   std::string hostfile;       // empty: every rank on this machine
   std::string mpirun;         // resolved mpirun path (find_mpirun)
   int local_cores = 1;        // online cores of this machine
@@ -30,8 +31,15 @@ struct LaunchCommand {
 // Families whose binary runs as MPI ranks (`gtb run --ranks N` applies to them only): those declaring
 // RANKS in their gtb_add_family; GTB_RANK_FAMILIES (comma-separated) replaces the list.
 bool runs_as_ranks(const std::string& family);
-// Default rank count when --ranks is not given: two, so the quick suite exercises a real all-reduce.
+// Default rank count when --ranks is not given and the machine has fewer than two visible GPUs: two,
+// so the quick suite exercises a real all-reduce.
 inline constexpr int kDefaultRanks = 2;
+// The rank count when --ranks is not given: one rank per visible GPU on a machine with two or more
+// (each rank drives its own GPU), else kDefaultRanks. `visible_gpus`: nothing when unknown.
+int default_ranks(std::optional<int> visible_gpus);
+// The visible GPU count default_ranks() is given: GTB_VISIBLE_GPUS=N when set (tests inject a
+// machine), else what the CUDA driver shows this process; nothing when neither says.
+std::optional<int> visible_gpus_for_ranks();
 
 // mpirun's path: $GTB_MPIRUN if set (an explicit choice, used as is), else the first mpirun on PATH.
 std::optional<std::string> find_mpirun();

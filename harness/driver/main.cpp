@@ -5,10 +5,15 @@
 
 #include "harness/driver/commands.h"
 
+namespace gtb {
+const char* build_git_commit();  // generated at build time (cmake/BuildInfo.cmake)
+bool build_git_dirty();
+}  // namespace gtb
+
 namespace {
 void usage(std::FILE* f) {
   std::fprintf(f,
-               "usage: gtb <command> [options]\n"
+               "usage: gtb <command> [options]   (gtb --version: the version and commit)\n"
                "  run      run benchmark families and write one results file (gtb run --help)\n"
                "  list     show families, workloads and axes\n"
                "  compare  compare two results files; exit 1 on a regression (gtb compare --help)\n"
@@ -29,6 +34,11 @@ int main(int argc, char** argv) {
   const std::string cmd = argv[1];
   if (cmd == "-h" || cmd == "--help" || cmd == "help") {
     usage(stdout);
+    return kExitOk;
+  }
+  if (cmd == "--version" || cmd == "version") {
+    // The commit the build was made from, so a results file and a bug report name the same code.
+    std::printf("gtb %s (commit %s%s)\n", GTB_VERSION, gtb::build_git_commit(), gtb::build_git_dirty() ? ", with uncommitted changes" : "");
     return kExitOk;
   }
   // Subcommands see argv[0] = "gtb <cmd>" style: argv shifted by one.

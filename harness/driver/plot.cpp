@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/driver/commands.h"
+#include "harness/document/findings.h"
 #include "harness/document/results.h"
 #include "harness/runtime/process.h"
 
@@ -41,6 +42,25 @@ bool has_matplotlib(const std::string& python) {
 bool file_exists(const std::string& p) {
   struct stat st{};
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+constexpr int kExitNoFigure = 1;
+
+// Why a file from before typed findings (schema 1 or 2) can hold no figure ("" when it can).
+std::string no_figure_reason(const json& doc, const std::string& path) {
+  const json* v = doc.contains("schema_version") ? &doc.at("schema_version") : nullptr;
+  if (!v || !v->is_number() || v->get<double>() >= 3) return "";
+  const json* f = doc.contains("findings") ? &doc.at("findings") : nullptr;
+  std::string untyped;
+  if (f && f->is_object())
+    for (auto it = f->begin(); it != f->end(); ++it) {
+      if (findings::is_typed(it.value())) return "";
+      untyped += (untyped.empty() ? "" : ", ") + it.key();
+    }
+  const std::string version = doc.contains("schema_version") ? doc.at("schema_version").dump() : "?";
+  std::string why = path + " is schema version " + version + ", from before typed findings: it holds no figure specs";
+  if (!untyped.empty()) why += " (findings of " + untyped + " are raw data)";
+  return why + "; gtb-<family> --gtb_findings_from=" + path + " derives each family's findings again from its records";
 }
 
 }  // namespace
@@ -82,11 +102,18 @@ int cmd_plot(int argc, char** argv) {
     return kExitBadInput;
   }
   // Bad input is refused here, with the same messages as compare and report, before Python starts.
+  json doc;
   try {
-    (void)load_document(in);
+    doc = load_document(in);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gtb plot: %s\n", e.what());
     return kExitBadInput;
+  }
+  // A file from before typed findings carries no figure spec: exiting 0 with no figure let a job
+  // publish an empty folder as if it held the figures.
+  if (const std::string why = no_figure_reason(doc, in); !why.empty()) {
+    std::fprintf(stderr, "gtb plot: no figure: %s\n", why.c_str());
+    return kExitNoFigure;
   }
   const char* script_env = std::getenv("GTB_PLOT_SCRIPT");
   const std::string script = script_env && *script_env ? script_env : std::string(GTB_SOURCE_DIR) + "/plots/gtb_plot.py";

@@ -213,25 +213,74 @@ void records_section(Md& md, const Doc& d) {
     for (const auto& f : *fams)
       if (string_at(f, {"status"}) == "failed")
         md.li("family `" + string_at(f, {"name"}) + "` failed: " + string_at(f, {"error"}));
-  // Reasons for records that did not produce a number, grouped.
-  std::map<std::string, int> reasons;
-  for (const auto& r : d.records)
-    if (r.status != Status::ok)
-      reasons[r.family + ": " + to_string(r.status) + (r.status_detail.empty() ? "" : " (" + r.status_detail + ")")]++;
-  if (!reasons.empty()) {
-    md.p("Records without a number:");
-    std::vector<std::pair<std::string, int>> v(reasons.begin(), reasons.end());
-    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    std::size_t shown = 0;
-    for (const auto& [why, n] : v) {
-      if (++shown > 12) {
-        md.li("... and " + std::to_string(v.size() - 12) + " other reasons");
-        break;
-      }
-      md.li(std::to_string(n) + " x " + why);
-    }
-    md.o << "\n";
+  // Records without a number, one line per cause (a missing GPU skips hundreds of records in every
+  // family: said once, with what it skipped).
+  struct Cause {
+    int n = 0;
+    std::map<std::string, int> by_family;
+    std::set<std::string> backends;
+  };
+  std::map<std::string, Cause> causes;
+  std::map<std::string, int> per_backend;
+  for (const auto& r : d.records) {
+    per_backend[to_string(r.backend)]++;
+    if (r.status == Status::ok) continue;
+    Cause& c = causes[to_string(r.status) + (r.status_detail.empty() ? "" : ": " + r.status_detail)];
+    c.n++;
+    c.by_family[r.family]++;
+    c.backends.insert(to_string(r.backend));
   }
+  if (causes.empty()) return;
+  md.p("Records without a number, one line per cause:");
+  std::vector<std::pair<std::string, Cause>> v(causes.begin(), causes.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.n > b.second.n; });
+  const std::string gpu_reason = string_at(d.j, {"context", "gpu", "reason"});
+  std::size_t shown = 0;
+  for (const auto& [why, c] : v) {
+    if (++shown > 12) {
+      md.li("... and " + std::to_string(v.size() - 12) + " other causes");
+      break;
+    }
+    std::string text = why;
+    // The machine table above states the GPU error; here it is named, not repeated.
+    if (gpu_reason.size() > 20)
+      if (auto at = text.find(gpu_reason); at != std::string::npos) text.replace(at, gpu_reason.size(), "the error in the GPU row above");
+    std::vector<std::pair<int, std::string>> fams;
+    for (const auto& [fam, n] : c.by_family) fams.push_back({-n, fam});
+    std::sort(fams.begin(), fams.end());
+    std::string where;
+    for (const auto& [n, fam] : fams) where += (where.empty() ? "" : ", ") + fam + " " + std::to_string(-n);
+    std::string every;
+    if (c.backends.size() == 1 && per_backend[*c.backends.begin()] == c.n)
+      every = std::string(" (every ") + (*c.backends.begin() == "cuda" ? "GPU" : *c.backends.begin() == "cpu" ? "CPU" : *c.backends.begin()) + " record)";
+    md.li("**" + std::to_string(c.n) + "** " + text + every + ": " + where);
+  }
+  md.o << "\n";
+}
+
+// Reasons shared by the records of several families: family sections name them in a few words and
+// point to the one full line under "What ran" instead of repeating it in every section.
+std::vector<std::pair<std::string, std::string>> repeated_reasons(const Doc& d) {
+  std::map<std::string, std::set<std::string>> fams;
+  for (const auto& r : d.records)
+    if (r.status != Status::ok && r.status_detail.size() >= 40) fams[r.status_detail].insert(r.family);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [why, f] : fams) {
+    if (f.size() < 2) continue;
+    const auto colon = why.find(": ");
+    const std::string head = colon != std::string::npos && colon <= 40 ? why.substr(0, colon) : why.substr(0, 40) + "...";
+    out.push_back({why, head + ", see [What ran](#what-ran)"});
+  }
+  // Longest first: a reason that contains another is replaced whole.
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  return out;
+}
+
+std::string shorten(std::string text, const std::vector<std::pair<std::string, std::string>>& reasons) {
+  for (const auto& [full, brief] : reasons)
+    for (auto at = text.find(full); at != std::string::npos; at = text.find(full, at + brief.size()))
+      text.replace(at, full.size(), brief);
+  return text;
 }
 
 // Per workload x backend x variant: percent of the ceiling at the largest problem measured. A
@@ -288,21 +337,60 @@ void family_section(Md& md, const Doc& d, const std::string& family) {
     if (s.projected) md.p("> Projected from the inputs stated below; not a measurement.");
     if (!s.not_measured.empty()) md.p("Not measured: " + s.not_measured + ".");
     for (const auto& t : s.text) md.p(t);
-    for (const auto& l : s.lines)
+    // Lines and table rows without a number are named together in one "Not measured" line, not
+    // printed one by one as "-" (a machine without a GPU has a dozen of them).
+    std::vector<std::string> unmeasured;
+    std::size_t listed = 0;
+    for (const auto& l : s.lines) {
+      if (l.value.is_null()) {
+        const bool says = l.note.empty() || l.note == "not measured";
+        unmeasured.push_back(l.label + (says ? "" : " (" + l.note + ")"));
+        continue;
+      }
       md.li(l.label + ": " + findings::format(l.value, l.hint, l.unit) + (l.note.empty() ? "" : " (" + l.note + ")"));
-    if (!s.lines.empty()) md.o << "\n";
+      ++listed;
+    }
+    if (listed) md.o << "\n";
     for (const auto& t : s.tables) {
       if (t.rows.empty()) continue;  // the section's not_measured says why
       std::vector<std::string> head;
       for (const auto& c : t.columns) head.push_back(c.name);
       std::vector<std::vector<std::string>> rows;
+      std::vector<std::pair<std::string, std::string>> row_groups;  // why -> the rows' names
       for (const auto& r : t.rows) {
+        // A row whose every measured column (not text, not a count) is empty has nothing to show.
+        bool any_measured_col = false, any_value = false;
+        for (std::size_t i = 1; i < r.size() && i < t.columns.size(); ++i) {
+          const auto h = t.columns[i].hint;
+          if (h == findings::Hint::text || h == findings::Hint::count) continue;
+          any_measured_col = true;
+          any_value = any_value || !r[i].is_null();
+        }
+        if (any_measured_col && !any_value && !r.empty()) {
+          // The row's own words (a note saying why) stay with its name; rows sharing them are one item.
+          std::string why;
+          for (std::size_t i = 1; i < r.size() && i < t.columns.size(); ++i)
+            if (t.columns[i].hint == findings::Hint::text && r[i].is_string() && !r[i].get<std::string>().empty() &&
+                r[i].get<std::string>() != "not measured" && r[i].get<std::string>() != "-")
+              why += (why.empty() ? "" : ", ") + r[i].get<std::string>();
+          const std::string name = r[0].is_string() ? r[0].get<std::string>() : r[0].dump();
+          auto same = std::find_if(row_groups.begin(), row_groups.end(), [&](const auto& g) { return g.first == why; });
+          if (same == row_groups.end()) row_groups.push_back({why, name});
+          else same->second += ", " + name;
+          continue;
+        }
         std::vector<std::string> cells;
         for (std::size_t i = 0; i < r.size() && i < t.columns.size(); ++i)
           cells.push_back(findings::format(r[i], t.columns[i].hint, t.columns[i].unit));
         rows.push_back(cells);
       }
-      md.table(head, rows);
+      if (!rows.empty()) md.table(head, rows);
+      for (const auto& [why, names] : row_groups) unmeasured.push_back(names + (why.empty() ? "" : " (" + why + ")"));
+    }
+    if (!unmeasured.empty()) {
+      std::string names;
+      for (const auto& u : unmeasured) names += (names.empty() ? "" : "; ") + u;
+      md.p("Not measured: " + names + ".");
     }
     if (!s.figures.empty()) {
       std::string figs;
@@ -405,12 +493,15 @@ std::string render_markdown(const json& doc, const std::string& source) {
   guarded(health_section, "measurement health");
   guarded(suspect_section, "suspect records");
   guarded(records_section, "records");
+  const auto reasons = repeated_reasons(d);
   for (const auto& f : family_order(d)) {
+    Md fam;
     try {
-      family_section(md, d, f);
+      family_section(fam, d, f);
     } catch (const std::exception& e) {
-      md.p("*Could not read the `" + f + "` findings of this file: " + e.what() + "*");
+      fam.p("*Could not read the `" + f + "` findings of this file: " + e.what() + "*");
     }
+    md.o << shorten(fam.o.str(), reasons);
   }
   guarded(comparisons_section, "comparisons");
   guarded(ceilings_pct_section, "ceiling percentages");

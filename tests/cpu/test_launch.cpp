@@ -111,3 +111,34 @@ TEST(Launch, RanksAreWhatFamiliesDeclare) {
   ::unsetenv("GTB_RANK_FAMILIES");
   EXPECT_FALSE(gtb::driver::runs_as_ranks(""));
 }
+
+// Without --ranks: one rank per visible GPU where there are two or more, two otherwise (a single GPU,
+// none, or a machine whose GPUs cannot be counted still measures a real two-rank CPU all-reduce).
+TEST(Launch, DefaultRanksFollowTheVisibleGpus) {
+  using gtb::driver::default_ranks;
+  EXPECT_EQ(default_ranks(std::nullopt), gtb::driver::kDefaultRanks);
+  EXPECT_EQ(default_ranks(0), 2);
+  EXPECT_EQ(default_ranks(1), 2);
+  EXPECT_EQ(default_ranks(2), 2);
+  EXPECT_EQ(default_ranks(8), 8);
+  EXPECT_EQ(default_ranks(64), 64);
+}
+
+TEST(Launch, InjectedGpuCountSetsTheDefaultAndAnExplicitRanksWins) {
+  ::setenv("GTB_VISIBLE_GPUS", "4", 1);
+  LaunchRequest r;
+  r.ranks = gtb::driver::kDefaultRanks;
+  EXPECT_EQ(gtb::driver::prepare_launch(r), "");
+  EXPECT_EQ(r.ranks, 4);
+  LaunchRequest given;
+  given.ranks = 3;
+  given.ranks_given = true;
+  EXPECT_EQ(gtb::driver::prepare_launch(given), "");
+  EXPECT_EQ(given.ranks, 3);
+  // An unreadable count is no count: the default, not a guess.
+  ::setenv("GTB_VISIBLE_GPUS", "four", 1);
+  LaunchRequest bad;
+  EXPECT_EQ(gtb::driver::prepare_launch(bad), "");
+  EXPECT_EQ(bad.ranks, gtb::driver::kDefaultRanks);
+  ::unsetenv("GTB_VISIBLE_GPUS");
+}

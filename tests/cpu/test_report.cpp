@@ -141,6 +141,49 @@ TEST(Report, RendersAnyTypedFamilyGenerically) {
   EXPECT_LT(md.find("(madeup)"), md.find("(ceilings)"));  // order 1 comes first
 }
 
+// A machine without a GPU: the driver's error once (the machine table), one line per cause with what
+// it skipped in each family, and the family sections pointing there instead of repeating it.
+TEST(Report, RepeatedReasonsCollapseToOneLinePerCause) {
+  const std::string path = std::string(GTB_RESULTS_DIR) + "/gtb-cpu-AMD-EPYC-2vcpu-20261201.json";
+  const std::string md = report::render_markdown(load_document(path), "r.json");
+  auto count = [&md](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = md.find(what); at != std::string::npos; at = md.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("cudaErrorInsufficientDriver"), 1u) << md;
+  EXPECT_TRUE(has(md, "- **376** skipped: no usable GPU: the error in the GPU row above (every GPU record): gemm 160, transfer 82"))
+      << md;
+  EXPECT_GE(count("no usable GPU, see [What ran](#what-ran)"), 5u) << md;
+  EXPECT_EQ(count("(not measured)"), 0u) << md;  // no "- label: - (not measured)" line by line
+  EXPECT_EQ(count("| not measured |"), 0u) << md;
+  EXPECT_TRUE(has(md, "Not measured: GPU float4 over scalar kernel, GPU one kernel over a launch per step")) << md;
+}
+
+// Rows and lines with no number are named in one line; a row's note stays with it, and rows that share
+// a note are named together; a row with a number stays in the table.
+TEST(Report, RowsAndLinesWithoutANumberAreNamedTogether) {
+  json doc = load_document(fixture("gpu_base.json"));
+  findings::Family f;
+  f.title = "Made-up family";
+  auto& s = f.section("s", "Found");
+  s.line("a", "first gain", nullptr, "", findings::Hint::ratio, "not measured");
+  s.line("b", "second gain", nullptr, "", findings::Hint::ratio, "needs a GPU");
+  s.line("c", "third gain", 2.0, "", findings::Hint::ratio);
+  auto& t = s.table("t", {{"what"}, {"rate", "GB/s", findings::Hint::bandwidth}, {"note"}});
+  t.rows.push_back({json("row one"), json(nullptr), json("no fit")});
+  t.rows.push_back({json("row two"), json(nullptr), json("no fit")});
+  t.rows.push_back({json("row three"), json(5.0), json("good fit")});
+  doc["findings"]["madeup"] = findings::to_json(f);
+  doc["families"].push_back({{"name", "madeup"}, {"status", "ok"}});
+  const std::string md = report::render_markdown(doc, "x.json");
+  EXPECT_TRUE(has(md, "- third gain: 2.00x")) << md;
+  EXPECT_FALSE(has(md, "- first gain")) << md;
+  EXPECT_TRUE(has(md, "| row three | 5 GB/s | good fit |")) << md;
+  EXPECT_FALSE(has(md, "| row one |")) << md;
+  EXPECT_TRUE(has(md, "Not measured: first gain; second gain (needs a GPU); row one, row two (no fit).")) << md;
+}
+
 TEST(Report, OlderFindingsAreShownAsRecorded) {
   // A file before typed findings (schema 1 and 2) keeps its raw numbers readable.
   const std::string md = report::render_markdown(load_document(fixture("cpu_a.json")), "cpu_a.json");

@@ -55,6 +55,23 @@ no_host_ceiling)
   grep -q "Ceilings not measured in this file" "$work/out.txt" || fail "the report does not say the ceiling is missing"
   grep -q "| host_copy_gbps | a host array of 3072 MiB" "$work/out.txt" || fail "the report does not say why"
   ;;
+version)
+  # gtb --version names the commit the sources are at (a build from a git checkout), the same one
+  # the results files record in context.build.git_commit.
+  expect_rc 0 "$gtb" --version
+  src=$(cd "$(dirname "$0")/../.." && pwd)
+  grep -Eq '^gtb [0-9]+[.][0-9]+[.][0-9]+ [(]commit ' "$work/out.txt" || fail "no version line: $(cat "$work/out.txt")"
+  # A commit of this history (HEAD, or an ancestor when the tree moved on since the build).
+  sha=$(sed -n 's/^gtb [^ ]* (commit \([0-9a-f]\{40\}\).*/\1/p' "$work/out.txt")
+  if git -C "$src" rev-parse HEAD >/dev/null 2>&1; then
+    [ -n "$sha" ] || fail "gtb --version names no commit: $(cat "$work/out.txt")"
+    git -C "$src" merge-base --is-ancestor "$sha" HEAD 2>/dev/null ||
+      fail "gtb --version names $sha, not a commit of this checkout's history"
+  fi
+  cp "$work/out.txt" "$work/version.txt"
+  expect_rc 0 "$gtb" run --family ceilings --budget 0.02 --out "$work/r.json"
+  json_check "$work/r.json" "('commit ' + d['context']['build']['git_commit']) in open('$work/version.txt').read()"
+  ;;
 unknown_family)
   expect_rc 2 "$gtb" run --family nosuchfamily --out "$work/r.json"
   grep -q "unknown family 'nosuchfamily'" "$work/out.txt" || fail "message"

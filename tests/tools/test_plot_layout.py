@@ -87,13 +87,14 @@ def check(doc, problems, plant):
         try:
             if name == "speedup_heatmap":
                 fig, title = gtb_plot.fig_speedup_heatmap(plt, doc)
+                notes = []
             elif spec is None:
                 continue
             else:
-                fig, title = gtb_plot.draw_figure(plt, doc, family, section, spec)
+                fig, title, notes = gtb_plot.draw_figure(plt, doc, family, section, spec)
         except gtb_plot.Skip:
             continue
-        gtb_plot.lay_out(fig, doc, title)  # as gtb plot lays it out before writing the file
+        gtb_plot.lay_out(fig, doc, title, family, notes)  # as gtb plot lays it out before writing the file
         if plant:
             plant_legends_on_points(fig)
         fig.canvas.draw()

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Regenerates the sample report in docs/report.md from a committed results file.
+
+usage: python3 ci/doc-report.py RESULTS.json [--gtb build/bin/gtb] [--doc docs/report.md]
+
+The sample is `gtb report RESULTS.json` with its headings two levels down (it sits under the page's
+"## Sample"), framed by the provenance markers ci/doc-figures.py checks: a figures block naming the
+file, except the "What ran" section (counts of records, not measurements), which is marked
+not-measured. Everything from the first marker after "## Sample" to the end of the page is replaced;
+the paragraph introducing the sample is kept (it names the file: keep it in step by hand).
+Exit status: 0 written, 2 bad usage or gtb report failed.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("results")
+    ap.add_argument("--gtb", default=os.path.join(root, "build", "bin", "gtb"))
+    ap.add_argument("--doc", default=os.path.join(root, "docs", "report.md"))
+    a = ap.parse_args()
+    rel = os.path.relpath(os.path.abspath(a.results), root)
+    run = subprocess.run([a.gtb, "report", rel], cwd=root, capture_output=True, text=True)
+    if run.returncode != 0:
+        print(f"doc-report: gtb report {rel} failed: {run.stderr.strip()}", file=sys.stderr)
+        return 2
+    report = re.sub(r"^(#+) ", lambda m: "##" + m.group(1) + " ", run.stdout, flags=re.M)
+    open_fig, close_fig = f"<!-- figures: {rel} -->", "<!-- /figures -->"
+    out, inside = [open_fig], "figures"
+    for line in report.rstrip("\n").split("\n"):
+        if re.match(r"^#### What ran$", line):
+            out += [close_fig, "<!-- not-measured: counts of records, not measurements -->"]
+            inside = "counts"
+        elif inside == "counts" and line.startswith("#### "):
+            out += ["<!-- /not-measured -->", open_fig]
+            inside = "figures"
+        out.append(line)
+    out.append(close_fig if inside == "figures" else "<!-- /not-measured -->")
+    text = open(a.doc).read()
+    head, sep, tail = text.partition("\n## Sample\n")
+    if not sep:
+        print(f"doc-report: {a.doc} has no '## Sample' section", file=sys.stderr)
+        return 2
+    intro = tail.split("\n<!-- ", 1)[0]
+    with open(a.doc, "w") as fh:
+        fh.write(head + sep + intro.rstrip("\n") + "\n\n" + "\n".join(out) + "\n")
+    print(f"doc-report: the sample in {a.doc} is now gtb report {rel}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
