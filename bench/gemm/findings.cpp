@@ -33,8 +33,41 @@ json shape_json(const Dims& s) { return json{{"m", s.m}, {"n", s.n}, {"k", s.k}}
 
 }  // namespace
 
+namespace {
+std::string precision_of(const Record& r) {
+  for (const json* j : {&r.params, &r.options})
+    if (j->contains("precision") && (*j)["precision"].is_string()) return (*j)["precision"].get<std::string>();
+  return "fp32";
+}
+
+void matmul_terms(const std::vector<Record>& records, Findings& f) {
+  for (const Backend be : {Backend::cpu, Backend::cuda})
+    for (const char* prec : {"fp32", "tf32", "bf16", "fp16"}) {
+      auto pick = [&](const Record& r) {
+        return r.workload == "gemm" && precision_of(r) == prec && opt(r, "l2", "warm") != "cold" && r.stats &&
+               r.params.contains("m") && r.params.contains("n") && r.params.contains("k");
+      };
+      f.terms.push_back(cost::table_term(
+          "matmul", be, json{{"precision", prec}}, {"m", "n", "k"}, "flop_per_s", records, pick,
+          [](const Record& r) { return json{{"m", r.params["m"]}, {"n", r.params["n"]}, {"k", r.params["k"]}}; },
+          [](const Record& r) {
+            const double flop = 2.0 * r.params["m"].get<double>() * r.params["n"].get<double>() * r.params["k"].get<double>();
+            return r.stats->median > 0 ? flop / r.stats->median : 0.0;
+          },
+          std::string(prec) + " GEMM"));
+      cost::Term& t = f.terms.back();
+      if (t.usable()) {
+        // Which library was fastest at each shape, so a reader can see the rate is not one library's.
+        t.where["library"] = "fastest verified per shape";
+        t.note = "warm caches; the rate of a shape between measured ones is interpolated log-log";
+      }
+    }
+}
+}  // namespace
+
 Findings compute_findings(const std::vector<Record>& records) {
   Findings f;
+  matmul_terms(records, f);
   // best[backend][precision][l2][shape] = fastest ok record over the libraries (variants).
   std::map<std::string, std::map<std::string, std::map<std::string, std::map<Key, Point>>>> best;
   // by_variant[precision][l2][shape][variant] for the cuBLAS vs cuBLASLt table.
@@ -146,6 +179,7 @@ Findings compute_findings(const std::vector<Record>& records) {
 }
 
 void to_json(const Findings& found, json& f) {
+  cost::publish(f, found.terms, {});
   for (const auto& b : found.best_rate) {
     json j = shape_json(b.shape);
     j["tflops"] = b.tflops;
