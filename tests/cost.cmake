@@ -1,13 +1,13 @@
-# Tests of the cost terms, the cost model and gtb advise (fixtures: tests/fixtures/cost_synthetic.json).
+# Tests of the cost terms, the cost model and gtb advise (fixtures: tests/fixtures/cost/, synthetic).
 add_executable(test_cost ${PROJECT_SOURCE_DIR}/tests/document/test_cost_terms.cpp
                          ${PROJECT_SOURCE_DIR}/tests/document/test_cost_model.cpp)
 target_link_libraries(test_cost PRIVATE gtb_document GTest::gtest GTest::gtest_main)
-target_compile_definitions(test_cost PRIVATE GTB_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/tests/fixtures")
+target_compile_definitions(test_cost PRIVATE GTB_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/tests/fixtures/cost")
 gtb_host_warnings(test_cost)
 gtest_add_tests(TARGET test_cost TEST_PREFIX "cost." TEST_LIST _cost_tests)
 set_tests_properties(${_cost_tests} PROPERTIES LABELS "cpu;cost" TIMEOUT 120)
 
-set(_cost_fix ${PROJECT_SOURCE_DIR}/tests/fixtures)
+set(_cost_fix ${PROJECT_SOURCE_DIR}/tests/fixtures/cost)
 gtb_cli_test(gtb_advise_text 0 "Fixes by predicted saving" advise ${_cost_fix}/cost_synthetic.json --model mlp
              --width 256 --depth 4 --batch 32 --input-bytes 76800 --loss-read-every 1)
 gtb_cli_test(gtb_advise_json 0 "\"schema\": \"gtb-advice\"" advise ${_cost_fix}/cost_synthetic.json --model mlp
@@ -24,7 +24,7 @@ gtb_cli_test(gtb_advise_bad_config_key 2 "not_a_key: is not a configuration key"
              --config ${_cost_fix}/advise_bad_key.json)
 gtb_cli_test(gtb_advise_config_file 0 "transformer blocks" advise ${_cost_fix}/cost_synthetic.json
              --config ${_cost_fix}/advise_transformer.json)
-gtb_cli_test(gtb_advise_old_file 2 "rerun|Rerun" advise ${_cost_fix}/cpu_a.json --model mlp --width 64 --depth 2
+gtb_cli_test(gtb_advise_old_file 2 "rerun|Rerun" advise ${_cost_fix}/old_no_terms.json --model mlp --width 64 --depth 2
              --batch 8)
 gtb_cli_test(gtb_report_verdict 0 "Verdict: where a training step" report ${_cost_fix}/cost_synthetic.json)
 gtb_cli_test(gtb_report_validation 0 "the model against the steps" report ${_cost_fix}/cost_synthetic.json)

@@ -9,6 +9,7 @@
 
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_shapes.h"
+#include "kernels/common/precision.h"
 
 namespace gtb::gemm {
 
@@ -42,9 +43,11 @@ std::string precision_of(const Record& r) {
 
 void matmul_terms(const std::vector<Record>& records, Findings& f) {
   for (const Backend be : {Backend::cpu, Backend::cuda})
-    for (const char* prec : {"fp32", "tf32", "bf16", "fp16"}) {
+    for (const Precision step_precision : kTrainPrecisions) {
+      // A training step at bf16 or fp16 runs its GEMMs with FP32 accumulation.
+      const std::string prec = to_string(step_precision), gemm_prec = to_string(gemm_precision(step_precision));
       auto pick = [&](const Record& r) {
-        return r.workload == "gemm" && precision_of(r) == prec && opt(r, "l2", "warm") != "cold" && r.stats &&
+        return r.workload == "gemm" && precision_of(r) == gemm_prec && opt(r, "l2", "warm") != "cold" &&
                r.params.contains("m") && r.params.contains("n") && r.params.contains("k");
       };
       f.terms.push_back(cost::table_term(
@@ -54,7 +57,7 @@ void matmul_terms(const std::vector<Record>& records, Findings& f) {
             const double flop = 2.0 * r.params["m"].get<double>() * r.params["n"].get<double>() * r.params["k"].get<double>();
             return r.stats->median > 0 ? flop / r.stats->median : 0.0;
           },
-          std::string(prec) + " GEMM"));
+          gemm_prec + " GEMM"));
       cost::Term& t = f.terms.back();
       if (t.usable()) {
         // Which library was fastest at each shape, so a reader can see the rate is not one library's.
@@ -67,7 +70,7 @@ void matmul_terms(const std::vector<Record>& records, Findings& f) {
 
 Findings compute_findings(const std::vector<Record>& records) {
   Findings f;
-  matmul_terms(records, f);
+  if (!records.empty()) matmul_terms(records, f);  // nothing ran: nothing to offer, not "cannot say"
   // best[backend][precision][l2][shape] = fastest ok record over the libraries (variants).
   std::map<std::string, std::map<std::string, std::map<std::string, std::map<Key, Point>>>> best;
   // by_variant[precision][l2][shape][variant] for the cuBLAS vs cuBLASLt table.

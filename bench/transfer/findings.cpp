@@ -200,7 +200,7 @@ void input_terms(const std::vector<Record>& recs, Findings& f) {
     // Gathering a batch: the fastest way measured, seconds per sample by sample size.
     f.terms.push_back(cost::table_term(
         "batch_gather", be, json::object(), {"sample_bytes"}, "seconds", recs,
-        [](const Record& r) { return r.workload == "batching" && r.stats && r.params.value("samples", 0) > 0; },
+        [](const Record& r) { return r.workload == "batching" && r.params.value("samples", 0) > 0; },
         [](const Record& r) { return json{{"sample_bytes", r.params.value("sample_bytes", 0)}}; },
         [](const Record& r) { return r.stats->median / r.params.value("samples", 1.0); }, "batching", true));
     // The loader: one term per measured per-sample cost (the sweep's other parameters alike).

@@ -93,9 +93,16 @@ Findings compute_findings(const std::vector<Record>& recs) {
   for (const Backend be : {Backend::cpu, Backend::cuda})
     f.terms.push_back(cost::table_term(
         "stream_bandwidth", be, json::object(), {"bytes"}, "bytes_per_s", recs,
-        [](const Record& r) { return r.workload == "axpy" && r.stats && r.work_per_rep > 0 && !r.options.contains("chunk"); },
+        [](const Record& r) { return r.workload == "axpy" && !r.options.contains("chunk"); },
         [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
         [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "axpy"));
+  // The scale -> bias -> GELU chain: the rate of an elementwise pass that computes a GELU.
+  for (const Backend be : {Backend::cpu, Backend::cuda})
+    f.terms.push_back(cost::table_term(
+        "stream_bandwidth", be, json{{"op", "gelu"}}, {"bytes"}, "bytes_per_s", recs,
+        [](const Record& r) { return r.workload == "chain" && !r.options.contains("chunk"); },
+        [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
+        [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "GELU chain"));
   return f;
 }
 

@@ -10,6 +10,9 @@
 
 namespace gtb::cost {
 
+// Declared in cost_terms.cpp: the streaming rate of passes that compute `op` ("gelu"), or plain ones.
+Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double bytes, const std::string& op);
+
 namespace {
 
 const char* const kKeys[] = {"model",         "width",          "depth",          "input",
@@ -94,24 +97,30 @@ std::vector<Shape> matmul_shapes(const StepConfig& c, double rows) {
   return s;
 }
 
-// Elementwise passes of one micro-batch: bytes moved by each (read + written).
-std::vector<double> elementwise_bytes(const StepConfig& c, double rows) {
-  std::vector<double> ops;
+// Elementwise passes of one micro-batch: bytes moved by each (read + written), and whether it
+// computes a GELU (priced at the measured rate of one) or is a plain pass.
+struct Pass {
+  double bytes;
+  bool gelu;
+};
+std::vector<Pass> elementwise_bytes(const StepConfig& c, double rows) {
+  std::vector<Pass> ops;
   const double e = element_bytes(c.precision);
+  const bool gelu = c.activation == "gelu";
   if (c.model == "mlp") {
     for (int l = 1; l < c.depth; ++l) {
-      ops.push_back(2 * e * rows * c.width);  // bias + activation forward: read Z, write A
-      ops.push_back(3 * e * rows * c.width);  // activation backward: read dA and Z, write dZ
+      ops.push_back({2 * e * rows * c.width, gelu});  // bias + activation forward: read Z, write A
+      ops.push_back({3 * e * rows * c.width, gelu});  // activation backward: read dA and Z, write dZ
     }
-    ops.push_back(3 * 4.0 * rows * c.classes);  // loss: logits in, gradient out, labels
+    ops.push_back({3 * 4.0 * rows * c.classes, false});  // loss: logits in, gradient out, labels
   } else if (c.model == "transformer") {
     const double T = rows * c.seq_len, d = c.d_model;
     for (int l = 0; l < c.layers; ++l) {
-      for (int i = 0; i < 2; ++i) ops.push_back(2 * e * T * d), ops.push_back(3 * e * T * d);  // layer norms
-      ops.push_back(2 * e * T * 4 * d), ops.push_back(3 * e * T * 4 * d);                      // GELU
-      for (int i = 0; i < 2; ++i) ops.push_back(3 * e * T * d), ops.push_back(2 * e * T * d);  // residuals
+      for (int i = 0; i < 2; ++i) ops.push_back({2 * e * T * d, false}), ops.push_back({3 * e * T * d, false});  // norms
+      ops.push_back({2 * e * T * 4 * d, true}), ops.push_back({3 * e * T * 4 * d, true});                        // GELU
+      for (int i = 0; i < 2; ++i) ops.push_back({3 * e * T * d, false}), ops.push_back({2 * e * T * d, false});  // residuals
       const double scores = rows * c.heads * double(c.seq_len) * c.seq_len;
-      ops.push_back(2 * e * scores), ops.push_back(3 * e * scores);  // softmax
+      ops.push_back({2 * e * scores, false}), ops.push_back({3 * e * scores, false});  // softmax
     }
   }
   return ops;
@@ -273,6 +282,7 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
     p.parts.push_back({group, name, std::move(what), std::move(e)});
   };
   std::ostringstream os;
+  os.precision(3);
   // Compute: the GEMMs at their shapes, then the elementwise passes and the optimizer at the
   // measured streaming bandwidth of their size.
   {
@@ -307,14 +317,15 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
                   " GEMM shapes lie outside the measured shapes: the nearest measured rates are used";
     }
     os.str("");
-    os << n << " GEMMs per micro-batch (forward and backward), " << c.precision;
+    if (c.model == "generic") os << "the model's FLOPs as GEMMs, " << c.precision;
+    else os << n << " GEMMs per micro-batch (forward and backward), " << c.precision;
     if (c.micro_batches > 1) os << ", " << c.micro_batches << " micro-batches";
     add("compute", "matmul", os.str(), mm);
     Estimate ew = known(0);
     const auto ops = elementwise_bytes(c, rows);
     std::size_t outside = 0;
-    for (const double b : ops) {
-      Estimate one = stream_seconds(terms, be, b);
+    for (const Pass& pass : ops) {
+      Estimate one = stream_seconds_of(terms, be, pass.bytes, pass.gelu ? "gelu" : "");
       outside += one.outside_measured;
       one.note.clear();
       ew = ew + one;
@@ -355,7 +366,9 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
   }
   // Habits.
   if (c.loss_read_every > 0)
-    add("habits", "host_sync", "the loss read back every " + std::to_string(c.loss_read_every) + " steps",
+    add("habits", "host_sync",
+        c.loss_read_every == 1 ? std::string("the loss read back every step")
+                               : "the loss read back every " + std::to_string(c.loss_read_every) + " steps",
         scaled(host_sync_seconds(terms, be), 1.0 / c.loss_read_every));
   if (!c.redundant_copy.empty()) {
     Estimate e;
@@ -386,7 +399,7 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
     }
     add("habits", "redundant_copy", "a redundant " + c.redundant_copy + " copy every step", e);
   }
-  // Data parallel: the gradient in buckets over the measured all-reduce, the overlapped share hidden.
+  // Several ranks: the gradient in buckets over the measured all-reduce, the overlapped share hidden.
   if (c.gpus > 1) {
     const double grad = params * 4.0;
     const double full = std::floor(grad / c.bucket_bytes), rest = grad - full * c.bucket_bytes;
@@ -432,7 +445,7 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
     } else {
       Estimate e = loader_seconds(terms, be, c.workers, c.sample_us, c.batch);
       os.str("");
-      os << c.workers << " loader workers at " << c.sample_us << " us per sample";
+      os << c.workers << " loader worker" << (c.workers == 1 ? "" : "s") << " at " << c.sample_us << " us per sample";
       if (e.seconds) {
         const double need = *e.seconds;
         e.seconds = std::max(0.0, need - rest);
@@ -510,7 +523,7 @@ std::vector<Fix> rank_fixes(const std::vector<Term>& terms, const StepConfig& c,
   } else {
     StepConfig a = c;
     a.batch = c.batch * 2;
-    attempt("larger_batch", "A larger batch (or gradient accumulation to keep the optimizer's batch)",
+    attempt("larger_batch", "Twice the batch per step (or accumulate gradients)",
             "batch " + std::to_string(c.batch) + " -> " + std::to_string(a.batch) + " (saving per " +
                 std::to_string(c.batch) + " samples)",
             a, 0.5);
@@ -591,6 +604,8 @@ Validation validate(const std::vector<Term>& terms, const std::vector<Step>& ste
     try {
       const StepConfig c = config_from_json(s.config);
       row.predicted = predict(others, c, s.backend).total;
+      if (!row.predicted.seconds && predict(terms, c, s.backend).total.seconds)
+        row.predicted.cannot_say += " (measured only by the step's own family, which validation leaves out)";
     } catch (const ConfigError& e) {
       row.predicted.cannot_say = std::string("the step's configuration: ") + e.what();
     }

@@ -1,5 +1,5 @@
 // The cost model: a training step composed from measured cost terms (input, compute, overhead,
-// habits, data parallel) on the CPU and the GPU, the fixes ranked by predicted saving, the CPU vs
+// habits, gradient all-reduce) on the CPU and the GPU, the fixes ranked by predicted saving, the CPU vs
 // GPU crossover batch, and the validation against the steps gtb measured whole.
 //
 // It knows terms, never who measured them: a term's publisher is data, used only to leave a step's
@@ -40,7 +40,7 @@ struct StepConfig {
   int workers = 0;                       // loader workers; 0: the training loop loads itself
   double sample_us = 0;                  // preprocessing per sample, microseconds
   int loss_read_every = 0;               // read the loss back every N steps; 0: never
-  int gpus = 1;                          // data-parallel ranks
+  int gpus = 1;                          // ranks sharing the step (one GPU each)
   double bucket_bytes = 25.0 * 1048576;  // gradient bucket
   bool overlap = false;                  // reductions overlapped with the backward pass
   int micro_batches = 1;                 // gradient accumulation: batch split into this many

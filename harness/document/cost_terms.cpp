@@ -13,6 +13,8 @@
 
 namespace gtb::cost {
 
+Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double bytes, const std::string& op);
+
 namespace {
 
 const char* const kForms[] = {"latency_bandwidth", "table", "constant"};
@@ -153,7 +155,7 @@ Term table_term(const std::string& name, Backend b, const json& where, const std
   t.axes = axes;
   t.y = y;
   for (const auto& r : records) {
-    if (r.backend != b || !pick(r) || !gtb::usable(r)) continue;
+    if (r.backend != b || !pick(r) || !gtb::usable(r) || !r.stats) continue;
     const double v = y_of(r);
     if (!std::isfinite(v) || v <= 0) continue;
     const json a = at(r);
@@ -171,6 +173,12 @@ Term table_term(const std::string& name, Backend b, const json& where, const std
 }
 
 void publish(json& data, const std::vector<Term>& terms, const std::vector<Step>& steps) {
+  // A family none of whose terms saw a record (it ran nothing) offers nothing rather than a list of
+  // "no record" reasons.
+  const bool any = !steps.empty() || std::any_of(terms.begin(), terms.end(), [](const Term& t) {
+    return t.usable() || !t.records.empty() || t.cannot_say.rfind("no usable", 0) == 0;
+  });
+  if (!any) return;
   json jt = json::array(), js = json::array();
   for (const auto& t : terms) jt.push_back(to_json(t));
   for (const auto& s : steps) js.push_back(to_json(s));
@@ -484,8 +492,14 @@ Estimate allreduce_seconds(const std::vector<Term>& terms, Backend b, int ranks,
 }
 
 Estimate stream_seconds(const std::vector<Term>& terms, Backend b, double bytes) {
+  return stream_seconds_of(terms, b, bytes, "");
+}
+
+Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double bytes, const std::string& op) {
   std::string reason;
-  for (const Term* t : select(terms, "stream_bandwidth", b, [](const Term&) { return true; }, reason)) {
+  // A plain pass uses the terms without an op; a GELU pass those measured computing one.
+  auto ok = [&](const Term& t) { return op.empty() ? !t.where.contains("op") : where_matches(t.where, "op", op); };
+  for (const Term* t : select(terms, "stream_bandwidth", b, ok, reason)) {
     if (t->form == "latency_bandwidth") return from_latency_bandwidth(*t, bytes);
     if (t->form != "table" || t->y != "bytes_per_s") continue;
     const auto ip = interpolate(*t, json{{t->axes.empty() ? "bytes" : t->axes[0], bytes}});
@@ -497,7 +511,7 @@ Estimate stream_seconds(const std::vector<Term>& terms, Backend b, double bytes)
     if (e.outside_measured) e.note = "streaming work outside the measured sizes: the nearest measured rate is used";
     return e;
   }
-  return cannot(reason.empty() ? describe("stream_bandwidth", b, "") : reason);
+  return cannot(reason.empty() ? describe("stream_bandwidth", b, op.empty() ? "" : "op=" + op) : reason);
 }
 
 Estimate loader_seconds(const std::vector<Term>& terms, Backend b, int workers, double sample_us, double batch) {

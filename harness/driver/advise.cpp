@@ -34,7 +34,7 @@ const char* kUsage =
     "  input      [--input-bytes BYTES_PER_SAMPLE] [--host-memory pageable|pinned] [--workers N]\n"
     "             [--sample-us MICROSECONDS_PER_SAMPLE]\n"
     "  habits     [--loss-read-every N] [--redundant-copy batch|activation|weights]\n"
-    "  parallel   [--gpus N] [--bucket-mb MIB] [--overlap]\n"
+    "  ranks      [--gpus N] [--bucket-mb MIB] [--overlap]\n"
     "  a bad or incomplete configuration exits 2 naming the key; docs/advise.md explains the model\n";
 
 enum class Kind { integer, number, text, flag };

@@ -47,15 +47,15 @@ std::string describe(const cost::StepConfig& c) {
   os << ", batch " << c.batch << ", " << c.precision << ", " << c.optimizer;
   if (c.micro_batches > 1) os << " in " << c.micro_batches << " micro-batches";
   if (c.input_bytes_per_sample > 0) os << ", " << c.input_bytes_per_sample << " input bytes per sample from " << c.host_memory << " memory";
-  if (c.sample_us > 0) os << ", " << c.sample_us << " us preprocessing per sample on " << c.workers << " workers";
-  if (c.loss_read_every > 0) os << ", the loss read every " << c.loss_read_every << " steps";
+  if (c.sample_us > 0)
+    os << ", " << c.sample_us << " us preprocessing per sample on " << c.workers << " loader worker" << (c.workers == 1 ? "" : "s");
+  if (c.loss_read_every == 1) os << ", the loss read every step";
+  else if (c.loss_read_every > 0) os << ", the loss read every " << c.loss_read_every << " steps";
   if (c.gpus > 1) os << ", " << c.gpus << " GPUs (buckets of " << c.bucket_bytes / 1048576 << " MiB" << (c.overlap ? ", overlapped" : "") << ")";
   if (c.cuda_graph) os << ", in a CUDA Graph";
   return os.str();
 }
 
-// The family whose section holds a record's evidence: the first part of its id (data, not code).
-std::string family_of(const std::string& record) { return record.substr(0, record.find('/')); }
 
 // The anchor GitHub gives the report's heading "## <title> (<family>)".
 std::string anchor(const json& doc, const std::string& family) {
@@ -158,11 +158,14 @@ std::string render_text(const Advice& a) {
           e.seconds && p.total.seconds && *p.total.seconds > 0 ? pct(*e.seconds / *p.total.seconds) : "";
       std::snprintf(line, sizeof line, "  %-14s %-14s %10s %5s  ", part->group.c_str(), part->name.c_str(), val.c_str(),
                     share.c_str());
-      o << line << part->what << (e.seconds ? part_flags(e) : " - " + e.cannot_say) << "\n";
+      const std::string why = e.cannot_say == p.total.cannot_say ? " (as above)" : " - " + e.cannot_say;
+      o << line << part->what << (e.seconds ? part_flags(e) : why) << "\n";
       if (!e.records.empty()) o << "  " << std::string(46, ' ') << "records: " << records_text(e.records) << "\n";
     }
     const auto& fixes = a.fixes[i];
-    if (!fixes.empty()) {
+    if (!p.total.seconds && !fixes.empty()) {
+      o << "  Fixes: cannot say (as above)\n";
+    } else if (!fixes.empty()) {
       o << "  Fixes by predicted saving:\n";
       int n = 0;
       for (const auto& f : fixes) {
@@ -197,9 +200,12 @@ std::string render_markdown(const Advice& a) {
       o << "| " << part->group << " / " << part->name << " | " << (e.seconds ? seconds_text(*e.seconds) : "cannot say")
         << " | "
         << (e.seconds && p.total.seconds && *p.total.seconds > 0 ? pct(*e.seconds / *p.total.seconds) : "-") << " | "
-        << part->what << (e.seconds ? part_flags(e) : ": " + e.cannot_say) << " | " << records_text(e.records) << " |\n";
+        << part->what << (e.seconds ? part_flags(e) : e.cannot_say == p.total.cannot_say ? " (as above)" : ": " + e.cannot_say)
+        << " | " << records_text(e.records) << " |\n";
     }
-    if (!a.fixes[i].empty()) {
+    if (!p.total.seconds && !a.fixes[i].empty()) {
+      o << "\nFixes: cannot say (as above).\n";
+    } else if (!a.fixes[i].empty()) {
       o << "\nFixes by predicted saving:\n\n";
       int n = 0;
       for (const auto& f : a.fixes[i]) {
@@ -258,6 +264,10 @@ std::string verdict_body(const json& doc) {
       break;
     }
   const Advice a = advise(doc, "this file", ref);
+  // Which family's section holds a record's evidence: the publisher of the term it came from.
+  std::map<std::string, std::string> family_of;
+  for (const auto& t : terms)
+    for (const auto& r : t.records) family_of.emplace(r, t.family);
   o << "The reference step: " << describe(ref)
     << ". Its time is **predicted** from this file's measured cost terms (docs/advise.md); each cause links to the "
        "section with its evidence. Ask about your own step with `gtb advise RESULTS.json --model mlp --width W "
@@ -272,20 +282,32 @@ std::string verdict_body(const json& doc) {
       << " per reference step**; the causes by their cost:\n\n";
     o << "| cause | share of the step | predicted | fix | predicted saving | evidence |\n"
          "| --- | ---: | ---: | --- | ---: | --- |\n";
+    std::vector<std::string> shown;
     for (const auto* part : ranked_parts(p)) {
       const auto& e = part->estimate;
       if (!e.seconds || *e.seconds <= 0) continue;
       const cost::Fix* f = find_fix(a.fixes[i], fix_for(part->name));
       std::string evidence;
       std::vector<std::string> fams;
-      for (const auto& r : e.records)
-        if (std::find(fams.begin(), fams.end(), family_of(r)) == fams.end()) fams.push_back(family_of(r));
+      for (const auto& r : e.records) {
+        const auto it = family_of.find(r);
+        if (it != family_of.end() && std::find(fams.begin(), fams.end(), it->second) == fams.end())
+          fams.push_back(it->second);
+      }
       for (const auto& fam : fams) evidence += (evidence.empty() ? "" : ", ") + anchor(doc, fam);
+      std::string fix = "-", saving = "-";
+      if (f && std::find(shown.begin(), shown.end(), f->id) != shown.end()) {
+        fix = "(" + f->title + ", above)";
+      } else if (f) {
+        shown.push_back(f->id);
+        fix = f->title + " (`" + f->change + "`)";
+        saving = !f->saving_s ? "cannot say: " + f->cannot_say
+                 : *f->saving_s > 0 ? seconds_text(*f->saving_s) + " (" + pct(f->saving_fraction) + ")"
+                                    : "none predicted";
+      }
       o << "| " << part->name << ": " << part->what << " | " << pct(*e.seconds / *p.total.seconds) << " | "
-        << seconds_text(*e.seconds) << " | " << (f ? f->title + " (`" + f->change + "`)" : "-") << " | "
-        << (f && f->saving_s && *f->saving_s > 0 ? seconds_text(*f->saving_s) + " (" + pct(f->saving_fraction) + ")"
-                                                  : (f && !f->saving_s ? "cannot say" : "-"))
-        << " | " << (evidence.empty() ? "-" : evidence) << " |\n";
+        << seconds_text(*e.seconds) << " | " << fix << " | " << saving << " | " << (evidence.empty() ? "-" : evidence)
+        << " |\n";
     }
     o << "\n";
   }

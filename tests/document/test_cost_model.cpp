@@ -1,4 +1,4 @@
-// The cost model on a synthetic results file (tests/fixtures/cost_synthetic.json: round numbers, not
+// The cost model on a synthetic results file (tests/fixtures/cost/cost_synthetic.json: round numbers, not
 // measurements): the step's arithmetic, a planted change in one input term moving the prediction and
 // the ranking as it must, validation leaving the step's own publisher out, and bad configurations.
 #include <gtest/gtest.h>

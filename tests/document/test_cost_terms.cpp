@@ -137,6 +137,8 @@ TEST(CostTerms, TableTermKeepsTheBestRecordPerPointAndSaysWhyWhenNone) {
     recs[i].workload = "w";
     recs[i].value = 10.0 * (i + 1);
     recs[i].params = {{"bytes", i < 2 ? 100 : 200}};
+    recs[i].stats = Stats{};
+    recs[i].stats->median = 1e-3;
   }
   recs[2].status = Status::skipped;
   recs[2].status_detail = "no room";
