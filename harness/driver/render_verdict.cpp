@@ -94,6 +94,16 @@ std::vector<const cost::Part*> ranked_parts(const cost::Prediction& p) {
   return v;
 }
 
+// A part's reason beside the step's: said once. "no usable X record on cuda (skipped: <driver
+// error>)" under a step that cannot say for the same skip shortens to its first half.
+std::string reason_beside(const std::string& part, const std::string& total) {
+  if (part == total) return " (as above)";
+  const auto a = part.find(" ("), b = total.find(" (");
+  if (a != std::string::npos && b != std::string::npos && part.substr(a) == total.substr(b))
+    return ": " + part.substr(0, a) + " (same reason)";
+  return ": " + part;
+}
+
 std::string part_flags(const cost::Estimate& e) {
   std::string s;
   if (e.outside_measured) s += " (outside the measured range: " + e.note + ")";
@@ -158,7 +168,7 @@ std::string render_text(const Advice& a) {
           e.seconds && p.total.seconds && *p.total.seconds > 0 ? pct(*e.seconds / *p.total.seconds) : "";
       std::snprintf(line, sizeof line, "  %-14s %-14s %10s %5s  ", part->group.c_str(), part->name.c_str(), val.c_str(),
                     share.c_str());
-      const std::string why = e.cannot_say == p.total.cannot_say ? " (as above)" : " - " + e.cannot_say;
+      const std::string why = reason_beside(e.cannot_say, p.total.cannot_say);
       o << line << part->what << (e.seconds ? part_flags(e) : why) << "\n";
       if (!e.records.empty()) o << "  " << std::string(46, ' ') << "records: " << records_text(e.records) << "\n";
     }
@@ -200,7 +210,7 @@ std::string render_markdown(const Advice& a) {
       o << "| " << part->group << " / " << part->name << " | " << (e.seconds ? seconds_text(*e.seconds) : "cannot say")
         << " | "
         << (e.seconds && p.total.seconds && *p.total.seconds > 0 ? pct(*e.seconds / *p.total.seconds) : "-") << " | "
-        << part->what << (e.seconds ? part_flags(e) : e.cannot_say == p.total.cannot_say ? " (as above)" : ": " + e.cannot_say)
+        << part->what << (e.seconds ? part_flags(e) : reason_beside(e.cannot_say, p.total.cannot_say))
         << " | " << records_text(e.records) << " |\n";
     }
     if (!p.total.seconds && !a.fixes[i].empty()) {
