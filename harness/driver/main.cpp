@@ -19,7 +19,8 @@ void usage(std::FILE* f) {
                "  compare  compare two results files; exit 1 on a regression (gtb compare --help)\n"
                "  ab       run two builds alternately and compare them on paired rounds (gtb ab --help)\n"
                "  report   the findings of a results file, in Markdown\n"
-               "  plot     regenerate the figures of a results file\n");
+               "  plot     regenerate the figures of a results file\n"
+               "  advise   predict your training step from a results file and rank the fixes (gtb advise --help)\n");
 }
 }  // namespace
 
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   if (cmd == "ab") return cmd_ab(argc - 1, argv + 1);
   if (cmd == "report") return cmd_report(argc - 1, argv + 1);
   if (cmd == "plot") return cmd_plot(argc - 1, argv + 1);
+  if (cmd == "advise") return cmd_advise(argc - 1, argv + 1);
   std::fprintf(stderr, "gtb: unknown command '%s'\n", cmd.c_str());
   usage(stderr);
   return kExitBadInput;

@@ -1,0 +1,547 @@
+// Cost terms: their JSON form, reading them from a results document, and the lookups the model uses.
+#include "harness/document/cost_terms.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "harness/document/json_read.h"
+
+namespace gtb::cost {
+
+Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double bytes, const std::string& op);
+
+namespace {
+
+const char* const kForms[] = {"latency_bandwidth", "table", "constant"};
+const char* const kYUnits[] = {"seconds", "flop_per_s", "bytes_per_s", "samples_per_s", "fraction"};
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+  throw std::runtime_error(where + ": " + what);
+}
+
+std::string str(const json& j, const char* key, const std::string& where, bool required = false) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    if (required) bad(where, std::string("missing \"") + key + "\"");
+    return "";
+  }
+  if (!it->is_string()) bad(where, std::string("\"") + key + "\" is not a string");
+  return it->get<std::string>();
+}
+
+double num(const json& j, const char* key, const std::string& where, bool required, double otherwise = 0) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    if (required) bad(where, std::string("missing \"") + key + "\"");
+    return otherwise;
+  }
+  if (!it->is_number()) bad(where, std::string("\"") + key + "\" is not a number");
+  const double v = it->get<double>();
+  if (!std::isfinite(v)) bad(where, std::string("\"") + key + "\" is not finite");
+  return v;
+}
+
+std::vector<std::string> strings(const json& j, const char* key, const std::string& where) {
+  std::vector<std::string> out;
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  if (!it->is_array()) bad(where, std::string("\"") + key + "\" is not a list");
+  for (const auto& v : *it) {
+    if (!v.is_string()) bad(where, std::string("\"") + key + "\" holds a non-string");
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+void merge_records(std::vector<std::string>& into, const std::vector<std::string>& from) {
+  for (const auto& r : from)
+    if (std::find(into.begin(), into.end(), r) == into.end()) into.push_back(r);
+}
+
+// A selector value equals a wanted one: strings exactly, numbers numerically.
+bool where_matches(const json& where, const std::string& key, const json& want) {
+  const auto it = where.find(key);
+  if (it == where.end()) return false;
+  if (it->is_number() && want.is_number()) return std::fabs(it->get<double>() - want.get<double>()) < 1e-9;
+  return *it == want;
+}
+
+std::string describe(const std::string& name, Backend b, const std::string& sel) {
+  return "no measured " + name + " term on " + to_string(b) + (sel.empty() ? "" : " (" + sel + ")");
+}
+
+// The terms of a name and backend, usable first; `reason` gets the first unusable one's cannot_say.
+std::vector<const Term*> select(const std::vector<Term>& terms, const std::string& name, Backend b,
+                                const std::function<bool(const Term&)>& ok, std::string& reason) {
+  std::vector<const Term*> out;
+  for (const auto& t : terms) {
+    if (t.name != name || t.backend != b || !ok(t)) continue;
+    if (t.usable())
+      out.push_back(&t);
+    else if (reason.empty())
+      reason = t.cannot_say;
+  }
+  return out;
+}
+
+Estimate cannot(const std::string& why, const std::vector<std::string>& records = {}) {
+  Estimate e;
+  e.cannot_say = why;
+  e.records = records;
+  return e;
+}
+
+Estimate from_latency_bandwidth(const Term& t, double x) {
+  Estimate e;
+  if (t.per_second <= 0) return cannot(t.name + ": the fitted rate is not positive", t.records);
+  e.seconds = t.latency_s + x / t.per_second;
+  e.records = t.records;
+  if ((t.x_min > 0 && x < t.x_min) || (t.x_max > 0 && x > t.x_max)) {
+    e.outside_measured = true;
+    std::ostringstream os;
+    os << t.name << " at " << x << " " << (t.x.empty() ? "units" : t.x) << " is outside the measured " << t.x_min
+       << ".." << t.x_max << " (the fitted line, not a measured point)";
+    e.note = os.str();
+  }
+  return e;
+}
+
+double axis_value(const json& at, const std::string& axis) {
+  const auto it = at.find(axis);
+  return it != at.end() && it->is_number() ? it->get<double>() : std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace
+
+Term cannot_say_term(const std::string& name, Backend b, const json& where, const std::string& form,
+                     const std::string& reason, const std::vector<std::string>& records) {
+  Term t;
+  t.name = name;
+  t.backend = b;
+  t.where = where;
+  t.form = form;
+  t.cannot_say = reason.empty() ? "no record" : reason;
+  t.records = records;
+  return t;
+}
+
+std::string reason_none(const std::vector<Record>& records, Backend b, const std::function<bool(const Record&)>& pick,
+                        const std::string& what) {
+  std::map<std::string, int> reasons;
+  for (const auto& r : records)
+    if (r.backend == b && pick(r) && !gtb::usable(r))
+      reasons[std::string(to_string(r.status)) + (r.status_detail.empty() ? "" : ": " + r.status_detail)]++;
+  if (reasons.empty()) return "no " + what + " record on " + to_string(b);
+  return "no usable " + what + " record on " + std::string(to_string(b)) + " (" +
+         std::max_element(reasons.begin(), reasons.end(), [](const auto& x, const auto& y) { return x.second < y.second; })
+             ->first +
+         ")";
+}
+
+Term table_term(const std::string& name, Backend b, const json& where, const std::vector<std::string>& axes,
+                const std::string& y, const std::vector<Record>& records, const std::function<bool(const Record&)>& pick,
+                const std::function<json(const Record&)>& at, const std::function<double(const Record&)>& y_of,
+                const std::string& what, bool lower_is_better) {
+  Term t;
+  t.name = name;
+  t.backend = b;
+  t.where = where;
+  t.form = "table";
+  t.axes = axes;
+  t.y = y;
+  for (const auto& r : records) {
+    if (r.backend != b || !pick(r) || !gtb::usable(r) || !r.stats) continue;
+    const double v = y_of(r);
+    if (!std::isfinite(v) || v <= 0) continue;
+    const json a = at(r);
+    auto same = std::find_if(t.points.begin(), t.points.end(), [&](const Point& p) { return p.at == a; });
+    if (same == t.points.end()) {
+      t.points.push_back({a, v, r.id});
+    } else if (lower_is_better ? v < same->y : v > same->y) {
+      same->y = v;
+      same->record = r.id;
+    }
+  }
+  if (t.points.empty()) return cannot_say_term(name, b, where, "table", reason_none(records, b, pick, what));
+  for (const auto& p : t.points) merge_records(t.records, {p.record});
+  return t;
+}
+
+void publish(json& data, const std::vector<Term>& terms, const std::vector<Step>& steps) {
+  // A family none of whose terms saw a record (it ran nothing) offers nothing rather than a list of
+  // "no record" reasons.
+  const bool any = !steps.empty() || std::any_of(terms.begin(), terms.end(), [](const Term& t) {
+    return t.usable() || !t.records.empty() || t.cannot_say.rfind("no usable", 0) == 0;
+  });
+  if (!any) return;
+  json jt = json::array(), js = json::array();
+  for (const auto& t : terms) jt.push_back(to_json(t));
+  for (const auto& s : steps) js.push_back(to_json(s));
+  data["cost_terms"] = std::move(jt);
+  if (!steps.empty()) data["cost_steps"] = std::move(js);
+}
+
+json to_json(const Term& t) {
+  json j = {{"name", t.name}, {"backend", to_string(t.backend)}, {"where", t.where}, {"form", t.form}};
+  if (!t.cannot_say.empty()) {
+    j["cannot_say"] = t.cannot_say;
+  } else if (t.form == "latency_bandwidth") {
+    j["x"] = t.x;
+    j["latency_s"] = t.latency_s;
+    j["per_second"] = t.per_second;
+    j["x_min"] = t.x_min;
+    j["x_max"] = t.x_max;
+  } else if (t.form == "table") {
+    j["axes"] = t.axes;
+    j["y"] = t.y;
+    json pts = json::array();
+    for (const auto& p : t.points) pts.push_back({{"at", p.at}, {"y", p.y}, {"record", p.record}});
+    j["points"] = pts;
+  } else {
+    j["value"] = t.value;
+    j["unit"] = t.unit;
+  }
+  j["records"] = t.records;
+  if (!t.note.empty()) j["note"] = t.note;
+  return j;
+}
+
+json to_json(const Step& s) {
+  return {{"record", s.record}, {"backend", to_string(s.backend)}, {"seconds", s.seconds}, {"config", s.config}};
+}
+
+Term term_from_json(const json& j, const std::string& family) {
+  if (!j.is_object()) bad("terms (" + family + ")", "a term is not an object");
+  Term t;
+  t.family = family;
+  t.name = str(j, "name", "term", true);
+  const std::string where = "term " + t.name + " (" + family + ")";
+  try {
+    t.backend = backend_from_string(str(j, "backend", where, true));
+  } catch (const std::invalid_argument& e) {
+    bad(where, std::string("\"backend\": ") + e.what());
+  }
+  if (j.contains("where")) {
+    if (!j.at("where").is_object()) bad(where, "\"where\" is not an object");
+    t.where = j.at("where");
+  }
+  t.form = str(j, "form", where, true);
+  if (std::none_of(std::begin(kForms), std::end(kForms), [&](const char* f) { return t.form == f; }))
+    bad(where, "\"form\": unknown form \"" + t.form + "\"");
+  t.cannot_say = str(j, "cannot_say", where);
+  t.note = str(j, "note", where);
+  t.records = strings(j, "records", where);
+  if (!t.cannot_say.empty()) return t;
+  if (t.form == "latency_bandwidth") {
+    t.x = str(j, "x", where);
+    t.latency_s = num(j, "latency_s", where, true);
+    t.per_second = num(j, "per_second", where, true);
+    t.x_min = num(j, "x_min", where, false);
+    t.x_max = num(j, "x_max", where, false);
+    if (t.per_second <= 0) bad(where, "\"per_second\" is not positive");
+  } else if (t.form == "table") {
+    t.axes = strings(j, "axes", where);
+    t.y = str(j, "y", where, true);
+    if (std::none_of(std::begin(kYUnits), std::end(kYUnits), [&](const char* u) { return t.y == u; }))
+      bad(where, "\"y\": unknown unit \"" + t.y + "\"");
+    const auto it = j.find("points");
+    if (it == j.end() || !it->is_array()) bad(where, "\"points\" is missing or not a list");
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const json& jp = it->at(i);
+      const std::string pw = where + " points[" + std::to_string(i) + "]";
+      if (!jp.is_object() || !jp.contains("at") || !jp.at("at").is_object()) bad(pw, "\"at\" is missing or not an object");
+      Point p;
+      p.at = jp.at("at");
+      for (const auto& a : t.axes)
+        if (!p.at.contains(a) || !p.at.at(a).is_number()) bad(pw, "\"at\" lacks the numeric axis \"" + a + "\"");
+      p.y = num(jp, "y", pw, true);
+      p.record = str(jp, "record", pw);
+      t.points.push_back(std::move(p));
+    }
+  } else {
+    t.value = num(j, "value", where, true);
+    t.unit = str(j, "unit", where, true);
+  }
+  return t;
+}
+
+Step step_from_json(const json& j, const std::string& family) {
+  const std::string where = "steps (" + family + ")";
+  if (!j.is_object()) bad(where, "a step is not an object");
+  Step s;
+  s.family = family;
+  s.record = str(j, "record", where, true);
+  try {
+    s.backend = backend_from_string(str(j, "backend", where + " " + s.record, true));
+  } catch (const std::invalid_argument& e) {
+    bad(where + " " + s.record, std::string("\"backend\": ") + e.what());
+  }
+  s.seconds = num(j, "seconds", where + " " + s.record, true);
+  if (j.contains("config")) {
+    if (!j.at("config").is_object()) bad(where + " " + s.record, "\"config\" is not an object");
+    s.config = j.at("config");
+  }
+  return s;
+}
+
+bool has_terms(const json& doc) {
+  for (const auto& [family, entry] : json_read::object_at(doc, {"findings"}).items())
+    if (entry.is_object() && entry.contains("terms")) return true;
+  return false;
+}
+
+std::vector<Term> terms_from_document(const json& doc) {
+  std::vector<Term> out;
+  for (const auto& [family, entry] : json_read::object_at(doc, {"findings"}).items()) {
+    if (!entry.is_object() || !entry.contains("terms")) continue;
+    if (!entry.at("terms").is_array()) bad("findings." + family + ".terms", "not a list");
+    for (const auto& jt : entry.at("terms")) out.push_back(term_from_json(jt, family));
+  }
+  return out;
+}
+
+std::vector<Step> steps_from_document(const json& doc) {
+  std::vector<Step> out;
+  for (const auto& [family, entry] : json_read::object_at(doc, {"findings"}).items()) {
+    if (!entry.is_object() || !entry.contains("steps")) continue;
+    if (!entry.at("steps").is_array()) bad("findings." + family + ".steps", "not a list");
+    for (const auto& js : entry.at("steps")) out.push_back(step_from_json(js, family));
+  }
+  return out;
+}
+
+Estimate operator+(const Estimate& a, const Estimate& b) {
+  Estimate e;
+  e.records = a.records;
+  merge_records(e.records, b.records);
+  e.outside_measured = a.outside_measured || b.outside_measured;
+  // A note already said is not said again (a step sums many parts of one kind).
+  e.note = a.note.empty() || a.note.find(b.note) != std::string::npos ? (a.note.empty() ? b.note : a.note)
+                                                                      : a.note + "; " + b.note;
+  if (a.seconds && b.seconds)
+    e.seconds = *a.seconds + *b.seconds;
+  else
+    e.cannot_say = !a.seconds ? a.cannot_say : b.cannot_say;
+  return e;
+}
+
+Estimate scaled(const Estimate& e, double factor) {
+  Estimate out = e;
+  if (out.seconds) *out.seconds *= factor;
+  return out;
+}
+
+std::optional<Interpolated> interpolate(const Term& t, const json& at) {
+  if (t.points.empty() || t.axes.empty()) return std::nullopt;
+  const std::size_t na = t.axes.size();
+  std::vector<double> q(na);
+  for (std::size_t a = 0; a < na; ++a) {
+    q[a] = axis_value(at, t.axes[a]);
+    if (!(q[a] > 0)) return std::nullopt;
+  }
+  Interpolated out;
+  // Outside: beyond the measured range on any axis; the query is then clamped into it.
+  std::vector<double> lo(na, std::numeric_limits<double>::infinity()), hi(na, 0);
+  for (const auto& p : t.points)
+    for (std::size_t a = 0; a < na; ++a) {
+      lo[a] = std::min(lo[a], axis_value(p.at, t.axes[a]));
+      hi[a] = std::max(hi[a], axis_value(p.at, t.axes[a]));
+    }
+  for (std::size_t a = 0; a < na; ++a) {
+    if (q[a] < lo[a] * (1 - 1e-9) || q[a] > hi[a] * (1 + 1e-9)) out.outside_measured = true;
+    q[a] = std::clamp(q[a], lo[a], hi[a]);
+  }
+  if (na == 1) {
+    // Log-log between the two neighbours.
+    std::vector<const Point*> pts;
+    for (const auto& p : t.points) pts.push_back(&p);
+    std::sort(pts.begin(), pts.end(),
+              [&](const Point* a, const Point* b) { return axis_value(a->at, t.axes[0]) < axis_value(b->at, t.axes[0]); });
+    const Point* below = pts.front();
+    const Point* above = pts.back();
+    for (const Point* p : pts) {
+      const double x = axis_value(p->at, t.axes[0]);
+      if (x <= q[0]) below = p;
+      if (x >= q[0]) {
+        above = p;
+        break;
+      }
+    }
+    const double x0 = axis_value(below->at, t.axes[0]), x1 = axis_value(above->at, t.axes[0]);
+    if (x1 <= x0 || below->y <= 0 || above->y <= 0) {
+      out.y = below->y;
+      out.records = {below->record};
+    } else {
+      const double f = std::log(q[0] / x0) / std::log(x1 / x0);
+      out.y = std::exp(std::log(below->y) + f * (std::log(above->y) - std::log(below->y)));
+      out.records = {below->record};
+      if (above != below) merge_records(out.records, {above->record});
+    }
+    return out;
+  }
+  // Several axes with scattered points: inverse-distance weighting in log space over the nearest few;
+  // an exact hit is that point.
+  std::vector<std::pair<double, const Point*>> d;
+  for (const auto& p : t.points) {
+    double s = 0;
+    for (std::size_t a = 0; a < na; ++a) {
+      const double l = std::log(axis_value(p.at, t.axes[a]) / q[a]);
+      s += l * l;
+    }
+    d.emplace_back(std::sqrt(s), &p);
+  }
+  std::sort(d.begin(), d.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (d.front().first < 1e-9 || d.front().second->y <= 0) {
+    out.y = d.front().second->y;
+    out.records = {d.front().second->record};
+    return out;
+  }
+  const std::size_t k = std::min<std::size_t>(d.size(), na + 1);
+  double wsum = 0, lsum = 0;
+  for (std::size_t i = 0; i < k; ++i) {
+    if (d[i].second->y <= 0) continue;
+    const double w = 1.0 / (d[i].first * d[i].first);
+    wsum += w;
+    lsum += w * std::log(d[i].second->y);
+    merge_records(out.records, {d[i].second->record});
+  }
+  out.y = std::exp(lsum / wsum);
+  return out;
+}
+
+Estimate copy_seconds(const std::vector<Term>& terms, const std::string& name, Backend b, const std::string& memory,
+                      double bytes) {
+  std::string reason;
+  const auto found = select(
+      terms, name, b, [&](const Term& t) { return memory.empty() || where_matches(t.where, "memory", memory); }, reason);
+  for (const Term* t : found)
+    if (t->form == "latency_bandwidth") return from_latency_bandwidth(*t, bytes);
+  return cannot(reason.empty() ? describe(name, b, memory.empty() ? "" : "memory=" + memory) : reason);
+}
+
+Estimate matmul_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m, double n,
+                        double k) {
+  std::string reason;
+  const auto found = select(
+      terms, "matmul", b, [&](const Term& t) { return where_matches(t.where, "precision", precision); }, reason);
+  for (const Term* t : found) {
+    if (t->form != "table" || t->y != "flop_per_s") continue;
+    const auto ip = interpolate(*t, json{{"m", m}, {"n", n}, {"k", k}});
+    if (!ip || ip->y <= 0) continue;
+    Estimate e;
+    e.seconds = 2.0 * m * n * k / ip->y;
+    e.records = ip->records;
+    e.outside_measured = ip->outside_measured;
+    if (e.outside_measured) {
+      std::ostringstream os;
+      os << "matmul " << m << "x" << n << "x" << k << " " << precision
+         << " is outside the measured shapes: the nearest measured rate is used";
+      e.note = os.str();
+    }
+    return e;
+  }
+  return cannot(reason.empty() ? describe("matmul", b, "precision=" + precision) : reason);
+}
+
+namespace {
+Estimate constant_seconds(const std::vector<Term>& terms, const std::string& name, Backend b,
+                          const std::function<bool(const Term&)>& ok, const std::string& sel) {
+  std::string reason;
+  for (const Term* t : select(terms, name, b, ok, reason))
+    if (t->form == "constant" && std::isfinite(t->value)) {
+      Estimate e;
+      e.seconds = t->value;
+      e.records = t->records;
+      e.note = t->note;
+      return e;
+    }
+  return cannot(reason.empty() ? describe(name, b, sel) : reason);
+}
+}  // namespace
+
+Estimate launch_seconds(const std::vector<Term>& terms, const std::string& mode) {
+  return constant_seconds(terms, "launch", Backend::cuda,
+                          [&](const Term& t) { return where_matches(t.where, "mode", mode); }, "mode=" + mode);
+}
+
+Estimate host_sync_seconds(const std::vector<Term>& terms, Backend b) {
+  return constant_seconds(terms, "host_sync", b, [](const Term&) { return true; }, "");
+}
+
+Estimate overlap_fraction(const std::vector<Term>& terms, Backend b) {
+  return constant_seconds(terms, "comm_overlap", b, [](const Term&) { return true; }, "");
+}
+
+Estimate allreduce_seconds(const std::vector<Term>& terms, Backend b, int ranks, double bytes) {
+  if (ranks <= 1) {
+    Estimate e;
+    e.seconds = 0.0;
+    return e;
+  }
+  std::string reason;
+  const auto found = select(
+      terms, "allreduce", b, [&](const Term& t) { return where_matches(t.where, "ranks", ranks); }, reason);
+  for (const Term* t : found)
+    if (t->form == "latency_bandwidth") return from_latency_bandwidth(*t, bytes);
+  return cannot(reason.empty() ? describe("allreduce", b, "ranks=" + std::to_string(ranks)) : reason);
+}
+
+Estimate stream_seconds(const std::vector<Term>& terms, Backend b, double bytes) {
+  return stream_seconds_of(terms, b, bytes, "");
+}
+
+Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double bytes, const std::string& op) {
+  std::string reason;
+  // A plain pass uses the terms without an op; a GELU pass those measured computing one.
+  auto ok = [&](const Term& t) { return op.empty() ? !t.where.contains("op") : where_matches(t.where, "op", op); };
+  for (const Term* t : select(terms, "stream_bandwidth", b, ok, reason)) {
+    if (t->form == "latency_bandwidth") return from_latency_bandwidth(*t, bytes);
+    if (t->form != "table" || t->y != "bytes_per_s") continue;
+    const auto ip = interpolate(*t, json{{t->axes.empty() ? "bytes" : t->axes[0], bytes}});
+    if (!ip || ip->y <= 0) continue;
+    Estimate e;
+    e.seconds = bytes / ip->y;
+    e.records = ip->records;
+    e.outside_measured = ip->outside_measured;
+    if (e.outside_measured) e.note = "streaming work outside the measured sizes: the nearest measured rate is used";
+    return e;
+  }
+  return cannot(reason.empty() ? describe("stream_bandwidth", b, op.empty() ? "" : "op=" + op) : reason);
+}
+
+Estimate loader_seconds(const std::vector<Term>& terms, Backend b, int workers, double sample_us, double batch) {
+  std::string reason;
+  const auto found = select(terms, "loader", b, [](const Term& t) { return t.form == "table"; }, reason);
+  // The loader measured at the per-sample cost nearest (in log) to the one asked for.
+  const Term* best = nullptr;
+  double best_d = std::numeric_limits<double>::infinity();
+  for (const Term* t : found) {
+    const double us = json_read::number_at(t->where, {"sample_us"});
+    const double d = std::isfinite(us) && us > 0 && sample_us > 0 ? std::fabs(std::log(us / sample_us)) : 1e9;
+    if (d < best_d) best_d = d, best = t;
+  }
+  if (!best) return cannot(reason.empty() ? describe("loader", b, "") : reason);
+  const auto ip = interpolate(*best, json{{best->axes.empty() ? "workers" : best->axes[0], workers}});
+  if (!ip || ip->y <= 0) return cannot("the loader term has no positive rate", best->records);
+  Estimate e;
+  const double measured_us = json_read::number_at(best->where, {"sample_us"});
+  double rate = ip->y;
+  // Scaled to the asked per-sample cost: the loader's rate is bound by preprocessing work per worker.
+  if (std::isfinite(measured_us) && measured_us > 0 && sample_us > 0 && best_d > 1e-9) {
+    rate *= measured_us / sample_us;
+    e.note = "loader measured at " + std::to_string(static_cast<long>(measured_us)) +
+             " us per sample, scaled to the asked cost";
+    e.outside_measured = true;
+  }
+  e.seconds = batch / rate;
+  e.records = ip->records;
+  e.outside_measured = e.outside_measured || ip->outside_measured;
+  return e;
+}
+
+}  // namespace gtb::cost

@@ -1,0 +1,118 @@
+// Cost terms: the measured functions a family offers the cost model ("seconds to copy B bytes from
+// pinned memory", "FLOP/s of a matmul of this shape"), their JSON form and their lookup.
+//
+// A family publishes `terms` (and, when its records are whole steps, `steps`) beside its findings
+// sections. This file knows terms, never families: a term remembers which family published it only
+// as data, so that validation can leave a step's own family out. docs/advise.md lists every term.
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/document/types.h"
+
+namespace gtb::cost {
+
+// One measured point of a table term.
+struct Point {
+  json at = json::object();  // axis -> value
+  double y = 0;
+  std::string record;
+};
+
+// One cost term. `form` says which fields carry the numbers:
+//   latency_bandwidth: seconds(x) = latency_s + x / per_second, trusted for x within [x_min, x_max];
+//   table: `points` over `axes`, y in unit `y` (seconds, flop_per_s, bytes_per_s, samples_per_s,
+//          fraction), interpolated log-log between neighbours;
+//   constant: `value` in `unit` ("s" or "fraction").
+// A term with `cannot_say` set carries no number, only the reason.
+struct Term {
+  std::string family, name;
+  Backend backend = Backend::cpu;
+  json where = json::object();  // selector values (strings or numbers)
+  std::string form, x, y, unit, cannot_say, note;
+  double latency_s = 0, per_second = 0, x_min = 0, x_max = 0;
+  double value = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::string> axes;
+  std::vector<Point> points;
+  std::vector<std::string> records;
+
+  bool usable() const { return cannot_say.empty(); }
+};
+
+// A measured whole step, published for validation.
+struct Step {
+  std::string family, record;
+  Backend backend = Backend::cpu;
+  double seconds = 0;  // median seconds per step
+  json config = json::object();
+};
+
+json to_json(const Term& t);
+json to_json(const Step& s);
+// Both throw std::runtime_error naming the offending key. `family` is the publisher (the findings key).
+Term term_from_json(const json& j, const std::string& family);
+Step step_from_json(const json& j, const std::string& family);
+
+// Every family's terms / steps in a results document (findings.<family>.terms / .steps). Files
+// written before terms existed give an empty list; has_terms() tells the two apart.
+std::vector<Term> terms_from_document(const json& results_document);
+std::vector<Step> steps_from_document(const json& results_document);
+bool has_terms(const json& results_document);
+
+// What the model can say about one part of a step.
+struct Estimate {
+  std::optional<double> seconds;
+  std::vector<std::string> records;  // every record the number came from
+  std::string cannot_say;            // set when seconds is empty: why
+  bool outside_measured = false;     // the query lies outside the measured range (clamped, not extrapolated)
+  std::string note;
+};
+// Sum of two estimates: seconds add, records merge, the first cannot_say wins, flags OR.
+Estimate operator+(const Estimate& a, const Estimate& b);
+Estimate scaled(const Estimate& e, double factor);
+
+// Lookups. Each picks the terms of that name, backend and selector; none usable gives cannot_say
+// with the publisher's reason (or "no ... term").
+Estimate copy_seconds(const std::vector<Term>&, const std::string& name, Backend, const std::string& memory, double bytes);
+Estimate matmul_seconds(const std::vector<Term>&, Backend, const std::string& precision, double m, double n, double k);
+Estimate launch_seconds(const std::vector<Term>&, const std::string& mode);
+Estimate host_sync_seconds(const std::vector<Term>&, Backend);
+Estimate allreduce_seconds(const std::vector<Term>&, Backend, int ranks, double bytes);
+// Elementwise / streaming work moving `bytes` (read + written).
+Estimate stream_seconds(const std::vector<Term>&, Backend, double bytes);
+// Seconds per batch of a loader at `workers` for a per-sample preprocessing cost `sample_us`.
+Estimate loader_seconds(const std::vector<Term>&, Backend, int workers, double sample_us, double batch);
+// The hidden fraction of communication (0..1).
+Estimate overlap_fraction(const std::vector<Term>&, Backend);
+
+// Producers' helpers. A term without usable records: the reason is the records' own status detail
+// ("skipped: no usable GPU: ..."), or "no record" when nothing of the kind ran.
+Term cannot_say_term(const std::string& name, Backend, const json& where, const std::string& form,
+                     const std::string& reason, const std::vector<std::string>& records = {});
+std::string reason_none(const std::vector<Record>& records, Backend, const std::function<bool(const Record&)>& pick,
+                        const std::string& what);
+
+// A table term of the usable records `pick` selects: one point per distinct `at`, the best y of
+// those sharing it (highest, or lowest when `lower_is_better`); a cannot_say term naming why when none.
+Term table_term(const std::string& name, Backend, const json& where, const std::vector<std::string>& axes,
+                const std::string& y, const std::vector<Record>& records, const std::function<bool(const Record&)>& pick,
+                const std::function<json(const Record&)>& at, const std::function<double(const Record&)>& y_of,
+                const std::string& what, bool lower_is_better = false);
+// Writes terms and steps where the registry publishes them (data.cost_terms, data.cost_steps).
+void publish(json& data, const std::vector<Term>& terms, const std::vector<Step>& steps);
+
+// Table interpolation, exposed for tests: log-log between the neighbours along each axis (points on
+// a grid or scattered: the nearest points in log space, weighted by inverse distance when the query
+// is not on a measured line). Sets outside_measured when the query is beyond the points on any axis.
+struct Interpolated {
+  double y = 0;
+  std::vector<std::string> records;
+  bool outside_measured = false;
+};
+std::optional<Interpolated> interpolate(const Term& table, const json& at);
+
+}  // namespace gtb::cost
