@@ -1,0 +1,2 @@
+// placeholder
+int placeholder_unused_main_guard = 0;
