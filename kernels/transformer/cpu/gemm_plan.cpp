@@ -71,10 +71,13 @@ void Plan::run_sized(std::size_t i, int m, int n, int k, const float* a, const f
 }
 
 namespace {
-std::string key_of(const Shape& s, bool bf16) {
+// The libraries' speed does not depend on the operands' values: BF16 and FP32 share a choice when
+// they share the candidates (the key names them).
+std::string key_of(const Shape& s, const std::vector<Candidate>& cands) {
   std::ostringstream o;
-  o << s.ta << s.tb << ' ' << s.m << ' ' << s.n << ' ' << s.k << ' ' << s.lda << ' ' << s.ldb << ' ' << s.ldc << ' '
-    << s.inner << ' ' << bf16 << ' ' << omp_get_max_threads();
+  for (const Candidate& c : cands) o << c.name << (c.available ? '+' : '-');
+  o << ' ' << s.ta << s.tb << ' ' << s.m << ' ' << s.n << ' ' << s.k << ' ' << s.lda << ' ' << s.ldb << ' ' << s.ldc << ' '
+    << s.inner << ' ' << omp_get_max_threads();
   return o.str();
 }
 std::mutex g_mu;
@@ -91,7 +94,7 @@ void Plan::choose(const std::vector<Shape>& shapes, bool bf16) {
   const std::vector<Candidate> cands = candidates(bf16);
   for (const Shape& s : shapes) {
     if (s.m < 1 || s.n < 1 || s.k < 1) throw std::invalid_argument("gemm plan: site " + s.site + " has an empty shape");
-    const std::string key = key_of(s, bf16);
+    const std::string key = key_of(s, cands);
     {
       std::lock_guard<std::mutex> lock(g_mu);
       auto it = remembered().find(key);
