@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bench/transformer/findings.h"
 #include "kernels/common/errors.h"
 #include "kernels/transformer/block.h"
 #include "kernels/transformer/cpu/blocks.h"
@@ -212,4 +213,74 @@ TEST(TransformerCpu, LossFallsOverSteps) {
   EXPECT_EQ(m.steps_taken(), 31);
   EXPECT_GT(m.pieces().attention, 0.0);
   EXPECT_GT(m.pieces().optimizer, 0.0);
+}
+
+// ---- findings from synthetic records (machine facts injected, never this machine's) ----
+namespace {
+gtb::Record rec(const std::string& workload, const std::string& variant, int seq, int batch, double tokens_per_s,
+                double bytes, double share) {
+  gtb::Record r;
+  r.family = "transformer";
+  r.workload = workload;
+  r.variant = variant;
+  r.backend = gtb::Backend::cpu;
+  r.params = {{"layers", 2}, {"d_model", 128}, {"heads", 4}, {"seq_len", seq}, {"batch", batch}};
+  r.options = {{"precision", "fp32"}, {"memory_cap_mb", 512}};
+  r.id = "transformer/" + workload + "/" + variant + "/cpu/seq_len=" + std::to_string(seq);
+  r.status = gtb::Status::ok;
+  r.value = tokens_per_s;
+  gtb::Stats s;
+  s.median = double(seq * batch) / tokens_per_s;
+  r.stats = s;
+  r.counters["host_bytes"] = {bytes, "bytes"};
+  r.counters["share_attention"] = {share, "fraction"};
+  return r;
+}
+}  // namespace
+
+TEST(TransformerFindings, MemoryPairsOutOfMemoryPointSharesAndSteps) {
+  std::vector<gtb::Record> rs = {rec("seq_sweep", "materialised", 128, 8, 1000, 4e6, 0.2),
+                                 rec("seq_sweep", "fused", 128, 8, 900, 1e6, 0.25),
+                                 rec("seq_sweep", "fused", 1024, 1, 700, 2e6, 0.6),
+                                 rec("seq_sweep", "materialised", 2048, 1, 1, 1, 0.1),
+                                 rec("seq_sweep", "fused", 2048, 1, 500, 3e6, 0.7)};
+  rs[3].status = gtb::Status::skipped;
+  rs[3].value.reset();
+  rs[3].status_detail = "out of memory: host allocation of 1 bytes over the cap";
+  rs.push_back(rec("seq_sweep", "materialised", 1024, 1, 650, 5e8, 0.5));
+  const xf::Findings f = xf::compute_findings(rs);
+  ASSERT_EQ(f.memory.size(), 3u);
+  EXPECT_NEAR(*f.memory[0].memory_saved_fraction, 0.75, 1e-12);  // seq 128: 1e6 of 4e6
+  EXPECT_NEAR(*f.memory[0].fused_speedup, 0.9, 1e-12);
+  ASSERT_EQ(f.materialised_oom.size(), 1u);
+  EXPECT_EQ(f.materialised_oom[0].seq_len, 2048);
+  ASSERT_EQ(f.attention_share.size(), 2u);  // materialised, fused
+  const auto& fused = f.attention_share[0].variant == "fused" ? f.attention_share[0] : f.attention_share[1];
+  EXPECT_EQ(fused.variant, "fused");
+  ASSERT_EQ(fused.points.size(), 3u);
+  EXPECT_EQ(fused.points[0].seq_len, 128);  // sorted
+  EXPECT_EQ(fused.points[2].share_attention, 0.7);
+  // Every ok record is a measured step in the cost model's shape; the skipped one is not.
+  ASSERT_EQ(f.steps.size(), 5u);
+  EXPECT_EQ(f.steps[0].config["model"], "transformer");
+  EXPECT_EQ(f.steps[0].config["seq_len"], 128);
+  EXPECT_DOUBLE_EQ(f.steps[0].seconds, 1024.0 / 1000);
+  // No GPU record: the crossover says why instead of a number.
+  EXPECT_FALSE(f.crossover.tokens_per_step);
+  EXPECT_NE(f.crossover.cannot_say.find("no GPU record"), std::string::npos);
+  gtb::json data;
+  xf::to_json(f, data);
+  ASSERT_TRUE(data.contains("cost_steps"));
+  EXPECT_EQ(data["cost_steps"][0]["backend"], "cpu");
+  EXPECT_TRUE(data["crossover"]["tokens_per_step"].is_null());
+}
+
+TEST(TransformerFindings, NothingRanGivesEmptyListsNotZeros) {
+  const xf::Findings f = xf::compute_findings({});
+  EXPECT_TRUE(f.memory.empty());
+  EXPECT_TRUE(f.steps.empty());
+  gtb::json data;
+  xf::to_json(f, data);
+  EXPECT_FALSE(data.contains("cost_steps"));
+  EXPECT_FALSE(data.contains("memory"));
 }
