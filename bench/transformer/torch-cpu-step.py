@@ -57,7 +57,10 @@ def build(torch, layers, d, heads, fused):
 
 
 def loss_of(torch, model, x, t):
-    return 0.5 * ((model(x).float() - t) ** 2).mean()
+    y = model(x)
+    if y.dtype == torch.bfloat16:  # autocast's output: the loss in FP32, as gtb's
+        y = y.float()
+    return 0.5 * ((y - t) ** 2).mean()
 
 
 def median_step_s(torch, layers, d, heads, seq, batch, bf16, fused, samples=7):
