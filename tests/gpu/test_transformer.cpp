@@ -18,7 +18,9 @@ namespace {
 struct Dev {
   float* p = nullptr;
   explicit Dev(const std::vector<float>& h) {
-    GTB_CUDA_CHECK(cudaMalloc(&p, h.size() * sizeof(float)));
+    void* q = nullptr;
+    GTB_CUDA_CHECK(cudaMalloc(&q, h.size() * sizeof(float)));
+    p = static_cast<float*>(q);
     GTB_CUDA_CHECK(cudaMemcpy(p, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
   }
   ~Dev() { cudaFree(p); }
@@ -79,7 +81,9 @@ TEST(TransformerGpu, CausalSoftmaxZeroesTheFutureAndSumsToOne) {
       double sum = 0;
       for (int j = 0; j < seq; ++j) {
         const float v = p[(std::size_t(c) * seq + i) * seq + j];
-        if (j > i) EXPECT_EQ(v, 0.0f);
+        if (j > i) {
+          EXPECT_EQ(v, 0.0f);
+        }
         sum += v;
       }
       EXPECT_NEAR(sum, 1.0, 1e-5) << "matrix " << c << " row " << i;
