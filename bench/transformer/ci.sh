@@ -1,0 +1,4 @@
+# The transformer family in ci/ (roles: ci/families.sh). Its PyTorch yardstick
+# (bench/transformer/torch-cpu-step.py --check) runs as a CTest test, correctness only, skipped where
+# torch is not installed.
+ci_roles=()

@@ -1,0 +1,80 @@
+// The transformer family's derived results from its records: the measured configurations, the
+// attention share against sequence length, materialised vs fused attention (memory, time, where
+// materialised runs out of memory), the CPU/GPU crossover in tokens per step, and the measured
+// steps the cost model validates against.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/document/types.h"
+
+namespace gtb::xfmr {
+
+// One measured step (ok records), in the shape the cost model reads (findings.<family>.steps).
+struct MeasuredStep {
+  std::string record;
+  Backend backend = Backend::cpu;
+  double seconds = 0;  // median seconds per step
+  json config;         // {"model": "transformer", "layers", "d_model", "heads", "seq_len", "batch", "precision", ...}
+};
+
+// The share of the step spent in attention, per configuration, against seq_len.
+struct SharePoint {
+  double seq_len = 0, batch = 0, share_attention = 0, tokens_per_s = 0;
+  std::string record;
+};
+struct AttentionShare {
+  std::string variant;
+  json options;
+  int layers = 0, d_model = 0, heads = 0;
+  std::vector<SharePoint> points;  // sorted by seq_len
+};
+
+// Materialised vs fused at one problem: the host bytes, tokens/s, and a side that ran out of memory.
+struct MemoryPair {
+  json params, options;
+  std::optional<double> materialised_bytes, fused_bytes, materialised_tokens_per_s, fused_tokens_per_s;
+  std::string materialised_oom, fused_oom;  // the out-of-memory detail where that side ran out
+  std::optional<double> memory_saved_fraction;  // 1 - fused / materialised bytes
+  std::optional<double> fused_speedup;          // fused / materialised tokens/s
+};
+
+// Per seq_sweep configuration: the smallest seq_len at which materialised attention ran out of
+// memory (under the record's memory cap) while the fused one ran.
+struct OomPoint {
+  json options;
+  int d_model = 0, layers = 0;
+  double seq_len = 0, batch = 0;
+  std::string detail;
+};
+
+// The CPU/GPU crossover in tokens per step: needs GPU records of the same problems.
+struct Crossover {
+  std::optional<double> tokens_per_step;
+  std::string cannot_say;  // why not, when there is no number
+};
+
+struct ConfigRow {
+  std::string record, variant;
+  json params, options;
+  double tokens_per_s = 0, samples_per_s = 0, tflops = 0, host_bytes = 0;
+  std::optional<double> pct_of_gemm_peak, tflops_gemm, tflops_attention, share_attention, share_elementwise,
+      share_optimizer;
+};
+
+struct Findings {
+  std::vector<ConfigRow> configs;
+  std::vector<AttentionShare> attention_share;
+  std::vector<MemoryPair> memory;
+  std::vector<OomPoint> materialised_oom;
+  Crossover crossover;
+  std::vector<MeasuredStep> steps;
+};
+Findings compute_findings(const std::vector<Record>& records);
+// data: configs, attention_share, memory, materialised_oom, crossover, and cost_steps (published
+// beside the sections as `steps`).
+void to_json(const Findings& found, json& data);
+
+}  // namespace gtb::xfmr

@@ -1,0 +1,117 @@
+// The transformer family's findings for the report and plots: the measured configurations, the
+// attention share against sequence length, materialised vs fused attention, and the crossover.
+#include <string>
+
+#include "bench/transformer/findings.h"
+#include "harness/runtime/gtb.h"
+
+namespace {
+
+using gtb::json;
+using gtb::findings::Hint;
+namespace fx = gtb::findings;
+namespace xf = gtb::xfmr;
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+// "2 layers, d_model 256, 4 heads, seq_len 256, batch 4"
+std::string model(const json& p) {
+  auto n = [&](const char* k) { return p.contains(k) ? p[k].dump() : std::string("?"); };
+  return n("layers") + " layers, d_model " + n("d_model") + ", " + n("heads") + " heads, seq_len " + n("seq_len") +
+         ", batch " + n("batch");
+}
+
+void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, fx::Family& f) {
+  auto& c = f.section("configs", "The step at the measured configurations");
+  c.say("One AdamW step of pre-LN decoder blocks (causal attention, 4x GELU MLP); loss 0.5 * mean (y - target)^2. "
+        "TFLOP/s counts GEMM and causal attention FLOPs (docs/transformer.md); the shares are timed pieces of the step.");
+  auto& ct = c.table("configs", {{"model"}, {"precision"}, {"attention"}, {"tokens/s", "tokens/s", Hint::rate},
+                                 {"samples/s", "samples/s", Hint::rate}, {"TFLOP/s", "TFLOP/s", Hint::rate},
+                                 {"GEMM TFLOP/s", "TFLOP/s", Hint::rate}, {"% of GEMM peak", "", Hint::percent},
+                                 {"attention share", "", Hint::fraction}, {"elementwise share", "", Hint::fraction},
+                                 {"optimizer share", "", Hint::fraction}, {"host memory", "", Hint::bytes}});
+  for (const auto& r : found.configs)
+    ct.rows.push_back({model(r.params), r.options.value("precision", "fp32"), r.variant, r.tokens_per_s, r.samples_per_s,
+                       r.tflops, opt(r.tflops_gemm), opt(r.pct_of_gemm_peak), opt(r.share_attention),
+                       opt(r.share_elementwise), opt(r.share_optimizer), r.host_bytes});
+  if (ct.rows.empty()) c.not_measured = "no configs record ran: " + fx::why_none(recs, gtb::Backend::cpu);
+  auto& cf = c.figure("transformer_configs", "Training step tokens/s at the measured configurations (seq_len 128, 256, 256)");
+  cf.where = {{"workload", "configs"}};
+  cf.x = {"params.d_model"};
+  cf.series = {"variant", "options.precision"};
+  cf.logx = 2;
+  cf.xlabel = "d_model (2 layers, batch 4)";
+  cf.ylabel = "tokens/s";
+
+  auto& a = f.section("attention_share", "Attention's share of the step against sequence length");
+  auto& at = a.table("attention_share", {{"attention"}, {"model"}, {"seq_len", "", Hint::count}, {"batch", "", Hint::count},
+                                         {"attention share", "", Hint::fraction}, {"tokens/s", "tokens/s", Hint::rate}});
+  for (const auto& g : found.attention_share)
+    for (const auto& p : g.points)
+      at.rows.push_back({g.variant, std::to_string(g.layers) + " layers, d_model " + std::to_string(g.d_model) + ", " +
+                                        std::to_string(g.heads) + " heads",
+                         p.seq_len, p.batch, p.share_attention, p.tokens_per_s});
+  if (at.rows.empty()) a.not_measured = "no sequence-length sweep record ran: " + fx::why_none(recs, gtb::Backend::cpu);
+  auto& af = a.figure("transformer_attention_share", "Share of the step in attention vs seq_len (tokens per step fixed)");
+  af.where = {{"workload", "seq_sweep"}};
+  af.x = {"params.seq_len"};
+  af.y = "counters.share_attention";
+  af.series = {"variant", "params.d_model"};
+  af.logx = 2;
+  af.xlabel = "seq_len";
+  af.ylabel = "share of the step in attention";
+
+  auto& m = f.section("memory", "Materialised vs fused attention: memory, time, out of memory");
+  auto& mt = m.table("memory", {{"problem"}, {"options"}, {"materialised memory", "", Hint::bytes},
+                                {"fused memory", "", Hint::bytes}, {"memory saved", "", Hint::fraction},
+                                {"fused / materialised tokens/s", "", Hint::ratio}, {"materialised"}});
+  for (const auto& p : found.memory)
+    mt.rows.push_back({model(p.params), fx::params_text(p.options), opt(p.materialised_bytes), opt(p.fused_bytes),
+                       opt(p.memory_saved_fraction), opt(p.fused_speedup),
+                       p.materialised_oom.empty() ? json("ran") : json("out of memory")});
+  if (mt.rows.empty()) m.not_measured = "no problem ran with both attention variants";
+  for (const auto& o : found.materialised_oom)
+    m.line("materialised_oom_d" + std::to_string(o.d_model), "Materialised attention out of memory from seq_len", o.seq_len,
+           "", Hint::count,
+           "d_model " + std::to_string(o.d_model) + ", batch " + fx::format(o.batch, Hint::count, "") + ", " +
+               fx::params_text(o.options) + "; fused ran there");
+  auto& mf = m.figure("transformer_memory", "Host memory of the step vs seq_len, materialised and fused attention");
+  mf.where = {{"workload", "seq_sweep"}};
+  mf.x = {"params.seq_len"};
+  mf.y = "counters.host_bytes";
+  mf.series = {"variant", "params.d_model"};
+  mf.logx = 2;
+  mf.logy = true;
+  mf.xlabel = "seq_len";
+  mf.ylabel = "host bytes of the model";
+
+  auto& s = f.section("sweeps", "Batch, width and heads");
+  for (const auto& [id, workload, x, title] :
+       {std::tuple{"transformer_batch", "batch_sweep", "batch", "Training tokens/s vs batch"},
+        std::tuple{"transformer_width", "width_sweep", "d_model", "Training tokens/s vs d_model"},
+        std::tuple{"transformer_heads", "heads_sweep", "heads", "Training tokens/s vs heads"}}) {
+    auto& g = s.figure(id, title);
+    g.where = {{"workload", workload}};
+    g.x = {std::string("params.") + x};
+    g.series = {"variant", "options.precision"};
+    g.logx = 2;
+    g.xlabel = x;
+    g.ylabel = "tokens/s";
+  }
+  bool any_sweep = false;
+  for (const auto& r : recs)
+    any_sweep = any_sweep || (r.family == "transformer" && gtb::usable(r) &&
+                              (r.workload == "batch_sweep" || r.workload == "width_sweep" || r.workload == "heads_sweep"));
+  if (!any_sweep) s.not_measured = "the batch, width and heads sweeps run in the full suite only";
+
+  auto& x = f.section("crossover", "CPU/GPU crossover in tokens per step");
+  if (found.crossover.tokens_per_step)
+    x.line("crossover_tokens", "GPU ahead from tokens per step", *found.crossover.tokens_per_step, "", Hint::count);
+  else
+    x.not_measured = found.crossover.cannot_say;
+}
+
+const bool kFindings = gtb::add_family_findings<xf::Findings>("transformer", "Transformer training step", 55,
+                                                              xf::compute_findings, xf::to_json, sections);
+
+}  // namespace

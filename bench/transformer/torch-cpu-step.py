@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""PyTorch's eager CPU training step on gtb's transformer block stack, the yardstick for "the CPU step is
+at least as fast as a mainstream framework's on the same model, tokens and threads".
+
+The model is gtb's: `layers` pre-LN decoder blocks of width d_model with `heads` heads (LayerNorm ->
+Linear(d, 3d) -> causal multi-head attention -> Linear(d, d) -> residual -> LayerNorm -> Linear(d, 4d)
+-> GELU(tanh) -> Linear(4d, d) -> residual), loss 0.5 * mean((y - target)^2), AdamW (lr 1e-3, weight
+decay 0.01). Attention is written out (scores, mask, softmax, weighted sum: gtb's "materialised") or
+F.scaled_dot_product_attention(is_causal=True) (PyTorch's fused CPU kernel: gtb's "fused"). bf16 is
+torch.autocast("cpu", dtype=torch.bfloat16) with FP32 master weights, as gtb's. The step is zero_grad +
+forward + backward + optimizer step, timed with time.perf_counter after warm-up; the median over
+samples is printed as tokens/s beside gtb's figure for the same configuration.
+
+usage: torch-cpu-step.py [--threads N] [--gtb RESULTS.json] [layers,d_model,heads,seq_len,batch,precision,attention ...]
+       torch-cpu-step.py --check    (correctness only, float64, a tiny model: exit 0 when it holds, 77 without torch)
+"""
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+
+# The configurations of gtb's quick transformer suite (configs and seq_sweep).
+DEFAULT = ["2,128,4,128,4,fp32,fused", "2,256,4,256,4,fp32,fused", "2,384,6,256,4,fp32,fused",
+           "2,128,4,128,4,bf16,fused", "2,256,4,256,4,bf16,fused", "2,384,6,256,4,bf16,fused",
+           "2,128,4,128,8,fp32,materialised", "2,128,4,128,8,fp32,fused",
+           "2,128,4,1024,1,fp32,materialised", "2,128,4,1024,1,fp32,fused"]
+
+
+def build(torch, layers, d, heads, fused):
+    nn, F = torch.nn, torch.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+        def attention(self, x):
+            b, s, _ = x.shape
+            q, k, v = self.qkv(x).view(b, s, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+            if fused:
+                o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            else:
+                scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // heads))
+                mask = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)
+                o = scores.masked_fill(mask, float("-inf")).softmax(-1) @ v
+            return self.proj(o.transpose(1, 2).reshape(b, s, d))
+
+        def forward(self, x):
+            x = x + self.attention(self.ln1(x))
+            return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+
+    return nn.Sequential(*[Block() for _ in range(layers)])
+
+
+def loss_of(torch, model, x, t):
+    y = model(x)
+    if y.dtype == torch.bfloat16:  # autocast's output: the loss in FP32, as gtb's
+        y = y.float()
+    return 0.5 * ((y - t) ** 2).mean()
+
+
+def median_step_s(torch, layers, d, heads, seq, batch, bf16, fused, samples=7):
+    torch.manual_seed(0)
+    model = build(torch, layers, d, heads, fused)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    x, t = torch.randn(batch, seq, d), torch.randn(batch, seq, d)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = loss_of(torch, model, x, t)
+        loss.backward()
+        opt.step()
+
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 0.3:  # warm-up: allocator, thread pool, kernel selection
+        step()
+    times = []
+    for _ in range(samples):
+        t1 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t1)
+    return statistics.median(times)
+
+
+def gtb_rates(path):
+    if not path:
+        return {}
+    doc = json.load(open(path))
+    out = {}
+    for r in doc["records"]:
+        if r["family"] != "transformer" or r["backend"] != "cpu" or r["status"] != "ok":
+            continue
+        p, o = r["params"], r["options"]
+        key = (p["layers"], p["d_model"], p["heads"], p["seq_len"], p["batch"], o.get("precision", "fp32"), r["variant"])
+        out[key] = r["value"]
+    return out
+
+
+def check():
+    """The yardstick computes gtb's workload: causal, the stated loss, both attentions equal, gradients right."""
+    try:
+        import torch
+    except ImportError:
+        print("SKIPPED: torch is not installed")
+        return 77
+    torch.set_default_dtype(torch.float64)
+    torch.manual_seed(1)
+    layers, d, heads, seq, batch = 2, 16, 2, 7, 2
+    x, t = torch.randn(batch, seq, d), torch.randn(batch, seq, d)
+    mat, fus = build(torch, layers, d, heads, False), build(torch, layers, d, heads, True)
+    fus.load_state_dict(mat.state_dict())
+    bad = []
+    la, lb = loss_of(torch, mat, x, t), loss_of(torch, fus, x, t)
+    if abs(la.item() - lb.item()) > 1e-12 * abs(la.item()):
+        bad.append(f"materialised and fused losses differ: {la.item()} vs {lb.item()}")
+    ga = torch.autograd.grad(la, list(mat.parameters()))
+    gb = torch.autograd.grad(lb, list(fus.parameters()))
+    worst = max(((a - b).norm() / b.norm().clamp_min(1e-300)).item() for a, b in zip(ga, gb))
+    if worst > 1e-10:
+        bad.append(f"materialised and fused gradients differ (relative norm {worst})")
+    y = mat(x)
+    if abs(la.item() - 0.5 * ((y - t) ** 2).sum().item() / y.numel()) > 1e-12:
+        bad.append("the loss is not 0.5 * mean((y - t)^2)")
+    x2 = x.clone()
+    x2[:, -1] += 1.0  # the last token cannot change any earlier output (causal)
+    if (mat(x2)[:, :-1] - y[:, :-1]).abs().max().item() > 1e-12:
+        bad.append("attention is not causal: the last token changed earlier outputs")
+    w = mat[0].fc1.weight
+    i = (3, 5)
+    g = ga[[n for n, _ in mat.named_parameters()].index("0.fc1.weight")][i].item()
+    with torch.no_grad():
+        w[i] += 1e-6
+        up = loss_of(torch, mat, x, t).item()
+        w[i] -= 2e-6
+        dn = loss_of(torch, mat, x, t).item()
+        w[i] += 1e-6
+    if abs((up - dn) / 2e-6 - g) > 1e-7 + 1e-5 * abs(g):
+        bad.append(f"autograd gradient {g} vs finite difference {(up - dn) / 2e-6}")
+    for b in bad:
+        print("FAIL:", b)
+    print(f"torch {torch.__version__}: yardstick check {'failed' if bad else 'passed'}")
+    return 1 if bad else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (default: torch's own)")
+    ap.add_argument("--gtb", help="a gtb results file with the transformer family's CPU records")
+    ap.add_argument("--check", action="store_true", help="correctness only (float64, tiny model)")
+    ap.add_argument("configs", nargs="*", default=DEFAULT)
+    a = ap.parse_args()
+    if a.check:
+        return check()
+    import torch
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    gtb = gtb_rates(a.gtb)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; tokens/s, median")
+    for c in a.configs:
+        f = c.split(",")
+        layers, d, heads, seq, batch = (int(v) for v in f[:5])
+        prec, attn = f[5], f[6]
+        rate = seq * batch / median_step_s(torch, layers, d, heads, seq, batch, prec == "bf16", attn == "fused")
+        ours = gtb.get((layers, d, heads, seq, batch, prec, attn))
+        ratio = f"  gtb/torch {ours / rate:.2f}" if ours else ""
+        print(f"  layers {layers} d_model {d:5d} heads {heads:2d} seq_len {seq:5d} batch {batch:3d} {prec} {attn:12s}: "
+              f"torch {rate:10.1f}" + (f"  gtb {ours:10.1f}" if ours else "") + ratio)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

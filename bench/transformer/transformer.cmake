@@ -1,0 +1,20 @@
+gtb_add_family(NAME transformer RUN_ORDER 55
+  BENCH bench/transformer/transformer.cpp bench/transformer/findings.cpp bench/transformer/sections.cpp
+  CPU_SOURCES kernels/transformer/reference.cpp kernels/transformer/cpu/gemm_plan.cpp kernels/transformer/cpu/blocks.cpp
+  CUDA_SOURCES kernels/transformer/cuda/elementwise.cu
+  CPU_TESTS tests/cpu/test_transformer.cpp bench/transformer/findings.cpp
+  GPU_TESTS tests/gpu/test_transformer.cpp
+  # HostAllocator and the GELU/Adam math come from the MLP step's kernels.
+  NEEDS train
+  OPENBLAS)
+
+# The PyTorch yardstick computes the same workload (causal, the stated loss, both attentions, right
+# gradients): correctness only, never timed here; skipped where torch is not installed.
+if(GTB_BUILD_TESTS)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    add_test(NAME transformer.torch_yardstick_check
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/bench/transformer/torch-cpu-step.py --check)
+    set_tests_properties(transformer.torch_yardstick_check PROPERTIES LABELS cpu SKIP_RETURN_CODE 77)
+  endif()
+endif()

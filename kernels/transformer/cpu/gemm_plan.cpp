@@ -1,0 +1,205 @@
+// The CPU transformer step's per-shape GEMM choice: verify each library on the shape, time it, keep the fastest.
+#include "kernels/transformer/cpu/gemm_plan.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include "kernels/common/random.h"
+#include "kernels/transformer/block.h"
+
+namespace gtb::xfmr::cpu_gemm {
+
+std::vector<Candidate> candidates(bool bf16) {
+  std::vector<Candidate> out;
+  for (const auto& [lib, name] : cpu::kGemmLibNames) {
+    Candidate c;
+    c.name = name;
+    c.lib = lib;
+    c.available = cpu::gemm_lib_available(lib);
+    if (!c.available) c.why_not = std::string(name) + " is not built in";
+    out.push_back(c);
+  }
+  (void)bf16;  // the FP32 libraries serve both precisions (operands pre-rounded for BF16)
+  return out;
+}
+
+void Plan::call(const Shape& s, cpu::GemmLib lib, int m, int n, int k, const float* a, const float* b, float beta,
+                float* c) const {
+  const int nt = omp_get_max_threads();
+  if (s.inner || nt == 1 || double(m) * double(n) * double(k) < 4.0e6) {
+    cpu::sgemm(lib, s.ta, s.tb, m, n, k, 1.0f, a, s.lda, b, s.ldb, beta, c, s.ldc);
+    return;
+  }
+  // One slice per thread of the longer of m and n (n in 16-column units, one cache line), each a
+  // single-threaded library call: one fork per product, no library thread pool beside OpenMP's.
+  const bool split_m = m >= n;
+  const int len = split_m ? m : n;
+  const int grain = split_m ? 1 : 16;
+  const int parts = std::max(1, std::min(nt, len / grain));
+#pragma omp parallel num_threads(parts)
+  {
+    const int t = omp_get_thread_num();
+    const int units = (len + grain - 1) / grain;
+    const int u0 = int(std::int64_t(units) * t / parts), u1 = int(std::int64_t(units) * (t + 1) / parts);
+    const int i0 = std::min(len, u0 * grain), i1 = std::min(len, u1 * grain);
+    if (i1 > i0) {
+      if (split_m) {
+        const float* as = s.ta ? a + i0 : a + std::size_t(i0) * std::size_t(s.lda);
+        cpu::sgemm(lib, s.ta, s.tb, i1 - i0, n, k, 1.0f, as, s.lda, b, s.ldb, beta,
+                   c + std::size_t(i0) * std::size_t(s.ldc), s.ldc);
+      } else {
+        const float* bs = s.tb ? b + std::size_t(i0) * std::size_t(s.ldb) : b + i0;
+        cpu::sgemm(lib, s.ta, s.tb, m, i1 - i0, k, 1.0f, a, s.lda, bs, s.ldb, beta, c + i0, s.ldc);
+      }
+    }
+  }
+}
+
+void Plan::run(std::size_t i, const float* a, const float* b, float beta, float* c) const {
+  const Shape& s = choices_[i].shape;
+  call(s, lib_[i], s.m, s.n, s.k, a, b, beta, c);
+}
+void Plan::run_sized(std::size_t i, int m, int n, int k, const float* a, const float* b, float beta, float* c) const {
+  call(choices_[i].shape, lib_[i], m, n, k, a, b, beta, c);
+}
+
+namespace {
+// The libraries' speed does not depend on the operands' values: BF16 and FP32 share a choice when
+// they share the candidates (the key names them).
+std::string key_of(const Shape& s, const std::vector<Candidate>& cands) {
+  std::ostringstream o;
+  for (const Candidate& c : cands) o << c.name << (c.available ? '+' : '-');
+  o << ' ' << s.ta << s.tb << ' ' << s.m << ' ' << s.n << ' ' << s.k << ' ' << s.lda << ' ' << s.ldb << ' ' << s.ldc << ' '
+    << s.inner << ' ' << omp_get_max_threads();
+  return o.str();
+}
+std::mutex g_mu;
+std::map<std::string, Choice>& remembered() {
+  static std::map<std::string, Choice> m;
+  return m;
+}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+}  // namespace
+
+void Plan::choose(const std::vector<Shape>& shapes, bool bf16) {
+  choices_.clear();
+  lib_.clear();
+  const std::vector<Candidate> cands = candidates(bf16);
+  for (const Shape& s : shapes) {
+    if (s.m < 1 || s.n < 1 || s.k < 1) throw std::invalid_argument("gemm plan: site " + s.site + " has an empty shape");
+    const std::string key = key_of(s, cands);
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      auto it = remembered().find(key);
+      if (it != remembered().end()) {
+        Choice ch = it->second;
+        ch.shape = s;
+        choices_.push_back(ch);
+        continue;
+      }
+    }
+    // Operands with the site's leading dimensions, random (never zeros), BF16-rounded for BF16.
+    const std::size_t ar = s.ta ? s.k : s.m, br = s.tb ? s.n : s.k;
+    std::vector<float> a(ar * std::size_t(s.lda)), b(br * std::size_t(s.ldb)), c(std::size_t(s.m) * std::size_t(s.ldc));
+    fill_uniform(a.data(), a.size(), 11);
+    fill_uniform(b.data(), b.size(), 12);
+    if (bf16) {
+      for (float& v : a) v = round_bf16(v);
+      for (float& v : b) v = round_bf16(v);
+    }
+    // Freivalds' check in float64: C r against A (B r) for a random r, O(mk + kn + mn).
+    std::vector<double> r(std::size_t(s.n)), br_(std::size_t(s.k), 0.0), babs(std::size_t(s.k), 0.0),
+        want(std::size_t(s.m), 0.0), bound(std::size_t(s.m), 0.0);
+    fill_uniform(r.data(), r.size(), 13);
+    auto A = [&](int i, int p) { return double(s.ta ? a[std::size_t(p) * s.lda + i] : a[std::size_t(i) * s.lda + p]); };
+    auto B = [&](int p, int j) { return double(s.tb ? b[std::size_t(j) * s.ldb + p] : b[std::size_t(p) * s.ldb + j]); };
+    for (int p = 0; p < s.k; ++p)
+      for (int j = 0; j < s.n; ++j) {
+        br_[std::size_t(p)] += B(p, j) * r[std::size_t(j)];
+        babs[std::size_t(p)] += std::fabs(B(p, j) * r[std::size_t(j)]);
+      }
+    for (int i = 0; i < s.m; ++i)
+      for (int p = 0; p < s.k; ++p) {
+        want[std::size_t(i)] += A(i, p) * br_[std::size_t(p)];
+        bound[std::size_t(i)] += std::fabs(A(i, p)) * babs[std::size_t(p)];
+      }
+    Choice ch;
+    ch.shape = s;
+    int best = -1;
+    for (const Candidate& cand : cands) {
+      Choice::Tried t;
+      t.name = cand.name;
+      if (!cand.available) {
+        t.detail = cand.why_not;
+        ch.tried.push_back(t);
+        continue;
+      }
+      std::fill(c.begin(), c.end(), std::nanf(""));
+      call(s, cand.lib, s.m, s.n, s.k, a.data(), b.data(), 0.0f, c.data());
+      // FP32 accumulation over k terms: a few float epsilons times sqrt(k) of the magnitude bound.
+      double err = 0, allowed = 0, worst = -1;
+      for (int i = 0; i < s.m; ++i) {
+        double got = 0;
+        for (int j = 0; j < s.n; ++j) got += double(c[std::size_t(i) * s.ldc + j]) * r[std::size_t(j)];
+        const double e = std::fabs(got - want[std::size_t(i)]);
+        const double lim = 8.0 * std::ldexp(1.0, -24) * std::sqrt(double(s.k)) * bound[std::size_t(i)] + 1e-30;
+        if (!(e <= lim) && !(worst >= 0 && err / allowed >= e / lim)) err = e, allowed = lim, worst = i;
+      }
+      if (worst < 0) allowed = 1, err = 0;
+      t.verified = err <= allowed;
+      if (!t.verified) {
+        std::ostringstream o;
+        o << "wrong result on " << s.site << ": error " << err << " over " << allowed;
+        t.detail = o.str();
+        ch.tried.push_back(t);
+        continue;
+      }
+      // Timed: one warm-up, then the median of three samples of >= 1 ms.
+      call(s, cand.lib, s.m, s.n, s.k, a.data(), b.data(), 0.0f, c.data());
+      double t0 = now();
+      call(s, cand.lib, s.m, s.n, s.k, a.data(), b.data(), 0.0f, c.data());
+      const double one = std::max(now() - t0, 1e-7);
+      const int reps = std::max(1, int(1e-3 / one));
+      std::vector<double> samples;
+      for (int k = 0; k < 3; ++k) {
+        t0 = now();
+        for (int q = 0; q < reps; ++q) call(s, cand.lib, s.m, s.n, s.k, a.data(), b.data(), 0.0f, c.data());
+        samples.push_back((now() - t0) / reps);
+      }
+      std::sort(samples.begin(), samples.end());
+      t.seconds = samples[1];
+      ch.tried.push_back(t);
+      const int idx = int(ch.tried.size()) - 1;
+      if (best < 0 || t.seconds < 0.95 * ch.tried[std::size_t(best)].seconds) best = idx;
+    }
+    if (best < 0) throw std::runtime_error("gemm plan: no library computed site " + s.site + " correctly");
+    ch.chosen = best;
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      remembered()[key] = ch;
+    }
+    choices_.push_back(ch);
+  }
+  for (const Choice& ch : choices_) {
+    const std::string& name = ch.tried[std::size_t(ch.chosen)].name;
+    lib_.push_back(cpu::GemmLib::openblas);
+    for (const auto& [lib, n] : cpu::kGemmLibNames)
+      if (name == n) lib_.back() = lib;
+  }
+}
+
+std::string Plan::summary() const {
+  std::ostringstream o;
+  for (std::size_t i = 0; i < choices_.size(); ++i)
+    o << (i ? "; " : "") << choices_[i].shape.site << ": " << choices_[i].tried[std::size_t(choices_[i].chosen)].name;
+  return o.str();
+}
+
+}  // namespace gtb::xfmr::cpu_gemm

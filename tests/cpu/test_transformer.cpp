@@ -1,0 +1,286 @@
+// CPU tests of the transformer family: the shared math, the float64 reference against finite
+// differences, the CPU step (both attention variants, FP32 and BF16) against the reference, the
+// check failing on a planted wrong gradient, bad input, the findings.
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "bench/transformer/findings.h"
+#include "kernels/common/errors.h"
+#include "kernels/transformer/block.h"
+#include "kernels/transformer/cpu/blocks.h"
+#include "kernels/transformer/reference.h"
+
+namespace xf = gtb::xfmr;
+
+namespace {
+
+xf::Config tiny(int layers = 2, int d = 16, int heads = 2, int seq = 9, int batch = 2) {
+  xf::Config c;
+  c.layers = layers;
+  c.d_model = d;
+  c.heads = heads;
+  c.seq_len = seq;
+  c.batch = batch;
+  return c;
+}
+
+struct Checked {
+  xf::CheckResult res;
+  xf::RefStep ref;
+};
+
+// One checked step of the CPU model from its initial state, against the float64 reference.
+Checked checked_step(const xf::Config& c, xf::Attention a, gtb::Precision p) {
+  xf::CpuBlocks m(c, a, p);
+  const xf::Data d = xf::make_data(c, 5);
+  const std::vector<float> p0(m.params(), m.params() + m.layout().total);
+  const std::vector<float> z(m.layout().total, 0.0f);
+  m.poison();
+  const double loss = m.step(d.x.data(), d.target.data());
+  Checked out;
+  out.ref = xf::reference_step(c, std::vector<double>(p0.begin(), p0.end()), {}, {}, 0, d.x.data(), d.target.data());
+  const xf::StepOutputs got{loss, m.grads(), m.params(), m.adam_m(), m.adam_v()};
+  out.res = xf::check_step(c, out.ref, p0, z, z, 0, got,
+                           p == gtb::Precision::bf16 ? xf::bf16_tolerance(c) : xf::fp32_tolerance());
+  return out;
+}
+
+}  // namespace
+
+TEST(TransformerMath, LayerNormBackwardMatchesFiniteDifference) {
+  // One row of 5, loss = sum(w * LN(x)): the element formula against central differences.
+  const int d = 5;
+  const double x[d] = {0.3, -1.2, 2.0, 0.7, -0.4}, wt[d] = {0.5, -0.3, 0.8, 0.1, -0.9};
+  auto loss = [&](const double* v) {
+    double mu = 0, var = 0;
+    for (int j = 0; j < d; ++j) mu += v[j] / d;
+    for (int j = 0; j < d; ++j) var += (v[j] - mu) * (v[j] - mu) / d;
+    const double rs = xf::ln_rstd(var, 1e-5);
+    double s = 0;
+    for (int j = 0; j < d; ++j) s += wt[j] * xf::ln_forward(v[j], mu, rs, 1.0, 0.0);
+    return s;
+  };
+  double mu = 0, var = 0;
+  for (double v : x) mu += v / d;
+  for (double v : x) var += (v - mu) * (v - mu) / d;
+  const double rs = xf::ln_rstd(var, 1e-5);
+  double s1 = 0, s2 = 0;
+  for (int j = 0; j < d; ++j) s1 += wt[j] / d, s2 += wt[j] * (x[j] - mu) * rs / d;
+  for (int j = 0; j < d; ++j) {
+    double xp[d], xm[d];
+    for (int k = 0; k < d; ++k) xp[k] = xm[k] = x[k];
+    xp[j] += 1e-6, xm[j] -= 1e-6;
+    const double fd = (loss(xp) - loss(xm)) / 2e-6;
+    EXPECT_NEAR(xf::ln_backward(wt[j], (x[j] - mu) * rs, rs, s1, s2), fd, 1e-6) << "element " << j;
+  }
+}
+
+TEST(TransformerMath, Bf16RoundingIsToNearestEven) {
+  EXPECT_EQ(xf::round_bf16(1.0f), 1.0f);
+  EXPECT_EQ(xf::round_bf16(1.0f + 1.0f / 256), 1.0f);              // halfway: to even (down)
+  EXPECT_EQ(xf::round_bf16(1.0f + 3.0f / 256), 1.0f + 1.0f / 64);  // halfway: to even (up)
+  EXPECT_EQ(xf::round_bf16(1.0f + 1.0f / 256 + 1.0f / 4096), 1.0f + 1.0f / 128);
+  EXPECT_TRUE(std::isnan(xf::round_bf16(std::nanf(""))));
+  EXPECT_TRUE(std::isinf(xf::round_bf16(INFINITY)));
+}
+
+TEST(TransformerMath, FlopCountsFollowTheStatedRule) {
+  xf::Config c = tiny(3, 64, 4, 32, 5);
+  EXPECT_DOUBLE_EQ(xf::gemm_flops(c), 6.0 * 5 * 32 * 12.0 * 64 * 64 * 3);
+  EXPECT_DOUBLE_EQ(xf::attention_flops(c), 6.0 * 5 * 32 * 32 * 64 * 3);
+}
+
+TEST(TransformerReference, GradientsMatchFiniteDifferences) {
+  const xf::Config c = tiny(2, 8, 2, 5, 2);
+  const xf::Layout lay(c);
+  const std::vector<float> p0 = xf::init_params(c, lay);
+  const std::vector<double> p(p0.begin(), p0.end());
+  const xf::Data d = xf::make_data(c, 3);
+  const xf::RefStep r = xf::reference_step(c, p, {}, {}, 0, d.x.data(), d.target.data());
+  EXPECT_NEAR(r.loss, xf::reference_loss(c, p, d.x.data(), d.target.data()), 1e-15);
+  // A few elements of every tensor of every layer.
+  for (int l = 0; l < c.layers; ++l)
+    for (int k = 0; k < xf::Layout::kCount; ++k)
+      for (std::size_t j : {std::size_t(0), lay.n(xf::P(k)) / 2, lay.n(xf::P(k)) - 1}) {
+        const std::size_t i = lay.at(l, xf::P(k)) + j;
+        std::vector<double> q = p;
+        const double h = 1e-5;
+        q[i] = p[i] + h;
+        const double up = xf::reference_loss(c, q, d.x.data(), d.target.data());
+        q[i] = p[i] - h;
+        const double dn = xf::reference_loss(c, q, d.x.data(), d.target.data());
+        const double fd = (up - dn) / (2 * h);
+        EXPECT_NEAR(r.grads[i], fd, 1e-8 + 1e-5 * std::fabs(fd)) << "layer " << l << " " << xf::kParamNames[k] << " [" << j << "]";
+      }
+}
+
+TEST(TransformerCpu, Fp32StepMatchesFloat64BothAttentions) {
+  for (xf::Attention a : {xf::Attention::materialised, xf::Attention::fused}) {
+    const Checked r = checked_step(tiny(), a, gtb::Precision::fp32);
+    EXPECT_TRUE(r.res.ok) << xf::to_string(a) << ": " << r.res.detail;
+    EXPECT_LT(r.res.worst_grad_rel, 1e-4);
+  }
+}
+
+TEST(TransformerCpu, FusedAttentionSpansSeveralBlocks) {
+  // seq_len over the fused block size: several query blocks, keys accumulated across them.
+  const xf::Config c = tiny(1, 16, 2, xf::kFusedBlock * 2 + 7, 1);
+  for (xf::Attention a : {xf::Attention::materialised, xf::Attention::fused}) {
+    const Checked r = checked_step(c, a, gtb::Precision::fp32);
+    EXPECT_TRUE(r.res.ok) << xf::to_string(a) << ": " << r.res.detail;
+  }
+}
+
+TEST(TransformerCpu, Bf16StepWithinItsToleranceAndCoarserThanFp32) {
+  const xf::Config c = tiny(2, 32, 4, 16, 2);
+  for (xf::Attention a : {xf::Attention::materialised, xf::Attention::fused}) {
+    const Checked r = checked_step(c, a, gtb::Precision::bf16);
+    EXPECT_TRUE(r.res.ok) << xf::to_string(a) << ": " << r.res.detail;
+    // BF16 really rounds: its error is far above FP32's.
+    EXPECT_GT(r.res.worst_grad_rel, 1e-4);
+  }
+}
+
+TEST(TransformerCpu, CheckFailsOnAPlantedWrongGradient) {
+  const xf::Config c = tiny();
+  const Checked good = checked_step(c, xf::Attention::fused, gtb::Precision::fp32);
+  ASSERT_TRUE(good.res.ok) << good.res.detail;
+  // The same step judged against a reference whose W_o gradient of layer 1 is off by 1 %.
+  xf::CpuBlocks m(c, xf::Attention::fused, gtb::Precision::fp32);
+  const xf::Data d = xf::make_data(c, 5);
+  const std::vector<float> p0(m.params(), m.params() + m.layout().total), z(m.layout().total, 0.0f);
+  const double loss = m.step(d.x.data(), d.target.data());
+  xf::RefStep wrong = good.ref;
+  const xf::Layout& lay = m.layout();
+  for (std::size_t j = 0; j < lay.n(xf::P::w_o); ++j) wrong.grads[lay.at(1, xf::P::w_o) + j] *= 1.01;
+  const xf::StepOutputs got{loss, m.grads(), m.params(), m.adam_m(), m.adam_v()};
+  const xf::CheckResult r = xf::check_step(c, wrong, p0, z, z, 0, got, xf::fp32_tolerance());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.detail.find("layer 1 attn.w_o gradient"), std::string::npos) << r.detail;
+  // A poisoned (never written) update fails too.
+  std::vector<float> after(m.params(), m.params() + lay.total);
+  after[lay.at(0, xf::P::b_1)] = std::nanf("");
+  const xf::StepOutputs bad{loss, m.grads(), after.data(), m.adam_m(), m.adam_v()};
+  const xf::CheckResult r2 = xf::check_step(c, good.ref, p0, z, z, 0, bad, xf::fp32_tolerance());
+  EXPECT_FALSE(r2.ok);
+  EXPECT_NE(r2.detail.find("1 parameters updated wrongly"), std::string::npos) << r2.detail;
+}
+
+TEST(TransformerCpu, BadConfigurationsAreRefusedByName) {
+  xf::Config c = tiny();
+  c.heads = 3;  // 16 is not a multiple of 3
+  try {
+    xf::CpuBlocks m(c, xf::Attention::fused, gtb::Precision::fp32);
+    FAIL() << "accepted d_model 16 with 3 heads";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("heads"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(xf::CpuBlocks(tiny(), xf::Attention::fused, gtb::Precision::fp16), std::invalid_argument);
+  EXPECT_THROW(xf::attention_from_string("flash"), std::invalid_argument);
+}
+
+TEST(TransformerCpu, MemoryCapTurnsIntoOutOfMemoryAndFusedNeedsLess) {
+  const xf::Config c = tiny(1, 16, 2, 256, 2);
+  const xf::CpuBlocks mat(c, xf::Attention::materialised, gtb::Precision::fp32);
+  const xf::CpuBlocks fused(c, xf::Attention::fused, gtb::Precision::fp32);
+  EXPECT_LT(fused.bytes(), mat.bytes());
+  EXPECT_THROW(xf::CpuBlocks(c, xf::Attention::materialised, gtb::Precision::fp32, fused.bytes()), gtb::OutOfMemory);
+  EXPECT_NO_THROW(xf::CpuBlocks(c, xf::Attention::fused, gtb::Precision::fp32, fused.bytes()));
+}
+
+TEST(TransformerCpu, GemmPlanVerifiesAndNamesEverySite) {
+  const xf::CpuBlocks m(tiny(), xf::Attention::materialised, gtb::Precision::fp32);
+  const auto& ch = m.gemm_plan().choices();
+  ASSERT_EQ(ch.size(), 18u);
+  for (const auto& c : ch) {
+    ASSERT_FALSE(c.tried.empty());
+    EXPECT_TRUE(c.tried[std::size_t(c.chosen)].verified) << c.shape.site;
+    EXPECT_GT(c.tried[std::size_t(c.chosen)].seconds, 0.0) << c.shape.site;
+  }
+  EXPECT_NE(m.gemm_plan().summary().find("attn.scores: "), std::string::npos);
+}
+
+TEST(TransformerCpu, LossFallsOverSteps) {
+  const xf::Config c = tiny();
+  xf::CpuBlocks m(c, xf::Attention::fused, gtb::Precision::fp32);
+  const xf::Data d = xf::make_data(c, 9);
+  const float first = m.step(d.x.data(), d.target.data());
+  float last = first;
+  for (int i = 0; i < 30; ++i) last = m.step(d.x.data(), d.target.data());
+  EXPECT_LT(last, first);
+  EXPECT_EQ(m.steps_taken(), 31);
+  EXPECT_GT(m.pieces().attention, 0.0);
+  EXPECT_GT(m.pieces().optimizer, 0.0);
+}
+
+// ---- findings from synthetic records (machine facts injected, never this machine's) ----
+namespace {
+gtb::Record rec(const std::string& workload, const std::string& variant, int seq, int batch, double tokens_per_s,
+                double bytes, double share) {
+  gtb::Record r;
+  r.family = "transformer";
+  r.workload = workload;
+  r.variant = variant;
+  r.backend = gtb::Backend::cpu;
+  r.params = {{"layers", 2}, {"d_model", 128}, {"heads", 4}, {"seq_len", seq}, {"batch", batch}};
+  r.options = {{"precision", "fp32"}, {"memory_cap_mb", 512}};
+  r.id = "transformer/" + workload + "/" + variant + "/cpu/seq_len=" + std::to_string(seq);
+  r.status = gtb::Status::ok;
+  r.value = tokens_per_s;
+  gtb::Stats s;
+  s.median = double(seq * batch) / tokens_per_s;
+  r.stats = s;
+  r.counters["host_bytes"] = {bytes, "bytes"};
+  r.counters["share_attention"] = {share, "fraction"};
+  return r;
+}
+}  // namespace
+
+TEST(TransformerFindings, MemoryPairsOutOfMemoryPointSharesAndSteps) {
+  std::vector<gtb::Record> rs = {rec("seq_sweep", "materialised", 128, 8, 1000, 4e6, 0.2),
+                                 rec("seq_sweep", "fused", 128, 8, 900, 1e6, 0.25),
+                                 rec("seq_sweep", "fused", 1024, 1, 700, 2e6, 0.6),
+                                 rec("seq_sweep", "materialised", 2048, 1, 1, 1, 0.1),
+                                 rec("seq_sweep", "fused", 2048, 1, 500, 3e6, 0.7)};
+  rs[3].status = gtb::Status::skipped;
+  rs[3].value.reset();
+  rs[3].status_detail = "out of memory: host allocation of 1 bytes over the cap";
+  rs.push_back(rec("seq_sweep", "materialised", 1024, 1, 650, 5e8, 0.5));
+  const xf::Findings f = xf::compute_findings(rs);
+  ASSERT_EQ(f.memory.size(), 3u);
+  EXPECT_NEAR(*f.memory[0].memory_saved_fraction, 0.75, 1e-12);  // seq 128: 1e6 of 4e6
+  EXPECT_NEAR(*f.memory[0].fused_speedup, 0.9, 1e-12);
+  ASSERT_EQ(f.materialised_oom.size(), 1u);
+  EXPECT_EQ(f.materialised_oom[0].seq_len, 2048);
+  ASSERT_EQ(f.attention_share.size(), 2u);  // materialised, fused
+  const auto& fused = f.attention_share[0].variant == "fused" ? f.attention_share[0] : f.attention_share[1];
+  EXPECT_EQ(fused.variant, "fused");
+  ASSERT_EQ(fused.points.size(), 3u);
+  EXPECT_EQ(fused.points[0].seq_len, 128);  // sorted
+  EXPECT_EQ(fused.points[2].share_attention, 0.7);
+  // Every ok record is a measured step in the cost model's shape; the skipped one is not.
+  ASSERT_EQ(f.steps.size(), 5u);
+  EXPECT_EQ(f.steps[0].config["model"], "transformer");
+  EXPECT_EQ(f.steps[0].config["seq_len"], 128);
+  EXPECT_DOUBLE_EQ(f.steps[0].seconds, 1024.0 / 1000);
+  // No GPU record: the crossover says why instead of a number.
+  EXPECT_FALSE(f.crossover.tokens_per_step);
+  EXPECT_NE(f.crossover.cannot_say.find("no GPU record"), std::string::npos);
+  gtb::json data;
+  xf::to_json(f, data);
+  ASSERT_TRUE(data.contains("cost_steps"));
+  EXPECT_EQ(data["cost_steps"][0]["backend"], "cpu");
+  EXPECT_TRUE(data["crossover"]["tokens_per_step"].is_null());
+}
+
+TEST(TransformerFindings, NothingRanGivesEmptyListsNotZeros) {
+  const xf::Findings f = xf::compute_findings({});
+  EXPECT_TRUE(f.memory.empty());
+  EXPECT_TRUE(f.steps.empty());
+  gtb::json data;
+  xf::to_json(f, data);
+  EXPECT_FALSE(data.contains("cost_steps"));
+  EXPECT_FALSE(data.contains("memory"));
+}
