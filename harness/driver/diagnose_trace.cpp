@@ -164,7 +164,9 @@ class Handler {
   bool parse_error(std::size_t pos, const std::string& token, const nlohmann::detail::exception& ex) {
     std::string what = ex.what();
     // nlohmann's message repeats the position; the byte offset is what the user needs.
-    throw TraceError("malformed JSON at byte " + std::to_string(pos) + " (of the decompressed trace), near '" +
+    // nlohmann counts the bytes read, the offending one included; the offset names that byte (0-based).
+    throw TraceError("malformed JSON at byte " + std::to_string(pos > 0 ? pos - 1 : 0) +
+                     " (0-based, of the decompressed trace), near '" +
                      token.substr(0, 40) + "': " + what);
   }
 
