@@ -125,7 +125,7 @@ json examples(const Trace& t, const std::vector<const GpuEvent*>& ev) {
 }
 
 json gpu_section(const Prepared& p, const Window& w, const std::vector<const GpuEvent*>& in_window,
-                 const std::vector<const GpuEvent*>& assigned) {
+                 const std::vector<const GpuEvent*>& assigned, json* timeline = nullptr) {
   const Trace& t = *p.t;
   std::vector<Interval> all, compute, comm, mem;
   std::map<std::pair<int, int>, std::vector<const GpuEvent*>> by_stream;
@@ -152,6 +152,7 @@ json gpu_section(const Prepared& p, const Window& w, const std::vector<const Gpu
   // call returned is "sync" (the host waited for the GPU to drain, then had nothing queued); a gap
   // whose next event was launched by the host after the gap began is "host launch"; anything else
   // (work queued in time that still waited, e.g. on another stream's event) is "other".
+  json gaps_out = json::array();
   auto classify = [&](const std::vector<Interval>& busy_m, const std::vector<const GpuEvent*>& sorted_ev,
                       const std::vector<Interval>* other_copies, double lo, double hi) {
     json causes = {{"host_launch_us", 0.0}, {"sync_us", 0.0}, {"copy_us", 0.0}, {"other_us", 0.0}};
@@ -171,17 +172,20 @@ json gpu_section(const Prepared& p, const Window& w, const std::vector<const Gpu
         rest -= c;
       }
       if (rest <= 0) continue;
+      const bool record = timeline && !other_copies;
       auto s = std::lower_bound(p.sync_ends.begin(), p.sync_ends.end(), g0);
       if (s != p.sync_ends.end() && *s <= g1) {
         sy += rest;
+        if (record) gaps_out.push_back({g0, g1, "sync"});
         continue;
       }
       // The event that ended the gap: the first one starting at g1.
       while (next_ev < sorted_ev.size() && sorted_ev[next_ev]->ts < g1) ++next_ev;
       const GpuEvent* e = next_ev < sorted_ev.size() ? sorted_ev[next_ev] : nullptr;
       auto l = e ? p.launch_ts.find(e->correlation) : p.launch_ts.end();
-      if (l != p.launch_ts.end() && l->second >= g0) hl += rest;
-      else ot += rest;
+      const bool host = l != p.launch_ts.end() && l->second >= g0;
+      (host ? hl : ot) += rest;
+      if (record) gaps_out.push_back({g0, g1, host ? "host_launch" : "other"});
     }
     causes["host_launch_us"] = hl;
     causes["sync_us"] = sy;
@@ -199,6 +203,20 @@ json gpu_section(const Prepared& p, const Window& w, const std::vector<const Gpu
   g["idle_us"] = window - busy;
   g["busy_share"] = window > 0 ? num(busy / window) : json(nullptr);
   g["idle_by_cause"] = classify(m_all, sorted_all, nullptr, span_lo, span_hi);
+  if (timeline) {
+    // One step drawn by cause: each stream's events by kind, the GPU's idle gaps by cause. Events
+    // closer than a pixel would merge anyway; the cap keeps a huge step's figure file small.
+    json ev = json::array();
+    for (const auto* e : sorted_all) {
+      if (ev.size() >= 20000) break;
+      const std::string kind = e->kind != GpuKind::kernel                   ? "memory"
+                               : p.comm[static_cast<std::size_t>(e->name)] ? "communication"
+                                                                           : "compute";
+      ev.push_back({e->stream, std::max(w.lo, e->ts), std::min(w.hi, e->ts + e->dur), kind});
+    }
+    *timeline = {{"begin_us", span_lo}, {"end_us", span_hi}, {"events", ev}, {"gaps", gaps_out},
+                 {"events_capped", sorted_all.size() > 20000}};
+  }
   g["split"] = {{"compute_us", length(m_compute)},
                 {"communication_us", length(m_comm)},
                 {"memory_us", length(m_mem)},
@@ -631,12 +649,13 @@ json diagnose_trace(const Trace& t, const std::string& label) {
     }
     return v;
   };
-  auto section = [&](const Window& w) {
+  json timeline;
+  auto section = [&](const Window& w, bool draw = false) {
     json s;
     std::vector<const GpuEvent*> assigned;
     for (const auto i : p.order)
       if (w.step < 0 || p.gpu_step[i] == w.step) assigned.push_back(&t.gpu[i]);
-    if (has_gpu) s["gpu"] = gpu_section(p, w, window_events(w.lo, w.hi), assigned);
+    if (has_gpu) s["gpu"] = gpu_section(p, w, window_events(w.lo, w.hi), assigned, draw ? &timeline : nullptr);
     s["host"] = host_section(p, w);
     return s;
   };
@@ -672,6 +691,13 @@ json diagnose_trace(const Trace& t, const std::string& label) {
     first[static_cast<std::size_t>(s)] = std::min(first[static_cast<std::size_t>(s)], t.gpu[i].ts);
     last[static_cast<std::size_t>(s)] = std::max(last[static_cast<std::size_t>(s)], t.gpu[i].ts + t.gpu[i].dur);
   }
+  // The step drawn in the timeline figure: the one of median GPU window (a typical step, not the
+  // first, which often carries warm-up).
+  std::vector<std::pair<double, std::size_t>> lengths;
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (std::isfinite(first[i])) lengths.push_back({last[i] - first[i], i});
+  std::sort(lengths.begin(), lengths.end());
+  const std::size_t drawn = lengths.empty() ? steps.size() : lengths[lengths.size() / 2].second;
   json js = json::array();
   for (std::size_t i = 0; i < steps.size(); ++i) {
     json s;
@@ -689,12 +715,19 @@ json diagnose_trace(const Trace& t, const std::string& label) {
         }
       s["gpu_window"] = {{"begin_us", w.lo}, {"end_us", w.hi}};
     }
-    json sec = section(w);
+    json sec = section(w, i == drawn);
+    if (i == drawn) timeline["step"] = steps[i].name;
     if (!std::isfinite(first[i])) sec.erase("gpu");
     s.update(sec);
     js.push_back(s);
   }
   d["steps"] = js;
+  if (timeline.is_null() && has_gpu) {
+    // No steps: the whole trace is drawn.
+    section(Window{lo, hi, -1}, true);
+    timeline["step"] = "whole trace";
+  }
+  if (!timeline.is_null()) d["timeline"] = timeline;
   d["cannot_say"] = cannot;
   return d;
 }
