@@ -119,8 +119,13 @@ int cmd_diagnose(int argc, char** argv) {
     std::fprintf(stderr, "gtb diagnose: %s: %s\n", trace.c_str(), e.what());
     return kExitBadInput;
   }
-  if (!results.empty()) diagnose::price_diagnosis(d, results_doc, base_name(results));
-  else diagnose::explain_unpriced(d);
+  try {
+    if (!results.empty()) diagnose::price_diagnosis(d, results_doc, base_name(results));
+    else diagnose::explain_unpriced(d);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gtb diagnose: --results %s\n", e.what());
+    return kExitBadInput;
+  }
   const std::string text = format == "json"       ? d.dump(1) + "\n"
                            : format == "markdown" ? diagnose::render_markdown(d)
                                                   : diagnose::render_text(d);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <stdexcept>
 
 #include "harness/document/cost_terms.h"
 #include "harness/document/json_read.h"
@@ -98,7 +99,11 @@ void price_diagnosis(json& d, const json& results, const std::string& label) {
     blocked = blocked.empty() ? "the results file has no cost terms (written before terms existed): rerun gtb run"
                               : blocked;
   } else {
-    terms = cost::terms_from_document(results);
+    try {
+      terms = cost::terms_from_document(results);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(label + ": " + e.what());
+    }
   }
   const auto steps_n = std::max<std::size_t>(1, d.value("steps", json::array()).size());
   const double per = 1.0 / static_cast<double>(steps_n);
@@ -222,6 +227,7 @@ void price_diagnosis(json& d, const json& results, const std::string& label) {
   std::size_t priced = 0;
   for (const auto& f : fixes) priced += f["saving_per_step_s"].is_number();
   p["fixes"] = fixes;
+  p["blocked"] = blocked.empty() ? json(nullptr) : json(blocked);
   std::string msg = "Priced with " + label + ": " + std::to_string(priced) + " of " + std::to_string(fixes.size()) +
                     " fixes, ranked by saving per step";
   if (step_s > 0) msg += " (a step's GPU window here: " + std::to_string(step_s * 1e3).substr(0, 6) + " ms)";

@@ -205,6 +205,8 @@ void pricing_lines(const json& d, std::vector<std::string>& lines, bool md) {
     return;
   }
   lines.push_back(p.value("message", ""));
+  const std::string blocked = p["blocked"].is_string() ? p["blocked"].get<std::string>() : "";
+  std::string would;
   int rank = 1;
   for (const auto& f : p.value("fixes", json::array())) {
     std::string l;
@@ -216,11 +218,15 @@ void pricing_lines(const json& d, std::vector<std::string>& lines, bool md) {
       std::string rec;
       for (const auto& r : f.value("records", json::array())) rec += (rec.empty() ? "" : ", ") + r.get<std::string>();
       l += "; " + f.value("how", "") + (rec.empty() ? "" : " (records: " + rec + ")");
+    } else if (!blocked.empty() && f.value("cannot_say", "") == blocked) {
+      would += (would.empty() ? "" : "; ") + f.value("fix", "");
+      continue;
     } else {
       l = std::string(md ? "- " : "   - ") + f.value("fix", "") + ": cannot say: " + f.value("cannot_say", "");
     }
     lines.push_back(l);
   }
+  if (!would.empty()) lines.push_back("Fixes the trace's symptoms call for, unpriced: " + would + ".");
 }
 
 }  // namespace

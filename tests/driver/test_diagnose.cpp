@@ -181,3 +181,83 @@ TEST(DiagnoseSharedTraces, TrainingTraceStepsAndSymptoms) {
   EXPECT_GE(lines.size(), 8u);
   for (const auto& l : lines) EXPECT_FALSE(l.from.empty()) << l.label;
 }
+
+// Pricing, on a synthetic results file (tests/fixtures/diagnose_results_synthetic_a100.json: made-up
+// GPU-like terms, labelled synthetic in the file).
+#include <fstream>
+
+#include "harness/driver/diagnose_price.h"
+
+namespace {
+json synthetic_results() {
+  std::ifstream in(std::string(GTB_FIXTURE_DIR) + "/diagnose_results_synthetic_a100.json");
+  return json::parse(in);
+}
+const json* fix_named(const json& d, const std::string& symptom) {
+  for (const auto& f : d["pricing"]["fixes"])
+    if (f["symptom"] == symptom) return &f;
+  return nullptr;
+}
+}  // namespace
+
+TEST(DiagnosePricing, SameGpuRanksTheFixesWithTheirRecords) {
+  auto d = diagnose_trace(read_trace(kTraces + "a100-train-6steps.json.gz"), "a100");
+  price_diagnosis(d, synthetic_results(), "synthetic");
+  EXPECT_TRUE(d["pricing"]["same_gpu"].get<bool>());
+  // 10 syncs per step (the larger of 10 sync calls and 5 item() reads) x 20 us.
+  const json* sync = fix_named(d, "syncs");
+  ASSERT_TRUE(sync);
+  EXPECT_NEAR((*sync)["saving_per_step_s"].get<double>(), 10 * 2e-5, 1e-12);
+  EXPECT_EQ((*sync)["records"][0], "syn-sync");
+  // Ranked: every priced fix before the unpriced ones, by saving.
+  double prev = INFINITY;
+  bool unpriced_seen = false;
+  for (const auto& f : d["pricing"]["fixes"]) {
+    if (!f["saving_per_step_s"].is_number()) {
+      unpriced_seen = true;
+      continue;
+    }
+    EXPECT_FALSE(unpriced_seen);
+    EXPECT_LE(f["saving_per_step_s"].get<double>(), prev);
+    prev = f["saving_per_step_s"].get<double>();
+  }
+  // No shapes in this trace: the SIMT GEMM fix says so instead of a number.
+  const json* gemm = fix_named(d, "gemm");
+  ASSERT_TRUE(gemm);
+  EXPECT_TRUE((*gemm)["saving_per_step_s"].is_null());
+}
+
+TEST(DiagnosePricing, APlantedCostMovesItsPrice) {
+  json r = synthetic_results();
+  auto d1 = diagnose_trace(read_trace(kTraces + "a100-train-6steps.json.gz"), "a100");
+  auto d2 = d1;
+  price_diagnosis(d1, r, "synthetic");
+  r["findings"]["pitfalls"]["terms"][0]["value"] = 4e-5;  // a sync twice as dear
+  price_diagnosis(d2, r, "synthetic");
+  EXPECT_NEAR((*fix_named(d2, "syncs"))["saving_per_step_s"].get<double>(),
+              2 * (*fix_named(d1, "syncs"))["saving_per_step_s"].get<double>(), 1e-12);
+}
+
+TEST(DiagnosePricing, AnotherGpuOrNoGpuPricesNothing) {
+  json r = synthetic_results();
+  r["context"]["gpu"]["devices"][0]["name"] = "NVIDIA H100 80GB HBM3";
+  auto d = diagnose_trace(read_trace(kTraces + "a100-train-6steps.json.gz"), "a100");
+  price_diagnosis(d, r, "other-gpu");
+  EXPECT_FALSE(d["pricing"]["same_gpu"].get<bool>());
+  for (const auto& f : d["pricing"]["fixes"]) EXPECT_TRUE(f["saving_per_step_s"].is_null()) << f["fix"];
+  EXPECT_NE(d["pricing"]["message"].get<std::string>().find("H100"), std::string::npos);
+  r["context"]["gpu"] = {{"available", false}, {"reason", "no GPU here"}};
+  price_diagnosis(d, r, "no-gpu");
+  for (const auto& f : d["pricing"]["fixes"]) EXPECT_TRUE(f["saving_per_step_s"].is_null()) << f["fix"];
+  // A trace that names no GPU cannot be matched to any results either.
+  auto s = diagnose_trace(read_trace(kTraces + "sampled-rank0-2steps.json.gz"), "sampled");
+  price_diagnosis(s, synthetic_results(), "synthetic");
+  for (const auto& f : s["pricing"]["fixes"]) EXPECT_TRUE(f["saving_per_step_s"].is_null()) << f["fix"];
+}
+
+TEST(DiagnosePricing, BadTermsAreAnError) {
+  json r = synthetic_results();
+  r["findings"]["pitfalls"]["terms"][0].erase("backend");
+  auto d = diagnose_trace(read_trace(kTraces + "a100-event-sync.json.gz"), "es");
+  EXPECT_THROW(price_diagnosis(d, r, "bad"), std::runtime_error);
+}
