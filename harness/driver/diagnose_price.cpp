@@ -193,7 +193,7 @@ void price_diagnosis(json& d, const json& results, const std::string& label) {
             first = false;
           }
         }
-        fixes.push_back(fix(std::string("run the FP32 SIMT GEMMs in ") + precision + " on tensor cores", "gemm", s,
+        fixes.push_back(fix(std::string("run the FP32 SIMT GEMMs in ") + precision + " on tensor cores", "gemm_kernels", s,
                             "the trace's FP32 SIMT GEMM time per step times (1 - measured " + std::string(precision) +
                                 " time / measured fp32 time) at each shape",
                             step_s));

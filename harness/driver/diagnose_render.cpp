@@ -159,7 +159,7 @@ std::vector<SymptomLine> symptom_lines(const json& d) {
     if (at(g, {"simt_fp64", "count"}) > 0) gt += "; FP64 " + count(at(g, {"simt_fp64", "count"}));
     if (at(g, {"unknown", "count"}) > 0)
       gt += "; unclassified " + count(at(g, {"unknown", "count"})) + " (" + dur(at(g, {"unknown", "us"})) + ")";
-    out.push_back({"gemm", "GEMM", gt,
+    out.push_back({"gemm_kernels", "GEMM", gt,
                    "kernel names (rule below)" + ex_text(g["simt_fp32"].value("examples", json::array()))});
     const auto& cm = o["gpu"]["communication"];
     if (at(cm, {"count"}) > 0) {

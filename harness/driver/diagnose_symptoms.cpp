@@ -88,7 +88,7 @@ struct Prepared {
   std::vector<double> sync_ends;             // host sync calls' end times, sorted
   std::vector<int> gpu_step;                 // step index of each GPU event, -1 outside every step
   std::vector<int> host_step;
-  std::vector<GemmKind> gemm;                // per name id
+  std::vector<GemmKind> gemm_of;             // per name id
   std::vector<bool> comm;                    // per name id
   std::vector<CopyKind> copy;                // per name id
   double launch_us = NAN;                    // median host launch call in this trace
@@ -279,7 +279,7 @@ json gpu_section(const Prepared& p, const Window& w, const std::vector<const Gpu
       comm_us += e->dur;
       if (comm_ev.size() < 3) comm_ev.push_back(e);
     }
-    switch (p.gemm[id]) {
+    switch (p.gemm_of[id]) {
       case GemmKind::not_gemm: break;
       case GemmKind::tensor_core:
         ++gemm_n, ++tc_n, gemm_us += e->dur, tc_us += e->dur;
@@ -496,11 +496,11 @@ CopyKind copy_kind(const std::string& name) {
 json diagnose_trace(const Trace& t, const std::string& label) {
   Prepared p;
   p.t = &t;
-  p.gemm.resize(t.names.size());
+  p.gemm_of.resize(t.names.size());
   p.comm.resize(t.names.size());
   p.copy.resize(t.names.size());
   for (std::size_t i = 0; i < t.names.size(); ++i) {
-    p.gemm[i] = gemm_kind(t.names[i]);
+    p.gemm_of[i] = gemm_kind(t.names[i]);
     p.comm[i] = is_communication(t.names[i]);
     p.copy[i] = copy_kind(t.names[i]);
   }

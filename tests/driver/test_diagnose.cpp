@@ -222,7 +222,7 @@ TEST(DiagnosePricing, SameGpuRanksTheFixesWithTheirRecords) {
     prev = f["saving_per_step_s"].get<double>();
   }
   // No shapes in this trace: the SIMT GEMM fix says so instead of a number.
-  const json* gemm = fix_named(d, "gemm");
+  const json* gemm = fix_named(d, "gemm_kernels");
   ASSERT_TRUE(gemm);
   EXPECT_TRUE((*gemm)["saving_per_step_s"].is_null());
 }
