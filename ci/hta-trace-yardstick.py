@@ -11,6 +11,9 @@ usage: hta-trace-yardstick.py fixtures TRACE_DIR OUT_DIR
          split, idle-time breakdown per stream and comm/compute overlap over the whole trace (HTA
          loaded with include_last_profiler_step=True, so its window is gtb's whole-trace window), and
          the copy counts and bytes by event name from Python's own json reader (the exact reference)
+       hta-trace-yardstick.py table GTB_BINARY TRACE_DIR FIXTURE_DIR
+         the agreement table (Markdown): gtb's whole-trace figures beside HTA's fixtures, each
+         difference as a share of a step (needs no HTA)
        hta-trace-yardstick.py replicate TRACE COPIES OUT
          a bigger trace for the speed test: TRACE's events COPIES times, each copy shifted in time past
          the previous one and its ProfilerStep numbers renumbered (OUT gzipped when it ends .gz)
@@ -176,7 +179,51 @@ def cmd_replicate(trace, copies, out):
     return 0
 
 
+def cmd_table(gtb, trace_dir, fixture_dir):
+    rows = []
+    print("| trace | figure | gtb (us) | HTA (us) | difference, % of a step | note |")
+    print("| --- | --- | ---: | ---: | ---: | --- |")
+    for f in sorted(os.listdir(fixture_dir)):
+        if not f.endswith(".json"):
+            continue
+        name = f[:-5]
+        with open(os.path.join(fixture_dir, f)) as fh:
+            h = json.load(fh)
+        g = json.loads(subprocess.run([gtb, "diagnose", os.path.join(trace_dir, name + ".json.gz"), "--format", "json"],
+                                      check=True, capture_output=True, text=True).stdout)
+        if "temporal" not in h:
+            print(f"| {name} | - | diagnosed | {h.get('error', 'HTA has no figures')} | - | HTA cannot; gtb says what it cannot say |")
+            continue
+        o = g["overall"]["gpu"]
+        t = h["temporal"][0]
+        step = t["kernel_time(us)"] / max(1, len(g["steps"]))
+        mk = o["sync_markers"]["us_outside_busy"]
+
+        def union(kind):
+            return sum(r["sum"] for r in h["kernel_types"] if kind in r["kernel_type"])
+
+        figs = [("window", o["window_us"], t["kernel_time(us)"], ""),
+                ("idle", o["idle_us"], t["idle_time(us)"], f"HTA counts {mk:g} us of cuda_sync markers as busy" if mk else ""),
+                ("compute", o["split"]["compute_us"], t["compute_time(us)"], ""),
+                ("non-compute", o["busy_us"] - o["split"]["compute_us"], t["non_compute_time(us)"],
+                 "the same markers" if mk else ""),
+                ("communication", o["split"]["communication_us"], union("COMMUNICATION"), ""),
+                ("memory", o["split"]["memory_us"], union("MEMORY"), "")]
+        for s in o["streams"]:
+            hi = sum(r["idle_time"] for r in h.get("idle", []) if r["stream"] == s["stream"])
+            if h.get("idle"):
+                figs.append((f"stream {s['stream']} idle", s["idle_us"], hi, ""))
+        if "idle_error" in h:
+            figs.append(("per-stream idle", float("nan"), float("nan"), "HTA's idle breakdown fails: " + h["idle_error"][:60]))
+        for label, a, b, note in figs:
+            diff = 100 * (a - b) / step if a == a and b == b else float("nan")
+            print(f"| {name} | {label} | {a:.0f} | {b:.0f} | {diff:+.2f} | {note} |")
+    return 0
+
+
 def main(argv):
+    if len(argv) == 5 and argv[1] == "table":
+        return cmd_table(argv[2], argv[3], argv[4])
     if len(argv) == 5 and argv[1] == "replicate":
         return cmd_replicate(argv[2], int(argv[3]), argv[4])
     if len(argv) >= 4 and argv[1] == "fixtures":
