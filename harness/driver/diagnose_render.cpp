@@ -31,7 +31,12 @@ std::string bytes(double b) {
   return fmt("%.0f B", b);
 }
 std::string pct(double f) { return std::isfinite(f) ? fmt("%.1f%%", 100 * f) : "n/a"; }
+std::string plural(double n, const std::string& one, const std::string& many);
 std::string count(double n) { return std::fabs(n - std::round(n)) < 1e-9 ? fmt("%.0f", n) : fmt("%.1f", n); }
+
+std::string plural(double n, const std::string& one, const std::string& many) {
+  return count(n) + " " + (std::fabs(n - 1) < 1e-9 ? one : many);
+}
 
 double at(const json& j, const std::vector<std::string>& path) {
   const json* c = &j;
@@ -79,8 +84,8 @@ std::vector<SymptomLine> symptom_lines(const json& d) {
                        dur(sy.value) + ", other " + dur(ot.value) + " (whole trace: " +
                        pct(at(o, {"gpu", "idle_us"}) / at(o, {"gpu", "window_us"})) + " idle)",
                    "kernel, gpu_memcpy and gpu_memset events on " +
-                       std::to_string(o["gpu"].value("streams", json::array()).size()) +
-                       " streams; launch times from the runtime calls of the same correlation id"});
+                       plural(static_cast<double>(o["gpu"].value("streams", json::array()).size()), "stream", "streams") +
+                       "; launch times from the runtime calls of the same correlation id"});
     std::string st;
     for (const auto& s : o["gpu"].value("streams", json::array())) {
       if (!st.empty()) st += "; ";
@@ -106,7 +111,7 @@ std::vector<SymptomLine> symptom_lines(const json& d) {
       text += ", " + (b.is_number() ? bytes(b.get<double>() / steps) : std::string("bytes not in the trace"));
       text += ", " + dur(cp.value("us", 0.0) / steps);
       if (cp["gbps"].is_number()) text += ", " + fmt("%.3g GB/s", cp["gbps"].get<double>());
-      text += " (whole trace: " + count(n) + " copies" + (b.is_number() ? ", " + bytes(b.get<double>()) : "") + ")";
+      text += " (whole trace: " + plural(n, "copy", "copies") + (b.is_number() ? ", " + bytes(b.get<double>()) : "") + ")";
       out.push_back({"copy_" + cp.value("direction", "") + "_" + cp.value("memory", ""),
                      "copies " + cp.value("direction", "") + " " + cp.value("memory", ""), text,
                      "gpu_memcpy '" + cp.value("event_name", "") + "'" + ex_text(cp.value("examples", json::array()))});
@@ -127,11 +132,12 @@ std::vector<SymptomLine> symptom_lines(const json& d) {
     for (const auto& [n, c] : by_name.items())
       names += (names.empty() ? "" : ", ") + n + " " + std::to_string(c.get<long long>());
     out.push_back({"syncs", "synchronisations",
-                   count(total.value) + " sync calls " + total.per + " (host blocked " + dur(blocked.value) +
-                       "), " + count(pd.value) + " device-to-pageable copies (synchronous)",
+                   plural(total.value, "sync call", "sync calls") + " " + total.per + " (host blocked " +
+                       dur(blocked.value) + "), " + plural(pd.value, "device-to-pageable copy", "device-to-pageable copies") +
+                       " (synchronous)",
                    names.empty() ? "no sync runtime calls in the trace" : "cuda_runtime calls, whole trace: " + names});
     const auto item = per_step(d, {"host", "scalar_reads", "count"});
-    out.push_back({"scalar_reads", "scalar reads", count(item.value) + " item()-style reads " + item.per,
+    out.push_back({"scalar_reads", "scalar reads", plural(item.value, "item()-style read", "item()-style reads") + " " + item.per,
                    "cpu_op aten::item / aten::_local_scalar_dense"});
   }
   if (gpu) {
@@ -193,7 +199,8 @@ std::string trace_title(const json& d) {
   std::string dev = "no GPU";
   if (!t["devices"].empty()) dev = t["devices"][0].get<std::string>();
   else if (t.value("vendor", "none") != "none") dev = "GPU not named in the trace";
-  return t.value("file", "") + ": " + dev + ", " + std::to_string(t.value("steps", 0)) + " profiler steps, " +
+  const int steps = t.value("steps", 0);
+  return t.value("file", "") + ": " + dev + ", " + std::to_string(steps) + (steps == 1 ? " profiler step, " : " profiler steps, ") +
          std::to_string(t.value("events", 0ULL)) + " events";
 }
 
