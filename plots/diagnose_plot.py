@@ -52,7 +52,7 @@ def main(argv):
     streams = sorted({e[0] for e in tl["events"]})
     rows = {s: i + 1 for i, s in enumerate(reversed(streams))}
     gpu_row = len(streams) + 1
-    fig, ax = plt.subplots(figsize=(12, 1.2 + 0.55 * (len(streams) + 1)))
+    fig, ax = plt.subplots(figsize=(14, 1.9 + 0.55 * (len(streams) + 1)))
     by = {}
     for s, b, e, kind in tl["events"]:
         by.setdefault((s, kind), []).append(((b - t0) / 1000, max((e - b) / 1000, 1e-4)))
@@ -73,8 +73,8 @@ def main(argv):
     ax.set_title(f"{tr.get('file', '')}: {tl.get('step', '')} on {gpu}, GPU timeline by cause", fontsize=10)
     handles = [Patch(color=c, label=k) for k, c in KIND_COLOURS.items()]
     handles += [Patch(color=CAUSE_COLOURS[k], label=CAUSE_LABELS[k]) for k in CAUSE_COLOURS if k in gaps]
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(streams) < 3 else -0.2),
-              ncol=3, fontsize=8, frameon=False)
+    # Beside the axes, not under them: a one-stream figure has no room below for six entries.
+    ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
     if tl.get("events_capped"):
         ax.text(1, 1.02, "first 20000 events drawn", transform=ax.transAxes, ha="right", fontsize=7)
     fig.tight_layout()

@@ -13,6 +13,13 @@ grep -q "Not priced" "$work/t.txt" || fail "text without --results does not say 
 grep -q "^| symptom | numbers | from the events |" "$work/t.md" || fail "markdown has no symptom table"
 "$gtb" diagnose "$traces/a100-train-6steps.json.gz" --format json --out "$work/d.json" 2> "$work/err" || fail "json --out exit"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert len(d['steps'])==6" "$work/d.json" || fail "json unreadable"
+# The report's section, from that diagnosis; a file that is not a diagnosis is refused.
+fixtures=$(dirname "$traces")
+"$gtb" report "$fixtures/cpu_a.json" --diagnosis "$work/d.json" > "$work/r.md" || fail "report --diagnosis exit"
+grep -q "^## Diagnosis of a100-train-6steps.json.gz" "$work/r.md" || fail "report has no diagnosis section"
+"$gtb" report "$fixtures/cpu_a.json" --diagnosis "$fixtures/cpu_a.json" > /dev/null 2> "$work/r.err"
+[ $? -eq 2 ] || fail "report --diagnosis of a results file: want exit 2"
+grep -q "not a diagnosis" "$work/r.err" || fail "report --diagnosis message: $(cat "$work/r.err")"
 # A plain (not gzipped) trace reads the same.
 zcat "$traces/a100-event-sync.json.gz" > "$work/plain.json"
 "$gtb" diagnose "$work/plain.json" --format json > "$work/plain.out" || fail "plain trace"
