@@ -182,7 +182,7 @@ TEST(DiagnoseSharedTraces, TrainingTraceStepsAndSymptoms) {
   for (const auto& l : lines) EXPECT_FALSE(l.from.empty()) << l.label;
 }
 
-// Pricing, on a synthetic results file (tests/fixtures/diagnose_results_synthetic_a100.json: made-up
+// Pricing, on a synthetic results file (tests/fixtures/diagnose/results_synthetic_a100.json: made-up
 // GPU-like terms, labelled synthetic in the file).
 #include <fstream>
 
@@ -190,7 +190,7 @@ TEST(DiagnoseSharedTraces, TrainingTraceStepsAndSymptoms) {
 
 namespace {
 json synthetic_results() {
-  std::ifstream in(std::string(GTB_FIXTURE_DIR) + "/diagnose_results_synthetic_a100.json");
+  std::ifstream in(std::string(GTB_FIXTURE_DIR) + "/diagnose/results_synthetic_a100.json");
   return json::parse(in);
 }
 const json* fix_named(const json& d, const std::string& symptom) {
