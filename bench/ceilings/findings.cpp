@@ -86,6 +86,13 @@ Findings compute_findings(const std::vector<Record>& recs) {
       if (c.value && (c.name == copy || c.name == triad)) v = std::max(v, *c.value);
     if (v > 0) f.ceilings.push_back({std::string(side) + "_stream_gbps", v, ""});
   }
+  // Every size counts here, cache-resident ones too: a small step's elementwise work runs from cache.
+  for (const Backend be : {Backend::cpu, Backend::cuda})
+    f.terms.push_back(cost::table_term(
+        "stream_bandwidth", be, json::object(), {"bytes"}, "bytes_per_s", recs,
+        [](const Record& r) { return r.workload == "stream_copy" || r.workload == "stream_triad"; },
+        [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
+        [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "stream"));
   return f;
 }
 
@@ -96,6 +103,7 @@ void to_json(const Findings& found, json& f) {
     else
       f["ceilings_missing"][c.name] = c.missing;
   }
+  cost::publish(f, found.terms, {});
 }
 
 }  // namespace gtb::ceilings

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/document/cost_terms.h"
 #include "harness/document/types.h"
 
 namespace gtb::ceilings {
@@ -27,6 +28,8 @@ struct Findings {
   std::vector<Ceiling> ceilings;
   // The measured ones, in order.
   std::vector<std::pair<std::string, double>> measured() const;
+  // stream_bandwidth per backend: bytes moved (read + written) per second by array size.
+  std::vector<cost::Term> terms;
 };
 Findings compute_findings(const std::vector<Record>& records);
 void to_json(const Findings& found, json& data);

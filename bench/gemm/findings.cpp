@@ -9,6 +9,7 @@
 
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_shapes.h"
+#include "kernels/common/precision.h"
 
 namespace gtb::gemm {
 
@@ -33,8 +34,43 @@ json shape_json(const Dims& s) { return json{{"m", s.m}, {"n", s.n}, {"k", s.k}}
 
 }  // namespace
 
+namespace {
+std::string precision_of(const Record& r) {
+  for (const json* j : {&r.params, &r.options})
+    if (j->contains("precision") && (*j)["precision"].is_string()) return (*j)["precision"].get<std::string>();
+  return "fp32";
+}
+
+void matmul_terms(const std::vector<Record>& records, Findings& f) {
+  for (const Backend be : {Backend::cpu, Backend::cuda})
+    for (const Precision step_precision : kTrainPrecisions) {
+      // A training step at bf16 or fp16 runs its GEMMs with FP32 accumulation.
+      const std::string prec = to_string(step_precision), gemm_prec = to_string(gemm_precision(step_precision));
+      auto pick = [&](const Record& r) {
+        return r.workload == "gemm" && precision_of(r) == gemm_prec && opt(r, "l2", "warm") != "cold" &&
+               r.params.contains("m") && r.params.contains("n") && r.params.contains("k");
+      };
+      f.terms.push_back(cost::table_term(
+          "matmul", be, json{{"precision", prec}}, {"m", "n", "k"}, "flop_per_s", records, pick,
+          [](const Record& r) { return json{{"m", r.params["m"]}, {"n", r.params["n"]}, {"k", r.params["k"]}}; },
+          [](const Record& r) {
+            const double flop = 2.0 * r.params["m"].get<double>() * r.params["n"].get<double>() * r.params["k"].get<double>();
+            return r.stats->median > 0 ? flop / r.stats->median : 0.0;
+          },
+          gemm_prec + " GEMM"));
+      cost::Term& t = f.terms.back();
+      if (t.usable()) {
+        // Which library was fastest at each shape, so a reader can see the rate is not one library's.
+        t.where["library"] = "fastest verified per shape";
+        t.note = "warm caches; the rate of a shape between measured ones is interpolated log-log";
+      }
+    }
+}
+}  // namespace
+
 Findings compute_findings(const std::vector<Record>& records) {
   Findings f;
+  if (!records.empty()) matmul_terms(records, f);  // nothing ran: nothing to offer, not "cannot say"
   // best[backend][precision][l2][shape] = fastest ok record over the libraries (variants).
   std::map<std::string, std::map<std::string, std::map<std::string, std::map<Key, Point>>>> best;
   // by_variant[precision][l2][shape][variant] for the cuBLAS vs cuBLASLt table.
@@ -146,6 +182,7 @@ Findings compute_findings(const std::vector<Record>& records) {
 }
 
 void to_json(const Findings& found, json& f) {
+  cost::publish(f, found.terms, {});
   for (const auto& b : found.best_rate) {
     json j = shape_json(b.shape);
     j["tflops"] = b.tflops;

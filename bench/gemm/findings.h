@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/document/cost_terms.h"
 #include "harness/document/types.h"
 
 namespace gtb::gemm {
@@ -64,6 +65,9 @@ struct Findings {
   std::vector<LibraryChoice> library_choice;
   std::vector<GpuVsCpu> gpu_vs_cpu_same_precision;
   std::vector<Alignment> alignment;
+  // matmul per backend and precision: FLOP/s by m, n, k, the fastest verified library per shape
+  // (warm caches, as in a training step).
+  std::vector<cost::Term> terms;
 };
 
 // Reads only ok records of workload "gemm".

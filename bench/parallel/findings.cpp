@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
+#include <utility>
 #include <string>
 #include <tuple>
 
@@ -154,6 +156,125 @@ const OverlapBest* DpStep::at(const std::string& overlap) const {
   return nullptr;
 }
 
+namespace {
+
+// t(bytes) = latency + bytes / rate, least squares on the relative residual (every size counts alike,
+// as in the copy model of the host-to-device terms).
+std::optional<std::pair<double, double>> fit_relative(const std::vector<std::pair<double, double>>& pts) {
+  if (pts.size() < 2) return std::nullopt;
+  // Minimise sum ((a + b x - t) / t)^2 over a (latency) and b (seconds per byte).
+  double s00 = 0, s01 = 0, s11 = 0, r0 = 0, r1 = 0;
+  for (const auto& [x, t] : pts) {
+    const double w = 1.0 / (t * t);
+    s00 += w, s01 += w * x, s11 += w * x * x, r0 += w * t, r1 += w * x * t;
+  }
+  const double det = s00 * s11 - s01 * s01;
+  if (!(std::fabs(det) > 0)) return std::nullopt;
+  double a = (r0 * s11 - r1 * s01) / det, b = (s00 * r1 - s01 * r0) / det;
+  if (a < 0) {  // a negative latency is no latency: refit the rate alone
+    a = 0;
+    b = r1 / s11;
+  }
+  if (!(b > 0)) return std::nullopt;
+  return std::pair{a, 1.0 / b};
+}
+
+void cost_terms(const std::vector<Record>& records, Findings& out) {
+  for (const Backend be : {Backend::cpu, Backend::cuda}) {
+    std::map<int, std::vector<const Record*>> by_ranks;
+    for (const auto& r : records)
+      if (usable(r) && r.stats && r.backend == be && r.workload == "collective" && r.variant != "mpi_plain_loop" &&
+          r.params.value("collective", "") == "all_reduce")
+        by_ranks[r.info.value("ranks", r.info.value("gpus", 0))].push_back(&r);
+    bool any = false;
+    for (const auto& [ranks, recs] : by_ranks) {
+      std::vector<std::pair<double, double>> pts;
+      cost::Term t;
+      t.name = "allreduce";
+      t.backend = be;
+      t.where = {{"ranks", ranks}};
+      t.form = "latency_bandwidth";
+      t.x = "bytes";
+      t.x_min = 1e300;
+      for (const Record* r : recs) {
+        const double b = r->params.value("bytes", 0.0);
+        pts.emplace_back(b, r->stats->median);
+        t.records.push_back(r->id);
+        t.x_min = std::min(t.x_min, b);
+        t.x_max = std::max(t.x_max, b);
+      }
+      const auto fit = fit_relative(pts);
+      if (!fit || ranks < 2) continue;
+      t.latency_s = fit->first;
+      t.per_second = fit->second;
+      t.note = "bytes are the buffer each rank reduces; fitted over " + std::to_string(pts.size()) + " sizes";
+      out.terms.push_back(std::move(t));
+      any = true;
+    }
+    if (!any)
+      out.terms.push_back(cost::cannot_say_term(
+          "allreduce", be, json::object(), "latency_bandwidth",
+          cost::reason_none(records, be,
+                            [](const Record& r) {
+                              return r.workload == "collective" && r.params.value("collective", "") == "all_reduce";
+                            },
+                            "all-reduce")));
+    // comm_overlap: how much of the blocking reduction time the overlapped step hid.
+    const cost::Term none = cost::cannot_say_term(
+        "comm_overlap", be, json::object(), "constant",
+        cost::reason_none(records, be, [](const Record& r) { return r.workload == "dp_step"; }, "data-parallel step"));
+    std::optional<cost::Term> overlap;
+    for (const auto& e : out.dp_step) {
+      if (e.backend != to_string(be)) continue;
+      const OverlapBest* on = e.at("on");
+      const OverlapBest* off = e.at("off");
+      if (!on || !off) continue;
+      const Record* ron = nullptr;
+      const Record* roff = nullptr;
+      for (const auto& r : records) {
+        if (r.id == on->record) ron = &r;
+        if (r.id == off->record) roff = &r;
+      }
+      if (!ron || !roff || !ron->stats || !roff->stats) continue;
+      const double comm = counter(*roff, "comm_ms") * 1e-3;
+      if (!(comm > 0)) continue;
+      cost::Term t;
+      t.name = "comm_overlap";
+      t.backend = be;
+      t.form = "constant";
+      t.unit = "fraction";
+      const double hidden = (roff->stats->median - ron->stats->median) / comm;
+      t.value = std::clamp(hidden, 0.0, 1.0);
+      if (hidden < 0) t.note = "overlap made the measured step slower: nothing hidden";
+      t.records = {roff->id, ron->id};
+      overlap = std::move(t);
+      break;
+    }
+    out.terms.push_back(overlap ? *overlap : none);
+  }
+  for (const auto& r : records) {
+    if (!usable(r) || !r.stats || r.workload != "dp_step") continue;
+    const bool alone = r.variant == "one_rank";
+    const double step_ms = counter(r, "step_ms");
+    json config = {{"model", "mlp"},
+                   {"width", r.params.value("width", 0)},
+                   {"depth", r.params.value("depth", 0)},
+                   {"batch", r.params.value("rows_per_rank", 0)},
+                   {"precision", "fp32"},
+                   {"optimizer", "sgd"},
+                   {"activation", "relu"},
+                   {"input_bytes_per_sample", 0},
+                   {"ranks", alone ? 1 : r.info.value("ranks", r.params.value("ranks", 1))}};
+    if (!alone) {
+      config["bucket_bytes"] = r.params.value("bucket_mb", 0.0) * 1048576.0;
+      config["overlap"] = r.options.value("overlap", "off") == "on";
+    }
+    out.measured_steps.push_back({"", r.id, r.backend, step_ms > 0 ? step_ms * 1e-3 : r.stats->median, config});
+  }
+}
+
+}  // namespace
+
 Findings compute_findings(const std::vector<Record>& records) {
   Findings out;
   // Collectives: the largest size of each collective and backend.
@@ -238,6 +359,7 @@ Findings compute_findings(const std::vector<Record>& records) {
     if (by.count("on") && by.count("off") && by.at("off")->value.value_or(0) > 0)
       out.interference.push_back({by.at("on")->params, by.at("off")->value.value_or(0), by.at("on")->value.value_or(0),
                                   by.at("on")->value.value_or(0) / by.at("off")->value.value_or(1)});
+  cost_terms(records, out);
   return out;
 }
 
@@ -255,6 +377,7 @@ json projected_fields(const StepProjection& p) {
 }  // namespace
 
 void to_json(const Findings& found, json& out) {
+  cost::publish(out, found.terms, found.measured_steps);
   json coll = json::array();
   for (const auto& c : found.largest_size)
     coll.push_back({{"record", c.record},

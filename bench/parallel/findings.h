@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/document/cost_terms.h"
 #include "harness/document/types.h"
 #include "kernels/parallel/projection.h"
 
@@ -108,6 +109,10 @@ struct Findings {
   std::vector<ProjectedGpu> projected_gpu;
   std::vector<CollectiveNote> collective_notes;
   std::vector<Interference> interference;
+  // allreduce (seconds by bytes, per rank count) and comm_overlap (fraction hidden) per backend, and
+  // the data-parallel steps measured, for the cost model.
+  std::vector<cost::Term> terms;
+  std::vector<cost::Step> measured_steps;
 };
 // The projections read GTB_PARALLEL_BUSBW_GBPS and GTB_PARALLEL_PROJECT_RANKS (see docs/parallel.md).
 Findings compute_findings(const std::vector<Record>& records);

@@ -109,12 +109,84 @@ void build_findings(const std::vector<Record>& recs, std::vector<Build>& builds)
   }
 }
 
+// Reads per step of a loss_read variant: every_<k> reads 1/k, never none.
+double reads_every(const std::string& variant) {
+  if (variant.rfind("every_", 0) == 0) return std::stod(variant.substr(6));
+  return 0;
+}
+
+void cost_terms(const std::vector<Record>& recs, Findings& f) {
+  for (const Backend be : {Backend::cpu, Backend::cuda}) {
+    // host_sync: the habit's extra time per read at the most frequent reading measured.
+    const Step* best = nullptr;
+    for (const auto& s : f.steps)
+      if (s.backend == to_string(be) && s.pitfall == "loss_read" && s.us_per_read &&
+          (!best || *s.loss_reads_per_step > *best->loss_reads_per_step))
+        best = &s;
+    if (best) {
+      cost::Term t;
+      t.name = "host_sync";
+      t.backend = be;
+      t.form = "constant";
+      t.unit = "s";
+      t.value = std::max(0.0, *best->us_per_read) * 1e-6;
+      for (const auto& r : recs)
+        if (timed(r) && r.workload == "loss_read" && r.backend == be && r.params.value("width", -1) == best->width &&
+            r.params.value("batch", -1) == best->batch && (r.variant == best->variant || r.variant == "never"))
+          t.records.push_back(r.id);
+      if (*best->us_per_read < 0)
+        t.note = "the step with a read every step was not slower than the clean one: no measurable cost";
+      f.terms.push_back(std::move(t));
+    } else {
+      f.terms.push_back(cost::cannot_say_term(
+          "host_sync", be, json::object(), "constant",
+          cost::reason_none(recs, be, [](const Record& r) { return r.workload == "loss_read"; }, "loss read-back")));
+    }
+    // redundant_copy: the extra seconds per step of each copy habit, at the shape it was measured.
+    bool any = false;
+    for (const auto& s : f.steps) {
+      if (s.backend != to_string(be) || s.pitfall != "copies") continue;
+      any = true;
+      cost::Term t;
+      t.name = "redundant_copy";
+      t.backend = be;
+      t.where = {{"kind", s.variant}, {"width", s.width}, {"batch", s.batch}};
+      t.form = "constant";
+      t.unit = "s";
+      t.value = std::max(0.0, s.extra_us) * 1e-6;
+      for (const auto& r : recs)
+        if (timed(r) && r.workload == "copies" && r.backend == be && r.params.value("width", -1) == s.width &&
+            r.params.value("batch", -1) == s.batch && (r.variant == s.variant || r.variant == "none"))
+          t.records.push_back(r.id);
+      f.terms.push_back(std::move(t));
+    }
+    if (!any)
+      f.terms.push_back(cost::cannot_say_term(
+          "redundant_copy", be, json::object(), "constant",
+          cost::reason_none(recs, be, [](const Record& r) { return r.workload == "copies"; }, "redundant copy")));
+  }
+  // Whole steps: the train family's MLP step (depth 4, FP32, SGD, ReLU) with a habit or without.
+  for (const auto& r : recs) {
+    if (!timed(r) || (r.workload != "loss_read" && r.workload != "copies")) continue;
+    const auto width = int_param(r, "width"), batch = int_param(r, "batch");
+    if (width <= 0 || batch <= 0) continue;
+    // step_time is microseconds per step (the metric); the statistics are per repetition.
+    const double seconds = *r.value * 1e-6;
+    json config = {{"model", "mlp"}, {"width", width}, {"depth", 4}, {"batch", batch}, {"precision", "fp32"},
+                   {"optimizer", "sgd"}, {"activation", "relu"}, {"input_bytes_per_sample", 0}};
+    if (r.workload == "loss_read") config["loss_read_every"] = reads_every(r.variant);
+    if (r.workload == "copies" && r.variant != "none") config["redundant_copy"] = r.variant;
+    f.measured_steps.push_back({"", r.id, r.backend, seconds, config});
+  }
+}
+
 }  // namespace
 
 Findings compute_findings(const std::vector<Record>& records) {
   Findings f;
   step_findings(records, f.steps, f.dominance);
   build_findings(records, f.builds);
+  cost_terms(records, f);
   return f;
 }
 
@@ -153,6 +225,7 @@ void to_json(const Findings& found, json& findings) {
   if (!steps.empty()) findings["steps"] = std::move(steps);
   if (!dominance.empty()) findings["dominance"] = std::move(dominance);
   if (!builds.empty()) findings["builds"] = std::move(builds);
+  cost::publish(findings, found.terms, found.measured_steps);
 }
 
 }  // namespace gtb::pitfalls

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/document/cost_terms.h"
 #include "harness/document/types.h"
 
 namespace gtb::pitfalls {
@@ -49,6 +50,10 @@ struct Findings {
   std::vector<Step> steps;
   std::vector<Dominance> dominance;
   std::vector<Build> builds;
+  // host_sync (seconds per loss read) and redundant_copy (seconds per step, by kind) per backend,
+  // and the measured steps (loss_read and copies records) for the cost model's validation.
+  std::vector<cost::Term> terms;
+  std::vector<cost::Step> measured_steps;
 };
 Findings compute_findings(const std::vector<Record>& records);
 // Writes `found` as findings.pitfalls's data: each non-empty list under its name.

@@ -138,10 +138,31 @@ Findings compute_findings(const std::vector<Record>& recs) {
   for (const auto& r : recs)
     if (usable(r) && r.backend == Backend::cuda && r.counters.count("tflops") && param_int(r.params, "width") == widest)
       f.largest_width_tflops.push_back({r.workload, r.params, r.options, counter_or(r, "tflops", 0)});
+  for (const auto& r : recs) {
+    if (!usable(r) || !r.stats) continue;
+    const auto batch = param_int(r.params, "batch");
+    if (batch <= 0 || param_int(r.params, "width") <= 0) continue;
+    const double step_ms = counter_or(r, "step_ms", 0);
+    const double seconds = step_ms > 0 ? step_ms * 1e-3 : double(batch) / *r.value;
+    json config = {{"model", "mlp"},
+                   {"width", param_int(r.params, "width")},
+                   {"depth", param_int(r.params, "depth")},
+                   {"batch", batch},
+                   {"precision", r.options.value("precision", r.params.value("precision", "fp32"))},
+                   {"optimizer", r.options.value("optimizer", r.params.value("optimizer", "sgd"))},
+                   {"activation", r.options.value("activation", r.params.value("activation", "relu"))},
+                   {"input_bytes_per_sample", 0}};
+    const auto micro = r.options.contains("micro_batches") ? r.options.value("micro_batches", 1)
+                                                           : r.params.value("micro_batches", 1);
+    if (micro > 1) config["micro_batches"] = micro;
+    if (r.options.value("mode", "") == "graph") config["cuda_graph"] = true;
+    f.measured_steps.push_back({"", r.id, r.backend, seconds, config});
+  }
   return f;
 }
 
 void to_json(const Findings& found, json& f) {
+  cost::publish(f, {}, found.measured_steps);
   auto or_null = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   json arr = json::array();
   for (const auto& g : found.crossover_batch) {

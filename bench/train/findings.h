@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/document/cost_terms.h"
 #include "harness/document/types.h"
 
 namespace gtb::mlp {
@@ -78,6 +79,9 @@ struct Findings {
   std::vector<GraphSpeedup> graph_speedup;
   std::vector<MixedPrecision> mixed_precision;
   std::vector<WidestTflops> largest_width_tflops;
+  // Every usable step record as a measured step for the cost model's validation (this family
+  // publishes no terms: its records are whole steps, what the model predicts).
+  std::vector<cost::Step> measured_steps;
 };
 Findings compute_findings(const std::vector<Record>& records);
 void to_json(const Findings& found, json& data);

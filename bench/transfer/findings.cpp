@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace gtb::transfer {
 
@@ -141,6 +142,94 @@ void overlap_findings(const std::vector<Record>& recs, Findings& f) {
   }
 }
 
+// The copy terms: on the GPU one per direction and host memory kind, from the host clock (what a
+// training loop waits for) when it was measured, else the device clock; the CPU has no
+// host-to-device copy in its step and publishes none.
+void copy_terms(const std::vector<Record>& recs, Findings& f) {
+  struct Dir {
+    const char* term;
+    const char* workload;
+  };
+  for (const Dir d : {Dir{"h2d_copy", "copy_h2d"}, Dir{"d2h_copy", "copy_d2h"}})
+    for (const char* memory : {"pageable", "pinned"}) {
+      const CopyModel* best = nullptr;
+      for (const char* clock : {"host", "device"}) {
+        const std::string key = std::string(d.workload) + "/cuda/";
+        for (const auto& m : f.copy_model)
+          if (m.fit.ok && m.key.rfind(key, 0) == 0 &&
+              m.key.find("/memory=" + std::string(memory) + "/clock=" + clock) != std::string::npos) {
+            best = &m;
+            break;
+          }
+        if (best) break;
+      }
+      const json where = {{"memory", memory}};
+      if (!best) {
+        f.terms.push_back(cost::cannot_say_term(
+            d.term, Backend::cuda, where, "latency_bandwidth",
+            cost::reason_none(recs, Backend::cuda,
+                              [&](const Record& r) { return r.workload == d.workload && opt(r, "memory") == memory; },
+                              std::string(memory) + " " + d.workload)));
+        continue;
+      }
+      cost::Term t;
+      t.name = d.term;
+      t.backend = Backend::cuda;
+      t.where = where;
+      t.form = "latency_bandwidth";
+      t.x = "bytes";
+      t.latency_s = best->fit.latency_seconds;
+      t.per_second = best->fit.bandwidth_bytes_per_second;
+      t.x_min = 1e300;
+      // The records of that curve: workload/backend/variant/memory/clock as the key was built.
+      for (const auto& r : recs) {
+        if (!measured(r) || r.workload != d.workload || r.backend != Backend::cuda) continue;
+        const std::string k = r.workload + "/cuda/" + r.variant + "/memory=" + opt(r, "memory") + "/clock=" + opt(r, "clock");
+        if (k != best->key) continue;
+        t.records.push_back(r.id);
+        t.x_min = std::min(t.x_min, double(bytes_of(r)));
+        t.x_max = std::max(t.x_max, double(bytes_of(r)));
+      }
+      if (!best->good_fit) t.note = "the latency and bandwidth line fits these sizes loosely (largest residual above 25%)";
+      f.terms.push_back(std::move(t));
+    }
+}
+
+void input_terms(const std::vector<Record>& recs, Findings& f) {
+  for (const Backend be : {Backend::cpu, Backend::cuda}) {
+    // Gathering a batch: the fastest way measured, seconds per sample by sample size.
+    f.terms.push_back(cost::table_term(
+        "batch_gather", be, json::object(), {"sample_bytes"}, "seconds", recs,
+        [](const Record& r) { return r.workload == "batching" && r.params.value("samples", 0) > 0; },
+        [](const Record& r) { return json{{"sample_bytes", r.params.value("sample_bytes", 0)}}; },
+        [](const Record& r) { return r.stats->median / r.params.value("samples", 1.0); }, "batching", true));
+    // The loader: one term per measured per-sample cost (the sweep's other parameters alike).
+    std::set<double> costs;
+    for (const auto& r : recs)
+      if (r.workload == "loader" && r.backend == be && measured(r)) costs.insert(r.params.value("sample_us", 0.0));
+    if (costs.empty()) {
+      f.terms.push_back(cost::cannot_say_term(
+          "loader", be, json::object(), "table",
+          cost::reason_none(recs, be, [](const Record& r) { return r.workload == "loader"; }, "loader")));
+      continue;
+    }
+    for (const double us : costs) {
+      const Record* any = nullptr;
+      for (const auto& r : recs)
+        if (r.workload == "loader" && r.backend == be && measured(r) && r.params.value("sample_us", 0.0) == us) any = &r;
+      json where = {{"sample_us", us}};
+      if (any) where["consume_us"] = any->params.value("consume_us", 0.0), where["batch_samples"] = any->params.value("batch_samples", 0);
+      cost::Term t = cost::table_term(
+          "loader", be, where, {"workers"}, "samples_per_s", recs,
+          [&](const Record& r) { return r.workload == "loader" && r.params.value("sample_us", 0.0) == us; },
+          [](const Record& r) { return json{{"workers", r.params.value("workers", 0)}}; },
+          [](const Record& r) { return *r.value; }, "loader");
+      t.note = "delivered samples/s with a consumer of consume_us per batch: a fed consumer caps the rate";
+      f.terms.push_back(std::move(t));
+    }
+  }
+}
+
 }  // namespace
 
 Findings compute_findings(const std::vector<Record>& records) {
@@ -149,10 +238,13 @@ Findings compute_findings(const std::vector<Record>& records) {
   pin_findings(records, f);
   loader_findings(records, f);
   overlap_findings(records, f);
+  copy_terms(records, f);
+  input_terms(records, f);
   return f;
 }
 
 void to_json(const Findings& found, json& f) {
+  cost::publish(f, found.terms, {});
   for (const auto& m : found.copy_model) {
     json j = {{"points", m.fit.points}, {"ok", m.fit.ok}};
     if (!m.fit.note.empty()) j["note"] = m.fit.note;

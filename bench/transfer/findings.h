@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/document/cost_terms.h"
 #include "harness/document/types.h"
 #include "kernels/transfer/transfer.h"
 
@@ -57,6 +58,9 @@ struct Findings {
   std::vector<PinBreakEven> pinning_break_even;
   std::vector<Loader> loader;
   std::vector<std::pair<std::string, double>> overlap_speedup_vs_1_stream;
+  // h2d_copy / d2h_copy (latency and bandwidth per host memory kind), batch_gather (seconds per
+  // sample by sample bytes) and loader (samples/s by workers) per backend, for the cost model.
+  std::vector<cost::Term> terms;
 };
 Findings compute_findings(const std::vector<Record>& records);
 void to_json(const Findings& found, json& data);

@@ -1,6 +1,9 @@
 // The vectorize family's findings from its records (see findings.h for the shape).
 #include "bench/vectorize/findings.h"
 
+#include <cmath>
+#include <utility>
+
 namespace gtb::vectorize {
 
 namespace {
@@ -58,10 +61,53 @@ Findings compute_findings(const std::vector<Record>& recs) {
     }
     if (!ratio.rows.empty()) f.ratios.push_back(std::move(ratio));
   }
+  // Launch cost: a loop of n/chunk small launches (or their captured graph) over the same work, per
+  // launch; the smallest chunk measured is the one least diluted by the work itself.
+  for (const auto& [variant, mode] : {std::pair{"launch_loop", "eager"}, std::pair{"graph", "graph"}}) {
+    const Record* best = nullptr;
+    double best_chunk = 0;
+    for (const auto& r : recs) {
+      if (!usable(r) || !r.stats || r.backend != Backend::cuda || r.variant != variant || r.workload != "axpy") continue;
+      const double chunk = r.options.value("chunk", r.params.value("chunk", 0.0));
+      if (chunk > 0 && (!best || chunk < best_chunk)) best = &r, best_chunk = chunk;
+    }
+    if (!best) {
+      f.terms.push_back(cost::cannot_say_term(
+          "launch", Backend::cuda, json{{"mode", mode}}, "constant",
+          cost::reason_none(recs, Backend::cuda, [&](const Record& r) { return r.variant == variant; },
+                            std::string(variant) + " launch")));
+      continue;
+    }
+    const double launches = best->params.value("n", 0.0) / best_chunk;
+    cost::Term t;
+    t.name = "launch";
+    t.backend = Backend::cuda;
+    t.where = {{"mode", mode}};
+    t.form = "constant";
+    t.unit = "s";
+    t.value = launches > 0 ? best->stats->median / launches : std::nan("");
+    t.records = {best->id};
+    t.note = "seconds per kernel of a loop of small launches, their work included (an upper bound)";
+    if (launches > 0) f.terms.push_back(std::move(t));
+  }
+  for (const Backend be : {Backend::cpu, Backend::cuda})
+    f.terms.push_back(cost::table_term(
+        "stream_bandwidth", be, json::object(), {"bytes"}, "bytes_per_s", recs,
+        [](const Record& r) { return r.workload == "axpy" && !r.options.contains("chunk"); },
+        [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
+        [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "axpy"));
+  // The scale -> bias -> GELU chain: the rate of an elementwise pass that computes a GELU.
+  for (const Backend be : {Backend::cpu, Backend::cuda})
+    f.terms.push_back(cost::table_term(
+        "stream_bandwidth", be, json{{"op", "gelu"}}, {"bytes"}, "bytes_per_s", recs,
+        [](const Record& r) { return r.workload == "chain" && !r.options.contains("chunk"); },
+        [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
+        [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "GELU chain"));
   return f;
 }
 
 void to_json(const Findings& found, json& f) {
+  cost::publish(f, found.terms, {});
   for (const auto& q : found.ratios) {
     json rows = json::array();
     for (const auto& s : q.rows) {

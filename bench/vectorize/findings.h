@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/document/cost_terms.h"
 #include "harness/document/types.h"
 
 namespace gtb::vectorize {
@@ -30,6 +31,9 @@ struct Ratio {
 // autovec_over_scalar, openmp_over_scalar. Only ok records take part.
 struct Findings {
   std::vector<Ratio> ratios;  // non-empty ones only
+  // launch (seconds per kernel, eager and graph) and stream_bandwidth (bytes moved per second by
+  // size, the fastest variant) per backend, for the cost model.
+  std::vector<cost::Term> terms;
   // The rows of ratio `name`; nullptr when it has none.
   const std::vector<Speedup>* rows(const std::string& name) const;
 };

@@ -13,6 +13,8 @@
 
 namespace gtb::cost {
 
+Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double bytes, const std::string& op);
+
 namespace {
 
 const char* const kForms[] = {"latency_bandwidth", "table", "constant"};
@@ -115,6 +117,74 @@ double axis_value(const json& at, const std::string& axis) {
 }
 
 }  // namespace
+
+Term cannot_say_term(const std::string& name, Backend b, const json& where, const std::string& form,
+                     const std::string& reason, const std::vector<std::string>& records) {
+  Term t;
+  t.name = name;
+  t.backend = b;
+  t.where = where;
+  t.form = form;
+  t.cannot_say = reason.empty() ? "no record" : reason;
+  t.records = records;
+  return t;
+}
+
+std::string reason_none(const std::vector<Record>& records, Backend b, const std::function<bool(const Record&)>& pick,
+                        const std::string& what) {
+  std::map<std::string, int> reasons;
+  for (const auto& r : records)
+    if (r.backend == b && pick(r) && !gtb::usable(r))
+      reasons[std::string(to_string(r.status)) + (r.status_detail.empty() ? "" : ": " + r.status_detail)]++;
+  if (reasons.empty()) return "no " + what + " record on " + to_string(b);
+  return "no usable " + what + " record on " + std::string(to_string(b)) + " (" +
+         std::max_element(reasons.begin(), reasons.end(), [](const auto& x, const auto& y) { return x.second < y.second; })
+             ->first +
+         ")";
+}
+
+Term table_term(const std::string& name, Backend b, const json& where, const std::vector<std::string>& axes,
+                const std::string& y, const std::vector<Record>& records, const std::function<bool(const Record&)>& pick,
+                const std::function<json(const Record&)>& at, const std::function<double(const Record&)>& y_of,
+                const std::string& what, bool lower_is_better) {
+  Term t;
+  t.name = name;
+  t.backend = b;
+  t.where = where;
+  t.form = "table";
+  t.axes = axes;
+  t.y = y;
+  for (const auto& r : records) {
+    if (r.backend != b || !pick(r) || !gtb::usable(r) || !r.stats) continue;
+    const double v = y_of(r);
+    if (!std::isfinite(v) || v <= 0) continue;
+    const json a = at(r);
+    auto same = std::find_if(t.points.begin(), t.points.end(), [&](const Point& p) { return p.at == a; });
+    if (same == t.points.end()) {
+      t.points.push_back({a, v, r.id});
+    } else if (lower_is_better ? v < same->y : v > same->y) {
+      same->y = v;
+      same->record = r.id;
+    }
+  }
+  if (t.points.empty()) return cannot_say_term(name, b, where, "table", reason_none(records, b, pick, what));
+  for (const auto& p : t.points) merge_records(t.records, {p.record});
+  return t;
+}
+
+void publish(json& data, const std::vector<Term>& terms, const std::vector<Step>& steps) {
+  // A family none of whose terms saw a record (it ran nothing) offers nothing rather than a list of
+  // "no record" reasons.
+  const bool any = !steps.empty() || std::any_of(terms.begin(), terms.end(), [](const Term& t) {
+    return t.usable() || !t.records.empty() || t.cannot_say.rfind("no usable", 0) == 0;
+  });
+  if (!any) return;
+  json jt = json::array(), js = json::array();
+  for (const auto& t : terms) jt.push_back(to_json(t));
+  for (const auto& s : steps) js.push_back(to_json(s));
+  data["cost_terms"] = std::move(jt);
+  if (!steps.empty()) data["cost_steps"] = std::move(js);
+}
 
 json to_json(const Term& t) {
   json j = {{"name", t.name}, {"backend", to_string(t.backend)}, {"where", t.where}, {"form", t.form}};
@@ -250,7 +320,9 @@ Estimate operator+(const Estimate& a, const Estimate& b) {
   e.records = a.records;
   merge_records(e.records, b.records);
   e.outside_measured = a.outside_measured || b.outside_measured;
-  e.note = a.note.empty() ? b.note : (b.note.empty() ? a.note : a.note + "; " + b.note);
+  // A note already said is not said again (a step sums many parts of one kind).
+  e.note = a.note.empty() || a.note.find(b.note) != std::string::npos ? (a.note.empty() ? b.note : a.note)
+                                                                      : a.note + "; " + b.note;
   if (a.seconds && b.seconds)
     e.seconds = *a.seconds + *b.seconds;
   else
@@ -420,8 +492,14 @@ Estimate allreduce_seconds(const std::vector<Term>& terms, Backend b, int ranks,
 }
 
 Estimate stream_seconds(const std::vector<Term>& terms, Backend b, double bytes) {
+  return stream_seconds_of(terms, b, bytes, "");
+}
+
+Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double bytes, const std::string& op) {
   std::string reason;
-  for (const Term* t : select(terms, "stream_bandwidth", b, [](const Term&) { return true; }, reason)) {
+  // A plain pass uses the terms without an op; a GELU pass those measured computing one.
+  auto ok = [&](const Term& t) { return op.empty() ? !t.where.contains("op") : where_matches(t.where, "op", op); };
+  for (const Term* t : select(terms, "stream_bandwidth", b, ok, reason)) {
     if (t->form == "latency_bandwidth") return from_latency_bandwidth(*t, bytes);
     if (t->form != "table" || t->y != "bytes_per_s") continue;
     const auto ip = interpolate(*t, json{{t->axes.empty() ? "bytes" : t->axes[0], bytes}});
@@ -433,7 +511,7 @@ Estimate stream_seconds(const std::vector<Term>& terms, Backend b, double bytes)
     if (e.outside_measured) e.note = "streaming work outside the measured sizes: the nearest measured rate is used";
     return e;
   }
-  return cannot(reason.empty() ? describe("stream_bandwidth", b, "") : reason);
+  return cannot(reason.empty() ? describe("stream_bandwidth", b, op.empty() ? "" : "op=" + op) : reason);
 }
 
 Estimate loader_seconds(const std::vector<Term>& terms, Backend b, int workers, double sample_us, double batch) {

@@ -6,6 +6,7 @@
 // as data, so that validation can leave a step's own family out. docs/advise.md lists every term.
 #pragma once
 
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -87,6 +88,22 @@ Estimate stream_seconds(const std::vector<Term>&, Backend, double bytes);
 Estimate loader_seconds(const std::vector<Term>&, Backend, int workers, double sample_us, double batch);
 // The hidden fraction of communication (0..1).
 Estimate overlap_fraction(const std::vector<Term>&, Backend);
+
+// Producers' helpers. A term without usable records: the reason is the records' own status detail
+// ("skipped: no usable GPU: ..."), or "no record" when nothing of the kind ran.
+Term cannot_say_term(const std::string& name, Backend, const json& where, const std::string& form,
+                     const std::string& reason, const std::vector<std::string>& records = {});
+std::string reason_none(const std::vector<Record>& records, Backend, const std::function<bool(const Record&)>& pick,
+                        const std::string& what);
+
+// A table term of the usable records `pick` selects: one point per distinct `at`, the best y of
+// those sharing it (highest, or lowest when `lower_is_better`); a cannot_say term naming why when none.
+Term table_term(const std::string& name, Backend, const json& where, const std::vector<std::string>& axes,
+                const std::string& y, const std::vector<Record>& records, const std::function<bool(const Record&)>& pick,
+                const std::function<json(const Record&)>& at, const std::function<double(const Record&)>& y_of,
+                const std::string& what, bool lower_is_better = false);
+// Writes terms and steps where the registry publishes them (data.cost_terms, data.cost_steps).
+void publish(json& data, const std::vector<Term>& terms, const std::vector<Step>& steps);
 
 // Table interpolation, exposed for tests: log-log between the neighbours along each axis (points on
 // a grid or scattered: the nearest points in log space, weighted by inverse distance when the query

@@ -14,6 +14,7 @@ int cmd_compare(int argc, char** argv);
 int cmd_ab(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_plot(int argc, char** argv);
+int cmd_advise(int argc, char** argv);
 int cmd_diagnose(int argc, char** argv);
 
 }  // namespace gtb::driver

@@ -1,5 +1,6 @@
 // gtb report's engine: the findings of a results file as Markdown, each with its numbers.
 #include "harness/driver/render_report.h"
+#include "harness/driver/render_verdict.h"
 
 #include <algorithm>
 #include <cmath>
@@ -393,6 +394,7 @@ std::string render_markdown(const json& doc, const std::string& source) {
       if (!string_at(f, {"name"}).empty()) d.families.insert(string_at(f, {"name"}));
   Md md;
   machine_section(md, d, source);
+  md.o << verdict::render_report_verdict(doc);
   // Findings come from families that evolve on their own; a shape this version does not expect
   // costs one section a sentence, not the whole report.
   auto guarded = [&](void (*section)(Md&, const Doc&), const char* what) {

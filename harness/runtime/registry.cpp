@@ -199,9 +199,20 @@ static json family_findings(const std::string& family, const std::vector<Record>
       error_section(e);
     }
   }
+  // Cost terms and measured steps sit beside the sections, not inside the family's own numbers.
+  json lifted = json::object();
+  // (A family's own numbers may already hold a "steps" list: the producer writes cost_terms and
+  // cost_steps, published as terms and steps.)
+  for (const auto& [from, to] : {std::pair{"cost_terms", "terms"}, std::pair{"cost_steps", "steps"}})
+    if (data.contains(from)) {
+      lifted[to] = std::move(data[from]);
+      data.erase(from);
+    }
   f.data = data;
-  if (data.empty() && f.sections.empty()) return json();
-  return findings::to_json(f);
+  if (data.empty() && f.sections.empty() && lifted.empty()) return json();
+  json out = findings::to_json(f);
+  for (auto& [key, value] : lifted.items()) out[key] = std::move(value);
+  return out;
 }
 
 bool set_process_group(std::string family, ProcessGroup group) {

@@ -1,0 +1,671 @@
+// The cost model: composing a step from cost terms, ranking the fixes, the crossover batch and the
+// validation (see cost_model.h; docs/advise.md states every formula).
+#include "harness/document/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+namespace gtb::cost {
+
+// Declared in cost_terms.cpp: the streaming rate of passes that compute `op` ("gelu"), or plain ones.
+Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double bytes, const std::string& op);
+
+namespace {
+
+const char* const kKeys[] = {"model",         "width",          "depth",          "input",
+                             "classes",       "layers",         "d_model",        "heads",
+                             "seq_len",       "params",         "flops_per_sample", "kernels_per_step",
+                             "batch",         "precision",      "optimizer",      "activation",
+                             "input_bytes_per_sample", "host_memory", "workers",   "sample_us",
+                             "loss_read_every", "gpus",         "ranks",          "bucket_bytes",
+                             "overlap",       "micro_batches",  "cuda_graph",     "redundant_copy"};
+
+double number(const json& j, const char* key, double otherwise, double min, bool integer = false) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return otherwise;
+  if (!it->is_number()) throw ConfigError(key, "must be a number, got " + it->dump());
+  const double v = it->get<double>();
+  if (!std::isfinite(v)) throw ConfigError(key, "must be finite");
+  if (integer && v != std::floor(v)) throw ConfigError(key, "must be a whole number, got " + it->dump());
+  if (v < min) {
+    std::ostringstream os;
+    os << "must be at least " << min << ", got " << it->dump();
+    throw ConfigError(key, os.str());
+  }
+  return v;
+}
+int integer(const json& j, const char* key, int otherwise, int min) {
+  const double v = number(j, key, otherwise, min, true);
+  if (v > 1e9) throw ConfigError(key, "is too large");
+  return int(v);
+}
+std::string text(const json& j, const char* key, const std::string& otherwise, std::vector<std::string> allowed) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return otherwise;
+  if (!it->is_string()) throw ConfigError(key, "must be a string, got " + it->dump());
+  const std::string v = it->get<std::string>();
+  if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + (a.empty() ? "\"\"" : a);
+    throw ConfigError(key, "must be one of " + list + ", got \"" + v + "\"");
+  }
+  return v;
+}
+bool boolean(const json& j, const char* key, bool otherwise) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return otherwise;
+  if (!it->is_boolean()) throw ConfigError(key, "must be true or false, got " + it->dump());
+  return it->get<bool>();
+}
+void require(bool ok, const char* key, const std::string& model) {
+  if (!ok) throw ConfigError(key, "is required for model " + model);
+}
+
+double element_bytes(const std::string& precision) { return precision == "bf16" || precision == "fp16" ? 2.0 : 4.0; }
+
+struct Shape {
+  double m, n, k;
+};
+
+// The GEMMs of one micro-batch of `rows` samples, forward and backward.
+std::vector<Shape> matmul_shapes(const StepConfig& c, double rows) {
+  std::vector<Shape> s;
+  if (c.model == "mlp") {
+    const int L = c.depth;
+    for (int l = 1; l <= L; ++l) {
+      const double in = l == 1 ? c.input : c.width, out = l == L ? c.classes : c.width;
+      s.push_back({rows, out, in});      // forward Z = A W
+      s.push_back({in, out, rows});      // dW = A^T dZ
+      if (l > 1) s.push_back({rows, in, out});  // dA = dZ W^T
+    }
+  } else if (c.model == "transformer") {
+    const double T = rows * c.seq_len, d = c.d_model, h = c.heads, dh = d / h, S = c.seq_len;
+    for (int l = 0; l < c.layers; ++l) {
+      for (const Shape& f : {Shape{T, 3 * d, d}, Shape{T, d, d}, Shape{T, 4 * d, d}, Shape{T, d, 4 * d}}) {
+        s.push_back(f);                 // forward
+        s.push_back({f.k, f.n, f.m});   // weight gradient
+        s.push_back({f.m, f.k, f.n});   // input gradient
+      }
+      // Attention per (sample, head): scores Q K^T and context P V, forward and two backward each.
+      for (int i = 0; i < 3 * 2; ++i)
+        for (int rep = 0; rep < 1; ++rep) s.push_back({S * rows * h, S, dh});
+    }
+  }
+  return s;
+}
+
+// Elementwise passes of one micro-batch: bytes moved by each (read + written), and whether it
+// computes a GELU (priced at the measured rate of one) or is a plain pass.
+struct Pass {
+  double bytes;
+  bool gelu;
+};
+std::vector<Pass> elementwise_bytes(const StepConfig& c, double rows) {
+  std::vector<Pass> ops;
+  const double e = element_bytes(c.precision);
+  const bool gelu = c.activation == "gelu";
+  if (c.model == "mlp") {
+    for (int l = 1; l < c.depth; ++l) {
+      ops.push_back({2 * e * rows * c.width, gelu});  // bias + activation forward: read Z, write A
+      ops.push_back({3 * e * rows * c.width, gelu});  // activation backward: read dA and Z, write dZ
+    }
+    ops.push_back({3 * 4.0 * rows * c.classes, false});  // loss: logits in, gradient out, labels
+  } else if (c.model == "transformer") {
+    const double T = rows * c.seq_len, d = c.d_model;
+    for (int l = 0; l < c.layers; ++l) {
+      for (int i = 0; i < 2; ++i) ops.push_back({2 * e * T * d, false}), ops.push_back({3 * e * T * d, false});  // norms
+      ops.push_back({2 * e * T * 4 * d, true}), ops.push_back({3 * e * T * 4 * d, true});                        // GELU
+      for (int i = 0; i < 2; ++i) ops.push_back({3 * e * T * d, false}), ops.push_back({2 * e * T * d, false});  // residuals
+      const double scores = rows * c.heads * double(c.seq_len) * c.seq_len;
+      ops.push_back({2 * e * scores, false}), ops.push_back({3 * e * scores, false});  // softmax
+    }
+  }
+  return ops;
+}
+
+double kernels_per_step(const StepConfig& c) {
+  if (c.model == "mlp") return c.micro_batches * (6.0 * c.depth + 2) + 1;
+  if (c.model == "transformer") return c.micro_batches * (36.0 * c.layers + 4) + 1;
+  return c.kernels_per_step;
+}
+
+Estimate known(double seconds, const std::string& note = "") {
+  Estimate e;
+  e.seconds = seconds;
+  e.note = note;
+  return e;
+}
+
+// A table term's value at `at` (the interpolated y, no unit conversion).
+Estimate table_y(const std::vector<Term>& terms, const std::string& name, Backend b, const json& at) {
+  std::string reason;
+  for (const auto& t : terms) {
+    if (t.name != name || t.backend != b) continue;
+    if (!t.usable()) {
+      if (reason.empty()) reason = t.cannot_say;
+      continue;
+    }
+    if (t.form != "table") continue;
+    const auto ip = interpolate(t, at);
+    if (!ip) continue;
+    Estimate e;
+    e.seconds = ip->y;
+    e.records = ip->records;
+    e.outside_measured = ip->outside_measured;
+    if (e.outside_measured) e.note = name + " outside the measured range: the nearest measured value is used";
+    return e;
+  }
+  Estimate e;
+  e.cannot_say = reason.empty() ? "no measured " + name + " term on " + to_string(b) : reason;
+  return e;
+}
+
+std::string fmt_bytes(double b) {
+  std::ostringstream os;
+  os.precision(3);
+  if (b >= 1073741824.0) os << b / 1073741824.0 << " GiB";
+  else if (b >= 1048576.0) os << b / 1048576.0 << " MiB";
+  else if (b >= 1024.0) os << b / 1024.0 << " KiB";
+  else os << b << " B";
+  return os.str();
+}
+
+}  // namespace
+
+StepConfig config_from_json(const json& j) {
+  if (!j.is_object()) throw ConfigError("config", "must be a JSON object");
+  for (const auto& [k, v] : j.items())
+    if (std::none_of(std::begin(kKeys), std::end(kKeys), [&](const char* a) { return k == a; }))
+      throw ConfigError(k, "is not a configuration key (see docs/advise.md)");
+  StepConfig c;
+  c.model = text(j, "model", "", {"mlp", "transformer", "generic"});
+  if (c.model.empty()) throw ConfigError("model", "is required (mlp, transformer or generic)");
+  c.width = integer(j, "width", 0, 1);
+  c.depth = integer(j, "depth", 0, 1);
+  c.input = integer(j, "input", c.width, 1);
+  c.classes = integer(j, "classes", 16, 2);
+  c.layers = integer(j, "layers", 0, 1);
+  c.d_model = integer(j, "d_model", 0, 1);
+  c.heads = integer(j, "heads", 0, 1);
+  c.seq_len = integer(j, "seq_len", 0, 1);
+  c.params = number(j, "params", 0, 1);
+  c.flops_per_sample = number(j, "flops_per_sample", 0, 1);
+  c.kernels_per_step = number(j, "kernels_per_step", 0, 0);
+  if (c.model == "mlp") {
+    require(c.width > 0, "width", c.model);
+    require(c.depth > 0, "depth", c.model);
+  } else if (c.model == "transformer") {
+    require(c.layers > 0, "layers", c.model);
+    require(c.d_model > 0, "d_model", c.model);
+    require(c.heads > 0, "heads", c.model);
+    require(c.seq_len > 0, "seq_len", c.model);
+    if (c.d_model % c.heads) throw ConfigError("heads", "must divide d_model");
+  } else {
+    require(c.params > 0, "params", c.model);
+    require(c.flops_per_sample > 0, "flops_per_sample", c.model);
+  }
+  if (!j.contains("batch")) throw ConfigError("batch", "is required");
+  c.batch = integer(j, "batch", 0, 1);
+  c.precision = text(j, "precision", "fp32", {"fp32", "tf32", "bf16", "fp16"});
+  c.optimizer = text(j, "optimizer", "sgd", {"sgd", "adam"});
+  c.activation = text(j, "activation", "relu", {"relu", "gelu"});
+  c.input_bytes_per_sample = number(j, "input_bytes_per_sample", 0, 0);
+  c.host_memory = text(j, "host_memory", "pageable", {"pageable", "pinned"});
+  c.workers = integer(j, "workers", 0, 0);
+  c.sample_us = number(j, "sample_us", 0, 0);
+  c.loss_read_every = integer(j, "loss_read_every", 0, 0);
+  if (j.contains("gpus") && j.contains("ranks")) throw ConfigError("ranks", "give gpus or ranks, not both");
+  c.gpus = integer(j, j.contains("ranks") ? "ranks" : "gpus", 1, 1);
+  c.bucket_bytes = number(j, "bucket_bytes", c.bucket_bytes, 1);
+  c.overlap = boolean(j, "overlap", false);
+  c.micro_batches = integer(j, "micro_batches", 1, 1);
+  if (c.batch % c.micro_batches) throw ConfigError("micro_batches", "must divide batch");
+  c.cuda_graph = boolean(j, "cuda_graph", false);
+  c.redundant_copy = text(j, "redundant_copy", "", {"", "batch", "batch_pinned", "activation", "weights"});
+  return c;
+}
+
+json to_json(const StepConfig& c) {
+  json j = {{"model", c.model}};
+  if (c.model == "mlp") j["width"] = c.width, j["depth"] = c.depth, j["input"] = c.input, j["classes"] = c.classes;
+  if (c.model == "transformer")
+    j["layers"] = c.layers, j["d_model"] = c.d_model, j["heads"] = c.heads, j["seq_len"] = c.seq_len;
+  if (c.model == "generic")
+    j["params"] = c.params, j["flops_per_sample"] = c.flops_per_sample, j["kernels_per_step"] = c.kernels_per_step;
+  j["batch"] = c.batch;
+  j["precision"] = c.precision;
+  j["optimizer"] = c.optimizer;
+  j["activation"] = c.activation;
+  j["input_bytes_per_sample"] = c.input_bytes_per_sample;
+  j["host_memory"] = c.host_memory;
+  j["workers"] = c.workers;
+  j["sample_us"] = c.sample_us;
+  j["loss_read_every"] = c.loss_read_every;
+  j["gpus"] = c.gpus;
+  j["bucket_bytes"] = c.bucket_bytes;
+  j["overlap"] = c.overlap;
+  j["micro_batches"] = c.micro_batches;
+  j["cuda_graph"] = c.cuda_graph;
+  if (!c.redundant_copy.empty()) j["redundant_copy"] = c.redundant_copy;
+  return j;
+}
+
+double parameter_count(const StepConfig& c) {
+  if (c.model == "mlp") {
+    double p = 0;
+    for (int l = 1; l <= c.depth; ++l) {
+      const double in = l == 1 ? c.input : c.width, out = l == c.depth ? c.classes : c.width;
+      p += in * out + out;
+    }
+    return p;
+  }
+  if (c.model == "transformer") return double(c.layers) * (12.0 * c.d_model * c.d_model + 13.0 * c.d_model);
+  return c.params;
+}
+
+double flops_per_step(const StepConfig& c) {
+  if (c.model == "generic") return c.flops_per_sample * c.batch;
+  double f = 0;
+  for (const auto& s : matmul_shapes(c, double(c.batch) / c.micro_batches)) f += 2 * s.m * s.n * s.k;
+  return f * c.micro_batches;
+}
+
+Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend be) {
+  Prediction p;
+  p.backend = be;
+  const double rows = double(c.batch) / c.micro_batches;
+  const double params = parameter_count(c);
+  auto add = [&](const char* group, const char* name, std::string what, Estimate e) {
+    p.parts.push_back({group, name, std::move(what), std::move(e)});
+  };
+  std::ostringstream os;
+  os.precision(3);
+  // Compute: the GEMMs at their shapes, then the elementwise passes and the optimizer at the
+  // measured streaming bandwidth of their size.
+  {
+    Estimate mm = known(0);
+    std::size_t n = 0;
+    if (c.model == "generic") {
+      const double side = std::sqrt(params);
+      const Estimate rate = matmul_seconds(terms, be, c.precision, rows, side, side);
+      if (rate.seconds) {
+        // Seconds of c.flops_per_sample x rows at the rate of a (rows x sqrt(P) x sqrt(P)) GEMM.
+        const double flop_one = 2 * rows * side * side;
+        mm = scaled(rate, c.flops_per_sample * rows / flop_one);
+        mm.note = "generic model: its FLOPs at the measured rate of a " + std::to_string(int(rows)) + " x " +
+                  std::to_string(int(side)) + " x " + std::to_string(int(side)) + " GEMM" +
+                  (rate.note.empty() ? "" : "; " + rate.note);
+      } else {
+        mm = rate;
+      }
+      n = 1;
+    } else {
+      std::size_t outside = 0;
+      for (const auto& s : matmul_shapes(c, rows)) {
+        Estimate one = matmul_seconds(terms, be, c.precision, s.m, s.n, s.k);
+        outside += one.outside_measured;
+        one.note.clear();
+        mm = mm + one;
+        ++n;
+      }
+      mm = scaled(mm, c.micro_batches);
+      if (outside)
+        mm.note = std::to_string(outside) + " of " + std::to_string(n) +
+                  " GEMM shapes lie outside the measured shapes: the nearest measured rates are used";
+    }
+    os.str("");
+    if (c.model == "generic") os << "the model's FLOPs as GEMMs, " << c.precision;
+    else os << n << " GEMMs per micro-batch (forward and backward), " << c.precision;
+    if (c.micro_batches > 1) os << ", " << c.micro_batches << " micro-batches";
+    add("compute", "matmul", os.str(), mm);
+    Estimate ew = known(0);
+    const auto ops = elementwise_bytes(c, rows);
+    std::size_t outside = 0;
+    for (const Pass& pass : ops) {
+      Estimate one = stream_seconds_of(terms, be, pass.bytes, pass.gelu ? "gelu" : "");
+      outside += one.outside_measured;
+      one.note.clear();
+      ew = ew + one;
+    }
+    if (outside)
+      ew.note = std::to_string(outside) + " of " + std::to_string(ops.size()) +
+                " passes lie outside the measured sizes: the nearest measured rates are used";
+    ew = scaled(ew, c.micro_batches);
+    if (c.model == "generic") ew = known(0, "generic model: elementwise work not modelled (in its FLOPs)");
+    os.str("");
+    os << ops.size() << " elementwise passes per micro-batch at the measured streaming bandwidth";
+    add("compute", "elementwise", os.str(), ew);
+    const double opt_bytes = params * 4.0 * (c.optimizer == "adam" ? 7.0 : 5.0);
+    add("compute", "optimizer", c.optimizer + " update of " + std::to_string(static_cast<long long>(params)) +
+                                   " parameters (" + fmt_bytes(opt_bytes) + " moved)",
+        stream_seconds(terms, be, opt_bytes));
+  }
+  double device_work = 0;
+  for (const auto& part : p.parts) device_work += part.estimate.seconds.value_or(0);
+  // Overhead: kernels per step x the measured launch cost, the part not hidden behind the kernels.
+  if (be == Backend::cuda) {
+    const double kernels = kernels_per_step(c);
+    if (c.model == "generic" && kernels <= 0) {
+      Estimate e;
+      e.cannot_say = "kernels_per_step not given for the generic model";
+      add("overhead", "launch", "kernel launches", e);
+    } else {
+      Estimate e = scaled(launch_seconds(terms, c.cuda_graph ? "graph" : "eager"), kernels);
+      os.str("");
+      os << kernels << " kernels " << (c.cuda_graph ? "in a CUDA Graph" : "launched eagerly");
+      if (e.seconds) {
+        const double total = *e.seconds;
+        e.seconds = std::max(0.0, total - device_work);
+        os << ": " << total * 1e6 << " us of launches, the part beyond the kernels' own time";
+      }
+      add("overhead", "launch", os.str(), e);
+    }
+  }
+  // Habits.
+  if (c.loss_read_every > 0)
+    add("habits", "host_sync",
+        c.loss_read_every == 1 ? std::string("the loss read back every step")
+                               : "the loss read back every " + std::to_string(c.loss_read_every) + " steps",
+        scaled(host_sync_seconds(terms, be), 1.0 / c.loss_read_every));
+  if (!c.redundant_copy.empty()) {
+    Estimate e;
+    const Term* best = nullptr;
+    double dist = std::numeric_limits<double>::infinity();
+    std::string reason;
+    for (const auto& t : terms) {
+      if (t.name != "redundant_copy" || t.backend != be) continue;
+      if (!t.usable()) {
+        if (reason.empty()) reason = t.cannot_say;
+        continue;
+      }
+      if (t.where.value("kind", "") != c.redundant_copy) continue;
+      const double w = t.where.value("width", 1.0), b = t.where.value("batch", 1.0);
+      const double d = std::fabs(std::log(w / std::max(1, c.width))) + std::fabs(std::log(b / c.batch));
+      if (d < dist) dist = d, best = &t;
+    }
+    if (best) {
+      e = known(best->value);
+      e.records = best->records;
+      if (dist > 1e-9) {
+        e.outside_measured = true;
+        e.note = "measured at width " + best->where.value("width", json()).dump() + ", batch " +
+                 best->where.value("batch", json()).dump();
+      }
+    } else {
+      e.cannot_say = reason.empty() ? "no measured redundant_copy of kind " + c.redundant_copy : reason;
+    }
+    add("habits", "redundant_copy", "a redundant " + c.redundant_copy + " copy every step", e);
+  }
+  // Several ranks: the gradient in buckets over the measured all-reduce, the overlapped share hidden.
+  if (c.gpus > 1) {
+    const double grad = params * 4.0;
+    const double full = std::floor(grad / c.bucket_bytes), rest = grad - full * c.bucket_bytes;
+    Estimate comm = known(0);
+    if (full > 0) comm = comm + scaled(allreduce_seconds(terms, be, c.gpus, c.bucket_bytes), full);
+    if (rest > 0) comm = comm + allreduce_seconds(terms, be, c.gpus, rest);
+    os.str("");
+    os << fmt_bytes(grad) << " of gradients in " << (full + (rest > 0)) << " buckets of " << fmt_bytes(c.bucket_bytes)
+       << " over " << c.gpus << " ranks";
+    if (c.overlap) {
+      const Estimate hidden = overlap_fraction(terms, be);
+      if (hidden.seconds && comm.seconds) {
+        comm = comm + known(0);
+        comm.records.insert(comm.records.end(), hidden.records.begin(), hidden.records.end());
+        *comm.seconds *= 1.0 - std::clamp(*hidden.seconds, 0.0, 1.0);
+        os << ", " << int(std::round(100 * *hidden.seconds)) << "% hidden by overlap";
+      } else if (!hidden.seconds) {
+        comm.seconds.reset();
+        comm.cannot_say = "overlap: " + hidden.cannot_say;
+      }
+    }
+    add("data_parallel", "allreduce", os.str(), comm);
+  }
+  // Input: gathering the batch, copying it to the device, the loader (hidden behind the step when
+  // its workers keep up).
+  if (c.input_bytes_per_sample > 0) {
+    Estimate g = table_y(terms, "batch_gather", be, json{{"sample_bytes", c.input_bytes_per_sample}});
+    g = scaled(g, c.batch);
+    add("input", "batch_gather", "gathering " + std::to_string(c.batch) + " samples of " +
+                                     fmt_bytes(c.input_bytes_per_sample) + " into one batch",
+        g);
+    if (be == Backend::cuda)
+      add("input", "h2d_copy", fmt_bytes(c.input_bytes_per_sample * c.batch) + " host to device from " + c.host_memory +
+                                   " memory",
+          copy_seconds(terms, "h2d_copy", be, c.host_memory, c.input_bytes_per_sample * c.batch));
+  }
+  if (c.sample_us > 0) {
+    double rest = 0;
+    for (const auto& part : p.parts) rest += part.estimate.seconds.value_or(0);
+    if (c.workers == 0) {
+      add("input", "loader", "the training loop preprocesses " + std::to_string(c.batch) + " samples itself",
+          known(c.batch * c.sample_us * 1e-6, "batch x sample_us, no worker to hide it"));
+    } else {
+      Estimate e = loader_seconds(terms, be, c.workers, c.sample_us, c.batch);
+      os.str("");
+      os << c.workers << " loader worker" << (c.workers == 1 ? "" : "s") << " at " << c.sample_us << " us per sample";
+      if (e.seconds) {
+        const double need = *e.seconds;
+        e.seconds = std::max(0.0, need - rest);
+        os << ": " << need * 1e3 << " ms per batch, the part the step does not hide";
+      }
+      add("input", "loader", os.str(), e);
+    }
+  }
+  // Total.
+  p.total = known(0);
+  double most = -1;
+  for (const auto& part : p.parts) {
+    if (!part.estimate.seconds && p.total.cannot_say.empty())
+      p.total.cannot_say = part.name + ": " + part.estimate.cannot_say;
+    p.total = p.total + part.estimate;
+    if (part.estimate.seconds && *part.estimate.seconds > most) most = *part.estimate.seconds, p.dominant = part.name;
+  }
+  if (!p.total.seconds) p.dominant.clear();
+  p.total.note.clear();
+  return p;
+}
+
+std::vector<Fix> rank_fixes(const std::vector<Term>& terms, const StepConfig& c, Backend be, const Prediction& base) {
+  std::vector<Fix> out;
+  auto attempt = [&](const std::string& id, const std::string& title, const std::string& change, StepConfig after,
+                     double per_same_samples = 1.0) {
+    Fix f;
+    f.id = id, f.title = title, f.change = change, f.backend = be;
+    const Prediction p = predict(terms, after, be);
+    if (!base.total.seconds) {
+      f.cannot_say = base.total.cannot_say;
+    } else if (!p.total.seconds) {
+      f.cannot_say = p.total.cannot_say;
+    } else {
+      f.saving_s = *base.total.seconds - *p.total.seconds * per_same_samples;
+      f.saving_fraction = *base.total.seconds > 0 ? *f.saving_s / *base.total.seconds : 0;
+    }
+    // The records behind a fix: what changed between the two predictions.
+    f.records = p.total.records;
+    for (const auto& r : base.total.records)
+      if (std::find(f.records.begin(), f.records.end(), r) == f.records.end()) f.records.push_back(r);
+    out.push_back(std::move(f));
+  };
+  auto best_of = [&](const std::string& id, const std::string& title, const std::string& key,
+                     const std::vector<double>& values, const std::function<void(StepConfig&, double)>& set,
+                     const std::function<std::string(double)>& show, double current) {
+    std::optional<double> best_v;
+    double best_t = std::numeric_limits<double>::infinity();
+    for (const double v : values) {
+      if (v == current) continue;
+      StepConfig a = c;
+      set(a, v);
+      const Prediction p = predict(terms, a, be);
+      if (p.total.seconds && *p.total.seconds < best_t) best_t = *p.total.seconds, best_v = v;
+    }
+    StepConfig a = c;
+    if (best_v) set(a, *best_v);
+    else if (!values.empty()) set(a, values.back());
+    attempt(id, title, key + " " + show(current) + " -> " + show(best_v.value_or(values.back())), a);
+  };
+  if (be == Backend::cuda && c.input_bytes_per_sample > 0 && c.host_memory == "pageable") {
+    StepConfig a = c;
+    a.host_memory = "pinned";
+    attempt("pinned_memory", "Pinned host memory for the input batch", "host_memory pageable -> pinned", a);
+  }
+  if (c.sample_us > 0)
+    best_of("more_workers", "More loader workers", "workers", {1, 2, 4, 8, 16},
+            [](StepConfig& s, double v) { s.workers = int(v); }, [](double v) { return std::to_string(int(v)); },
+            c.workers);
+  if (c.micro_batches > 1) {
+    StepConfig a = c;
+    a.micro_batches = 1;
+    attempt("larger_batch", "The whole batch at once (no gradient accumulation), where memory allows",
+            "micro_batches " + std::to_string(c.micro_batches) + " -> 1", a);
+  } else {
+    StepConfig a = c;
+    a.batch = c.batch * 2;
+    attempt("larger_batch", "Twice the batch per step (or accumulate gradients)",
+            "batch " + std::to_string(c.batch) + " -> " + std::to_string(a.batch) + " (saving per " +
+                std::to_string(c.batch) + " samples)",
+            a, 0.5);
+  }
+  if (c.precision == "fp32" || c.precision == "tf32") {
+    StepConfig a = c;
+    a.precision = "bf16";
+    attempt("bf16", "BF16 mixed precision", "precision " + c.precision + " -> bf16", a);
+  }
+  if (be == Backend::cuda && !c.cuda_graph) {
+    StepConfig a = c;
+    a.cuda_graph = true;
+    attempt("cuda_graphs", "Capture the step in a CUDA Graph", "cuda_graph false -> true", a);
+  }
+  if (c.loss_read_every > 0 && c.loss_read_every < 100) {
+    StepConfig a = c;
+    a.loss_read_every = 100;
+    attempt("fewer_syncs", "Read the loss back less often", "loss_read_every " + std::to_string(c.loss_read_every) +
+                                                               " -> 100", a);
+  }
+  if (!c.redundant_copy.empty()) {
+    StepConfig a = c;
+    a.redundant_copy.clear();
+    attempt("drop_copy", "Drop the redundant copy", "redundant_copy " + c.redundant_copy + " -> none", a);
+  }
+  if (c.gpus > 1) {
+    const double mib = 1048576;
+    best_of("bucket_size", "Gradient bucket size", "bucket_bytes", {1 * mib, 5 * mib, 25 * mib, 100 * mib},
+            [](StepConfig& s, double v) { s.bucket_bytes = v; }, [](double v) { return fmt_bytes(v); },
+            c.bucket_bytes);
+    if (!c.overlap) {
+      StepConfig a = c;
+      a.overlap = true;
+      attempt("overlap", "Overlap the gradient all-reduce with the backward pass", "overlap false -> true", a);
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Fix& a, const Fix& b) {
+    if (a.saving_s.has_value() != b.saving_s.has_value()) return a.saving_s.has_value();
+    return a.saving_s.value_or(0) > b.saving_s.value_or(0);
+  });
+  return out;
+}
+
+Crossover crossover_batch(const std::vector<Term>& terms, StepConfig c) {
+  Crossover x;
+  std::vector<std::pair<int, bool>> gpu_ahead;
+  c.micro_batches = 1;
+  for (int b = 1; b <= 65536; b *= 2) {
+    c.batch = b;
+    const Prediction cpu = predict(terms, c, Backend::cpu), gpu = predict(terms, c, Backend::cuda);
+    if (!cpu.total.seconds || !gpu.total.seconds) {
+      x.cannot_say = !gpu.total.seconds ? "GPU: " + gpu.total.cannot_say : "CPU: " + cpu.total.cannot_say;
+      x.batch.reset();
+      return x;
+    }
+    for (const auto* p : {&cpu, &gpu})
+      for (const auto& r : p->total.records)
+        if (std::find(x.records.begin(), x.records.end(), r) == x.records.end()) x.records.push_back(r);
+    gpu_ahead.emplace_back(b, *gpu.total.seconds < *cpu.total.seconds);
+  }
+  for (std::size_t i = gpu_ahead.size(); i-- > 0;) {
+    if (!gpu_ahead[i].second) break;
+    x.batch = gpu_ahead[i].first;
+  }
+  if (!x.batch) x.note = "the GPU is not predicted faster at any batch up to 65536";
+  return x;
+}
+
+Validation validate(const std::vector<Term>& terms, const std::vector<Step>& steps) {
+  Validation v;
+  std::vector<double> errs;
+  for (const auto& s : steps) {
+    ValidationRow row;
+    row.step = s;
+    std::vector<Term> others;
+    for (const auto& t : terms)
+      if (t.family != s.family) others.push_back(t);
+    try {
+      const StepConfig c = config_from_json(s.config);
+      row.predicted = predict(others, c, s.backend).total;
+      if (!row.predicted.seconds && predict(terms, c, s.backend).total.seconds)
+        row.predicted.cannot_say += " (measured only by the step's own family, which validation leaves out)";
+    } catch (const ConfigError& e) {
+      row.predicted.cannot_say = std::string("the step's configuration: ") + e.what();
+    }
+    if (row.predicted.seconds && s.seconds > 0) {
+      row.error = (*row.predicted.seconds - s.seconds) / s.seconds;
+      errs.push_back(std::fabs(*row.error));
+    }
+    v.rows.push_back(std::move(row));
+  }
+  v.predicted = int(errs.size());
+  if (!errs.empty()) {
+    std::sort(errs.begin(), errs.end());
+    const std::size_t n = errs.size();
+    v.median_abs_error = n % 2 ? errs[n / 2] : 0.5 * (errs[n / 2 - 1] + errs[n / 2]);
+    v.worst_abs_error = errs.back();
+  }
+  return v;
+}
+
+json to_json(const Estimate& e) {
+  json j = json::object();
+  j["seconds"] = e.seconds ? json(*e.seconds) : json(nullptr);
+  if (!e.cannot_say.empty()) j["cannot_say"] = e.cannot_say;
+  if (e.outside_measured) j["outside_measured"] = true;
+  if (!e.note.empty()) j["note"] = e.note;
+  j["records"] = e.records;
+  return j;
+}
+
+json to_json(const Prediction& p) {
+  json parts = json::array();
+  for (const auto& part : p.parts) {
+    json j = {{"group", part.group}, {"name", part.name}, {"what", part.what}};
+    j.update(to_json(part.estimate));
+    parts.push_back(j);
+  }
+  return {{"backend", to_string(p.backend)}, {"total", to_json(p.total)}, {"dominant", p.dominant}, {"parts", parts}};
+}
+
+json to_json(const Fix& f) {
+  json j = {{"id", f.id}, {"title", f.title}, {"change", f.change}, {"backend", to_string(f.backend)}};
+  j["saving_s"] = f.saving_s ? json(*f.saving_s) : json(nullptr);
+  if (f.saving_s) j["saving_fraction"] = f.saving_fraction;
+  if (!f.cannot_say.empty()) j["cannot_say"] = f.cannot_say;
+  j["records"] = f.records;
+  return j;
+}
+
+json to_json(const Validation& v) {
+  json rows = json::array();
+  for (const auto& r : v.rows) {
+    json j = {{"record", r.step.record}, {"backend", to_string(r.step.backend)}, {"measured_s", r.step.seconds}};
+    j["predicted"] = to_json(r.predicted);
+    j["error"] = r.error ? json(*r.error) : json(nullptr);
+    rows.push_back(j);
+  }
+  json j = {{"rows", rows}, {"predicted", v.predicted}};
+  j["median_abs_error"] = v.median_abs_error ? json(*v.median_abs_error) : json(nullptr);
+  j["worst_abs_error"] = v.worst_abs_error ? json(*v.worst_abs_error) : json(nullptr);
+  return j;
+}
+
+}  // namespace gtb::cost

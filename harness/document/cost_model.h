@@ -1,0 +1,117 @@
+// The cost model: a training step composed from measured cost terms (input, compute, overhead,
+// habits, gradient all-reduce) on the CPU and the GPU, the fixes ranked by predicted saving, the CPU vs
+// GPU crossover batch, and the validation against the steps gtb measured whole.
+//
+// It knows terms, never who measured them: a term's publisher is data, used only to leave a step's
+// own publisher out of its validation. docs/advise.md states every formula.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/document/cost_terms.h"
+
+namespace gtb::cost {
+
+// A configuration key that is missing, of the wrong type or out of range.
+struct ConfigError : std::runtime_error {
+  ConfigError(const std::string& key_, const std::string& what)
+      : std::runtime_error(key_ + ": " + what), key(key_) {}
+  std::string key;
+};
+
+// The step a user asks about. Defaults are the plain case: no input copy, no loader, no reads.
+struct StepConfig {
+  std::string model = "mlp";  // mlp | transformer | generic
+  // mlp: `depth` linear layers input -> width -> ... -> classes (input defaults to width)
+  int width = 0, depth = 0, input = 0, classes = 16;
+  // transformer: a stack of `layers` blocks (attention + 4x MLP)
+  int layers = 0, d_model = 0, heads = 0, seq_len = 0;
+  // generic: parameters and training FLOPs per sample (forward + backward), kernels per step
+  double params = 0, flops_per_sample = 0, kernels_per_step = 0;
+  int batch = 0;  // samples per step per GPU (or rank)
+  std::string precision = "fp32";  // fp32 | tf32 | bf16 | fp16
+  std::string optimizer = "sgd";   // sgd | adam
+  std::string activation = "relu";
+  double input_bytes_per_sample = 0;
+  std::string host_memory = "pageable";  // pageable | pinned
+  int workers = 0;                       // loader workers; 0: the training loop loads itself
+  double sample_us = 0;                  // preprocessing per sample, microseconds
+  int loss_read_every = 0;               // read the loss back every N steps; 0: never
+  int gpus = 1;                          // ranks sharing the step (one GPU each)
+  double bucket_bytes = 25.0 * 1048576;  // gradient bucket
+  bool overlap = false;                  // reductions overlapped with the backward pass
+  int micro_batches = 1;                 // gradient accumulation: batch split into this many
+  bool cuda_graph = false;
+  std::string redundant_copy;  // a copy habit in the loop: batch | activation | weights ("" none)
+};
+
+// Throws ConfigError naming the key. Unknown keys are refused too (a typo must not pass silently).
+StepConfig config_from_json(const json& j);
+json to_json(const StepConfig& c);
+// Derived sizes the model uses.
+double parameter_count(const StepConfig& c);
+double flops_per_step(const StepConfig& c);
+
+// One part of a predicted step.
+struct Part {
+  std::string group;  // input | compute | overhead | habits | data_parallel
+  std::string name;   // loader, batch_gather, h2d_copy, matmul, elementwise, optimizer, launch, ...
+  std::string what;   // one line for a reader: "4 GEMMs forward, 7 backward"
+  Estimate estimate;
+};
+
+struct Prediction {
+  Backend backend = Backend::cpu;
+  std::vector<Part> parts;
+  Estimate total;         // the step: parts summed as docs/advise.md says (hidden parts excluded)
+  std::string dominant;   // the part with the most seconds (empty when the total cannot be said)
+};
+Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend backend);
+
+// A known fix, with its predicted effect on this step.
+struct Fix {
+  std::string id;     // pinned_memory, more_workers, larger_batch, bf16, cuda_graphs, fewer_syncs, bucket_size, overlap, drop_copy
+  std::string title;  // "Pinned host memory for the input batch"
+  std::string change; // what changes in the configuration: "host_memory pageable -> pinned"
+  Backend backend = Backend::cpu;
+  std::optional<double> saving_s;  // per step of the same samples; empty: cannot say
+  double saving_fraction = 0;      // of the predicted step
+  std::vector<std::string> records;
+  std::string cannot_say;
+};
+// The fixes that apply to this configuration on this backend, largest predicted saving first; those
+// the model cannot price come last with the reason.
+std::vector<Fix> rank_fixes(const std::vector<Term>& terms, const StepConfig& c, Backend backend, const Prediction& base);
+
+// The smallest batch (a power of two up to 65536) from which the GPU's predicted time per sample is
+// below the CPU's at every larger batch tried.
+struct Crossover {
+  std::optional<int> batch;
+  std::string cannot_say;
+  std::vector<std::string> records;
+  std::string note;
+};
+Crossover crossover_batch(const std::vector<Term>& terms, StepConfig c);
+
+// Validation: each measured step predicted from the terms of every other publisher.
+struct ValidationRow {
+  Step step;
+  Estimate predicted;
+  std::optional<double> error;  // (predicted - measured) / measured
+};
+struct Validation {
+  std::vector<ValidationRow> rows;
+  std::optional<double> median_abs_error, worst_abs_error;
+  int predicted = 0;
+};
+Validation validate(const std::vector<Term>& terms, const std::vector<Step>& steps);
+
+json to_json(const Estimate& e);
+json to_json(const Prediction& p);
+json to_json(const Fix& f);
+json to_json(const Validation& v);
+
+}  // namespace gtb::cost

@@ -1,0 +1,34 @@
+// The cost model's answers as text and Markdown: the advice for one step (gtb advise) and the
+// verdict and validation table at the top of gtb report.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/document/cost_model.h"
+
+namespace gtb::verdict {
+
+// Everything gtb advise answers for one configuration, computed once and rendered three ways.
+struct Advice {
+  cost::StepConfig config;
+  std::vector<cost::Prediction> predictions;          // cpu, cuda
+  std::vector<std::vector<cost::Fix>> fixes;          // per prediction
+  cost::Crossover crossover;
+  std::string source;                                 // the results file
+  json machine = json::object();                      // what the file says of its machine and build
+};
+Advice advise(const json& doc, const std::string& source, const cost::StepConfig& c);
+
+std::string render_text(const Advice& a);
+std::string render_markdown(const Advice& a);
+json to_json(const Advice& a);
+
+// The verdict and the validation table for gtb report (Markdown, starting with a "##" heading);
+// a file without cost terms gets one line saying to rerun gtb.
+std::string render_report_verdict(const json& doc);
+
+// The reference step of the verdict, stated in the report.
+cost::StepConfig reference_step();
+
+}  // namespace gtb::verdict

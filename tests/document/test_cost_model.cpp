@@ -1,0 +1,212 @@
+// The cost model on a synthetic results file (tests/fixtures/cost/cost_synthetic.json: round numbers, not
+// measurements): the step's arithmetic, a planted change in one input term moving the prediction and
+// the ranking as it must, validation leaving the step's own publisher out, and bad configurations.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "harness/document/cost_model.h"
+#include "harness/document/results.h"
+
+using namespace gtb;
+using namespace gtb::cost;
+
+namespace {
+
+json fixture() { return load_document(std::string(GTB_FIXTURE_DIR) + "/cost_synthetic.json"); }
+
+// A small MLP with a large input batch from pageable memory and the loss read every step.
+StepConfig small_step() {
+  return config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 4}, {"batch", 32},
+                           {"input_bytes_per_sample", 76800}, {"loss_read_every", 1}});
+}
+
+const Part* part(const Prediction& p, const std::string& name) {
+  for (const auto& x : p.parts)
+    if (x.name == name) return &x;
+  return nullptr;
+}
+
+int rank_of(const std::vector<Fix>& fixes, const std::string& id) {
+  for (std::size_t i = 0; i < fixes.size(); ++i)
+    if (fixes[i].id == id) return int(i);
+  return -1;
+}
+
+// Multiplies a field of every term of that name (and memory, when given) in the document.
+void plant(json& doc, const std::string& name, const std::string& field, double factor, const std::string& memory = "") {
+  for (auto& [fam, entry] : doc["findings"].items()) {
+    if (!entry.contains("terms")) continue;
+    for (auto& t : entry["terms"])
+      if (t["name"] == name && (memory.empty() || t["where"].value("memory", "") == memory))
+        t[field] = t[field].get<double>() * factor;
+  }
+}
+
+}  // namespace
+
+TEST(CostModel, ComposesTheGpuStepFromItsTerms) {
+  const auto terms = terms_from_document(fixture());
+  const StepConfig c = small_step();
+  const Prediction p = predict(terms, c, Backend::cuda);
+  ASSERT_TRUE(p.total.seconds) << p.total.cannot_say;
+  const Part* copy = part(p, "h2d_copy");
+  ASSERT_TRUE(copy && copy->estimate.seconds);
+  EXPECT_NEAR(*copy->estimate.seconds, 1e-5 + 76800.0 * 32 / 1e10, 1e-12);
+  EXPECT_EQ(copy->estimate.records, std::vector<std::string>{"synthetic/h2d/pageable"});
+  const Part* sync = part(p, "host_sync");
+  ASSERT_TRUE(sync && sync->estimate.seconds);
+  EXPECT_DOUBLE_EQ(*sync->estimate.seconds, 3e-5);
+  // The parts add up to the total.
+  double sum = 0;
+  for (const auto& x : p.parts) sum += x.estimate.seconds.value_or(0);
+  EXPECT_NEAR(sum, *p.total.seconds, 1e-15);
+  EXPECT_EQ(p.dominant, "h2d_copy");
+  // Every record of every part is in the total's.
+  for (const auto& x : p.parts)
+    for (const auto& r : x.estimate.records)
+      EXPECT_NE(std::find(p.total.records.begin(), p.total.records.end(), r), p.total.records.end()) << r;
+}
+
+TEST(CostModel, PlantedHalvedCopyBandwidthMovesThePredictionAndTheSaving) {
+  json doc = fixture();
+  const StepConfig c = small_step();
+  const auto base_terms = terms_from_document(doc);
+  const Prediction base = predict(base_terms, c, Backend::cuda);
+  const auto base_fixes = rank_fixes(base_terms, c, Backend::cuda, base);
+  plant(doc, "h2d_copy", "per_second", 0.5, "pageable");
+  const auto terms = terms_from_document(doc);
+  const Prediction slow = predict(terms, c, Backend::cuda);
+  const auto fixes = rank_fixes(terms, c, Backend::cuda, slow);
+  const double before = *part(base, "h2d_copy")->estimate.seconds, after = *part(slow, "h2d_copy")->estimate.seconds;
+  EXPECT_NEAR(after - before, 76800.0 * 32 / 1e10, 1e-12);  // the bytes term doubled, the latency did not
+  EXPECT_NEAR(*slow.total.seconds - *base.total.seconds, after - before, 1e-12);
+  const auto pinned_before = base_fixes[std::size_t(rank_of(base_fixes, "pinned_memory"))];
+  const auto pinned_after = fixes[std::size_t(rank_of(fixes, "pinned_memory"))];
+  EXPECT_NEAR(*pinned_after.saving_s - *pinned_before.saving_s, after - before, 1e-12);
+  EXPECT_EQ(rank_of(fixes, "pinned_memory"), 0);
+  // The CPU step has no host-to-device copy: it does not move.
+  EXPECT_DOUBLE_EQ(*predict(terms, c, Backend::cpu).total.seconds, *predict(base_terms, c, Backend::cpu).total.seconds);
+}
+
+TEST(CostModel, PlantedDoubledLaunchCostPutsCudaGraphsFirst) {
+  json doc = fixture();
+  const StepConfig c = small_step();
+  const auto base_terms = terms_from_document(doc);
+  const Prediction base = predict(base_terms, c, Backend::cuda);
+  const auto base_fixes = rank_fixes(base_terms, c, Backend::cuda, base);
+  ASSERT_EQ(rank_of(base_fixes, "pinned_memory"), 0);
+  ASSERT_GT(rank_of(base_fixes, "cuda_graphs"), 0);
+  plant(doc, "launch", "value", 2.0);
+  const auto terms = terms_from_document(doc);
+  const Prediction slow = predict(terms, c, Backend::cuda);
+  const auto fixes = rank_fixes(terms, c, Backend::cuda, slow);
+  const double kernels = 6.0 * 4 + 2 + 1;
+  const double launch_before = *part(base, "launch")->estimate.seconds, launch_after = *part(slow, "launch")->estimate.seconds;
+  EXPECT_NEAR(launch_after - launch_before, kernels * 5e-6, 1e-12);
+  EXPECT_EQ(rank_of(fixes, "cuda_graphs"), 0);
+  EXPECT_GT(*fixes[0].saving_s, *base_fixes[std::size_t(rank_of(base_fixes, "cuda_graphs"))].saving_s);
+}
+
+TEST(CostModel, MissingRecordsSayWhyNeverANumber) {
+  const auto terms = terms_from_document(fixture());
+  StepConfig c = small_step();
+  c.precision = "bf16";
+  const Prediction cpu = predict(terms, c, Backend::cpu);
+  EXPECT_FALSE(cpu.total.seconds);
+  EXPECT_NE(cpu.total.cannot_say.find("no BF16 on this CPU"), std::string::npos) << cpu.total.cannot_say;
+  EXPECT_TRUE(cpu.dominant.empty());
+  // No terms at all: every part cannot say, and so does the crossover.
+  const Crossover x = crossover_batch({}, small_step());
+  EXPECT_FALSE(x.batch);
+  EXPECT_FALSE(x.cannot_say.empty());
+}
+
+TEST(CostModel, CrossoverBatchIsWhereTheGpuWinsPerSample) {
+  const auto terms = terms_from_document(fixture());
+  StepConfig c = config_from_json({{"model", "mlp"}, {"width", 1024}, {"depth", 4}, {"batch", 1}});
+  const Crossover x = crossover_batch(terms, c);
+  ASSERT_TRUE(x.batch) << x.cannot_say << x.note;
+  c.batch = *x.batch;
+  EXPECT_LT(*predict(terms, c, Backend::cuda).total.seconds, *predict(terms, c, Backend::cpu).total.seconds);
+  if (*x.batch > 1) {
+    c.batch = *x.batch / 2;
+    EXPECT_GE(*predict(terms, c, Backend::cuda).total.seconds, *predict(terms, c, Backend::cpu).total.seconds);
+  }
+}
+
+TEST(CostModel, ValidationLeavesTheStepsOwnPublisherOut) {
+  const json doc = fixture();
+  const auto terms = terms_from_document(doc);
+  const auto steps = steps_from_document(doc);
+  ASSERT_EQ(steps.size(), 1u);
+  const Validation v = validate(terms, steps);
+  ASSERT_EQ(v.rows.size(), 1u);
+  ASSERT_TRUE(v.rows[0].predicted.seconds);
+  for (const auto& r : v.rows[0].predicted.records) EXPECT_EQ(r.find("synthetic/own/"), std::string::npos) << r;
+  // With the publisher's own (wildly fast) matmul term the prediction would be far smaller.
+  std::vector<Term> own;
+  for (const auto& t : terms)
+    if (t.family == "train" || t.name != "matmul") own.push_back(t);
+  const auto with_own = predict(own, config_from_json(steps[0].config), Backend::cpu);
+  EXPECT_LT(*with_own.total.seconds, *v.rows[0].predicted.seconds / 10);
+  ASSERT_TRUE(v.median_abs_error && v.worst_abs_error);
+  EXPECT_NEAR(*v.median_abs_error, std::fabs(*v.rows[0].error), 1e-12);
+}
+
+TEST(CostModel, DataParallelCommunicationUsesBucketsAndOverlap) {
+  const auto terms = terms_from_document(fixture());
+  StepConfig c = config_from_json({{"model", "mlp"}, {"width", 1024}, {"depth", 4}, {"batch", 64}, {"gpus", 2},
+                                   {"bucket_bytes", 1048576}});
+  const double grad = parameter_count(c) * 4;
+  const Prediction p = predict(terms, c, Backend::cuda);
+  const Part* ar = part(p, "allreduce");
+  ASSERT_TRUE(ar && ar->estimate.seconds);
+  const double full = std::floor(grad / 1048576), rest = grad - full * 1048576;
+  EXPECT_NEAR(*ar->estimate.seconds, full * (2e-5 + 1048576 / 1e11) + (rest > 0 ? 2e-5 + rest / 1e11 : 0), 1e-12);
+  c.overlap = true;
+  const Part* hidden = part(predict(terms, c, Backend::cuda), "allreduce");
+  EXPECT_NEAR(*hidden->estimate.seconds, 0.2 * *ar->estimate.seconds, 1e-12);
+  c.gpus = 3;  // no term at 3 ranks: cannot say
+  EXPECT_FALSE(predict(terms, c, Backend::cuda).total.seconds);
+}
+
+TEST(CostModel, BadConfigurationsNameTheKey) {
+  auto key_of = [](const json& j) {
+    try {
+      config_from_json(j);
+    } catch (const ConfigError& e) {
+      return e.key;
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(key_of({{"width", 64}, {"depth", 2}, {"batch", 8}}), "model");
+  EXPECT_EQ(key_of({{"model", "mlp"}, {"depth", 2}, {"batch", 8}}), "width");
+  EXPECT_EQ(key_of({{"model", "mlp"}, {"width", 64}, {"depth", 2}}), "batch");
+  EXPECT_EQ(key_of({{"model", "mlp"}, {"width", 64}, {"depth", 2}, {"batch", 0}}), "batch");
+  EXPECT_EQ(key_of({{"model", "mlp"}, {"width", "wide"}, {"depth", 2}, {"batch", 8}}), "width");
+  EXPECT_EQ(key_of({{"model", "mlp"}, {"width", 64}, {"depth", 2}, {"batch", 8}, {"precision", "fp8"}}), "precision");
+  EXPECT_EQ(key_of({{"model", "mlp"}, {"width", 64}, {"depth", 2}, {"batch", 8}, {"btach", 8}}), "btach");
+  EXPECT_EQ(key_of({{"model", "mlp"}, {"width", 64}, {"depth", 2}, {"batch", 6}, {"micro_batches", 4}}), "micro_batches");
+  EXPECT_EQ(key_of({{"model", "transformer"}, {"layers", 2}, {"d_model", 100}, {"heads", 3}, {"seq_len", 8}, {"batch", 1}}),
+            "heads");
+  EXPECT_EQ(key_of({{"model", "generic"}, {"params", 1e6}, {"batch", 1}}), "flops_per_sample");
+  EXPECT_EQ(key_of({{"model", "mlp"}, {"width", 64}, {"depth", 2}, {"batch", 8}}), "(accepted)");
+}
+
+TEST(CostModel, TransformerAndGenericModelsCountTheirWork) {
+  const StepConfig t = config_from_json({{"model", "transformer"}, {"layers", 2}, {"d_model", 256}, {"heads", 4},
+                                         {"seq_len", 128}, {"batch", 8}});
+  EXPECT_DOUBLE_EQ(parameter_count(t), 2 * (12.0 * 256 * 256 + 13.0 * 256));
+  // 6 x parameters x tokens for the dense layers, plus the attention matmuls.
+  const double dense = 6.0 * 2 * 12 * 256 * 256 * 8 * 128;
+  EXPECT_GT(flops_per_step(t), dense);
+  EXPECT_LT(flops_per_step(t), 1.5 * dense);
+  const StepConfig g = config_from_json({{"model", "generic"}, {"params", 1e6}, {"flops_per_sample", 6e6}, {"batch", 4}});
+  EXPECT_DOUBLE_EQ(flops_per_step(g), 2.4e7);
+  const auto terms = terms_from_document(fixture());
+  // Without kernels_per_step the GPU launch overhead of a generic model cannot be said.
+  EXPECT_FALSE(predict(terms, g, Backend::cuda).total.seconds);
+  EXPECT_TRUE(predict(terms, g, Backend::cpu).total.seconds);
+}

@@ -1,0 +1,175 @@
+// Cost terms: the JSON form (and its refusals, naming the key), the lookups and the interpolation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "harness/document/cost_terms.h"
+
+using namespace gtb;
+using namespace gtb::cost;
+
+namespace {
+
+json lb_json(double latency, double per_second) {
+  return {{"name", "h2d_copy"}, {"backend", "cuda"}, {"where", {{"memory", "pinned"}}}, {"form", "latency_bandwidth"},
+          {"x", "bytes"}, {"latency_s", latency}, {"per_second", per_second}, {"x_min", 4096}, {"x_max", 1 << 26},
+          {"records", {"r/1", "r/2"}}};
+}
+
+Term table_1d(std::vector<std::pair<double, double>> pts) {
+  Term t;
+  t.name = "stream_bandwidth";
+  t.form = "table";
+  t.axes = {"bytes"};
+  t.y = "bytes_per_s";
+  for (const auto& [x, y] : pts) t.points.push_back({json{{"bytes", x}}, y, "rec/" + std::to_string(int(x))});
+  return t;
+}
+
+std::string expect_throw(const json& j) {
+  try {
+    term_from_json(j, "fam");
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(CostTerms, RoundTripsEveryForm) {
+  const Term a = term_from_json(lb_json(1e-5, 2e10), "fam");
+  EXPECT_EQ(a.family, "fam");
+  EXPECT_EQ(a.backend, Backend::cuda);
+  EXPECT_DOUBLE_EQ(a.per_second, 2e10);
+  const Term b = term_from_json(to_json(a), "fam");
+  EXPECT_EQ(to_json(b), to_json(a));
+  json c = {{"name", "launch"}, {"backend", "cuda"}, {"form", "constant"}, {"value", 4e-6}, {"unit", "s"}, {"records", {"x"}}};
+  EXPECT_DOUBLE_EQ(term_from_json(c, "f").value, 4e-6);
+  json s = {{"name", "launch"}, {"backend", "cuda"}, {"form", "constant"}, {"cannot_say", "skipped: no GPU"}};
+  const Term u = term_from_json(s, "f");
+  EXPECT_FALSE(u.usable());
+  EXPECT_TRUE(std::isnan(u.value));
+}
+
+TEST(CostTerms, RefusesMalformedTermsNamingTheKey) {
+  json j = lb_json(1e-5, 2e10);
+  j.erase("per_second");
+  EXPECT_NE(expect_throw(j).find("per_second"), std::string::npos);
+  j = lb_json(1e-5, -1);
+  EXPECT_NE(expect_throw(j).find("per_second"), std::string::npos);
+  j = lb_json(1e-5, 2e10);
+  j["backend"] = "tpu";
+  EXPECT_NE(expect_throw(j).find("backend"), std::string::npos);
+  j = lb_json(1e-5, 2e10);
+  j["form"] = "spline";
+  EXPECT_NE(expect_throw(j).find("form"), std::string::npos);
+  json t = {{"name", "matmul"}, {"backend", "cpu"}, {"form", "table"}, {"axes", {"m"}}, {"y", "flop_per_s"},
+            {"points", {{{"at", {{"n", 1}}}, {"y", 1.0}}}}};
+  EXPECT_NE(expect_throw(t).find("points[0]"), std::string::npos);
+  t["y"] = "parsecs";
+  EXPECT_NE(expect_throw(t).find("\"y\""), std::string::npos);
+}
+
+TEST(CostTerms, CopyIsLatencyPlusBytesOverBandwidthAndFlagsOutsideRange) {
+  const std::vector<Term> terms = {term_from_json(lb_json(1e-5, 2e10), "fam")};
+  const auto e = copy_seconds(terms, "h2d_copy", Backend::cuda, "pinned", 2e6);
+  ASSERT_TRUE(e.seconds);
+  EXPECT_DOUBLE_EQ(*e.seconds, 1e-5 + 2e6 / 2e10);
+  EXPECT_FALSE(e.outside_measured);
+  EXPECT_EQ(e.records.size(), 2u);
+  const auto far = copy_seconds(terms, "h2d_copy", Backend::cuda, "pinned", 1e9);
+  EXPECT_TRUE(far.outside_measured);
+  EXPECT_FALSE(far.note.empty());
+  const auto none = copy_seconds(terms, "h2d_copy", Backend::cuda, "pageable", 2e6);
+  EXPECT_FALSE(none.seconds);
+  EXPECT_NE(none.cannot_say.find("pageable"), std::string::npos);
+}
+
+TEST(CostTerms, CannotSayCarriesThePublishersReason) {
+  std::vector<Term> terms = {cannot_say_term("launch", Backend::cuda, {{"mode", "eager"}}, "constant",
+                                             "skipped: no usable GPU: driver too old")};
+  const auto e = launch_seconds(terms, "eager");
+  EXPECT_FALSE(e.seconds);
+  EXPECT_NE(e.cannot_say.find("driver too old"), std::string::npos);
+}
+
+TEST(CostTerms, InterpolatesLogLogBetweenNeighboursAndClampsOutside) {
+  const Term t = table_1d({{1e3, 1e9}, {1e5, 1e11}});
+  // log-log: halfway in log x is the geometric mean in y.
+  const auto mid = interpolate(t, json{{"bytes", 1e4}});
+  ASSERT_TRUE(mid);
+  EXPECT_NEAR(mid->y, 1e10, 1e10 * 1e-9);
+  EXPECT_FALSE(mid->outside_measured);
+  EXPECT_EQ(mid->records.size(), 2u);
+  const auto hit = interpolate(t, json{{"bytes", 1e5}});
+  EXPECT_NEAR(hit->y, 1e11, 1);
+  const auto above = interpolate(t, json{{"bytes", 1e8}});
+  EXPECT_TRUE(above->outside_measured);
+  EXPECT_NEAR(above->y, 1e11, 1);  // clamped to the last measured point, never extrapolated
+  EXPECT_FALSE(interpolate(t, json{{"bytes", -1}}));
+}
+
+TEST(CostTerms, MatmulUsesTheMeasuredShapesRate) {
+  Term t;
+  t.name = "matmul";
+  t.form = "table";
+  t.y = "flop_per_s";
+  t.axes = {"m", "n", "k"};
+  t.where = {{"precision", "fp32"}};
+  for (double s : {256.0, 1024.0}) t.points.push_back({json{{"m", s}, {"n", s}, {"k", s}}, s * 1e8, "g/" + std::to_string(int(s))});
+  const std::vector<Term> terms = {t};
+  const auto e = matmul_seconds(terms, Backend::cpu, "fp32", 1024, 1024, 1024);
+  ASSERT_TRUE(e.seconds);
+  EXPECT_NEAR(*e.seconds, 2.0 * 1024 * 1024 * 1024 / 1.024e11, 1e-12);
+  EXPECT_FALSE(e.outside_measured);
+  const auto small = matmul_seconds(terms, Backend::cpu, "fp32", 16, 16, 16);
+  EXPECT_TRUE(small.outside_measured);
+  EXPECT_FALSE(matmul_seconds(terms, Backend::cpu, "bf16", 256, 256, 256).seconds);
+}
+
+TEST(CostTerms, TableTermKeepsTheBestRecordPerPointAndSaysWhyWhenNone) {
+  std::vector<Record> recs(3);
+  for (int i = 0; i < 3; ++i) {
+    recs[i].id = "f/w/v/cpu/" + std::to_string(i);
+    recs[i].workload = "w";
+    recs[i].value = 10.0 * (i + 1);
+    recs[i].params = {{"bytes", i < 2 ? 100 : 200}};
+    recs[i].stats = Stats{};
+    recs[i].stats->median = 1e-3;
+  }
+  recs[2].status = Status::skipped;
+  recs[2].status_detail = "no room";
+  recs[2].value.reset();
+  auto pick = [](const Record& r) { return r.workload == "w"; };
+  const Term t = table_term("stream_bandwidth", Backend::cpu, json::object(), {"bytes"}, "bytes_per_s", recs, pick,
+                            [](const Record& r) { return json{{"bytes", r.params["bytes"]}}; },
+                            [](const Record& r) { return *r.value; }, "stream");
+  ASSERT_EQ(t.points.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.points[0].y, 20.0);
+  EXPECT_EQ(t.points[0].record, "f/w/v/cpu/1");
+  const Term none = table_term("stream_bandwidth", Backend::cuda, json::object(), {"bytes"}, "bytes_per_s", recs, pick,
+                               [](const Record&) { return json::object(); }, [](const Record&) { return 1.0; }, "stream");
+  EXPECT_FALSE(none.usable());
+  EXPECT_NE(none.cannot_say.find("no stream record on cuda"), std::string::npos);
+  recs[0].backend = recs[1].backend = recs[2].backend = Backend::cuda;
+  recs[0].status = recs[1].status = Status::invalid;
+  recs[0].status_detail = recs[1].status_detail = "check failed";
+  const Term bad = table_term("stream_bandwidth", Backend::cuda, json::object(), {"bytes"}, "bytes_per_s", recs, pick,
+                              [](const Record&) { return json::object(); }, [](const Record&) { return 1.0; }, "stream");
+  EXPECT_NE(bad.cannot_say.find("invalid: check failed"), std::string::npos);
+}
+
+TEST(CostTerms, DocumentsWithoutTermsAreTold) {
+  json doc = {{"findings", {{"a", {{"sections", json::array()}}}}}};
+  EXPECT_FALSE(has_terms(doc));
+  EXPECT_TRUE(terms_from_document(doc).empty());
+  doc["findings"]["a"]["terms"] = json::array({lb_json(1e-5, 1e10)});
+  EXPECT_TRUE(has_terms(doc));
+  ASSERT_EQ(terms_from_document(doc).size(), 1u);
+  EXPECT_EQ(terms_from_document(doc)[0].family, "a");
+  doc["findings"]["a"]["terms"] = "nope";
+  EXPECT_THROW(terms_from_document(doc), std::runtime_error);
+}
