@@ -11,6 +11,7 @@ DEBIAN_PACKAGES=(
   libdnnl-dev                                       # oneDNN: real CPU BF16 matmul where the CPU has it
   libgtest-dev libgmock-dev                         # GoogleTest
   libcli11-dev                                      # command-line parsing of the gtb driver
+  zlib1g-dev                                        # gzipped profiler traces (gtb diagnose)
   openmpi-bin libopenmpi-dev                        # MPI: the launcher and CPU collectives of families run as ranks
   python3 python3-jsonschema python3-matplotlib python3-numpy  # schema checks, plots
   python3-pip                                       # PyPI wheels: oneMKL (x86-64), the PyTorch yardstick

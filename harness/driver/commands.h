@@ -15,5 +15,6 @@ int cmd_ab(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_plot(int argc, char** argv);
 int cmd_advise(int argc, char** argv);
+int cmd_diagnose(int argc, char** argv);
 
 }  // namespace gtb::driver

@@ -20,7 +20,8 @@ void usage(std::FILE* f) {
                "  ab       run two builds alternately and compare them on paired rounds (gtb ab --help)\n"
                "  report   the findings of a results file, in Markdown\n"
                "  plot     regenerate the figures of a results file\n"
-               "  advise   predict your training step from a results file and rank the fixes (gtb advise --help)\n");
+               "  advise   predict your training step from a results file and rank the fixes (gtb advise --help)\n"
+               "  diagnose the symptoms in a PyTorch profiler trace, priced with a results file (gtb diagnose --help)\n");
 }
 }  // namespace
 
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   if (cmd == "report") return cmd_report(argc - 1, argv + 1);
   if (cmd == "plot") return cmd_plot(argc - 1, argv + 1);
   if (cmd == "advise") return cmd_advise(argc - 1, argv + 1);
+  if (cmd == "diagnose") return cmd_diagnose(argc - 1, argv + 1);
   std::fprintf(stderr, "gtb: unknown command '%s'\n", cmd.c_str());
   usage(stderr);
   return kExitBadInput;

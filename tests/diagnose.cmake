@@ -1,0 +1,11 @@
+# Tests of gtb diagnose: the reader and symptom rules, agreement with HTA's figures (fixtures), the CLI.
+add_executable(test_diagnose ${PROJECT_SOURCE_DIR}/tests/driver/test_diagnose.cpp
+                             ${PROJECT_SOURCE_DIR}/tests/driver/test_diagnose_hta.cpp)
+target_link_libraries(test_diagnose PRIVATE gtb_driver GTest::gtest GTest::gtest_main)
+target_compile_definitions(test_diagnose PRIVATE GTB_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/tests/fixtures")
+gtb_host_warnings(test_diagnose)
+gtest_add_tests(TARGET test_diagnose TEST_PREFIX "diagnose." TEST_LIST _diagnose_tests)
+set_tests_properties(${_diagnose_tests} PROPERTIES LABELS cpu TIMEOUT 120)
+add_test(NAME diagnose.e2e COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/driver/diagnose_e2e.sh $<TARGET_FILE:gtb>
+                                   ${PROJECT_SOURCE_DIR}/tests/fixtures/traces ${CMAKE_CURRENT_BINARY_DIR}/diagnose-e2e)
+set_tests_properties(diagnose.e2e PROPERTIES LABELS cpu TIMEOUT 120)

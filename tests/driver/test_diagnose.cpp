@@ -1,0 +1,263 @@
+// gtb diagnose: the trace reader, the symptom rules on small planted traces, bad input, the shared traces.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "harness/driver/diagnose_render.h"
+#include "harness/driver/diagnose_symptoms.h"
+#include "harness/driver/diagnose_trace.h"
+
+using gtb::json;
+using namespace gtb::diagnose;
+
+namespace {
+
+const std::string kTraces = std::string(GTB_FIXTURE_DIR) + "/traces/";
+
+// A small trace written for the test: one step of 1000 us; stream 7 runs k1 [100,200) and k2
+// [300,400); k2 was launched at 250 (after k1 ended: host launch); stream 9 copies [200,260)
+// pageable HtoD 6e6 bytes; a cudaStreamSynchronize returns at 280 (inside k1..k2's gap on the
+// whole GPU: [260,300)).
+std::string planted(const std::string& extra_events = "") {
+  return R"JSON({"deviceProperties":[{"id":0,"name":"NVIDIA Test GPU"}],"traceEvents":[
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#7","pid":1,"tid":1,"ts":0,"dur":1000},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":50,"dur":10,"args":{"correlation":1}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":1,"tid":1,"ts":150,"dur":5,"args":{"correlation":3}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":160,"dur":120,"args":{"correlation":4}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":290,"dur":10,"args":{"correlation":2}},
+ {"ph":"X","cat":"cpu_op","name":"aten::item","pid":1,"tid":1,"ts":158,"dur":125},
+ {"ph":"X","cat":"kernel","name":"ampere_sgemm_128x64_nn","pid":0,"tid":7,"ts":100,"dur":100,"args":{"stream":7,"correlation":1,"device":0}},
+ {"ph":"X","cat":"kernel","name":"void at::native::vectorized_elementwise_kernel<4>","pid":0,"tid":7,"ts":300,"dur":100,"args":{"stream":7,"correlation":2,"device":0}},
+ {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":9,"ts":200,"dur":60,"args":{"stream":9,"correlation":3,"device":0,"bytes":6000000}})JSON" +
+         extra_events + "]}";
+}
+
+double num(const json& j, std::initializer_list<const char*> path) {
+  const json* c = &j;
+  for (const char* k : path) c = &c->at(k);
+  return c->get<double>();
+}
+
+}  // namespace
+
+TEST(DiagnoseRules, GemmKindFromKernelNames) {
+  EXPECT_EQ(gemm_kind("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>(...)"),
+            GemmKind::tensor_core);
+  EXPECT_EQ(tensor_core_precision("cutlass_80_tensorop_s1688gemm_64x64"), "tf32");
+  EXPECT_EQ(gemm_kind("ampere_sgemm_32x128_tn"), GemmKind::simt_fp32);
+  EXPECT_EQ(gemm_kind("sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize96x128x32"), GemmKind::tensor_core);
+  EXPECT_EQ(tensor_core_precision("sm80_xmma_gemm_bf16bf16_bf16f32"), "bf16");
+  EXPECT_EQ(gemm_kind("volta_dgemm_64x64_nn"), GemmKind::simt_fp64);
+  EXPECT_EQ(gemm_kind("Cijk_Alik_Bljk_SB_MT64x16x32_MI16x16x1_SN"), GemmKind::tensor_core);
+  EXPECT_EQ(gemm_kind("void fbgemm_gpu::permute_2D_lengths_kernel<int>(int)"), GemmKind::not_gemm);
+  EXPECT_EQ(gemm_kind("void splitKreduce_kernel<float, float>(cublasSplitKParams<float>)"), GemmKind::unknown_gemm);
+  EXPECT_EQ(gemm_kind("void at::native::vectorized_elementwise_kernel<4>"), GemmKind::not_gemm);
+  EXPECT_TRUE(is_communication("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"));
+  EXPECT_FALSE(is_communication("void at::native::reduce_kernel<512, 1>"));
+}
+
+TEST(DiagnoseRules, CopyKindFromEventNames) {
+  EXPECT_EQ(copy_kind("Memcpy HtoD (Pinned -> Device)").memory, "pinned");
+  EXPECT_EQ(copy_kind("Memcpy DtoH (Device -> Pageable)").direction, "DtoH");
+  EXPECT_EQ(copy_kind("Memcpy DtoH (Device -> Pageable)").memory, "pageable");
+  EXPECT_EQ(copy_kind("Memcpy DtoD (Device -> Device)").memory, "device");
+  EXPECT_EQ(copy_kind("Memcpy HtoD (Host -> Device)").memory, "unknown");
+}
+
+TEST(DiagnosePlanted, BusyIdleAndTheIdleCauses) {
+  const auto d = diagnose_trace(read_trace_text(planted()), "planted");
+  const auto& g = d["overall"]["gpu"];
+  // Busy: [100,260) and [300,400) = 260 us of the window [100,400) = 300 us.
+  EXPECT_DOUBLE_EQ(num(g, {"window_us"}), 300);
+  EXPECT_DOUBLE_EQ(num(g, {"busy_us"}), 260);
+  EXPECT_DOUBLE_EQ(num(g, {"idle_us"}), 40);
+  // The whole GPU's one gap [260,300): the sync returned at 280, inside it.
+  EXPECT_DOUBLE_EQ(num(g, {"idle_by_cause", "sync_us"}), 40);
+  // Stream 7's gap [200,300): 60 us while stream 9 copied, the rest after a sync.
+  const auto& s7 = g["streams"][0];
+  ASSERT_EQ(s7["stream"], 7);
+  EXPECT_DOUBLE_EQ(num(s7, {"idle_us"}), 100);
+  EXPECT_DOUBLE_EQ(num(s7, {"idle_by_cause", "copy_us"}), 60);
+  EXPECT_DOUBLE_EQ(num(s7, {"idle_by_cause", "sync_us"}), 40);
+  EXPECT_DOUBLE_EQ(num(g, {"split", "compute_us"}), 200);
+  EXPECT_DOUBLE_EQ(num(g, {"split", "memory_us"}), 60);
+}
+
+TEST(DiagnosePlanted, WithoutTheSyncTheGapIsTheHostLaunching) {
+  // The same trace without the sync call: k2 launched at 290 > 260, the start of the gap.
+  std::string t = planted();
+  const auto at = t.find(R"( {"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize")");
+  t.erase(at, t.find('\n', at) - at + 1);
+  const auto d = diagnose_trace(read_trace_text(t), "planted");
+  EXPECT_DOUBLE_EQ(num(d["overall"]["gpu"], {"idle_by_cause", "host_launch_us"}), 40);
+  EXPECT_DOUBLE_EQ(num(d["overall"]["gpu"], {"idle_by_cause", "sync_us"}), 0);
+  EXPECT_DOUBLE_EQ(num(d["overall"]["host"], {"syncs", "total"}), 0);
+}
+
+TEST(DiagnosePlanted, CopiesSyncsKernelsGemm) {
+  const auto d = diagnose_trace(read_trace_text(planted()), "planted");
+  const auto& g = d["overall"]["gpu"];
+  ASSERT_EQ(g["copies"].size(), 1u);
+  EXPECT_EQ(g["copies"][0]["memory"], "pageable");
+  EXPECT_EQ(g["copies"][0]["count"], 1);
+  EXPECT_DOUBLE_EQ(num(g["copies"][0], {"bytes"}), 6e6);
+  EXPECT_DOUBLE_EQ(num(g["copies"][0], {"gbps"}), 100);  // 6e6 B in 60 us
+  EXPECT_DOUBLE_EQ(num(d["overall"]["host"], {"syncs", "stream_sync"}), 1);
+  EXPECT_DOUBLE_EQ(num(d["overall"]["host"], {"scalar_reads", "count"}), 1);
+  EXPECT_DOUBLE_EQ(num(g, {"kernels", "count"}), 2);
+  EXPECT_DOUBLE_EQ(num(g, {"kernels", "launch_us"}), 10);
+  EXPECT_DOUBLE_EQ(num(g, {"kernels", "shorter_than_launch"}), 0);
+  EXPECT_DOUBLE_EQ(num(g, {"gemm_kernels", "simt_fp32", "count"}), 1);
+  EXPECT_DOUBLE_EQ(num(g, {"gemm_kernels", "share_of_kernel_time"}), 0.5);
+  ASSERT_EQ(d["steps"].size(), 1u);
+  EXPECT_EQ(d["steps"][0]["name"], "ProfilerStep#7");
+  EXPECT_DOUBLE_EQ(num(d["steps"][0], {"gpu", "kernels", "count"}), 2);
+}
+
+TEST(DiagnosePlanted, ShortKernelsAreLaunchBound) {
+  const auto d = diagnose_trace(
+      read_trace_text(planted(R"(,{"ph":"X","cat":"kernel","name":"tiny","pid":0,"tid":7,"ts":500,"dur":2,"args":{"stream":7,"correlation":9}})")),
+      "planted");
+  EXPECT_DOUBLE_EQ(num(d["overall"]["gpu"], {"kernels", "shorter_than_launch"}), 1);
+}
+
+TEST(DiagnoseBadInput, MalformedJsonNamesTheByteOffset) {
+  // The second comma is byte 33.
+  const std::string t = R"({"traceEvents":[{"ph":"X","ts":1,,}]})";
+  try {
+    read_trace_text(t);
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("at byte 33 "), std::string::npos) << e.what();
+  }
+}
+
+TEST(DiagnoseBadInput, NotATrace) {
+  EXPECT_THROW(read_trace_text(R"([1,2,3])"), TraceError);
+  EXPECT_THROW(read_trace_text(R"({"schema":"gtb-results"})"), TraceError);
+  EXPECT_THROW(read_trace(kTraces + "does-not-exist.json"), TraceError);
+}
+
+TEST(DiagnoseBadInput, EventsWithoutTimesAreCountedNotUsed) {
+  const auto t = read_trace_text(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","args":{"stream":7}}]})");
+  EXPECT_EQ(t.missing_fields, 1u);
+  const auto d = diagnose_trace(t, "x");
+  bool said = false;
+  for (const auto& c : d["cannot_say"]) said |= c["why"].get<std::string>().find("lack ts or dur") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(DiagnoseSharedTraces, CpuOnlyTraceSaysWhatItCannotSay) {
+  const auto d = diagnose_trace(read_trace(kTraces + "cpu-only.json.gz"), "cpu-only");
+  EXPECT_FALSE(d["overall"].contains("gpu"));
+  ASSERT_FALSE(d["cannot_say"].empty());
+  EXPECT_NE(d["cannot_say"][0]["why"].get<std::string>().find("CPU-only"), std::string::npos);
+  EXPECT_FALSE(render_text(d).empty());
+  EXPECT_FALSE(render_markdown(d).empty());
+}
+
+TEST(DiagnoseSharedTraces, AmdTraceIsReadAndItsLimitsSaid) {
+  const auto d = diagnose_trace(read_trace(kTraces + "mi250-minitoy-train.json.gz"), "mi250");
+  EXPECT_EQ(d["trace"]["vendor"], "amd");
+  // The copy's bytes come from its hipMemcpyWithStream call (the GPU event has none).
+  EXPECT_DOUBLE_EQ(num(d["overall"]["gpu"]["copies"][0], {"bytes"}), 5120);
+  bool pinned_unknown = false;
+  for (const auto& c : d["cannot_say"])
+    pinned_unknown |= c["symptom"].get<std::string>().find("pinned or pageable") != std::string::npos;
+  EXPECT_TRUE(pinned_unknown);
+}
+
+TEST(DiagnoseSharedTraces, TrainingTraceStepsAndSymptoms) {
+  const auto d = diagnose_trace(read_trace(kTraces + "a100-train-6steps.json.gz"), "a100");
+  ASSERT_EQ(d["steps"].size(), 6u);
+  EXPECT_EQ(d["steps"][0]["name"], "ProfilerStep#1009");
+  // Every step launched the same work.
+  for (const auto& s : d["steps"]) EXPECT_DOUBLE_EQ(num(s, {"gpu", "kernels", "count"}), 1428);
+  EXPECT_DOUBLE_EQ(num(d["overall"]["host"], {"syncs", "stream_sync"}), 60);
+  EXPECT_GT(num(d["overall"]["gpu"], {"communication", "count"}), 0);
+  EXPECT_GT(num(d["overall"]["host"], {"data_loader", "events"}), 0);
+  const auto lines = symptom_lines(d);
+  EXPECT_GE(lines.size(), 8u);
+  for (const auto& l : lines) EXPECT_FALSE(l.from.empty()) << l.label;
+}
+
+// Pricing, on a synthetic results file (tests/fixtures/diagnose/results_synthetic_a100.json: made-up
+// GPU-like terms, labelled synthetic in the file).
+#include <fstream>
+
+#include "harness/driver/diagnose_price.h"
+
+namespace {
+json synthetic_results() {
+  std::ifstream in(std::string(GTB_FIXTURE_DIR) + "/diagnose/results_synthetic_a100.json");
+  return json::parse(in);
+}
+const json* fix_named(const json& d, const std::string& symptom) {
+  for (const auto& f : d["pricing"]["fixes"])
+    if (f["symptom"] == symptom) return &f;
+  return nullptr;
+}
+}  // namespace
+
+TEST(DiagnosePricing, SameGpuRanksTheFixesWithTheirRecords) {
+  auto d = diagnose_trace(read_trace(kTraces + "a100-train-6steps.json.gz"), "a100");
+  price_diagnosis(d, synthetic_results(), "synthetic");
+  EXPECT_TRUE(d["pricing"]["same_gpu"].get<bool>());
+  // 10 syncs per step (the larger of 10 sync calls and 5 item() reads) x 20 us.
+  const json* sync = fix_named(d, "syncs");
+  ASSERT_TRUE(sync);
+  EXPECT_NEAR((*sync)["saving_per_step_s"].get<double>(), 10 * 2e-5, 1e-12);
+  EXPECT_EQ((*sync)["records"][0], "syn-sync");
+  // Ranked: every priced fix before the unpriced ones, by saving.
+  double prev = INFINITY;
+  bool unpriced_seen = false;
+  for (const auto& f : d["pricing"]["fixes"]) {
+    if (!f["saving_per_step_s"].is_number()) {
+      unpriced_seen = true;
+      continue;
+    }
+    EXPECT_FALSE(unpriced_seen);
+    EXPECT_LE(f["saving_per_step_s"].get<double>(), prev);
+    prev = f["saving_per_step_s"].get<double>();
+  }
+  // No shapes in this trace: the SIMT GEMM fix says so instead of a number.
+  const json* gemm = fix_named(d, "gemm_kernels");
+  ASSERT_TRUE(gemm);
+  EXPECT_TRUE((*gemm)["saving_per_step_s"].is_null());
+}
+
+TEST(DiagnosePricing, APlantedCostMovesItsPrice) {
+  json r = synthetic_results();
+  auto d1 = diagnose_trace(read_trace(kTraces + "a100-train-6steps.json.gz"), "a100");
+  auto d2 = d1;
+  price_diagnosis(d1, r, "synthetic");
+  r["findings"]["pitfalls"]["terms"][0]["value"] = 4e-5;  // a sync twice as dear
+  price_diagnosis(d2, r, "synthetic");
+  EXPECT_NEAR((*fix_named(d2, "syncs"))["saving_per_step_s"].get<double>(),
+              2 * (*fix_named(d1, "syncs"))["saving_per_step_s"].get<double>(), 1e-12);
+}
+
+TEST(DiagnosePricing, AnotherGpuOrNoGpuPricesNothing) {
+  json r = synthetic_results();
+  r["context"]["gpu"]["devices"][0]["name"] = "NVIDIA H100 80GB HBM3";
+  auto d = diagnose_trace(read_trace(kTraces + "a100-train-6steps.json.gz"), "a100");
+  price_diagnosis(d, r, "other-gpu");
+  EXPECT_FALSE(d["pricing"]["same_gpu"].get<bool>());
+  for (const auto& f : d["pricing"]["fixes"]) EXPECT_TRUE(f["saving_per_step_s"].is_null()) << f["fix"];
+  EXPECT_NE(d["pricing"]["message"].get<std::string>().find("H100"), std::string::npos);
+  r["context"]["gpu"] = {{"available", false}, {"reason", "no GPU here"}};
+  price_diagnosis(d, r, "no-gpu");
+  for (const auto& f : d["pricing"]["fixes"]) EXPECT_TRUE(f["saving_per_step_s"].is_null()) << f["fix"];
+  // A trace that names no GPU cannot be matched to any results either.
+  auto s = diagnose_trace(read_trace(kTraces + "sampled-rank0-2steps.json.gz"), "sampled");
+  price_diagnosis(s, synthetic_results(), "synthetic");
+  for (const auto& f : s["pricing"]["fixes"]) EXPECT_TRUE(f["saving_per_step_s"].is_null()) << f["fix"];
+}
+
+TEST(DiagnosePricing, BadTermsAreAnError) {
+  json r = synthetic_results();
+  r["findings"]["pitfalls"]["terms"][0].erase("backend");
+  auto d = diagnose_trace(read_trace(kTraces + "a100-event-sync.json.gz"), "es");
+  EXPECT_THROW(price_diagnosis(d, r, "bad"), std::runtime_error);
+}
