@@ -55,7 +55,9 @@ TEST_P(Agreement, BusyIdleSplitAndCopies) {
   for (const auto& [ev, r] : h["copies_reference"].items()) {
     EXPECT_EQ(ours[ev].first, r["count"].get<double>()) << name << " " << ev;
     // ROCm's copy events carry no bytes (the reference reads 0); gtb takes them from the runtime call.
-    if (r["bytes"].get<double>() > 0) EXPECT_EQ(ours[ev].second, r["bytes"].get<double>()) << name << " " << ev;
+    if (r["bytes"].get<double>() > 0) {
+      EXPECT_EQ(ours[ev].second, r["bytes"].get<double>()) << name << " " << ev;
+    }
   }
   if (!h.value("loaded", false) || !h.contains("temporal")) {
     // HTA has nothing to compare (the CPU-only trace); gtb still diagnoses it.
@@ -80,10 +82,11 @@ TEST_P(Agreement, BusyIdleSplitAndCopies) {
   EXPECT_NEAR(d(o, {"split", "compute_us"}), hta_type_union(h, "COMPUTATION"), tol) << name;
   // Communication overlapped with compute, as time.
   const auto& ov = h["comm_comp_overlap"][0]["comp_comm_overlap_pctg"];
-  if (ov.is_number())
+  if (ov.is_number()) {
     EXPECT_NEAR(d(o, {"communication", "overlap_share"}) * d(o, {"communication", "union_us"}),
                 ov.get<double>() / 100 * d(o, {"communication", "union_us"}), tol)
         << name;
+  }
   // Per stream: idle between its own events; HTA's host wait is gtb's host launch + sync (gtb splits
   // the waits after a sync out of it) give or take the part gtb calls copy.
   if (h.contains("idle"))
@@ -106,8 +109,8 @@ TEST_P(Agreement, BusyIdleSplitAndCopies) {
 INSTANTIATE_TEST_SUITE_P(SharedTraces, Agreement,
                          ::testing::Values("a100-train-6steps", "a100-nccl-3steps", "sampled-rank0-2steps",
                                            "a100-event-sync", "mi250-minitoy-train", "cpu-only"),
-                         [](const auto& info) {
-                           std::string n = info.param;
+                         [](const auto& case_info) {
+                           std::string n = case_info.param;
                            for (auto& c : n)
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return n;

@@ -8,8 +8,8 @@ a word of its own, in code and in comments alike: `family == "gemm"`, `gtb-trans
 `bench/train/`, "the parallel family". Inside a longer identifier it does not (`pct_of_gemm_peak`,
 `parallel_vs_serial`), nor with another case (`GEMM`, `Ceilings`).
 
-One allow-list, below and nowhere else: results-format keys that share a family's name. Each entry
-is a file (relative to the root) and the exact text allowed on a line of it.
+One allow-list, below and nowhere else: results-format and configuration keys that share a family's
+name. Each entry is a file (relative to the root) and the exact text allowed on a line of it.
 
 usage: check_family_names.py ROOT [FILE...]
        check_family_names.py ROOT --planted DIR
@@ -36,6 +36,13 @@ ALLOWED = {
     "harness/document/published.h": ['"ceilings"'],
     "harness/document/published.cpp": ['"ceilings"'],
     "plots/gtb_plot.py": ['"ceilings"'],
+    # The advise configuration's model kind "transformer" (a model architecture the user describes,
+    # beside mlp and generic), read and printed where the configuration is.
+    "harness/document/cost_model.h": ["mlp | transformer | generic", "// transformer: a stack"],
+    "harness/document/cost_model.cpp": ['c.model == "transformer"', '{"mlp", "transformer", "generic"}',
+                                        "(mlp, transformer or generic)"],
+    "harness/driver/advise.cpp": ["mlp|transformer|generic", "transformer: --layers"],
+    "harness/driver/render_verdict.cpp": ['c.model == "transformer"', '" transformer blocks (d_model "'],
 }
 
 
