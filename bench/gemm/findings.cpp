@@ -47,7 +47,8 @@ void matmul_terms(const std::vector<Record>& records, Findings& f) {
       // A training step at bf16 or fp16 runs its GEMMs with FP32 accumulation.
       const std::string prec = to_string(step_precision), gemm_prec = to_string(gemm_precision(step_precision));
       auto pick = [&](const Record& r) {
-        return r.workload == "gemm" && precision_of(r) == gemm_prec && opt(r, "l2", "warm") != "cold" &&
+        // The step shapes (any orientation: the fastest at a shape, like the libraries) are points too.
+        return (r.workload == "gemm" || r.workload == "step_shapes") && precision_of(r) == gemm_prec && opt(r, "l2", "warm") != "cold" &&
                r.params.contains("m") && r.params.contains("n") && r.params.contains("k");
       };
       f.terms.push_back(cost::table_term(

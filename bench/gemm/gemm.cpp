@@ -219,6 +219,55 @@ bool mkl_quick_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
   return (m == n && n == k && (m == 256 || m == 1024)) || (m == 32 && n == 4096 && k == 4096);
 }
 
+
+// The GEMMs of a training step are thin and small (rows x width x width, width up to 1024) and run
+// transposed in the backward pass: dW = A^T dZ ("tn") and dA = dZ W^T ("nt"). The shapes above are
+// large, so a step's own shapes are measured here, in the orientation the step uses, through the
+// CPU's default BLAS; they are matmul points for the cost model.
+void cpu_step_shape(gtb::State& st) {
+  const std::string orient = st.get_string("orientation");
+  if (orient != "nn" && orient != "tn" && orient != "nt")
+    throw std::invalid_argument("gemm: orientation must be nn, tn or nt, got " + orient);
+  const Problem& pr = problem(dim(st, "m"), dim(st, "n"), dim(st, "k"));
+  const int m = int(pr.m), n = int(pr.n), k = int(pr.k);
+  const bool ta = orient == "tn", tb = orient == "nt";
+  // The transposed operand is stored transposed, so op(A) op(B) is the A B the reference holds.
+  std::vector<float> at, bt;
+  if (ta) {
+    at.resize(pr.a.size());
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < k; ++j) at[std::size_t(j) * m + i] = pr.a[std::size_t(i) * k + j];
+  }
+  if (tb) {
+    bt.resize(pr.b.size());
+    for (int i = 0; i < k; ++i)
+      for (int j = 0; j < n; ++j) bt[std::size_t(j) * k + i] = pr.b[std::size_t(i) * n + j];
+  }
+  const float* a = ta ? at.data() : pr.a.data();
+  const float* b = tb ? bt.data() : pr.b.data();
+  const int lda = ta ? m : k, ldb = tb ? k : n;
+  std::vector<float> c = output_buffer(pr);
+  auto run = [&] { gtb::cpu::sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c.data(), n); };
+  run();
+  describe_problem(st, pr, Precision::fp32);
+  if (!record_check(st, c.data(), pr, Precision::fp32)) return;
+  st.info("threads", gtb::cpu::blas_threads());
+  st.info("library", gtb::cpu::blas_config());
+  st.info("compute", std::string("cblas_sgemm ") + (ta ? "A^T B" : tb ? "A B^T" : "A B") + " (FP32)");
+  st.exec(run);
+}
+
+std::vector<std::vector<std::int64_t>> step_shapes(bool full) {
+  std::vector<std::vector<std::int64_t>> out;
+  const std::vector<std::int64_t> rows = full ? std::vector<std::int64_t>{1, 32, 64, 256, 512, 2048}
+                                              : std::vector<std::int64_t>{32, 256, 512};
+  const std::vector<std::int64_t> widths = full ? std::vector<std::int64_t>{64, 256, 512, 1024}
+                                                : std::vector<std::int64_t>{64, 256, 1024};
+  for (std::int64_t r : rows)
+    for (std::int64_t w : widths) out.push_back({r, w, w});
+  return out;
+}
+
 #if GTB_HAVE_CUDA
 void gpu_gemm(gtb::State& st, bool lt) {
   const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
@@ -352,6 +401,15 @@ void register_all() {
   register_gemm(gtb::Backend::cpu, "mkl", {"bf16_fp32acc"}, cpu_mkl,
                 "oneMKL cblas_gemm_bf16bf16f32: bf16 A and B, f32 accumulation and C, all cores")
       .filter(mkl_quick);
+  gtb::add("gemm", "step_shapes", "openblas", gtb::Backend::cpu, cpu_step_shape)
+      .zip({"m", "n", "k"}, step_shapes(true), step_shapes(false))
+      .option("orientation", std::vector<std::string>{"nn", "tn", "nt"})
+      .rate("tflops", "TFLOP/s", 1e12)
+      .rule(gtb::RuleChange().warmup_samples(1).warmup_seconds(0))
+      .rule(gtb::Suite::quick, gtb::RuleChange().min_samples(3).hard_min_samples(2))
+      .ceiling("host_fma_fp32_tflops")
+      .describe("a training step's GEMM shapes (rows x width x width) in its three orientations: nn forward, "
+                "tn weight gradient A^T B, nt input gradient A B^T; OpenBLAS cblas_sgemm, all cores");
   register_gemm(gtb::Backend::cuda, "cublas", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, false); },
                 "cublasGemmEx with the precision's compute type; TFLOP/s = 2*m*n*k / time");
   register_gemm(gtb::Backend::cuda, "cublaslt", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, true); },
