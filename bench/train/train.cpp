@@ -228,7 +228,6 @@ void gpu_case(gtb::State& st) {
   const std::size_t free0 = gtb::gpu::memory_info().first;
   gm::GpuMlp model(cfg, batch, micro, prec, cap_of(st));
   model.load_data(data.x.data(), data.y.data(), src);
-  const int rows = model.micro_rows();
   // Verify one eager step in float64 (layer-local checks on the backend's own tensors). With FP16
   // the first steps may overflow at the initial loss scale and be skipped; the first step that is
   // applied is the one checked.
