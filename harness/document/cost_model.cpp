@@ -21,7 +21,8 @@ const char* const kKeys[] = {"model",         "width",          "depth",        
                              "batch",         "precision",      "optimizer",      "activation",
                              "input_bytes_per_sample", "host_memory", "workers",   "sample_us",
                              "loss_read_every", "gpus",         "ranks",          "bucket_bytes",
-                             "overlap",       "micro_batches",  "cuda_graph",     "redundant_copy"};
+                             "overlap",       "micro_batches",  "cuda_graph",     "redundant_copy",
+                             "attention"};
 
 double number(const json& j, const char* key, double otherwise, double min, bool integer = false) {
   const auto it = j.find(key);
@@ -210,7 +211,8 @@ StepConfig config_from_json(const json& j) {
   if (!j.contains("batch")) throw ConfigError("batch", "is required");
   c.batch = integer(j, "batch", 0, 1);
   c.precision = text(j, "precision", "fp32", {"fp32", "tf32", "bf16", "fp16"});
-  c.optimizer = text(j, "optimizer", "sgd", {"sgd", "adam"});
+  c.optimizer = text(j, "optimizer", "sgd", {"sgd", "adam", "adamw"});
+  c.attention = text(j, "attention", "materialised", {"materialised", "fused"});
   c.activation = text(j, "activation", "relu", {"relu", "gelu"});
   c.input_bytes_per_sample = number(j, "input_bytes_per_sample", 0, 0);
   c.host_memory = text(j, "host_memory", "pageable", {"pageable", "pinned"});
@@ -232,7 +234,8 @@ json to_json(const StepConfig& c) {
   json j = {{"model", c.model}};
   if (c.model == "mlp") j["width"] = c.width, j["depth"] = c.depth, j["input"] = c.input, j["classes"] = c.classes;
   if (c.model == "transformer")
-    j["layers"] = c.layers, j["d_model"] = c.d_model, j["heads"] = c.heads, j["seq_len"] = c.seq_len;
+    j["layers"] = c.layers, j["d_model"] = c.d_model, j["heads"] = c.heads, j["seq_len"] = c.seq_len,
+    j["attention"] = c.attention;
   if (c.model == "generic")
     j["params"] = c.params, j["flops_per_sample"] = c.flops_per_sample, j["kernels_per_step"] = c.kernels_per_step;
   j["batch"] = c.batch;
@@ -338,7 +341,7 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
     os.str("");
     os << ops.size() << " elementwise passes per micro-batch at the measured streaming bandwidth";
     add("compute", "elementwise", os.str(), ew);
-    const double opt_bytes = params * 4.0 * (c.optimizer == "adam" ? 7.0 : 5.0);
+    const double opt_bytes = params * 4.0 * (c.optimizer == "sgd" ? 5.0 : 7.0);
     add("compute", "optimizer", c.optimizer + " update of " + std::to_string(static_cast<long long>(params)) +
                                    " parameters (" + fmt_bytes(opt_bytes) + " moved)",
         stream_seconds(terms, be, opt_bytes));

@@ -29,11 +29,14 @@ struct StepConfig {
   int width = 0, depth = 0, input = 0, classes = 16;
   // transformer: a stack of `layers` blocks (attention + 4x MLP)
   int layers = 0, d_model = 0, heads = 0, seq_len = 0;
+  // materialised | fused: priced alike (the same products; the fused backward's recomputed scores
+  // are not counted), accepted so that both variants' measured steps are validated
+  std::string attention = "materialised";
   // generic: parameters and training FLOPs per sample (forward + backward), kernels per step
   double params = 0, flops_per_sample = 0, kernels_per_step = 0;
   int batch = 0;  // samples per step per GPU (or rank)
   std::string precision = "fp32";  // fp32 | tf32 | bf16 | fp16
-  std::string optimizer = "sgd";   // sgd | adam
+  std::string optimizer = "sgd";   // sgd | adam | adamw (adamw moves the bytes adam does)
   std::string activation = "relu";
   double input_bytes_per_sample = 0;
   std::string host_memory = "pageable";  // pageable | pinned

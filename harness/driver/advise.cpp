@@ -27,9 +27,9 @@ const char* kUsage =
     "  and ranks the known fixes by predicted saving. Options override the keys of --config:\n"
     "  model      --model mlp|transformer|generic\n"
     "             mlp: --width N --depth N [--input N] [--classes N]\n"
-    "             transformer: --layers N --d-model N --heads N --seq-len N\n"
+    "             transformer: --layers N --d-model N --heads N --seq-len N [--attention materialised|fused]\n"
     "             generic: --params N --flops-per-sample N [--kernels-per-step N]\n"
-    "  step       --batch N [--precision fp32|tf32|bf16|fp16] [--optimizer sgd|adam] [--activation relu|gelu]\n"
+    "  step       --batch N [--precision fp32|tf32|bf16|fp16] [--optimizer sgd|adam|adamw] [--activation relu|gelu]\n"
     "             [--micro-batches N] [--cuda-graph]\n"
     "  input      [--input-bytes BYTES_PER_SAMPLE] [--host-memory pageable|pinned] [--workers N]\n"
     "             [--sample-us MICROSECONDS_PER_SAMPLE]\n"
@@ -53,6 +53,7 @@ const Flag kFlags[] = {{"--model", "model", Kind::text},
                        {"--d-model", "d_model", Kind::integer},
                        {"--heads", "heads", Kind::integer},
                        {"--seq-len", "seq_len", Kind::integer},
+                       {"--attention", "attention", Kind::text},
                        {"--params", "params", Kind::number},
                        {"--flops-per-sample", "flops_per_sample", Kind::number},
                        {"--kernels-per-step", "kernels_per_step", Kind::number},

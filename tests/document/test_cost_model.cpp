@@ -193,6 +193,14 @@ TEST(CostModel, BadConfigurationsNameTheKey) {
             "heads");
   EXPECT_EQ(key_of({{"model", "generic"}, {"params", 1e6}, {"batch", 1}}), "flops_per_sample");
   EXPECT_EQ(key_of({{"model", "mlp"}, {"width", 64}, {"depth", 2}, {"batch", 8}}), "(accepted)");
+  // What the transformer step's records publish: fused or materialised attention, AdamW.
+  const json t = {{"model", "transformer"}, {"layers", 2}, {"d_model", 128}, {"heads", 4}, {"seq_len", 64}, {"batch", 2}};
+  json fused = t;
+  fused["attention"] = "fused", fused["optimizer"] = "adamw";
+  EXPECT_EQ(key_of(fused), "(accepted)");
+  json bad = t;
+  bad["attention"] = "sparse";
+  EXPECT_EQ(key_of(bad), "attention");
 }
 
 TEST(CostModel, TransformerAndGenericModelsCountTheirWork) {
