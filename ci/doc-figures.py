@@ -10,6 +10,9 @@ Markers (HTML comments on lines of their own, outside tables and code fences):
 
   <!-- external: CITATION -->  ... figures published elsewhere ...  <!-- /external -->
   <!-- not-measured -->  ... numbers that are definitions, limits or parameters ...  <!-- /not-measured -->
+  <!-- predicted: FILE -->  ... what a gtb command predicted from FILE (the report's verdict, gtb
+  advise): FILE must be committed and clean like a figures block's, but a predicted number need not
+  be a value of it ...  <!-- /predicted -->
 
 --check fails (exit 1) when
   - a number in a figures block is in none of its files: "doc:line: 12.3 GB/s not in FILE". A number
@@ -65,7 +68,7 @@ import re
 import subprocess
 import sys
 
-MARK = re.compile(r"^\s*<!--\s*(/?)(figures|external|not-measured)\b\s*(?::\s*(.*?))?\s*-->\s*$")
+MARK = re.compile(r"^\s*<!--\s*(/?)(figures|external|not-measured|predicted)\b\s*(?::\s*(.*?))?\s*-->\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")
 # A number: not part of a word, a version, a date, an issue number (#212) or an expression; an optional
 # k (thousands) or an
@@ -369,7 +372,7 @@ def parse_doc(path, shown):
                 flush()
             continue
         m = None if fenced else MARK.match(text)
-        if not fenced and not m and re.search(r"<!--\s*/?(figures|external|not-measured)\b", re.sub(r"`[^`]*`", "", text)):
+        if not fenced and not m and re.search(r"<!--\s*/?(figures|external|not-measured|predicted)\b", re.sub(r"`[^`]*`", "", text)):
             errors.append("%s:%d: malformed marker (it must be alone on its line): %s" % (shown, no, text.strip()))
             continue
         if m:
@@ -384,8 +387,8 @@ def parse_doc(path, shown):
             if cur:
                 errors.append("%s:%d: a %s block inside the %s block of line %d" % (shown, no, kind, cur["kind"], cur["line"]))
                 continue
-            if kind in ("figures", "external") and not arg:
-                errors.append("%s:%d: <!-- %s: ... --> needs %s" % (shown, no, kind, "its results file(s)" if kind == "figures" else "a citation"))
+            if kind in ("figures", "external", "predicted") and not arg:
+                errors.append("%s:%d: <!-- %s: ... --> needs %s" % (shown, no, kind, "a citation" if kind == "external" else "its results file(s)"))
             flush()
             cur = {"kind": kind, "line": no, "arg": arg, "lines": []}
             continue
@@ -450,7 +453,7 @@ def main():
         if not inside:
             print("doc-figures: %s is not a git checkout: cannot tell whether the named files are committed" % root)
             return 77
-    sources, errors, report, counts = {}, [], [], {"figures": 0, "blocks": 0, "external": 0}
+    sources, errors, report, counts = {}, [], [], {"figures": 0, "blocks": 0, "external": 0, "predicted": 0}
     unlisted = []
     for doc in docs:
         if not os.path.isfile(doc):
@@ -497,6 +500,10 @@ def main():
                 counts["figures"] += 1
                 hit = find(f, pools)
                 label = f.text.strip() + (" " + f.unit if f.unit and f.unit != "x" else "")
+                if b["kind"] == "predicted" and not hit:
+                    counts["predicted"] += 1
+                    report.append("%s:%d: %s  predicted from %s" % (shown, f.line, label, " and ".join(names)))
+                    continue
                 if hit:
                     tag = " (synthetic)" if synthetic[hit[0]] else ""
                     report.append("%s:%d: %s  %s%s  %s" % (shown, f.line, label, hit[0], tag, hit[1]))
@@ -513,8 +520,9 @@ def main():
         if errors or unlisted:
             print("doc-figures: FAIL: %d problem(s)" % (len(errors) + len(unlisted)))
             return 1
-        print("doc-figures: ok: %d figures in %d blocks, each found in its committed file; %d external block(s); "
-              "no unmarked measured figure" % (counts["figures"], counts["blocks"], counts["external"]))
+        print("doc-figures: ok: %d figures in %d blocks, each found in its committed file or a prediction from one (%d); "
+              "%d external block(s); no unmarked measured figure"
+              % (counts["figures"], counts["blocks"], counts["predicted"], counts["external"]))
     elif errors:
         for e in errors:
             print(e, file=sys.stderr)

@@ -6,7 +6,8 @@ usage: python3 ci/doc-report.py RESULTS.json [--gtb build/bin/gtb] [--doc docs/r
 The sample is `gtb report RESULTS.json` with its headings two levels down (it sits under the page's
 "## Sample"), framed by the provenance markers ci/doc-figures.py checks: a figures block naming the
 file, except the "What ran" section (counts of records, not measurements), which is marked
-not-measured. Everything from the first marker after "## Sample" to the end of the page is replaced;
+not-measured, and the verdict (predictions from the file's cost terms beside the measured steps),
+which is marked predicted. Everything from the first marker after "## Sample" to the end of the page is replaced;
 the paragraph introducing the sample is kept (it names the file: keep it in step by hand).
 Exit status: 0 written, 2 bad usage or gtb report failed.
 """
@@ -31,16 +32,19 @@ def main():
         return 2
     report = re.sub(r"^(#+) ", lambda m: "##" + m.group(1) + " ", run.stdout, flags=re.M)
     open_fig, close_fig = f"<!-- figures: {rel} -->", "<!-- /figures -->"
+    closing = {"figures": close_fig, "counts": "<!-- /not-measured -->", "verdict": "<!-- /predicted -->"}
     out, inside = [open_fig], "figures"
     for line in report.rstrip("\n").split("\n"):
-        if re.match(r"^#### What ran$", line):
-            out += [close_fig, "<!-- not-measured: counts of records, not measurements -->"]
-            inside = "counts"
-        elif inside == "counts" and line.startswith("#### "):
-            out += ["<!-- /not-measured -->", open_fig]
-            inside = "figures"
+        if line.startswith("#### "):
+            want = ("counts" if re.match(r"^#### What ran$", line) else
+                    "verdict" if re.match(r"^#### Verdict\b", line) else "figures")
+            if want != inside:
+                out.append(closing[inside])
+                out.append({"figures": open_fig, "counts": "<!-- not-measured: counts of records, not measurements -->",
+                            "verdict": f"<!-- predicted: {rel} -->"}[want])
+                inside = want
         out.append(line)
-    out.append(close_fig if inside == "figures" else "<!-- /not-measured -->")
+    out.append(closing[inside])
     text = open(a.doc).read()
     head, sep, tail = text.partition("\n## Sample\n")
     if not sep:
