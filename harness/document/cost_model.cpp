@@ -514,8 +514,12 @@ std::vector<Fix> rank_fixes(const std::vector<Term>& terms, const StepConfig& c,
     a.host_memory = "pinned";
     attempt("pinned_memory", "Pinned host memory for the input batch", "host_memory pageable -> pinned", a);
   }
-  if (c.sample_us > 0)
-    best_of("more_workers", "More loader workers", "workers", {1, 2, 4, 8, 16},
+  // More workers only: fewer is never the fix offered, even where the prediction ties.
+  std::vector<double> more_workers;
+  for (const double w : {1.0, 2.0, 4.0, 8.0, 16.0})
+    if (w > c.workers) more_workers.push_back(w);
+  if (c.sample_us > 0 && !more_workers.empty())
+    best_of("more_workers", "More loader workers", "workers", more_workers,
             [](StepConfig& s, double v) { s.workers = int(v); }, [](double v) { return std::to_string(int(v)); },
             c.workers);
   if (c.micro_batches > 1) {
