@@ -486,6 +486,15 @@ std::vector<Fix> rank_fixes(const std::vector<Term>& terms, const StepConfig& c,
       f.saving_s = *base.total.seconds - *p.total.seconds * per_same_samples;
       f.saving_fraction = *base.total.seconds > 0 ? *f.saving_s / *base.total.seconds : 0;
     }
+    // A part the fix changes, priced outside the measured range, makes the saving rough.
+    for (const auto& part : p.parts) {
+      if (!part.estimate.seconds || !part.estimate.outside_measured) continue;
+      const auto same = std::find_if(base.parts.begin(), base.parts.end(), [&](const Part& b) {
+        return b.name == part.name && b.estimate.seconds && *b.estimate.seconds == *part.estimate.seconds;
+      });
+      if (same != base.parts.end()) continue;
+      f.caveat += (f.caveat.empty() ? "rough: priced outside the measured range: the changed " : ", ") + part.name;
+    }
     // The records behind a fix: what changed between the two predictions.
     f.records = p.total.records;
     for (const auto& r : base.total.records)
@@ -657,6 +666,7 @@ json to_json(const Fix& f) {
   j["saving_s"] = f.saving_s ? json(*f.saving_s) : json(nullptr);
   if (f.saving_s) j["saving_fraction"] = f.saving_fraction;
   if (!f.cannot_say.empty()) j["cannot_say"] = f.cannot_say;
+  if (!f.caveat.empty()) j["caveat"] = f.caveat;
   j["records"] = f.records;
   return j;
 }

@@ -84,6 +84,9 @@ struct Fix {
   double saving_fraction = 0;      // of the predicted step
   std::vector<std::string> records;
   std::string cannot_say;
+  // Set when a part the fix changes is priced outside the measured range (e.g. BF16 GEMMs at shapes
+  // only the FP32 records cover): the saving is then rough, and says so wherever it is shown.
+  std::string caveat;
 };
 // The fixes that apply to this configuration on this backend, largest predicted saving first; those
 // the model cannot price come last with the reason.

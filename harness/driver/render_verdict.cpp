@@ -182,7 +182,8 @@ std::string render_text(const Advice& a) {
         o << "    " << ++n << ". " << f.title << " [" << f.change << "]: ";
         if (!f.saving_s) o << "cannot say (" << f.cannot_say << ")\n";
         else if (*f.saving_s <= 0) o << "no saving predicted\n";
-        else o << "saves " << seconds_text(*f.saving_s) << " per step (" << pct(f.saving_fraction) << ")\n";
+        else o << "saves " << seconds_text(*f.saving_s) << " per step (" << pct(f.saving_fraction) << ")"
+               << (f.caveat.empty() ? "" : " (" + f.caveat + ")") << "\n";
       }
     }
   }
@@ -222,7 +223,8 @@ std::string render_markdown(const Advice& a) {
         o << ++n << ". **" << f.title << "** (`" << f.change << "`): ";
         if (!f.saving_s) o << "cannot say (" << f.cannot_say << ")\n";
         else if (*f.saving_s <= 0) o << "no saving predicted\n";
-        else o << "saves " << seconds_text(*f.saving_s) << " per step (" << pct(f.saving_fraction) << ")\n";
+        else o << "saves " << seconds_text(*f.saving_s) << " per step (" << pct(f.saving_fraction) << ")"
+               << (f.caveat.empty() ? "" : " (" + f.caveat + ")") << "\n";
       }
     }
   }
@@ -312,7 +314,8 @@ std::string verdict_body(const json& doc) {
         shown.push_back(f->id);
         fix = f->title + " (`" + f->change + "`)";
         saving = !f->saving_s ? "cannot say: " + f->cannot_say
-                 : *f->saving_s > 0 ? seconds_text(*f->saving_s) + " (" + pct(f->saving_fraction) + ")"
+                 : *f->saving_s > 0 ? seconds_text(*f->saving_s) + " (" + pct(f->saving_fraction) + ")" +
+                                          (f->caveat.empty() ? "" : " (" + f->caveat + ")")
                                     : "none predicted";
       }
       o << "| " << part->name << ": " << part->what << " | " << pct(*e.seconds / *p.total.seconds) << " | "

@@ -218,3 +218,29 @@ TEST(CostModel, TransformerAndGenericModelsCountTheirWork) {
   EXPECT_FALSE(predict(terms, g, Backend::cuda).total.seconds);
   EXPECT_TRUE(predict(terms, g, Backend::cpu).total.seconds);
 }
+
+TEST(CostModel, AFixPricedOutsideTheMeasuredShapesSaysItIsRough) {
+  // Every GEMM of this step lies inside the measured shapes of both precisions: no matmul caveat (the
+  // fixture's streaming sizes are few, so the elementwise part may carry one).
+  const StepConfig c = config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 4}, {"batch", 256},
+                                         {"input", 256}, {"classes", 256}});
+  json doc = fixture();
+  const auto terms = terms_from_document(doc);
+  const Prediction base = predict(terms, c, Backend::cuda);
+  auto fixes = rank_fixes(terms, c, Backend::cuda, base);
+  ASSERT_GE(rank_of(fixes, "bf16"), 0);
+  EXPECT_EQ(fixes[std::size_t(rank_of(fixes, "bf16"))].caveat.find("matmul"), std::string::npos);
+  // Planted: the BF16 GEMMs measured at one large shape only; the fix's matmul is then clamped.
+  for (auto& t : doc["findings"]["gemm"]["terms"])
+    if (t["name"] == "matmul" && t["backend"] == "cuda" && t["where"].value("precision", "") == "bf16") {
+      json last = t["points"].back();
+      t["points"] = json::array({last});
+    }
+  const auto planted = terms_from_document(doc);
+  fixes = rank_fixes(planted, c, Backend::cuda, predict(planted, c, Backend::cuda));
+  ASSERT_GE(rank_of(fixes, "bf16"), 0);
+  const Fix& bf16 = fixes[std::size_t(rank_of(fixes, "bf16"))];
+  ASSERT_TRUE(bf16.saving_s.has_value());
+  EXPECT_NE(bf16.caveat.find("matmul"), std::string::npos) << bf16.caveat;
+  EXPECT_TRUE(to_json(bf16).contains("caveat"));
+}
