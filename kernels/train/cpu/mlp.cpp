@@ -12,6 +12,7 @@
 
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/mkl.h"
+#include "kernels/common/cpu/parallel.h"
 #include "kernels/common/errors.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
@@ -57,35 +58,14 @@ void CpuMlp::set_threading(Threading t) {
     for (int i = 1; i < nt; ++i) thread_grads_.push_back(alloc_.floats(lay_.total));
 }
 
-// C = A B (+ beta C), row-major. In split mode the larger of m and n is cut into one slice per
-// thread (slices of n rounded to 16 columns, one cache line); tiny products run on one thread.
+// C = A B (+ beta C), row-major. In split mode one slice per thread (cpu::split_gemm); tiny products
+// and BLAS threading run as one call.
 void CpuMlp::gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float beta,
                   float* c, int ldc) const {
-  const int nt = omp_get_max_threads();
-  if (threading_ == Threading::blas || nt == 1 || double(m) * double(n) * double(k) < 4.0e6) {
-    leaf_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
-    return;
-  }
-  const bool split_m = m >= n;
-  const int len = split_m ? m : n;
-  const int grain = split_m ? 1 : 16;
-  const int parts = std::max(1, std::min(nt, len / grain));
-#pragma omp parallel num_threads(parts)
-  {
-    const int t = omp_get_thread_num();
-    const int units = (len + grain - 1) / grain;
-    const int u0 = int(std::int64_t(units) * t / parts), u1 = int(std::int64_t(units) * (t + 1) / parts);
-    const int i0 = std::min(len, u0 * grain), i1 = std::min(len, u1 * grain);
-    if (i1 > i0) {
-      if (split_m) {
-        const float* as = ta ? a + i0 : a + std::size_t(i0) * std::size_t(lda);
-        leaf_gemm(ta, tb, i1 - i0, n, k, as, lda, b, ldb, beta, c + std::size_t(i0) * std::size_t(ldc), ldc);
-      } else {
-        const float* bs = tb ? b + std::size_t(i0) * std::size_t(ldb) : b + i0;
-        leaf_gemm(ta, tb, m, i1 - i0, k, a, lda, bs, ldb, beta, c + i0, ldc);
-      }
-    }
-  }
+  cpu::split_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, threading_ == Threading::blas,
+                  [&](int mm, int nn, const float* as, const float* bs, float* cs) {
+                    leaf_gemm(ta, tb, mm, nn, k, as, lda, bs, ldb, beta, cs, ldc);
+                  });
 }
 
 void CpuMlp::leaf_gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
@@ -228,23 +208,7 @@ GTB_MLP_CLONES void adam_range(float* __restrict w, float* __restrict m, float* 
   for (std::size_t i = 0; i < n; ++i) adam(w[i], m[i], v[i], g[i], lr, b1, b2, eps, c1, c2);
 }
 
-// Splits [0, n) into one contiguous range per thread (one thread below `min_work` units) and calls
-// fn(begin, end, thread).
-template <class Fn>
-void parallel_ranges(std::size_t n, double work, Fn fn) {
-  const int nt = omp_get_max_threads();
-  const int parts = work > 32768.0 ? nt : 1;
-  if (parts == 1) {
-    fn(std::size_t(0), n, 0);
-    return;
-  }
-#pragma omp parallel num_threads(parts)
-  {
-    const int t = omp_get_thread_num();
-    const std::size_t b = n * std::size_t(t) / std::size_t(parts), e = n * std::size_t(t + 1) / std::size_t(parts);
-    if (e > b) fn(b, e, t);
-  }
-}
+using cpu::parallel_ranges;
 
 // Adds (or stores) per-thread partial column sums into out.
 void reduce_parts(const std::vector<float>& parts, int nparts, std::size_t cols, float* out, bool accumulate) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "kernels/common/cpu/blas.h"
+#include "kernels/common/cpu/parallel.h"
 #include "kernels/common/verify.h"
 
 namespace gtb::xfmr {
@@ -29,21 +30,10 @@ enum Site : std::size_t {
   s_scores, s_pv, s_dv, s_dp, s_dq, s_dk, s_count
 };
 
-// Splits [0, n) rows into one contiguous range per thread and calls fn(begin, end, thread).
+// Rows split over the threads: the one definition the MLP step uses too.
 template <class Fn>
 void par_rows(std::size_t n, double work, Fn fn) {
-  const int nt = omp_get_max_threads();
-  const int parts = work > 32768.0 ? nt : 1;
-  if (parts == 1) {
-    fn(std::size_t(0), n, 0);
-    return;
-  }
-#pragma omp parallel num_threads(parts)
-  {
-    const int t = omp_get_thread_num();
-    const std::size_t b = n * std::size_t(t) / std::size_t(parts), e = n * std::size_t(t + 1) / std::size_t(parts);
-    if (e > b) fn(b, e, t);
-  }
+  cpu::parallel_ranges(n, work, fn);
 }
 
 GTB_XF_CLONES void round_range(float* __restrict x, std::size_t n) {

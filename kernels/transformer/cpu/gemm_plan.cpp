@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "kernels/common/cpu/parallel.h"
 #include "kernels/common/random.h"
 #include "kernels/transformer/block.h"
 
@@ -32,34 +33,12 @@ std::vector<Candidate> candidates(bool bf16) {
 
 void Plan::call(const Shape& s, cpu::GemmLib lib, int m, int n, int k, const float* a, const float* b, float beta,
                 float* c) const {
-  const int nt = omp_get_max_threads();
-  if (s.inner || nt == 1 || double(m) * double(n) * double(k) < 4.0e6) {
-    cpu::sgemm(lib, s.ta, s.tb, m, n, k, 1.0f, a, s.lda, b, s.ldb, beta, c, s.ldc);
-    return;
-  }
-  // One slice per thread of the longer of m and n (n in 16-column units, one cache line), each a
-  // single-threaded library call: one fork per product, no library thread pool beside OpenMP's.
-  const bool split_m = m >= n;
-  const int len = split_m ? m : n;
-  const int grain = split_m ? 1 : 16;
-  const int parts = std::max(1, std::min(nt, len / grain));
-#pragma omp parallel num_threads(parts)
-  {
-    const int t = omp_get_thread_num();
-    const int units = (len + grain - 1) / grain;
-    const int u0 = int(std::int64_t(units) * t / parts), u1 = int(std::int64_t(units) * (t + 1) / parts);
-    const int i0 = std::min(len, u0 * grain), i1 = std::min(len, u1 * grain);
-    if (i1 > i0) {
-      if (split_m) {
-        const float* as = s.ta ? a + i0 : a + std::size_t(i0) * std::size_t(s.lda);
-        cpu::sgemm(lib, s.ta, s.tb, i1 - i0, n, k, 1.0f, as, s.lda, b, s.ldb, beta,
-                   c + std::size_t(i0) * std::size_t(s.ldc), s.ldc);
-      } else {
-        const float* bs = s.tb ? b + std::size_t(i0) * std::size_t(s.ldb) : b + i0;
-        cpu::sgemm(lib, s.ta, s.tb, m, i1 - i0, k, 1.0f, a, s.lda, bs, s.ldb, beta, c + i0, s.ldc);
-      }
-    }
-  }
+  // One slice per thread, each a single-threaded library call (cpu::split_gemm); inner products and
+  // small ones are one call.
+  cpu::split_gemm(s.ta, s.tb, m, n, k, a, s.lda, b, s.ldb, c, s.ldc, s.inner,
+                  [&](int mm, int nn, const float* as, const float* bs, float* cs) {
+                    cpu::sgemm(lib, s.ta, s.tb, mm, nn, k, 1.0f, as, s.lda, bs, s.ldb, beta, cs, s.ldc);
+                  });
 }
 
 void Plan::run(std::size_t i, const float* a, const float* b, float beta, float* c) const {
