@@ -166,7 +166,9 @@ TEST(CostModel, DataParallelCommunicationUsesBucketsAndOverlap) {
   const double full = std::floor(grad / 1048576), rest = grad - full * 1048576;
   EXPECT_NEAR(*ar->estimate.seconds, full * (2e-5 + 1048576 / 1e11) + (rest > 0 ? 2e-5 + rest / 1e11 : 0), 1e-12);
   c.overlap = true;
-  const Part* hidden = part(predict(terms, c, Backend::cuda), "allreduce");
+  const Prediction overlapped = predict(terms, c, Backend::cuda);  // kept: part() points into it
+  const Part* hidden = part(overlapped, "allreduce");
+  ASSERT_TRUE(hidden && hidden->estimate.seconds);
   EXPECT_NEAR(*hidden->estimate.seconds, 0.2 * *ar->estimate.seconds, 1e-12);
   c.gpus = 3;  // no term at 3 ranks: cannot say
   EXPECT_FALSE(predict(terms, c, Backend::cuda).total.seconds);
