@@ -178,9 +178,11 @@ std::string fmt_bytes(double b) {
 
 StepConfig config_from_json(const json& j) {
   if (!j.is_object()) throw ConfigError("config", "must be a JSON object");
-  for (const auto& [k, v] : j.items())
+  for (const auto& item : j.items()) {
+    const std::string& k = item.key();
     if (std::none_of(std::begin(kKeys), std::end(kKeys), [&](const char* a) { return k == a; }))
       throw ConfigError(k, "is not a configuration key (see docs/advise.md)");
+  }
   StepConfig c;
   c.model = text(j, "model", "", {"mlp", "transformer", "generic"});
   if (c.model.empty()) throw ConfigError("model", "is required (mlp, transformer or generic)");
