@@ -24,6 +24,7 @@ usage: hta-trace-yardstick.py fixtures TRACE_DIR OUT_DIR
 import gzip
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -121,6 +122,27 @@ def child_run(argv):
     return dt, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
+def machine_context(gtb):
+    """The machine and the programs that measured: a speed figure names where it came from."""
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next((l.split(":", 1)[1].strip() for l in fh if l.startswith("model name")), "")
+    except OSError:
+        pass
+    try:
+        version = subprocess.run([gtb, "--version"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        version = ""
+    try:
+        import importlib.metadata as md
+        hta = md.version("HolisticTraceAnalysis")
+    except Exception:  # HTA absent: the speed run needs it, so say so rather than guess
+        hta = "not installed"
+    return {"cpu_model": cpu, "logical_cpus": os.cpu_count(), "os": platform.platform(),
+            "loadavg_before": os.getloadavg()[0], "gtb": version, "hta": hta}
+
+
 def cmd_speed(trace, gtb, repeat):
     here = os.path.abspath(__file__)
     best = {}
@@ -133,7 +155,8 @@ def cmd_speed(trace, gtb, repeat):
             b["cpu_seconds"] = min(b["cpu_seconds"], cpu)
             b["peak_rss_kib"] = max(b["peak_rss_kib"], rss)
     size = os.path.getsize(trace)
-    result = {"trace": os.path.basename(trace), "file_bytes": size, "repeat": repeat, **best,
+    result = {"trace": os.path.basename(trace), "file_bytes": size, "repeat": repeat, "context": machine_context(gtb),
+              **best,
               "hta_over_gtb": best["hta"]["seconds"] / best["gtb"]["seconds"],
               # CPU time is the fairer ratio on a shared machine: wall time also counts waiting for a core.
               "hta_over_gtb_cpu": best["hta"]["cpu_seconds"] / best["gtb"]["cpu_seconds"]}
