@@ -8,7 +8,7 @@
 
 namespace gtb::cuda::xfmr {
 
-// Whether the fused kernels support this head width (they keep a query row in registers).
+// Whether the fused kernels support this head width (they are instantiated per width: 32, 64, 128).
 bool fused_attention_supported(int head_dim);
 
 // o = softmax(scale * Q K^T, causal) V per (sample, head), never storing the scores; lse (batch *

@@ -1,0 +1,224 @@
+// The fused causal attention backward on the device (flash-attention-2's): delta = rowsum(dO * O),
+// then dK and dV per key tile and dQ per query tile, each recomputing the probabilities from the
+// row log-sum-exp. No atomics: every gradient element has one writer, so the result is deterministic.
+#include "kernels/common/cuda/check.h"
+#include "kernels/transformer/cuda/attention.h"
+#include "kernels/transformer/cuda/attention_common.cuh"
+
+namespace gtb::cuda::xfmr {
+
+namespace {
+using fa::kThreads;
+namespace xf = gtb::xfmr;
+
+// delta[(b * heads + h) * seq + i] = dot(dO_i, O_i) over head h's columns: one warp per row.
+__global__ void __launch_bounds__(kThreads) attention_delta_kernel(const float* __restrict__ o,
+                                                                   const float* __restrict__ dout,
+                                                                   float* __restrict__ delta, long long rows, int seq,
+                                                                   int heads, int dh) {
+  const long long row = (long long)blockIdx.x * (kThreads / 32) + int(threadIdx.x) / 32;
+  const int lane = int(threadIdx.x) % 32;
+  if (row >= rows) return;
+  const long long bh = row / seq;
+  const int i = int(row % seq), b = int(bh / heads), h = int(bh % heads);
+  const std::size_t off = (std::size_t(b) * seq + i) * std::size_t(heads) * dh + std::size_t(h) * dh;
+  float acc = 0.0f;
+  for (int c = lane; c < dh; c += 32) acc = fmaf(dout[off + c], o[off + c], acc);
+  for (int w = 16; w > 0; w >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, w);
+  if (lane == 0) delta[row] = acc;
+}
+
+// Where one head of one sample lives in the token-major tensors.
+struct Head {
+  const float* q;
+  const float* k;
+  const float* v;
+  const float* dout;
+  std::size_t ld_qkv, ld_o;
+};
+__device__ __forceinline__ Head head_of(const float* qkv, const float* dout, int b, int h, int seq, int heads, int D) {
+  const int dm = heads * D;
+  Head x;
+  x.ld_qkv = 3 * std::size_t(dm);
+  x.ld_o = std::size_t(dm);
+  x.q = qkv + std::size_t(b) * seq * x.ld_qkv + std::size_t(h) * D;
+  x.k = x.q + dm;
+  x.v = x.q + 2 * dm;
+  x.dout = dout + std::size_t(b) * seq * x.ld_o + std::size_t(h) * D;
+  return x;
+}
+
+// One block per (key tile, sample * head), over the query tiles from the diagonal down. Thread t
+// owns key row t / TPR; it computes the scores of query columns lane + TPR * c, and accumulates
+// dK and dV at head columns lane + TPR * m in registers.
+template <int D>
+__global__ void __launch_bounds__(kThreads) attention_dkdv_kernel(const float* __restrict__ qkv,
+                                                                  const float* __restrict__ dout,
+                                                                  const float* __restrict__ lse,
+                                                                  const float* __restrict__ delta,
+                                                                  float* __restrict__ dqkv, int seq, int heads,
+                                                                  float scale) {
+  constexpr int B = fa::BwdTile<D>::B, TPR = kThreads / B, NC = B / TPR, ND = D / TPR;
+  __shared__ float ks[B][D + 1];
+  __shared__ float vs[B][D + 1];
+  __shared__ float qs[B][D + 1];
+  __shared__ float dos[B][D + 1];
+  __shared__ float pt[B][B + 1];  // P transposed: [key][query]
+  __shared__ float dst[B][B + 1];  // dS transposed
+  __shared__ float lse_s[B], delta_s[B];
+  const int tiles = int(gridDim.x), kt = int(blockIdx.x);  // the first key tiles have the most work
+  const int bh = int(blockIdx.y), b = bh / heads, h = bh % heads;
+  const Head x = head_of(qkv, dout, b, h, seq, heads, D);
+  const int j0 = kt * B, jr = int(threadIdx.x) / TPR, lane = int(threadIdx.x) % TPR, j = j0 + jr;
+
+  fa::load_tile<B, D>(ks, x.k, x.ld_qkv, j0, seq);
+  fa::load_tile<B, D>(vs, x.v, x.ld_qkv, j0, seq);
+  float dk[ND], dv[ND];
+#pragma unroll
+  for (int m = 0; m < ND; ++m) dk[m] = dv[m] = 0.0f;
+  for (int qt = kt; qt < tiles; ++qt) {
+    const int i0 = qt * B;
+    __syncthreads();  // the previous query tile's reads are done
+    fa::load_tile<B, D>(qs, x.q, x.ld_qkv, i0, seq);
+    fa::load_tile<B, D>(dos, x.dout, x.ld_o, i0, seq);
+    if (int(threadIdx.x) < B) {
+      const int ii = i0 + int(threadIdx.x);
+      lse_s[threadIdx.x] = ii < seq ? lse[std::size_t(bh) * seq + ii] : 0.0f;
+      delta_s[threadIdx.x] = ii < seq ? delta[std::size_t(bh) * seq + ii] : 0.0f;
+    }
+    __syncthreads();
+    float s[NC], dp[NC];
+#pragma unroll
+    for (int c = 0; c < NC; ++c) s[c] = dp[c] = 0.0f;
+#pragma unroll 8
+    for (int d = 0; d < D; ++d) {
+      const float kd = ks[jr][d], vd = vs[jr][d];
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        s[c] = fmaf(qs[lane + TPR * c][d], kd, s[c]);
+        dp[c] = fmaf(dos[lane + TPR * c][d], vd, dp[c]);
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      const int ic = lane + TPR * c, i = i0 + ic;
+      const float p = (j <= i && i < seq) ? gtb::mlp::hd_exp(scale * s[c] - lse_s[ic]) : 0.0f;
+      pt[jr][ic] = p;
+      dst[jr][ic] = xf::softmax_backward(p, dp[c], delta_s[ic], scale);
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (int ic = 0; ic < B; ++ic) {
+      const float p = pt[jr][ic], g = dst[jr][ic];
+#pragma unroll
+      for (int m = 0; m < ND; ++m) {
+        dv[m] = fmaf(p, dos[ic][lane + TPR * m], dv[m]);
+        dk[m] = fmaf(g, qs[ic][lane + TPR * m], dk[m]);
+      }
+    }
+  }
+  if (j < seq) {
+    const int dm = heads * D;
+    float* row = dqkv + (std::size_t(b) * seq + j) * x.ld_qkv + std::size_t(h) * D;
+#pragma unroll
+    for (int m = 0; m < ND; ++m) {
+      row[dm + lane + TPR * m] = dk[m];
+      row[2 * dm + lane + TPR * m] = dv[m];
+    }
+  }
+}
+
+// One block per (query tile, sample * head), over the key tiles up to the diagonal: dQ = dS K with
+// thread t owning query row t / TPR (as in the forward).
+template <int D>
+__global__ void __launch_bounds__(kThreads) attention_dq_kernel(const float* __restrict__ qkv,
+                                                                const float* __restrict__ dout,
+                                                                const float* __restrict__ lse,
+                                                                const float* __restrict__ delta,
+                                                                float* __restrict__ dqkv, int seq, int heads,
+                                                                float scale) {
+  constexpr int B = fa::BwdTile<D>::B, TPR = kThreads / B, NC = B / TPR, ND = D / TPR;
+  __shared__ float qs[B][D + 1];
+  __shared__ float dos[B][D + 1];
+  __shared__ float ks[B][D + 1];
+  __shared__ float vs[B][D + 1];
+  __shared__ float dss[B][B + 1];
+  const int qt = int(gridDim.x) - 1 - int(blockIdx.x);  // the last query tiles have the most work
+  const int bh = int(blockIdx.y), b = bh / heads, h = bh % heads;
+  const Head x = head_of(qkv, dout, b, h, seq, heads, D);
+  const int i0 = qt * B, r = int(threadIdx.x) / TPR, lane = int(threadIdx.x) % TPR, i = i0 + r;
+
+  fa::load_tile<B, D>(qs, x.q, x.ld_qkv, i0, seq);
+  fa::load_tile<B, D>(dos, x.dout, x.ld_o, i0, seq);
+  const float L = i < seq ? lse[std::size_t(bh) * seq + i] : 0.0f;
+  const float dl = i < seq ? delta[std::size_t(bh) * seq + i] : 0.0f;
+  float dq[ND];
+#pragma unroll
+  for (int m = 0; m < ND; ++m) dq[m] = 0.0f;
+  for (int kt = 0; kt <= qt; ++kt) {
+    const int j0 = kt * B;
+    __syncthreads();
+    fa::load_tile<B, D>(ks, x.k, x.ld_qkv, j0, seq);
+    fa::load_tile<B, D>(vs, x.v, x.ld_qkv, j0, seq);
+    __syncthreads();
+    float s[NC], dp[NC];
+#pragma unroll
+    for (int c = 0; c < NC; ++c) s[c] = dp[c] = 0.0f;
+#pragma unroll 8
+    for (int d = 0; d < D; ++d) {
+      const float qd = qs[r][d], gd = dos[r][d];
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        s[c] = fmaf(qd, ks[lane + TPR * c][d], s[c]);
+        dp[c] = fmaf(gd, vs[lane + TPR * c][d], dp[c]);
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      const int jc = lane + TPR * c, jj = j0 + jc;
+      const float p = (jj <= i && i < seq) ? gtb::mlp::hd_exp(scale * s[c] - L) : 0.0f;
+      dss[r][jc] = xf::softmax_backward(p, dp[c], dl, scale);
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (int jc = 0; jc < B; ++jc) {
+      const float g = dss[r][jc];
+#pragma unroll
+      for (int m = 0; m < ND; ++m) dq[m] = fmaf(g, ks[jc][lane + TPR * m], dq[m]);
+    }
+  }
+  if (i < seq) {
+    float* row = dqkv + (std::size_t(b) * seq + i) * x.ld_qkv + std::size_t(h) * D;
+#pragma unroll
+    for (int m = 0; m < ND; ++m) row[lane + TPR * m] = dq[m];
+  }
+}
+
+template <int D>
+void launch_bwd(const float* qkv, const float* dout, const float* lse, const float* delta, float* dqkv, int batch,
+                int seq, int heads, float scale, cudaStream_t s) {
+  constexpr int B = fa::BwdTile<D>::B;
+  const dim3 grid(unsigned((seq + B - 1) / B), unsigned(batch * heads));
+  attention_dkdv_kernel<D><<<grid, kThreads, 0, s>>>(qkv, dout, lse, delta, dqkv, seq, heads, scale);
+  GTB_CUDA_CHECK_LAUNCH();
+  attention_dq_kernel<D><<<grid, kThreads, 0, s>>>(qkv, dout, lse, delta, dqkv, seq, heads, scale);
+  GTB_CUDA_CHECK_LAUNCH();
+}
+}  // namespace
+
+void fused_attention_backward(const float* qkv, const float* o, const float* dout, const float* lse, float* delta,
+                              float* dqkv, int batch, int seq, int heads, int head_dim, float scale, cudaStream_t s) {
+  fa::check_shape("fused_attention_backward", batch, seq, heads, head_dim);
+  const long long rows = static_cast<long long>(batch) * heads * seq;
+  constexpr int per_block = kThreads / 32;
+  attention_delta_kernel<<<unsigned((rows + per_block - 1) / per_block), kThreads, 0, s>>>(o, dout, delta, rows, seq,
+                                                                                           heads, head_dim);
+  GTB_CUDA_CHECK_LAUNCH();
+  switch (head_dim) {
+    case 32: launch_bwd<32>(qkv, dout, lse, delta, dqkv, batch, seq, heads, scale, s); break;
+    case 64: launch_bwd<64>(qkv, dout, lse, delta, dqkv, batch, seq, heads, scale, s); break;
+    default: launch_bwd<128>(qkv, dout, lse, delta, dqkv, batch, seq, heads, scale, s); break;
+  }
+}
+
+}  // namespace gtb::cuda::xfmr
