@@ -45,7 +45,7 @@ AttnF64 attention_f64(const AttnShape& s, const std::vector<T>& qkv, const std::
   r.o.assign(s.o_size(), 0.0);
   r.lse.assign(s.lse_size(), 0.0);
   r.dqkv.assign(s.qkv_size(), 0.0);
-  std::vector<double> p(std::size_t(S)), dp(std::size_t(S));
+  std::vector<double> p(static_cast<std::size_t>(S)), dp(static_cast<std::size_t>(S));
   for (int b = 0; b < s.batch; ++b)
     for (int h = 0; h < s.heads; ++h) {
       auto q = [&](int i, int c) { return double(qkv[(std::size_t(b) * S + i) * ld + std::size_t(h) * dh + c]); };
