@@ -1,6 +1,7 @@
 // GPU tests of the fused causal attention kernels: o, lse and dqkv against a float64 attention on
 // the host, over shapes that cross the tile edges (skipped where there is no usable GPU).
 #include <cmath>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,6 +14,11 @@
 #include "kernels/common/verify.h"
 #include "kernels/transformer/cuda/attention.h"
 #include "tests/common/attention_f64.h"
+
+namespace gtb::test {
+// Test names and failures show the shape, not its bytes.
+inline void PrintTo(const AttnShape& s, std::ostream* os) { *os << s.name(); }
+}  // namespace gtb::test
 
 namespace gx = gtb::cuda::xfmr;
 using gtb::test::AttnShape;
@@ -42,10 +48,10 @@ struct Dev {
   }
 };
 
-struct Run {
+struct Fused {
   std::vector<float> o, lse, dqkv;
 };
-Run run_fused(const AttnShape& s, const std::vector<float>& qkv, const std::vector<float>& dout) {
+Fused run_fused(const AttnShape& s, const std::vector<float>& qkv, const std::vector<float>& dout) {
   Dev Q(qkv), G(dout), O(s.o_size()), L(s.lse_size()), DL(s.lse_size()), DQ(s.qkv_size());
   const float scale = 1.0f / std::sqrt(float(s.head_dim));
   gx::fused_attention_forward(Q.p, O.p, L.p, s.batch, s.seq, s.heads, s.head_dim, scale, nullptr);
@@ -73,7 +79,7 @@ TEST_P(FusedAttention, MatchesFloat64) {
   std::vector<float> dout(s.o_size());
   gtb::fill_uniform(dout.data(), dout.size(), 200 + std::uint64_t(s.seq), -1.0f, 1.0f);
   const auto ref = gtb::test::attention_f64(s, qkv, dout);
-  const Run got = run_fused(s, qkv, dout);
+  const Fused got = run_fused(s, qkv, dout);
   const auto eo = gtb::test::check_attention_tensor(got.o.data(), ref.o);
   const auto el = gtb::test::check_attention_tensor(got.lse.data(), ref.lse);
   const auto eg = gtb::test::check_attention_tensor(got.dqkv.data(), ref.dqkv);
@@ -108,7 +114,7 @@ TEST(FusedAttentionGpu, BackwardIsDeterministic) {
   const auto qkv = inputs(s, 7);
   std::vector<float> dout(s.o_size());
   gtb::fill_uniform(dout.data(), dout.size(), 8, -1.0f, 1.0f);
-  const Run a = run_fused(s, qkv, dout), b = run_fused(s, qkv, dout);
+  const Fused a = run_fused(s, qkv, dout), b = run_fused(s, qkv, dout);
   EXPECT_EQ(a.dqkv, b.dqkv);
 }
 
