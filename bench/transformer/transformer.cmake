@@ -18,3 +18,16 @@ if(GTB_BUILD_TESTS)
     set_tests_properties(transformer.torch_yardstick_check PROPERTIES LABELS cpu SKIP_RETURN_CODE 77)
   endif()
 endif()
+
+# The fused attention kernels' CUDA code run on CPU threads (tests/cpu/cuda_emu stands in for the
+# CUDA headers), so that their tiling and masks are tested without a GPU.
+if(GTB_BUILD_TESTS AND TARGET gtb_transformer_kernels)
+  add_executable(test_transformer_attention_emu ${PROJECT_SOURCE_DIR}/tests/cpu/test_transformer_attention_emu.cpp)
+  target_include_directories(test_transformer_attention_emu BEFORE PRIVATE ${PROJECT_SOURCE_DIR}/tests/cpu/cuda_emu)
+  target_link_libraries(test_transformer_attention_emu PRIVATE gtb_kernels_common GTest::gtest GTest::gtest_main
+                        Threads::Threads)
+  gtb_host_warnings(test_transformer_attention_emu)
+  target_compile_options(test_transformer_attention_emu PRIVATE -Wno-unknown-pragmas)  # nvcc's #pragma unroll
+  gtest_discover_tests(test_transformer_attention_emu DISCOVERY_TIMEOUT 60 TEST_PREFIX "transformer."
+    PROPERTIES LABELS cpu SKIP_REGULAR_EXPRESSION "${GTB_GTEST_SKIPPED}")
+endif()

@@ -18,14 +18,15 @@ __global__ void __launch_bounds__(kThreads) attention_delta_kernel(const float* 
                                                                    int heads, int dh) {
   const long long row = (long long)blockIdx.x * (kThreads / 32) + int(threadIdx.x) / 32;
   const int lane = int(threadIdx.x) % 32;
-  if (row >= rows) return;
-  const long long bh = row / seq;
-  const int i = int(row % seq), b = int(bh / heads), h = int(bh % heads);
-  const std::size_t off = (std::size_t(b) * seq + i) * std::size_t(heads) * dh + std::size_t(h) * dh;
   float acc = 0.0f;
-  for (int c = lane; c < dh; c += 32) acc = fmaf(dout[off + c], o[off + c], acc);
+  if (row < rows) {  // no early return: the whole block reaches the shuffles
+    const long long bh = row / seq;
+    const int i = int(row % seq), b = int(bh / heads), h = int(bh % heads);
+    const std::size_t off = (std::size_t(b) * seq + i) * std::size_t(heads) * dh + std::size_t(h) * dh;
+    for (int c = lane; c < dh; c += 32) acc = fmaf(dout[off + c], o[off + c], acc);
+  }
   for (int w = 16; w > 0; w >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, w);
-  if (lane == 0) delta[row] = acc;
+  if (row < rows && lane == 0) delta[row] = acc;
 }
 
 // Where one head of one sample lives in the token-major tensors.
@@ -199,9 +200,9 @@ void launch_bwd(const float* qkv, const float* dout, const float* lse, const flo
                 int seq, int heads, float scale, cudaStream_t s) {
   constexpr int B = fa::BwdTile<D>::B;
   const dim3 grid(unsigned((seq + B - 1) / B), unsigned(batch * heads));
-  attention_dkdv_kernel<D><<<grid, kThreads, 0, s>>>(qkv, dout, lse, delta, dqkv, seq, heads, scale);
+  GTB_FA_LAUNCH(attention_dkdv_kernel<D>, grid, kThreads, s)(qkv, dout, lse, delta, dqkv, seq, heads, scale);
   GTB_CUDA_CHECK_LAUNCH();
-  attention_dq_kernel<D><<<grid, kThreads, 0, s>>>(qkv, dout, lse, delta, dqkv, seq, heads, scale);
+  GTB_FA_LAUNCH(attention_dq_kernel<D>, grid, kThreads, s)(qkv, dout, lse, delta, dqkv, seq, heads, scale);
   GTB_CUDA_CHECK_LAUNCH();
 }
 }  // namespace
@@ -211,8 +212,8 @@ void fused_attention_backward(const float* qkv, const float* o, const float* dou
   fa::check_shape("fused_attention_backward", batch, seq, heads, head_dim);
   const long long rows = static_cast<long long>(batch) * heads * seq;
   constexpr int per_block = kThreads / 32;
-  attention_delta_kernel<<<unsigned((rows + per_block - 1) / per_block), kThreads, 0, s>>>(o, dout, delta, rows, seq,
-                                                                                           heads, head_dim);
+  const unsigned blocks = unsigned((rows + per_block - 1) / per_block);
+  GTB_FA_LAUNCH(attention_delta_kernel, blocks, kThreads, s)(o, dout, delta, rows, seq, heads, head_dim);
   GTB_CUDA_CHECK_LAUNCH();
   switch (head_dim) {
     case 32: launch_bwd<32>(qkv, dout, lse, delta, dqkv, batch, seq, heads, scale, s); break;

@@ -10,6 +10,13 @@
 
 #include "kernels/transformer/block.h"
 
+// Every launch goes through this hook so that a host test can run the same kernel bodies on CPU
+// threads (tests/cpu/cuda_emu); the kernels therefore keep block-uniform control flow around every
+// __syncthreads and shuffle, as CUDA requires anyway.
+#ifndef GTB_FA_LAUNCH
+#define GTB_FA_LAUNCH(kernel, grid, block, stream) kernel<<<grid, block, 0, stream>>>
+#endif
+
 namespace gtb::cuda::xfmr::fa {
 
 constexpr int kThreads = 128;  // four warps per block in every kernel

@@ -96,7 +96,7 @@ template <int D>
 void launch_fwd(const float* qkv, float* o, float* lse, int batch, int seq, int heads, float scale, cudaStream_t s) {
   constexpr int B = fa::FwdTile<D>::B;
   const dim3 grid(unsigned((seq + B - 1) / B), unsigned(batch * heads));
-  attention_fwd_kernel<D><<<grid, kThreads, 0, s>>>(qkv, o, lse, seq, heads, scale);
+  GTB_FA_LAUNCH(attention_fwd_kernel<D>, grid, kThreads, s)(qkv, o, lse, seq, heads, scale);
   GTB_CUDA_CHECK_LAUNCH();
 }
 }  // namespace
