@@ -1,6 +1,7 @@
 // Host tests of the GPU transformer step's host decisions: attention batching, device memory
 // accounting, tolerances, the checked configuration and the registered GPU sweeps.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <set>
 #include <stdexcept>
@@ -157,4 +158,153 @@ TEST(TransformerGpuHost, RegisteredGpuRecords) {
   EXPECT_EQ(*widths.rbegin(), 4096);
   EXPECT_EQ(precisions, (std::set<std::string>{"bf16", "fp32", "tf32"}));
   EXPECT_EQ(modes, (std::set<std::string>{"eager", "graph"}));
+}
+
+// ---- the GEMM calls the step makes, emulated with column-major BLAS semantics in double ----
+namespace {
+std::vector<double> rnd(std::size_t n, std::uint64_t seed) {
+  std::vector<double> v(n);
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& e : v) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    e = double(x % 2001) / 1000.0 - 1.0;
+  }
+  return v;
+}
+// What cuBLAS computes: C = op(A) op(B), column-major, C m x n, over `count` matrices.
+void blas(const xg::ColumnMajorGemm& g, const double* A, long long sA, const double* B, long long sB, double* C,
+          long long sC, int count) {
+  for (int q = 0; q < count; ++q)
+    for (int j = 0; j < g.n; ++j)
+      for (int i = 0; i < g.m; ++i) {
+        double s = 0;
+        for (int p = 0; p < g.k; ++p) {
+          const double a = g.trans_a ? A[q * sA + p + std::size_t(i) * g.lda] : A[q * sA + i + std::size_t(p) * g.lda];
+          const double b = g.trans_b ? B[q * sB + j + std::size_t(p) * g.ldb] : B[q * sB + p + std::size_t(j) * g.ldb];
+          s += a * b;
+        }
+        C[q * sC + i + std::size_t(j) * g.ldc] = s;
+      }
+}
+}  // namespace
+
+TEST(TransformerGpuHost, ColumnMajorCallComputesTheRowMajorProduct) {
+  const int M = 5, N = 7, K = 3;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      const int lda = (ta ? M : K) + 2, ldb = (tb ? K : N) + 1, ldc = N + 3;  // row-major leading dims, padded
+      const auto A = rnd(std::size_t(ta ? K : M) * lda, 1), B = rnd(std::size_t(tb ? N : K) * ldb, 2);
+      std::vector<double> C(std::size_t(M) * ldc, -7.0);
+      const xg::ColumnMajorGemm g = xg::column_major(ta, tb, M, N, K, lda, ldb, ldc);
+      EXPECT_LE(g.a_rows, g.lda);
+      EXPECT_LE(g.b_rows, g.ldb);
+      EXPECT_LE(g.m, g.ldc);
+      EXPECT_EQ(g.trans_a ? g.a_cols : g.a_rows, g.m);
+      EXPECT_EQ(g.trans_b ? g.b_rows : g.b_cols, g.n);
+      blas(g, B.data(), 0, A.data(), 0, C.data(), 0, 1);  // cuBLAS's A is the row-major B
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+          double want = 0;
+          for (int p = 0; p < K; ++p)
+            want += (ta ? A[std::size_t(p) * lda + i] : A[std::size_t(i) * lda + p]) *
+                    (tb ? B[std::size_t(j) * ldb + p] : B[std::size_t(p) * ldb + j]);
+          EXPECT_NEAR(C[std::size_t(i) * ldc + j], want, 1e-12) << "ta " << ta << " tb " << tb << " at " << i << "," << j;
+        }
+    }
+}
+
+// The materialised attention's calls (the same lists and views step.cpp runs), emulated, against
+// attention written out per (sample, head): forward context and every part of dqkv, both batchings.
+TEST(TransformerGpuHost, MaterialisedAttentionCallsComputeAttention) {
+  for (const auto& c : {cfg(1, 12, 3, 5, 2), cfg(1, 8, 2, 4, 3)}) {
+    const int S = c.seq_len, d = c.d_model, H = c.heads, B = c.batch, dh = c.head_dim();
+    const std::size_t T = std::size_t(c.tokens());
+    const double scale = 1.0 / std::sqrt(double(dh));
+    const xg::AttentionBatching ab = xg::attention_batching(c);
+    const auto qkv = rnd(T * 3 * d, 3), dctx = rnd(T * d, 4);
+    std::vector<double> P(std::size_t(B) * H * S * S, 9.0), dP(P.size(), 9.0), ctx(T * d, 9.0), dqkv(T * 3 * d, 9.0);
+    auto buf = [&](xg::Buf b) -> double* {
+      switch (b) {
+        case xg::Buf::qkv: return const_cast<double*>(qkv.data());
+        case xg::Buf::probs: return P.data();
+        case xg::Buf::ctx: return ctx.data();
+        case xg::Buf::dctx: return const_cast<double*>(dctx.data());
+        case xg::Buf::dqkv: return dqkv.data();
+        case xg::Buf::dprobs: return dP.data();
+      }
+      return nullptr;
+    };
+    auto run = [&](const xg::AttentionGemm& gm) {
+      const xg::View va = xg::view(c, ab, gm.a), vb = xg::view(c, ab, gm.b), vc = xg::view(c, ab, gm.c);
+      const xg::ColumnMajorGemm g = xg::column_major(gm.ta, gm.tb, gm.M, gm.N, gm.K, va.ld, vb.ld, vc.ld);
+      for (int i = 0; i < ab.calls; ++i)
+        blas(g, buf(gm.b.buf) + vb.offset + i * vb.step, vb.stride, buf(gm.a.buf) + va.offset + i * va.step, va.stride,
+             buf(gm.c.buf) + vc.offset + i * vc.step, vc.stride, ab.count);
+    };
+    auto softmax = [&](bool backward) {
+      for (std::size_t r = 0; r < std::size_t(B) * H * S; ++r) {
+        const int i = int(r % std::size_t(S));
+        double* p = P.data() + r * S;
+        double* dp = dP.data() + r * S;
+        if (!backward) {
+          double mx = -1e300, sum = 0;
+          for (int j = 0; j <= i; ++j) mx = std::max(mx, scale * p[j]);
+          for (int j = 0; j <= i; ++j) sum += std::exp(scale * p[j] - mx);
+          for (int j = 0; j < S; ++j) p[j] = j <= i ? xf::softmax_p(p[j], scale, mx, 1.0 / sum) : 0.0;
+        } else {
+          double dot = 0;
+          for (int j = 0; j <= i; ++j) dot += p[j] * dp[j];
+          for (int j = 0; j < S; ++j) dp[j] = j <= i ? xf::softmax_backward(p[j], dp[j], dot, scale) : 0.0;
+        }
+      }
+    };
+    const auto fw = xg::attention_forward_gemms(c), bw = xg::attention_backward_gemms(c);
+    run(fw[0]);
+    softmax(false);
+    run(fw[1]);
+    run(bw[0]);
+    run(bw[1]);
+    softmax(true);
+    run(bw[2]);
+    run(bw[3]);
+    // Written out: per (b, h), with q(i, e) = qkv[(b S + i) 3d + h dh + e], k at + d, v at + 2d.
+    for (int b = 0; b < B; ++b)
+      for (int h = 0; h < H; ++h) {
+        auto at = [&](int part, int i, int e) { return qkv[(std::size_t(b) * S + i) * 3 * d + part * d + h * dh + e]; };
+        auto dO = [&](int i, int e) { return dctx[(std::size_t(b) * S + i) * d + h * dh + e]; };
+        std::vector<double> p(std::size_t(S) * S, 0.0), ds(p.size(), 0.0);
+        for (int i = 0; i < S; ++i) {
+          double mx = -1e300, sum = 0;
+          std::vector<double> s(std::size_t(i) + 1);
+          for (int j = 0; j <= i; ++j) {
+            for (int e = 0; e < dh; ++e) s[std::size_t(j)] += at(0, i, e) * at(1, j, e);
+            mx = std::max(mx, scale * s[std::size_t(j)]);
+          }
+          for (int j = 0; j <= i; ++j) sum += std::exp(scale * s[std::size_t(j)] - mx);
+          for (int j = 0; j <= i; ++j) p[std::size_t(i) * S + j] = std::exp(scale * s[std::size_t(j)] - mx) / sum;
+          double dot = 0;
+          std::vector<double> dpr(std::size_t(i) + 1, 0.0);
+          for (int j = 0; j <= i; ++j) {
+            for (int e = 0; e < dh; ++e) dpr[std::size_t(j)] += dO(i, e) * at(2, j, e);
+            dot += p[std::size_t(i) * S + j] * dpr[std::size_t(j)];
+          }
+          for (int j = 0; j <= i; ++j) ds[std::size_t(i) * S + j] = p[std::size_t(i) * S + j] * (dpr[std::size_t(j)] - dot) * scale;
+        }
+        for (int i = 0; i < S; ++i)
+          for (int e = 0; e < dh; ++e) {
+            double o = 0, dq = 0, dk = 0, dv = 0;
+            for (int j = 0; j < S; ++j) {
+              o += p[std::size_t(i) * S + j] * at(2, j, e);
+              dq += ds[std::size_t(i) * S + j] * at(1, j, e);
+              dk += ds[std::size_t(j) * S + i] * at(0, j, e);
+              dv += p[std::size_t(j) * S + i] * dO(j, e);
+            }
+            const std::size_t row = std::size_t(b) * S + i;
+            EXPECT_NEAR(ctx[row * d + h * dh + e], o, 1e-12) << "ctx b " << b << " h " << h << " i " << i;
+            EXPECT_NEAR(dqkv[row * 3 * d + h * dh + e], dq, 1e-12) << "dq b " << b << " h " << h << " i " << i;
+            EXPECT_NEAR(dqkv[row * 3 * d + d + h * dh + e], dk, 1e-12) << "dk b " << b << " h " << h << " i " << i;
+            EXPECT_NEAR(dqkv[row * 3 * d + 2 * d + h * dh + e], dv, 1e-12) << "dv b " << b << " h " << h << " i " << i;
+          }
+      }
+  }
 }

@@ -3,6 +3,7 @@
 #include "kernels/transformer/cuda/step.h"
 
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -144,13 +145,13 @@ void GpuBlocks::mm(bool ta, bool tb, int M, int N, int K, const void* A, int lda
     const cudaDataType_t in = bf16() ? CUDA_R_16BF : CUDA_R_32F;
     const cublasComputeType_t ct = prec_ == Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     GTB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->desc, ct, CUDA_R_32F));
-    const cublasOperation_t opa = op_of(tb), opb = op_of(ta);
+    const gtb::xfmr::gpu::ColumnMajorGemm g = gtb::xfmr::gpu::column_major(ta, tb, M, N, K, lda, ldb, ldc);
+    const cublasOperation_t opa = op_of(g.trans_a), opb = op_of(g.trans_b);
     GTB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
     GTB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
-    // cuBLAS's A is the row-major B: N x K column-major (K x N when transposed); its B is the row-major A.
-    GTB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->la, in, std::uint64_t(tb ? K : N), std::uint64_t(tb ? N : K), ldb));
-    GTB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->lb, in, std::uint64_t(ta ? M : K), std::uint64_t(ta ? K : M), lda));
-    GTB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32F, std::uint64_t(N), std::uint64_t(M), ldc));
+    GTB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->la, in, std::uint64_t(g.a_rows), std::uint64_t(g.a_cols), g.lda));
+    GTB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->lb, in, std::uint64_t(g.b_rows), std::uint64_t(g.b_cols), g.ldb));
+    GTB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32F, std::uint64_t(g.m), std::uint64_t(g.n), g.ldc));
     cublasLtMatmulPreference_t pref = nullptr;
     GTB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     const std::size_t ws = gtb::xfmr::gpu::kWorkspaceBytes;
@@ -158,6 +159,12 @@ void GpuBlocks::mm(bool ta, bool tb, int M, int N, int K, const void* A, int lda
     int returned = 0;
     cublasStatus_t st =
         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    // The heuristic assumes 256-byte aligned operands unless told; a tensor of the flat parameter
+    // buffer starts on a 64-byte boundary (32 bytes in its BF16 copy).
+    const std::uint32_t align = 32;
+    for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align);
     if (st == CUBLAS_STATUS_SUCCESS)
       st = cublasLtMatmulAlgoGetHeuristic(lt_, p->desc, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &returned);
     cublasLtMatmulPreferenceDestroy(pref);
@@ -173,20 +180,23 @@ void GpuBlocks::mm(bool ta, bool tb, int M, int N, int K, const void* A, int lda
                                   gtb::xfmr::gpu::kWorkspaceBytes, stream()));
 }
 
-void GpuBlocks::bmm(bool ta, bool tb, int M, int N, int K, const void* A, int lda, long long sA, long long stepA,
-                    const void* B, int ldb, long long sB, long long stepB, float* C, int ldc, long long sC,
-                    long long stepC) {
+void GpuBlocks::bmm(const gtb::xfmr::gpu::AttentionGemm& gm, const void* a, const void* b, float* c) {
+  namespace xg = gtb::xfmr::gpu;
   const cudaDataType_t in = bf16() ? CUDA_R_16BF : CUDA_R_32F;
   const cublasComputeType_t ct = prec_ == Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   const float alpha = 1.0f, beta = 0.0f;
   const std::size_t e = es();
-  for (int c = 0; c < batch_.calls; ++c) {
-    const char* a = static_cast<const char*>(A) + std::size_t(c) * std::size_t(stepA) * e;
-    const char* b = static_cast<const char*>(B) + std::size_t(c) * std::size_t(stepB) * e;
-    float* cc = C + std::size_t(c) * std::size_t(stepC);
-    GTB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(blas_.get(), op_of(tb), op_of(ta), N, M, K, &alpha, b, in, ldb, sB, a,
-                                                in, lda, sA, &beta, cc, CUDA_R_32F, ldc, sC, batch_.count, ct,
-                                                CUBLAS_GEMM_DEFAULT));
+  const xg::View va = xg::view(cfg_, batch_, gm.a), vb = xg::view(cfg_, batch_, gm.b), vc = xg::view(cfg_, batch_, gm.c);
+  const xg::ColumnMajorGemm g = xg::column_major(gm.ta, gm.tb, gm.M, gm.N, gm.K, va.ld, vb.ld, vc.ld);
+  launches_ += batch_.calls - 1;  // op() counted one
+  for (int i = 0; i < batch_.calls; ++i) {
+    const char* pa = static_cast<const char*>(a) + std::size_t(va.offset + i * va.step) * e;
+    const char* pb = static_cast<const char*>(b) + std::size_t(vb.offset + i * vb.step) * e;
+    float* pc = c + std::size_t(vc.offset + i * vc.step);
+    // cuBLAS's A is the row-major B (column_major()).
+    GTB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(blas_.get(), op_of(g.trans_a), op_of(g.trans_b), g.m, g.n, g.k, &alpha,
+                                                pb, in, g.lda, vb.stride, pa, in, g.ldb, va.stride, &beta, pc,
+                                                CUDA_R_32F, g.ldc, vc.stride, batch_.count, ct, CUBLAS_GEMM_DEFAULT));
   }
 }
 
@@ -198,21 +208,13 @@ void GpuBlocks::attention_forward(Layer& L) {
     op(Piece::attention, [&] { fused_attention_forward(L.qkv, L.ctx, L.attn, B, S, H, dh, scale, s); });
     return;
   }
-  const auto& ab = batch_;
   const std::size_t T = std::size_t(cfg_.tokens()), probs = std::size_t(B) * std::size_t(H) * std::size_t(S) * S;
-  const char* qkv = static_cast<const char*>(operand(L.qkv, T * 3 * std::size_t(d), 1));
-  const std::size_t e = es();
-  const void *Q = qkv, *K = qkv + std::size_t(d) * e, *V = qkv + 2 * std::size_t(d) * e;
-  op(Piece::attention, [&] {  // scores = Q K^T
-    bmm(false, true, S, S, dh, Q, 3 * d, ab.qkv_stride, ab.qkv_step, K, 3 * d, ab.qkv_stride, ab.qkv_step, L.attn, S,
-        ab.p_stride, ab.p_step);
-  });
+  const auto gemms = gtb::xfmr::gpu::attention_forward_gemms(cfg_);
+  const void* qkv = operand(L.qkv, T * 3 * std::size_t(d), 1);
+  op(Piece::attention, [&] { bmm(gemms[0], qkv, qkv, L.attn); });
   op(Piece::attention, [&] { causal_softmax(L.attn, B * H, S, scale, s); });
-  const void* Pm = operand(L.attn, probs, 0);
-  op(Piece::attention, [&] {  // ctx = P V
-    bmm(false, false, S, dh, S, Pm, S, ab.p_stride, ab.p_step, V, 3 * d, ab.qkv_stride, ab.qkv_step, L.ctx, d,
-        ab.ctx_stride, ab.ctx_step);
-  });
+  const void* p = operand(L.attn, probs, 0);
+  op(Piece::attention, [&] { bmm(gemms[1], p, qkv, L.ctx); });
 }
 
 void GpuBlocks::attention_backward(Layer& L, const float* dctx, float* dqkv) {
@@ -225,33 +227,19 @@ void GpuBlocks::attention_backward(Layer& L, const float* dctx, float* dqkv) {
     });
     return;
   }
-  const auto& ab = batch_;
   const std::size_t T = std::size_t(cfg_.tokens()), probs = std::size_t(B) * std::size_t(H) * std::size_t(S) * S;
-  const std::size_t e = es(), dd = std::size_t(d);
+  const auto gemms = gtb::xfmr::gpu::attention_backward_gemms(cfg_);
   // BF16 slots: P and dO first (dV), then Q K V replace P and dS replaces dO.
-  const void* Pm = operand(L.attn, probs, 0);
-  const void* dO = operand(dctx, T * dd, 1);
-  op(Piece::attention, [&] {  // dV = P^T dO
-    bmm(true, false, S, dh, S, Pm, S, ab.p_stride, ab.p_step, dO, d, ab.ctx_stride, ab.ctx_step, dqkv + 2 * dd, 3 * d,
-        ab.qkv_stride, ab.qkv_step);
-  });
-  const char* qkv = static_cast<const char*>(operand(L.qkv, T * 3 * dd, 0));
-  const void *Q = qkv, *K = qkv + dd * e, *V = qkv + 2 * dd * e;
-  float* dP = attn_scratch_;
-  op(Piece::attention, [&] {  // dP = dO V^T
-    bmm(false, true, S, S, dh, dO, d, ab.ctx_stride, ab.ctx_step, V, 3 * d, ab.qkv_stride, ab.qkv_step, dP, S,
-        ab.p_stride, ab.p_step);
-  });
-  op(Piece::attention, [&] { causal_softmax_backward(L.attn, dP, B * H, S, scale, s); });
-  const void* dS = operand(dP, probs, 1);
-  op(Piece::attention, [&] {  // dQ = dS K
-    bmm(false, false, S, dh, S, dS, S, ab.p_stride, ab.p_step, K, 3 * d, ab.qkv_stride, ab.qkv_step, dqkv, 3 * d,
-        ab.qkv_stride, ab.qkv_step);
-  });
-  op(Piece::attention, [&] {  // dK = dS^T Q
-    bmm(true, false, S, dh, S, dS, S, ab.p_stride, ab.p_step, Q, 3 * d, ab.qkv_stride, ab.qkv_step, dqkv + dd, 3 * d,
-        ab.qkv_stride, ab.qkv_step);
-  });
+  const void* p = operand(L.attn, probs, 0);
+  const void* dout = operand(dctx, T * std::size_t(d), 1);
+  op(Piece::attention, [&] { bmm(gemms[0], p, dout, dqkv); });
+  const void* qkv = operand(L.qkv, T * 3 * std::size_t(d), 0);
+  float* dp = attn_scratch_;
+  op(Piece::attention, [&] { bmm(gemms[1], dout, qkv, dp); });
+  op(Piece::attention, [&] { causal_softmax_backward(L.attn, dp, B * H, S, scale, s); });
+  const void* ds = operand(dp, probs, 1);
+  op(Piece::attention, [&] { bmm(gemms[2], ds, qkv, dqkv); });
+  op(Piece::attention, [&] { bmm(gemms[3], ds, qkv, dqkv); });
 }
 
 void GpuBlocks::forward() {

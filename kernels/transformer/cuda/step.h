@@ -103,9 +103,9 @@ class GpuBlocks {
   // Row-major C (M x N) = op(A) op(B) + beta C, C in FP32, through cuBLASLt.
   void mm(bool ta, bool tb, int M, int N, int K, const void* A, int lda, const void* B, int ldb, float* C, int ldc,
           float beta = 0.0f);
-  // The same over the batching's matrices (strided-batched cuBLAS); A and B offsets in elements.
-  void bmm(bool ta, bool tb, int M, int N, int K, const void* A, int lda, long long sA, long long stepA, const void* B,
-           int ldb, long long sB, long long stepB, float* C, int ldc, long long sC, long long stepC);
+  // One of the materialised attention's GEMMs over the batching's matrices (strided-batched cuBLAS);
+  // a, b: the start of the operands' buffers in the GEMMs' input type, c: of the output's.
+  void bmm(const gtb::xfmr::gpu::AttentionGemm& g, const void* a, const void* b, float* c);
   void forward();
   void backward();
   void attention_forward(Layer& L);

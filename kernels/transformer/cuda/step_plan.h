@@ -44,6 +44,73 @@ inline AttentionBatching attention_batching(const Config& c) {
   return a;
 }
 
+// cuBLAS's view of a row-major product C (M x N) = op(A) op(B): a row-major matrix is its
+// column-major transpose, so cuBLAS computes C^T (N x M) = op(B)^T op(A)^T, its A being the
+// row-major B and its B the row-major A. The stored matrices' column-major shapes are what
+// cuBLASLt's layouts take.
+struct ColumnMajorGemm {
+  bool trans_a = false, trans_b = false;
+  int m = 0, n = 0, k = 0;
+  int a_rows = 0, a_cols = 0, lda = 0;  // cuBLAS's A: the row-major B as stored
+  int b_rows = 0, b_cols = 0, ldb = 0;  // cuBLAS's B: the row-major A as stored
+  int ldc = 0;
+};
+inline ColumnMajorGemm column_major(bool ta, bool tb, int M, int N, int K, int lda, int ldb, int ldc) {
+  ColumnMajorGemm g;
+  g.trans_a = tb, g.trans_b = ta;
+  g.m = N, g.n = M, g.k = K;
+  g.a_rows = tb ? K : N, g.a_cols = tb ? N : K, g.lda = ldb;
+  g.b_rows = ta ? M : K, g.b_cols = ta ? K : M, g.ldb = lda;
+  g.ldc = ldc;
+  return g;
+}
+
+// The materialised attention's strided-batched GEMMs, row-major per (sample, head) matrix. An
+// operand names its buffer and, in the tokens x 3d buffers, the column where its part starts
+// (query 0, key d, value 2d).
+enum class Buf { qkv, probs, ctx, dctx, dqkv, dprobs };
+struct Operand {
+  Buf buf = Buf::qkv;
+  int col = 0;
+};
+struct AttentionGemm {
+  const char* what;
+  bool ta, tb;
+  int M, N, K;
+  Operand a, b, c;
+};
+// forward: scores, then (after the softmax) the context.
+inline std::vector<AttentionGemm> attention_forward_gemms(const Config& c) {
+  const int S = c.seq_len, dh = c.head_dim(), d = c.d_model;
+  return {{"scores = Q K^T", false, true, S, S, dh, {Buf::qkv, 0}, {Buf::qkv, d}, {Buf::probs, 0}},
+          {"ctx = P V", false, false, S, dh, S, {Buf::probs, 0}, {Buf::qkv, 2 * d}, {Buf::ctx, 0}}};
+}
+// backward: dV and dP, then (after the softmax backward turns dP into dS in place) dQ and dK.
+inline std::vector<AttentionGemm> attention_backward_gemms(const Config& c) {
+  const int S = c.seq_len, dh = c.head_dim(), d = c.d_model;
+  return {{"dV = P^T dO", true, false, S, dh, S, {Buf::probs, 0}, {Buf::dctx, 0}, {Buf::dqkv, 2 * d}},
+          {"dP = dO V^T", false, true, S, S, dh, {Buf::dctx, 0}, {Buf::qkv, 2 * d}, {Buf::dprobs, 0}},
+          {"dQ = dS K", false, false, S, dh, S, {Buf::dprobs, 0}, {Buf::qkv, d}, {Buf::dqkv, 0}},
+          {"dK = dS^T Q", true, false, S, dh, S, {Buf::dprobs, 0}, {Buf::qkv, 0}, {Buf::dqkv, d}}};
+}
+// Where an operand's matrices lie in its buffer (elements): the first at `offset`, the batched
+// ones `stride` apart, successive calls `step` apart, rows `ld` apart.
+struct View {
+  long long offset = 0, stride = 0, step = 0;
+  int ld = 0;
+};
+inline View view(const Config& c, const AttentionBatching& a, Operand o) {
+  switch (o.buf) {
+    case Buf::qkv:
+    case Buf::dqkv: return {o.col, a.qkv_stride, a.qkv_step, 3 * c.d_model};
+    case Buf::ctx:
+    case Buf::dctx: return {o.col, a.ctx_stride, a.ctx_step, c.d_model};
+    case Buf::probs:
+    case Buf::dprobs: break;
+  }
+  return {0, a.p_stride, a.p_step, c.seq_len};
+}
+
 // Element counts of the step's device buffers (floats unless named bf16). The model allocates
 // exactly these, so the accounting and the allocator's high-water mark cannot drift apart.
 struct Buffers {
