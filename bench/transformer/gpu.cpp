@@ -174,6 +174,8 @@ void gpu_case(gtb::State& st, xf::Attention attn) {
                            : std::string("fused: gtb's own kernels (attention.h), only the row log-sum-exp stored"));
   st.info("mode", graph ? "graph: the step captured once as a CUDA Graph and replayed" : "eager: every launch from the host");
   st.info("flop_rule", kFlopRule);
+  // The gemm family's best cuda rate at this precision: gtb run adds pct_of_gemm_peak from it.
+  st.info("gemm_precision", gtb::to_string(gtb::gemm_precision(prec)));
   st.info("loss", "0.5 * mean over tokens and channels of (output - target)^2, targets N(0, 1)");
   const gtb::cuda::EventTiming how{gtb::Blocking::allowed, graph ? 1 : std::max(1, model.launches_per_step())};
   const auto& s = gtb::cuda::exec(
