@@ -131,3 +131,13 @@ TEST(TransformerStepGpu, PiecesAreTimedAndBadInputIsRefused) {
   EXPECT_THROW(gx::GpuBlocks(cfg(1, 66, 4, 32, 2), xf::Attention::materialised, gtb::Precision::fp32),
                std::invalid_argument);  // d_model not a multiple of heads
 }
+
+TEST(TransformerStepGpu, TheReducedCheckRunsTheRecordsCodePath) {
+  // A record over the reference's bound is checked on one layer and one sequence at its own width.
+  const xg::CheckedConfig cc = xg::checked_config(cfg(2, 1024, 16, 128, 128));
+  ASSERT_TRUE(cc.reduced);
+  for (gtb::Precision p : {gtb::Precision::fp32, gtb::Precision::bf16}) {
+    const xf::CheckResult r = checked_step(cc.config, xf::Attention::materialised, p);
+    EXPECT_TRUE(r.ok) << gtb::to_string(p) << ": " << r.detail;
+  }
+}
