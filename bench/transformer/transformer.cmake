@@ -4,7 +4,6 @@ gtb_add_family(NAME transformer RUN_ORDER 55
   CPU_SOURCES kernels/transformer/reference.cpp kernels/transformer/cpu/gemm_plan.cpp kernels/transformer/cpu/blocks.cpp
   CUDA_SOURCES kernels/transformer/cuda/elementwise.cu
                kernels/transformer/cuda/step.cpp kernels/transformer/cuda/step_kernels.cu
-               kernels/transformer/cuda/attention_stub.cu
   CPU_TESTS tests/cpu/test_transformer.cpp bench/transformer/findings.cpp
             tests/cpu/test_transformer_gpu_host.cpp bench/transformer/gpu.cpp
   GPU_TESTS tests/gpu/test_transformer.cpp tests/gpu/test_transformer_step.cpp
