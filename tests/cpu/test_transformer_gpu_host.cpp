@@ -158,6 +158,16 @@ TEST(TransformerGpuHost, RegisteredGpuRecords) {
   EXPECT_EQ(*widths.rbegin(), 4096);
   EXPECT_EQ(precisions, (std::set<std::string>{"bf16", "fp32", "tf32"}));
   EXPECT_EQ(modes, (std::set<std::string>{"eager", "graph"}));
+  // The batch sweep keeps the CPU's params (layers 2, d_model 256, heads 4, seq_len 128, batch
+  // 1..32): the pairs give the crossover in tokens per step.
+  std::set<std::int64_t> batches;
+  for (const auto& r : full)
+    if (r.backend == gtb::Backend::cuda && r.workload == "batch_sweep") {
+      EXPECT_EQ(r.params["d_model"].get<std::int64_t>(), 256) << r.id;
+      EXPECT_EQ(r.params["seq_len"].get<std::int64_t>(), 128) << r.id;
+      batches.insert(r.params["batch"].get<std::int64_t>());
+    }
+  for (std::int64_t b : {1, 2, 4, 8, 16, 32}) EXPECT_EQ(batches.count(b), 1u) << "batch " << b;
 }
 
 // ---- the GEMM calls the step makes, emulated with column-major BLAS semantics in double ----
