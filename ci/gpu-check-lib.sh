@@ -151,6 +151,22 @@ PY
   fi
 }
 
+# gc_count_records RESULTS FAMILY BACKEND: how many records of FAMILY on BACKEND the results file
+# holds, whatever their status (0 when the file is missing or unreadable). A family's phase reads it
+# to learn whether the quick suite already reached that family.
+gc_count_records() {
+  [ -f "$1" ] && command -v python3 >/dev/null || { echo 0; return; }
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    print(0)
+    sys.exit(0)
+print(sum(1 for r in d.get("records", []) if r.get("family") == sys.argv[2] and r.get("backend") == sys.argv[3]))
+PY
+}
+
 # gc_unpack_deb DEB DIR: dpkg-deb where there is one; otherwise ar + tar (a .deb is an ar archive
 # whose data.tar.* holds the files), for GPU images that are not Debian-based.
 gc_unpack_deb() {

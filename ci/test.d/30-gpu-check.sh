@@ -55,6 +55,10 @@ echo '{"families":[{"name":"a","status":"ok"}],"records":[{"backend":"cpu","stat
 expect "suite without a GPU" "$(gc_suite_verdict 0 "$work/r.json")" "done: cpu ok 1, cuda skipped 1"
 echo '{"families":[{"name":"a","status":"ok"}],"records":[{"backend":"cuda","status":"invalid"}]}' >"$work/bad.json"
 expect "an invalid record fails the suite" "$(gc_suite_verdict 0 "$work/bad.json")" "FAIL (exit 0): cuda invalid 1"
+echo '{"records":[{"family":"f","backend":"cuda","status":"ok"},{"family":"f","backend":"cpu","status":"ok"},{"family":"g","backend":"cuda","status":"skipped"}]}' >"$work/fam.json"
+expect "a family's GPU records are counted" "$(gc_count_records "$work/fam.json" f cuda)" "1"
+expect "a family the suite did not reach has none" "$(gc_count_records "$work/fam.json" h cuda)" "0"
+expect "no results file counts none" "$(gc_count_records "$work/none.json" f cuda)" "0"
 expect "an empty build has no test binaries" "$(gc_test_binaries "$work" gpu | wc -l)" "0"
 expect "test binaries are found where the build put them" \
   "$(gc_test_binaries "$build" cpu | grep -c '/test_[a-z]*_cpu$')" "[1-9]*"
