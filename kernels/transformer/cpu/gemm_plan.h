@@ -40,7 +40,7 @@ struct Choice {
   struct Tried {
     std::string name;
     bool verified = false;
-    double seconds = 0;                // median of the timed runs (0 when not verified)
+    double seconds = 0;                // the fastest timed run (0 when not verified)
     std::string detail;
   };
   std::vector<Tried> tried;
