@@ -61,6 +61,7 @@ constexpr double kReferenceCacheBytes = 0.6e9;
 struct CachedReference {
   std::vector<float> p0, x, target;
   xf::RefStep ref;
+  double bytes() const { return 8.0 * double(ref.grads.size() * 4) + 4.0 * double(p0.size() + x.size() + target.size()); }
 };
 const xf::RefStep& reference_of(const xf::Config& c, const std::vector<float>& p0, const xf::Data& data) {
   static std::map<std::string, CachedReference> cache;
@@ -76,7 +77,7 @@ const xf::RefStep& reference_of(const xf::Config& c, const std::vector<float>& p
   if (auto it = cache.find(key); it != cache.end() && same(it->second)) return it->second.ref;
   CachedReference e;
   e.ref = xf::reference_step(c, std::vector<double>(p0.begin(), p0.end()), {}, {}, 0, data.x.data(), data.target.data());
-  const double bytes = 8.0 * (e.ref.grads.size() * 4) + 4.0 * (p0.size() + 2 * n);
+  const double bytes = e.bytes() + 4.0 * double(p0.size() + 2 * n);
   if (cached_bytes + bytes > kReferenceCacheBytes) {
     uncached = std::move(e);
     return uncached.ref;
@@ -86,7 +87,7 @@ const xf::RefStep& reference_of(const xf::Config& c, const std::vector<float>& p
   e.target.assign(data.target.begin(), data.target.begin() + std::ptrdiff_t(n));
   cached_bytes += bytes;
   auto& slot = cache[key];
-  if (slot.ref.grads.size()) cached_bytes -= 8.0 * (slot.ref.grads.size() * 4) + 4.0 * (slot.p0.size() + slot.x.size() * 2);
+  cached_bytes -= slot.bytes();
   slot = std::move(e);
   return slot.ref;
 }
@@ -142,8 +143,9 @@ void cpu_case(gtb::State& st, xf::Attention attn) {
   for (const auto& c : model.gemm_plan().choices()) {
     gtb::json tried = gtb::json::object();
     for (const auto& t : c.tried)
-      tried[t.name] = t.verified ? gtb::json{{"verified", true}, {"ms", t.seconds * 1e3}}
-                                 : gtb::json{{"verified", false}, {"detail", t.detail}};
+      tried[t.name] = !t.available ? gtb::json{{"available", false}, {"detail", t.detail}}
+                      : t.verified ? gtb::json{{"verified", true}, {"ms", t.seconds * 1e3}}
+                                   : gtb::json{{"verified", false}, {"detail", t.detail}};
     plan.push_back({{"site", c.shape.site},
                     {"m", c.shape.m}, {"n", c.shape.n}, {"k", c.shape.k},
                     {"library", c.tried[std::size_t(c.chosen)].name},

@@ -1,6 +1,7 @@
 // CPU tests of the transformer family: the shared math, the float64 reference against finite
 // differences, the CPU step (both attention variants, FP32 and BF16) against the reference, the
 // check failing on a planted wrong gradient, bad input, the findings.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -201,6 +202,41 @@ TEST(TransformerCpu, GemmPlanVerifiesAndNamesEverySite) {
     EXPECT_GT(c.tried[std::size_t(c.chosen)].seconds, 0.0) << c.shape.site;
   }
   EXPECT_NE(m.gemm_plan().summary().find("attn.scores: "), std::string::npos);
+}
+
+TEST(TransformerCpu, Bf16PlanListsOneDnnBf16WithTheReasonWhereItCannotRun) {
+  namespace pg = xf::cpu_gemm;
+  auto named = [](const std::vector<pg::Candidate>& cs) {
+    return std::find_if(cs.begin(), cs.end(), [](const pg::Candidate& c) { return c.name == "onednn_bf16"; });
+  };
+  const auto fp32 = pg::candidates(false), bf16 = pg::candidates(true);
+  EXPECT_EQ(named(fp32), fp32.end());  // an FP32 site never gets it
+  const auto it = named(bf16);
+  ASSERT_NE(it, bf16.end());
+  EXPECT_TRUE(it->native_bf16);
+  EXPECT_EQ(it->available, pg::native_bf16_unavailable().empty());
+  const xf::CpuBlocks m(tiny(), xf::Attention::fused, gtb::Precision::bf16);
+  const std::string summary = m.gemm_plan().summary();
+  for (const auto& c : m.gemm_plan().choices()) {
+    auto t = std::find_if(c.tried.begin(), c.tried.end(), [](const auto& x) { return x.name == "onednn_bf16"; });
+    ASSERT_NE(t, c.tried.end()) << c.shape.site;
+    std::string why;
+    if (!it->available || !pg::native_bf16_serves(c.shape, why)) {
+      EXPECT_FALSE(t->available) << c.shape.site;
+      EXPECT_FALSE(t->detail.empty()) << c.shape.site;  // the reason, never a silent absence
+    } else {
+      EXPECT_TRUE(t->verified) << c.shape.site << ": " << t->detail;
+    }
+  }
+  if (!it->available) {
+    EXPECT_NE(it->why_not.find("oneDNN"), std::string::npos) << it->why_not;
+    EXPECT_NE(summary.find("onednn_bf16 not available: " + it->why_not), std::string::npos) << summary;
+  }
+  // The per-head products inside the attention's parallel region are never offered it, with why.
+  pg::Shape inner{"attn.scores", false, true, 8, 8, 4, 12, 12, 8, true};
+  std::string why;
+  EXPECT_FALSE(pg::native_bf16_serves(inner, why));
+  EXPECT_NE(why.find("parallel region"), std::string::npos);
 }
 
 TEST(TransformerCpu, LossFallsOverSteps) {
