@@ -222,7 +222,7 @@ void both(const char* workload, const Axes& axes, const char* extra, bool quick_
 gtb::Bench& config_axes(gtb::Bench& b) {
   return b.zip({"layers", "d_model", "heads", "seq_len", "batch"},
                {{2, 128, 4, 128, 4}, {2, 256, 4, 256, 4}, {2, 384, 6, 256, 4}},
-               {{2, 128, 4, 128, 4}, {2, 256, 4, 128, 4}, {2, 384, 6, 128, 4}})
+               {{2, 128, 4, 128, 4}, {2, 256, 4, 128, 4}, {2, 320, 5, 128, 4}})
       .option("precision", std::vector<std::string>{"fp32", "bf16"});
 }
 
