@@ -248,7 +248,21 @@ int cmd_run(int argc, char** argv) {
   if (context.is_null()) context = json{{"note", "no family produced a context"}};
   context["health"] = health_ctx;
   try {
-    const json doc = make_merged_document(context, settings.suite, fams, merge_runs(per_run), findings, runs);
+    const std::vector<Record> merged = merge_runs(per_run);
+    json doc = make_merged_document(context, settings.suite, fams, merged, findings, runs);
+    // Each family computed its findings in its own process, before the merge added what another
+    // family measured to its records (a percent of a measured peak): such a family derives its
+    // findings again from the merged records, so its tables carry those counters too.
+    if (const auto again = families_enriched_by_merge(merged, doc); !again.empty()) {
+      const std::string merged_path = (settings.work / "merged.json").string();
+      write_file_atomic(merged_path, doc.dump() + "\n");
+      for (const std::string& f : again)
+        if (doc["findings"].contains(f))
+          if (json fresh = findings_from(family_binary(f), merged_path, settings.work, limit); !fresh.is_null())
+            doc["findings"][f] = fresh;
+      std::error_code ec;
+      std::filesystem::remove(merged_path, ec);
+    }
     write_file_atomic(out, doc.dump(1) + "\n");
     logs_lost = !finish_work_folder(settings.work, logs_dir).empty();
     if (!quiet) print_summary(std::cout, doc);

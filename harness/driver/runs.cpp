@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "harness/document/json_read.h"
 #include "harness/driver/health.h"
@@ -84,6 +85,40 @@ int count_cases(const std::string& binary, const std::string& suite, const fs::p
   std::error_code ec;
   fs::remove(tmp, ec);
   return total;
+}
+
+json findings_from(const std::string& binary, const std::string& doc_path, const fs::path& work, double timeout_s) {
+  const std::string out = (work / "findings-again.json").string(), log = (work / "findings-again.log").string();
+  ProcessLimits limits;
+  limits.timeout_s = timeout_s;
+  const ProcessResult pr = run_process(binary, {"--gtb_findings_from=" + doc_path, "--gtb_out=" + out}, log, nullptr, limits);
+  json f;
+  if (pr.ok()) {
+    try {
+      std::ifstream in(out);
+      f = json::parse(in);
+      if (!f.is_object() || f.empty()) f = json();
+    } catch (const std::exception&) {
+      f = json();
+    }
+  }
+  std::error_code ec;
+  fs::remove(out, ec);
+  fs::remove(log, ec);
+  return f;
+}
+
+std::vector<std::string> families_enriched_by_merge(const std::vector<Record>& before, const json& merged_doc) {
+  std::map<std::string, const Record*> by_id;
+  for (const Record& r : before) by_id[r.id] = &r;
+  std::set<std::string> out;
+  for (const Record& r : records_of(merged_doc)) {
+    auto it = by_id.find(r.id);
+    if (it == by_id.end()) continue;
+    for (const auto& [name, c] : r.counters)
+      if (!it->second->counters.count(name)) out.insert(r.family);
+  }
+  return {out.begin(), out.end()};
 }
 
 FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int total) {

@@ -52,6 +52,14 @@ struct FamilyOutcome {
 int count_cases(const std::string& binary, const std::string& suite, const std::filesystem::path& work,
                 double timeout_s = 0, bool* timed_out = nullptr);
 
+// A family's findings derived again by its binary from the records of the results file at `doc_path`
+// (--gtb_findings_from); null when it could not (the findings it wrote at run time then stand).
+json findings_from(const std::string& binary, const std::string& doc_path, const std::filesystem::path& work,
+                   double timeout_s);
+// The families some of whose records gained counters in the merge (a percent of another family's
+// measured peak, say): their findings, computed before the merge, never saw those counters.
+std::vector<std::string> families_enriched_by_merge(const std::vector<Record>& before, const json& merged_doc);
+
 // Runs the binary (under mpirun for a family that runs as ranks, when asked), shows progress on
 // stderr, records the machine's health meanwhile in the entry, reads its results. An interruption (SIGINT/SIGTERM
 // forwarded to the child) gives finished = false and a "failed" entry whose error is "interrupted".

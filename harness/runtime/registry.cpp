@@ -573,6 +573,7 @@ int family_main(int argc, char** argv, const std::string& family) {
                   "  --gtb_list            print the workloads and axes as JSON and exit\n"
                   "  --gtb_findings_from=FILE  print this family's findings computed from FILE's records\n"
                   "                        (a results file of any supported version) as JSON and exit\n"
+                  "                        (into the --gtb_out file when one is given)\n"
                   "Google Benchmark's flags work as usual (--benchmark_filter, --benchmark_format,\n"
                   "--benchmark_out, --benchmark_out_format, --benchmark_repetitions, ...).\n",
                   family.c_str(), family.c_str());
@@ -594,7 +595,11 @@ int family_main(int argc, char** argv, const std::string& family) {
       for (Record& r : records_of(load_document(findings_from)))
         if (r.family == family) mine.push_back(std::move(r));
       const json f = family_findings(family, mine);
-      std::cout << (f.is_null() ? json::object() : f).dump(1) << "\n";
+      const std::string text = (f.is_null() ? json::object() : f).dump(1) + "\n";
+      if (out_path.empty())
+        std::cout << text;
+      else  // the driver's way: stdout may carry a library's messages
+        write_file_atomic(out_path, text);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "error: --gtb_findings_from: %s\n", e.what());
       return 2;

@@ -270,3 +270,30 @@ TEST(CompareRuns, PairedByRunNumber) {
 
 }  // namespace
 }  // namespace gtb
+
+// A family whose records gained a counter in the merge (a percent of a peak another family
+// published) derives its findings again; a family whose records the merge left alone does not.
+TEST(MergeEnrichment, NamesOnlyFamiliesWhoseRecordsGainedCounters) {
+  auto rec = [](const std::string& family, const std::string& id) {
+    gtb::Record r;
+    r.family = family, r.workload = "w", r.variant = "v", r.id = id;
+    r.status = gtb::Status::ok;
+    r.value = 1.0;
+    r.counters["tflops"] = {0.5, "TFLOP/s"};
+    r.info["gemm_precision"] = "fp32";
+    return r;
+  };
+  const std::vector<gtb::Record> before = {rec("alpha", "alpha/w/v/cpu"), rec("beta", "beta/w/v/cpu")};
+  gtb::json fams = gtb::json::array({{{"name", "alpha"}, {"publishes", {{"peaks", "best"}}}}, {{"name", "beta"}}});
+  gtb::json no_peak = {{"alpha", {{"best", gtb::json::object()}}}};
+  EXPECT_TRUE(gtb::driver::families_enriched_by_merge(
+                  before, gtb::make_merged_document(gtb::json::object(), "quick", fams, before, no_peak, 1))
+                  .empty());
+  gtb::json peak = {{"alpha", {{"best", {{"cpu", {{"fp32", 1.0}}}}}}}};
+  std::vector<gtb::Record> only_beta = before;
+  only_beta[0].info.erase("gemm_precision");  // alpha's record names no precision: not enriched
+  const auto again = gtb::driver::families_enriched_by_merge(
+      only_beta, gtb::make_merged_document(gtb::json::object(), "quick", fams, only_beta, peak, 1));
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0], "beta");
+}

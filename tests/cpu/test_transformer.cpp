@@ -1,12 +1,14 @@
 // CPU tests of the transformer family: the shared math, the float64 reference against finite
 // differences, the CPU step (both attention variants, FP32 and BF16) against the reference, the
 // check failing on a planted wrong gradient, bad input, the findings.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "bench/transformer/findings.h"
+#include "harness/document/results.h"
 #include "kernels/common/errors.h"
 #include "kernels/transformer/block.h"
 #include "kernels/transformer/cpu/blocks.h"
@@ -202,6 +204,41 @@ TEST(TransformerCpu, GemmPlanVerifiesAndNamesEverySite) {
   EXPECT_NE(m.gemm_plan().summary().find("attn.scores: "), std::string::npos);
 }
 
+TEST(TransformerCpu, Bf16PlanListsOneDnnBf16WithTheReasonWhereItCannotRun) {
+  namespace pg = xf::cpu_gemm;
+  auto named = [](const std::vector<pg::Candidate>& cs) {
+    return std::find_if(cs.begin(), cs.end(), [](const pg::Candidate& c) { return c.name == "onednn_bf16"; });
+  };
+  const auto fp32 = pg::candidates(false), bf16 = pg::candidates(true);
+  EXPECT_EQ(named(fp32), fp32.end());  // an FP32 site never gets it
+  const auto it = named(bf16);
+  ASSERT_NE(it, bf16.end());
+  EXPECT_TRUE(it->native_bf16);
+  EXPECT_EQ(it->available, pg::native_bf16_unavailable().empty());
+  const xf::CpuBlocks m(tiny(), xf::Attention::fused, gtb::Precision::bf16);
+  const std::string summary = m.gemm_plan().summary();
+  for (const auto& c : m.gemm_plan().choices()) {
+    auto t = std::find_if(c.tried.begin(), c.tried.end(), [](const auto& x) { return x.name == "onednn_bf16"; });
+    ASSERT_NE(t, c.tried.end()) << c.shape.site;
+    std::string why;
+    if (!it->available || !pg::native_bf16_serves(c.shape, why)) {
+      EXPECT_FALSE(t->available) << c.shape.site;
+      EXPECT_FALSE(t->detail.empty()) << c.shape.site;  // the reason, never a silent absence
+    } else {
+      EXPECT_TRUE(t->verified) << c.shape.site << ": " << t->detail;
+    }
+  }
+  if (!it->available) {
+    EXPECT_NE(it->why_not.find("oneDNN"), std::string::npos) << it->why_not;
+    EXPECT_NE(summary.find("onednn_bf16 not available: " + it->why_not), std::string::npos) << summary;
+  }
+  // The per-head products inside the attention's parallel region are never offered it, with why.
+  pg::Shape inner{"attn.scores", false, true, 8, 8, 4, 12, 12, 8, true};
+  std::string why;
+  EXPECT_FALSE(pg::native_bf16_serves(inner, why));
+  EXPECT_NE(why.find("parallel region"), std::string::npos);
+}
+
 TEST(TransformerCpu, LossFallsOverSteps) {
   const xf::Config c = tiny();
   xf::CpuBlocks m(c, xf::Attention::fused, gtb::Precision::fp32);
@@ -283,4 +320,116 @@ TEST(TransformerFindings, NothingRanGivesEmptyListsNotZeros) {
   xf::to_json(f, data);
   EXPECT_FALSE(data.contains("cost_steps"));
   EXPECT_FALSE(data.contains("memory"));
+}
+
+// ---- GPU records beside the CPU ones (planted: no GPU here) ----
+namespace {
+gtb::Record gpu_rec(const std::string& workload, const std::string& variant, int d, int seq, int batch,
+                    double tokens_per_s, const std::string& precision, const std::string& mode) {
+  gtb::Record r = rec(workload, variant, seq, batch, tokens_per_s, 0, 0.3);
+  r.backend = gtb::Backend::cuda;
+  r.params["d_model"] = d;
+  r.options = {{"precision", precision}, {"memory_cap_mb", 0}};
+  if (!mode.empty()) r.options["mode"] = mode;
+  r.counters.erase("host_bytes");
+  r.counters["peak_device_bytes"] = {1e9 * seq / 1024.0, "bytes"};
+  r.counters["launches_per_step"] = {120, "count"};
+  r.id = "transformer/" + workload + "/" + variant + "/cuda/d=" + std::to_string(d) + ",seq=" + std::to_string(seq) +
+         "," + precision + "," + mode;
+  return r;
+}
+gtb::Record cpu_config(int d, int seq, int batch, double tokens_per_s, const std::string& precision) {
+  gtb::Record r = rec("configs", "fused", seq, batch, tokens_per_s, 1e7, 0.2);
+  r.params["d_model"] = d;
+  r.options = {{"precision", precision}};
+  r.id = "transformer/configs/fused/cpu/d=" + std::to_string(d) + ",seq=" + std::to_string(seq) + "," + precision;
+  return r;
+}
+}  // namespace
+
+TEST(TransformerFindings, CpuAndGpuPairIntoACrossoverInTokensPerStep) {
+  // fp32 fused: the CPU ahead at 256 tokens, the GPU from 1024 on (its graph record the faster side).
+  std::vector<gtb::Record> rs = {cpu_config(128, 64, 4, 5000, "fp32"), cpu_config(256, 256, 4, 3000, "fp32"),
+                                 cpu_config(384, 256, 8, 2000, "fp32"),
+                                 gpu_rec("configs", "fused", 128, 64, 4, 4000, "fp32", "eager"),
+                                 gpu_rec("configs", "fused", 128, 64, 4, 4500, "fp32", "graph"),
+                                 gpu_rec("configs", "fused", 256, 256, 4, 2000, "fp32", "eager"),
+                                 gpu_rec("configs", "fused", 256, 256, 4, 9000, "fp32", "graph"),
+                                 gpu_rec("configs", "fused", 384, 256, 8, 50000, "fp32", "eager"),
+                                 gpu_rec("configs", "fused", 384, 256, 8, 60000, "fp32", "graph"),
+                                 gpu_rec("configs", "fused", 384, 256, 8, 70000, "tf32", "eager")};
+  const xf::Findings f = xf::compute_findings(rs);
+  ASSERT_EQ(f.crossover.points.size(), 3u);  // tf32 has no CPU side
+  EXPECT_EQ(f.crossover.points[0].tokens_per_step, 256);
+  EXPECT_EQ(f.crossover.points[1].gpu_tokens_per_s, 9000);  // the faster of eager and graph
+  EXPECT_NE(f.crossover.points[1].gpu_record.find("graph"), std::string::npos);
+  ASSERT_TRUE(f.crossover.tokens_per_step);
+  EXPECT_EQ(*f.crossover.tokens_per_step, 1024);
+  // The graph saving at each problem that ran both modes: 1 - t_graph / t_eager.
+  ASSERT_EQ(f.graph.size(), 3u);
+  EXPECT_NEAR(f.graph[0].saved_fraction, 1.0 - 4000.0 / 4500.0, 1e-12);
+  EXPECT_EQ(*f.graph[0].launches_per_step, 120);
+  EXPECT_FALSE(f.graph[0].options.contains("mode"));
+  // The configs rows carry the backend and the device's high-water mark as the memory.
+  ASSERT_EQ(f.configs.size(), rs.size());
+  EXPECT_EQ(f.configs[3].backend, gtb::Backend::cuda);
+  EXPECT_DOUBLE_EQ(f.configs[3].bytes, 1e9 * 64 / 1024.0);
+  EXPECT_DOUBLE_EQ(f.configs[0].bytes, 1e7);
+  gtb::json data;
+  xf::to_json(f, data);
+  EXPECT_EQ(data["crossover"]["tokens_per_step"], 1024);
+  EXPECT_EQ(data["crossover"]["points"].size(), 3u);
+  EXPECT_EQ(data["graph"].size(), 3u);
+  EXPECT_EQ(data["configs"][3]["backend"], "cuda");
+}
+
+TEST(TransformerFindings, CpuAheadEverywhereSaysSoInOneLine) {
+  const xf::Findings f = xf::compute_findings({cpu_config(128, 64, 4, 5000, "fp32"),
+                                               gpu_rec("configs", "fused", 128, 64, 4, 100, "fp32", "eager")});
+  EXPECT_FALSE(f.crossover.tokens_per_step);
+  EXPECT_NE(f.crossover.cannot_say.find("the CPU is ahead at every problem"), std::string::npos);
+  EXPECT_NE(f.crossover.cannot_say.find("256 tokens"), std::string::npos);
+  EXPECT_TRUE(f.graph.empty());  // eager only
+}
+
+TEST(TransformerFindings, MaterialisedVsFusedAndOutOfMemoryPerBackend) {
+  // The same problem on both backends: a pair each, and the GPU's out-of-memory point its own.
+  std::vector<gtb::Record> rs = {rec("seq_sweep", "materialised", 128, 8, 1000, 4e6, 0.2),
+                                 rec("seq_sweep", "fused", 128, 8, 900, 1e6, 0.25),
+                                 gpu_rec("seq_sweep", "materialised", 128, 128, 8, 9e4, "fp32", ""),
+                                 gpu_rec("seq_sweep", "fused", 128, 128, 8, 1e5, "fp32", ""),
+                                 gpu_rec("seq_sweep", "materialised", 128, 4096, 1, 1, "fp32", ""),
+                                 gpu_rec("seq_sweep", "fused", 128, 4096, 1, 8e4, "fp32", "")};
+  rs[4].status = gtb::Status::skipped;
+  rs[4].value.reset();
+  rs[4].status_detail = "out of memory: cudaMalloc of 2 GB over the cap";
+  const xf::Findings f = xf::compute_findings(rs);
+  ASSERT_EQ(f.memory.size(), 3u);
+  EXPECT_EQ(f.memory[0].backend, gtb::Backend::cpu);
+  EXPECT_EQ(f.memory[1].backend, gtb::Backend::cuda);
+  EXPECT_NEAR(*f.memory[1].fused_speedup, 1e5 / 9e4, 1e-12);
+  ASSERT_EQ(f.materialised_oom.size(), 1u);
+  EXPECT_EQ(f.materialised_oom[0].backend, gtb::Backend::cuda);
+  EXPECT_EQ(f.materialised_oom[0].seq_len, 4096);
+  ASSERT_EQ(f.attention_share.size(), 4u);  // per backend and variant
+  gtb::json data;
+  xf::to_json(f, data);
+  EXPECT_EQ(data["materialised_oom"][0]["backend"], "cuda");
+}
+
+TEST(TransformerFindings, PercentOfGemmPeakFromTheMergedDocument) {
+  // A family publishing a measured peak and a transformer step: after the merge the step's record
+  // carries pct_of_gemm_peak, and findings derived from the merged records show it in the table.
+  gtb::Record step = cpu_config(128, 128, 4, 2000, "bf16");
+  step.counters["tflops"] = {0.25, "TFLOP/s"};
+  step.info["gemm_precision"] = "bf16";
+  const gtb::json families = gtb::json::array(
+      {{{"name", "peak_source"}, {"publishes", {{"peaks", "best_rate"}}}}, {{"name", "transformer"}}});
+  const gtb::json findings = {{"peak_source", {{"best_rate", {{"cpu", {{"bf16", {{"tflops", 2.0}}}, {"fp32", 1.0}}}}}}}};
+  const gtb::json doc = gtb::make_merged_document(gtb::json::object(), "quick", families, {step}, findings, 1);
+  EXPECT_TRUE(xf::compute_findings({step}).configs[0].pct_of_gemm_peak == std::nullopt);  // before the merge
+  const xf::Findings f = xf::compute_findings(gtb::records_of(doc));
+  ASSERT_EQ(f.configs.size(), 1u);
+  ASSERT_TRUE(f.configs[0].pct_of_gemm_peak);
+  EXPECT_NEAR(*f.configs[0].pct_of_gemm_peak, 100.0 * 0.25 / 2.0, 1e-9);  // the bf16 peak, not fp32's
 }

@@ -25,22 +25,31 @@ struct Shape {
 // bfloat16, which is a BF16 product with FP32 accumulation computed at FP32 speed; a native BF16
 // library (oneDNN's BF16 matmul, AMX / AVX512-BF16) takes the same operands where the CPU has one.
 struct Candidate {
-  std::string name;        // "openblas", "onednn", ...
-  cpu::GemmLib lib{};      // the FP32 library it calls
+  std::string name;        // "openblas", "onednn", ..., "onednn_bf16"
+  cpu::GemmLib lib{};      // the FP32 library it calls (not used by the native BF16 one)
+  bool native_bf16 = false;  // oneDNN's BF16 matmul: BF16 operands in, FP32 out
   bool available = false;
   std::string why_not;     // when not available
 };
-// The candidates for a precision on this build and CPU (every cpu::GemmLib the build has, in
-// kGemmLibNames order, so a library added there becomes a candidate here).
+// The candidates for a precision on this build and CPU: every cpu::GemmLib the build has, in
+// kGemmLibNames order (so a library added there becomes a candidate here); for BF16 also oneDNN's
+// BF16 matmul, available where oneDNN has a native (not reference) BF16 implementation on this CPU.
 std::vector<Candidate> candidates(bool bf16);
+// Why oneDNN's BF16 matmul cannot run here ("" when it can): not built in, no implementation for
+// this CPU, or only oneDNN's reference one. Probed once per process.
+std::string native_bf16_unavailable();
+// Whether a native BF16 candidate may serve a site: not the per-head products that run one per
+// thread inside the attention's parallel region (reason in why_not).
+bool native_bf16_serves(const Shape& s, std::string& why_not);
 
 struct Choice {
   Shape shape;
   int chosen = 0;                      // index into `tried`
   struct Tried {
     std::string name;
+    bool available = true;             // false: could not run here (detail says why)
     bool verified = false;
-    double seconds = 0;                // median of the timed runs (0 when not verified)
+    double seconds = 0;                // the fastest timed run (0 when not verified)
     std::string detail;
   };
   std::vector<Tried> tried;
@@ -57,13 +66,16 @@ class Plan {
   // Same shape as site i but m (and for fused attention n and k) changed: a block of a site.
   void run_sized(std::size_t i, int m, int n, int k, const float* a, const float* b, float beta, float* c) const;
   const std::vector<Choice>& choices() const { return choices_; }
-  std::string summary() const;  // "qkv: openblas; attn.scores: onednn; ..."
+  // "qkv: openblas; attn.scores: onednn; ...", then each candidate that no site could run, with why.
+  std::string summary() const;
 
  private:
   void call(const Shape& s, cpu::GemmLib lib, int m, int n, int k, const float* a, const float* b, float beta,
             float* c) const;
+  void call_native(const Shape& s, int m, int n, int k, const float* a, const float* b, float beta, float* c) const;
   std::vector<Choice> choices_;
   std::vector<cpu::GemmLib> lib_;
+  std::vector<bool> native_;  // site i runs oneDNN's BF16 matmul
 };
 
 }  // namespace gtb::xfmr::cpu_gemm
