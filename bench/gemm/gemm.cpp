@@ -1,6 +1,8 @@
 // GEMM family: FP32, TF32, FP16 and BF16 GEMMs through cuBLAS/cuBLASLt against the CPU's SGEMM
 // candidates (OpenBLAS per core type, oneDNN, oneMKL) and oneDNN BF16/FP16 and oneMKL BF16, each
 // result checked against a float64 reference before it is timed.
+#include <omp.h>
+
 #include <cmath>
 #include <climits>
 #include <cstdlib>
@@ -16,6 +18,7 @@
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/mkl.h"
+#include "kernels/common/cpu/parallel.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
 #include "kernels/gemm/cpu/gemm.h"
@@ -219,15 +222,24 @@ bool mkl_quick_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
   return (m == n && n == k && (m == 256 || m == 1024)) || (m == 32 && n == 4096 && k == 4096);
 }
 
+bool onednn_quick_skips(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return m == 2048 ? !(n == 2048 && k == 2048) : m == 2047;
+}
 
-// The GEMMs of a training step are thin and small (rows x width x width, width up to 1024) and run
-// transposed in the backward pass: dW = A^T dZ ("tn") and dA = dZ W^T ("nt"). The shapes above are
-// large, so a step's own shapes are measured here, in the orientation the step uses, through the
-// CPU's default BLAS; they are matmul points for the cost model.
-void cpu_step_shape(gtb::State& st) {
+// The GEMMs of a training step are thin and small and run transposed in the backward pass. A layer
+// in -> out on R rows calls three of them: the forward Z = A W (nn: R x out x in), the weight
+// gradient dW = A^T dZ (tn: in x out x R) and the input gradient dA = dZ W^T (nt: R x in x out).
+// The CPU steps call them through one path (kernels/common/cpu/parallel.h split_gemm): one
+// single-threaded library call per thread on its slice, one call below the split threshold, with
+// the library's own thread pool at one thread. Measured here the same way, back to back on hot
+// threads, they are the matmul points the cost model prices a step's GEMMs with, per orientation.
+void cpu_step_shape(gtb::State& st, gtb::cpu::GemmLib lib) {
   const std::string orient = st.get_string("orientation");
   if (orient != "nn" && orient != "tn" && orient != "nt")
     throw std::invalid_argument("gemm: orientation must be nn, tn or nt, got " + orient);
+  if (!gtb::cpu::gemm_lib_available(lib))
+    throw gtb::Skip(std::string(gtb::cpu::to_string(lib)) + " is not available here" +
+                    (lib == gtb::cpu::GemmLib::mkl ? " (" + gtb::cpu::mkl::unavailable_reason() + ")" : ""));
   const Problem& pr = problem(dim(st, "m"), dim(st, "n"), dim(st, "k"));
   const int m = int(pr.m), n = int(pr.n), k = int(pr.k);
   const bool ta = orient == "tn", tb = orient == "nt";
@@ -247,24 +259,50 @@ void cpu_step_shape(gtb::State& st) {
   const float* b = tb ? bt.data() : pr.b.data();
   const int lda = ta ? m : k, ldb = tb ? k : n;
   std::vector<float> c = output_buffer(pr);
-  auto run = [&] { gtb::cpu::sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c.data(), n); };
+  // The steps run the library on one thread per slice; the family's other cases use its pool.
+  struct OneBlasThread {
+    int saved = gtb::cpu::blas_threads();
+    OneBlasThread() { gtb::cpu::set_blas_threads(1); }
+    ~OneBlasThread() { gtb::cpu::set_blas_threads(saved); }
+  } one;
+  auto run = [&] {
+    gtb::cpu::split_gemm(ta, tb, m, n, k, a, lda, b, ldb, c.data(), n, false,
+                         [&](int mm, int nn, const float* as, const float* bs, float* cs) {
+                           gtb::cpu::sgemm(lib, ta, tb, mm, nn, k, 1.0f, as, lda, bs, ldb, 0.0f, cs, n);
+                         });
+  };
   run();
   describe_problem(st, pr, Precision::fp32);
   if (!record_check(st, c.data(), pr, Precision::fp32)) return;
-  st.info("threads", gtb::cpu::blas_threads());
-  st.info("library", gtb::cpu::blas_config());
-  st.info("compute", std::string("cblas_sgemm ") + (ta ? "A^T B" : tb ? "A B^T" : "A B") + " (FP32)");
+  st.info("threads", omp_get_max_threads());
+  st.info("library", gtb::cpu::to_string(lib));
+  st.info("compute", std::string("sgemm ") + (ta ? "A^T B" : tb ? "A B^T" : "A B") +
+                         " (FP32), one single-threaded call per thread's slice (the CPU steps' split)");
   st.exec(run);
 }
 
-std::vector<std::vector<std::int64_t>> step_shapes(bool full) {
+// The sites of layers in -> out (out = in, and the 16-class output layer of small widths) at R rows,
+// in one orientation. The quick list leaves the 1024-row, 1024-wide layer to the library shapes
+// (1024^3 is one of them) and, with `small_rows_only`, the rows above 256 (where OpenBLAS wins).
+std::vector<std::vector<std::int64_t>> step_sites(const std::string& orient, bool full, bool small_rows_only) {
+  const std::vector<std::int64_t> rows = full ? std::vector<std::int64_t>{1, 32, 128, 256, 512, 1024, 2048}
+                                              : std::vector<std::int64_t>{1, 32, 256, 1024};
+  const std::vector<std::int64_t> widths = full ? std::vector<std::int64_t>{64, 128, 256, 512, 1024}
+                                                : std::vector<std::int64_t>{64, 256, 512, 1024};
   std::vector<std::vector<std::int64_t>> out;
-  const std::vector<std::int64_t> rows = full ? std::vector<std::int64_t>{1, 32, 64, 256, 512, 2048}
-                                              : std::vector<std::int64_t>{32, 256, 512};
-  const std::vector<std::int64_t> widths = full ? std::vector<std::int64_t>{64, 256, 512, 1024}
-                                                : std::vector<std::int64_t>{64, 256, 1024};
-  for (std::int64_t r : rows)
-    for (std::int64_t w : widths) out.push_back({r, w, w});
+  for (std::int64_t r : rows) {
+    if (small_rows_only && r > 256) continue;
+    for (std::int64_t w : widths) {
+      if (!full && r >= 1024 && w >= 1024) continue;
+      std::vector<std::int64_t> outs{w};
+      if (w <= 256) outs.push_back(16);
+      for (std::int64_t o : outs) {
+        if (orient == "nn") out.push_back({r, o, w});
+        else if (orient == "tn") out.push_back({w, o, r});
+        else out.push_back({r, w, o});
+      }
+    }
+  }
   return out;
 }
 
@@ -369,8 +407,10 @@ gtb::Bench& register_gemm(gtb::Backend backend, const std::string& variant, cons
   if (cpu) {
     // A 2048^3 SGEMM takes ~0.1 s on a small CPU: a few samples measure it; more only cost time
     // (with the quick suite's 0.25 s budget: three such samples, two when the machine is busy).
+    // Quick: the call that is checked has already warmed the caches, the library and its threads,
+    // so no warm-up sample is spent (a 2048-sized one is a tenth of a second on a 2-core CPU).
     b.rule(gtb::RuleChange().warmup_samples(1).warmup_seconds(0))
-        .rule(gtb::Suite::quick, gtb::RuleChange().min_samples(3).hard_min_samples(2))
+        .rule(gtb::Suite::quick, gtb::RuleChange().warmup_samples(0).min_samples(3).hard_min_samples(2))
         .rule(gtb::Suite::full, gtb::RuleChange().min_samples(5).hard_min_samples(3));
   }
   return b;
@@ -386,8 +426,15 @@ void register_all() {
   register_gemm(gtb::Backend::cpu, "openblas_detected", {"fp32"}, cpu_sgemm_detected,
                 "OpenBLAS cblas_sgemm with the core OpenBLAS detects itself (child process), when that differs")
       .ceiling("host_fma_fp32_tflops");
+  // Quick: oneDNN at the shapes where it can differ from OpenBLAS; at the 2048-sized training and
+  // misaligned shapes both run the same rate within noise, and OpenBLAS gives the fastest.
   register_gemm(gtb::Backend::cpu, "onednn", {"fp32"}, cpu_onednn, "oneDNN f32 matmul, all cores")
-      .ceiling("host_fma_fp32_tflops");
+      .ceiling("host_fma_fp32_tflops")
+      .filter([](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
+        return suite != gtb::Suite::quick || !onednn_quick_skips(p.at("m").get<std::int64_t>(),
+                                                                  p.at("n").get<std::int64_t>(),
+                                                                  p.at("k").get<std::int64_t>());
+      });
   register_gemm(gtb::Backend::cpu, "onednn", {"bf16_fp32acc", "fp16_fp32acc"}, cpu_onednn,
                 "oneDNN matmul with bf16/f16 A, B, C and f32 accumulation, all cores");
   auto mkl_quick = [](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
@@ -401,15 +448,27 @@ void register_all() {
   register_gemm(gtb::Backend::cpu, "mkl", {"bf16_fp32acc"}, cpu_mkl,
                 "oneMKL cblas_gemm_bf16bf16f32: bf16 A and B, f32 accumulation and C, all cores")
       .filter(mkl_quick);
-  gtb::add("gemm", "step_shapes", "openblas", gtb::Backend::cpu, cpu_step_shape)
-      .zip({"m", "n", "k"}, step_shapes(true), step_shapes(false))
-      .option("orientation", std::vector<std::string>{"nn", "tn", "nt"})
-      .rate("tflops", "TFLOP/s", 1e12)
-      .rule(gtb::RuleChange().warmup_samples(1).warmup_seconds(0))
-      .rule(gtb::Suite::quick, gtb::RuleChange().min_samples(3).hard_min_samples(2))
-      .ceiling("host_fma_fp32_tflops")
-      .describe("a training step's GEMM shapes (rows x width x width) in its three orientations: nn forward, "
-                "tn weight gradient A^T B, nt input gradient A B^T; OpenBLAS cblas_sgemm, all cores");
+  // The step shapes through the libraries a CPU step picks from. Quick: OpenBLAS everywhere and
+  // oneDNN up to 256 rows (the small steps pick it; above, OpenBLAS is as fast); full: all three.
+  for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl})
+    for (const std::string orient : {"nn", "tn", "nt"}) {
+      const bool in_quick = lib != gtb::cpu::GemmLib::mkl;
+      auto& b = gtb::add("gemm", "step_shapes", gtb::cpu::to_string(lib), gtb::Backend::cpu,
+                         [lib](gtb::State& st) { cpu_step_shape(st, lib); })
+                    .zip({"m", "n", "k"}, step_sites(orient, true, false),
+                         step_sites(orient, false, lib == gtb::cpu::GemmLib::onednn))
+                    .option("orientation", std::vector<std::string>{orient})
+                    .rate("tflops", "TFLOP/s", 1e12)
+                    .rule(gtb::RuleChange().warmup_samples(1).warmup_seconds(0))
+                    // Back-to-back calls of one small shape vary little: a few samples suffice.
+                    .rule(gtb::Suite::quick,
+                          gtb::RuleChange().min_samples(3).hard_min_samples(2).budget_seconds(0.03).noise_target(0.03))
+                    .ceiling("host_fma_fp32_tflops")
+                    .describe("a training step's GEMM sites (layer in -> out at R rows: nn R x out x in, tn in x out x R, "
+                              "nt R x in x out) the way the CPU steps call them: one single-threaded " +
+                              std::string(gtb::cpu::to_string(lib)) + " call per thread's slice");
+      if (!in_quick) b.only(gtb::Suite::full);
+    }
   register_gemm(gtb::Backend::cuda, "cublas", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, false); },
                 "cublasGemmEx with the precision's compute type; TFLOP/s = 2*m*n*k / time");
   register_gemm(gtb::Backend::cuda, "cublaslt", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, true); },
