@@ -281,6 +281,74 @@ void cpu_step_shape(gtb::State& st, gtb::cpu::GemmLib lib) {
   st.exec(run);
 }
 
+// Attention's GEMMs: one small product per sample and head, the tasks spread over the threads
+// (an OpenMP loop, each call single-threaded), as the CPU transformer step runs them. Per head of
+// dh columns over S positions: scores Q K^T and dP = dO V^T (nt: S x S x dh), context P V and
+// dQ = dS K (nn: S x dh x S), dV = P^T dO and dK = dS^T Q (tn: S x dh x S). `count` products,
+// each on its own operands, per repetition.
+void cpu_batched(gtb::State& st, gtb::cpu::GemmLib lib) {
+  const std::string orient = st.get_string("orientation");
+  if (orient != "nn" && orient != "tn" && orient != "nt")
+    throw std::invalid_argument("gemm: orientation must be nn, tn or nt, got " + orient);
+  if (!gtb::cpu::gemm_lib_available(lib))
+    throw gtb::Skip(std::string(gtb::cpu::to_string(lib)) + " is not available here");
+  const int count = dim(st, "count");
+  const Problem& pr = problem(dim(st, "m"), dim(st, "n"), dim(st, "k"));
+  const int m = int(pr.m), n = int(pr.n), k = int(pr.k);
+  const bool ta = orient == "tn", tb = orient == "nt";
+  const std::size_t asz = pr.a.size(), bsz = pr.b.size(), csz = std::size_t(m) * std::size_t(n);
+  // Every task its own copy of the operands (the heads of a step touch distinct memory); each copy
+  // stored as the orientation reads it, so op(A) op(B) is the A B the reference holds.
+  std::vector<float> a(asz * std::size_t(count)), b(bsz * std::size_t(count));
+  for (int t = 0; t < count; ++t) {
+    float* at = a.data() + asz * std::size_t(t);
+    float* bt = b.data() + bsz * std::size_t(t);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < k; ++j) (ta ? at[std::size_t(j) * m + i] : at[std::size_t(i) * k + j]) = pr.a[std::size_t(i) * k + j];
+    for (int i = 0; i < k; ++i)
+      for (int j = 0; j < n; ++j) (tb ? bt[std::size_t(j) * k + i] : bt[std::size_t(i) * n + j]) = pr.b[std::size_t(i) * n + j];
+  }
+  const int lda = ta ? m : k, ldb = tb ? k : n;
+  std::vector<float> c(csz * std::size_t(count));
+  gtb::poison(c.data(), c.size());
+  struct OneBlasThread {
+    int saved = gtb::cpu::blas_threads();
+    OneBlasThread() { gtb::cpu::set_blas_threads(1); }
+    ~OneBlasThread() { gtb::cpu::set_blas_threads(saved); }
+  } one;
+  auto run = [&] {
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < count; ++t)
+      gtb::cpu::sgemm(lib, ta, tb, m, n, k, 1.0f, a.data() + asz * std::size_t(t), lda, b.data() + bsz * std::size_t(t),
+                      ldb, 0.0f, c.data() + csz * std::size_t(t), n);
+  };
+  run();
+  st.set_work(double(count) * gtb::gemm::flops(pr.m, pr.n, pr.k));
+  st.counter("operand_bytes", double(count) * gtb::gemm::operand_bytes(Precision::fp32, pr.m, pr.n, pr.k), "bytes");
+  // The first and the last task's products are checked (the same operands, so one reference).
+  for (const int t : {0, count - 1})
+    if (!record_check(st, c.data() + csz * std::size_t(t), pr, Precision::fp32)) return;
+  st.info("threads", omp_get_max_threads());
+  st.info("library", gtb::cpu::to_string(lib));
+  st.info("compute", std::string("sgemm ") + (ta ? "A^T B" : tb ? "A B^T" : "A B") +
+                         " (FP32) x count, an OpenMP loop over the products, each call single-threaded");
+  st.exec(run);
+}
+
+// Attention's sites for heads of dh columns over S positions, in one orientation.
+std::vector<std::vector<std::int64_t>> attention_sites(const std::string& orient, bool full) {
+  const std::vector<std::int64_t> seq = full ? std::vector<std::int64_t>{64, 128, 256, 512, 1024}
+                                             : std::vector<std::int64_t>{128, 256, 1024};
+  const std::vector<std::int64_t> head = full ? std::vector<std::int64_t>{32, 64, 128} : std::vector<std::int64_t>{32, 64};
+  std::vector<std::vector<std::int64_t>> out;
+  for (std::int64_t s : seq)
+    for (std::int64_t dh : head) {
+      if (orient == "nt") out.push_back({s, s, dh});
+      else out.push_back({s, dh, s});
+    }
+  return out;
+}
+
 // The sites of layers in -> out (out = in, and the 16-class output layer of small widths) at R rows,
 // in one orientation. The quick list leaves the 1024-row, 1024-wide layer to the library shapes
 // (1024^3 is one of them) and, with `small_rows_only`, the rows above 256 (where OpenBLAS wins).
@@ -468,6 +536,25 @@ void register_all() {
                               "nt R x in x out) the way the CPU steps call them: one single-threaded " +
                               std::string(gtb::cpu::to_string(lib)) + " call per thread's slice");
       if (!in_quick) b.only(gtb::Suite::full);
+    }
+  // Attention's per-head products, 16 at once (a batch of 4 samples of 4 heads; more tasks than
+  // threads, as the transformer steps run).
+  for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn})
+    for (const std::string orient : {"nn", "tn", "nt"}) {
+      std::vector<std::vector<std::int64_t>> full, quick;
+      for (auto s : attention_sites(orient, true)) s.push_back(16), full.push_back(s);
+      for (auto s : attention_sites(orient, false)) s.push_back(16), quick.push_back(s);
+      gtb::add("gemm", "batched", gtb::cpu::to_string(lib), gtb::Backend::cpu,
+               [lib](gtb::State& st) { cpu_batched(st, lib); })
+          .zip({"m", "n", "k", "count"}, full, quick)
+          .option("orientation", std::vector<std::string>{orient})
+          .rate("tflops", "TFLOP/s", 1e12)
+          .rule(gtb::RuleChange().warmup_samples(1).warmup_seconds(0))
+          .rule(gtb::Suite::quick,
+                gtb::RuleChange().min_samples(3).hard_min_samples(2).budget_seconds(0.03).noise_target(0.03))
+          .ceiling("host_fma_fp32_tflops")
+          .describe("attention's per-head GEMMs (S x S x dh, S x dh x S), count of them at once over the threads, each "
+                    "one single-threaded " + std::string(gtb::cpu::to_string(lib)) + " call");
     }
   register_gemm(gtb::Backend::cuda, "cublas", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, false); },
                 "cublasGemmEx with the precision's compute type; TFLOP/s = 2*m*n*k / time");

@@ -424,28 +424,69 @@ Estimate copy_seconds(const std::vector<Term>& terms, const std::string& name, B
   return cannot(reason.empty() ? describe(name, b, memory.empty() ? "" : "memory=" + memory) : reason);
 }
 
-Estimate matmul_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m, double n,
-                        double k) {
-  std::string reason;
+namespace {
+// A term's orientation: files written before orientations were measured hold A B ("nn") tables.
+bool orientation_is(const Term& t, const std::string& orientation) {
+  const auto it = t.where.find("orientation");
+  if (it == t.where.end()) return orientation == "nn";
+  return it->is_string() && it->get<std::string>() == orientation;
+}
+
+// The rate of the first usable table of `name` for this precision and orientation; nullopt (with
+// the publisher's reason) when none.
+std::optional<Estimate> table_matmul(const std::vector<Term>& terms, const std::string& name, Backend b,
+                                     const std::string& precision, const std::string& orientation, double m, double n,
+                                     double k, double count, std::string& reason) {
   const auto found = select(
-      terms, "matmul", b, [&](const Term& t) { return where_matches(t.where, "precision", precision); }, reason);
+      terms, name, b,
+      [&](const Term& t) { return where_matches(t.where, "precision", precision) && orientation_is(t, orientation); },
+      reason);
   for (const Term* t : found) {
     if (t->form != "table" || t->y != "flop_per_s") continue;
     const auto ip = interpolate(*t, json{{"m", m}, {"n", n}, {"k", k}});
     if (!ip || ip->y <= 0) continue;
     Estimate e;
-    e.seconds = 2.0 * m * n * k / ip->y;
+    e.seconds = 2.0 * m * n * k * count / ip->y;
     e.records = ip->records;
     e.outside_measured = ip->outside_measured;
     if (e.outside_measured) {
       std::ostringstream os;
-      os << "matmul " << m << "x" << n << "x" << k << " " << precision
+      os << name << " " << m << "x" << n << "x" << k << " " << orientation << " " << precision
          << " is outside the measured shapes: the nearest measured rate is used";
       e.note = os.str();
     }
     return e;
   }
+  return std::nullopt;
+}
+}  // namespace
+
+Estimate matmul_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m, double n,
+                        double k, const std::string& orientation) {
+  std::string reason;
+  if (orientation != "nn") {
+    if (auto e = table_matmul(terms, "matmul", b, precision, orientation, m, n, k, 1, reason)) return *e;
+    reason.clear();
+  }
+  if (auto e = table_matmul(terms, "matmul", b, precision, "nn", m, n, k, 1, reason)) {
+    if (orientation != "nn") {
+      // No transposed records (a GPU run, an older file): the A B rate stands in, and says so.
+      e->note = (e->note.empty() ? "" : e->note + "; ") + std::string("no ") + orientation +
+                " matmul records: priced at the A B rate";
+    }
+    return *e;
+  }
   return cannot(reason.empty() ? describe("matmul", b, "precision=" + precision) : reason);
+}
+
+Estimate matmul_batched_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m,
+                                double n, double k, const std::string& orientation, double count) {
+  std::string reason;
+  if (auto e = table_matmul(terms, "matmul_batched", b, precision, orientation, m, n, k, count, reason)) return *e;
+  // No batched records: each product at the single-GEMM rate of its shape.
+  Estimate e = scaled(matmul_seconds(terms, b, precision, m, n, k, orientation), count);
+  if (e.seconds) e.note = (e.note.empty() ? "" : e.note + "; ") + std::string("no batched matmul records: each product priced alone");
+  return e;
 }
 
 namespace {
