@@ -540,7 +540,21 @@ Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double byt
   std::string reason;
   // A plain pass uses the terms without an op; a GELU pass those measured computing one.
   auto ok = [&](const Term& t) { return op.empty() ? !t.where.contains("op") : where_matches(t.where, "op", op); };
-  for (const Term* t : select(terms, "stream_bandwidth", b, ok, reason)) {
+  // Several publishers may measure streaming over different sizes (large arrays only, or cache-sized
+  // ones too): the table whose sizes cover the pass, else the one whose sizes come nearest (in log).
+  std::vector<const Term*> found = select(terms, "stream_bandwidth", b, ok, reason);
+  auto distance = [&](const Term* t) {
+    if (t->form != "table" || t->points.empty()) return t->form == "latency_bandwidth" ? 0.0 : 1e300;
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    for (const auto& p : t->points) {
+      const double x = axis_value(p.at, t->axes.empty() ? "bytes" : t->axes[0]);
+      lo = std::min(lo, x), hi = std::max(hi, x);
+    }
+    if (!(bytes > 0) || !(lo > 0)) return 1e300;
+    return bytes < lo ? std::log(lo / bytes) : bytes > hi ? std::log(bytes / hi) : 0.0;
+  };
+  std::stable_sort(found.begin(), found.end(), [&](const Term* x, const Term* y) { return distance(x) < distance(y); });
+  for (const Term* t : found) {
     if (t->form == "latency_bandwidth") return from_latency_bandwidth(*t, bytes);
     if (t->form != "table" || t->y != "bytes_per_s") continue;
     const auto ip = interpolate(*t, json{{t->axes.empty() ? "bytes" : t->axes[0], bytes}});

@@ -347,3 +347,32 @@ TEST(CostModel, PlantedSlowAdamUpdateMovesOnlyTheAdamOptimizer) {
   EXPECT_NEAR(opt(adam), params * 28 / 2.5e9, 1e-12);
   EXPECT_NEAR(opt(sgd), params * 20 / 1e10, 1e-12);
 }
+
+// Two publishers' streaming tables over different sizes: a pass is priced from the one whose
+// measured sizes cover it (a cache-sized pass never at the rate of arrays far larger than any cache).
+TEST(CostModel, AStreamingPassUsesTheTableThatCoversItsSize) {
+  auto table = [](const std::string& family, double lo, double hi, double rate) {
+    Term t;
+    t.family = family;
+    t.name = "stream_bandwidth";
+    t.backend = Backend::cpu;
+    t.form = "table";
+    t.axes = {"bytes"};
+    t.y = "bytes_per_s";
+    for (double b : {lo, hi}) t.points.push_back({json{{"bytes", b}}, rate, family + std::to_string(b)});
+    return t;
+  };
+  const std::vector<Term> terms = {table("large", 1e8, 1e9, 2e10), table("small", 1e6, 1e7, 1e11)};
+  for (const auto order : {terms, std::vector<Term>{terms[1], terms[0]}}) {
+    const Estimate in_cache = stream_seconds(order, Backend::cpu, 2e6);
+    ASSERT_TRUE(in_cache.seconds);
+    EXPECT_NEAR(*in_cache.seconds, 2e6 / 1e11, 1e-15);
+    EXPECT_FALSE(in_cache.outside_measured);
+    const Estimate in_memory = stream_seconds(order, Backend::cpu, 5e8);
+    EXPECT_NEAR(*in_memory.seconds, 5e8 / 2e10, 1e-15);
+    // Between the two tables: the nearer one (3e7 is 0.48 in log from 1e7, 1.2 from 1e8), flagged.
+    const Estimate between = stream_seconds(order, Backend::cpu, 3e7);
+    EXPECT_NEAR(*between.seconds, 3e7 / 1e11, 1e-15);
+    EXPECT_TRUE(between.outside_measured);
+  }
+}
