@@ -41,31 +41,51 @@ std::string precision_of(const Record& r) {
   return "fp32";
 }
 
+std::string orientation_of(const Record& r) { return opt(r, "orientation", "nn"); }
+
+// One matmul table per backend, precision and orientation. The libraries' shapes are all A B
+// ("nn"); the step shapes add the step's own sites, the transposed ones (weight gradient "tn",
+// input gradient "nt") in tables of their own. "batched" is a workload of many small GEMMs at once,
+// one per thread, as attention runs one per sample and head: its own term, matmul_batched.
 void matmul_terms(const std::vector<Record>& records, Findings& f) {
   for (const Backend be : {Backend::cpu, Backend::cuda})
-    for (const Precision step_precision : kTrainPrecisions) {
-      // A training step at bf16 or fp16 runs its GEMMs with FP32 accumulation.
-      const std::string prec = to_string(step_precision), gemm_prec = to_string(gemm_precision(step_precision));
-      auto pick = [&](const Record& r) {
-        // The step shapes (any orientation: the fastest at a shape, like the libraries) are points too.
-        return (r.workload == "gemm" || r.workload == "step_shapes") && precision_of(r) == gemm_prec && opt(r, "l2", "warm") != "cold" &&
-               r.params.contains("m") && r.params.contains("n") && r.params.contains("k");
-      };
-      f.terms.push_back(cost::table_term(
-          "matmul", be, json{{"precision", prec}}, {"m", "n", "k"}, "flop_per_s", records, pick,
-          [](const Record& r) { return json{{"m", r.params["m"]}, {"n", r.params["n"]}, {"k", r.params["k"]}}; },
-          [](const Record& r) {
-            const double flop = 2.0 * r.params["m"].get<double>() * r.params["n"].get<double>() * r.params["k"].get<double>();
-            return r.stats->median > 0 ? flop / r.stats->median : 0.0;
-          },
-          gemm_prec + " GEMM"));
-      cost::Term& t = f.terms.back();
-      if (t.usable()) {
-        // Which library was fastest at each shape, so a reader can see the rate is not one library's.
-        t.where["library"] = "fastest verified per shape";
-        t.note = "warm caches; the rate of a shape between measured ones is interpolated log-log";
-      }
-    }
+    for (const Precision step_precision : kTrainPrecisions)
+      for (const char* workload : {"gemm", "batched"})
+        for (const std::string orient : {"nn", "tn", "nt"}) {
+          const bool batched = std::string(workload) == "batched";
+          // A training step at bf16 or fp16 runs its GEMMs with FP32 accumulation.
+          const std::string prec = to_string(step_precision), gemm_prec = to_string(gemm_precision(step_precision));
+          auto pick = [&](const Record& r) {
+            const bool ours = batched ? r.workload == "batched"
+                                      : r.workload == "step_shapes" || (r.workload == "gemm" && orient == "nn");
+            return ours && orientation_of(r) == orient && precision_of(r) == gemm_prec &&
+                   opt(r, "l2", "warm") != "cold" && r.params.contains("m") && r.params.contains("n") &&
+                   r.params.contains("k");
+          };
+          // A transposed or batched table only where such records exist: elsewhere the model prices
+          // those GEMMs at the nn rate and says so.
+          if ((batched || orient != "nn") &&
+              std::none_of(records.begin(), records.end(), [&](const Record& r) { return r.backend == be && pick(r); }))
+            continue;
+          f.terms.push_back(cost::table_term(
+              batched ? "matmul_batched" : "matmul", be, json{{"precision", prec}, {"orientation", orient}},
+              {"m", "n", "k"}, "flop_per_s", records, pick,
+              [](const Record& r) { return json{{"m", r.params["m"]}, {"n", r.params["n"]}, {"k", r.params["k"]}}; },
+              [](const Record& r) {
+                // A batched record's repetition is `count` GEMMs: its rate is the batch's FLOP/s.
+                const double flop = 2.0 * r.params.value("count", 1.0) * r.params["m"].get<double>() *
+                                    r.params["n"].get<double>() * r.params["k"].get<double>();
+                return r.stats->median > 0 ? flop / r.stats->median : 0.0;
+              },
+              gemm_prec + " GEMM"));
+          cost::Term& t = f.terms.back();
+          if (t.usable()) {
+            // Which library was fastest at each shape, so a reader can see the rate is not one library's.
+            t.where["library"] = "fastest verified per shape";
+            t.note = batched ? "per GEMM, many of one shape at once (one per thread); warm caches"
+                             : "warm caches; the rate of a shape between measured ones is interpolated log-log";
+          }
+        }
 }
 }  // namespace
 

@@ -1,6 +1,9 @@
 // GEMM family: FP32, TF32, FP16 and BF16 GEMMs through cuBLAS/cuBLASLt against the CPU's SGEMM
 // candidates (OpenBLAS per core type, oneDNN, oneMKL) and oneDNN BF16/FP16 and oneMKL BF16, each
 // result checked against a float64 reference before it is timed.
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 #include <climits>
 #include <cstdlib>
@@ -16,6 +19,7 @@
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/mkl.h"
+#include "kernels/common/cpu/parallel.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
 #include "kernels/gemm/cpu/gemm.h"
@@ -80,9 +84,15 @@ const Problem& problem(int m, int n, int k) {
   } catch (const std::bad_alloc&) {
     throw gtb::OutOfMemory("host operands of " + std::to_string(need) + " bytes");
   }
-  // Normal inputs (never zeros: zero operands run faster and would flatter every rate).
+  // Normal inputs (never zeros: zero operands run faster and would flatter every rate). B depends
+  // only on (k, n) and its seed: a cached shape sharing them lends its B (the skinny shapes share a
+  // 4096 x 4096 one, whose normals take longer to draw than to copy).
   gtb::fill_normal(p->a.data(), p->a.size(), kSeed);
-  gtb::fill_normal(p->b.data(), p->b.size(), kSeed + 1);
+  const auto same_b = std::find_if(cache.begin(), cache.end(), [&](const auto& q) { return q->k == k && q->n == n; });
+  if (same_b != cache.end())
+    std::copy((*same_b)->b.begin(), (*same_b)->b.end(), p->b.begin());
+  else
+    gtb::fill_normal(p->b.data(), p->b.size(), kSeed + 1);
   const bool full = gtb::gemm::flops(m, n, k) <= kFullCheckFlops;
   p->rows = gtb::cpu::gemm_check_rows(m, full ? m : kCheckRows, kSeed + 2);
   p->ref = gtb::cpu::gemm_reference_rows(p->a.data(), p->b.data(), n, k, p->rows);
@@ -219,15 +229,26 @@ bool mkl_quick_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
   return (m == n && n == k && (m == 256 || m == 1024)) || (m == 32 && n == 4096 && k == 4096);
 }
 
+// (A filter replaces the registration's, so the training shapes are left out here too.)
+bool onednn_quick_skips(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return m == 2047 || m == 2048 || (m == 128 && n == 4096 && k == 4096) ||
+         gtb::gemm::shape_class(m, n, k) == "training";
+}
 
-// The GEMMs of a training step are thin and small (rows x width x width, width up to 1024) and run
-// transposed in the backward pass: dW = A^T dZ ("tn") and dA = dZ W^T ("nt"). The shapes above are
-// large, so a step's own shapes are measured here, in the orientation the step uses, through the
-// CPU's default BLAS; they are matmul points for the cost model.
-void cpu_step_shape(gtb::State& st) {
+// The GEMMs of a training step are thin and small and run transposed in the backward pass. A layer
+// in -> out on R rows calls three of them: the forward Z = A W (nn: R x out x in), the weight
+// gradient dW = A^T dZ (tn: in x out x R) and the input gradient dA = dZ W^T (nt: R x in x out).
+// The CPU steps call them through one path (kernels/common/cpu/parallel.h split_gemm): one
+// single-threaded library call per thread on its slice, one call below the split threshold, with
+// the library's own thread pool at one thread. Measured here the same way, back to back on hot
+// threads, they are the matmul points the cost model prices a step's GEMMs with, per orientation.
+void cpu_step_shape(gtb::State& st, gtb::cpu::GemmLib lib) {
   const std::string orient = st.get_string("orientation");
   if (orient != "nn" && orient != "tn" && orient != "nt")
     throw std::invalid_argument("gemm: orientation must be nn, tn or nt, got " + orient);
+  if (!gtb::cpu::gemm_lib_available(lib))
+    throw gtb::Skip(std::string(gtb::cpu::to_string(lib)) + " is not available here" +
+                    (lib == gtb::cpu::GemmLib::mkl ? " (" + gtb::cpu::mkl::unavailable_reason() + ")" : ""));
   const Problem& pr = problem(dim(st, "m"), dim(st, "n"), dim(st, "k"));
   const int m = int(pr.m), n = int(pr.n), k = int(pr.k);
   const bool ta = orient == "tn", tb = orient == "nt";
@@ -247,24 +268,119 @@ void cpu_step_shape(gtb::State& st) {
   const float* b = tb ? bt.data() : pr.b.data();
   const int lda = ta ? m : k, ldb = tb ? k : n;
   std::vector<float> c = output_buffer(pr);
-  auto run = [&] { gtb::cpu::sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c.data(), n); };
+  // The steps run the library on one thread per slice; the family's other cases use its pool.
+  struct OneBlasThread {
+    int saved = gtb::cpu::blas_threads();
+    OneBlasThread() { gtb::cpu::set_blas_threads(1); }
+    ~OneBlasThread() { gtb::cpu::set_blas_threads(saved); }
+  } one;
+  auto run = [&] {
+    gtb::cpu::split_gemm(ta, tb, m, n, k, a, lda, b, ldb, c.data(), n, false,
+                         [&](int mm, int nn, const float* as, const float* bs, float* cs) {
+                           gtb::cpu::sgemm(lib, ta, tb, mm, nn, k, 1.0f, as, lda, bs, ldb, 0.0f, cs, n);
+                         });
+  };
   run();
   describe_problem(st, pr, Precision::fp32);
   if (!record_check(st, c.data(), pr, Precision::fp32)) return;
-  st.info("threads", gtb::cpu::blas_threads());
-  st.info("library", gtb::cpu::blas_config());
-  st.info("compute", std::string("cblas_sgemm ") + (ta ? "A^T B" : tb ? "A B^T" : "A B") + " (FP32)");
+  st.info("threads", omp_get_max_threads());
+  st.info("library", gtb::cpu::to_string(lib));
+  st.info("compute", std::string("sgemm ") + (ta ? "A^T B" : tb ? "A B^T" : "A B") +
+                         " (FP32), one single-threaded call per thread's slice (the CPU steps' split)");
   st.exec(run);
 }
 
-std::vector<std::vector<std::int64_t>> step_shapes(bool full) {
+// Attention's GEMMs: one small product per sample and head, the tasks spread over the threads
+// (an OpenMP loop, each call single-threaded), as the CPU transformer step runs them. Per head of
+// dh columns over S positions: scores Q K^T and dP = dO V^T (nt: S x S x dh), context P V and
+// dQ = dS K (nn: S x dh x S), dV = P^T dO and dK = dS^T Q (tn: S x dh x S). `count` products,
+// each on its own operands, per repetition.
+void cpu_batched(gtb::State& st, gtb::cpu::GemmLib lib) {
+  const std::string orient = st.get_string("orientation");
+  if (orient != "nn" && orient != "tn" && orient != "nt")
+    throw std::invalid_argument("gemm: orientation must be nn, tn or nt, got " + orient);
+  if (!gtb::cpu::gemm_lib_available(lib))
+    throw gtb::Skip(std::string(gtb::cpu::to_string(lib)) + " is not available here");
+  const int count = dim(st, "count");
+  const Problem& pr = problem(dim(st, "m"), dim(st, "n"), dim(st, "k"));
+  const int m = int(pr.m), n = int(pr.n), k = int(pr.k);
+  const bool ta = orient == "tn", tb = orient == "nt";
+  const std::size_t asz = pr.a.size(), bsz = pr.b.size(), csz = std::size_t(m) * std::size_t(n);
+  // Every task its own copy of the operands (the heads of a step touch distinct memory); each copy
+  // stored as the orientation reads it, so op(A) op(B) is the A B the reference holds.
+  std::vector<float> a(asz * std::size_t(count)), b(bsz * std::size_t(count));
+  for (int t = 0; t < count; ++t) {
+    float* at = a.data() + asz * std::size_t(t);
+    float* bt = b.data() + bsz * std::size_t(t);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < k; ++j) (ta ? at[std::size_t(j) * m + i] : at[std::size_t(i) * k + j]) = pr.a[std::size_t(i) * k + j];
+    for (int i = 0; i < k; ++i)
+      for (int j = 0; j < n; ++j) (tb ? bt[std::size_t(j) * k + i] : bt[std::size_t(i) * n + j]) = pr.b[std::size_t(i) * n + j];
+  }
+  const int lda = ta ? m : k, ldb = tb ? k : n;
+  std::vector<float> c(csz * std::size_t(count));
+  gtb::poison(c.data(), c.size());
+  struct OneBlasThread {
+    int saved = gtb::cpu::blas_threads();
+    OneBlasThread() { gtb::cpu::set_blas_threads(1); }
+    ~OneBlasThread() { gtb::cpu::set_blas_threads(saved); }
+  } one;
+  auto run = [&] {
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < count; ++t)
+      gtb::cpu::sgemm(lib, ta, tb, m, n, k, 1.0f, a.data() + asz * std::size_t(t), lda, b.data() + bsz * std::size_t(t),
+                      ldb, 0.0f, c.data() + csz * std::size_t(t), n);
+  };
+  run();
+  st.set_work(double(count) * gtb::gemm::flops(pr.m, pr.n, pr.k));
+  st.counter("operand_bytes", double(count) * gtb::gemm::operand_bytes(Precision::fp32, pr.m, pr.n, pr.k), "bytes");
+  // The first and the last task's products are checked (the same operands, so one reference).
+  for (const int t : {0, count - 1})
+    if (!record_check(st, c.data() + csz * std::size_t(t), pr, Precision::fp32)) return;
+  st.info("threads", omp_get_max_threads());
+  st.info("library", gtb::cpu::to_string(lib));
+  st.info("compute", std::string("sgemm ") + (ta ? "A^T B" : tb ? "A B^T" : "A B") +
+                         " (FP32) x count, an OpenMP loop over the products, each call single-threaded");
+  st.exec(run);
+}
+
+// Attention's sites for heads of dh columns over S positions, in one orientation.
+std::vector<std::vector<std::int64_t>> attention_sites(const std::string& orient, bool full) {
+  const std::vector<std::int64_t> seq = full ? std::vector<std::int64_t>{64, 128, 256, 512, 1024}
+                                             : std::vector<std::int64_t>{128, 256};
+  const std::vector<std::int64_t> head = full ? std::vector<std::int64_t>{32, 64, 128} : std::vector<std::int64_t>{32, 64};
   std::vector<std::vector<std::int64_t>> out;
-  const std::vector<std::int64_t> rows = full ? std::vector<std::int64_t>{1, 32, 64, 256, 512, 2048}
-                                              : std::vector<std::int64_t>{32, 256, 512};
-  const std::vector<std::int64_t> widths = full ? std::vector<std::int64_t>{64, 256, 512, 1024}
-                                                : std::vector<std::int64_t>{64, 256, 1024};
-  for (std::int64_t r : rows)
-    for (std::int64_t w : widths) out.push_back({r, w, w});
+  for (std::int64_t s : seq)
+    for (std::int64_t dh : head) {
+      if (orient == "nt") out.push_back({s, s, dh});
+      else out.push_back({s, dh, s});
+    }
+  return out;
+}
+
+// The sites of layers in -> out (out = in, and the 16-class output layer of small widths) at R rows,
+// in one orientation. The quick list leaves the 1024-row, 1024-wide layer to the library shapes
+// (1024^3 is one of them) and, with `small_rows_only`, the rows above 32 (the steps that pick oneDNN
+// there are the small ones; from 256 rows on OpenBLAS runs them as fast).
+std::vector<std::vector<std::int64_t>> step_sites(const std::string& orient, bool full, bool small_rows_only) {
+  const std::vector<std::int64_t> rows = full ? std::vector<std::int64_t>{1, 32, 128, 256, 512, 1024, 2048}
+                                              : std::vector<std::int64_t>{1, 32, 256, 1024};
+  const std::vector<std::int64_t> widths = full ? std::vector<std::int64_t>{64, 128, 256, 512, 1024}
+                                                : std::vector<std::int64_t>{64, 256, 512, 1024};
+  std::vector<std::vector<std::int64_t>> out;
+  for (std::int64_t r : rows) {
+    if (small_rows_only && r > 32) continue;
+    for (std::int64_t w : widths) {
+      if (!full && r >= 1024 && w >= 1024) continue;
+      std::vector<std::int64_t> outs{w};
+      if (w <= 256) outs.push_back(16);
+      for (std::int64_t o : outs) {
+        if (orient == "nn") out.push_back({r, o, w});
+        else if (orient == "tn") out.push_back({w, o, r});
+        else out.push_back({r, w, o});
+      }
+    }
+  }
   return out;
 }
 
@@ -367,10 +483,21 @@ gtb::Bench& register_gemm(gtb::Backend backend, const std::string& variant, cons
     });
   }
   if (cpu) {
-    // A 2048^3 SGEMM takes ~0.1 s on a small CPU: a few samples measure it; more only cost time
-    // (with the quick suite's 0.25 s budget: three such samples, two when the machine is busy).
+    // Quick: the two 2048-sized training shapes run at the 2048^3 rate within 1% on a small CPU, and
+    // each costs about a second (three samples, the check and its reference); the full suite keeps them.
+    // The misaligned 2047^3 too (about a second; its few-percent step from 2048^3 is a full-suite finding).
+    b.filter([](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
+      const std::string cls = gtb::gemm::shape_class(p.at("m").get<std::int64_t>(), p.at("n").get<std::int64_t>(),
+                                                     p.at("k").get<std::int64_t>());
+      return suite != gtb::Suite::quick || (cls != "training" && cls != "alignment");
+    });
+    // A 2048^3 SGEMM takes ~0.1 s on a small CPU: a few samples measure it; more only cost time.
+    // Quick: the call that is checked has already warmed the caches, the library and its threads,
+    // so no warm-up sample is spent, and two samples within 0.15 s do (the 2048-sized records'
+    // three samples on an idle 2-core CPU varied by at most 3%, coefficient of variation).
     b.rule(gtb::RuleChange().warmup_samples(1).warmup_seconds(0))
-        .rule(gtb::Suite::quick, gtb::RuleChange().min_samples(3).hard_min_samples(2))
+        .rule(gtb::Suite::quick,
+              gtb::RuleChange().warmup_samples(0).min_samples(2).hard_min_samples(2).budget_seconds(0.15))
         .rule(gtb::Suite::full, gtb::RuleChange().min_samples(5).hard_min_samples(3));
   }
   return b;
@@ -386,30 +513,71 @@ void register_all() {
   register_gemm(gtb::Backend::cpu, "openblas_detected", {"fp32"}, cpu_sgemm_detected,
                 "OpenBLAS cblas_sgemm with the core OpenBLAS detects itself (child process), when that differs")
       .ceiling("host_fma_fp32_tflops");
+  // Quick: oneDNN off 2048^3 (the same rate as OpenBLAS within 1% on a 2-core CPU), the misaligned
+  // 2047^3 and the 128-row skinny shape (OpenBLAS the faster by 3% and 85%): OpenBLAS gives the
+  // fastest rate per shape there by itself.
   register_gemm(gtb::Backend::cpu, "onednn", {"fp32"}, cpu_onednn, "oneDNN f32 matmul, all cores")
-      .ceiling("host_fma_fp32_tflops");
+      .ceiling("host_fma_fp32_tflops")
+      .filter([](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
+        return suite != gtb::Suite::quick || !onednn_quick_skips(p.at("m").get<std::int64_t>(),
+                                                                  p.at("n").get<std::int64_t>(),
+                                                                  p.at("k").get<std::int64_t>());
+      });
   register_gemm(gtb::Backend::cpu, "onednn", {"bf16_fp32acc", "fp16_fp32acc"}, cpu_onednn,
                 "oneDNN matmul with bf16/f16 A, B, C and f32 accumulation, all cores");
   auto mkl_quick = [](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
     return suite != gtb::Suite::quick || mkl_quick_shape(p.at("m").get<std::int64_t>(), p.at("n").get<std::int64_t>(),
                                                          p.at("k").get<std::int64_t>());
   };
+  // oneMKL's SGEMM in the full suite only: at the quick shapes it was never the fastest FP32
+  // library on a 2-core CPU (OpenBLAS or oneDNN give the fastest rate per shape by themselves).
   register_gemm(gtb::Backend::cpu, "mkl", {"fp32"}, cpu_mkl,
                 "oneMKL cblas_sgemm, all cores (GNU OpenMP threading layer)")
       .ceiling("host_fma_fp32_tflops")
-      .filter(mkl_quick);
+      .only(gtb::Suite::full);
   register_gemm(gtb::Backend::cpu, "mkl", {"bf16_fp32acc"}, cpu_mkl,
                 "oneMKL cblas_gemm_bf16bf16f32: bf16 A and B, f32 accumulation and C, all cores")
       .filter(mkl_quick);
-  gtb::add("gemm", "step_shapes", "openblas", gtb::Backend::cpu, cpu_step_shape)
-      .zip({"m", "n", "k"}, step_shapes(true), step_shapes(false))
-      .option("orientation", std::vector<std::string>{"nn", "tn", "nt"})
-      .rate("tflops", "TFLOP/s", 1e12)
-      .rule(gtb::RuleChange().warmup_samples(1).warmup_seconds(0))
-      .rule(gtb::Suite::quick, gtb::RuleChange().min_samples(3).hard_min_samples(2))
-      .ceiling("host_fma_fp32_tflops")
-      .describe("a training step's GEMM shapes (rows x width x width) in its three orientations: nn forward, "
-                "tn weight gradient A^T B, nt input gradient A B^T; OpenBLAS cblas_sgemm, all cores");
+  // The step shapes through the libraries a CPU step picks from. Quick: OpenBLAS everywhere and
+  // oneDNN up to 32 rows (the small steps pick it); full: all three.
+  for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl})
+    for (const std::string orient : {"nn", "tn", "nt"}) {
+      const bool in_quick = lib != gtb::cpu::GemmLib::mkl;
+      auto& b = gtb::add("gemm", "step_shapes", gtb::cpu::to_string(lib), gtb::Backend::cpu,
+                         [lib](gtb::State& st) { cpu_step_shape(st, lib); })
+                    .zip({"m", "n", "k"}, step_sites(orient, true, false),
+                         step_sites(orient, false, lib == gtb::cpu::GemmLib::onednn))
+                    .option("orientation", std::vector<std::string>{orient})
+                    .rate("tflops", "TFLOP/s", 1e12)
+                    .rule(gtb::RuleChange().warmup_samples(1).warmup_seconds(0))
+                    // Back-to-back calls of one small shape vary little: a few samples suffice.
+                    .rule(gtb::Suite::quick,
+                          gtb::RuleChange().min_samples(3).hard_min_samples(2).budget_seconds(0.02).noise_target(0.03))
+                    .ceiling("host_fma_fp32_tflops")
+                    .describe("a training step's GEMM sites (layer in -> out at R rows: nn R x out x in, tn in x out x R, "
+                              "nt R x in x out) the way the CPU steps call them: one single-threaded " +
+                              std::string(gtb::cpu::to_string(lib)) + " call per thread's slice");
+      if (!in_quick) b.only(gtb::Suite::full);
+    }
+  // Attention's per-head products, 16 at once (a batch of 4 samples of 4 heads; more tasks than
+  // threads, as the transformer steps run).
+  for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn})
+    for (const std::string orient : {"nn", "tn", "nt"}) {
+      std::vector<std::vector<std::int64_t>> full, quick;
+      for (auto s : attention_sites(orient, true)) s.push_back(16), full.push_back(s);
+      for (auto s : attention_sites(orient, false)) s.push_back(16), quick.push_back(s);
+      gtb::add("gemm", "batched", gtb::cpu::to_string(lib), gtb::Backend::cpu,
+               [lib](gtb::State& st) { cpu_batched(st, lib); })
+          .zip({"m", "n", "k", "count"}, full, quick)
+          .option("orientation", std::vector<std::string>{orient})
+          .rate("tflops", "TFLOP/s", 1e12)
+          .rule(gtb::RuleChange().warmup_samples(1).warmup_seconds(0))
+          .rule(gtb::Suite::quick,
+                gtb::RuleChange().min_samples(3).hard_min_samples(2).budget_seconds(0.02).noise_target(0.03))
+          .ceiling("host_fma_fp32_tflops")
+          .describe("attention's per-head GEMMs (S x S x dh, S x dh x S), count of them at once over the threads, each "
+                    "one single-threaded " + std::string(gtb::cpu::to_string(lib)) + " call");
+    }
   register_gemm(gtb::Backend::cuda, "cublas", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, false); },
                 "cublasGemmEx with the precision's compute type; TFLOP/s = 2*m*n*k / time");
   register_gemm(gtb::Backend::cuda, "cublaslt", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, true); },

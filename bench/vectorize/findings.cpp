@@ -1,6 +1,8 @@
 // The vectorize family's findings from its records (see findings.h for the shape).
 #include "bench/vectorize/findings.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <utility>
 
@@ -103,6 +105,12 @@ Findings compute_findings(const std::vector<Record>& recs) {
         [](const Record& r) { return r.workload == "chain" && !r.options.contains("chunk"); },
         [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
         [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "GELU chain"));
+  // An Adam update, per byte it moves: the optimizer part of a step that runs Adam.
+  if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "adam"; }))
+    f.terms.push_back(cost::table_term(
+        "stream_bandwidth", Backend::cpu, json{{"op", "adam"}}, {"bytes"}, "bytes_per_s", recs,
+        [](const Record& r) { return r.workload == "adam"; }, [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
+        [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "Adam update"));
   return f;
 }
 

@@ -1,6 +1,7 @@
 // Vectorize family: the same elementwise work (axpy update, scale -> bias -> GELU chain) as launch
 // loops, serial loops, scalar and 16-byte vectorized kernels, unfused vs fused, Thrust and CUDA Graphs
 // on the GPU, and as scalar, compiler-vectorized and OpenMP loops on the CPU.
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -156,6 +157,66 @@ void cpu_case(State& st, Work w, gtb::cpu::Loop loop) {
   st.info("working_set_bytes", working_set);
   st.info("threads", loop == gtb::cpu::Loop::openmp ? gtb::cpu::openmp_threads() : 1);
   st.exec(run);
+}
+
+// An optimizer update is an elementwise pass too, but Adam's square root and division per parameter
+// can cost more than its bytes at the streaming rate: measured as one, it prices a step's update.
+// w -= lr * (m / c1) / (sqrt(v / c2) + eps) after m = b1 m + (1 - b1) g and v = b2 v + (1 - b2) g^2.
+constexpr float kAdamLr = 1e-3f, kAdamB1 = 0.9f, kAdamB2 = 0.999f, kAdamEps = 1e-8f;
+
+void adam_pass(float* __restrict w, float* __restrict m, float* __restrict v, const float* __restrict g,
+               std::size_t n, float c1, float c2) {
+  const float rc1 = 1.0f / c1, rc2 = 1.0f / c2;
+#pragma omp parallel for simd schedule(static)
+  for (std::size_t i = 0; i < n; ++i) {
+    const float mi = kAdamB1 * m[i] + (1.0f - kAdamB1) * g[i];
+    const float vi = kAdamB2 * v[i] + (1.0f - kAdamB2) * g[i] * g[i];
+    m[i] = mi;
+    v[i] = vi;
+    w[i] -= kAdamLr * (mi * rc1) / (std::sqrt(vi * rc2) + kAdamEps);
+  }
+}
+
+void cpu_adam(State& st) {
+  const std::size_t n = elements(st);
+  require_host_bytes(double(n) * 16.0);
+  HostArray w = host_array(n), m = host_array(n), v = host_array(n), g = host_array(n);
+  std::vector<float> w0(n), m0(n), v0(n), g0(n);
+  gtb::fill_normal(w0.data(), n, 11);
+  gtb::fill_normal(m0.data(), n, 12);
+  gtb::fill_normal(g0.data(), n, 13);
+  gtb::fill_normal(v0.data(), n, 14);
+  for (float& x : v0) x = x * x + 1e-3f;  // a second moment is positive
+  gtb::cpu::parallel_copy(w.get(), w0.data(), n);
+  gtb::cpu::parallel_copy(m.get(), m0.data(), n);
+  gtb::cpu::parallel_copy(v.get(), v0.data(), n);
+  gtb::cpu::parallel_copy(g.get(), g0.data(), n);
+  // The first step's bias corrections (t = 1), the update's largest.
+  const float c1 = 1.0f - kAdamB1, c2 = 1.0f - kAdamB2;
+  adam_pass(w.get(), m.get(), v.get(), g.get(), n, c1, c2);
+  // The float64 reference of the same update, outside the timed region.
+  std::vector<double> ref(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double mi = 0.9 * m0[i] + 0.1 * double(g0[i]);
+    const double vi = 0.999 * v0[i] + 0.001 * double(g0[i]) * g0[i];
+    ref[i] = w0[i] - 1e-3 * (mi / c1) / (std::sqrt(vi / c2) + 1e-8);
+  }
+  std::size_t bad = 0, first = n;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!(std::fabs(double(w.get()[i]) - ref[i]) <= 1e-5 + 1e-5 * std::fabs(ref[i]))) {
+      if (!bad) first = i;
+      ++bad;
+    }
+  st.check(bad == 0, bad == 0 ? "all " + std::to_string(n) + " updated weights within 1e-5 of the float64 update"
+                              : std::to_string(bad) + " weights off the float64 update, the first at " +
+                                    std::to_string(first));
+  if (bad) return;
+  const double bytes = 7.0 * 4.0 * double(n);  // read w, m, v, g; write w, m, v
+  st.set_work(bytes);
+  st.info("cache_resident", gtb::cache_resident(bytes));
+  st.info("working_set_bytes", 4.0 * 4.0 * double(n));
+  st.info("threads", gtb::cpu::openmp_threads());
+  st.exec([&] { adam_pass(w.get(), m.get(), v.get(), g.get(), n, c1, c2); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -320,6 +381,12 @@ bool register_all() {
               what + ", the launch loop captured once in a CUDA Graph, one graph launch per run; "
                      "n/chunk <= 16384");
   }
+  gtb::add("vectorize", "adam", "openmp", Backend::cpu, cpu_adam)
+      .axis("n", kFullN, {1 << 18, 1 << 20, 1 << 22})
+      .rate("bandwidth", "GB/s", 1e9)
+      .ceiling("host_stream_gbps")
+      .describe("an Adam update of n FP32 parameters (m, v, w from g), all cores, OpenMP parallel for simd; "
+                "bytes = 7 x 4n (read w, m, v, g; write w, m, v); " + std::string(kBytesRule));
   return true;
 }
 const bool kRegistered = register_all();

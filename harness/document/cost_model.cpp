@@ -67,32 +67,40 @@ void require(bool ok, const char* key, const std::string& model) {
 
 double element_bytes(const std::string& precision) { return precision == "bf16" || precision == "fp16" ? 2.0 : 4.0; }
 
+// One GEMM site of a step: C[m x n] = op(A) op(B) over k, `count` products of it (attention's heads
+// run one per sample and head, `batched`), in the orientation the step calls it.
 struct Shape {
   double m, n, k;
+  std::string orientation = "nn";
+  double count = 1;
+  bool batched = false;
 };
 
-// The GEMMs of one micro-batch of `rows` samples, forward and backward.
+// The GEMMs of one micro-batch of `rows` samples, forward and backward. A layer in -> out: the
+// forward Z = A W (nn: rows x out x in), the weight gradient dW = A^T dZ (tn: in x out x rows) and
+// the input gradient dA = dZ W^T (nt: rows x in x out).
 std::vector<Shape> matmul_shapes(const StepConfig& c, double rows) {
   std::vector<Shape> s;
+  auto layer = [&](double r, double in, double out, bool input_grad) {
+    s.push_back({r, out, in, "nn"});
+    s.push_back({in, out, r, "tn"});
+    if (input_grad) s.push_back({r, in, out, "nt"});
+  };
   if (c.model == "mlp") {
     const int L = c.depth;
-    for (int l = 1; l <= L; ++l) {
-      const double in = l == 1 ? c.input : c.width, out = l == L ? c.classes : c.width;
-      s.push_back({rows, out, in});      // forward Z = A W
-      s.push_back({in, out, rows});      // dW = A^T dZ
-      if (l > 1) s.push_back({rows, in, out});  // dA = dZ W^T
-    }
+    for (int l = 1; l <= L; ++l) layer(rows, l == 1 ? c.input : c.width, l == L ? c.classes : c.width, l > 1);
   } else if (c.model == "transformer") {
     const double T = rows * c.seq_len, d = c.d_model, h = c.heads, dh = d / h, S = c.seq_len;
     for (int l = 0; l < c.layers; ++l) {
-      for (const Shape& f : {Shape{T, 3 * d, d}, Shape{T, d, d}, Shape{T, 4 * d, d}, Shape{T, d, 4 * d}}) {
-        s.push_back(f);                 // forward
-        s.push_back({f.k, f.n, f.m});   // weight gradient
-        s.push_back({f.m, f.k, f.n});   // input gradient
-      }
-      // Attention per (sample, head): scores Q K^T and context P V, forward and two backward each.
-      for (int i = 0; i < 3 * 2; ++i)
-        for (int rep = 0; rep < 1; ++rep) s.push_back({S * rows * h, S, dh});
+      layer(T, d, 3 * d, true);  // QKV
+      layer(T, d, d, true);      // output projection
+      layer(T, d, 4 * d, true);  // MLP up
+      layer(T, 4 * d, d, true);  // MLP down
+      // Attention, per sample and head: scores Q K^T and dP = dO V^T (S x S x dh, nt), context P V
+      // and dQ = dS K (S x dh x S, nn), dV = P^T dO and dK = dS^T Q (S x dh x S, tn).
+      const double heads = rows * h;
+      for (const char* o : {"nt", "nt"}) s.push_back({S, S, dh, o, heads, true});
+      for (const char* o : {"nn", "nn", "tn", "tn"}) s.push_back({S, dh, S, o, heads, true});
     }
   }
   return s;
@@ -274,7 +282,7 @@ double parameter_count(const StepConfig& c) {
 double flops_per_step(const StepConfig& c) {
   if (c.model == "generic") return c.flops_per_sample * c.batch;
   double f = 0;
-  for (const auto& s : matmul_shapes(c, double(c.batch) / c.micro_batches)) f += 2 * s.m * s.n * s.k;
+  for (const auto& s : matmul_shapes(c, double(c.batch) / c.micro_batches)) f += 2 * s.m * s.n * s.k * s.count;
   return f * c.micro_batches;
 }
 
@@ -308,10 +316,13 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
       }
       n = 1;
     } else {
-      std::size_t outside = 0;
+      std::size_t outside = 0, stand_in = 0;
       for (const auto& s : matmul_shapes(c, rows)) {
-        Estimate one = matmul_seconds(terms, be, c.precision, s.m, s.n, s.k);
+        Estimate one = s.batched ? matmul_batched_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation, s.count)
+                                 : matmul_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation);
         outside += one.outside_measured;
+        stand_in += one.note.find("priced at the A B rate") != std::string::npos ||
+                    one.note.find("priced alone") != std::string::npos;
         one.note.clear();
         mm = mm + one;
         ++n;
@@ -320,6 +331,9 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
       if (outside)
         mm.note = std::to_string(outside) + " of " + std::to_string(n) +
                   " GEMM shapes lie outside the measured shapes: the nearest measured rates are used";
+      if (stand_in)
+        mm.note += (mm.note.empty() ? "" : "; ") + std::to_string(stand_in) +
+                   " transposed or per-head GEMMs priced at the plain A B rate (none of theirs measured)";
     }
     os.str("");
     if (c.model == "generic") os << "the model's FLOPs as GEMMs, " << c.precision;
@@ -344,9 +358,17 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
     os << ops.size() << " elementwise passes per micro-batch at the measured streaming bandwidth";
     add("compute", "elementwise", os.str(), ew);
     const double opt_bytes = params * 4.0 * (c.optimizer == "sgd" ? 5.0 : 7.0);
+    // Adam at the measured rate of an Adam update (its square root and division per parameter),
+    // where one was measured; SGD with momentum, and Adam elsewhere, at the streaming rate.
+    Estimate opt = stream_seconds(terms, be, opt_bytes);
+    if (c.optimizer != "sgd") {
+      const Estimate adam = stream_seconds_of(terms, be, opt_bytes, "adam");
+      if (adam.seconds) opt = adam;
+      else if (opt.seconds) opt.note = (opt.note.empty() ? "" : opt.note + "; ") + std::string("no measured Adam update: at the streaming rate");
+    }
     add("compute", "optimizer", c.optimizer + " update of " + std::to_string(static_cast<long long>(params)) +
                                    " parameters (" + fmt_bytes(opt_bytes) + " moved)",
-        stream_seconds(terms, be, opt_bytes));
+        opt);
   }
   double device_work = 0;
   for (const auto& part : p.parts) device_work += part.estimate.seconds.value_or(0);

@@ -424,28 +424,69 @@ Estimate copy_seconds(const std::vector<Term>& terms, const std::string& name, B
   return cannot(reason.empty() ? describe(name, b, memory.empty() ? "" : "memory=" + memory) : reason);
 }
 
-Estimate matmul_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m, double n,
-                        double k) {
-  std::string reason;
+namespace {
+// A term's orientation: files written before orientations were measured hold A B ("nn") tables.
+bool orientation_is(const Term& t, const std::string& orientation) {
+  const auto it = t.where.find("orientation");
+  if (it == t.where.end()) return orientation == "nn";
+  return it->is_string() && it->get<std::string>() == orientation;
+}
+
+// The rate of the first usable table of `name` for this precision and orientation; nullopt (with
+// the publisher's reason) when none.
+std::optional<Estimate> table_matmul(const std::vector<Term>& terms, const std::string& name, Backend b,
+                                     const std::string& precision, const std::string& orientation, double m, double n,
+                                     double k, double count, std::string& reason) {
   const auto found = select(
-      terms, "matmul", b, [&](const Term& t) { return where_matches(t.where, "precision", precision); }, reason);
+      terms, name, b,
+      [&](const Term& t) { return where_matches(t.where, "precision", precision) && orientation_is(t, orientation); },
+      reason);
   for (const Term* t : found) {
     if (t->form != "table" || t->y != "flop_per_s") continue;
     const auto ip = interpolate(*t, json{{"m", m}, {"n", n}, {"k", k}});
     if (!ip || ip->y <= 0) continue;
     Estimate e;
-    e.seconds = 2.0 * m * n * k / ip->y;
+    e.seconds = 2.0 * m * n * k * count / ip->y;
     e.records = ip->records;
     e.outside_measured = ip->outside_measured;
     if (e.outside_measured) {
       std::ostringstream os;
-      os << "matmul " << m << "x" << n << "x" << k << " " << precision
+      os << name << " " << m << "x" << n << "x" << k << " " << orientation << " " << precision
          << " is outside the measured shapes: the nearest measured rate is used";
       e.note = os.str();
     }
     return e;
   }
+  return std::nullopt;
+}
+}  // namespace
+
+Estimate matmul_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m, double n,
+                        double k, const std::string& orientation) {
+  std::string reason;
+  if (orientation != "nn") {
+    if (auto e = table_matmul(terms, "matmul", b, precision, orientation, m, n, k, 1, reason)) return *e;
+    reason.clear();
+  }
+  if (auto e = table_matmul(terms, "matmul", b, precision, "nn", m, n, k, 1, reason)) {
+    if (orientation != "nn") {
+      // No transposed records (a GPU run, an older file): the A B rate stands in, and says so.
+      e->note = (e->note.empty() ? "" : e->note + "; ") + std::string("no ") + orientation +
+                " matmul records: priced at the A B rate";
+    }
+    return *e;
+  }
   return cannot(reason.empty() ? describe("matmul", b, "precision=" + precision) : reason);
+}
+
+Estimate matmul_batched_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m,
+                                double n, double k, const std::string& orientation, double count) {
+  std::string reason;
+  if (auto e = table_matmul(terms, "matmul_batched", b, precision, orientation, m, n, k, count, reason)) return *e;
+  // No batched records: each product at the single-GEMM rate of its shape.
+  Estimate e = scaled(matmul_seconds(terms, b, precision, m, n, k, orientation), count);
+  if (e.seconds) e.note = (e.note.empty() ? "" : e.note + "; ") + std::string("no batched matmul records: each product priced alone");
+  return e;
 }
 
 namespace {
@@ -499,7 +540,21 @@ Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double byt
   std::string reason;
   // A plain pass uses the terms without an op; a GELU pass those measured computing one.
   auto ok = [&](const Term& t) { return op.empty() ? !t.where.contains("op") : where_matches(t.where, "op", op); };
-  for (const Term* t : select(terms, "stream_bandwidth", b, ok, reason)) {
+  // Several publishers may measure streaming over different sizes (large arrays only, or cache-sized
+  // ones too): the table whose sizes cover the pass, else the one whose sizes come nearest (in log).
+  std::vector<const Term*> found = select(terms, "stream_bandwidth", b, ok, reason);
+  auto distance = [&](const Term* t) {
+    if (t->form != "table" || t->points.empty()) return t->form == "latency_bandwidth" ? 0.0 : 1e300;
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    for (const auto& p : t->points) {
+      const double x = axis_value(p.at, t->axes.empty() ? "bytes" : t->axes[0]);
+      lo = std::min(lo, x), hi = std::max(hi, x);
+    }
+    if (!(bytes > 0) || !(lo > 0)) return 1e300;
+    return bytes < lo ? std::log(lo / bytes) : bytes > hi ? std::log(bytes / hi) : 0.0;
+  };
+  std::stable_sort(found.begin(), found.end(), [&](const Term* x, const Term* y) { return distance(x) < distance(y); });
+  for (const Term* t : found) {
     if (t->form == "latency_bandwidth") return from_latency_bandwidth(*t, bytes);
     if (t->form != "table" || t->y != "bytes_per_s") continue;
     const auto ip = interpolate(*t, json{{t->axes.empty() ? "bytes" : t->axes[0], bytes}});

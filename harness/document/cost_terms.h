@@ -78,7 +78,14 @@ Estimate scaled(const Estimate& e, double factor);
 // Lookups. Each picks the terms of that name, backend and selector; none usable gives cannot_say
 // with the publisher's reason (or "no ... term").
 Estimate copy_seconds(const std::vector<Term>&, const std::string& name, Backend, const std::string& memory, double bytes);
-Estimate matmul_seconds(const std::vector<Term>&, Backend, const std::string& precision, double m, double n, double k);
+// `orientation`: nn (A B), tn (A^T B, a weight gradient) or nt (A B^T, an input gradient); a backend
+// without tables of that orientation is priced at its nn rate, with a note.
+Estimate matmul_seconds(const std::vector<Term>&, Backend, const std::string& precision, double m, double n, double k,
+                        const std::string& orientation = "nn");
+// `count` independent products of one shape at once (attention's per-head GEMMs): the
+// matmul_batched table, or each product alone at the matmul rate where none was measured.
+Estimate matmul_batched_seconds(const std::vector<Term>&, Backend, const std::string& precision, double m, double n,
+                                double k, const std::string& orientation, double count);
 Estimate launch_seconds(const std::vector<Term>&, const std::string& mode);
 Estimate host_sync_seconds(const std::vector<Term>&, Backend);
 Estimate allreduce_seconds(const std::vector<Term>&, Backend, int ranks, double bytes);

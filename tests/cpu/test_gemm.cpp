@@ -10,6 +10,7 @@
 
 #include "bench/gemm/check.h"
 #include "bench/gemm/findings.h"
+#include "harness/document/cost_terms.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/random.h"
@@ -452,6 +453,61 @@ TEST(GemmFindings, SpeedupsBestRateLibraryAndAlignment) {
   for (std::size_t i = 0; i < found.alignment.size(); ++i)
     EXPECT_DOUBLE_EQ(found.alignment[i].ratio, f["alignment"][i]["ratio"].get<double>());
   ASSERT_EQ(found.gpu_vs_cpu_same_precision.size(), f["gpu_vs_cpu_same_precision"].size());
+}
+
+namespace {
+// A step-shape or batched record that took `seconds` per repetition.
+gtb::Record timed(const std::string& workload, std::int64_t m, std::int64_t n, std::int64_t k, const std::string& orient,
+                  double seconds, std::int64_t count = 0) {
+  gtb::Record r;
+  r.family = "gemm";
+  r.workload = workload;
+  r.variant = "openblas";
+  r.backend = gtb::Backend::cpu;
+  r.params = {{"m", m}, {"n", n}, {"k", k}};
+  if (count) r.params["count"] = count;
+  r.options = {{"orientation", orient}};
+  r.id = gtb::make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
+  r.status = gtb::Status::ok;
+  gtb::Stats st;
+  st.median = seconds;
+  r.stats = st;
+  r.value = 1;
+  return r;
+}
+const gtb::cost::Term* term(const g::Findings& f, const std::string& name, const std::string& orient) {
+  for (const auto& t : f.terms)
+    if (t.name == name && t.backend == gtb::Backend::cpu && t.where.value("precision", "") == "fp32" &&
+        t.where.value("orientation", "") == orient)
+      return &t;
+  return nullptr;
+}
+}  // namespace
+
+// The step shapes give one matmul table per orientation (the library shapes join nn), the batched
+// records matmul_batched with the batch's FLOP/s; a backend without transposed records has no such table.
+TEST(GemmFindings, MatmulTermsPerOrientationAndBatched) {
+  gtb::Record lib = rec(gtb::Backend::cpu, "openblas", 1024, 1024, 1024, "fp32", "", 0.1);
+  gtb::Stats st;
+  st.median = 2.0 * 1024 * 1024 * 1024 / 1e11;
+  lib.stats = st;
+  const std::vector<gtb::Record> rs = {lib, timed("step_shapes", 256, 256, 64, "nn", 2.0 * 256 * 256 * 64 / 5e10),
+                                       timed("step_shapes", 64, 256, 256, "tn", 2.0 * 64 * 256 * 256 / 2.5e10),
+                                       timed("batched", 128, 128, 32, "nt", 16 * 2.0 * 128 * 128 * 32 / 4e10, 16)};
+  const g::Findings f = g::compute_findings(rs);
+  const auto* nn = term(f, "matmul", "nn");
+  const auto* tn = term(f, "matmul", "tn");
+  const auto* batched = term(f, "matmul_batched", "nt");
+  ASSERT_TRUE(nn && tn && batched);
+  EXPECT_EQ(term(f, "matmul", "nt"), nullptr);  // no nt records: no nt table
+  ASSERT_EQ(nn->points.size(), 2u);
+  ASSERT_EQ(tn->points.size(), 1u);
+  EXPECT_NEAR(tn->points[0].y, 2.5e10, 1);
+  EXPECT_EQ(tn->points[0].record, rs[2].id);
+  ASSERT_EQ(batched->points.size(), 1u);
+  EXPECT_NEAR(batched->points[0].y, 4e10, 1);  // the count is in the FLOPs
+  for (const auto& t : f.terms)
+    if (t.backend == gtb::Backend::cuda) EXPECT_EQ(t.where.value("orientation", "nn"), "nn") << t.name;
 }
 
 TEST(GemmFindings, EmptyInputGivesNoFindings) {

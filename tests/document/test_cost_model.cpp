@@ -246,3 +246,133 @@ TEST(CostModel, AFixPricedOutsideTheMeasuredShapesSaysItIsRough) {
   EXPECT_NE(bf16.caveat.find("matmul"), std::string::npos) << bf16.caveat;
   EXPECT_TRUE(to_json(bf16).contains("caveat"));
 }
+
+namespace {
+// A matmul table of one rate over a small grid of shapes (records named after the table).
+Term flat_matmul(const std::string& name, Backend be, const std::string& orientation, double rate) {
+  Term t;
+  t.family = "gemm";
+  t.name = name;
+  t.backend = be;
+  t.where = {{"precision", "fp32"}, {"orientation", orientation}};
+  t.form = "table";
+  t.axes = {"m", "n", "k"};
+  t.y = "flop_per_s";
+  for (double m : {16.0, 4096.0})
+    for (double n : {16.0, 4096.0})
+      for (double k : {16.0, 4096.0}) {
+        const std::string rec = name + "/" + orientation + "/" + std::to_string(int(m)) + "," +
+                                std::to_string(int(n)) + "," + std::to_string(int(k));
+        t.points.push_back({json{{"m", m}, {"n", n}, {"k", k}}, rate, rec});
+        t.records.push_back(rec);
+      }
+  return t;
+}
+Term flat_stream(Backend be, const std::string& op, double rate) {
+  Term t;
+  t.family = "vectorize";
+  t.name = "stream_bandwidth";
+  t.backend = be;
+  if (!op.empty()) t.where = {{"op", op}};
+  t.form = "table";
+  t.axes = {"bytes"};
+  t.y = "bytes_per_s";
+  for (double b : {1e3, 1e10}) t.points.push_back({json{{"bytes", b}}, rate, "stream/" + op + std::to_string(b)});
+  return t;
+}
+double matmul_part(const std::vector<Term>& terms, const StepConfig& c) {
+  const Prediction p = predict(terms, c, Backend::cpu);
+  const Part* mm = part(p, "matmul");
+  EXPECT_TRUE(mm && mm->estimate.seconds) << (mm ? mm->estimate.cannot_say : "no matmul part");
+  return mm && mm->estimate.seconds ? *mm->estimate.seconds : 0;
+}
+}  // namespace
+
+// A layer's weight gradient runs A^T B ("tn"): with a tn table it is priced there. Halving the tn
+// rate adds exactly the tn GEMMs' time once more; without one it falls back to the nn rate and says so.
+TEST(CostModel, PlantedHalvedTransposedRateMovesOnlyTheWeightGradients) {
+  const StepConfig c = config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 3}, {"batch", 64}});
+  const double nn_rate = 1e11;
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", nn_rate), flat_stream(Backend::cpu, "", 1e10)};
+  const double plain = matmul_part(terms, c);
+  // Every GEMM at the nn rate: 2 x FLOPs / rate.
+  EXPECT_NEAR(plain, flops_per_step(c) / nn_rate, 1e-12);
+  const Prediction fallback = predict(terms, c, Backend::cpu);
+  EXPECT_NE(part(fallback, "matmul")->estimate.note.find("plain A B rate"), std::string::npos)
+      << part(fallback, "matmul")->estimate.note;
+  // The weight gradients: in x out x rows per layer, 256->256, 256->256, 256->16 at 64 rows.
+  const double tn_flop = 2.0 * 64 * (256.0 * 256 + 256.0 * 256 + 256.0 * 16);
+  terms.push_back(flat_matmul("matmul", Backend::cpu, "tn", nn_rate));
+  EXPECT_NEAR(matmul_part(terms, c), plain, 1e-12);
+  terms.back() = flat_matmul("matmul", Backend::cpu, "tn", nn_rate / 2);
+  EXPECT_NEAR(matmul_part(terms, c) - plain, tn_flop / nn_rate, 1e-12);
+  // The records behind the part name the tn table.
+  const auto recs = part(predict(terms, c, Backend::cpu), "matmul")->estimate.records;
+  EXPECT_TRUE(std::any_of(recs.begin(), recs.end(), [](const std::string& r) { return r.find("/tn/") != std::string::npos; }));
+}
+
+// Attention's per-head products are priced by the batched term where there is one; doubling its
+// rate halves their share and nothing else.
+TEST(CostModel, PlantedDoubledBatchedRateHalvesTheAttentionProducts) {
+  const StepConfig c = config_from_json({{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4},
+                                         {"seq_len", 128}, {"batch", 2}});
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
+                             flat_stream(Backend::cpu, "gelu", 1e9)};
+  const double alone = matmul_part(terms, c);
+  // Six per-head products of 2 x 128 x 128 x 32 FLOPs, for 2 samples x 4 heads.
+  const double attention_flop = 6 * 8 * 2.0 * 128 * 128 * 32;
+  terms.push_back(flat_matmul("matmul_batched", Backend::cpu, "nn", 1e11));
+  terms.push_back(flat_matmul("matmul_batched", Backend::cpu, "tn", 1e11));
+  terms.push_back(flat_matmul("matmul_batched", Backend::cpu, "nt", 1e11));
+  EXPECT_NEAR(matmul_part(terms, c), alone, 1e-12);
+  for (auto& t : terms)
+    if (t.name == "matmul_batched")
+      for (auto& p : t.points) p.y *= 2;
+  EXPECT_NEAR(alone - matmul_part(terms, c), attention_flop / 1e11 / 2, 1e-12);
+}
+
+// Adam's update at the measured rate of an Adam pass; SGD stays at the streaming rate.
+TEST(CostModel, PlantedSlowAdamUpdateMovesOnlyTheAdamOptimizer) {
+  const StepConfig sgd = config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 2}, {"batch", 64}});
+  StepConfig adam = sgd;
+  adam.optimizer = "adam";
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10)};
+  auto opt = [&](const StepConfig& c) {
+    const Prediction p = predict(terms, c, Backend::cpu);
+    return *part(p, "optimizer")->estimate.seconds;
+  };
+  const double params = parameter_count(sgd);
+  EXPECT_NEAR(opt(adam), params * 28 / 1e10, 1e-12);  // no Adam term: its bytes at the streaming rate
+  terms.push_back(flat_stream(Backend::cpu, "adam", 2.5e9));
+  EXPECT_NEAR(opt(adam), params * 28 / 2.5e9, 1e-12);
+  EXPECT_NEAR(opt(sgd), params * 20 / 1e10, 1e-12);
+}
+
+// Two publishers' streaming tables over different sizes: a pass is priced from the one whose
+// measured sizes cover it (a cache-sized pass never at the rate of arrays far larger than any cache).
+TEST(CostModel, AStreamingPassUsesTheTableThatCoversItsSize) {
+  auto table = [](const std::string& family, double lo, double hi, double rate) {
+    Term t;
+    t.family = family;
+    t.name = "stream_bandwidth";
+    t.backend = Backend::cpu;
+    t.form = "table";
+    t.axes = {"bytes"};
+    t.y = "bytes_per_s";
+    for (double b : {lo, hi}) t.points.push_back({json{{"bytes", b}}, rate, family + std::to_string(b)});
+    return t;
+  };
+  const std::vector<Term> terms = {table("large", 1e8, 1e9, 2e10), table("small", 1e6, 1e7, 1e11)};
+  for (const auto order : {terms, std::vector<Term>{terms[1], terms[0]}}) {
+    const Estimate in_cache = stream_seconds(order, Backend::cpu, 2e6);
+    ASSERT_TRUE(in_cache.seconds);
+    EXPECT_NEAR(*in_cache.seconds, 2e6 / 1e11, 1e-15);
+    EXPECT_FALSE(in_cache.outside_measured);
+    const Estimate in_memory = stream_seconds(order, Backend::cpu, 5e8);
+    EXPECT_NEAR(*in_memory.seconds, 5e8 / 2e10, 1e-15);
+    // Between the two tables: the nearer one (3e7 is 0.48 in log from 1e7, 1.2 from 1e8), flagged.
+    const Estimate between = stream_seconds(order, Backend::cpu, 3e7);
+    EXPECT_NEAR(*between.seconds, 3e7 / 1e11, 1e-15);
+    EXPECT_TRUE(between.outside_measured);
+  }
+}
