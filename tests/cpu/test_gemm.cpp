@@ -506,8 +506,11 @@ TEST(GemmFindings, MatmulTermsPerOrientationAndBatched) {
   EXPECT_EQ(tn->points[0].record, rs[2].id);
   ASSERT_EQ(batched->points.size(), 1u);
   EXPECT_NEAR(batched->points[0].y, 4e10, 1);  // the count is in the FLOPs
-  for (const auto& t : f.terms)
-    if (t.backend == gtb::Backend::cuda) EXPECT_EQ(t.where.value("orientation", "nn"), "nn") << t.name;
+  for (const auto& t : f.terms) {
+    if (t.backend == gtb::Backend::cuda) {
+      EXPECT_EQ(t.where.value("orientation", "nn"), "nn") << t.name;
+    }
+  }
 }
 
 TEST(GemmFindings, EmptyInputGivesNoFindings) {

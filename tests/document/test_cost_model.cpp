@@ -363,7 +363,7 @@ TEST(CostModel, AStreamingPassUsesTheTableThatCoversItsSize) {
     return t;
   };
   const std::vector<Term> terms = {table("large", 1e8, 1e9, 2e10), table("small", 1e6, 1e7, 1e11)};
-  for (const auto order : {terms, std::vector<Term>{terms[1], terms[0]}}) {
+  for (const auto& order : {terms, std::vector<Term>{terms[1], terms[0]}}) {
     const Estimate in_cache = stream_seconds(order, Backend::cpu, 2e6);
     ASSERT_TRUE(in_cache.seconds);
     EXPECT_NEAR(*in_cache.seconds, 2e6 / 1e11, 1e-15);
