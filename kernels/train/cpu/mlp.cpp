@@ -146,8 +146,10 @@ namespace {
 // The elementwise loops are compiled for AVX-512 and AVX2 as well as the baseline and picked at run
 // time (the project builds for the generic x86-64 target). The activation is a template argument so
 // that each loop is branch-free and vectorizes.
+// The AVX2 clone is x86-64-v3 (AVX2 + FMA), chosen by the CPU's features: an arch= CPU name such
+// as haswell is chosen only on that model, so AMD's AVX2 CPUs ran the SSE2 baseline.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define GTB_MLP_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
+#define GTB_MLP_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 #else
 #define GTB_MLP_CLONES
 #endif

@@ -11,8 +11,10 @@ namespace gtb::cpu {
 
 // The project builds for the generic x86-64 target (SSE2); these loops are also compiled for AVX2
 // and AVX-512 and picked at run time, as a framework's CPU kernels are.
+// The AVX2 clone is x86-64-v3 (AVX2 + FMA), chosen by the CPU's features: an arch= CPU name such
+// as haswell is chosen only on that model, so AMD's AVX2 CPUs ran the SSE2 baseline.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define GTB_VEC_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
+#define GTB_VEC_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 #else
 #define GTB_VEC_CLONES
 #endif
