@@ -95,10 +95,7 @@ GpuMlp::GpuMlp(const Config& c, int batch, int micro_batches, Precision p, std::
   set_scale_state(s);
 }
 
-GpuMlp::~GpuMlp() {
-  if (exec_) cudaGraphExecDestroy(exec_);
-  if (graph_) cudaGraphDestroy(graph_);
-}
+GpuMlp::~GpuMlp() = default;
 
 void GpuMlp::load_data(const float* x, const int* labels, DataSource src) {
   const std::size_t xb = std::size_t(batch_) * std::size_t(cfg_.input) * 4, yb = std::size_t(batch_) * sizeof(int);
@@ -246,25 +243,11 @@ void GpuMlp::update() {
 void GpuMlp::capture_graph() {
   if (src_ == DataSource::pageable)
     throw std::invalid_argument("GpuMlp::capture_graph: copies from pageable memory cannot be captured");
-  if (exec_) return;
-  sync();
-  GTB_CUDA_CHECK(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
-  try {
-    step();
-  } catch (...) {
-    cudaGraph_t g = nullptr;
-    cudaStreamEndCapture(stream(), &g);
-    if (g) cudaGraphDestroy(g);
-    throw;
-  }
-  GTB_CUDA_CHECK(cudaStreamEndCapture(stream(), &graph_));
-  GTB_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
-  GTB_CUDA_CHECK(cudaGraphGetNodes(graph_, nullptr, &graph_nodes_));
+  graph_.capture(stream(), [this] { step(); });
 }
 
 void GpuMlp::replay() {
-  if (!exec_) throw std::logic_error("GpuMlp::replay: no graph captured");
-  GTB_CUDA_CHECK(cudaGraphLaunch(exec_, stream()));
+  graph_.replay(stream(), "GpuMlp::replay");
 }
 
 void GpuMlp::sync() const { stream_.sync(); }

@@ -95,8 +95,7 @@ GpuBlocks::GpuBlocks(const Config& c, Attention attn, Precision precision, std::
 }
 
 GpuBlocks::~GpuBlocks() {
-  if (exec_) cudaGraphExecDestroy(exec_);
-  if (graph_) cudaGraphDestroy(graph_);
+  graph_.reset();
   plans_.clear();
   if (lt_) cublasLtDestroy(lt_);
 }
@@ -329,25 +328,11 @@ void GpuBlocks::step() {
 }
 
 void GpuBlocks::capture_graph() {
-  if (exec_) return;
-  sync();
-  GTB_CUDA_CHECK(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
-  try {
-    step();
-  } catch (...) {
-    cudaGraph_t g = nullptr;
-    cudaStreamEndCapture(stream(), &g);
-    if (g) cudaGraphDestroy(g);
-    throw;
-  }
-  GTB_CUDA_CHECK(cudaStreamEndCapture(stream(), &graph_));
-  GTB_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
-  GTB_CUDA_CHECK(cudaGraphGetNodes(graph_, nullptr, &graph_nodes_));
+  graph_.capture(stream(), [this] { step(); });
 }
 
 void GpuBlocks::replay() {
-  if (!exec_) throw std::logic_error("GpuBlocks::replay: no graph captured");
-  GTB_CUDA_CHECK(cudaGraphLaunch(exec_, stream()));
+  graph_.replay(stream(), "GpuBlocks::replay");
 }
 
 double GpuBlocks::loss() const {

@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/common/cuda/blas.h"
+#include "kernels/common/cuda/graph.h"
 #include "kernels/common/cuda/memory.h"
 #include "kernels/common/precision.h"
 #include "kernels/train/cuda/mlp.h"  // DeviceArena: the high-water mark and the memory cap
@@ -59,8 +60,8 @@ class GpuBlocks {
   void step();           // enqueue one AdamW step on stream() (asynchronous)
   void capture_graph();  // capture step() once
   void replay();         // enqueue the captured step
-  bool has_graph() const { return exec_ != nullptr; }
-  std::size_t graph_nodes() const { return graph_nodes_; }
+  bool has_graph() const { return graph_.captured(); }
+  std::size_t graph_nodes() const { return graph_.nodes(); }
   void sync() const { stream_.sync(); }
 
   double loss() const;  // of the last step (synchronizes)
@@ -131,9 +132,7 @@ class GpuBlocks {
   float *target_ = nullptr, *dx_ = nullptr, *dx_mid_ = nullptr, *dh_ = nullptr, *dff_ = nullptr, *dqkv_ = nullptr,
         *tmp_ = nullptr, *row_loss_ = nullptr, *attn_scratch_ = nullptr;
   std::vector<std::pair<float*, std::size_t>> activations_;  // what poison() fills
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-  std::size_t graph_nodes_ = 0;
+  StepGraph graph_;
   int launches_ = 0, launches_last_ = 0;
   bool profiling_ = false;
   std::vector<std::unique_ptr<Event>> events_;
