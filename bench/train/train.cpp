@@ -17,6 +17,7 @@
 #include "kernels/common/precision.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/mlp.h"
+#include "kernels/train/step_check.h"
 #if GTB_HAVE_CUDA
 #include "harness/runtime/cuda_timing.h"
 #include "kernels/train/cuda/mlp.h"
@@ -257,16 +258,6 @@ double tolerance(gm::Precision p) {
   return 1e-2;
 }
 
-double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double d = double(a[i]) - double(b[i]);
-    num += d * d;
-    den += double(b[i]) * double(b[i]);
-  }
-  return std::sqrt(num / (den > 0 ? den : 1.0));
-}
-
 void gpu_case(gtb::State& st) {
   const mlp::Config cfg = config_of(st);
   const int batch = st.get_int("batch", 1), micro = micro_batches_of(st);
@@ -298,15 +289,10 @@ void gpu_case(gtb::State& st) {
     model.set_scale_state(s0);
     model.capture_graph();
     model.replay();
-    const double dg = rel_diff(model.grads(), g1), dp = rel_diff(model.params(), p1);
-    const double tol = prec == gm::Precision::fp32 ? 1e-5 : 1e-3;  // atomics may sum in another order
-    if (!(dg <= tol && dp <= tol)) {
-      ok = false;
-      detail = "graph replay differs from the eager step: gradients " + std::to_string(dg) + ", params " +
-               std::to_string(dp) + " (relative norm)";
-    } else {
-      detail += "; graph replay matches eager";
-    }
+    const std::string differs = gtb::step::replay_mismatch(model.grads(), model.params(), g1, p1,
+                                                           prec == gm::Precision::fp32 ? 1e-5 : 1e-3);
+    ok = differs.empty();
+    detail = ok ? detail + "; graph replay matches eager" : differs;
   }
   st.check(ok, detail, {{"loss_first_step", loss0}});
   if (!ok) return;

@@ -40,16 +40,6 @@ xf::Config config_of(gtb::State& st) {
   return c;
 }
 
-double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double d = double(a[i]) - double(b[i]);
-    num += d * d;
-    den += double(b[i]) * double(b[i]);
-  }
-  return std::sqrt(num / (den > 0 ? den : 1.0));
-}
-
 struct Checked {
   gtb::step::Result result;
   double worst_grad_rel = 0, loss_rel = 0;
@@ -144,15 +134,10 @@ void gpu_case(gtb::State& st, xf::Attention attn) {
     if (graph) {
       model.capture_graph();
       model.replay();
-      const double dg = rel_diff(model.grads(), g1), dp = rel_diff(model.params(), p1);
-      const double tol = prec == gtb::Precision::fp32 ? 1e-5 : 1e-3;  // atomics may add in another order
-      if (!(dg <= tol && dp <= tol)) {
-        ok = false;
-        detail = "graph replay differs from the eager step: gradients " + std::to_string(dg) + ", params " +
-                 std::to_string(dp) + " (relative norm)";
-      } else {
-        detail += "; graph replay matches eager";
-      }
+      const std::string differs = gtb::step::replay_mismatch(model.grads(), model.params(), g1, p1,
+                                                             prec == gtb::Precision::fp32 ? 1e-5 : 1e-3);
+      ok = differs.empty();
+      detail = ok ? detail + "; graph replay matches eager" : differs;
       model.set_params(start);
       model.reset_optimizer();
     }

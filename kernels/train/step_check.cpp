@@ -40,4 +40,23 @@ Result check_f64(const Probe& probe, const Workload& w) {
   return out;
 }
 
+double relative_norm_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) throw std::invalid_argument("relative_norm_diff: sizes differ");
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = double(a[i]) - double(b[i]);
+    num += d * d;
+    den += double(b[i]) * double(b[i]);
+  }
+  return std::sqrt(num / (den > 0 ? den : 1.0));
+}
+
+std::string replay_mismatch(const std::vector<float>& replay_grads, const std::vector<float>& replay_params,
+                            const std::vector<float>& eager_grads, const std::vector<float>& eager_params, double tol) {
+  const double dg = relative_norm_diff(replay_grads, eager_grads), dp = relative_norm_diff(replay_params, eager_params);
+  if (dg <= tol && dp <= tol) return "";
+  return "graph replay differs from the eager step: gradients " + std::to_string(dg) + ", params " +
+         std::to_string(dp) + " (relative norm)";
+}
+
 }  // namespace gtb::step

@@ -61,4 +61,13 @@ struct Result {
 // Throws std::invalid_argument when the probe or the workload is incomplete.
 Result check_f64(const Probe& probe, const Workload& workload);
 
+// ||a - b|| / ||b|| (1 in place of a zero ||b||).
+double relative_norm_diff(const std::vector<float>& a, const std::vector<float>& b);
+
+// A step replayed from a captured graph against the eager step taken from the same state: empty
+// when its gradients and parameters agree within `tol` (relative norm: atomics may sum in another
+// order), else a sentence saying by how much they differ.
+std::string replay_mismatch(const std::vector<float>& replay_grads, const std::vector<float>& replay_params,
+                            const std::vector<float>& eager_grads, const std::vector<float>& eager_params, double tol);
+
 }  // namespace gtb::step

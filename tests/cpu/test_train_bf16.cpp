@@ -233,3 +233,17 @@ TEST(StepProtocol, RefusesAnIncompleteProbeOrWorkload) {
   EXPECT_THROW(gtb::step::check_f64(toy.probe(), toy.workload(0)), std::invalid_argument);
   EXPECT_EQ(toy.steps, 0) << "a refused check takes no step";
 }
+
+// A replayed graph's step is compared with the eager one by relative norm: equal passes, a
+// gradient off by more than the tolerance fails and the sentence names both norms.
+TEST(StepProtocol, ReplayMismatchNamesTheDifference) {
+  const std::vector<float> g = {1.0f, -2.0f, 3.0f}, p = {0.5f, 0.25f, -1.0f};
+  EXPECT_EQ(gtb::step::replay_mismatch(g, p, g, p, 1e-5), "");
+  std::vector<float> g2 = g;
+  g2[1] *= 1.01f;
+  const std::string why = gtb::step::replay_mismatch(g2, p, g, p, 1e-5);
+  EXPECT_NE(why.find("graph replay differs from the eager step: gradients"), std::string::npos) << why;
+  EXPECT_EQ(gtb::step::replay_mismatch(g2, p, g, p, 1e-1), "");  // within a looser tolerance
+  EXPECT_NEAR(gtb::step::relative_norm_diff(g2, g), 0.02 / std::sqrt(14.0), 1e-6);
+  EXPECT_THROW(gtb::step::relative_norm_diff(g, {1.0f}), std::invalid_argument);
+}
