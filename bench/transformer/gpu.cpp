@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/transformer/variants.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/errors.h"
 #include "kernels/common/precision.h"
@@ -204,18 +205,10 @@ const char* kDoc =
     "and a softmax kernel; fused: gtb's own kernels); precision fp32, tf32 or bf16 mixed; mode eager or graph (the "
     "step captured once as a CUDA Graph and replayed)";
 
-using Axes = std::function<gtb::Bench&(gtb::Bench&)>;
 // quick_*: whether the quick suite runs that variant (with the axes' quick lists).
-void both(const char* workload, const Axes& axes, const char* extra, bool quick_materialised, bool quick_fused) {
-  for (xf::Attention a : {xf::Attention::materialised, xf::Attention::fused}) {
-    const bool quick = a == xf::Attention::materialised ? quick_materialised : quick_fused;
-    gtb::Bench& b = gtb::add("transformer", workload, xf::to_string(a), gtb::Backend::cuda,
-                             a == xf::Attention::materialised ? [](gtb::State& st) { gpu_case(st, xf::Attention::materialised); }
-                                                              : [](gtb::State& st) { gpu_case(st, xf::Attention::fused); });
-    axes(b).rate("throughput", "tokens/s", 1.0);
-    b.describe(std::string(kDoc) + extra);
-    if (!quick) b.only(gtb::Suite::full);
-  }
+void both(const char* workload, const xf::Axes& axes, const char* extra, bool quick_materialised, bool quick_fused) {
+  xf::add_both_attentions(workload, gtb::Backend::cuda, gpu_case, axes, std::string(kDoc) + extra, quick_materialised,
+                          quick_fused);
 }
 
 std::vector<std::vector<std::int64_t>> with(std::int64_t layers, std::int64_t d, std::int64_t heads,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/runtime/blas_core.h"
+#include "bench/transformer/variants.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/errors.h"
@@ -202,18 +203,13 @@ const char* kDoc =
     "output projection, residual, LN, 4x GELU MLP, residual) on batch x seq_len tokens, loss 0.5*mean((y-t)^2); "
     "metric tokens/s; variant: how attention is computed (materialised or fused)";
 
-using Axes = std::function<gtb::Bench&(gtb::Bench&)>;
 // quick: which variants the quick suite runs (materialised, fused); a workload in neither is full-only.
-void both(const char* workload, const Axes& axes, const char* extra, bool quick_materialised, bool quick_fused) {
-  for (xf::Attention a : {xf::Attention::materialised, xf::Attention::fused}) {
-    const bool quick = a == xf::Attention::materialised ? quick_materialised : quick_fused;
-    gtb::Bench& b = gtb::add("transformer", workload, xf::to_string(a), gtb::Backend::cpu,
-                             a == xf::Attention::materialised ? [](gtb::State& st) { cpu_case(st, xf::Attention::materialised); }
-                                                              : [](gtb::State& st) { cpu_case(st, xf::Attention::fused); });
-    axes(b).rate("throughput", "tokens/s", 1.0).rule(gtb::Suite::full, kFullRule).rule(gtb::Suite::quick, kQuickRule).ceiling("host_fma_fp32_tflops");
-    b.describe(std::string(kDoc) + extra);
-    if (!quick) b.only(gtb::Suite::full);
-  }
+void both(const char* workload, const xf::Axes& axes, const char* extra, bool quick_materialised, bool quick_fused) {
+  const xf::Axes cpu_axes = [&axes](gtb::Bench& b) -> gtb::Bench& {
+    return axes(b).rule(gtb::Suite::full, kFullRule).rule(gtb::Suite::quick, kQuickRule).ceiling("host_fma_fp32_tflops");
+  };
+  xf::add_both_attentions(workload, gtb::Backend::cpu, cpu_case, cpu_axes, std::string(kDoc) + extra,
+                          quick_materialised, quick_fused);
 }
 
 // ---- the measured configurations: small, medium, the largest the quick budget holds (the quick
