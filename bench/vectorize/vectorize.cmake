@@ -2,7 +2,7 @@
 gtb_add_family(NAME vectorize RUN_ORDER 30
   BENCH bench/vectorize/vectorize.cpp bench/vectorize/findings.cpp bench/vectorize/sections.cpp
   CPU_SOURCES kernels/vectorize/cpu/vectorize.cpp kernels/vectorize/cpu/vectorize_scalar.cpp
-  CUDA_SOURCES kernels/vectorize/cuda/vectorize.cu kernels/vectorize/cuda/vectorize_thrust.cu kernels/vectorize/cuda/vectorize_graph.cpp
+  CUDA_SOURCES kernels/vectorize/cuda/vectorize.cu kernels/vectorize/cuda/vectorize_thrust.cu
   CPU_TESTS tests/cpu/test_vectorize.cpp
   GPU_TESTS tests/gpu/test_vectorize.cpp)
 

@@ -243,11 +243,14 @@ void GpuMlp::update() {
 void GpuMlp::capture_graph() {
   if (src_ == DataSource::pageable)
     throw std::invalid_argument("GpuMlp::capture_graph: copies from pageable memory cannot be captured");
-  graph_.capture(stream(), [this] { step(); });
+  if (graph_) return;
+  sync();
+  graph_ = std::make_unique<CapturedGraph>(stream(), [this](cudaStream_t) { step(); });
 }
 
 void GpuMlp::replay() {
-  graph_.replay(stream(), "GpuMlp::replay");
+  if (!graph_) throw std::logic_error("GpuMlp::replay: no graph captured");
+  graph_->launch(stream());
 }
 
 void GpuMlp::sync() const { stream_.sync(); }

@@ -95,7 +95,7 @@ GpuBlocks::GpuBlocks(const Config& c, Attention attn, Precision precision, std::
 }
 
 GpuBlocks::~GpuBlocks() {
-  graph_.reset();
+  graph_.reset();  // before the cuBLASLt handle its nodes were made with
   plans_.clear();
   if (lt_) cublasLtDestroy(lt_);
 }
@@ -328,11 +328,14 @@ void GpuBlocks::step() {
 }
 
 void GpuBlocks::capture_graph() {
-  graph_.capture(stream(), [this] { step(); });
+  if (graph_) return;
+  sync();
+  graph_ = std::make_unique<CapturedGraph>(stream(), [this](cudaStream_t) { step(); });
 }
 
 void GpuBlocks::replay() {
-  graph_.replay(stream(), "GpuBlocks::replay");
+  if (!graph_) throw std::logic_error("GpuBlocks::replay: no graph captured");
+  graph_->launch(stream());
 }
 
 double GpuBlocks::loss() const {

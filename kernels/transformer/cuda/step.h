@@ -60,8 +60,8 @@ class GpuBlocks {
   void step();           // enqueue one AdamW step on stream() (asynchronous)
   void capture_graph();  // capture step() once
   void replay();         // enqueue the captured step
-  bool has_graph() const { return graph_.captured(); }
-  std::size_t graph_nodes() const { return graph_.nodes(); }
+  bool has_graph() const { return graph_ != nullptr; }
+  std::size_t graph_nodes() const { return graph_ ? graph_->nodes() : 0; }
   void sync() const { stream_.sync(); }
 
   double loss() const;  // of the last step (synchronizes)
@@ -132,7 +132,7 @@ class GpuBlocks {
   float *target_ = nullptr, *dx_ = nullptr, *dx_mid_ = nullptr, *dh_ = nullptr, *dff_ = nullptr, *dqkv_ = nullptr,
         *tmp_ = nullptr, *row_loss_ = nullptr, *attn_scratch_ = nullptr;
   std::vector<std::pair<float*, std::size_t>> activations_;  // what poison() fills
-  StepGraph graph_;
+  std::unique_ptr<CapturedGraph> graph_;
   int launches_ = 0, launches_last_ = 0;
   bool profiling_ = false;
   std::vector<std::unique_ptr<Event>> events_;

@@ -9,6 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/common/cuda/graph.h"  // CapturedGraph: the graph form of a chain
 #include "kernels/common/names.h"
 #include "kernels/vectorize/elementwise.h"
 
@@ -43,22 +44,5 @@ std::int64_t chain(Form form, ChainParams p, const float* x, float* y, std::size
 // thrust::transform with the same functors (par_nosync, so no host synchronization per call).
 void axpy_thrust(float a, const float* x, float* y, std::size_t n, cudaStream_t s);
 void chain_thrust(ChainParams p, const float* x, float* y, std::size_t n, cudaStream_t s);
-
-// A stream's work captured once into an executable CUDA Graph and replayed with one launch.
-class CapturedGraph {
- public:
-  // Runs enqueue(s) under stream capture (nothing executes), then instantiates the graph.
-  CapturedGraph(cudaStream_t s, const std::function<void(cudaStream_t)>& enqueue);
-  ~CapturedGraph();
-  CapturedGraph(const CapturedGraph&) = delete;
-  CapturedGraph& operator=(const CapturedGraph&) = delete;
-  void launch(cudaStream_t s) const;
-  std::size_t nodes() const { return nodes_; }
-
- private:
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-  std::size_t nodes_ = 0;
-};
 
 }  // namespace gtb::cuda

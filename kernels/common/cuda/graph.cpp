@@ -1,6 +1,7 @@
-// CUDA Graph capture and replay for the vectorize family (runtime API only, so compiled as host C++).
+// CUDA Graph capture and replay (runtime API only, so compiled as host C++).
+#include "kernels/common/cuda/graph.h"
+
 #include "kernels/common/cuda/check.h"
-#include "kernels/vectorize/cuda/vectorize.h"
 
 namespace gtb::cuda {
 
