@@ -1,5 +1,5 @@
 // GPU variants of the vectorize family (host-callable; kernels in vectorize.cu, Thrust in
-// vectorize_thrust.cu, the CUDA Graph in vectorize_graph.cpp).
+// vectorize_thrust.cu; the CUDA Graph is kernels/common/cuda/graph.h).
 #pragma once
 
 #include <cstddef>
