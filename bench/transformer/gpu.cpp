@@ -30,16 +30,7 @@ namespace xg = gtb::xfmr::gpu;
 namespace gx = gtb::cuda::xfmr;
 constexpr std::uint64_t kDataSeed = 4242;  // the CPU records' data: the same problems
 
-xf::Config config_of(gtb::State& st) {
-  xf::Config c;
-  c.layers = st.get_int("layers", 1);
-  c.d_model = st.get_int("d_model", 1);
-  c.heads = st.get_int("heads", 1);
-  c.seq_len = st.get_int("seq_len", 1);
-  c.batch = st.get_int("batch", 1);
-  c.validate();
-  return c;
-}
+using xf::config_of;
 
 struct Checked {
   gtb::step::Result result;

@@ -28,16 +28,7 @@ constexpr std::uint64_t kDataSeed = 4242;
 // path: sequences are independent until the weight-gradient sums) and says so.
 constexpr double kReferenceBytes = 1.5e9;
 
-xf::Config config_of(gtb::State& st) {
-  xf::Config c;
-  c.layers = st.get_int("layers", 1);
-  c.d_model = st.get_int("d_model", 1);
-  c.heads = st.get_int("heads", 1);
-  c.seq_len = st.get_int("seq_len", 1);
-  c.batch = st.get_int("batch", 1);
-  c.validate();
-  return c;
-}
+using xf::config_of;
 std::size_t cap_of(gtb::State& st) {
   return st.has("memory_cap_mb") ? std::size_t(st.get_int("memory_cap_mb", 0)) * 1000000u : 0u;
 }

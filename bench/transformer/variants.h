@@ -1,5 +1,5 @@
-// A transformer workload registered once per attention variant: one definition for the CPU and the
-// GPU records, so the two backends' records keep the same names and quick-suite rule.
+// What the transformer's CPU and GPU records share: the configuration their axes name, and a workload
+// registered once per attention variant, so the two backends' records keep the same names.
 #pragma once
 
 #include <functional>
@@ -9,6 +9,18 @@
 #include "kernels/transformer/block.h"
 
 namespace gtb::xfmr {
+
+// The block stack a record's axes name (validated).
+inline Config config_of(gtb::State& st) {
+  Config c;
+  c.layers = st.get_int("layers", 1);
+  c.d_model = st.get_int("d_model", 1);
+  c.heads = st.get_int("heads", 1);
+  c.seq_len = st.get_int("seq_len", 1);
+  c.batch = st.get_int("batch", 1);
+  c.validate();
+  return c;
+}
 
 using Axes = std::function<gtb::Bench&(gtb::Bench&)>;
 using AttentionCase = void (*)(gtb::State&, Attention);
