@@ -10,6 +10,9 @@ set_tests_properties(${_cost_tests} PROPERTIES LABELS "cpu;cost" TIMEOUT 120)
 set(_cost_fix ${PROJECT_SOURCE_DIR}/tests/fixtures/cost)
 gtb_cli_test(gtb_advise_text 0 "Fixes by predicted saving" advise ${_cost_fix}/cost_synthetic.json --model mlp
              --width 256 --depth 4 --batch 32 --input-bytes 76800 --loss-read-every 1)
+# A step slower than a second per sample keeps its rate's digits (not "0 samples/s").
+gtb_cli_test(gtb_advise_slow_rate 0 "\\(0\\.00[0-9]+ samples/s\\)" advise ${_cost_fix}/cost_synthetic.json --model generic
+             --params 100000000 --flops-per-sample 1e14 --batch 4)
 gtb_cli_test(gtb_advise_json 0 "\"schema\": \"gtb-advice\"" advise ${_cost_fix}/cost_synthetic.json --model mlp
              --width 256 --depth 4 --batch 32 --format json)
 gtb_cli_test(gtb_advise_markdown 0 "### GPU" advise ${_cost_fix}/cost_synthetic.json --model transformer --layers 2

@@ -155,8 +155,10 @@ std::string render_text(const Advice& a) {
     if (!p.total.seconds) {
       o << "cannot say (" << p.total.cannot_say << ")\n";
     } else {
+      // Three significant digits below 100, so a step slower than a second per sample is not "0".
       char rate[64];
-      std::snprintf(rate, sizeof rate, "%.0f", *p.total.seconds > 0 ? a.config.batch / *p.total.seconds : 0.0);
+      const double r = *p.total.seconds > 0 ? a.config.batch / *p.total.seconds : 0.0;
+      std::snprintf(rate, sizeof rate, r >= 100 ? "%.0f" : "%.3g", r);
       o << seconds_text(*p.total.seconds) << " per step (" << rate << " samples/s); the largest part: " << p.dominant
         << "\n";
     }
