@@ -76,7 +76,7 @@ Findings compute_findings(const std::vector<Record>& recs) {
     if (!best) {
       f.terms.push_back(cost::cannot_say_term(
           "launch", Backend::cuda, json{{"mode", mode}}, "constant",
-          cost::reason_none(recs, Backend::cuda, [&](const Record& r) { return r.variant == variant; },
+          cost::reason_none(recs, Backend::cuda, [v = std::string(variant)](const Record& r) { return r.variant == v; },
                             std::string(variant) + " launch")));
       continue;
     }
