@@ -344,6 +344,12 @@ void cpu_batched(gtb::State& st, gtb::cpu::GemmLib lib) {
   st.exec(run);
 }
 
+// The step-shape and per-head records time back-to-back calls of one small shape, which vary little:
+// one warm-up sample, and in the quick suite a few samples suffice.
+const gtb::RuleChange kSmallCallRule = gtb::RuleChange().warmup_samples(1).warmup_seconds(0);
+const gtb::RuleChange kSmallCallQuickRule =
+    gtb::RuleChange().min_samples(3).hard_min_samples(2).budget_seconds(0.02).noise_target(0.03);
+
 // Attention's sites for heads of dh columns over S positions, in one orientation.
 std::vector<std::vector<std::int64_t>> attention_sites(const std::string& orient, bool full) {
   const std::vector<std::int64_t> seq = full ? std::vector<std::int64_t>{64, 128, 256, 512, 1024}
@@ -549,10 +555,8 @@ void register_all() {
                          step_sites(orient, false, lib == gtb::cpu::GemmLib::onednn))
                     .option("orientation", std::vector<std::string>{orient})
                     .rate("tflops", "TFLOP/s", 1e12)
-                    .rule(gtb::RuleChange().warmup_samples(1).warmup_seconds(0))
-                    // Back-to-back calls of one small shape vary little: a few samples suffice.
-                    .rule(gtb::Suite::quick,
-                          gtb::RuleChange().min_samples(3).hard_min_samples(2).budget_seconds(0.02).noise_target(0.03))
+                    .rule(kSmallCallRule)
+                    .rule(gtb::Suite::quick, kSmallCallQuickRule)
                     .ceiling("host_fma_fp32_tflops")
                     .describe("a training step's GEMM sites (layer in -> out at R rows: nn R x out x in, tn in x out x R, "
                               "nt R x in x out) the way the CPU steps call them: one single-threaded " +
@@ -571,9 +575,8 @@ void register_all() {
           .zip({"m", "n", "k", "count"}, full, quick)
           .option("orientation", std::vector<std::string>{orient})
           .rate("tflops", "TFLOP/s", 1e12)
-          .rule(gtb::RuleChange().warmup_samples(1).warmup_seconds(0))
-          .rule(gtb::Suite::quick,
-                gtb::RuleChange().min_samples(3).hard_min_samples(2).budget_seconds(0.02).noise_target(0.03))
+          .rule(kSmallCallRule)
+          .rule(gtb::Suite::quick, kSmallCallQuickRule)
           .ceiling("host_fma_fp32_tflops")
           .describe("attention's per-head GEMMs (S x S x dh, S x dh x S), count of them at once over the threads, each "
                     "one single-threaded " + std::string(gtb::cpu::to_string(lib)) + " call");
