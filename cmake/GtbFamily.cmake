@@ -58,6 +58,10 @@ function(gtb_add_family)
   if(ksrc)
     target_link_libraries(${klib} PUBLIC gtb_kernels_common)
     gtb_host_warnings(${klib})
+    # GCC keeps a loop scalar when a conditional (a clamp) feeds a division under the default
+    # -ftrapping-math: the GELU passes ran unvectorized on AVX2. No kernel reads floating-point
+    # exception flags, and the option changes no value.
+    target_compile_options(${klib} PRIVATE $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>>:-fno-trapping-math>)
     if(GTB_HAVE_CUDA)
       gtb_cuda_flags(${klib})
       set_target_properties(${klib} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON)

@@ -366,16 +366,14 @@ std::vector<std::vector<std::int64_t>> attention_sites(const std::string& orient
 
 // The sites of layers in -> out (out = in, and the 16-class output layer of small widths) at R rows,
 // in one orientation. The quick list leaves the 1024-row, 1024-wide layer to the library shapes
-// (1024^3 is one of them) and, with `small_rows_only`, the rows above 32 (the steps that pick oneDNN
-// there are the small ones; from 256 rows on OpenBLAS runs them as fast).
-std::vector<std::vector<std::int64_t>> step_sites(const std::string& orient, bool full, bool small_rows_only) {
+// (1024^3 is one of them).
+std::vector<std::vector<std::int64_t>> step_sites(const std::string& orient, bool full) {
   const std::vector<std::int64_t> rows = full ? std::vector<std::int64_t>{1, 32, 128, 256, 512, 1024, 2048}
                                               : std::vector<std::int64_t>{1, 32, 256, 1024};
   const std::vector<std::int64_t> widths = full ? std::vector<std::int64_t>{64, 128, 256, 512, 1024}
                                                 : std::vector<std::int64_t>{64, 256, 512, 1024};
   std::vector<std::vector<std::int64_t>> out;
   for (std::int64_t r : rows) {
-    if (small_rows_only && r > 32) continue;
     for (std::int64_t w : widths) {
       if (!full && r >= 1024 && w >= 1024) continue;
       std::vector<std::int64_t> outs{w};
@@ -544,15 +542,17 @@ void register_all() {
   register_gemm(gtb::Backend::cpu, "mkl", {"bf16_fp32acc"}, cpu_mkl,
                 "oneMKL cblas_gemm_bf16bf16f32: bf16 A and B, f32 accumulation and C, all cores")
       .filter(mkl_quick);
-  // The step shapes through the libraries a CPU step picks from. Quick: OpenBLAS everywhere and
-  // oneDNN up to 32 rows (the small steps pick it); full: all three.
+  // The step shapes through the libraries a CPU step picks from. Quick: OpenBLAS and oneDNN at every
+  // site, so that each matmul point is the faster of two records taken at different moments (one
+  // library alone left a record slowed 3-60x by a busy moment of a small machine as the site's
+  // rate); full: all three.
   for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl})
     for (const std::string orient : {"nn", "tn", "nt"}) {
       const bool in_quick = lib != gtb::cpu::GemmLib::mkl;
       auto& b = gtb::add("gemm", "step_shapes", gtb::cpu::to_string(lib), gtb::Backend::cpu,
                          [lib](gtb::State& st) { cpu_step_shape(st, lib); })
-                    .zip({"m", "n", "k"}, step_sites(orient, true, false),
-                         step_sites(orient, false, lib == gtb::cpu::GemmLib::onednn))
+                    .zip({"m", "n", "k"}, step_sites(orient, true),
+                         step_sites(orient, false))
                     .option("orientation", std::vector<std::string>{orient})
                     .rate("tflops", "TFLOP/s", 1e12)
                     .rule(kSmallCallRule)

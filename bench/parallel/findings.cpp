@@ -265,6 +265,9 @@ void cost_terms(const std::vector<Record>& records, Findings& out) {
                    {"activation", "relu"},
                    {"input_bytes_per_sample", 0},
                    {"ranks", alone ? 1 : r.info.value("ranks", r.params.value("ranks", 1))}};
+    // A CPU rank has its share of the machine's cores (the launcher binds each of the world's ranks to
+    // one), alone too: rank 0's step runs on its share while the others wait.
+    if (alone && r.backend == Backend::cpu) config["core_share"] = 1.0 / std::max(1, r.params.value("ranks", 1));
     if (!alone) {
       config["bucket_bytes"] = r.params.value("bucket_mb", 0.0) * 1048576.0;
       config["overlap"] = r.options.value("overlap", "off") == "on";

@@ -22,7 +22,7 @@ const char* const kKeys[] = {"model",         "width",          "depth",        
                              "input_bytes_per_sample", "host_memory", "workers",   "sample_us",
                              "loss_read_every", "gpus",         "ranks",          "bucket_bytes",
                              "overlap",       "micro_batches",  "cuda_graph",     "redundant_copy",
-                             "attention"};
+                             "attention",     "core_share"};
 
 double number(const json& j, const char* key, double otherwise, double min, bool integer = false) {
   const auto it = j.find(key);
@@ -65,7 +65,10 @@ void require(bool ok, const char* key, const std::string& model) {
   if (!ok) throw ConfigError(key, "is required for model " + model);
 }
 
-double element_bytes(const std::string& precision) { return precision == "bf16" || precision == "fp16" ? 2.0 : 4.0; }
+// Activations stay FP32 at every precision (gtb's CPU and GPU steps keep them so; BF16 and FP16 are
+// the GEMMs' operands, cast from FP32 before each product: operand_casts).
+constexpr double kActivationBytes = 4.0;
+bool reduced_operands(const std::string& precision) { return precision == "bf16" || precision == "fp16"; }
 
 // One GEMM site of a step: C[m x n] = op(A) op(B) over k, `count` products of it (attention's heads
 // run one per sample and head, `batched`), in the orientation the step calls it.
@@ -114,7 +117,7 @@ struct Pass {
 };
 std::vector<Pass> elementwise_bytes(const StepConfig& c, double rows) {
   std::vector<Pass> ops;
-  const double e = element_bytes(c.precision);
+  const double e = kActivationBytes;
   const bool gelu = c.activation == "gelu";
   if (c.model == "mlp") {
     for (int l = 1; l < c.depth; ++l) {
@@ -132,6 +135,15 @@ std::vector<Pass> elementwise_bytes(const StepConfig& c, double rows) {
       ops.push_back({2 * e * scores, false}), ops.push_back({3 * e * scores, false});  // softmax
     }
   }
+  return ops;
+}
+
+// BF16 / FP16 operands: each GEMM's two operands cast from FP32 before the product (read 4 bytes,
+// write 2 per element), as autocast does; none at fp32 and tf32.
+std::vector<Pass> operand_casts(const StepConfig& c, double rows) {
+  std::vector<Pass> ops;
+  if (!reduced_operands(c.precision)) return ops;
+  for (const auto& s : matmul_shapes(c, rows)) ops.push_back({6.0 * (s.m * s.k + s.k * s.n) * s.count, false});
   return ops;
 }
 
@@ -236,6 +248,8 @@ StepConfig config_from_json(const json& j) {
   c.micro_batches = integer(j, "micro_batches", 1, 1);
   if (c.batch % c.micro_batches) throw ConfigError("micro_batches", "must divide batch");
   c.cuda_graph = boolean(j, "cuda_graph", false);
+  c.core_share = number(j, "core_share", 1.0, 0.0);
+  if (!(c.core_share > 0) || c.core_share > 1) throw ConfigError("core_share", "must be above 0 and at most 1");
   c.redundant_copy = text(j, "redundant_copy", "", {"", "batch", "batch_pinned", "activation", "weights"});
   return c;
 }
@@ -262,6 +276,7 @@ json to_json(const StepConfig& c) {
   j["overlap"] = c.overlap;
   j["micro_batches"] = c.micro_batches;
   j["cuda_graph"] = c.cuda_graph;
+  if (c.core_share != 1.0) j["core_share"] = c.core_share;
   if (!c.redundant_copy.empty()) j["redundant_copy"] = c.redundant_copy;
   return j;
 }
@@ -341,7 +356,9 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
     if (c.micro_batches > 1) os << ", " << c.micro_batches << " micro-batches";
     add("compute", "matmul", os.str(), mm);
     Estimate ew = known(0);
-    const auto ops = elementwise_bytes(c, rows);
+    std::vector<Pass> ops = elementwise_bytes(c, rows);
+    const std::vector<Pass> casts = operand_casts(c, rows);
+    ops.insert(ops.end(), casts.begin(), casts.end());
     std::size_t outside = 0;
     for (const Pass& pass : ops) {
       Estimate one = stream_seconds_of(terms, be, pass.bytes, pass.gelu ? "gelu" : "");
@@ -355,7 +372,9 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
     ew = scaled(ew, c.micro_batches);
     if (c.model == "generic") ew = known(0, "generic model: elementwise work not modelled (in its FLOPs)");
     os.str("");
-    os << ops.size() << " elementwise passes per micro-batch at the measured streaming bandwidth";
+    os << ops.size() - casts.size() << " elementwise passes per micro-batch";
+    if (!casts.empty()) os << " and " << casts.size() << " casts of GEMM operands to " << c.precision;
+    os << ", at the measured streaming bandwidth";
     add("compute", "elementwise", os.str(), ew);
     const double opt_bytes = params * 4.0 * (c.optimizer == "sgd" ? 5.0 : 7.0);
     // Adam at the measured rate of an Adam update (its square root and division per parameter),
@@ -369,6 +388,21 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
     add("compute", "optimizer", c.optimizer + " update of " + std::to_string(static_cast<long long>(params)) +
                                    " parameters (" + fmt_bytes(opt_bytes) + " moved)",
         opt);
+    // On the CPU the compute terms were measured on all cores. A step given a share of them (one of
+    // several ranks on this machine, each with its cores) is priced at the all-core seconds divided by
+    // that share: compute assumed to scale with cores, an approximation the part states.
+    const double share = be == Backend::cpu ? c.core_share / std::max(1, c.gpus) : 1.0;
+    if (share < 1.0) {
+      std::ostringstream sh;
+      sh.precision(3);
+      sh << "on " << share << " of the cores (" << (c.gpus > 1 ? std::to_string(c.gpus) + " ranks on this CPU" : "core_share")
+         << "): the all-core seconds / " << share << ", compute assumed to scale with cores";
+      for (auto& part : p.parts) {
+        if (part.group != "compute" || !part.estimate.seconds) continue;
+        part.estimate = scaled(part.estimate, 1.0 / share);
+        part.estimate.note = (part.estimate.note.empty() ? "" : part.estimate.note + "; ") + sh.str();
+      }
+    }
   }
   double device_work = 0;
   for (const auto& part : p.parts) device_work += part.estimate.seconds.value_or(0);

@@ -48,6 +48,9 @@ struct StepConfig {
   bool overlap = false;                  // reductions overlapped with the backward pass
   int micro_batches = 1;                 // gradient accumulation: batch split into this many
   bool cuda_graph = false;
+  // CPU: the share of the machine's cores the step gets (a rank that has 1 of 2 cores: 0.5). Ranks on
+  // one CPU (gpus > 1 on the CPU backend) divide it further among themselves.
+  double core_share = 1.0;
   std::string redundant_copy;  // a copy habit in the loop: batch | activation | weights ("" none)
 };
 

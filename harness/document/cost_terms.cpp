@@ -461,8 +461,95 @@ std::optional<Estimate> table_matmul(const std::vector<Term>& terms, const std::
 }
 }  // namespace
 
+namespace {
+Estimate matmul_at_precision(const std::vector<Term>& terms, Backend b, const std::string& precision, double m,
+                             double n, double k, const std::string& orientation);
+
+// The measured point of `precision`'s nn table nearest (in log m, n, k) to the query, with the FP32 nn
+// rate at that very shape where FP32 was measured there: their ratio is the reduced-precision speedup
+// at the nearest shape both were measured at.
+struct SpeedupRatio {
+  double ratio = 0;
+  json at;
+  std::vector<std::string> records;
+};
+std::optional<SpeedupRatio> nearest_speedup(const std::vector<Term>& terms, Backend b, const std::string& precision,
+                                            double m, double n, double k) {
+  std::string unused;
+  const Point* best = nullptr;
+  double dist = std::numeric_limits<double>::infinity();
+  for (const Term* t : select(
+           terms, "matmul", b,
+           [&](const Term& x) { return where_matches(x.where, "precision", precision) && orientation_is(x, "nn"); },
+           unused)) {
+    if (t->form != "table" || t->y != "flop_per_s") continue;
+    for (const auto& p : t->points) {
+      const double d = std::fabs(std::log(axis_value(p.at, "m") / m)) + std::fabs(std::log(axis_value(p.at, "n") / n)) +
+                       std::fabs(std::log(axis_value(p.at, "k") / k));
+      if (p.y > 0 && d < dist) dist = d, best = &p;
+    }
+  }
+  if (!best) return std::nullopt;
+  for (const Term* t : select(
+           terms, "matmul", b,
+           [&](const Term& x) { return where_matches(x.where, "precision", "fp32") && orientation_is(x, "nn"); },
+           unused)) {
+    if (t->form != "table" || t->y != "flop_per_s") continue;
+    const auto ip = interpolate(*t, best->at);
+    if (!ip || ip->outside_measured || ip->y <= 0) continue;
+    SpeedupRatio r;
+    r.ratio = best->y / ip->y;
+    r.at = best->at;
+    r.records = ip->records;
+    merge_records(r.records, {best->record});
+    return r;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+// FP32 from its tables. A reduced precision (tf32, bf16, fp16) from its own tables where they cover the
+// shape; elsewhere the FP32 seconds of this shape and orientation divided by the speedup measured at
+// the nearest shape both precisions were measured at (the reduced-precision records are library
+// shapes, square and large, while FP32 has the step's own sites). Either way no slower than FP32 at
+// that shape: a step runs its products as FP32 on rounded operands where that is the faster path (the
+// CPU transformer step does where the CPU has no native BF16).
 Estimate matmul_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m, double n,
                         double k, const std::string& orientation) {
+  if (precision == "fp32") return matmul_at_precision(terms, b, precision, m, n, k, orientation);
+  Estimate own = matmul_at_precision(terms, b, precision, m, n, k, orientation);
+  if (!own.seconds) return own;  // no record of this precision: cannot say, never FP32 in its place
+  const Estimate fp = matmul_at_precision(terms, b, "fp32", m, n, k, orientation);
+  if (!fp.seconds) return own;
+  Estimate e = own;
+  if (own.outside_measured) {
+    if (const auto r = nearest_speedup(terms, b, precision, m, n, k)) {
+      e = fp;
+      e.seconds = *fp.seconds / r->ratio;
+      merge_records(e.records, r->records);
+      e.outside_measured = true;
+      std::ostringstream os;
+      os.precision(3);
+      os << precision << " " << m << "x" << n << "x" << k << " " << orientation << " outside its measured shapes: the fp32 "
+         << "rate of this shape x the " << precision << "/fp32 speedup " << r->ratio << " measured at "
+         << axis_value(r->at, "m") << "x" << axis_value(r->at, "n") << "x" << axis_value(r->at, "k");
+      e.note = os.str();
+    }
+  }
+  if (*fp.seconds < *e.seconds) {
+    Estimate faster = fp;
+    merge_records(faster.records, e.records);
+    faster.outside_measured = fp.outside_measured;
+    faster.note = (fp.note.empty() ? "" : fp.note + "; ") + precision +
+                  " products run as fp32 on rounded operands: the faster path at this shape";
+    return faster;
+  }
+  return e;
+}
+
+namespace {
+Estimate matmul_at_precision(const std::vector<Term>& terms, Backend b, const std::string& precision, double m,
+                             double n, double k, const std::string& orientation) {
   std::string reason;
   if (orientation != "nn") {
     if (auto e = table_matmul(terms, "matmul", b, precision, orientation, m, n, k, 1, reason)) return *e;
@@ -478,11 +565,28 @@ Estimate matmul_seconds(const std::vector<Term>& terms, Backend b, const std::st
   }
   return cannot(reason.empty() ? describe("matmul", b, "precision=" + precision) : reason);
 }
+}  // namespace
 
 Estimate matmul_batched_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m,
                                 double n, double k, const std::string& orientation, double count) {
   std::string reason;
   if (auto e = table_matmul(terms, "matmul_batched", b, precision, orientation, m, n, k, count, reason)) return *e;
+  // A reduced precision without batched records of its own: the FP32 batched rate, times the ratio of
+  // the two precisions' single-product prices at this shape (see matmul_seconds).
+  if (precision != "fp32") {
+    std::string unused;
+    const auto fpb = table_matmul(terms, "matmul_batched", b, "fp32", orientation, m, n, k, count, unused);
+    const Estimate own = matmul_seconds(terms, b, precision, m, n, k, orientation);
+    const Estimate fp = matmul_seconds(terms, b, "fp32", m, n, k, orientation);
+    if (fpb && own.seconds && fp.seconds && *fp.seconds > 0) {
+      Estimate e = scaled(*fpb, *own.seconds / *fp.seconds);
+      merge_records(e.records, own.records);
+      e.outside_measured = fpb->outside_measured || own.outside_measured;
+      e.note = "the fp32 batched rate x the " + precision + "/fp32 price ratio of one product of this shape";
+      return e;
+    }
+    if (!own.seconds) return own;
+  }
   // No batched records: each product at the single-GEMM rate of its shape.
   Estimate e = scaled(matmul_seconds(terms, b, precision, m, n, k, orientation), count);
   if (e.seconds) e.note = (e.note.empty() ? "" : e.note + "; ") + std::string("no batched matmul records: each product priced alone");

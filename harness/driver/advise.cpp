@@ -35,6 +35,7 @@ const char* kUsage =
     "             [--sample-us MICROSECONDS_PER_SAMPLE]\n"
     "  habits     [--loss-read-every N] [--redundant-copy batch|activation|weights]\n"
     "  ranks      [--gpus N] [--bucket-mb MIB] [--overlap]\n"
+    "  cpu        [--core-share F]  the share of this CPU's cores the step gets (default 1)\n"
     "  a bad or incomplete configuration exits 2 naming the key; docs/advise.md explains the model\n";
 
 enum class Kind { integer, number, text, flag };
@@ -71,6 +72,7 @@ const Flag kFlags[] = {{"--model", "model", Kind::text},
                        {"--overlap", "overlap", Kind::flag},
                        {"--micro-batches", "micro_batches", Kind::integer},
                        {"--cuda-graph", "cuda_graph", Kind::flag},
+                       {"--core-share", "core_share", Kind::number},
                        {"--redundant-copy", "redundant_copy", Kind::text}};
 
 struct Usage : std::runtime_error {

@@ -236,6 +236,8 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
   if (runs.size() == 1) return runs.front();
   std::vector<Record> merged;
   std::map<std::string, std::size_t> at;
+  // Each merged record's counters from every ok run, in order.
+  std::vector<std::vector<std::map<std::string, Counter>>> run_counters;
   for (std::size_t k = 0; k < runs.size(); ++k) {
     for (const Record& r : runs[k]) {
       auto it = at.find(r.id);
@@ -247,6 +249,7 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
         first.stats.reset();
         first.value.reset();
         merged.push_back(std::move(first));
+        run_counters.emplace_back();
       }
       Record& m = merged[it->second];
       RunStat x;
@@ -256,6 +259,7 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
         x.value = r.value;
         x.stats = r.stats;
         m.samples.insert(m.samples.end(), r.samples.begin(), r.samples.end());
+        run_counters[it->second].push_back(r.counters);
         if (m.status != Status::ok && status_rank(m.status) < status_rank(Status::ok)) {
           // The first ok run supplies the descriptive fields (check, counters, info).
           m.check = r.check;
@@ -277,7 +281,19 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
       m.runs.push_back(x);
     }
   }
-  for (Record& m : merged) {
+  for (std::size_t i = 0; i < merged.size(); ++i) {
+    Record& m = merged[i];
+    // A counter every ok run reports (a step's milliseconds, a share of the step) is the median over
+    // those runs, as the statistics pool the runs' samples: never the first run's figure alone.
+    const auto& per_run = run_counters[i];
+    if (m.status == Status::ok && per_run.size() > 1) {
+      for (auto& [name, c] : m.counters) {
+        std::vector<double> v;
+        for (const auto& rc : per_run)
+          if (auto f = rc.find(name); f != rc.end() && f->second.unit == c.unit) v.push_back(f->second.value);
+        if (v.size() == per_run.size()) c.value = median(v);
+      }
+    }
     if (m.status == Status::ok && !m.samples.empty()) {
       m.stats = compute_stats(m.samples);
       m.value = m.metric_of_seconds(m.stats->median);

@@ -222,6 +222,26 @@ TEST(MergeRuns, KeepsEveryRunAndPoolsTheSamples) {
   EXPECT_FALSE(failed[0].value.has_value());
 }
 
+// A per-run figure (a step's milliseconds) follows the runs: the median over the ok runs, not the
+// first run's, so that a first run on a slow moment does not speak for the file.
+TEST(MergeRuns, CountersAreTheMedianOverTheOkRuns) {
+  compare::Rng rng(6);
+  std::vector<std::vector<Record>> runs;
+  for (const double ms : {30.0, 20.0, 21.0}) {
+    Record r = rate_record("w", json{{"b", 1}}, lognormal(rng, 10, ms * 1e-3, 0.01));
+    r.counters["step_ms"] = {ms, "ms"};
+    r.counters["loss_first"] = {2.5, "nats"};
+    runs.push_back({r});
+  }
+  // A counter one run lacks keeps the first ok run's value.
+  runs[1][0].counters.erase("loss_first");
+  const auto merged = driver::merge_runs(runs);
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_DOUBLE_EQ(merged[0].counters.at("step_ms").value, 21.0);
+  EXPECT_EQ(merged[0].counters.at("step_ms").unit, "ms");
+  EXPECT_DOUBLE_EQ(merged[0].counters.at("loss_first").value, 2.5);
+}
+
 TEST(MergeRuns, RoundTripsThroughTheResultsFile) {
   const auto recs = k_runs("w", 3, 1e-3, 0.01, 9);
   const json doc = make_document(testing::context_json("Test GPU"), "quick", json::array(), recs, json::object(), 3);

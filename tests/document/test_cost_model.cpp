@@ -376,3 +376,93 @@ TEST(CostModel, AStreamingPassUsesTheTableThatCoversItsSize) {
     EXPECT_TRUE(between.outside_measured);
   }
 }
+
+namespace {
+// A BF16 matmul table with points at two large squares only (library shapes), at `rate`.
+Term bf16_squares(Backend be, double rate) {
+  Term t;
+  t.family = "gemm";
+  t.name = "matmul";
+  t.backend = be;
+  t.where = {{"precision", "bf16"}, {"orientation", "nn"}};
+  t.form = "table";
+  t.axes = {"m", "n", "k"};
+  t.y = "flop_per_s";
+  for (double s : {1024.0, 4096.0}) t.points.push_back({json{{"m", s}, {"n", s}, {"k", s}}, rate, "bf16/" + std::to_string(int(s))});
+  return t;
+}
+}  // namespace
+
+// A BF16 product outside the BF16 table's shapes is priced at the FP32 seconds of its own shape over the
+// speedup measured where both were measured; never slower than FP32 (a step falls back to FP32 on
+// rounded operands); and with no BF16 record at all it cannot say.
+TEST(CostModel, ReducedPrecisionOutsideItsShapesUsesTheMeasuredSpeedup) {
+  const double fp = 1e11;
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", fp), flat_stream(Backend::cpu, "", 1e10)};
+  // 64 x 256 x 256: far from the squares. At 2x FP32's rate the BF16 product takes half the FP32 time.
+  terms.push_back(bf16_squares(Backend::cpu, 2 * fp));
+  const Estimate twice = matmul_seconds(terms, Backend::cpu, "bf16", 64, 256, 256, "nn");
+  ASSERT_TRUE(twice.seconds) << twice.cannot_say;
+  EXPECT_NEAR(*twice.seconds, 2.0 * 64 * 256 * 256 / fp / 2, 1e-15);
+  EXPECT_TRUE(twice.outside_measured);
+  EXPECT_NE(twice.note.find("speedup 2"), std::string::npos) << twice.note;
+  EXPECT_TRUE(std::any_of(twice.records.begin(), twice.records.end(), [](const std::string& r) { return r.rfind("bf16/", 0) == 0; }));
+  // BF16 slower than FP32 where both were measured: the FP32 path, and it says so.
+  terms.back() = bf16_squares(Backend::cpu, fp / 2);
+  const Estimate slower = matmul_seconds(terms, Backend::cpu, "bf16", 64, 256, 256, "nn");
+  ASSERT_TRUE(slower.seconds);
+  EXPECT_NEAR(*slower.seconds, 2.0 * 64 * 256 * 256 / fp, 1e-15);
+  EXPECT_NE(slower.note.find("run as fp32"), std::string::npos) << slower.note;
+  // No BF16 record: cannot say, FP32 does not stand in.
+  terms.pop_back();
+  EXPECT_FALSE(matmul_seconds(terms, Backend::cpu, "bf16", 64, 256, 256, "nn").seconds);
+}
+
+// BF16 adds the casts of every GEMM's two operands (6 bytes per element) to the elementwise part.
+TEST(CostModel, Bf16CountsTheOperandCasts) {
+  const double stream = 1e10;
+  const std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), bf16_squares(Backend::cpu, 1e11),
+                                   flat_stream(Backend::cpu, "", stream)};
+  StepConfig c = config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 2}, {"batch", 64}, {"input", 256}, {"classes", 16}});
+  const double fp32_ew = *part(predict(terms, c, Backend::cpu), "elementwise")->estimate.seconds;
+  c.precision = "bf16";
+  const Prediction p = predict(terms, c, Backend::cpu);
+  const Part* ew = part(p, "elementwise");
+  ASSERT_TRUE(ew && ew->estimate.seconds);
+  // Layer 1 (256 -> 256): nn 64x256x256, tn 256x256x64; layer 2 (256 -> 16): nn 64x16x256, tn 256x16x64,
+  // nt 64x256x16. Each cast moves 6 bytes per element of A (m x k) and B (k x n).
+  const double elems = (64.0 * 256 + 256.0 * 256) + (256.0 * 64 + 64.0 * 256) + (64.0 * 256 + 256.0 * 16) +
+                       (256.0 * 64 + 64.0 * 16) + (64.0 * 16 + 16.0 * 256);
+  EXPECT_NEAR(*ew->estimate.seconds - fp32_ew, 6.0 * elems / stream, 1e-12);
+  EXPECT_NE(ew->what.find("5 casts of GEMM operands to bf16"), std::string::npos) << ew->what;
+}
+
+// A CPU step on a share of the cores (a rank bound to half of them), or one of N ranks on the CPU,
+// takes its compute at the all-core seconds over its share; the GPU is untouched.
+TEST(CostModel, ACoreShareScalesTheCpuCompute) {
+  const std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
+                                   flat_matmul("matmul", Backend::cuda, "nn", 1e13), flat_stream(Backend::cuda, "", 1e12)};
+  const json base = {{"model", "mlp"}, {"width", 256}, {"depth", 3}, {"batch", 64}};
+  const StepConfig all = config_from_json(base);
+  json half_j = base;
+  half_j["core_share"] = 0.5;
+  const StepConfig half = config_from_json(half_j);
+  const double t_all = *predict(terms, all, Backend::cpu).total.seconds;
+  const Prediction p_half = predict(terms, half, Backend::cpu);
+  EXPECT_NEAR(*p_half.total.seconds, 2 * t_all, 1e-12);
+  EXPECT_NE(part(p_half, "matmul")->estimate.note.find("compute assumed to scale with cores"), std::string::npos);
+  EXPECT_NEAR(*predict(terms, half, Backend::cuda).parts.front().estimate.seconds,
+              *predict(terms, all, Backend::cuda).parts.front().estimate.seconds, 1e-15);
+  EXPECT_EQ(to_json(half).at("core_share"), 0.5);
+  EXPECT_FALSE(to_json(all).contains("core_share"));
+  json bad = base;
+  for (const double v : {0.0, 1.5, -1.0}) {
+    bad["core_share"] = v;
+    try {
+      config_from_json(bad);
+      ADD_FAILURE() << "core_share " << v << " accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key, "core_share");
+    }
+  }
+}

@@ -12,6 +12,7 @@
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/parallel.h"
 #include "kernels/common/verify.h"
+#include "kernels/vectorize/elementwise.h"  // exp_approx: an exp the softmax loops can vectorize
 
 namespace gtb::xfmr {
 
@@ -178,7 +179,7 @@ GTB_XF_CLONES void softmax_rows(float* __restrict s, std::size_t ld, int i0, int
     float sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (int j = 0; j < last; ++j) {
-      const float e = mlp::hd_exp(scale * sr[j] - mx);
+      const float e = exp_approx(scale * sr[j] - mx);
       sr[j] = e;
       sum += e;
     }
@@ -199,7 +200,7 @@ GTB_XF_CLONES void softmax_from_lse(float* __restrict s, std::size_t ld, int i0,
     const float l = lse[r];
 #pragma omp simd
     for (int j = 0; j < last; ++j) {
-      const float p = mlp::hd_exp(scale * sr[j] - l);
+      const float p = exp_approx(scale * sr[j] - l);
       sr[j] = rnd ? round_bf16(p) : p;
     }
     for (int j = last; j < n; ++j) sr[j] = 0.0f;
