@@ -112,6 +112,26 @@ TEST(Report, CpuOnlyFileSaysWhatIsMissing) {
   EXPECT_FALSE(has(md, "pinned speedup |")) << md;  // no pinned/pageable table without GPU copies
 }
 
+// The validation's summary says, to one decimal, whether each error is within its target (a median of
+// 15.4% must not read as the 15% target met), and the verdict follows the numbers.
+TEST(Report, ValidationSaysWhetherTheTargetIsMet) {
+  json doc = load_document(fixture("cost/cost_synthetic.json"));
+  const std::string md = report::render_markdown(doc, "cost_synthetic.json");
+  const auto at = md.find("predicted steps the median error is **");
+  ASSERT_NE(at, std::string::npos) << md;
+  const std::string line = md.substr(at, md.find('\n', at) - at);
+  EXPECT_NE(line.find(".") , std::string::npos) << line;
+  const bool ok = has(line, "both within the target."), worst = has(line, "the worst is over its target."),
+             median = has(line, "the median is over its target."), both = has(line, "both are over the target.");
+  EXPECT_EQ(int(ok) + int(worst) + int(median) + int(both), 1) << line;
+  // Every measured step made ten times slower: every error is then near -90%, both over the target.
+  for (auto& [fam, entry] : doc["findings"].items())
+    if (entry.is_object() && entry.contains("steps"))
+      for (auto& st : entry["steps"]) st["seconds"] = st["seconds"].get<double>() * 10;
+  const std::string slow = report::render_markdown(doc, "cost_synthetic.json");
+  EXPECT_TRUE(has(slow, "both are over the target.")) << slow.substr(slow.find("predicted steps"), 300);
+}
+
 // Any family, known to no code of the report, renders from its typed findings alone.
 TEST(Report, RendersAnyTypedFamilyGenerically) {
   json doc = load_document(fixture("gpu_base.json"));
