@@ -513,7 +513,7 @@ std::optional<SpeedupRatio> nearest_speedup(const std::vector<Term>& terms, Back
 // the nearest shape both precisions were measured at (the reduced-precision records are library
 // shapes, square and large, while FP32 has the step's own sites). Either way no slower than FP32 at
 // that shape: a step runs its products as FP32 on rounded operands where that is the faster path (the
-// CPU transformer step does where the CPU has no native BF16).
+// CPU steps do where the CPU has no native BF16).
 Estimate matmul_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m, double n,
                         double k, const std::string& orientation) {
   if (precision == "fp32") return matmul_at_precision(terms, b, precision, m, n, k, orientation);
