@@ -250,10 +250,11 @@ int cmd_run(int argc, char** argv) {
   try {
     const std::vector<Record> merged = merge_runs(per_run);
     json doc = make_merged_document(context, settings.suite, fams, merged, findings, runs);
-    // Each family computed its findings in its own process, before the merge added what another
-    // family measured to its records (a percent of a measured peak): such a family derives its
-    // findings again from the merged records, so its tables carry those counters too.
-    if (const auto again = families_enriched_by_merge(merged, doc); !again.empty()) {
+    // Each family computed its findings in its own process, from its own run's records, before the
+    // merge added what another family measured to its records (a percent of a measured peak): such a
+    // family, and with several runs every family, derives its findings again from the merged
+    // records, so that they stand for every run and carry those counters too.
+    if (const auto again = families_to_derive_again(merged, doc, runs); !again.empty()) {
       const std::string merged_path = (settings.work / "merged.json").string();
       write_file_atomic(merged_path, doc.dump() + "\n");
       for (const std::string& f : again)

@@ -121,6 +121,14 @@ std::vector<std::string> families_enriched_by_merge(const std::vector<Record>& b
   return {out.begin(), out.end()};
 }
 
+std::vector<std::string> families_to_derive_again(const std::vector<Record>& before, const json& merged_doc, int runs) {
+  if (runs <= 1) return families_enriched_by_merge(before, merged_doc);
+  std::vector<std::string> out;
+  if (const auto f = merged_doc.find("findings"); f != merged_doc.end() && f->is_object())
+    for (const auto& item : f->items()) out.push_back(item.key());
+  return out;
+}
+
 FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int total) {
   FamilyOutcome out;
   const std::string res_path = (s.work / (job.stem + ".json")).string();

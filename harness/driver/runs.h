@@ -59,6 +59,10 @@ json findings_from(const std::string& binary, const std::string& doc_path, const
 // The families some of whose records gained counters in the merge (a percent of another family's
 // measured peak, say): their findings, computed before the merge, never saw those counters.
 std::vector<std::string> families_enriched_by_merge(const std::vector<Record>& before, const json& merged_doc);
+// The families whose findings the driver derives again from the merged file: with several runs every
+// family that has findings (each run's binary saw only its own run's records, and the last run's
+// findings would otherwise stand for the file), else those enriched by the merge.
+std::vector<std::string> families_to_derive_again(const std::vector<Record>& before, const json& merged_doc, int runs);
 
 // Runs the binary (under mpirun for a family that runs as ranks, when asked), shows progress on
 // stderr, records the machine's health meanwhile in the entry, reads its results. An interruption (SIGINT/SIGTERM

@@ -317,3 +317,19 @@ TEST(MergeEnrichment, NamesOnlyFamiliesWhoseRecordsGainedCounters) {
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0], "beta");
 }
+
+// With several runs every family's findings are derived again from the merged records (each run's
+// binary saw its own run only); with one, only the families the merge enriched.
+TEST(MergeEnrichment, SeveralRunsDeriveEveryFamilyAgain) {
+  gtb::Record r;
+  r.family = "alpha", r.workload = "w", r.variant = "v", r.id = "alpha/w/v/cpu";
+  r.status = gtb::Status::ok;
+  r.value = 1.0;
+  const std::vector<gtb::Record> before = {r};
+  gtb::json fams = gtb::json::array({{{"name", "alpha"}}, {{"name", "beta"}}});
+  gtb::json findings = {{"alpha", {{"x", 1}}}, {"beta", {{"y", 2}}}};
+  const gtb::json doc = gtb::make_merged_document(gtb::json::object(), "quick", fams, before, findings, 3);
+  EXPECT_TRUE(gtb::driver::families_to_derive_again(before, doc, 1).empty());
+  const auto all = gtb::driver::families_to_derive_again(before, doc, 3);
+  EXPECT_EQ(all, (std::vector<std::string>{"alpha", "beta"}));
+}
