@@ -103,6 +103,8 @@ std::vector<Shape> matmul_shapes(const StepConfig& c, double rows) {
       // and dQ = dS K (S x dh x S, nn), dV = P^T dO and dK = dS^T Q (S x dh x S, tn).
       const double heads = rows * h;
       for (const char* o : {"nt", "nt"}) s.push_back({S, S, dh, o, heads, true});
+      // Fused attention keeps no probabilities: its backward computes the scores Q K^T again.
+      if (c.attention == "fused") s.push_back({S, S, dh, "nt", heads, true});
       for (const char* o : {"nn", "nn", "tn", "tn"}) s.push_back({S, dh, S, o, heads, true});
     }
   }
@@ -110,7 +112,8 @@ std::vector<Shape> matmul_shapes(const StepConfig& c, double rows) {
 }
 
 // Elementwise passes of one micro-batch: bytes moved by each (read + written), and whether it
-// computes a GELU (priced at the measured rate of one) or is a plain pass.
+// computes a transcendental per element (a GELU, softmax's exp: priced at the measured rate of a pass
+// that computes a GELU) or is a plain pass.
 struct Pass {
   double bytes;
   bool gelu;
@@ -132,7 +135,10 @@ std::vector<Pass> elementwise_bytes(const StepConfig& c, double rows) {
       ops.push_back({2 * e * T * 4 * d, true}), ops.push_back({3 * e * T * 4 * d, true});                        // GELU
       for (int i = 0; i < 2; ++i) ops.push_back({3 * e * T * d, false}), ops.push_back({2 * e * T * d, false});  // residuals
       const double scores = rows * c.heads * double(c.seq_len) * c.seq_len;
-      ops.push_back({2 * e * scores, false}), ops.push_back({3 * e * scores, false});  // softmax
+      // Softmax: forward (an exp per score), backward (plain); fused attention's backward recomputes
+      // the probabilities from the scores (an exp per score again).
+      ops.push_back({2 * e * scores, true}), ops.push_back({3 * e * scores, false});
+      if (c.attention == "fused") ops.push_back({2 * e * scores, true});
     }
   }
   return ops;

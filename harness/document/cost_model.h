@@ -29,8 +29,8 @@ struct StepConfig {
   int width = 0, depth = 0, input = 0, classes = 16;
   // transformer: a stack of `layers` blocks (attention + 4x MLP)
   int layers = 0, d_model = 0, heads = 0, seq_len = 0;
-  // materialised | fused: priced alike (the same products; the fused backward's recomputed scores
-  // are not counted), accepted so that both variants' measured steps are validated
+  // materialised | fused: the fused backward computes the scores Q K^T and their exp again (one more
+  // product per head and one more exp pass)
   std::string attention = "materialised";
   // generic: parameters and training FLOPs per sample (forward + backward), kernels per step
   double params = 0, flops_per_sample = 0, kernels_per_step = 0;

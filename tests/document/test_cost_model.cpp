@@ -466,3 +466,31 @@ TEST(CostModel, ACoreShareScalesTheCpuCompute) {
     }
   }
 }
+
+// Fused attention's backward computes the scores and their exp again: one more Q K^T per head (at the
+// batched rate) and one more exp pass over the scores (at the GELU pass's rate), nothing else. The
+// softmax's forward pass is priced at the GELU pass's rate too (an exp per score).
+TEST(CostModel, FusedAttentionPaysForItsRecomputedScores) {
+  const double mm = 1e11, plain = 1e10, gelu = 1e9;
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", mm), flat_stream(Backend::cpu, "", plain),
+                             flat_stream(Backend::cpu, "gelu", gelu)};
+  for (const char* o : {"nn", "tn", "nt"}) terms.push_back(flat_matmul("matmul_batched", Backend::cpu, o, mm));
+  json j = {{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4}, {"seq_len", 128}, {"batch", 2}};
+  const Prediction mat = predict(terms, config_from_json(j), Backend::cpu);
+  j["attention"] = "fused";
+  const Prediction fused = predict(terms, config_from_json(j), Backend::cpu);
+  const double heads = 2 * 4, scores = heads * 128.0 * 128;
+  EXPECT_NEAR(*part(fused, "matmul")->estimate.seconds - *part(mat, "matmul")->estimate.seconds,
+              heads * 2.0 * 128 * 128 * 32 / mm, 1e-12);
+  EXPECT_NEAR(*part(fused, "elementwise")->estimate.seconds - *part(mat, "elementwise")->estimate.seconds,
+              2 * 4.0 * scores / gelu, 1e-12);
+  // Halving the GELU pass's rate adds the softmax forward once more, in both variants.
+  const double before = *part(mat, "elementwise")->estimate.seconds;
+  for (auto& t : terms)
+    if (t.where.value("op", "") == "gelu")
+      for (auto& p : t.points) p.y /= 2;
+  j["attention"] = "materialised";
+  const double after = *part(predict(terms, config_from_json(j), Backend::cpu), "elementwise")->estimate.seconds;
+  const double gelu_bytes = 2 * 4.0 * 2 * 128 * 4 * 128 + 3 * 4.0 * 2 * 128 * 4 * 128;  // the MLP's GELU fwd + bwd
+  EXPECT_NEAR(after - before, (2 * 4.0 * scores + gelu_bytes) / gelu, 1e-12);
+}
