@@ -181,6 +181,9 @@ int cmd_run(int argc, char** argv) {
   json context;
   json fams = json::array();
   json findings = json::object();
+  // Each run's findings as its family binaries computed them (kept beside the merged ones: the report
+  // validates the cost model within each run, its terms against its own steps).
+  std::vector<json> run_findings(static_cast<std::size_t>(runs), json::object());
   std::vector<std::vector<Record>> per_run(static_cast<std::size_t>(runs));
   std::map<std::string, int> cases;
   std::map<std::string, bool> list_timed_out;
@@ -231,7 +234,10 @@ int cmd_run(int argc, char** argv) {
         continue;
       }
       merge_family_context(context, res.context, f);
-      for (auto it = res.findings.begin(); it != res.findings.end(); ++it) findings[it.key()] = it.value();
+      for (auto it = res.findings.begin(); it != res.findings.end(); ++it) {
+        findings[it.key()] = it.value();
+        run_findings[static_cast<std::size_t>(run - 1)][it.key()] = it.value();
+      }
       auto& recs = per_run[static_cast<std::size_t>(run - 1)];
       recs.insert(recs.end(), res.records.begin(), res.records.end());
     }
@@ -250,6 +256,11 @@ int cmd_run(int argc, char** argv) {
   try {
     const std::vector<Record> merged = merge_runs(per_run);
     json doc = make_merged_document(context, settings.suite, fams, merged, findings, runs);
+    if (several) {
+      json per = json::array();
+      for (int k = 0; k < runs; ++k) per.push_back({{"run", k + 1}, {"findings", run_findings[static_cast<std::size_t>(k)]}});
+      doc["run_findings"] = per;
+    }
     // Each family computed its findings in its own process, from its own run's records, before the
     // merge added what another family measured to its records (a percent of a measured peak): such a
     // family, and with several runs every family, derives its findings again from the merged

@@ -132,6 +132,43 @@ TEST(Report, ValidationSaysWhetherTheTargetIsMet) {
   EXPECT_TRUE(has(slow, "both are over the target.")) << slow.substr(slow.find("predicted steps"), 300);
 }
 
+// A file of several runs keeps each run's findings: the report validates the model within each run
+// too (that run's terms against its own steps), run by run, with the medians over the runs.
+TEST(Report, SeveralRunsAreValidatedWithinEachRun) {
+  json doc = load_document(fixture("cost/cost_synthetic.json"));
+  EXPECT_FALSE(has(report::render_markdown(doc, "x.json"), "Within each run")) << "a one-run file";
+  json runs = json::array();
+  for (int k = 1; k <= 3; ++k) {
+    json f = doc["findings"];
+    // Run 2's steps ten times slower: only its own validation says so.
+    if (k == 2)
+      for (auto& [fam, entry] : f.items())
+        if (entry.is_object() && entry.contains("steps"))
+          for (auto& st : entry["steps"]) st["seconds"] = st["seconds"].get<double>() * 10;
+    runs.push_back({{"run", k}, {"findings", f}});
+  }
+  doc["run_findings"] = runs;
+  const std::string md = report::render_markdown(doc, "x.json");
+  const auto at = md.find("Within each run (that run's terms against its own steps):");
+  ASSERT_NE(at, std::string::npos) << md;
+  const std::string line = md.substr(at, md.find('\n', at) - at);
+  EXPECT_TRUE(has(line, " run 1, ") && has(line, " run 2, ") && has(line, " run 3, ")) << line;
+  EXPECT_TRUE(has(line, "over the runs, the median of their medians is **")) << line;
+  // Runs 1 and 3 have the file's own findings: their figures are the pooled ones; run 2's differ.
+  const auto p = md.find("the median error is **") + std::string("the median error is **").size();
+  const std::string pooled = md.substr(p, md.find("**", p) - p);
+  auto run_text = [&](const char* r) {
+    const auto b = line.find(r);
+    return line.substr(b, line.find(';', b) - b);
+  };
+  EXPECT_TRUE(has(run_text(" run 1, "), "median **" + pooled + "**")) << line;
+  EXPECT_TRUE(has(run_text(" run 3, "), "median **" + pooled + "**")) << line;
+  EXPECT_FALSE(has(run_text(" run 2, "), "median **" + pooled + "**")) << line;
+  // A single run's findings are no per-run validation.
+  doc["run_findings"] = json::array({runs[0]});
+  EXPECT_FALSE(has(report::render_markdown(doc, "x.json"), "Within each run"));
+}
+
 // Any family, known to no code of the report, renders from its typed findings alone.
 TEST(Report, RendersAnyTypedFamilyGenerically) {
   json doc = load_document(fixture("gpu_base.json"));

@@ -144,6 +144,8 @@ runs)
   validate "$work/r.json"
   json_check "$work/r.json" "d['runs']==3 and [(f['name'], f['run']) for f in d['families']]==[('selftest',1),('selftest',2),('selftest',3)]"
   json_check "$work/r.json" "all([x['run'] for x in r['runs']]==[1,2,3] and r['stats']['count']==sum(x['stats']['count'] for x in r['runs']) for r in d['records'])"
+  # Each run's own findings kept beside the merged ones, one entry per run, each with the family's.
+  json_check "$work/r.json" "[x['run'] for x in d['run_findings']]==[1,2,3] and all(set(x['findings'])==set(d['findings']) for x in d['run_findings'])"
   expect_rc 0 "$gtb" compare "$work/r.json" "$work/r.json"
   grep -q "3r/3r" "$work/out.txt" || fail "compare did not decide on the runs"
   GTB_FAMILIES=selftest expect_rc 2 "$gtb" run --family selftest --runs 0 --out "$work/r2.json"
