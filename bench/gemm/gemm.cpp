@@ -269,11 +269,7 @@ void cpu_step_shape(gtb::State& st, gtb::cpu::GemmLib lib) {
   const int lda = ta ? m : k, ldb = tb ? k : n;
   std::vector<float> c = output_buffer(pr);
   // The steps run the library on one thread per slice; the family's other cases use its pool.
-  struct OneBlasThread {
-    int saved = gtb::cpu::blas_threads();
-    OneBlasThread() { gtb::cpu::set_blas_threads(1); }
-    ~OneBlasThread() { gtb::cpu::set_blas_threads(saved); }
-  } one;
+  const gtb::cpu::BlasThreadsScope one(1);
   auto run = [&] {
     gtb::cpu::split_gemm(ta, tb, m, n, k, a, lda, b, ldb, c.data(), n, false,
                          [&](int mm, int nn, const float* as, const float* bs, float* cs) {
@@ -320,11 +316,7 @@ void cpu_batched(gtb::State& st, gtb::cpu::GemmLib lib) {
   const int lda = ta ? m : k, ldb = tb ? k : n;
   std::vector<float> c(csz * std::size_t(count));
   gtb::poison(c.data(), c.size());
-  struct OneBlasThread {
-    int saved = gtb::cpu::blas_threads();
-    OneBlasThread() { gtb::cpu::set_blas_threads(1); }
-    ~OneBlasThread() { gtb::cpu::set_blas_threads(saved); }
-  } one;
+  const gtb::cpu::BlasThreadsScope one(1);
   auto run = [&] {
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < count; ++t)

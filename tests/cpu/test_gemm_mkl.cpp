@@ -164,3 +164,16 @@ TEST(GemmMkl, SgemmAndBf16GemmMatchFloat64InEveryTransposeCase) {
       for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(twice[i], 2 * c[i], 1e-4 * (1 + std::fabs(c[i])));
     }
 }
+
+// A scope sets the BLAS threads and gives back the count it found, OneMKL or not.
+TEST(BlasThreads, AScopeRestoresTheCountItFound) {
+  const int before = gtb::cpu::blas_threads();
+  gtb::cpu::set_blas_threads(2);  // a count other than the scope's, on any machine
+  ASSERT_EQ(gtb::cpu::blas_threads(), 2);
+  {
+    const gtb::cpu::BlasThreadsScope one(1);
+    EXPECT_EQ(gtb::cpu::blas_threads(), 1);
+  }
+  EXPECT_EQ(gtb::cpu::blas_threads(), 2);
+  gtb::cpu::set_blas_threads(before);
+}

@@ -29,6 +29,17 @@ std::string dnnl_version();  // "2.6.3" (empty when not built)
 
 int blas_threads();
 void set_blas_threads(int n);  // OpenBLAS's pool, and oneMKL's where it is loaded, alike
+// The BLAS thread count set to `n` for a scope and restored after it.
+class BlasThreadsScope {
+ public:
+  explicit BlasThreadsScope(int n) : saved_(blas_threads()) { set_blas_threads(n); }
+  ~BlasThreadsScope() { set_blas_threads(saved_); }
+  BlasThreadsScope(const BlasThreadsScope&) = delete;
+  BlasThreadsScope& operator=(const BlasThreadsScope&) = delete;
+
+ private:
+  int saved_;
+};
 std::string blas_config();    // e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64"
 std::string blas_corename();  // the kernel set OpenBLAS selected, e.g. "Haswell"
 
