@@ -94,9 +94,9 @@ if [ -d "$bundle/debs" ]; then
   fi
   if [ -f "$dep/.unpacked" ]; then
     lib=$dep/usr/lib/x86_64-linux-gnu
-    export PKG_CONFIG_PATH="$lib/openblas-pthread/pkgconfig:$lib/pkgconfig:$dep/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-    export LD_LIBRARY_PATH="$lib/openblas-pthread:$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    prefix_args=(-DCMAKE_PREFIX_PATH="$dep/usr" -DCMAKE_LIBRARY_PATH="$lib/openblas-pthread;$lib")
+    export PKG_CONFIG_PATH="$lib/openblas-openmp/pkgconfig:$lib/pkgconfig:$dep/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+    export LD_LIBRARY_PATH="$lib/openblas-openmp:$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    prefix_args=(-DCMAKE_PREFIX_PATH="$dep/usr" -DCMAKE_LIBRARY_PATH="$lib/openblas-openmp;$lib")
   fi
 fi
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH

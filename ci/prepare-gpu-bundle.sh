@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/.gpu-bundle}
 PACKAGES=(
   libbenchmark-dev libbenchmark1debian nlohmann-json3-dev libcli11-dev
-  libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 libgfortran5 libquadmath0
+  libopenblas-openmp-dev libopenblas0-openmp libgfortran5 libquadmath0 libgomp1
   libgtest-dev libgmock-dev
   libdnnl-dev libdnnl2 ocl-icd-libopencl1
 )

@@ -7,7 +7,7 @@ DEBIAN_PACKAGES=(
   cmake ninja-build g++ pkg-config git ccache      # build
   libbenchmark-dev                                  # Google Benchmark: family binaries' runner and JSON
   nlohmann-json3-dev                                # JSON for the results files
-  libopenblas-dev                                   # CPU BLAS baselines (SGEMM, the MLP step)
+  libopenblas-openmp-dev                            # CPU BLAS baselines (SGEMM, the MLP step), on OpenMP's threads
   libdnnl-dev                                       # oneDNN: real CPU BF16 matmul where the CPU has it
   libgtest-dev libgmock-dev                         # GoogleTest
   libcli11-dev                                      # command-line parsing of the gtb driver

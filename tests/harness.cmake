@@ -3,6 +3,8 @@ add_executable(test_harness cpu/test_stats.cpp cpu/test_results.cpp cpu/test_reg
   cpu/test_blas_core.cpp cpu/test_timing.cpp cpu/test_names.cpp cpu/test_suites.cpp cpu/test_process.cpp cpu/test_state_params.cpp)
 target_link_libraries(test_harness PRIVATE gtb_runtime gtb_runtime_openblas GTest::gtest GTest::gtest_main)
 gtb_host_warnings(test_harness)
+# The OpenBLAS flavour configure linked ("openmp", or "any" without the OpenMP flavour).
+target_compile_definitions(test_harness PRIVATE GTB_OPENBLAS_THREADING="${GTB_OPENBLAS_THREADING}")
 gtest_discover_tests(test_harness DISCOVERY_TIMEOUT 60 TEST_PREFIX "harness." PROPERTIES LABELS cpu)
 
 find_package(Python3 COMPONENTS Interpreter)

@@ -132,6 +132,16 @@ void machine_section(Md& md, const Doc& d, const std::string& source) {
     std::string cpu = string_at(*host, {"cpu_model"});
     if (has_num(find(*host, "logical_cpus"))) cpu += ", " + num(number_at(*host, {"logical_cpus"})) + " logical CPUs";
     if (has_num(find(*host, "omp_threads"))) cpu += ", " + num(number_at(*host, {"omp_threads"})) + " OpenMP threads";
+    // Which thread pool the BLAS GEMMs ran on (docs/contributing.md, "One thread pool").
+    const std::string threading = string_at(*host, {"blas", "threading"});
+    if (threading == "openmp") {
+      cpu += "; OpenBLAS on the same OpenMP threads";
+    } else if (threading == "pthreads") {
+      cpu += "; OpenBLAS with a thread pool of its own (pthreads): its GEMMs and the OpenMP loops competed for the "
+             "cores, so the CPU steps ran slower than on one pool";
+    } else if (!threading.empty()) {
+      cpu += "; OpenBLAS threading: " + threading;
+    }
     rows.push_back({"CPU", cpu});
     rows.push_back({"host", string_at(*host, {"hostname"})});
   }

@@ -20,6 +20,7 @@ extern "C" {
 char* openblas_get_config(void);
 char* openblas_get_corename(void);
 int openblas_get_num_threads(void);
+int openblas_get_parallel(void);
 }
 
 namespace gtb {
@@ -164,6 +165,16 @@ void set_openblas_core_note(const std::string& note) {
   core_examined() = true;
 }
 
+std::string openblas_threading() {
+  // OpenBLAS's own constants: 0 sequential, 1 its pthreads server, 2 OpenMP.
+  switch (const int p = openblas_get_parallel()) {
+    case 0: return "sequential";
+    case 1: return "pthreads";
+    case 2: return "openmp";
+    default: return "unknown (" + std::to_string(p) + ")";
+  }
+}
+
 std::string openblas_core_source() {
   if (!env_set(kEnvCoretype)) return "detected";
   return env_set(kEnvDetected) ? "gtb" : "user";
@@ -216,6 +227,7 @@ json host_context() {
   blas["corename"] = openblas_get_corename();
   blas["coretype"] = openblas_core_context();
   blas["threads"] = openblas_get_num_threads();
+  blas["threading"] = openblas_threading();
   h["blas"] = blas;
   return h;
 }

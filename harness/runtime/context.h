@@ -53,6 +53,9 @@ std::string openblas_core_source();
 // Without a selection: "not examined: this family does not use OpenBLAS", and the context's
 // coretype says "examined": false.
 void set_openblas_core_note(const std::string& note);
+// How the loaded OpenBLAS runs its threads: "openmp" (on the OpenMP team gtb's loops use),
+// "pthreads" (a pool of its own beside OpenMP's), "sequential", or "unknown (N)".
+std::string openblas_threading();
 
 // GPU: {"available": true, devices: [...], driver/runtime/cuBLAS versions} or
 // {"available": false, "reason": "<CUDA error text>"}.

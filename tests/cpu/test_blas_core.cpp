@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/runtime/blas_core.h"
+#include "harness/runtime/context.h"
 #include "harness/runtime/startup.h"
 
 namespace {
@@ -101,4 +102,13 @@ TEST(BlasCore, InstalledSelectionAnswersTheProbeFlagOnly) {
   const std::string out = testing::internal::GetCapturedStdout();
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find(" 1 "), std::string::npos) << "the probe's SGEMM verified: " << out;
+}
+
+TEST(BlasCore, TheLoadedOpenBlasRunsOnTheOpenMpTeamConfigureChose) {
+  // Configure links Debian's OpenMP flavour by its folder; the loader could still pick the pthread
+  // flavour through the alternatives link if the run path were lost. The context must say which.
+  const std::string configured = GTB_OPENBLAS_THREADING;
+  if (configured == "any") GTEST_SKIP() << "configured without OpenBLAS's OpenMP flavour (libopenblas-openmp-dev)";
+  EXPECT_EQ(gtb::openblas_threading(), configured);
+  EXPECT_EQ(gtb::host_context()["blas"]["threading"], configured);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/mkl.h"
@@ -176,4 +177,31 @@ TEST(BlasThreads, AScopeRestoresTheCountItFound) {
   }
   EXPECT_EQ(gtb::cpu::blas_threads(), 2);
   gtb::cpu::set_blas_threads(before);
+}
+
+// The BLAS thread count is the GEMMs' alone: OpenBLAS's OpenMP flavour would also set the process's
+// OpenMP loops to it, and a single-threaded GEMM scope must leave them on all cores.
+TEST(BlasThreads, OneBlasThreadLeavesTheOpenMpLoopsTheirThreads) {
+  const int before_blas = gtb::cpu::blas_threads();
+  const int before_omp = omp_get_max_threads();
+  omp_set_num_threads(3);  // a count of its own, whatever the machine's cores
+  {
+    const gtb::cpu::BlasThreadsScope one(1);
+    EXPECT_EQ(gtb::cpu::blas_threads(), 1);
+    EXPECT_EQ(omp_get_max_threads(), 3);
+    int team = 0;
+#pragma omp parallel
+#pragma omp single
+    team = omp_get_num_threads();
+    EXPECT_EQ(team, 3);
+    // A GEMM in the scope still computes.
+    const float a[4] = {1, 2, 3, 4};
+    float c[4] = {-1, -1, -1, -1};
+    gtb::cpu::sgemm(false, false, 2, 2, 2, 1.0f, a, 2, a, 2, 0.0f, c, 2);
+    EXPECT_FLOAT_EQ(c[0], 7.0f);
+    EXPECT_FLOAT_EQ(c[3], 22.0f);
+  }
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  omp_set_num_threads(before_omp);
+  gtb::cpu::set_blas_threads(before_blas);
 }

@@ -170,6 +170,23 @@ TEST(Report, SeveralRunsAreValidatedWithinEachRun) {
 }
 
 // Any family, known to no code of the report, renders from its typed findings alone.
+// The CPU row says which thread pool OpenBLAS ran on, and warns when it had a pool of its own.
+TEST(Report, CpuRowSaysWhichThreadPoolTheGemmsRanOn) {
+  json doc = load_document(fixture("cpu_b.json"));
+  const auto cpu_row = [](const std::string& md) {
+    const auto at = md.find("| CPU |");
+    return at == std::string::npos ? std::string() : md.substr(at, md.find('\n', at) - at);
+  };
+  doc["context"]["host"]["blas"]["threading"] = "openmp";
+  EXPECT_TRUE(has(cpu_row(report::render_markdown(doc, "x.json")), "OpenBLAS on the same OpenMP threads"));
+  doc["context"]["host"]["blas"]["threading"] = "pthreads";
+  const std::string row = cpu_row(report::render_markdown(doc, "x.json"));
+  EXPECT_TRUE(has(row, "a thread pool of its own")) << row;
+  EXPECT_FALSE(has(row, "same OpenMP threads")) << row;
+  doc["context"]["host"]["blas"].erase("threading");  // files from before the field: nothing said
+  EXPECT_FALSE(has(cpu_row(report::render_markdown(doc, "x.json")), "OpenBLAS")) << cpu_row(report::render_markdown(doc, "x.json"));
+}
+
 TEST(Report, RendersAnyTypedFamilyGenerically) {
   json doc = load_document(fixture("gpu_base.json"));
   findings::Family f;

@@ -2,6 +2,7 @@
 #include "kernels/common/cpu/blas.h"
 
 #include <cblas.h>  // OpenBLAS's cblas.h also declares openblas_get_config() and friends
+#include <omp.h>
 
 #include <stdexcept>
 
@@ -56,7 +57,13 @@ void sgemm(GemmLib lib, bool ta, bool tb, int m, int n, int k, float alpha, cons
 
 int blas_threads() { return openblas_get_num_threads(); }
 void set_blas_threads(int n) {
+  // OpenBLAS's OpenMP flavour also sets the OpenMP thread count of the calling thread
+  // (omp_set_num_threads), which would make every later OpenMP loop of the process run on n
+  // threads too. Its GEMMs keep the count given here (it is 1, or OpenMP's own), so give the loops
+  // theirs back.
+  const int omp_threads = omp_get_max_threads();
   openblas_set_num_threads(n);
+  omp_set_num_threads(omp_threads);
   mkl::set_threads(n);
 }
 std::string blas_config() { return openblas_get_config(); }
