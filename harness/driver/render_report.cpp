@@ -137,8 +137,8 @@ void machine_section(Md& md, const Doc& d, const std::string& source) {
     if (threading == "openmp") {
       cpu += "; OpenBLAS on the same OpenMP threads";
     } else if (threading == "pthreads") {
-      cpu += "; OpenBLAS with a thread pool of its own (pthreads): its GEMMs and the OpenMP loops competed for the "
-             "cores, so the CPU steps ran slower than on one pool";
+      cpu += "; OpenBLAS with a thread pool of its own (pthreads): its multi-threaded GEMMs between OpenMP loops "
+             "competed with the loops' waiting threads for the cores";
     } else if (!threading.empty()) {
       cpu += "; OpenBLAS threading: " + threading;
     }
