@@ -126,6 +126,29 @@ void apply_peaks(std::vector<Record>& records, const json& peaks) {
   }
 }
 
+void apply_same_work(std::vector<Record>& records) {
+  std::map<std::string, const Record*> by_id;
+  for (const Record& r : records) by_id[r.id] = &r;
+  std::vector<std::pair<std::size_t, std::pair<double, std::string>>> found;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const Record& r = records[i];
+    const json* ids = json_read::find(r.info, "same_work_as");
+    if (!ids || !ids->is_array() || r.status != Status::ok || !r.stats || !(r.stats->median > 0)) continue;
+    for (const json& id : *ids) {
+      if (!id.is_string()) continue;
+      const auto it = by_id.find(id.get<std::string>());
+      if (it == by_id.end() || it->second->status != Status::ok || !it->second->stats || !(it->second->stats->median > 0))
+        continue;
+      found.push_back({i, {r.stats->median / it->second->stats->median, it->first}});
+      break;
+    }
+  }
+  for (const auto& [i, v] : found) {
+    records[i].counters["time_vs_same_work"] = {v.first, "x"};
+    records[i].info["same_work_record"] = v.second;
+  }
+}
+
 namespace {
 // Who publishes what: (family, declaration) of each families entry that declares something. A document
 // none of whose entries declares anything (written before the declarations) reads every family of its
@@ -197,6 +220,7 @@ json make_merged_document(const json& context, const std::string& suite, const j
   apply_ceilings(recs, ctx);
   for (const auto& [family, declaration] : from)
     if (const json* p = published_data(findings, family, declaration, published::kPeaks)) apply_peaks(recs, *p);
+  apply_same_work(recs);
   return make_document(ctx, suite, families, recs, findings, runs);
 }
 

@@ -26,6 +26,12 @@ std::string ceiling_unit(const std::string& name);
 // rate in the ceiling's unit (the metric, or for a compute ceiling also a `tflops` counter).
 void apply_ceilings(std::vector<Record>& records, const json& context);
 
+// A record that does the same work as records of other families names them in info.same_work_as
+// (record ids, best first). The first of them that measured gives it the counter time_vs_same_work
+// (this record's median seconds per repetition over that record's: above 1, this one is slower)
+// and info.same_work_record (its id). Records whose counterparts did not run stay as they are.
+void apply_same_work(std::vector<Record>& records);
+
 // Adds pct_of_gemm_peak to records with a "tflops" counter and info "gemm_precision", from the best
 // measured rate of the same backend and precision in `peaks` (what a family publishes as
 // published::kPeaks: {backend: {precision: {"tflops": x}, or x}}).

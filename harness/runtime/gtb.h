@@ -171,6 +171,13 @@ struct ProcessGroup {
 };
 bool set_process_group(std::string family, ProcessGroup group);  // returns true (for static registration)
 
+// Bad input a family can only see at run time (a program it runs, named by an environment variable):
+// the check returns "" when the input is usable, else the message. `--gtb_precheck` runs it and
+// exits 2 with the message on stdout (0 without one, or without a check); `gtb run` runs every
+// selected family's before anything runs and exits 2 on one that fails, writing nothing.
+using PrecheckFn = std::function<std::string()>;
+bool set_precheck(std::string family, PrecheckFn fn);  // returns true (for static registration)
+
 // What a case function gets: its parameters, the suite, and the verify → measure protocol.
 class State {
  public:

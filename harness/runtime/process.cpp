@@ -3,8 +3,10 @@
 #include "harness/runtime/process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,6 +73,31 @@ bool drain(int fd, std::string& out) {
   }
 }
 
+// Starts spec.program with its arguments, environment and group; the file actions are the caller's.
+// Returns posix_spawn's error number (0: started).
+int spawn(const ProcessSpec& spec, const posix_spawn_file_actions_t& fa, pid_t& pid) {
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (spec.own_group) {
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);  // a group led by the child: its id is the child's pid
+  }
+  std::vector<std::string> all{spec.program};
+  all.insert(all.end(), spec.args.begin(), spec.args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env = child_environment(spec.set_env, spec.unset_env);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const int rc = spec.search_path
+                     ? ::posix_spawnp(&pid, spec.program.c_str(), &fa, &attr, argv.data(), envp.data())
+                     : ::posix_spawn(&pid, spec.program.c_str(), &fa, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  return rc;
+}
+
 }  // namespace
 
 std::vector<std::string> child_environment(const std::vector<std::pair<std::string, std::string>>& set,
@@ -121,27 +148,9 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   if (capture) posix_spawn_file_actions_addclose(&fa, fds[0]);
   if (capture) posix_spawn_file_actions_addclose(&fa, fds[1]);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  if (spec.own_group) {
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);  // a group led by the child: its id is the child's pid
-  }
-  std::vector<std::string> all{spec.program};
-  all.insert(all.end(), spec.args.begin(), spec.args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env = child_environment(spec.set_env, spec.unset_env);
-  std::vector<char*> envp;
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = spec.search_path
-                     ? ::posix_spawnp(&pid, spec.program.c_str(), &fa, &attr, argv.data(), envp.data())
-                     : ::posix_spawn(&pid, spec.program.c_str(), &fa, &attr, argv.data(), envp.data());
+  const int rc = spawn(spec, fa, pid);
   posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
   if (capture) {
     ::close(fds[1]);
     fds[1] = -1;
@@ -218,6 +227,126 @@ ProcessResult run_process(const ProcessSpec& spec) {
   else
     res.exit_code = WEXITSTATUS(status);
   return res;
+}
+
+LineChild::LineChild(const ProcessSpec& spec) {
+  if (spec.program.empty()) throw std::invalid_argument("LineChild: no program given");
+  if (spec.in.kind != Redirect::Kind::inherit || spec.out.kind != Redirect::Kind::inherit)
+    throw std::invalid_argument("LineChild: stdin and stdout are the socket (" + spec.program + ")");
+  int sv[2] = {-1, -1};
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    error_ = std::string("cannot create a socket for ") + spec.program + ": " + std::strerror(errno);
+    return;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  // dup2 clears close-on-exec on the copies; both originals close at exec.
+  posix_spawn_file_actions_adddup2(&fa, sv[1], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, sv[1], STDOUT_FILENO);
+  if (!add_redirect(fa, STDERR_FILENO, spec.err, -1)) {
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(sv[0]);
+    ::close(sv[1]);
+    throw std::invalid_argument("LineChild: a stderr redirect it does not take (" + spec.program + ")");
+  }
+  pid_t pid = 0;
+  const int rc = spawn(spec, fa, pid);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(sv[1]);
+  if (rc != 0) {
+    ::close(sv[0]);
+    error_ = "cannot start " + spec.program + ": " + std::strerror(rc);
+    result_.error = error_;
+    result_.error_number = rc;
+    finished_ = true;
+    return;
+  }
+  pid_ = pid;
+  fd_ = sv[0];
+  own_group_ = spec.own_group;
+}
+
+LineChild::~LineChild() { finish(); }
+
+bool LineChild::send(const std::string& line) {
+  if (fd_ < 0) return false;
+  const std::string msg = line + "\n";
+  std::size_t done = 0;
+  while (done < msg.size()) {
+    const ssize_t n = ::send(fd_, msg.data() + done, msg.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += std::size_t(n);
+  }
+  return true;
+}
+
+std::optional<std::string> LineChild::receive(double timeout_s) {
+  timed_out_ = false;
+  const double until = steady_seconds() + timeout_s;
+  while (true) {
+    if (const std::size_t nl = buffer_.find('\n'); nl != std::string::npos) {
+      std::string line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      return line;
+    }
+    if (fd_ < 0) return std::nullopt;
+    const double left = until - steady_seconds();
+    if (left <= 0) {
+      timed_out_ = true;
+      return std::nullopt;
+    }
+    pollfd p{fd_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, int(left * 1000) + 1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;  // the deadline is checked above
+    char buf[65536];
+    const ssize_t got = ::recv(fd_, buf, sizeof buf, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {  // the child closed its end: what it wrote before is still returned above
+      ::close(fd_);
+      fd_ = -1;
+      if (buffer_.empty()) return std::nullopt;
+      std::string rest;
+      rest.swap(buffer_);
+      return rest;
+    }
+    buffer_.append(buf, std::size_t(got));
+  }
+}
+
+ProcessResult LineChild::finish(double grace_s) {
+  if (finished_) return result_;
+  finished_ = true;
+  if (fd_ >= 0) ::close(fd_), fd_ = -1;  // its stdin ends: a worker reading requests exits
+  const pid_t target = own_group_ ? -pid_ : pid_;
+  const double t0 = steady_seconds();
+  int status = 0, stage = 0;  // 0: waiting, 1: after SIGTERM, 2: after SIGKILL
+  while (true) {
+    const pid_t w = ::waitpid(pid_, &status, WNOHANG);
+    if (w == pid_) break;
+    if (w < 0 && errno != EINTR) {
+      result_.error_number = errno;
+      result_.error = std::string("waitpid: ") + std::strerror(errno);
+      return result_;
+    }
+    const double waited = steady_seconds() - t0;
+    if (stage == 0 && waited >= grace_s) {
+      ::kill(target, SIGTERM);
+      result_.timed_out = true;
+      result_.limit_s = grace_s;
+      stage = 1;
+    } else if (stage == 1 && waited >= 2 * grace_s) {
+      ::kill(target, SIGKILL);
+      stage = 2;
+    }
+    ::usleep(2000);
+  }
+  if (WIFSIGNALED(status))
+    result_.signal = WTERMSIG(status);
+  else
+    result_.exit_code = WEXITSTATUS(status);
+  return result_;
 }
 
 }  // namespace gtb

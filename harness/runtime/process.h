@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,6 +69,41 @@ struct ProcessResult {
 // be started gives error "cannot start PROGRAM: REASON" (a missing one: "No such file or directory").
 // An invalid spec (a redirect kind on a stream that does not take it) throws std::invalid_argument.
 ProcessResult run_process(const ProcessSpec& spec);
+
+// A child that serves requests for as long as this process needs it: its stdin and stdout are one
+// socket to this process, and each exchange is a line each way (a worker in another language that
+// does work this process asks for). Started with the spec's program, arguments, environment, stderr
+// and process group; its `in` and `out` must be inherit (they become the socket), and its timeout,
+// interrupt and tick do not apply (each receive has its own limit). Writing to a child that has
+// gone is an error return, never a SIGPIPE.
+class LineChild {
+ public:
+  // Starts the child; started() and error() say whether it did. Throws std::invalid_argument for
+  // a spec whose stdin or stdout is redirected.
+  explicit LineChild(const ProcessSpec& spec);
+  ~LineChild();  // finish()
+  LineChild(const LineChild&) = delete;
+  LineChild& operator=(const LineChild&) = delete;
+
+  bool started() const { return pid_ > 0; }
+  const std::string& error() const { return error_; }
+  // Sends `line` and a newline. False when the child is gone (or never started).
+  bool send(const std::string& line);
+  // The next line the child writes, without its newline. nullopt when the child closed its end
+  // (exited) or `timeout_s` passed first (then timed_out() is true).
+  std::optional<std::string> receive(double timeout_s);
+  bool timed_out() const { return timed_out_; }
+  // Closes the socket and waits up to `grace_s` for the child to exit, then SIGTERM and, after as
+  // long again, SIGKILL. How it ended (the second call returns the first's result).
+  ProcessResult finish(double grace_s = 5);
+
+ private:
+  int pid_ = -1;
+  int fd_ = -1;
+  bool own_group_ = false, timed_out_ = false, finished_ = false;
+  std::string error_, buffer_;
+  ProcessResult result_;
+};
 
 // This process's environment less `unset`, with `set` set over it, as "NAME=value" strings.
 std::vector<std::string> child_environment(const std::vector<std::pair<std::string, std::string>>& set,

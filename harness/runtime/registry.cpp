@@ -34,6 +34,7 @@ struct Registry {
   };
   std::map<std::string, Findings> findings;
   std::map<std::string, ProcessGroup> groups;
+  std::map<std::string, PrecheckFn> prechecks;
 };
 Registry& registry() {
   static Registry r;
@@ -213,6 +214,11 @@ static json family_findings(const std::string& family, const std::vector<Record>
   json out = findings::to_json(f);
   for (auto& [key, value] : lifted.items()) out[key] = std::move(value);
   return out;
+}
+
+bool set_precheck(std::string family, PrecheckFn fn) {
+  registry().prechecks[std::move(family)] = std::move(fn);
+  return true;
 }
 
 bool set_process_group(std::string family, ProcessGroup group) {
@@ -524,6 +530,16 @@ json list_json(const std::string& family, Suite suite) {
   return {{"family", family}, {"suite", to_string(suite)}, {"workloads", ws}};
 }
 
+std::string precheck_message(const std::string& family) {
+  const auto it = registry().prechecks.find(family);
+  if (it == registry().prechecks.end() || !it->second) return "";
+  try {
+    return it->second();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
 int usage_error(const std::string& msg) {
   std::fprintf(stderr, "error: %s\n", msg.c_str());
   return 2;
@@ -535,7 +551,7 @@ int family_main(int argc, char** argv, const std::string& family) {
   if (const int rc = run_startup_takeover(argc, argv); rc >= 0) return rc;
   RunState rs;
   std::string out_path, findings_from;
-  bool list = false;
+  bool list = false, precheck = false;
   std::vector<char*> rest;
   rest.push_back(argv[0]);
   for (int i = 1; i < argc; ++i) {
@@ -561,6 +577,8 @@ int family_main(int argc, char** argv, const std::string& family) {
       rs.budget_override = x;
     } else if (a == "--gtb_list") {
       list = true;
+    } else if (a == "--gtb_precheck") {
+      precheck = true;
     } else if (auto f = val("--gtb_findings_from")) {
       findings_from = *f;
       if (findings_from.empty()) return usage_error("--gtb_findings_from needs a results file");
@@ -571,6 +589,7 @@ int family_main(int argc, char** argv, const std::string& family) {
                   "  --gtb_suite=quick|full  axis values and stopping budgets (default quick)\n"
                   "  --gtb_budget=SECONDS  sampling time budget per record (overrides the suite's)\n"
                   "  --gtb_list            print the workloads and axes as JSON and exit\n"
+                  "  --gtb_precheck        check the input only the run can see (exit 2 with the message)\n"
                   "  --gtb_findings_from=FILE  print this family's findings computed from FILE's records\n"
                   "                        (a results file of any supported version) as JSON and exit\n"
                   "                        (into the --gtb_out file when one is given)\n"
@@ -589,6 +608,14 @@ int family_main(int argc, char** argv, const std::string& family) {
     std::cout << list_json(family, rs.suite).dump(2) << "\n";
     return 0;
   }
+  // Bad input only the run can see: said before anything runs or is written.
+  const std::string bad_input = precheck_message(family);
+  if (precheck) {
+    if (bad_input.empty()) return 0;
+    std::cout << bad_input << "\n";
+    return 2;
+  }
+  if (!bad_input.empty()) return usage_error(bad_input);
   if (!findings_from.empty()) {
     try {
       std::vector<Record> mine;

@@ -197,3 +197,61 @@ TEST(Process, TickRunsWhileTheChildRuns) {
   EXPECT_TRUE(gtb::run_process(s).ok());
   EXPECT_GE(ticks, 2);
 }
+
+// ---- a child that answers requests line by line ----
+
+TEST(LineChild, AnswersEachLineAndEndsWhenItsInputCloses) {
+  gtb::LineChild c(shell("echo ready; while read l; do echo \"got $l\"; done; exit 4"));
+  ASSERT_TRUE(c.started()) << c.error();
+  EXPECT_EQ(c.receive(10).value_or("<none>"), "ready");
+  for (const char* req : {"one", "two words", ""}) {
+    ASSERT_TRUE(c.send(req));
+    EXPECT_EQ(c.receive(10).value_or("<none>"), std::string("got ") + req);
+  }
+  const gtb::ProcessResult r = c.finish(5);
+  EXPECT_EQ(r.exit_code, 4) << r.describe();
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_FALSE(c.send("late")) << "a finished child takes no request";
+}
+
+TEST(LineChild, ASilentChildTimesOutAndAnEndedOneSaysSo) {
+  gtb::LineChild quiet(shell("read l; sleep 30"));
+  ASSERT_TRUE(quiet.started());
+  EXPECT_FALSE(quiet.receive(0.2).has_value());
+  EXPECT_TRUE(quiet.timed_out());
+  gtb::LineChild gone(shell("printf 'last words'; exit 0"));
+  ASSERT_TRUE(gone.started());
+  EXPECT_EQ(gone.receive(10).value_or("<none>"), "last words") << "an unterminated last line still arrives";
+  EXPECT_FALSE(gone.receive(10).has_value());
+  EXPECT_FALSE(gone.timed_out());
+  EXPECT_EQ(gone.finish(5).exit_code, 0);
+}
+
+TEST(LineChild, WritingToAChildThatHasGoneIsAnErrorNotASignal) {
+  gtb::LineChild c(shell("exit 0"));
+  ASSERT_TRUE(c.started());
+  EXPECT_FALSE(c.receive(10).has_value());  // it has closed its end
+  std::string big(1 << 20, 'x');
+  EXPECT_FALSE(c.send(big) && c.send(big)) << "the process is still here: no SIGPIPE";
+}
+
+TEST(LineChild, AChildThatKeepsRunningIsStoppedByFinish) {
+  gtb::LineChild c(shell("trap '' TERM; while :; do sleep 1; done"));
+  ASSERT_TRUE(c.started());
+  const gtb::ProcessResult r = c.finish(0.2);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.signal, SIGKILL) << r.describe();
+}
+
+TEST(LineChild, AMissingProgramAndBadSpecs) {
+  gtb::ProcessSpec s;
+  s.program = "/no/such/program";
+  gtb::LineChild c(s);
+  EXPECT_FALSE(c.started());
+  EXPECT_NE(c.error().find("No such file or directory"), std::string::npos) << c.error();
+  EXPECT_FALSE(c.send("x"));
+  EXPECT_FALSE(c.receive(1).has_value());
+  gtb::ProcessSpec captured = shell("true");
+  captured.out = gtb::Redirect::capture();
+  EXPECT_THROW(gtb::LineChild{captured}, std::invalid_argument);
+}

@@ -194,6 +194,27 @@ TEST(GemmPeaks, PercentOfTheSamePrecisionsBestRate) {
   EXPECT_FALSE(recs[2].counters.count("pct_of_gemm_peak"));
 }
 
+TEST(SameWork, TheFirstMeasuredCounterpartGivesTheTimeRatio) {
+  // value 10 GB/s: 0.1 s per repetition; 40 GB/s: 0.025 s.
+  std::vector<Record> recs = {make("slow", Backend::cpu, 10.0), make("fast", Backend::cpu, 40.0, 1e9, 1),
+                              make("absent", Backend::cpu, 40.0, 1e9, 2), make("skipped", Backend::cpu, 5.0, 1e9, 3)};
+  recs[3].status = Status::skipped;
+  recs[0].info["same_work_as"] = {"no/such/record", recs[3].id, recs[1].id};
+  recs[2].info["same_work_as"] = {"no/such/record"};
+  const std::vector<Record> fresh = recs;
+  apply_same_work(recs);
+  ASSERT_TRUE(recs[0].counters.count("time_vs_same_work"));
+  EXPECT_NEAR(recs[0].counters["time_vs_same_work"].value, 4.0, 1e-12);
+  EXPECT_EQ(recs[0].info["same_work_record"], recs[1].id) << "a skipped counterpart is passed over";
+  EXPECT_FALSE(recs[2].counters.count("time_vs_same_work")) << "no counterpart ran: nothing added";
+  EXPECT_FALSE(recs[1].counters.count("time_vs_same_work"));
+  // The merged document adds it; a family's own file does not.
+  const json doc = make_merged_document({{"host", json::object()}}, "quick", json::array(), fresh, json::object());
+  EXPECT_TRUE(doc["records"][0]["counters"].contains("time_vs_same_work"));
+  const json own = make_document({{"host", json::object()}}, "quick", json::array(), fresh, json::object());
+  EXPECT_FALSE(own["records"][0]["counters"].contains("time_vs_same_work"));
+}
+
 TEST(Document, MergeCarriesCeilingsFromFindingsAndValidates) {
   // Typed findings (schema 3) keep the raw numbers under "data"; older files hold them directly.
   json raw = json::object();

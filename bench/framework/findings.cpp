@@ -1,0 +1,282 @@
+// The framework family's findings, computed from its records (and the counters the merge added from
+// the records of the same work), and its cost terms.
+#include "bench/framework/findings.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "harness/runtime/gtb.h"
+
+namespace gtb::framework {
+
+namespace {
+
+bool measured(const Record& r) { return r.status == Status::ok && r.stats && r.stats->median > 0; }
+std::int64_t pint(const Record& r, const char* k) { return r.params.value(k, std::int64_t(0)); }
+std::string opt(const Record& r, const char* k, const std::string& def = "") {
+  const auto it = r.options.find(k);
+  if (it == r.options.end()) return def;
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+std::optional<double> counter(const Record& r, const char* k) {
+  const auto it = r.counters.find(k);
+  if (it == r.counters.end()) return std::nullopt;
+  return it->second.value;
+}
+std::string info_string(const Record& r, const char* k) {
+  const auto it = r.info.find(k);
+  return it != r.info.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+void ops(const std::vector<Record>& recs, Findings& f) {
+  for (const Record& r : recs) {
+    if (r.workload != "op_chain" || !measured(r)) continue;
+    Op o;
+    o.backend = to_string(r.backend);
+    o.n = pint(r, "n");
+    o.per_op_us = r.stats->median / 3.0 * 1e6;
+    o.record = r.id;
+    if (auto ratio = counter(r, "time_vs_same_work"); ratio && *ratio > 0) {
+      o.gtb_chain_us = r.stats->median / *ratio * 1e6;
+      o.gtb_per_op_us = *o.gtb_chain_us / 3.0;
+      o.tax_per_op_us = o.per_op_us - *o.gtb_per_op_us;
+      o.gtb_record = info_string(r, "same_work_record");
+    }
+    f.ops.push_back(o);
+  }
+}
+
+void loops(const std::vector<Record>& recs, Findings& f) {
+  std::map<std::pair<std::string, std::int64_t>, std::pair<const Record*, const Record*>> by;
+  for (const Record& r : recs)
+    if (r.workload == "loop_vs_vector" && measured(r)) {
+      auto& slot = by[{to_string(r.backend), pint(r, "n")}];
+      (r.variant == "python_loop" ? slot.first : slot.second) = &r;
+    }
+  for (const auto& [k, v] : by)
+    if (v.first && v.second)
+      f.loops.push_back({k.first, k.second, v.first->stats->median * 1e6, v.second->stats->median * 1e6,
+                         v.first->stats->median / v.second->stats->median});
+}
+
+void steps(const std::vector<Record>& recs, Findings& f) {
+  for (const Record& r : recs) {
+    if (r.workload != "mlp_step" || !measured(r)) continue;
+    Step s;
+    s.backend = to_string(r.backend);
+    s.workload = r.workload;
+    s.mode = opt(r, "mode", "eager");
+    s.width = pint(r, "width");
+    s.depth = pint(r, "depth");
+    s.batch = pint(r, "batch");
+    s.pytorch_ms = r.stats->median * 1e3;
+    s.record = r.id;
+    if (auto ratio = counter(r, "time_vs_same_work"); ratio && *ratio > 0) {
+      s.ratio = *ratio;
+      s.gtb_ms = s.pytorch_ms / *ratio;
+      s.gtb_record = info_string(r, "same_work_record");
+    }
+    f.steps.push_back(s);
+  }
+  // The crossover: per mode and model, the smallest batch from which the GPU's step is faster at
+  // every larger batch measured on both.
+  std::map<std::tuple<std::string, std::int64_t, std::int64_t>, std::map<std::int64_t, std::pair<double, double>>> by;
+  for (const Step& s : f.steps) {
+    auto& slot = by[{s.mode, s.width, s.depth}][s.batch];
+    (s.backend == "cpu" ? slot.first : slot.second) = s.pytorch_ms;
+  }
+  for (const auto& [k, batches] : by) {
+    Crossover c;
+    std::tie(c.mode, c.width, c.depth) = k;
+    for (const auto& [b, t] : batches) {
+      if (t.first <= 0 || t.second <= 0) continue;
+      c.batches.push_back(b);
+      if (t.second < t.first) {
+        if (!c.gpu_faster_from_batch) c.gpu_faster_from_batch = b;
+      } else {
+        c.gpu_faster_from_batch.reset();
+      }
+    }
+    if (c.batches.size() >= 2) f.crossovers.push_back(c);
+  }
+}
+
+void loaders(const std::vector<Record>& recs, Findings& f) {
+  for (const Record& r : recs) {
+    if (r.workload != "dataloader" || !measured(r) || !r.value) continue;
+    Loader l;
+    l.sample_us = pint(r, "sample_us");
+    l.num_workers = pint(r, "num_workers");
+    l.batch = pint(r, "batch");
+    l.step_ms = pint(r, "step_ms");
+    l.pin_memory = opt(r, "pin_memory");
+    l.persistent_workers = opt(r, "persistent_workers");
+    l.samples_per_s = *r.value;
+    l.idle_fraction = counter(r, "idle_fraction");
+    f.loaders.push_back(l);
+  }
+  // Per preprocessing cost and pin_memory: workers 0 runs without persistence (it has no workers to
+  // keep), so the persistent rows and workers 0 form one sweep.
+  std::map<std::tuple<std::int64_t, std::int64_t, std::string, std::string>, std::map<std::int64_t, std::optional<double>>> by;
+  for (const Loader& l : f.loaders) {
+    if (l.num_workers == 0) {
+      for (const char* p : {"off", "on"}) by[{l.sample_us, l.step_ms, l.pin_memory, p}][0] = l.idle_fraction;
+    } else {
+      by[{l.sample_us, l.step_ms, l.pin_memory, l.persistent_workers}][l.num_workers] = l.idle_fraction;
+    }
+  }
+  for (const auto& [k, sweep] : by) {
+    if (sweep.size() < 2 || !sweep.count(0)) continue;
+    Fed d;
+    std::tie(d.sample_us, d.step_ms, d.pin_memory, d.persistent_workers) = k;
+    d.most_workers = sweep.rbegin()->first;
+    d.idle_at_zero = sweep.at(0);
+    for (const auto& [w, idle] : sweep)
+      if (idle && *idle <= kFedIdle) {
+        d.smallest_fed_workers = w;
+        d.idle_at_smallest = idle;
+        break;
+      }
+    f.fed.push_back(d);
+  }
+}
+
+void precisions(const std::vector<Record>& recs, Findings& f) {
+  std::map<std::tuple<std::string, std::int64_t, std::int64_t>, const Record*> fp32;
+  for (const Record& r : recs)
+    if (r.workload == "mixed_precision" && measured(r) && opt(r, "precision") == "fp32")
+      fp32[{to_string(r.backend), pint(r, "width"), pint(r, "batch")}] = &r;
+  for (const Record& r : recs) {
+    if (r.workload != "mixed_precision" || !measured(r)) continue;
+    Precision p;
+    p.backend = to_string(r.backend);
+    p.precision = opt(r, "precision");
+    p.width = pint(r, "width");
+    p.batch = pint(r, "batch");
+    p.step_ms = r.stats->median * 1e3;
+    p.loss_after_k = counter(r, "loss_after_k");
+    p.k_steps = std::int64_t(counter(r, "k_steps").value_or(0));
+    p.peak_memory_bytes = counter(r, "peak_memory_bytes");
+    if (auto it = fp32.find({p.backend, p.width, p.batch}); it != fp32.end()) {
+      p.speedup_vs_fp32 = it->second->stats->median / r.stats->median;
+      p.fp32_loss_after_k = counter(*it->second, "loss_after_k");
+    }
+    f.precisions.push_back(p);
+  }
+}
+
+void loss_reads(const std::vector<Record>& recs, Findings& f) {
+  std::map<std::tuple<std::string, std::int64_t, std::int64_t>, std::pair<const Record*, const Record*>> by;
+  for (const Record& r : recs)
+    if (r.workload == "loss_read" && measured(r)) {
+      auto& slot = by[{to_string(r.backend), pint(r, "width"), pint(r, "batch")}];
+      (opt(r, "loss_read_every") == "1" ? slot.first : slot.second) = &r;
+    }
+  for (const auto& [k, v] : by) {
+    if (!v.first || !v.second) continue;
+    LossRead l;
+    std::tie(l.backend, l.width, l.batch) = k;
+    l.every_step_us = v.first->stats->median * 1e6;
+    l.every_100_us = v.second->stats->median * 1e6;
+    // 0.99 reads per step more in the every-step loop.
+    l.extra_us_per_read = (l.every_step_us - l.every_100_us) / 0.99;
+    f.loss_reads.push_back(l);
+  }
+}
+
+void terms(const std::vector<Record>& recs, Findings& f) {
+  for (Backend be : {Backend::cpu, Backend::cuda}) {
+    // Host seconds per eager operator by tensor size: the framework's tax on each operator a step runs.
+    f.terms.push_back(cost::table_term(
+        "framework_op", be, json{{"framework", "pytorch-eager"}}, {"n"}, "seconds", recs,
+        [](const Record& r) { return r.workload == "op_chain"; }, [](const Record& r) { return json{{"n", r.params.at("n")}}; },
+        [](const Record& r) { return r.stats->median / 3.0; }, "eager PyTorch operator", true));
+  }
+}
+
+template <class T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+}  // namespace
+
+std::vector<std::string> same_work_ids(const std::string& workload, Backend backend, const json& params, const json& options) {
+  std::vector<std::string> out;
+  const bool cpu = backend == Backend::cpu;
+  if (workload == "op_chain") {
+    const json p = {{"n", params.at("n")}};
+    out.push_back(make_record_id("vectorize", "chain", cpu ? "openmp" : "unfused", backend, p, json::object()));
+  } else if (workload == "mlp_step") {
+    const json p = {{"batch", params.at("batch")}, {"width", params.at("width")}, {"depth", params.at("depth")}};
+    const std::string mode = options.value("mode", std::string("eager"));
+    const std::string variant = cpu ? "fastest_blas" : "cublas";
+    if (cpu) {
+      out.push_back(make_record_id("train", "batch_sweep", variant, backend, p, json::object()));
+      out.push_back(make_record_id("train", "model_sweep", variant, backend, p, json::object()));
+    } else {
+      const std::string gtb_mode = mode == "graph" ? "graph" : "eager";
+      out.push_back(make_record_id("train", "model_sweep", variant, backend, p, {{"mode", gtb_mode}}));
+      if (gtb_mode == "eager") out.push_back(make_record_id("train", "batch_sweep", variant, backend, p, {{"data", "device"}}));
+    }
+  }
+  return out;
+}
+
+Findings compute_findings(const std::vector<Record>& records) {
+  Findings f;
+  ops(records, f);
+  loops(records, f);
+  steps(records, f);
+  loaders(records, f);
+  precisions(records, f);
+  loss_reads(records, f);
+  terms(records, f);
+  return f;
+}
+
+void to_json(const Findings& found, json& data) {
+  json ops = json::array(), loops = json::array(), steps = json::array(), cross = json::array(), load = json::array(),
+       fed = json::array(), prec = json::array(), reads = json::array();
+  for (const Op& o : found.ops)
+    ops.push_back({{"backend", o.backend}, {"n", o.n}, {"per_op_us", o.per_op_us}, {"gtb_chain_us", or_null(o.gtb_chain_us)},
+                   {"gtb_per_op_us", or_null(o.gtb_per_op_us)}, {"tax_per_op_us", or_null(o.tax_per_op_us)},
+                   {"record", o.record}, {"gtb_record", o.gtb_record}});
+  for (const Loop& l : found.loops)
+    loops.push_back({{"backend", l.backend}, {"n", l.n}, {"loop_us", l.loop_us}, {"vectorized_us", l.vectorized_us},
+                     {"speedup", l.speedup}});
+  for (const Step& s : found.steps)
+    steps.push_back({{"backend", s.backend}, {"mode", s.mode}, {"width", s.width}, {"depth", s.depth}, {"batch", s.batch},
+                     {"pytorch_ms", s.pytorch_ms}, {"gtb_ms", or_null(s.gtb_ms)}, {"ratio", or_null(s.ratio)},
+                     {"record", s.record}, {"gtb_record", s.gtb_record}});
+  for (const Crossover& c : found.crossovers)
+    cross.push_back({{"mode", c.mode}, {"width", c.width}, {"depth", c.depth}, {"batches", c.batches},
+                     {"gpu_faster_from_batch", or_null(c.gpu_faster_from_batch)}});
+  for (const Loader& l : found.loaders)
+    load.push_back({{"sample_us", l.sample_us}, {"num_workers", l.num_workers}, {"batch", l.batch}, {"step_ms", l.step_ms},
+                    {"pin_memory", l.pin_memory}, {"persistent_workers", l.persistent_workers},
+                    {"samples_per_s", l.samples_per_s}, {"idle_fraction", or_null(l.idle_fraction)}});
+  for (const Fed& d : found.fed)
+    fed.push_back({{"sample_us", d.sample_us}, {"step_ms", d.step_ms}, {"pin_memory", d.pin_memory},
+                   {"persistent_workers", d.persistent_workers}, {"smallest_fed_workers", or_null(d.smallest_fed_workers)},
+                   {"most_workers", d.most_workers}, {"idle_at_zero", or_null(d.idle_at_zero)},
+                   {"idle_at_smallest", or_null(d.idle_at_smallest)}, {"fed_idle_at_most", kFedIdle}});
+  for (const Precision& p : found.precisions)
+    prec.push_back({{"backend", p.backend}, {"precision", p.precision}, {"width", p.width}, {"batch", p.batch},
+                    {"step_ms", p.step_ms}, {"speedup_vs_fp32", or_null(p.speedup_vs_fp32)},
+                    {"loss_after_k", or_null(p.loss_after_k)}, {"fp32_loss_after_k", or_null(p.fp32_loss_after_k)},
+                    {"k_steps", p.k_steps}, {"peak_memory_bytes", or_null(p.peak_memory_bytes)}});
+  for (const LossRead& l : found.loss_reads)
+    reads.push_back({{"backend", l.backend}, {"width", l.width}, {"batch", l.batch}, {"every_step_us", l.every_step_us},
+                     {"every_100_us", l.every_100_us}, {"extra_us_per_read", l.extra_us_per_read}});
+  const std::pair<const char*, json*> lists[] = {{"ops", &ops},   {"loops", &loops},  {"steps", &steps},
+                                                 {"crossovers", &cross}, {"loaders", &load}, {"fed", &fed},
+                                                 {"precisions", &prec}, {"loss_reads", &reads}};
+  for (const auto& [k, v] : lists)
+    if (!v->empty()) data[k] = *v;
+  cost::publish(data, found.terms, {});
+}
+
+}  // namespace gtb::framework

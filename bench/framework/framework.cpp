@@ -1,0 +1,364 @@
+// Framework family: PyTorch, found at run time, measured beside gtb's own kernels: its cost per eager
+// operator, the articles' Python loop, its training steps (eager, torch.compile, CUDA graph), its
+// DataLoader, mixed precision and habits. A Python worker runs the work; the harness times it.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/framework/findings.h"
+#include "bench/framework/worker.h"
+#include "harness/runtime/gtb.h"
+#include "kernels/common/random.h"
+#include "kernels/common/verify.h"
+#include "kernels/train/mlp.h"
+#include "kernels/train/reference.h"
+#include "kernels/vectorize/cpu/vectorize.h"
+#include "kernels/vectorize/elementwise.h"
+
+namespace {
+
+namespace fw = gtb::framework;
+using gtb::Backend;
+using gtb::json;
+using gtb::State;
+
+constexpr std::uint64_t kSeed = 20260601;
+// The train family's data: the same cluster set, the same seed (bench/train/train.cpp).
+constexpr std::uint64_t kTrainDataSeed = 8086;
+// The vectorize family's chain (bench/vectorize/vectorize.cpp): y = gelu_tanh(1.5 x + 0.25).
+constexpr gtb::ChainParams kChain{1.5f, 0.25f};
+
+// ---- files the worker reads and writes ------------------------------------------------------------
+
+std::string path_in(const std::string& name) { return fw::Worker::get().folder() + "/" + name; }
+
+template <class T>
+void write_file(const std::string& name, const std::vector<T>& v) {
+  std::ofstream f(path_in(name), std::ios::binary | std::ios::trunc);
+  f.write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * sizeof(T)));
+  if (!f) throw std::runtime_error("cannot write " + path_in(name));
+}
+
+std::vector<float> read_floats(const std::string& name, std::size_t n) {
+  std::vector<float> v(n);
+  std::ifstream f(path_in(name), std::ios::binary);
+  f.read(reinterpret_cast<char*>(v.data()), std::streamsize(n * sizeof(float)));
+  if (!f || f.gcount() != std::streamsize(n * sizeof(float)))
+    throw std::runtime_error("the worker wrote no " + name + " of " + std::to_string(n) + " floats");
+  return v;
+}
+
+// Poisons an output before the worker writes it: a worker that writes nothing leaves NaNs.
+void poison_file(const std::string& name, std::size_t n) {
+  std::vector<float> v(n);
+  gtb::poison(v.data(), n);
+  write_file(name, v);
+}
+
+// ---- the exchange every case goes through -----------------------------------------------------------
+
+fw::Worker& worker() {
+  fw::Worker& w = fw::Worker::get();
+  if (w.unavailable()) throw gtb::Skip(*w.unavailable());
+  return w;
+}
+
+// Asks the worker to prepare the case's work; a skip or an error in the worker becomes the record's.
+json prepare(State& st, const json& extra_params = json::object()) {
+  fw::Worker& w = worker();
+  const gtb::Record& r = st.record();
+  json params = r.params;
+  params.update(extra_params);
+  const json a = w.request({{"op", "prepare"}, {"workload", r.workload}, {"variant", r.variant},
+                            {"device", r.backend == Backend::cuda ? "cuda" : "cpu"}, {"params", params},
+                            {"options", r.options}, {"dir", w.folder()}});
+  if (!a.value("ok", false)) {
+    if (a.contains("skip")) throw gtb::Skip(a["skip"].get<std::string>());
+    throw std::runtime_error("PyTorch: " + a.value("error", std::string("the worker failed")));
+  }
+  for (auto it = a["info"].begin(); it != a["info"].end(); ++it)
+    if (it.value().is_number()) st.counter(it.key(), it.value().get<double>(), "1");
+  return a;
+}
+
+// The harness samples; each sample is `reps` repetitions the worker times on its host clock
+// (time.perf_counter, after torch.cuda.synchronize on the GPU).
+void time_in_worker(State& st) {
+  fw::Worker& w = worker();
+  st.exec_batch_self_timed(gtb::Clock::host_wall, [&](std::int64_t reps) {
+    const json a = w.request({{"op", "run"}, {"reps", reps}});
+    if (!a.value("ok", false)) throw std::runtime_error("PyTorch: " + a.value("error", std::string("run failed")));
+    return a.at("seconds").get<double>();
+  });
+  const json s = w.request({{"op", "stats"}});
+  if (s.value("ok", false))
+    for (auto it = s["stats"].begin(); it != s["stats"].end(); ++it)
+      if (it.value().is_number()) st.counter(it.key(), it.value().get<double>(), it.key() == "peak_memory_bytes" ? "bytes" : "1");
+  w.request({{"op", "release"}});
+}
+
+void note_worker(State& st) {
+  const json& h = fw::Worker::get().hello();
+  st.info("torch", h.value("torch", json()));
+  st.info("torch_threads", h.value("threads", json()));
+  const gtb::Record& r = st.record();
+  // gtb's records of the same work: the merge pairs them (counter time_vs_same_work).
+  if (auto ids = fw::same_work_ids(r.workload, r.backend, r.params, r.options); !ids.empty()) st.info("same_work_as", ids);
+}
+
+// ---- per-operator cost: the vectorize family's chain in eager PyTorch ------------------------------
+
+std::size_t elements(State& st) {
+  const std::int64_t n = st.get_int("n");
+  if (n <= 0) throw std::invalid_argument("framework: n must be > 0, got " + std::to_string(n));
+  return std::size_t(n);
+}
+
+void op_chain_case(State& st) {
+  worker();
+  const std::size_t n = elements(st);
+  std::vector<float> x(n);
+  gtb::fill_uniform(x.data(), n, kSeed, -3.0f, 3.0f);
+  write_file("x.f32", x);
+  poison_file("y.f32", n);
+  prepare(st);
+  const std::vector<float> y = read_floats("y.f32", n);
+  std::vector<double> ref(n);
+  gtb::cpu::chain_reference(kChain, x.data(), ref.data(), n);
+  const gtb::ErrorReport e = gtb::compare_elementwise(y.data(), ref.data(), n, gtb::kChainRtol, gtb::kChainAtol);
+  st.check(e.ok, e.detail);
+  if (!e.ok) return;
+  note_worker(st);
+  st.set_work(double(gtb::kChainArrays) * 4.0 * double(n));
+  time_in_worker(st);
+}
+
+// ---- the articles' loop against the vectorized product ------------------------------------------------
+
+void loop_case(State& st) {
+  worker();
+  const std::size_t n = elements(st);
+  std::vector<float> a(n), b(n);
+  gtb::fill_uniform(a.data(), n, kSeed + 1);
+  gtb::fill_uniform(b.data(), n, kSeed + 2);
+  write_file("a.f32", a);
+  write_file("b.f32", b);
+  poison_file("y.f32", n);
+  prepare(st);
+  const std::vector<float> y = read_floats("y.f32", n);
+  std::vector<double> ref(n);
+  for (std::size_t i = 0; i < n; ++i) ref[i] = double(a[i]) * double(b[i]);
+  const gtb::ErrorReport e = gtb::compare_elementwise(y.data(), ref.data(), n, 1e-6, 1e-7);
+  st.check(e.ok, e.detail);
+  if (!e.ok) return;
+  note_worker(st);
+  st.set_work(double(n));
+  time_in_worker(st);
+}
+
+// ---- the train family's step in PyTorch --------------------------------------------------------------
+
+// Rows of the checked step: the float64 reference costs O(rows x parameters).
+constexpr int kCheckRows = 16;
+
+gtb::mlp::Config mlp_config(State& st) {
+  const auto act = st.has("activation") ? gtb::mlp::act_from_string(st.get_string("activation")) : gtb::mlp::Act::relu;
+  return gtb::mlp::bench_config(st.get_int("width", 1), st.get_int("depth", 1), act);
+}
+
+double tolerance(State& st) {
+  const std::string p = st.has("precision") ? st.get_string("precision") : "fp32";
+  return p == "fp32" ? 1e-4 : 3e-2;  // FP32 against float64; BF16/FP16 operands (train's CPU bf16 rule, loosened)
+}
+
+void mlp_case(State& st) {
+  worker();
+  const gtb::mlp::Config cfg = mlp_config(st);
+  if (cfg.act != gtb::mlp::Act::relu) throw std::invalid_argument("framework: the step runs ReLU");
+  const int batch = st.get_int("batch", 1);
+  const gtb::mlp::Layout lay(cfg);
+  const std::vector<float> p0 = gtb::mlp::init_params(cfg, lay);
+  const gtb::mlp::Dataset data = gtb::mlp::make_clusters(batch, cfg.input, cfg.classes, kTrainDataSeed);
+  write_file("params.f32", p0);
+  write_file("x.f32", data.x);
+  write_file("labels.i32", data.y);
+  poison_file("params_after.f32", lay.total);
+  const int rows = std::min(batch, kCheckRows);
+  json w_off = json::array(), b_off = json::array();
+  for (std::size_t o : lay.w) w_off.push_back(o);
+  for (std::size_t o : lay.b) b_off.push_back(o);
+  const json a = prepare(st, {{"dims", lay.dims}, {"w_offsets", w_off}, {"b_offsets", b_off}, {"total", lay.total},
+                              {"check_rows", rows}});
+  // gtb's float64 step on the same parameters and rows (train's reference), against PyTorch's.
+  const std::vector<double> pd(p0.begin(), p0.end()), opt(lay.total, 0.0);
+  const gtb::mlp::RefStep ref = gtb::mlp::reference_step(cfg, pd, opt, 0, data.x.data(), data.y.data(), rows);
+  const std::vector<float> after = read_floats("params_after.f32", lay.total);
+  double num = 0, den = 0;
+  bool finite = true;
+  for (std::size_t i = 0; i < lay.total; ++i) {
+    const double got = double(after[i]) - double(p0[i]), want = ref.params_after[i] - pd[i];
+    finite = finite && std::isfinite(after[i]);
+    num += (got - want) * (got - want);
+    den += want * want;
+  }
+  const double upd_err = std::sqrt(num / std::max(den, 1e-300));
+  const double loss = a.at("check").value("loss", std::numeric_limits<double>::quiet_NaN());
+  const double loss_err = std::fabs(loss - ref.loss) / std::max(std::fabs(ref.loss), 1e-30);
+  const double tol = tolerance(st);
+  const bool ok = finite && loss_err <= tol && upd_err <= 10 * tol;
+  char detail[256];
+  std::snprintf(detail, sizeof detail,
+                "one step on %d rows from gtb's initial parameters against gtb's float64 step: loss relative error %.2e "
+                "(tolerance %g), update relative norm error %.2e (tolerance %g)",
+                rows, loss_err, tol, upd_err, 10 * tol);
+  st.check(ok, detail);
+  if (!ok) return;
+  note_worker(st);
+  st.counter("step_gflop", gtb::mlp::step_flops(lay, batch) / 1e9, "GFLOP");
+  st.set_work(double(batch));
+  time_in_worker(st);
+}
+
+// ---- checks made by the worker (its own float64 copy, or an exact comparison) -------------------------
+
+void worker_checked_case(State& st) {
+  const json a = prepare(st);
+  const json c = a.value("check", json::object());
+  st.check(c.value("ok", false), c.value("detail", std::string("the worker reported no check")));
+  if (!c.value("ok", false)) return;
+  note_worker(st);
+  if (st.has("batch")) st.set_work(double(st.get_int("batch", 1)) * (st.has("seq_len") ? double(st.get_int("seq_len", 1)) : 1.0));
+  if (st.has("bytes")) st.set_work(double(st.get_int("bytes", 1)));
+  time_in_worker(st);
+}
+
+// ---- registration --------------------------------------------------------------------------------------
+
+using I = std::int64_t;
+const gtb::RuleChange kQuickRule = gtb::RuleChange().min_samples(5).budget_seconds(0.25).warmup_seconds(0.01);
+const gtb::RuleChange kStepQuickRule = gtb::RuleChange().min_samples(5).budget_seconds(0.3);
+
+// num_workers 0, 1, 2, 4, ... up to the cores this machine has.
+std::vector<I> worker_counts() {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<I> v = {0, 1};
+  for (I w = 2; w <= I(cores); w *= 2) v.push_back(w);
+  if (v.back() != I(cores) && cores > 1) v.push_back(I(cores));
+  return v;
+}
+
+// The train family's quick CPU configurations (batch sweep at width 256, model sweep at batch 256),
+// and the full suite's batches beside them.
+const std::vector<std::vector<I>> kStepFull = {{256, 4, 1},    {256, 4, 8},    {256, 4, 32},  {256, 4, 128},
+                                               {256, 4, 512},  {256, 4, 2048}, {256, 4, 4096}, {64, 4, 256},
+                                               {256, 4, 256},  {1024, 4, 256}, {1024, 4, 32}, {1024, 4, 1024}};
+const std::vector<std::vector<I>> kStepQuick = {{256, 4, 1}, {256, 4, 32}, {256, 4, 512}, {256, 4, 4096},
+                                                {64, 4, 256}, {1024, 4, 256}};
+
+const char* kStepDoc =
+    "the train family's step in PyTorch (input = width, depth Linear layers, 16 classes, ReLU, cross-entropy, SGD "
+    "momentum 0.9 lr 0.05; gtb's initial parameters and data): zero_grad + forward + backward + step; samples/s";
+
+bool register_all() {
+  for (Backend be : {Backend::cpu, Backend::cuda}) {
+    const bool cpu = be == Backend::cpu;
+    gtb::add("framework", "op_chain", "eager", be, op_chain_case)
+        .axis("n", std::vector<I>{1 << 8, 1 << 12, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24},
+              std::vector<I>{1 << 8, 1 << 14, 1 << 18, 1 << 24})
+        .time("per_op", "us", 3e-6)
+        .rule(gtb::Suite::quick, kQuickRule)
+        .describe("the vectorize family's chain y = gelu_tanh(1.5 x + 0.25) as three eager PyTorch operators (mul, add, "
+                  "gelu) on n FP32 elements; per_op = time of the three / 3; checked against gtb's float64 chain");
+    for (const char* v : {"python_loop", "vectorized"}) {
+      const bool loop = std::string(v) == "python_loop";
+      gtb::add("framework", "loop_vs_vector", v, be, loop_case)
+          .axis("n", std::vector<I>{16, 256, 4096, 65536}, std::vector<I>{256, 4096})
+          .time("time", "us", 1e-6)
+          .rule(gtb::Suite::quick, kQuickRule)
+          .describe(loop ? "the articles' loop: result.append(a[i] * b[i]) for i in range(n) over two tensors; time per loop"
+                         : "the same product as one operator, a * b; time per call");
+    }
+    std::vector<std::string> modes = {"eager", "compiled"};
+    if (!cpu) modes.push_back("graph");
+    gtb::add("framework", "mlp_step", "pytorch", be, mlp_case)
+        .zip({"width", "depth", "batch"}, kStepFull, kStepQuick)
+        .option("mode", modes)
+        .rate("throughput", "samples/s", 1.0)
+        .rule(gtb::Suite::quick, kStepQuickRule)
+        .describe(std::string(kStepDoc) + "; mode eager, compiled (torch.compile) or graph (a CUDA graph replayed)");
+    gtb::add("framework", "mixed_precision", "pytorch", be, mlp_case)
+        .zip({"width", "depth", "batch"}, {{512, 4, 512}, {1024, 4, 1024}}, {{512, 4, 512}})
+        .option("precision", cpu ? std::vector<std::string>{"fp32", "bf16"} : std::vector<std::string>{"fp32", "bf16", "fp16"})
+        .rate("throughput", "samples/s", 1.0)
+        .rule(gtb::Suite::quick, kStepQuickRule)
+        .describe(std::string(kStepDoc) +
+                  "; precision fp32, bf16 (torch.autocast, FP32 master weights) or fp16 (autocast + GradScaler); "
+                  "counters: the loss after k_steps steps from the same start, peak memory on the GPU");
+    gtb::add("framework", "loss_read", "pytorch", be, mlp_case)
+        .zip({"width", "depth", "batch"}, {{256, 4, 32}, {1024, 4, 256}}, {{256, 4, 32}})
+        .option("loss_read_every", std::vector<I>{1, 100})
+        .time("step_time", "us", 1e-6)
+        .rule(gtb::Suite::quick, kStepQuickRule)
+        .describe(std::string(kStepDoc) + "; loss.item() every loss_read_every steps (a host sync on the GPU)");
+    gtb::add("framework", "transformer_step", "pytorch", be, worker_checked_case)
+        .zip({"layers", "d_model", "heads", "seq_len", "batch"}, {{2, 128, 4, 128, 4}, {2, 256, 4, 128, 4}, {2, 320, 5, 128, 4}},
+             {{2, 128, 4, 128, 4}})
+        .option("attention", std::vector<std::string>{"materialised", "fused"})
+        .option("precision", std::vector<std::string>{"fp32", "bf16"}, std::vector<std::string>{"fp32"})
+        .rate("throughput", "tokens/s", 1.0)
+        .rule(gtb::Suite::quick, kStepQuickRule)
+        .describe("the transformer family's block stack in PyTorch (pre-LN blocks, causal attention written out or "
+                  "F.scaled_dot_product_attention, AdamW, 0.5 mean squared error), eager; checked against the same "
+                  "model in float64 (loss and first update); tokens/s");
+  }
+  gtb::add("framework", "dataloader", "pytorch", Backend::cpu, worker_checked_case)
+      .axis("sample_us", std::vector<I>{0, 50, 200, 1000, 4000}, std::vector<I>{50, 1000})
+      .axis("num_workers", worker_counts())
+      .axis("batch", std::vector<I>{16})
+      .axis("step_ms", std::vector<I>{10})
+      .option("pin_memory", std::vector<std::string>{"off", "on"}, std::vector<std::string>{"off"})
+      .option("persistent_workers", std::vector<std::string>{"off", "on"})
+      // No workers, nothing to keep: workers 0 runs without persistence; the quick suite keeps its workers.
+      .filter([](const json& p, const json& o, gtb::Suite s) {
+        const bool none = p.at("num_workers") == 0, kept = o.at("persistent_workers") == "on";
+        return s == gtb::Suite::quick ? none != kept : !(none && kept);
+      })
+      .rate("delivered", "samples/s", 1.0)
+      .rule(gtb::Suite::quick, gtb::RuleChange().min_samples(8).budget_seconds(0.4))
+      .describe("torch.utils.data.DataLoader over samples that each cost sample_us of CPU preprocessing, feeding a "
+                "consumer whose step takes step_ms (a sleep, as a GPU step leaves the host); one repetition = one batch "
+                "taken and consumed; samples/s delivered, counter idle_fraction = the consumer's wait for batches; "
+                "checked: an epoch delivers every sample once, in order");
+  gtb::add("framework", "to_device", "pytorch", Backend::cuda, worker_checked_case)
+      .axis("bytes", std::vector<I>{1 << 20, 1 << 26}, std::vector<I>{1 << 24})
+      .option("memory", std::vector<std::string>{"pageable", "pinned"})
+      .rate("bandwidth", "GB/s", 1e9)
+      .rule(gtb::Suite::quick, kQuickRule)
+      .describe("a batch copied to the GPU with .to('cuda'): from pageable memory, or from pinned memory with "
+                "non_blocking=True; checked byte for byte");
+  for (const char* v : {"data_parallel", "ddp"})
+    gtb::add("framework", "multi_gpu", v, Backend::cuda, worker_checked_case)
+        .zip({"width", "depth", "batch"}, {{1024, 4, 1024}})
+        .rate("throughput", "samples/s", 1.0)
+        .describe(std::string(v) == "ddp" ? "DistributedDataParallel at the same global batch (two or more GPUs)"
+                                          : "nn.DataParallel over every GPU at one global batch (two or more GPUs)");
+  return true;
+}
+const bool kRegistered = register_all();
+
+const bool kPrecheck = gtb::set_precheck("framework", [] { return fw::precheck(); });
+
+// The worker is the family's cooperating process: started before the first case (so that the
+// context says which PyTorch ran), stopped after the last.
+const bool kGroup = gtb::set_process_group(
+    "framework", gtb::ProcessGroup{nullptr, [](json& context) { context["framework"] = fw::Worker::get().context(); },
+                                   nullptr, [] { fw::Worker::get().stop(); }});
+
+}  // namespace

@@ -1,0 +1,578 @@
+"""The framework family's worker: builds PyTorch work when gtb asks and times repetitions of it.
+
+gtb's family binary starts this script with the interpreter GTB_PYTHON names and talks to it one JSON
+line each way over its stdin and stdout. The worker prepares what it is asked (inputs from the files
+gtb wrote, or from a seed), runs it once and writes what gtb checks, then on each "run" request
+times `reps` repetitions with time.perf_counter(), after torch.cuda.synchronize() on the GPU, and
+returns the seconds. gtb owns the loop: the warm-up, how many repetitions and samples, the
+statistics, the checks against its float64 references. Nothing here repeats or summarises timings.
+
+Requests and answers (one line each):
+  (on start, unasked)       {"hello": {python, python_version, torch, torch_error, cuda, cudnn, threads, ...}}
+  {"op": "prepare", "workload": W, "device": "cpu"|"cuda", "params": {...}, "options": {...}, "dir": D}
+                            {"ok": true, "check": {...}, "info": {...}} | {"ok": false, "skip": why} | {"ok": false, "error": why}
+  {"op": "run", "reps": N}  {"ok": true, "seconds": S}
+  {"op": "stats"}           {"ok": true, ...what the prepared work counted while it ran}
+  {"op": "release"}         {"ok": true}
+  {"op": "quit"}            (exits)
+usage: worker.py --threads N
+"""
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import models  # noqa: E402  (the one definition of gtb's models)
+
+
+class Skip(Exception):
+    """A case this PyTorch or this machine cannot run: the record is `skipped` with the reason."""
+
+
+# ---- the protocol -----------------------------------------------------------------------------------
+
+def protocol_out():
+    """The answers' stream: the original stdout. Anything a library prints goes to stderr (the
+    family's log) instead of into the protocol."""
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return out
+
+
+def hello(threads):
+    h = {"python": sys.executable, "python_version": platform.python_version(), "pid": os.getpid()}
+    try:
+        import torch
+    except Exception as e:  # ImportError, or a broken install that fails while importing
+        h["torch"] = None
+        h["torch_error"] = f"{type(e).__name__}: {e}"
+        return h, None
+    if threads > 0:
+        torch.set_num_threads(threads)
+    h["torch"] = torch.__version__
+    h["threads"] = torch.get_num_threads()
+    h["cuda"] = torch.version.cuda
+    h["cudnn"] = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    h["compile"] = hasattr(torch, "compile")
+    h["sdpa"] = hasattr(torch.nn.functional, "scaled_dot_product_attention")
+    cuda = torch.cuda.is_available()
+    h["cuda_available"] = cuda
+    if cuda:
+        h["gpus"] = torch.cuda.device_count()
+        h["gpu"] = torch.cuda.get_device_name(0)
+    h["bf16_cpu"] = hasattr(torch, "autocast")
+    return h, torch
+
+
+# ---- files gtb writes and reads ---------------------------------------------------------------------
+
+def read_f32(torch, path, count):
+    data = bytearray(open(path, "rb").read())
+    if len(data) != 4 * count:
+        raise ValueError(f"{path}: {len(data)} bytes, expected {4 * count}")
+    return torch.frombuffer(data, dtype=torch.float32).clone()
+
+
+def read_i32(torch, path, count):
+    data = bytearray(open(path, "rb").read())
+    if len(data) != 4 * count:
+        raise ValueError(f"{path}: {len(data)} bytes, expected {4 * count}")
+    return torch.frombuffer(data, dtype=torch.int32).clone()
+
+
+# The tests' planted error: outputs gtb checks come back off by 1e-2 (its checks must catch it).
+PLANT = 1e-2 if os.environ.get("GTB_FRAMEWORK_PLANT") else 0.0
+
+
+def write_f32(path, t):
+    if PLANT:
+        t = t.detach().float() + PLANT
+    with open(path, "wb") as f:
+        f.write(t.detach().float().cpu().contiguous().numpy().tobytes())
+
+
+# ---- the workloads ----------------------------------------------------------------------------------
+
+class Work:
+    """A prepared workload: `step()` is one repetition; `check` and `info` go back to gtb."""
+    cuda = False
+    check = None
+    info = None
+
+    def step(self):
+        raise NotImplementedError
+
+    def stats(self):
+        return {}
+
+
+def sync(torch, device):
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+class OpChain(Work):
+    """The vectorize family's chain y = gelu_tanh(1.5 x + 0.25) in eager PyTorch: three operators
+    (mul, add, gelu), each a dispatch and a pass over n elements."""
+
+    def __init__(self, torch, device, p, d):
+        n = int(p["n"])
+        F = torch.nn.functional
+        self.x = read_f32(torch, os.path.join(d, "x.f32"), n).to(device)
+        self.gelu = lambda v: F.gelu(v, approximate="tanh")
+        y = self.run_once()
+        sync(torch, device)
+        write_f32(os.path.join(d, "y.f32"), y)
+        self.info = {"operators_per_rep": 3}
+
+    def run_once(self):
+        return self.gelu(self.x * 1.5 + 0.25)
+
+    def step(self):
+        self.run_once()
+
+
+class LoopVsVector(Work):
+    """The articles' loop: `result.append(a[i] * b[i])` over i in Python, or `a * b`."""
+
+    def __init__(self, torch, device, p, o, variant, d):
+        n = int(p["n"])
+        self.a = read_f32(torch, os.path.join(d, "a.f32"), n).to(device)
+        self.b = read_f32(torch, os.path.join(d, "b.f32"), n).to(device)
+        self.n = n
+        self.torch = torch
+        self.loop = variant == "python_loop"
+        out = self.run_once()
+        if self.loop:
+            out = torch.stack(out)
+        write_f32(os.path.join(d, "y.f32"), out)
+
+    def run_once(self):
+        if self.loop:
+            a, b = self.a, self.b
+            result = []
+            for i in range(self.n):
+                result.append(a[i] * b[i])
+            return result
+        return self.a * self.b
+
+    def step(self):
+        self.run_once()
+
+
+def gtb_layout_to_model(torch, model, flat, w_off, b_off, dims):
+    """Loads gtb's flat parameters (W_l row-major dims[l] x dims[l+1], then the biases) into the
+    Linear layers (weight out x in = W_l transposed)."""
+    linears = [m for m in model if isinstance(m, torch.nn.Linear)]
+    with torch.no_grad():
+        for l, lin in enumerate(linears):
+            fi, fo = dims[l], dims[l + 1]
+            w = flat[w_off[l]:w_off[l] + fi * fo].view(fi, fo).t()
+            lin.weight.copy_(w)
+            lin.bias.copy_(flat[b_off[l]:b_off[l] + fo])
+
+
+def model_to_gtb_layout(torch, model, total, w_off, b_off, dims):
+    out = torch.zeros(total, dtype=torch.float32)
+    linears = [m for m in model if isinstance(m, torch.nn.Linear)]
+    for l, lin in enumerate(linears):
+        fi, fo = dims[l], dims[l + 1]
+        out[w_off[l]:w_off[l] + fi * fo] = lin.weight.detach().float().cpu().t().reshape(-1)
+        out[b_off[l]:b_off[l] + fo] = lin.bias.detach().float().cpu()
+    return out
+
+
+def compiled_or_skip(torch, module):
+    if not hasattr(torch, "compile"):
+        raise Skip(f"torch {torch.__version__} has no torch.compile (PyTorch 2.0 added it)")
+    try:
+        return torch.compile(module)
+    except Exception as e:  # a compiler missing on this machine
+        raise Skip(f"torch.compile failed: {type(e).__name__}: {e}")
+
+
+class MlpStep(Work):
+    """The train family's step: zero_grad + forward + cross-entropy + backward + optimizer step on
+    gtb's initial parameters and data (from gtb's files). mode eager, compiled (torch.compile) or
+    graph (captured once as a CUDA graph and replayed); precision fp32 or bf16 (autocast, FP32
+    master weights); loss_read_every k: loss.item() every k steps (0: never)."""
+
+    K_STEPS = 20  # the loss after this many steps from the same start, beside fp32's
+
+    def __init__(self, torch, device, p, o, d):
+        self.torch = torch
+        self.device = device
+        width, depth, batch = int(p["width"]), int(p["depth"]), int(p["batch"])
+        dims, w_off, b_off, total = p["dims"], p["w_offsets"], p["b_offsets"], int(p["total"])
+        check_rows = int(p["check_rows"])
+        mode = o.get("mode", "eager")
+        prec = o.get("precision", "fp32")
+        self.every = int(o.get("loss_read_every", 0))
+        if mode == "graph" and device != "cuda":
+            raise Skip("a CUDA graph needs the GPU")
+        if prec == "fp16" and device != "cuda":
+            raise Skip("fp16 with GradScaler is a GPU mode")
+        torch.manual_seed(0)
+        self.model = models.mlp(torch, width, depth, classes=dims[-1], input_dim=dims[0]).to(device)
+        flat0 = read_f32(torch, os.path.join(d, "params.f32"), total)
+        x_all = read_f32(torch, os.path.join(d, "x.f32"), batch * dims[0]).view(batch, dims[0])
+        y_all = read_i32(torch, os.path.join(d, "labels.i32"), batch).long()
+        self.loss_fn = torch.nn.CrossEntropyLoss()
+        autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(prec)
+        self.autocast_dtype = autocast_dtype
+        self.scaler = torch.cuda.amp.GradScaler() if prec == "fp16" else None
+
+        def fresh():
+            gtb_layout_to_model(torch, self.model, flat0.to(device), w_off, b_off, dims)
+            self.opt = models.mlp_optimizer(torch, self.model)
+
+        # The check: one step on the first check_rows rows from gtb's initial state, eager.
+        fresh()
+        xc, yc = x_all[:check_rows].to(device), y_all[:check_rows].to(device)
+        loss = self.eager_step(self.model, xc, yc)
+        sync(torch, device)
+        write_f32(os.path.join(d, "params_after.f32"), model_to_gtb_layout(torch, self.model, total, w_off, b_off, dims))
+        self.check = {"loss": float(loss)}
+        # The loss after K steps on the whole batch (fp32's and this precision's, side by side in gtb).
+        fresh()
+        self.x, self.y = x_all.to(device), y_all.to(device)
+        for _ in range(self.K_STEPS):
+            last = self.eager_step(self.model, self.x, self.y)
+        self.info = {"loss_after_k": float(last), "k_steps": self.K_STEPS}
+        fresh()
+        self.steps = 0
+        self.reads = 0
+        self.mem0 = torch.cuda.max_memory_allocated() if device == "cuda" else None
+        if device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+        if mode == "eager":
+            self.fn = lambda: self.eager_step(self.model, self.x, self.y, keep=True)
+        elif mode == "compiled":
+            cm = compiled_or_skip(torch, self.model)
+            self.fn = lambda: self.eager_step(cm, self.x, self.y, keep=True)
+            self.fn()  # compiles outside the timed region
+            sync(torch, device)
+        else:
+            self.fn = self.capture_graph()
+
+    def eager_step(self, model, x, y, keep=False):
+        torch = self.torch
+        self.opt.zero_grad(set_to_none=True)
+        if self.autocast_dtype is not None:
+            with torch.autocast(self.device, dtype=self.autocast_dtype):
+                loss = self.loss_fn(model(x).float(), y)
+        else:
+            loss = self.loss_fn(model(x), y)
+        if self.scaler is not None:
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.opt)
+            self.scaler.update()
+        else:
+            loss.backward()
+            self.opt.step()
+        if not keep:
+            return loss.item()
+        return loss
+
+    def capture_graph(self):
+        torch = self.torch
+        if self.scaler is not None:
+            raise Skip("fp16 with GradScaler is not captured (its skipped steps read the host)")
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):  # warm-up on a side stream, as CUDA graph capture requires
+                self.eager_step(self.model, self.x, self.y, keep=True)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        self.opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(g):
+            self.graph_loss = self.eager_step(self.model, self.x, self.y, keep=True)
+        return g.replay
+
+    def step(self):
+        loss = self.fn()
+        self.steps += 1
+        if self.every and self.steps % self.every == 0:
+            if loss is None:
+                loss = self.graph_loss
+            loss.item()
+            self.reads += 1
+
+    def stats(self):
+        out = {"steps": self.steps, "loss_reads": self.reads}
+        if self.device == "cuda":
+            out["peak_memory_bytes"] = self.torch.cuda.max_memory_allocated()
+        return out
+
+
+class TransformerStep(Work):
+    """The transformer family's block stack, its step (AdamW, 0.5 * mean squared error), eager;
+    checked here against the same model in float64 (the loss and the first step's update)."""
+
+    def __init__(self, torch, device, p, o):
+        layers, d, heads = int(p["layers"]), int(p["d_model"]), int(p["heads"])
+        seq, batch = int(p["seq_len"]), int(p["batch"])
+        fused = o.get("attention", "materialised") == "fused"
+        prec = o.get("precision", "fp32")
+        if fused and not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+            raise Skip(f"torch {torch.__version__} has no F.scaled_dot_product_attention (PyTorch 2.0 added it)")
+        self.torch, self.device = torch, device
+        gen = torch.Generator().manual_seed(int(p.get("seed", 1)))
+        torch.manual_seed(int(p.get("seed", 1)))
+        model = models.transformer(torch, layers, d, heads, fused)
+        x = torch.randn(batch, seq, d, generator=gen)
+        t = torch.randn(batch, seq, d, generator=gen)
+        # float64 reference of the same model: loss and one AdamW update, outside the timed region.
+        ref = models.transformer(torch, layers, d, heads, fused).double()
+        ref.load_state_dict({k: v.double() for k, v in model.state_dict().items()})
+        ropt = models.transformer_optimizer(torch, ref)
+        rloss = models.transformer_loss(torch, ref, x.double(), t.double())
+        rloss.backward()
+        r0 = [q.detach().clone() for q in ref.parameters()]
+        ropt.step()
+        rdelta = torch.cat([(q.detach() - a).reshape(-1) for q, a in zip(ref.parameters(), r0)])
+        self.model = model.to(device)
+        self.opt = models.transformer_optimizer(torch, self.model)
+        self.x, self.t = x.to(device), t.to(device)
+        self.dtype = torch.bfloat16 if prec == "bf16" else None
+        p0 = [q.detach().clone() for q in self.model.parameters()]
+        loss = self.step_once()
+        sync(torch, device)
+        delta = torch.cat([(q.detach() - a).reshape(-1).double().cpu() for q, a in zip(self.model.parameters(), p0)])
+        loss_err = abs(float(loss) - float(rloss)) / max(abs(float(rloss)), 1e-30)
+        upd_err = float((delta - rdelta).norm() / rdelta.norm().clamp_min(1e-300))
+        tol = 3e-2 if self.dtype is not None else 1e-3
+        ok = loss_err <= tol and upd_err <= tol * 10
+        self.check = {"ok": ok, "detail": f"loss relative error {loss_err:.2e}, first update's relative norm error "
+                      f"{upd_err:.2e} against float64 (tolerance {tol:g}, {tol * 10:g})"}
+
+    def step_once(self):
+        torch = self.torch
+        self.opt.zero_grad(set_to_none=True)
+        if self.dtype is not None:
+            with torch.autocast(self.device, dtype=self.dtype):
+                loss = models.transformer_loss(torch, self.model, self.x, self.t)
+        else:
+            loss = models.transformer_loss(torch, self.model, self.x, self.t)
+        loss.backward()
+        self.opt.step()
+        return loss.detach()
+
+    def step(self):
+        self.step_once()
+
+
+class Spin:
+    """Preprocessing of a known cost: the sample's CPU time spent in a loop (the clock the loop reads
+    is only its stopping condition, never a measurement)."""
+
+    def __init__(self, torch, features, us, length):
+        self.torch, self.features, self.s, self.length = torch, features, us * 1e-6, length
+
+    def __len__(self):
+        return self.length
+
+    def __getitem__(self, i):
+        end = time.perf_counter() + self.s
+        while time.perf_counter() < end:
+            pass
+        return self.torch.full((self.features,), float(i)) + self.torch.arange(self.features, dtype=self.torch.float32)
+
+
+class Loader(Work):
+    """A DataLoader feeding a consumer whose step takes step_ms (a sleep: the consumer waits on the
+    device, as a GPU step leaves the host). One repetition: one batch taken and consumed. Counts the
+    seconds the consumer waited for batches (its idle time)."""
+
+    def __init__(self, torch, device, p, o):
+        self.torch = torch
+        batch, features = int(p["batch"]), int(p.get("features", 256))
+        self.step_s = float(p["step_ms"]) * 1e-3
+        workers = int(p["num_workers"])
+        pin = o.get("pin_memory", "off") == "on"
+        persistent = o.get("persistent_workers", "off") == "on"
+        if persistent and workers == 0:
+            raise Skip("persistent_workers needs num_workers > 0")
+        epoch_batches = int(p.get("epoch_batches", 16))
+        ds = Spin(torch, features, float(p["sample_us"]), batch * epoch_batches)
+        self.loader = torch.utils.data.DataLoader(ds, batch_size=batch, num_workers=workers, pin_memory=pin,
+                                                  persistent_workers=persistent, shuffle=False)
+        # The check: one epoch delivers every sample once, in order, intact.
+        bad = 0
+        for k, b in enumerate(self.loader):
+            ids = torch.arange(k * batch, (k + 1) * batch, dtype=torch.float32).view(-1, 1)
+            want = ids + torch.arange(features, dtype=torch.float32).view(1, -1)
+            bad += int(not torch.equal(b, want))
+        self.check = {"ok": bad == 0, "detail": f"{bad} of {epoch_batches} batches differ from the samples asked for"}
+        self.it = iter(self.loader)
+        self.idle = 0.0
+        self.busy = 0.0
+        self.batches = 0
+
+    def next_batch(self):
+        try:
+            return next(self.it)
+        except StopIteration:
+            self.it = iter(self.loader)
+            return next(self.it)
+
+    def step(self):
+        t0 = time.perf_counter()
+        self.next_batch()
+        t1 = time.perf_counter()
+        time.sleep(self.step_s)
+        self.idle += t1 - t0
+        self.busy += time.perf_counter() - t1
+        self.batches += 1
+
+    def stats(self):
+        total = self.idle + self.busy
+        return {"idle_fraction": self.idle / total if total > 0 else None, "batches": self.batches}
+
+
+class ToDevice(Work):
+    """A batch copied to the GPU each repetition: from pageable memory, or from pinned memory with
+    non_blocking=True."""
+
+    def __init__(self, torch, device, p, o):
+        if device != "cuda":
+            raise Skip("a host-to-device copy needs the GPU")
+        n = int(p["bytes"]) // 4
+        pinned = o.get("memory", "pageable") == "pinned"
+        src = torch.randn(n)
+        self.src = src.pin_memory() if pinned else src
+        self.nb = pinned
+        dst = self.src.to("cuda", non_blocking=self.nb)
+        torch.cuda.synchronize()
+        ok = torch.equal(dst.cpu(), src)
+        self.check = {"ok": ok, "detail": "the copy equals its source" if ok else "the copy differs from its source"}
+
+    def step(self):
+        self.src.to("cuda", non_blocking=self.nb)
+
+
+class MultiGpu(Work):
+    def __init__(self, torch, device, p, o, variant):
+        if device != "cuda" or torch.cuda.device_count() < 2:
+            have = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            raise Skip(f"{variant} needs two or more GPUs ({have} visible)")
+        if variant == "ddp":
+            raise Skip("DistributedDataParallel runs one process per GPU (torchrun); this worker is one process")
+        width, depth, batch = int(p["width"]), int(p["depth"]), int(p["batch"])
+        self.torch = torch
+        torch.manual_seed(0)
+        model = models.mlp(torch, width, depth).cuda()
+        self.model = torch.nn.DataParallel(model)
+        self.opt = models.mlp_optimizer(torch, self.model)
+        self.x = torch.randn(batch, width, device="cuda")
+        self.y = torch.randint(0, 16, (batch,), device="cuda")
+        self.loss_fn = torch.nn.CrossEntropyLoss()
+        single = self.loss_fn(model(self.x), self.y).item()
+        par = self.loss_fn(self.model(self.x), self.y).item()
+        ok = abs(single - par) <= 1e-4 * abs(single)
+        self.check = {"ok": ok, "detail": f"DataParallel's loss {par} against one GPU's {single}"}
+
+    def step(self):
+        self.opt.zero_grad(set_to_none=True)
+        self.loss_fn(self.model(self.x), self.y).backward()
+        self.opt.step()
+
+
+def prepare(torch, req):
+    w, device = req["workload"], req.get("device", "cpu")
+    p, o, d = req.get("params", {}), req.get("options", {}), req.get("dir", ".")
+    variant = req.get("variant", "")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise Skip(f"torch {torch.__version__} sees no CUDA device (torch.cuda.is_available() is False)")
+    if w == "op_chain":
+        work = OpChain(torch, device, p, d)
+    elif w == "loop_vs_vector":
+        work = LoopVsVector(torch, device, p, o, variant, d)
+    elif w in ("mlp_step", "mixed_precision", "loss_read"):
+        work = MlpStep(torch, device, p, o, d)
+    elif w == "transformer_step":
+        work = TransformerStep(torch, device, p, o)
+    elif w == "dataloader":
+        work = Loader(torch, device, p, o)
+    elif w == "to_device":
+        work = ToDevice(torch, device, p, o)
+    elif w == "multi_gpu":
+        work = MultiGpu(torch, device, p, o, variant)
+    else:
+        raise ValueError(f"unknown workload {w}")
+    work.cuda = device == "cuda"
+    return work
+
+
+def timed(torch, work, reps):
+    """Seconds of `reps` repetitions: the GPU drained before the first and after the last."""
+    if work.cuda:
+        torch.cuda.synchronize()
+    step = work.step
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        step()
+    if work.cuda:
+        torch.cuda.synchronize()
+    return time.perf_counter() - t0
+
+
+def main():
+    threads = 0
+    if "--threads" in sys.argv:
+        threads = int(sys.argv[sys.argv.index("--threads") + 1])
+    out = protocol_out()
+
+    def answer(obj):
+        out.write(json.dumps(obj) + "\n")
+        out.flush()
+
+    h, torch = hello(threads)
+    answer({"hello": h})
+    work = None
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+            op = req.get("op")
+            if op == "quit":
+                break
+            if torch is None:
+                answer({"ok": False, "skip": "no torch: " + h["torch_error"]})
+                continue
+            if op == "prepare":
+                work = None
+                work = prepare(torch, req)
+                answer({"ok": True, "check": work.check or {}, "info": work.info or {}})
+            elif op == "run":
+                if work is None:
+                    raise ValueError("run before prepare")
+                answer({"ok": True, "seconds": timed(torch, work, int(req["reps"]))})
+            elif op == "stats":
+                answer({"ok": True, "stats": work.stats() if work else {}})
+            elif op == "release":
+                work = None
+                answer({"ok": True})
+            else:
+                raise ValueError(f"unknown op {op}")
+        except Skip as e:
+            work = None
+            answer({"ok": False, "skip": str(e)})
+        except Exception as e:  # the case fails with the reason; the worker serves the next
+            work = None
+            traceback.print_exc(file=sys.stderr)
+            answer({"ok": False, "error": f"{type(e).__name__}: {e}"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
