@@ -15,6 +15,7 @@ DEBIAN_PACKAGES=(
   openmpi-bin libopenmpi-dev                        # MPI: the launcher and CPU collectives of families run as ranks
   python3 python3-jsonschema python3-matplotlib python3-numpy  # schema checks, plots
   python3-pip                                       # PyPI wheels: oneMKL (x86-64), the PyTorch yardstick
+  python3-torch                                     # PyTorch (CPU) for Debian's /usr/bin/python3, which the tests measure
   clang libclang-rt-14-dev libomp-dev              # libFuzzer for the results-loader fuzz test (clang + OpenMP)
 )
 

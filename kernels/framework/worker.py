@@ -400,6 +400,8 @@ class Loader(Work):
         persistent = o.get("persistent_workers", "off") == "on"
         if persistent and workers == 0:
             raise Skip("persistent_workers needs num_workers > 0")
+        if pin and not torch.cuda.is_available():
+            raise Skip("pin_memory pins for a GPU: torch.cuda.is_available() is False")
         epoch_batches = int(p.get("epoch_batches", 16))
         ds = Spin(torch, features, float(p["sample_us"]), batch * epoch_batches)
         self.loader = torch.utils.data.DataLoader(ds, batch_size=batch, num_workers=workers, pin_memory=pin,
