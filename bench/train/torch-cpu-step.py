@@ -10,11 +10,16 @@ usage: torch-cpu-step.py [--threads N] [--gtb RESULTS.json] [width,depth,batch[,
 """
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
 
 import torch
+
+# The one definition of gtb's models in PyTorch (the framework family's worker builds them too).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kernels", "framework"))
+import models  # noqa: E402
 
 # The CPU configurations of gtb's quick train suite.
 DEFAULT = ["256,4,1", "256,4,32", "256,4,512", "256,4,4096", "64,4,256", "1024,4,256",
@@ -23,15 +28,8 @@ DEFAULT = ["256,4,1", "256,4,32", "256,4,512", "256,4,4096", "64,4,256", "1024,4
 
 def median_step_s(width, depth, batch, gelu, adam, samples=9):
     torch.manual_seed(0)
-    layers = []
-    dims = [width] * depth + [16]
-    for i in range(depth):
-        layers.append(torch.nn.Linear(dims[i], dims[i + 1]))
-        if i + 1 < depth:
-            layers.append(torch.nn.GELU(approximate="tanh") if gelu else torch.nn.ReLU())
-    model = torch.nn.Sequential(*layers)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3) if adam else \
-        torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    model = models.mlp(torch, width, depth, gelu=gelu)
+    opt = models.mlp_optimizer(torch, model, adam=adam)
     x = torch.randn(batch, width)
     y = torch.randint(0, 16, (batch,))
     loss_fn = torch.nn.CrossEntropyLoss()

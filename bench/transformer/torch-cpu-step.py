@@ -16,10 +16,14 @@ usage: torch-cpu-step.py [--threads N] [--gtb RESULTS.json] [layers,d_model,head
 """
 import argparse
 import json
-import math
+import os
 import statistics
 import sys
 import time
+
+# The one definition of gtb's models in PyTorch (the framework family's worker builds them too).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kernels", "framework"))
+import models  # noqa: E402
 
 # The configurations of gtb's quick transformer suite (configs and seq_sweep).
 # (The full suite's configs are 2,256,4,256,4 and 2,384,6,256,4 beside the small one: pass them.)
@@ -30,44 +34,17 @@ DEFAULT = ["2,128,4,128,4,fp32,fused", "2,256,4,128,4,fp32,fused", "2,320,5,128,
 
 
 def build(torch, layers, d, heads, fused):
-    nn, F = torch.nn, torch.nn.functional
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-            self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-
-        def attention(self, x):
-            b, s, _ = x.shape
-            q, k, v = self.qkv(x).view(b, s, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
-            if fused:
-                o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            else:
-                scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // heads))
-                mask = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)
-                o = scores.masked_fill(mask, float("-inf")).softmax(-1) @ v
-            return self.proj(o.transpose(1, 2).reshape(b, s, d))
-
-        def forward(self, x):
-            x = x + self.attention(self.ln1(x))
-            return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
-
-    return nn.Sequential(*[Block() for _ in range(layers)])
+    return models.transformer(torch, layers, d, heads, fused)
 
 
 def loss_of(torch, model, x, t):
-    y = model(x)
-    if y.dtype == torch.bfloat16:  # autocast's output: the loss in FP32, as gtb's
-        y = y.float()
-    return 0.5 * ((y - t) ** 2).mean()
+    return models.transformer_loss(torch, model, x, t)
 
 
 def median_step_s(torch, layers, d, heads, seq, batch, bf16, fused, samples=7):
     torch.manual_seed(0)
     model = build(torch, layers, d, heads, fused)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    opt = models.transformer_optimizer(torch, model)
     x, t = torch.randn(batch, seq, d), torch.randn(batch, seq, d)
 
     def step():
@@ -113,17 +90,23 @@ def check():
     torch.manual_seed(1)
     layers, d, heads, seq, batch = 2, 16, 2, 7, 2
     x, t = torch.randn(batch, seq, d), torch.randn(batch, seq, d)
-    mat, fus = build(torch, layers, d, heads, False), build(torch, layers, d, heads, True)
-    fus.load_state_dict(mat.state_dict())
+    mat = build(torch, layers, d, heads, False)
     bad = []
-    la, lb = loss_of(torch, mat, x, t), loss_of(torch, fus, x, t)
-    if abs(la.item() - lb.item()) > 1e-12 * abs(la.item()):
-        bad.append(f"materialised and fused losses differ: {la.item()} vs {lb.item()}")
+    la = loss_of(torch, mat, x, t)
     ga = torch.autograd.grad(la, list(mat.parameters()))
-    gb = torch.autograd.grad(lb, list(fus.parameters()))
-    worst = max(((a - b).norm() / b.norm().clamp_min(1e-300)).item() for a, b in zip(ga, gb))
-    if worst > 1e-10:
-        bad.append(f"materialised and fused gradients differ (relative norm {worst})")
+    # PyTorch before 2.0 has no fused attention: the materialised checks below still hold.
+    if hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+        fus = build(torch, layers, d, heads, True)
+        fus.load_state_dict(mat.state_dict())
+        lb = loss_of(torch, fus, x, t)
+        if abs(la.item() - lb.item()) > 1e-12 * abs(la.item()):
+            bad.append(f"materialised and fused losses differ: {la.item()} vs {lb.item()}")
+        gb = torch.autograd.grad(lb, list(fus.parameters()))
+        worst = max(((a - b).norm() / b.norm().clamp_min(1e-300)).item() for a, b in zip(ga, gb))
+        if worst > 1e-10:
+            bad.append(f"materialised and fused gradients differ (relative norm {worst})")
+    else:
+        print(f"torch {torch.__version__} has no F.scaled_dot_product_attention: fused attention not checked")
     y = mat(x)
     if abs(la.item() - 0.5 * ((y - t) ** 2).sum().item() / y.numel()) > 1e-12:
         bad.append("the loss is not 0.5 * mean((y - t)^2)")
