@@ -8,6 +8,8 @@
 #include <limits>
 #include <sstream>
 
+#include "harness/document/stats.h"
+
 namespace gtb::cost {
 
 // Declared in cost_terms.cpp: the streaming rate of passes that compute `op` ("gelu"), or plain ones.
@@ -743,10 +745,8 @@ Validation validate(const std::vector<Term>& terms, const std::vector<Step>& ste
   }
   v.predicted = int(errs.size());
   if (!errs.empty()) {
-    std::sort(errs.begin(), errs.end());
-    const std::size_t n = errs.size();
-    v.median_abs_error = n % 2 ? errs[n / 2] : 0.5 * (errs[n / 2 - 1] + errs[n / 2]);
-    v.worst_abs_error = errs.back();
+    v.median_abs_error = gtb::median(errs);
+    v.worst_abs_error = *std::max_element(errs.begin(), errs.end());
   }
   return v;
 }

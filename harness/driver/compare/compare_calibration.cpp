@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "harness/document/stats.h"
 #include "harness/driver/compare/compare_common.h"
 #include "harness/driver/compare/compare_stats.h"
 
@@ -36,7 +37,7 @@ Calibration calibrate(const json& base, const json& next, const Config& cfg, int
     for (int k = 0; k < trials_per_record; ++k) {
       for (auto& x : a) x = pool[rng.index(pool.size())];
       for (auto& x : b) x = pool[rng.index(pool.size())];
-      const Decision d = decide(median_of(a), median_of(b), a, b, r.metric.better(), t, s, rng.next());
+      const Decision d = decide(gtb::median(a), gtb::median(b), a, b, r.metric.better(), t, s, rng.next());
       cal.trials++;
       if (d.verdict == Verdict::slower) ++slower;
       if (d.verdict == Verdict::faster) cal.false_faster++;

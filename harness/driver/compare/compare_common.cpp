@@ -1,7 +1,6 @@
 // Internal to gtb compare: record keys, sample pools and the index of a document's records.
 #include "harness/driver/compare/compare_common.h"
 
-#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -46,12 +45,6 @@ std::vector<double> metric_samples(const Record& r) {
     if (std::isfinite(m) && m > 0.0) v.push_back(m);
   }
   return v;
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 void append_note(Decision& d, const std::string& text) { d.note += (d.note.empty() ? "" : "; ") + text; }

@@ -21,7 +21,6 @@ std::uint64_t fnv1a(const std::string& s);
 std::string record_key(const Record& r);
 // The metric of each positive, finite sample.
 std::vector<double> metric_samples(const Record& r);
-double median_of(std::vector<double> v);
 // Appends to a decision's note, "; " between parts.
 void append_note(Decision& d, const std::string& text);
 

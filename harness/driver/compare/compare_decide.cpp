@@ -10,6 +10,7 @@
 
 #include "harness/document/format.h"
 #include "harness/document/json_read.h"
+#include "harness/document/stats.h"
 #include "harness/driver/compare/compare_common.h"
 #include "harness/driver/compare/compare_stats.h"
 
@@ -45,7 +46,7 @@ double within_run_spread(const Record& b, const Record& n) {
     for (const auto& x : r->runs)
       if (x.status == Status::ok && x.stats && x.stats->q1 > 0 && x.stats->q3 >= x.stats->q1)
         v.push_back(std::log(x.stats->q3 / x.stats->q1) / 1.349);
-  return v.empty() ? 0.0 : median_of(v);
+  return v.empty() ? 0.0 : gtb::median(v);
 }
 
 bool gpu_available(const json& ctx) { return json_read::bool_at(ctx, {"gpu", "available"}); }

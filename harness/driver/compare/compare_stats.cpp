@@ -40,16 +40,6 @@ void resample(const std::vector<double>& from, std::vector<double>& to, Rng& rng
   for (auto& x : to) x = from[rng.index(from.size())];
 }
 
-// Percentile of sorted data with linear interpolation (numpy's default).
-double percentile_sorted(const std::vector<double>& s, double q) {
-  if (s.empty()) return std::numeric_limits<double>::quiet_NaN();
-  const double pos = q * static_cast<double>(s.size() - 1);
-  const auto i = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t j = std::min(i + 1, s.size() - 1);
-  const double f = pos - static_cast<double>(i);
-  return s[i] + (s[j] - s[i]) * f;
-}
-
 }  // namespace
 
 RatioInterval bootstrap_median_ratio(const std::vector<double>& num, const std::vector<double>& den,
@@ -70,8 +60,8 @@ RatioInterval bootstrap_median_ratio(const std::vector<double>& num, const std::
   }
   std::sort(ratios.begin(), ratios.end());
   const double tail = (1.0 - confidence) / 2.0;
-  out.low = percentile_sorted(ratios, tail);
-  out.high = percentile_sorted(ratios, 1.0 - tail);
+  out.low = gtb::quantile_sorted(ratios, tail);
+  out.high = gtb::quantile_sorted(ratios, 1.0 - tail);
   return out;
 }
 
