@@ -28,6 +28,9 @@ bad_python)
     GTB_PYTHON=$bad expect_rc 2 "$fwbin" --gtb_out="$work/r.json"
     grep -q "GTB_PYTHON=$bad" "$work/out.txt" || fail "no message naming $bad"
     [ ! -e "$work/r.json" ] || fail "the family wrote $work/r.json"
+    GTB_PYTHON=$bad expect_rc 2 "$gtb" run --family framework --out "$work/r.json"
+    grep -q "GTB_PYTHON=$bad" "$work/out.txt" || fail "gtb run: no message naming $bad"
+    [ ! -e "$work/r.json" ] || fail "gtb run wrote $work/r.json"
   done
   ;;
 with_torch)

@@ -148,6 +148,12 @@ int cmd_run(int argc, char** argv) {
     std::cerr << "gtb run: " << e.what() << "\n";
     return kExitBadInput;
   }
+  // Input only a family can judge, before anything runs or is written.
+  for (const auto& f : families)
+    if (const std::string why = family_precheck(family_binary(f)); !why.empty()) {
+      std::cerr << "gtb run: " << f << ": " << why << "\n";
+      return kExitBadInput;
+    }
   try {
     check_writable(out);
   } catch (const std::exception& e) {

@@ -64,6 +64,21 @@ double family_timeout_of(const RunSettings& s) {
   return s.family_timeout > 0 ? s.family_timeout : default_family_timeout(s.suite, s.budget);
 }
 
+std::string family_precheck(const std::string& binary) {
+  gtb::ProcessSpec spec;
+  spec.program = binary;
+  spec.args = {"--gtb_precheck"};
+  spec.in = gtb::Redirect::null();
+  spec.out = gtb::Redirect::capture();
+  spec.err = gtb::Redirect::null();
+  spec.timeout_s = 120;
+  const gtb::ProcessResult r = gtb::run_process(spec);
+  if (!r.started() || r.timed_out || r.signal != 0 || r.exit_code != 2) return "";
+  std::string why = r.output;
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+  return why.empty() ? binary + " --gtb_precheck rejected its input" : why;
+}
+
 int count_cases(const std::string& binary, const std::string& suite, const fs::path& work, double timeout_s,
                 bool* timed_out) {
   const std::string tmp = (work / "count.json").string();

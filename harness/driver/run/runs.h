@@ -46,6 +46,11 @@ struct FamilyOutcome {
   bool ok = false;
 };
 
+// Bad input only a family binary can see (a program it runs, named by an environment variable): its
+// `--gtb_precheck` message when it exits 2, "" otherwise (a binary that cannot say is left to fail
+// in its run, where the failure is recorded).
+std::string family_precheck(const std::string& binary);
+
 // Number of cases the binary will run (asked of the binary itself), or -1 if it cannot say. Listing
 // runs under the family's limit (`timeout_s`, 0: the suite's default); `timed_out`, when given, says
 // whether it was stopped there.
