@@ -13,6 +13,8 @@
 #   NEEDS       otherfam                               # optional: families whose kernels this one links
 #   OPENBLAS                                           # optional: its kernels use OpenBLAS (the binary links the
 #                                                      #   core-type selection its <family>.cpp installs)
+#   PRECHECK                                           # optional: its binary judges input only a run can see
+#                                                      #   (gtb::set_precheck): gtb run asks it first
 #   RANKS)                                             # optional: the binary runs as MPI ranks (gtb run --ranks)
 # Paths are relative to the project root.
 
@@ -20,7 +22,7 @@
 set(GTB_GTEST_SKIPPED "\\[  SKIPPED \\]")
 
 function(gtb_add_family)
-  cmake_parse_arguments(F "RANKS;OPENBLAS" "NAME;RUN_ORDER" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS;RENAMED;NEEDS" ${ARGN})
+  cmake_parse_arguments(F "RANKS;OPENBLAS;PRECHECK" "NAME;RUN_ORDER" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS;RENAMED;NEEDS" ${ARGN})
   if(NOT F_NAME)
     message(FATAL_ERROR "gtb_add_family: NAME is required")
   endif()
@@ -108,6 +110,9 @@ function(gtb_add_family)
   set(GTB_FAMILY_RUN_KEYS ${GTB_FAMILY_RUN_KEYS} "${_zeros}${F_RUN_ORDER}:${F_NAME}" CACHE INTERNAL "")
   if(F_RANKS)
     set(GTB_RANK_FAMILIES ${GTB_RANK_FAMILIES} ${F_NAME} CACHE INTERNAL "")
+  endif()
+  if(F_PRECHECK)
+    set(GTB_PRECHECK_FAMILIES ${GTB_PRECHECK_FAMILIES} ${F_NAME} CACHE INTERNAL "")
   endif()
   set_property(GLOBAL APPEND PROPERTY GTB_GPU_CHECK_TARGETS gtb-${F_NAME})
 

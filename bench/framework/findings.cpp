@@ -193,6 +193,22 @@ void terms(const std::vector<Record>& recs, Findings& f) {
         "framework_op", be, json{{"framework", "pytorch-eager"}}, {"n"}, "seconds", recs,
         [](const Record& r) { return r.workload == "op_chain"; }, [](const Record& r) { return json{{"n", r.params.at("n")}}; },
         [](const Record& r) { return r.stats->median / 3.0; }, "eager PyTorch operator", true));
+    // The operators the train family's step dispatches in eager PyTorch (SGD), by depth.
+    f.terms.push_back(cost::table_term(
+        "framework_ops", be, json{{"framework", "pytorch-eager"}, {"model", "mlp"}, {"optimizer", "sgd"}}, {"depth"}, "count",
+        recs,
+        [](const Record& r) { return r.workload == "mlp_step" && opt(r, "mode") == "eager" && r.counters.count("operators_per_step"); },
+        [](const Record& r) { return json{{"depth", r.params.at("depth")}}; },
+        [](const Record& r) { return r.counters.at("operators_per_step").value; }, "operator count of an eager step", true));
+  }
+  for (const Record& r : recs) {
+    const std::string mode = opt(r, "mode");
+    if (r.workload != "mlp_step" || !measured(r) || (mode != "eager" && mode != "graph")) continue;
+    const json config = {{"model", "mlp"}, {"width", pint(r, "width")}, {"depth", pint(r, "depth")}, {"batch", pint(r, "batch")},
+                         {"optimizer", "sgd"}, {"activation", "relu"}, {"framework", "pytorch-" + mode}};
+    cost::Step s{"", r.id, r.backend, r.stats->median, config};
+    s.leave_out = "record";
+    f.measured_steps.push_back(s);
   }
 }
 
@@ -276,7 +292,7 @@ void to_json(const Findings& found, json& data) {
                                                  {"precisions", &prec}, {"loss_reads", &reads}};
   for (const auto& [k, v] : lists)
     if (!v->empty()) data[k] = *v;
-  cost::publish(data, found.terms, {});
+  cost::publish(data, found.terms, found.measured_steps);
 }
 
 }  // namespace gtb::framework

@@ -78,7 +78,11 @@ struct Findings {
   std::vector<Fed> fed;
   std::vector<Precision> precisions;
   std::vector<LossRead> loss_reads;
-  std::vector<cost::Term> terms;  // framework_op per backend; knob savings
+  // framework_op (host seconds per eager operator by n) and framework_ops (operators an MLP step
+  // dispatches, by depth) per backend; the PyTorch steps measured whole, for the validation (which
+  // leaves out only each step's own record).
+  std::vector<cost::Term> terms;
+  std::vector<cost::Step> measured_steps;
 };
 Findings compute_findings(const std::vector<Record>& records);
 void to_json(const Findings& found, json& data);

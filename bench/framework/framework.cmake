@@ -3,7 +3,8 @@
 gtb_add_family(NAME framework
   BENCH bench/framework/framework.cpp bench/framework/worker.cpp bench/framework/findings.cpp bench/framework/sections.cpp
   CPU_TESTS tests/cpu/test_framework.cpp bench/framework/worker.cpp bench/framework/findings.cpp
-  NEEDS train vectorize)
+  NEEDS train vectorize
+  PRECHECK)
 
 if(TARGET gtb-framework)
   set(_fw_files)

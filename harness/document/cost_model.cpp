@@ -8,16 +8,28 @@
 #include <limits>
 #include <sstream>
 
+#include "harness/document/json_read.h"
 #include "harness/document/stats.h"
 
 namespace gtb::cost {
+
+// The configuration key of StepConfig::trained_with (gtb advise's option of the same name).
+const char* const kStepStackKey = "framework";
+
+std::string measured_stack(const std::vector<Term>& terms) {
+  for (const auto& t : terms)
+    if (t.name == "framework_op" && t.usable() && !t.points.empty())
+      if (const std::string s = json_read::string_at(t.where, {kStepStackKey}); !s.empty()) return s;
+  return "native";
+}
 
 // Declared in cost_terms.cpp: the streaming rate of passes that compute `op` ("gelu"), or plain ones.
 Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double bytes, const std::string& op);
 
 namespace {
 
-const char* const kKeys[] = {"model",         "width",          "depth",          "input",
+const char* const kStackKey = kStepStackKey;
+const char* const kKeys[] = {kStackKey,     "model",         "width",          "depth",          "input",
                              "classes",       "layers",         "d_model",        "heads",
                              "seq_len",       "params",         "flops_per_sample", "kernels_per_step",
                              "batch",         "precision",      "optimizer",      "activation",
@@ -259,6 +271,7 @@ StepConfig config_from_json(const json& j) {
   c.core_share = number(j, "core_share", 1.0, 0.0);
   if (!(c.core_share > 0) || c.core_share > 1) throw ConfigError("core_share", "must be above 0 and at most 1");
   c.redundant_copy = text(j, "redundant_copy", "", {"", "batch", "batch_pinned", "activation", "weights"});
+  c.trained_with = text(j, kStackKey, "native", {"native", "pytorch-eager", "pytorch-compiled", "pytorch-graph"});
   return c;
 }
 
@@ -286,6 +299,7 @@ json to_json(const StepConfig& c) {
   j["cuda_graph"] = c.cuda_graph;
   if (c.core_share != 1.0) j["core_share"] = c.core_share;
   if (!c.redundant_copy.empty()) j["redundant_copy"] = c.redundant_copy;
+  if (c.trained_with != "native") j[kStackKey] = c.trained_with;
   return j;
 }
 
@@ -545,6 +559,76 @@ Part loader_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
   return {"input", "loader", os.str(), e};
 }
 
+// A table term published for what runs the step (where.<kStackKey> == trained_with, and `also`'s
+// selectors where the term has them): its value at `at`, or at its smallest measured point of
+// `axis` when `at` is empty.
+Estimate stack_table(const std::vector<Term>& terms, const std::string& name, const StepConfig& c, Backend b,
+                     const json& at, const json& also = json::object(), const std::string& smallest_of = "") {
+  std::string reason;
+  for (const auto& t : terms) {
+    if (t.name != name || t.backend != b || json_read::string_at(t.where, {kStackKey}) != c.trained_with) continue;
+    bool same = true;
+    for (const auto& [k, v] : also.items()) same = same && (!t.where.contains(k) || t.where.at(k) == v);
+    if (!same) continue;
+    if (!t.usable()) {
+      if (reason.empty()) reason = t.cannot_say;
+      continue;
+    }
+    if (t.form != "table" || t.points.empty()) continue;
+    if (!smallest_of.empty()) {
+      const Point* low = nullptr;
+      for (const auto& pt : t.points)
+        if (pt.at.contains(smallest_of) && (!low || pt.at.at(smallest_of).get<double>() < low->at.at(smallest_of).get<double>()))
+          low = &pt;
+      if (!low) continue;
+      Estimate e = known(low->y);
+      e.records = {low->record};
+      return e;
+    }
+    const auto ip = interpolate(t, at);
+    if (!ip) continue;
+    Estimate e = known(ip->y);
+    e.records = ip->records;
+    e.outside_measured = ip->outside_measured;
+    if (e.outside_measured) e.note = name + " outside the measured range: the nearest measured value is used";
+    return e;
+  }
+  Estimate e;
+  e.cannot_say = reason.empty() ? "no measured " + name + " term for " + c.trained_with + " on " + to_string(b) : reason;
+  return e;
+}
+
+// Overhead of a step PyTorch runs eagerly (or compiled): the operators it dispatches per step
+// (counted for this model) x its host seconds per operator (the op cost at its smallest tensor,
+// where the work is negligible). On the GPU the part beyond the kernels' own `device_work` seconds
+// counts (the host runs ahead of the device), and it replaces gtb's launch cost.
+Part dispatch_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double device_work) {
+  Estimate ops;
+  if (c.model == "mlp") {
+    ops = stack_table(terms, "framework_ops", c, be, {{"depth", c.depth}}, {{"model", c.model}, {"optimizer", c.optimizer}});
+  } else {
+    ops.cannot_say = "no operator count of a " + c.model + " step under " + c.trained_with;
+  }
+  const Estimate per = stack_table(terms, "framework_op", c, be, json::object(), json::object(), "n");
+  Estimate e = ops.seconds ? scaled(per, *ops.seconds * c.micro_batches) : ops;
+  if (!ops.seconds) e.records = ops.records;
+  else e.records.insert(e.records.end(), ops.records.begin(), ops.records.end());
+  std::ostringstream os;
+  os.precision(3);
+  os << c.trained_with << ": ";
+  if (ops.seconds && per.seconds) {
+    os << *ops.seconds * c.micro_batches << " operators x " << *per.seconds * 1e6 << " us of host time each";
+    if (be == Backend::cuda) {
+      const double total = *e.seconds;
+      e.seconds = std::max(0.0, total - device_work);
+      os << ", the part beyond the kernels' own time";
+    }
+  } else {
+    os << "host time per operator";
+  }
+  return {"overhead", "dispatch", os.str(), e};
+}
+
 // The total of the parts and the dominant one; a part that cannot be said leaves the total unsaid.
 void add_up(Prediction& p) {
   p.total = known(0);
@@ -570,7 +654,22 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
   p.parts.push_back(elementwise_part(terms, c, be, rows));
   p.parts.push_back(optimizer_part(terms, c, be, params));
   scale_to_core_share(p.parts, c, be);
-  if (be == Backend::cuda) p.parts.push_back(launch_part(terms, c, seconds_of(p.parts)));
+  if (c.trained_with == "native") {
+    if (be == Backend::cuda) p.parts.push_back(launch_part(terms, c, seconds_of(p.parts)));
+  } else if (c.trained_with == "pytorch-graph") {
+    // A replayed graph bypasses the dispatcher: the launches of a graph remain.
+    if (be == Backend::cuda) {
+      StepConfig g = c;
+      g.cuda_graph = true;
+      p.parts.push_back(launch_part(terms, g, seconds_of(p.parts)));
+    } else {
+      Estimate e;
+      e.cannot_say = "a CUDA graph is a GPU mode";
+      p.parts.push_back({"overhead", "dispatch", "pytorch-graph on the CPU", e});
+    }
+  } else {
+    p.parts.push_back(dispatch_part(terms, c, be, be == Backend::cuda ? seconds_of(p.parts) : 0.0));
+  }
   if (c.loss_read_every > 0) p.parts.push_back(host_sync_part(terms, c, be));
   if (!c.redundant_copy.empty()) p.parts.push_back(redundant_copy_part(terms, c, be));
   if (c.gpus > 1) p.parts.push_back(allreduce_part(terms, c, be, params));
@@ -661,10 +760,20 @@ std::vector<Fix> rank_fixes(const std::vector<Term>& terms, const StepConfig& c,
     a.precision = "bf16";
     attempt("bf16", "BF16 mixed precision", "precision " + c.precision + " -> bf16", a);
   }
-  if (be == Backend::cuda && !c.cuda_graph) {
+  if (be == Backend::cuda && !c.cuda_graph && c.trained_with == "native") {
     StepConfig a = c;
     a.cuda_graph = true;
     attempt("cuda_graphs", "Capture the step in a CUDA Graph", "cuda_graph false -> true", a);
+  }
+  if (c.trained_with == "pytorch-eager") {
+    StepConfig a = c;
+    a.trained_with = "pytorch-compiled";
+    attempt("compile", "Compile the step (torch.compile)", std::string(kStackKey) + " pytorch-eager -> pytorch-compiled", a);
+    if (be == Backend::cuda) {
+      a.trained_with = "pytorch-graph";
+      attempt("capture_graph", "Capture the step in a CUDA graph (torch.cuda.graphs)",
+              std::string(kStackKey) + " pytorch-eager -> pytorch-graph", a);
+    }
   }
   if (c.loss_read_every > 0 && c.loss_read_every < 100) {
     StepConfig a = c;
@@ -727,13 +836,26 @@ Validation validate(const std::vector<Term>& terms, const std::vector<Step>& ste
     ValidationRow row;
     row.step = s;
     std::vector<Term> others;
-    for (const auto& t : terms)
-      if (t.family != s.family) others.push_back(t);
+    for (const auto& t : terms) {
+      if (s.leave_out == "family") {
+        if (t.family != s.family) others.push_back(t);
+        continue;
+      }
+      // Only what came from the step's own record is left out.
+      Term u = t;
+      u.points.erase(std::remove_if(u.points.begin(), u.points.end(), [&](const Point& pt) { return pt.record == s.record; }),
+                     u.points.end());
+      const bool own = std::find(u.records.begin(), u.records.end(), s.record) != u.records.end();
+      u.records.erase(std::remove(u.records.begin(), u.records.end(), s.record), u.records.end());
+      if (u.form == "table" ? !u.points.empty() || !u.usable() : !own) others.push_back(std::move(u));
+    }
     try {
       const StepConfig c = config_from_json(s.config);
       row.predicted = predict(others, c, s.backend).total;
       if (!row.predicted.seconds && predict(terms, c, s.backend).total.seconds)
-        row.predicted.cannot_say += " (measured only by the step's own family, which validation leaves out)";
+        row.predicted.cannot_say += s.leave_out == "family"
+                                        ? " (measured only by the step's own family, which validation leaves out)"
+                                        : " (measured only by the step's own record, which validation leaves out)";
     } catch (const ConfigError& e) {
       row.predicted.cannot_say = std::string("the step's configuration: ") + e.what();
     }

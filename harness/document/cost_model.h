@@ -52,7 +52,16 @@ struct StepConfig {
   // one CPU (gpus > 1 on the CPU backend) divide it further among themselves.
   double core_share = 1.0;
   std::string redundant_copy;  // a copy habit in the loop: batch | activation | weights ("" none)
+  // What runs the step: gtb's own kernels (native), or PyTorch eager, compiled, or replayed as a
+  // CUDA graph (pytorch-eager | pytorch-compiled | pytorch-graph): its host cost per operator is
+  // then part of the step (docs/advise.md).
+  std::string trained_with = "native";
 };
+
+// The configuration key of StepConfig::trained_with, and what a file's terms measured: the software
+// its per-operator term (framework_op) names, "native" where it has none usable.
+extern const char* const kStepStackKey;
+std::string measured_stack(const std::vector<Term>& terms);
 
 // Throws ConfigError naming the key. Unknown keys are refused too (a typo must not pass silently).
 StepConfig config_from_json(const json& j);

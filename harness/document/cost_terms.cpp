@@ -212,7 +212,9 @@ json to_json(const Term& t) {
 }
 
 json to_json(const Step& s) {
-  return {{"record", s.record}, {"backend", to_string(s.backend)}, {"seconds", s.seconds}, {"config", s.config}};
+  json j = {{"record", s.record}, {"backend", to_string(s.backend)}, {"seconds", s.seconds}, {"config", s.config}};
+  if (s.leave_out != "family") j["leave_out"] = s.leave_out;
+  return j;
 }
 
 Term term_from_json(const json& j, const std::string& family) {
@@ -285,6 +287,10 @@ Step step_from_json(const json& j, const std::string& family) {
   if (j.contains("config")) {
     if (!j.at("config").is_object()) bad(where + " " + s.record, "\"config\" is not an object");
     s.config = j.at("config");
+  }
+  if (j.contains("leave_out")) {
+    s.leave_out = str(j, "leave_out", where + " " + s.record, true);
+    if (s.leave_out != "family" && s.leave_out != "record") bad(where + " " + s.record, "\"leave_out\" is family or record");
   }
   return s;
 }

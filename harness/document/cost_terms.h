@@ -49,6 +49,10 @@ struct Step {
   Backend backend = Backend::cpu;
   double seconds = 0;  // median seconds per step
   json config = json::object();
+  // What validation leaves out: every term of the step's own family (the default), or only what
+  // came from the step's own record ("record": a family whose terms price a part of a step it also
+  // measures whole, from other records of its own).
+  std::string leave_out = "family";
 };
 
 json to_json(const Term& t);

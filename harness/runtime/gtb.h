@@ -173,8 +173,9 @@ bool set_process_group(std::string family, ProcessGroup group);  // returns true
 
 // Bad input a family can only see at run time (a program it runs, named by an environment variable):
 // the check returns "" when the input is usable, else the message. `--gtb_precheck` runs it and
-// exits 2 with the message on stdout (0 without one, or without a check); `gtb run` runs every
-// selected family's before anything runs and exits 2 on one that fails, writing nothing.
+// exits 2 with the message on stdout (0 without one, or without a check), and a run exits 2 with it
+// before any case. `gtb run` asks every selected family that declares PRECHECK in its
+// gtb_add_family before anything runs, and exits 2 on one that rejects its input, writing nothing.
 using PrecheckFn = std::function<std::string()>;
 bool set_precheck(std::string family, PrecheckFn fn);  // returns true (for static registration)
 

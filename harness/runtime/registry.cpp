@@ -609,7 +609,7 @@ int family_main(int argc, char** argv, const std::string& family) {
     return 0;
   }
   // Bad input only the run can see: said before anything runs or is written.
-  const std::string bad_input = precheck_message(family);
+  const std::string bad_input = precheck || findings_from.empty() ? precheck_message(family) : "";
   if (precheck) {
     if (bad_input.empty()) return 0;
     std::cout << bad_input << "\n";

@@ -188,6 +188,27 @@ def model_to_gtb_layout(torch, model, total, w_off, b_off, dims):
     return out
 
 
+# Operators that only describe a tensor (views, metadata, allocation): dispatched, but no pass over data.
+METADATA_OPS = {"aten::t", "aten::transpose", "aten::view", "aten::as_strided", "aten::detach", "aten::expand",
+                "aten::reshape", "aten::_reshape_alias", "aten::resolve_conj", "aten::resolve_neg", "aten::empty",
+                "aten::empty_strided", "aten::permute", "aten::slice", "aten::select", "aten::unsqueeze",
+                "aten::squeeze", "aten::alias", "aten::lift_fresh", "aten::empty_like"}
+
+
+def count_operators(torch, step):
+    """The operators one call of `step` dispatches from Python and autograd (the outermost aten::
+    calls, those that only describe a tensor left out), counted with PyTorch's profiler."""
+    from torch.profiler import profile, ProfilerActivity
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+    n = 0
+    for e in prof.events():
+        parent = e.cpu_parent
+        if e.name.startswith("aten::") and e.name not in METADATA_OPS and (parent is None or not parent.name.startswith("aten::")):
+            n += 1
+    return n
+
+
 def compiled_or_skip(torch, module):
     if not hasattr(torch, "compile"):
         raise Skip(f"torch {torch.__version__} has no torch.compile (PyTorch 2.0 added it)")
@@ -245,6 +266,8 @@ class MlpStep(Work):
         for _ in range(self.K_STEPS):
             last = self.eager_step(self.model, self.x, self.y)
         self.info = {"loss_after_k": float(last), "k_steps": self.K_STEPS}
+        if mode == "eager":
+            self.info["operators_per_step"] = count_operators(torch, lambda: self.eager_step(self.model, self.x, self.y))
         fresh()
         self.steps = 0
         self.reads = 0

@@ -186,10 +186,11 @@ TEST(FrameworkFindings, OpTaxLoopsPrecisionAndLossReads) {
   ASSERT_EQ(f.loss_reads.size(), 1u);
   EXPECT_NEAR(f.loss_reads[0].extra_us_per_read, 200.0, 1e-9);
   // The framework_op term: seconds per operator by n, on the CPU; the GPU's says why it has none.
-  ASSERT_EQ(f.terms.size(), 2u);
+  ASSERT_EQ(f.terms.size(), 4u);
+  EXPECT_EQ(f.terms[0].name, "framework_op");
   EXPECT_TRUE(f.terms[0].usable());
   EXPECT_NEAR(f.terms[0].points.at(0).y, 10e-6, 1e-15);
-  EXPECT_FALSE(f.terms[1].usable());
+  EXPECT_FALSE(f.terms[2].usable()) << "no GPU record: the GPU's term says why";
   json data = json::object();
   fw::to_json(f, data);
   EXPECT_TRUE(data.contains("ops") && data.contains("loops") && data.contains("precisions"));

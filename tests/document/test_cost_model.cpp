@@ -494,3 +494,85 @@ TEST(CostModel, FusedAttentionPaysForItsRecomputedScores) {
   const double gelu_bytes = 2 * 4.0 * 2 * 128 * 4 * 128 + 3 * 4.0 * 2 * 128 * 4 * 128;  // the MLP's GELU fwd + bwd
   EXPECT_NEAR(after - before, (2 * 4.0 * scores + gelu_bytes) / gelu, 1e-12);
 }
+
+// ---- the software that runs the step (StepConfig::trained_with) ----
+
+namespace {
+
+// The synthetic terms and a PyTorch's: 3 us per operator at n = 256 (10 us at a larger n, which the
+// dispatch cost must not use), 50 operators per step of depth 4 on both backends.
+std::vector<Term> with_pytorch(std::vector<Term> terms) {
+  for (Backend be : {Backend::cpu, Backend::cuda}) {
+    Term op;
+    op.family = "fw", op.name = "framework_op", op.backend = be, op.form = "table", op.y = "seconds";
+    op.where = {{"framework", "pytorch-eager"}};
+    op.axes = {"n"};
+    op.points = {{{{"n", 1 << 20}}, 10e-6, "fw/op/big"}, {{{"n", 256}}, 3e-6, "fw/op/small"}};
+    op.records = {"fw/op/big", "fw/op/small"};
+    Term ops = op;
+    ops.name = "framework_ops", ops.y = "count";
+    ops.where = {{"framework", "pytorch-eager"}, {"model", "mlp"}, {"optimizer", "sgd"}};
+    ops.axes = {"depth"};
+    ops.points = {{{{"depth", 4}}, 50, "fw/step/a"}, {{{"depth", 4}}, 50, "fw/step/b"}};
+    ops.records = {"fw/step/a", "fw/step/b"};
+    terms.push_back(op), terms.push_back(ops);
+  }
+  return terms;
+}
+
+}  // namespace
+
+TEST(CostModelSoftware, PyTorchEagerAddsItsOperatorsHostTime) {
+  const auto terms = with_pytorch(terms_from_document(fixture()));
+  StepConfig c = config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 4}, {"batch", 32}});
+  EXPECT_EQ(c.trained_with, "native");
+  const Prediction native = predict(terms, c, Backend::cpu);
+  c = config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 4}, {"batch", 32}, {"framework", "pytorch-eager"}});
+  const Prediction eager = predict(terms, c, Backend::cpu);
+  ASSERT_TRUE(native.total.seconds && eager.total.seconds) << eager.total.cannot_say;
+  const Part* d = part(eager, "dispatch");
+  ASSERT_TRUE(d && d->estimate.seconds) << (d ? d->estimate.cannot_say : "no dispatch part");
+  EXPECT_NEAR(*d->estimate.seconds, 50 * 3e-6, 1e-15) << "the smallest tensor's cost, not the large one's";
+  EXPECT_NEAR(*eager.total.seconds - *native.total.seconds, 50 * 3e-6, 1e-12);
+  EXPECT_FALSE(part(native, "dispatch"));
+  // Its fixes: compile (no compiled term here: cannot say, with the reason).
+  const auto fixes = rank_fixes(terms, c, Backend::cpu, eager);
+  const int k = rank_of(fixes, "compile");
+  ASSERT_GE(k, 0);
+  EXPECT_FALSE(fixes[std::size_t(k)].saving_s);
+  EXPECT_NE(fixes[std::size_t(k)].cannot_say.find("pytorch-compiled"), std::string::npos) << fixes[std::size_t(k)].cannot_say;
+  // On the GPU a CUDA graph replays the step without the dispatcher: a saving.
+  const Prediction gpu = predict(terms, c, Backend::cuda);
+  ASSERT_TRUE(gpu.total.seconds) << gpu.total.cannot_say;
+  EXPECT_FALSE(part(gpu, "launch")) << "PyTorch's dispatch replaces gtb's launch cost";
+  const auto gfix = rank_fixes(terms, c, Backend::cuda, gpu);
+  ASSERT_GE(rank_of(gfix, "capture_graph"), 0);
+  // Without its terms the part cannot be said, and says why.
+  const Prediction none = predict(terms_from_document(fixture()), c, Backend::cpu);
+  EXPECT_FALSE(none.total.seconds);
+  EXPECT_NE(none.total.cannot_say.find("framework_ops"), std::string::npos) << none.total.cannot_say;
+  EXPECT_THROW(config_from_json({{"model", "mlp"}, {"width", 8}, {"depth", 2}, {"batch", 1}, {"framework", "jax"}}), ConfigError);
+  EXPECT_EQ(measured_stack(terms), "pytorch-eager");
+  EXPECT_EQ(measured_stack(terms_from_document(fixture())), "native");
+}
+
+TEST(CostModelSoftware, ValidationLeavingOutTheRecordKeepsTheFamilysOtherRecords) {
+  const auto terms = with_pytorch(terms_from_document(fixture()));
+  Step s;
+  s.family = "fw", s.record = "fw/step/a", s.backend = Backend::cpu, s.seconds = 1e-3;
+  s.config = {{"model", "mlp"}, {"width", 256}, {"depth", 4}, {"batch", 32}, {"framework", "pytorch-eager"}};
+  s.leave_out = "record";
+  const Validation v = validate(terms, {s});
+  ASSERT_EQ(v.rows.size(), 1u);
+  ASSERT_TRUE(v.rows[0].predicted.seconds) << v.rows[0].predicted.cannot_say;
+  const auto& recs = v.rows[0].predicted.records;
+  EXPECT_EQ(std::find(recs.begin(), recs.end(), "fw/step/a"), recs.end()) << "its own record left out";
+  EXPECT_NE(std::find(recs.begin(), recs.end(), "fw/step/b"), recs.end()) << "another record of its family used";
+  // Left out by family (the default), the same step cannot be said.
+  s.leave_out = "family";
+  const Validation f = validate(terms, {s});
+  EXPECT_FALSE(f.rows[0].predicted.seconds);
+  // The JSON form keeps the choice.
+  s.leave_out = "record";
+  EXPECT_EQ(step_from_json(to_json(s), "fw").leave_out, "record");
+}

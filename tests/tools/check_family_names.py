@@ -37,11 +37,14 @@ ALLOWED = {
     "harness/document/published.cpp": ['"ceilings"'],
     "plots/gtb_plot.py": ['"ceilings"'],
     # The advise configuration's model kind "transformer" (a model architecture the user describes,
-    # beside mlp and generic), read and printed where the configuration is.
+    # beside mlp and generic), read and printed where the configuration is; and its key "framework"
+    # (the software the user trains with: native, pytorch-eager, ...), defined once in the model and
+    # spelled as advise's option.
     "harness/document/cost_model.h": ["mlp | transformer | generic", "// transformer: a stack"],
-    "harness/document/cost_model.cpp": ['c.model == "transformer"', '{"mlp", "transformer", "generic"}',
+    "harness/document/cost_model.cpp": ['kStepStackKey = "framework"', 'c.model == "transformer"', '{"mlp", "transformer", "generic"}',
                                         "(mlp, transformer or generic)"],
-    "harness/driver/advise/advise.cpp": ["mlp|transformer|generic", "transformer: --layers"],
+    "harness/driver/advise/advise.cpp": ["mlp|transformer|generic", "transformer: --layers",
+                                         "[--framework native|pytorch-eager", '{"--framework", "framework",'],
     "harness/driver/report/render_verdict.cpp": ['c.model == "transformer"', '" transformer blocks (d_model "'],
 }
 

@@ -36,6 +36,8 @@ const char* kUsage =
     "  habits     [--loss-read-every N] [--redundant-copy batch|activation|weights]\n"
     "  ranks      [--gpus N] [--bucket-mb MIB] [--overlap]\n"
     "  cpu        [--core-share F]  the share of this CPU's cores the step gets (default 1)\n"
+    "  software   [--framework native|pytorch-eager|pytorch-compiled|pytorch-graph]  what runs the step (default:\n"
+    "             the one RESULTS.json measured, native where none): PyTorch's host time per operator is added\n"
     "  a bad or incomplete configuration exits 2 naming the key; docs/advise.md explains the model\n";
 
 enum class Kind { integer, number, text, flag };
@@ -73,7 +75,8 @@ const Flag kFlags[] = {{"--model", "model", Kind::text},
                        {"--micro-batches", "micro_batches", Kind::integer},
                        {"--cuda-graph", "cuda_graph", Kind::flag},
                        {"--core-share", "core_share", Kind::number},
-                       {"--redundant-copy", "redundant_copy", Kind::text}};
+                       {"--redundant-copy", "redundant_copy", Kind::text},
+                       {"--framework", "framework", Kind::text}};
 
 struct Usage : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -176,16 +179,18 @@ int cmd_advise(int argc, char** argv) {
       if (!cfg.is_object()) throw Usage("--config " + config_path + ": must hold one JSON object of keys");
     }
     for (auto& [k, v] : flags.items()) cfg[k] = v;
+    const json doc = load_document(in);
+    if (!cost::has_terms(doc))
+      throw Usage(in + " holds no cost terms: it was written by an older gtb. Rerun `gtb run` with this version, "
+                       "then ask again.");
+    // What runs the step, unless asked: what the file measured.
+    if (!cfg.contains(cost::kStepStackKey)) cfg[cost::kStepStackKey] = cost::measured_stack(cost::terms_from_document(doc));
     cost::StepConfig c;
     try {
       c = cost::config_from_json(cfg);
     } catch (const cost::ConfigError& e) {
       throw Usage(std::string("configuration: ") + e.what());
     }
-    const json doc = load_document(in);
-    if (!cost::has_terms(doc))
-      throw Usage(in + " holds no cost terms: it was written by an older gtb. Rerun `gtb run` with this version, "
-                       "then ask again.");
     const verdict::Advice a = verdict::advise(doc, in, c);
     const json aj = verdict::to_json(a);
     const std::string text = format == "json"       ? aj.dump(1) + "\n"

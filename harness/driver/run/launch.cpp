@@ -25,6 +25,15 @@ bool runs_as_ranks(const std::string& family) {
   return false;
 }
 
+bool declares_precheck(const std::string& family) {
+  const char* env = std::getenv("GTB_PRECHECK_FAMILIES");
+  std::stringstream ss(env && *env ? env : GTB_PRECHECK_FAMILY_LIST);
+  std::string f;
+  while (std::getline(ss, f, ','))
+    if (f == family) return true;
+  return false;
+}
+
 std::optional<std::string> find_mpirun() {
   if (const char* e = std::getenv("GTB_MPIRUN"); e && *e) return std::string(e);
   const char* path = std::getenv("PATH");

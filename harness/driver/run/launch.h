@@ -31,6 +31,9 @@ struct LaunchCommand {
 // Families whose binary runs as MPI ranks (`gtb run --ranks N` applies to them only): those declaring
 // RANKS in their gtb_add_family; GTB_RANK_FAMILIES (comma-separated) replaces the list.
 bool runs_as_ranks(const std::string& family);
+// Families whose binary judges input only a run can see: those declaring PRECHECK in their
+// gtb_add_family; GTB_PRECHECK_FAMILIES (comma-separated) replaces the list.
+bool declares_precheck(const std::string& family);
 // Default rank count when --ranks is not given and the machine has fewer than two visible GPUs: two,
 // so the quick suite exercises a real all-reduce.
 inline constexpr int kDefaultRanks = 2;

@@ -148,12 +148,6 @@ int cmd_run(int argc, char** argv) {
     std::cerr << "gtb run: " << e.what() << "\n";
     return kExitBadInput;
   }
-  // Input only a family can judge, before anything runs or is written.
-  for (const auto& f : families)
-    if (const std::string why = family_precheck(family_binary(f)); !why.empty()) {
-      std::cerr << "gtb run: " << f << ": " << why << "\n";
-      return kExitBadInput;
-    }
   try {
     check_writable(out);
   } catch (const std::exception& e) {
@@ -194,6 +188,17 @@ int cmd_run(int argc, char** argv) {
   std::map<std::string, int> cases;
   std::map<std::string, bool> list_timed_out;
   const double limit = family_timeout_of(settings);
+  // Input only a family can judge (an interpreter it runs), for the families that declare a
+  // PRECHECK: said before anything is measured or written.
+  for (const auto& f : families) {
+    if (interrupted() || !declares_precheck(f)) continue;
+    if (const std::string why = family_precheck(family_binary(f)); !why.empty()) {
+      std::error_code ec;
+      fs::remove_all(settings.work, ec);
+      std::cerr << "gtb run: " << f << ": " << why << "\n";
+      return kExitBadInput;
+    }
+  }
   bool any_failed = false;
   std::size_t finished = 0;
   const std::size_t steps = families.size() * static_cast<std::size_t>(runs);

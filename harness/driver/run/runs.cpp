@@ -71,7 +71,8 @@ std::string family_precheck(const std::string& binary) {
   spec.in = gtb::Redirect::null();
   spec.out = gtb::Redirect::capture();
   spec.err = gtb::Redirect::null();
-  spec.timeout_s = 120;
+  spec.timeout_s = 60;
+  spec.interrupt = [] { return interrupt_signal(); };  // an interrupted gtb run stops it too
   const gtb::ProcessResult r = gtb::run_process(spec);
   if (!r.started() || r.timed_out || r.signal != 0 || r.exit_code != 2) return "";
   std::string why = r.output;

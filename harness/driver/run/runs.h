@@ -46,16 +46,15 @@ struct FamilyOutcome {
   bool ok = false;
 };
 
-// Bad input only a family binary can see (a program it runs, named by an environment variable): its
-// `--gtb_precheck` message when it exits 2, "" otherwise (a binary that cannot say is left to fail
-// in its run, where the failure is recorded).
-std::string family_precheck(const std::string& binary);
-
 // Number of cases the binary will run (asked of the binary itself), or -1 if it cannot say. Listing
 // runs under the family's limit (`timeout_s`, 0: the suite's default); `timed_out`, when given, says
 // whether it was stopped there.
 int count_cases(const std::string& binary, const std::string& suite, const std::filesystem::path& work,
                 double timeout_s = 0, bool* timed_out = nullptr);
+
+// The message of a family binary's `--gtb_precheck` when it rejects its input (exit 2), "" otherwise
+// (a binary that cannot say is left to its run, where a failure is recorded).
+std::string family_precheck(const std::string& binary);
 
 // A family's findings derived again by its binary from the records of the results file at `doc_path`
 // (--gtb_findings_from); null when it could not (the findings it wrote at run time then stand).
