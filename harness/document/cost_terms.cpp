@@ -18,7 +18,7 @@ Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double byt
 namespace {
 
 const char* const kForms[] = {"latency_bandwidth", "table", "constant"};
-const char* const kYUnits[] = {"seconds", "flop_per_s", "bytes_per_s", "samples_per_s", "fraction"};
+const char* const kYUnits[] = {"seconds", "flop_per_s", "bytes_per_s", "samples_per_s", "fraction", "count"};
 
 [[noreturn]] void bad(const std::string& where, const std::string& what) {
   throw std::runtime_error(where + ": " + what);

@@ -25,7 +25,7 @@ struct Point {
 
 // One cost term. `form` says which fields carry the numbers:
 //   latency_bandwidth: seconds(x) = latency_s + x / per_second, trusted for x within [x_min, x_max];
-//   table: `points` over `axes`, y in unit `y` (seconds, flop_per_s, bytes_per_s, samples_per_s,
+//   table: `points` over `axes`, y in unit `y` (seconds, flop_per_s, bytes_per_s, samples_per_s, count,
 //          fraction), interpolated log-log between neighbours;
 //   constant: `value` in `unit` ("s" or "fraction").
 // A term with `cannot_say` set carries no number, only the reason.

@@ -48,6 +48,12 @@ with_torch)
   json_check "$work/r.json" "all(r['status']=='skipped' for r in d['records'] if r['backend']=='cuda') or d['context']['framework']['cuda_available']"
   json_check "$work/r.json" "'fed' in d['findings']['framework']['data'] and 'loops' in d['findings']['framework']['data']"
   json_check "$work/r.json" "any(t['name']=='framework_op' and t['backend']=='cpu' and t['points'] for t in d['findings']['framework']['terms'])"
+  # gtb advise prices PyTorch's dispatch from those terms: by default, since the file measured it.
+  expect_rc 0 "$gtb" advise "$work/r.json" --model mlp --width 64 --depth 4 --batch 256 --format json --out "$work/a.json"
+  json_check "$work/a.json" "d['config']['framework']=='pytorch-eager' and any(p['name']=='dispatch' and p['seconds']>0 for p in d['predictions'][0]['parts'] if p['group']=='overhead')"
+  expect_rc 0 "$gtb" advise "$work/r.json" --model mlp --width 64 --depth 4 --batch 256 --framework native --format json --out "$work/n.json"
+  json_check "$work/n.json" "d['config'].get('framework','native')=='native' and not any(p['name']=='dispatch' for p in d['predictions'][0]['parts'])"
+  expect_rc 2 "$gtb" advise "$work/r.json" --model mlp --width 64 --depth 4 --batch 256 --framework jax
   ;;
 planted)
   need_torch
