@@ -74,7 +74,7 @@ const char* fix_for(const std::string& part) {
       {"loader", "more_workers"}, {"h2d_copy", "pinned_memory"}, {"launch", "cuda_graphs"},
       {"host_sync", "fewer_syncs"}, {"allreduce", "bucket_size"}, {"matmul", "bf16"},
       {"elementwise", "larger_batch"}, {"optimizer", "larger_batch"}, {"redundant_copy", "drop_copy"},
-      {"batch_gather", "larger_batch"}};
+      {"batch_gather", "larger_batch"}, {"dispatch", "compile"}};
   const auto it = m.find(part);
   return it == m.end() ? "" : it->second;
 }
@@ -346,6 +346,24 @@ std::string verdict_body(const json& doc) {
         << " |\n";
     }
     o << "\n";
+  }
+  // The same reference step run by the software the file measured (PyTorch eager), beside gtb's own.
+  if (const std::string stack = cost::measured_stack(terms); stack != "native") {
+    cost::StepConfig other = ref;
+    other.trained_with = stack;
+    o << "**The same reference step under " << stack << " (predicted, its host time per operator added):** ";
+    for (const Backend b : {Backend::cpu, Backend::cuda}) {
+      const cost::Prediction p = cost::predict(terms, other, b);
+      o << (b == Backend::cpu ? "" : "; ") << backend_title(b) << " ";
+      if (!p.total.seconds) {
+        o << "cannot say (" << p.total.cannot_say << ")";
+        continue;
+      }
+      o << seconds_text(*p.total.seconds);
+      for (const auto& part : p.parts)
+        if (part.name == "dispatch" && part.estimate.seconds) o << ", of which dispatch " << seconds_text(*part.estimate.seconds);
+    }
+    o << ". Ask with `gtb advise RESULTS.json --" << cost::kStepStackKey << " native|" << stack << " ...`.\n\n";
   }
   o << "**CPU vs GPU crossover batch (predicted):** ";
   if (a.crossover.batch) o << "the GPU is faster per sample from batch " << *a.crossover.batch << ".\n\n";
