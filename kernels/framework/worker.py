@@ -224,8 +224,6 @@ class MlpStep(Work):
     graph (captured once as a CUDA graph and replayed); precision fp32 or bf16 (autocast, FP32
     master weights); loss_read_every k: loss.item() every k steps (0: never)."""
 
-    K_STEPS = 20  # the loss after this many steps from the same start, beside fp32's
-
     def __init__(self, torch, device, p, o, d):
         self.torch = torch
         self.device = device
@@ -260,12 +258,15 @@ class MlpStep(Work):
         sync(torch, device)
         write_f32(os.path.join(d, "params_after.f32"), model_to_gtb_layout(torch, self.model, total, w_off, b_off, dims))
         self.check = {"loss": float(loss)}
-        # The loss after K steps on the whole batch (fp32's and this precision's, side by side in gtb).
-        fresh()
+        # The loss after k steps on the whole batch (fp32's and this precision's, side by side in gtb).
         self.x, self.y = x_all.to(device), y_all.to(device)
-        for _ in range(self.K_STEPS):
-            last = self.eager_step(self.model, self.x, self.y)
-        self.info = {"loss_after_k": float(last), "k_steps": self.K_STEPS}
+        self.info = {}
+        k = int(p.get("k_steps", 0))
+        if k > 0:
+            fresh()
+            for _ in range(k):
+                last = self.eager_step(self.model, self.x, self.y)
+            self.info = {"loss_after_k": float(last), "k_steps": k}
         if mode == "eager":
             self.info["operators_per_step"] = count_operators(torch, lambda: self.eager_step(self.model, self.x, self.y))
         fresh()
