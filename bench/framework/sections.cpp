@@ -59,6 +59,7 @@ void sections(const std::vector<gtb::Record>& recs, const fw::Findings& found, g
   sg.y = "PyTorch / gtb";
   sg.series = {"backend", "mode"};
   sg.logx = 2;
+  sg.logy = true;  // from a few times slower to hundreds at batch 1
   sg.xlabel = "batch (width 256, depth 4)";
   sg.ylabel = "PyTorch step / gtb step";
   sg.hlines = {{1, "as fast as gtb"}};
