@@ -250,7 +250,7 @@ namespace gm = gtb::cuda::mlp;
 double tolerance(gm::Precision p) {
   switch (p) {
     case gm::Precision::fp32: return 1e-4;
-    case gm::Precision::tf32: return 5e-3;
+    case gm::Precision::tf32: return gtb::tf32_gemm_tolerance();  // truncated operands (precision.h)
     case gm::Precision::fp16: return 1e-2;
     case gm::Precision::bf16: return 3e-2;
     default: throw std::invalid_argument(std::string("train: ") + gtb::to_string(p) + " is not a training precision");
