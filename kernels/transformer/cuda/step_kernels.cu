@@ -55,10 +55,11 @@ __global__ void column_sums_kernel(const float* __restrict__ x, float* __restric
   atomicAdd(out + j, s);
 }
 
-__global__ void gelu_backward_kernel(const float* __restrict__ dg, const float* __restrict__ u, float* __restrict__ du,
-                                     long long n) {
+// In place: the step's only use overwrites dL/dg with dL/du, and __restrict__ on two names of one
+// buffer would let the compiler assume they do not alias.
+__global__ void gelu_backward_kernel(float* __restrict__ d, const float* __restrict__ u, long long n) {
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) du[i] = dg[i] * xf::gelu_derivative(u[i]);
+  if (i < n) d[i] *= xf::gelu_derivative(u[i]);
 }
 
 __global__ void softmax_backward_kernel(const float* __restrict__ p, float* __restrict__ dp, int count, int seq,
@@ -123,9 +124,9 @@ void column_sums(const float* x, float* out, int rows, int n, cudaStream_t s) {
   column_sums_kernel<<<grid, kBlock, 0, s>>>(x, out, rows, n);
   GTB_CUDA_CHECK_LAUNCH();
 }
-void gelu_backward(const float* dg, const float* u, float* du, long long n, cudaStream_t s) {
+void gelu_backward(float* d, const float* u, long long n, cudaStream_t s) {
   if (n <= 0) return;
-  gelu_backward_kernel<<<flat_blocks(n), kBlock, 0, s>>>(dg, u, du, n);
+  gelu_backward_kernel<<<flat_blocks(n), kBlock, 0, s>>>(d, u, n);
   GTB_CUDA_CHECK_LAUNCH();
 }
 void causal_softmax_backward(const float* p, float* dp, int count, int seq, float scale, cudaStream_t s) {
