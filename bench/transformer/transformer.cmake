@@ -22,10 +22,14 @@ if(GTB_BUILD_TESTS)
   endif()
 endif()
 
-# The fused attention kernels' CUDA code run on CPU threads (tests/cpu/cuda_emu stands in for the
-# CUDA headers), so that their tiling and masks are tested without a GPU.
+# The fused attention kernels' and the step's elementwise kernels' CUDA code run on CPU threads
+# (tests/cpu/cuda_emu stands in for the CUDA headers), so that their indexing, tiling and masks are
+# tested without a GPU.
 if(GTB_BUILD_TESTS AND TARGET gtb_transformer_kernels)
-  add_executable(test_transformer_attention_emu ${PROJECT_SOURCE_DIR}/tests/cpu/test_transformer_attention_emu.cpp)
+  add_executable(test_transformer_attention_emu ${PROJECT_SOURCE_DIR}/tests/cpu/test_transformer_attention_emu.cpp
+                 ${PROJECT_SOURCE_DIR}/tests/cpu/test_transformer_step_kernels_emu.cpp
+                 ${PROJECT_SOURCE_DIR}/tests/cpu/test_transformer_elementwise_emu.cpp
+                 ${PROJECT_SOURCE_DIR}/tests/cpu/test_graph_emu.cpp)
   target_include_directories(test_transformer_attention_emu BEFORE PRIVATE ${PROJECT_SOURCE_DIR}/tests/cpu/cuda_emu)
   target_link_libraries(test_transformer_attention_emu PRIVATE gtb_kernels_common GTest::gtest GTest::gtest_main
                         Threads::Threads)

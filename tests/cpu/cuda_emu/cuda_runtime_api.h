@@ -1,28 +1,77 @@
-// A host stand-in for the CUDA runtime headers: just enough for a test to run the fused attention
-// kernels' bodies on CPU threads (one block at a time, one std::thread per CUDA thread). Only a
-// target that puts this folder first on its include path sees it.
+// A host stand-in for the CUDA runtime headers: just enough for a test to run gtb's kernel bodies
+// on CPU threads (one block at a time, one std::thread per CUDA thread). Only a target that puts
+// this folder first on its include path sees it.
 //
 // What it models: __syncthreads as a barrier of the block's threads; __shared__ as a function-local
-// static, valid because blocks run one after another; warp shuffles through a block-wide slot array
-// between two barriers, valid because every thread of the block reaches every shuffle (the kernels
-// keep block-uniform control flow, which CUDA requires of __syncthreads anyway). It does not model
-// warps' lock-step execution, memory ordering without a barrier, or float rounding of the device
-// (the host's expf and FMA are not the GPU's): it finds indexing, masking, tiling and missing
-// barriers, not device numerics.
+// static, valid because blocks run one after another; warp shuffles through a slot array between
+// two barriers of the warp's 32 threads, valid because every thread of a warp reaches every shuffle
+// (a warp that returns as a whole, past the last row, takes no part: CUDA requires warp-uniform
+// control flow around a full-mask shuffle anyway); atomicAdd under a lock. It does not model warps'
+// lock-step execution, memory ordering without a barrier, or float rounding of the device (the
+// host's expf and FMA are not the GPU's): it finds indexing, masking, tiling and missing barriers,
+// not device numerics. gtb_emu::plant_last_block_as_first runs a grid's last block with block
+// index 0 (a planted indexing error: the tests show their checks catch it).
 #pragma once
 
 #include <cmath>
 #include <condition_variable>
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 using cudaError_t = int;
-enum : int { cudaSuccess = 0, cudaErrorMemoryAllocation = 2 };
+enum : int { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorStreamCaptureInvalidated = 901 };
 using cudaStream_t = void*;
-inline cudaError_t cudaGetLastError() { return cudaSuccess; }
+namespace gtb_emu {
+inline thread_local cudaError_t last_error = cudaSuccess;  // what cudaGetLastError reports, then clears
+inline bool fail_end_capture = false;  // cudaStreamEndCapture fails as an invalidated capture does
+inline int graphs_alive = 0;           // graphs and executable graphs not yet destroyed
+}  // namespace gtb_emu
+inline cudaError_t cudaGetLastError() {
+  const cudaError_t e = gtb_emu::last_error;
+  gtb_emu::last_error = cudaSuccess;
+  return e;
+}
 inline const char* cudaGetErrorString(cudaError_t) { return "emulated"; }
+inline const char* cudaGetErrorName(cudaError_t) { return "cudaErrorEmulated"; }
+
+// CUDA Graph capture, enough for kernels/common/cuda/graph.cpp: nothing is captured; a graph is a
+// counted token, and an end of capture can be made to fail, leaving its error as the last error.
+struct CUgraph_st {};
+struct CUgraphExec_st {};
+using cudaGraph_t = CUgraph_st*;
+using cudaGraphExec_t = CUgraphExec_st*;
+enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal };
+inline cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) { return cudaSuccess; }
+inline cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t* g) {
+  *g = nullptr;
+  if (gtb_emu::fail_end_capture) return gtb_emu::last_error = cudaErrorStreamCaptureInvalidated;
+  ++gtb_emu::graphs_alive;
+  *g = new CUgraph_st;
+  return cudaSuccess;
+}
+inline cudaError_t cudaGraphDestroy(cudaGraph_t g) {
+  --gtb_emu::graphs_alive;
+  delete g;
+  return cudaSuccess;
+}
+inline cudaError_t cudaGraphGetNodes(cudaGraph_t, void*, std::size_t* n) {
+  *n = 1;
+  return cudaSuccess;
+}
+inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t, unsigned long long) {
+  ++gtb_emu::graphs_alive;
+  *e = new CUgraphExec_st;
+  return cudaSuccess;
+}
+inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e) {
+  --gtb_emu::graphs_alive;
+  delete e;
+  return cudaSuccess;
+}
+inline cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) { return cudaSuccess; }
 
 struct dim3 {
   unsigned x, y, z;
@@ -68,7 +117,10 @@ class Barrier {
 };
 
 inline Barrier* block_barrier = nullptr;
+inline std::vector<Barrier*> warp_barriers;  // one per warp of the running block size
 inline float shuffle_slots[1024];
+inline std::mutex atomic_lock;
+inline bool plant_last_block_as_first = false;
 
 // Runs f on every thread of every block of grid; blocks one after another, each block's threads
 // concurrently.
@@ -79,20 +131,28 @@ void launch(dim3 grid, dim3 block, const F& f) {
   const int threads = int(block.x);
   Barrier bar(threads);
   block_barrier = &bar;
+  std::vector<std::unique_ptr<Barrier>> warps;
+  warp_barriers.clear();
+  for (int w = 0; w * 32 < threads; ++w) {
+    warps.push_back(std::make_unique<Barrier>(threads - w * 32 < 32 ? threads - w * 32 : 32));
+    warp_barriers.push_back(warps.back().get());
+  }
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
       threadIdx.x = unsigned(t);
       for (unsigned by = 0; by < grid.y; ++by)
         for (unsigned bx = 0; bx < grid.x; ++bx) {
-          blockIdx.x = bx;
-          blockIdx.y = by;
+          const bool last = bx + 1 == grid.x && by + 1 == grid.y && grid.x * grid.y > 1;
+          blockIdx.x = plant_last_block_as_first && last ? 0 : bx;
+          blockIdx.y = plant_last_block_as_first && last ? 0 : by;
           f();
           bar.wait();  // the block's shared statics are free for the next block
         }
     });
   for (auto& th : pool) th.join();
   block_barrier = nullptr;
+  warp_barriers.clear();
 }
 
 template <class Kernel>
@@ -113,13 +173,24 @@ Launch<Kernel> make_launch(Kernel k, dim3 grid, dim3 block) {
 
 inline void __syncthreads() { gtb_emu::block_barrier->wait(); }
 inline float __shfl_xor_sync(unsigned, float v, int mask) {
+  gtb_emu::Barrier& warp = *gtb_emu::warp_barriers[threadIdx.x / 32];
   gtb_emu::shuffle_slots[threadIdx.x] = v;
-  __syncthreads();
+  warp.wait();
   const float r = gtb_emu::shuffle_slots[threadIdx.x ^ unsigned(mask)];
-  __syncthreads();
+  warp.wait();
   return r;
 }
+inline float atomicAdd(float* p, float v) {
+  std::lock_guard<std::mutex> lock(gtb_emu::atomic_lock);
+  const float old = *p;
+  *p = old + v;
+  return old;
+}
+inline int min(int a, int b) { return a < b ? a : b; }
 
-// The kernels launch through GTB_FA_LAUNCH (kernels/transformer/cuda/attention_common.cuh).
+// The kernels launch through GTB_LAUNCH (kernels/common/cuda/launch.cuh) or, the fused attention's,
+// GTB_FA_LAUNCH (kernels/transformer/cuda/attention_common.cuh).
 #define GTB_FA_LAUNCH(kernel, grid, block, stream) \
   ((void)(stream), gtb_emu::make_launch(kernel, dim3(grid), dim3(block)))
+#define GTB_LAUNCH(kernel, grid, block, smem, stream) \
+  ((void)(smem), (void)(stream), gtb_emu::make_launch(kernel, dim3(grid), dim3(block)))
