@@ -37,6 +37,24 @@ inline cudaError_t cudaGetLastError() {
 inline const char* cudaGetErrorString(cudaError_t) { return "emulated"; }
 inline const char* cudaGetErrorName(cudaError_t) { return "cudaErrorEmulated"; }
 
+// The device the stand-in reports: few SMs, so that grid-stride loops take several strides.
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+namespace gtb_emu {
+inline int sm_count = 2;
+}  // namespace gtb_emu
+inline cudaError_t cudaGetDevice(int* d) {
+  *d = 0;
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int) {
+  *v = a == cudaDevAttrMultiProcessorCount ? gtb_emu::sm_count : 0;
+  return cudaSuccess;
+}
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+
 // CUDA Graph capture, enough for kernels/common/cuda/graph.cpp: nothing is captured; a graph is a
 // counted token, and an end of capture can be made to fail, leaving its error as the last error.
 struct CUgraph_st {};
