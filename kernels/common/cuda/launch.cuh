@@ -3,6 +3,8 @@
 // launched keep warp-uniform control flow around every shuffle, as CUDA requires anyway.
 #pragma once
 
+#include <cuda_runtime_api.h>  // first: the stand-in's own GTB_LAUNCH is defined there
+
 #ifndef GTB_LAUNCH
 #define GTB_LAUNCH(kernel, grid, block, smem, stream) kernel<<<grid, block, smem, stream>>>
 #endif
