@@ -38,7 +38,7 @@ inline const char* cudaGetErrorString(cudaError_t) { return "emulated"; }
 inline const char* cudaGetErrorName(cudaError_t) { return "cudaErrorEmulated"; }
 
 // The device the stand-in reports: few SMs, so that grid-stride loops take several strides.
-enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrMaxThreadsPerMultiProcessor = 39 };
 namespace gtb_emu {
 inline int sm_count = 2;
 }  // namespace gtb_emu
@@ -47,7 +47,12 @@ inline cudaError_t cudaGetDevice(int* d) {
   return cudaSuccess;
 }
 inline cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int) {
-  *v = a == cudaDevAttrMultiProcessorCount ? gtb_emu::sm_count : 0;
+  *v = a == cudaDevAttrMultiProcessorCount ? gtb_emu::sm_count : a == cudaDevAttrMaxThreadsPerMultiProcessor ? 2048 : 0;
+  return cudaSuccess;
+}
+template <class Kernel>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Kernel, int block, std::size_t) {
+  *blocks = 2048 / block;
   return cudaSuccess;
 }
 struct alignas(16) float4 {
