@@ -203,6 +203,22 @@ inline float __shfl_xor_sync(unsigned, float v, int mask) {
   warp.wait();
   return r;
 }
+inline unsigned long long __shfl_down_sync(unsigned, unsigned long long v, int delta) {
+  static unsigned long long slots[1024];
+  gtb_emu::Barrier& warp = *gtb_emu::warp_barriers[threadIdx.x / 32];
+  slots[threadIdx.x] = v;
+  warp.wait();
+  // A lane past the warp's end gets its own value back, as CUDA's does.
+  const unsigned long long r = threadIdx.x % 32 + unsigned(delta) < 32 ? slots[threadIdx.x + unsigned(delta)] : v;
+  warp.wait();
+  return r;
+}
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+  std::lock_guard<std::mutex> lock(gtb_emu::atomic_lock);
+  const unsigned long long old = *p;
+  *p = old + v;
+  return old;
+}
 inline float atomicAdd(float* p, float v) {
   std::lock_guard<std::mutex> lock(gtb_emu::atomic_lock);
   const float old = *p;
