@@ -70,6 +70,16 @@ std::string check_logs_dir(const std::string& dir) {
   return "";
 }
 
+// --cases: "FROM:TO", either end may be left out, TO not below FROM (the family binary's --gtb_cases).
+bool valid_cases(const std::string& text) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return false;
+  const std::string a = text.substr(0, colon), b = text.substr(colon + 1);
+  for (const std::string& n : {a, b})
+    if (n.size() > 12 || n.find_first_not_of("0123456789") != std::string::npos) return false;
+  return a.empty() || b.empty() || std::stoull(b) >= std::stoull(a);
+}
+
 // --family-timeout: a positive, finite number of seconds; returns 0 when `text` is not one.
 double parse_timeout(const std::string& text) {
   char* end = nullptr;
@@ -105,6 +115,13 @@ int cmd_run(int argc, char** argv) {
                  "Seconds one run of a family may take before it is stopped (with its process group) and "
                  "recorded failed (default: 600 quick, 3600 full, scaled up by a larger --budget)")
       ->type_name("SECONDS");
+  std::string backend, cases_text;
+  app.add_option("--backend", backend, "Only this backend's records: cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--cases", cases_text,
+                 "Only these of each family's (backend's) records, in run order: FROM:TO, 0-based, TO excluded, "
+                 "either end may be left out (0:2 the first two, 2: the rest); a family with none is not run")
+      ->type_name("FROM:TO");
   app.add_option("--logs", logs_dir, "Keep each family's output log in this folder");
   app.add_flag("--keep-logs", keep_logs, "Keep the logs next to the results file (<out>.logs/)");
   app.add_flag("-q,--quiet", quiet, "No summary table");
@@ -126,6 +143,10 @@ int cmd_run(int argc, char** argv) {
     std::cerr << "gtb run: --quick and --full exclude each other\n";
     return kExitBadInput;
   }
+  if (!cases_text.empty() && !valid_cases(cases_text)) {
+    std::cerr << "gtb run: --cases is FROM:TO (0-based, TO excluded, TO not below FROM), not '" << cases_text << "'\n";
+    return kExitBadInput;
+  }
   if (const std::string why = prepare_launch(launch); !why.empty()) {
     std::cerr << "gtb run: " << why << "\n";
     return kExitBadInput;
@@ -133,6 +154,8 @@ int cmd_run(int argc, char** argv) {
   RunSettings settings;
   settings.suite = gtb::to_string(full ? Suite::full : Suite::quick);
   settings.budget = budget;
+  if (!backend.empty()) settings.selection.push_back("--gtb_backend=" + backend);
+  if (!cases_text.empty()) settings.selection.push_back("--gtb_cases=" + cases_text);
   settings.launch = launch;
   if (timeout_opt->count() > 0) {
     settings.family_timeout = parse_timeout(timeout_text);
@@ -205,7 +228,13 @@ int cmd_run(int argc, char** argv) {
       job.run = run;
       job.tag_run = several;
       job.stem = several ? f + ".run" + std::to_string(run) : f;
-      if (!cases.count(f)) cases[f] = count_cases(job.binary, settings.suite, settings.work, limit, &list_timed_out[f]);
+      if (!cases.count(f))
+        cases[f] = count_cases(job.binary, settings.suite, settings.work, limit, &list_timed_out[f], settings.selection);
+      if (!settings.selection.empty() && cases[f] == 0) {
+        // Nothing of this family is selected (no record of the backend, or the slice is past its end).
+        std::fprintf(stderr, "[%zu/%zu] %-10s none of its records selected; not run\n", step, steps, f.c_str());
+        continue;
+      }
       if (list_timed_out[f] && !interrupted()) {
         // Hung before its first case: running it would hang again.
         json e = {{"name", f}};

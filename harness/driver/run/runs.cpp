@@ -65,11 +65,13 @@ double family_timeout_of(const RunSettings& s) {
 }
 
 int count_cases(const std::string& binary, const std::string& suite, const fs::path& work, double timeout_s,
-                bool* timed_out) {
+                bool* timed_out, const std::vector<std::string>& selection) {
   const std::string tmp = (work / "count.json").string();
   ProcessLimits limits;
   limits.timeout_s = timeout_s > 0 ? timeout_s : default_family_timeout(suite, 0);
-  const ProcessResult pr = run_process(binary, {"--gtb_list", "--gtb_suite=" + suite}, tmp, nullptr, limits);
+  std::vector<std::string> args = {"--gtb_list", "--gtb_suite=" + suite};
+  args.insert(args.end(), selection.begin(), selection.end());
+  const ProcessResult pr = run_process(binary, args, tmp, nullptr, limits);
   if (timed_out) *timed_out = pr.timed_out;
   int total = -1;
   if (pr.ok()) {
@@ -152,6 +154,7 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int tot
                                    "--benchmark_out=" + (s.work / (job.stem + ".gbench.json")).string(),
                                    "--benchmark_out_format=json"};
   if (s.budget > 0) args.push_back("--gtb_budget=" + std::to_string(s.budget));
+  args.insert(args.end(), s.selection.begin(), s.selection.end());
   const double t0 = host_seconds();
   health::Monitor monitor;
   if (s.health) monitor.start();

@@ -29,6 +29,9 @@ struct RunSettings {
   LaunchRequest launch;  // ranks for the families that run under mpirun (one process by default)
   bool health = true;    // read the machine's health before, during and after each family
   double family_timeout = 0;  // seconds one run of a family may take; 0: default_family_timeout(suite, budget)
+  // The cases each family binary takes (--gtb_backend=..., --gtb_cases=...; gtb run --backend,
+  // --cases), passed to its run and to its count alike; empty: all of the suite's.
+  std::vector<std::string> selection;
 };
 
 // The time limit of one family run when none is given: 600 s in the quick suite, 3600 s in the full
@@ -50,7 +53,7 @@ struct FamilyOutcome {
 // runs under the family's limit (`timeout_s`, 0: the suite's default); `timed_out`, when given, says
 // whether it was stopped there.
 int count_cases(const std::string& binary, const std::string& suite, const std::filesystem::path& work,
-                double timeout_s = 0, bool* timed_out = nullptr);
+                double timeout_s = 0, bool* timed_out = nullptr, const std::vector<std::string>& selection = {});
 
 // A family's findings derived again by its binary from the records of the results file at `doc_path`
 // (--gtb_findings_from); null when it could not (the findings it wrote at run time then stand).
