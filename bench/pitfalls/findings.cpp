@@ -77,7 +77,8 @@ void step_findings(const std::vector<Record>& recs, std::vector<Step>& steps, st
     Dominance d{std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), {}, {}, {}, {}};
     for (const auto& [w, pct] : by_width) d.widths.push_back(w);
     d.dominates_up_to_width = last_width_at_or_above(by_width, kDominatesPct);
-    d.stops_dominating_at_width = first_width_after(by_width, kDominatesPct);
+    // A habit that never dominated has no width where it stops (empty, not the smallest width).
+    if (d.dominates_up_to_width) d.stops_dominating_at_width = first_width_after(by_width, kDominatesPct);
     d.under_10pct_from_width = first_width_after(by_width, kMattersPct);
     dominance.push_back(std::move(d));
   }

@@ -107,19 +107,21 @@ Findings compute_findings(const std::vector<Record>& recs) {
           e.options == eager_opts)
         f.graph_speedup.push_back({g.params, *g.value, *e.value, *g.value / *e.value});
   }
-  // Mixed precision against FP32 at the same shape: speedup and device memory saved.
+  // Mixed precision against FP32 at the same shape and options, on either backend: speedup and
+  // device memory saved.
   for (const auto& lo : recs) {
-    if (!usable(lo) || lo.backend != Backend::cuda || lo.workload != "precision") continue;
+    if (!usable(lo) || lo.workload != "precision") continue;
     const std::string p = lo.options.value("precision", "");
     if (p == "fp32" || p.empty()) continue;
     json base_opts = lo.options;
     base_opts["precision"] = "fp32";
     for (const auto& fp : recs) {
-      if (!usable(fp) || fp.backend != Backend::cuda || fp.workload != lo.workload || fp.params != lo.params ||
+      if (!usable(fp) || fp.backend != lo.backend || fp.workload != lo.workload || fp.params != lo.params ||
           fp.options != base_opts)
         continue;
       MixedPrecision e;
-      e.params = lo.params, e.precision = p, e.speedup_over_fp32 = *lo.value / *fp.value;
+      e.backend = lo.backend, e.params = lo.params, e.options = lo.options, e.precision = p;
+      e.speedup_over_fp32 = *lo.value / *fp.value;
       const double m32 = counter_or(fp, "peak_device_bytes", 0), mlo = counter_or(lo, "peak_device_bytes", 0);
       if (m32 > 0 && mlo > 0) {
         e.peak_device_bytes_fp32 = m32;
@@ -193,7 +195,11 @@ void to_json(const Findings& found, json& f) {
   if (!arr.empty()) f["graph_speedup"] = arr;
   arr = json::array();
   for (const auto& m : found.mixed_precision) {
-    json e = {{"params", m.params}, {"precision", m.precision}, {"speedup_over_fp32", m.speedup_over_fp32}};
+    json e = {{"backend", to_string(m.backend)},
+              {"params", m.params},
+              {"options", m.options},
+              {"precision", m.precision},
+              {"speedup_over_fp32", m.speedup_over_fp32}};
     if (m.memory_saved_fraction) {
       e["peak_device_bytes_fp32"] = m.peak_device_bytes_fp32;
       e["peak_device_bytes"] = m.peak_device_bytes;

@@ -52,10 +52,11 @@ struct GraphSpeedup {
   double graph_samples_per_s = 0, eager_samples_per_s = 0, speedup = 0;
 };
 
-// fp16/bf16/tf32 over fp32 samples/s at one shape, with the device memory saved when both peaks
-// were counted.
+// fp16/bf16/tf32 over fp32 samples/s at one shape and optimizer, on the CPU or the GPU, with the
+// device memory saved when both peaks were counted.
 struct MixedPrecision {
-  json params;
+  Backend backend = Backend::cuda;
+  json params, options;  // options: the low precision record's
   std::string precision;
   double speedup_over_fp32 = 0;
   std::optional<double> memory_saved_fraction;  // with the two peaks below
