@@ -188,6 +188,10 @@ Findings compute_findings(const std::vector<Record>& records) {
   step_findings(records, f.steps, f.dominance);
   build_findings(records, f.builds);
   cost_terms(records, f);
+  auto add = [&f](std::vector<cost::Pair> more) { f.pairs.insert(f.pairs.end(), more.begin(), more.end()); };
+  add(cost::pairs_differing_in(f.measured_steps, "loss_read_every", {1, 10, 100}, 0, "fewer_syncs"));
+  add(cost::pairs_differing_in(f.measured_steps, "redundant_copy", {json("batch"), json("activation"), json("weights")},
+                               nullptr, "drop_copy"));
   return f;
 }
 
@@ -227,6 +231,7 @@ void to_json(const Findings& found, json& findings) {
   if (!dominance.empty()) findings["dominance"] = std::move(dominance);
   if (!builds.empty()) findings["builds"] = std::move(builds);
   cost::publish(findings, found.terms, found.measured_steps);
+  cost::publish_pairs(findings, found.pairs);
 }
 
 }  // namespace gtb::pitfalls

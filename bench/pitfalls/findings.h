@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/document/cost_terms.h"
+#include "harness/document/savings.h"
 #include "harness/document/types.h"
 
 namespace gtb::pitfalls {
@@ -54,6 +55,8 @@ struct Findings {
   // and the measured steps (loss_read and copies records) for the cost model's validation.
   std::vector<cost::Term> terms;
   std::vector<cost::Step> measured_steps;
+  // The A/B pairs among them: a habit's step against the clean step (fewer_syncs, drop_copy).
+  std::vector<cost::Pair> pairs;
 };
 Findings compute_findings(const std::vector<Record>& records);
 // Writes `found` as findings.pitfalls's data: each non-empty list under its name.

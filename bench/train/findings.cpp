@@ -160,11 +160,17 @@ Findings compute_findings(const std::vector<Record>& recs) {
     if (r.options.value("mode", "") == "graph") config["cuda_graph"] = true;
     f.measured_steps.push_back({"", r.id, r.backend, seconds, config});
   }
+  auto add = [&f](std::vector<cost::Pair> more) { f.pairs.insert(f.pairs.end(), more.begin(), more.end()); };
+  for (const char* low : {"bf16", "fp16", "tf32"})
+    add(cost::pairs_differing_in(f.measured_steps, "precision", {json("fp32")}, json(low), low));
+  add(cost::pairs_differing_in(f.measured_steps, "micro_batches", {2, 4, 8, 16, 32, 64}, nullptr, "larger_batch", "1"));
+  add(cost::pairs_differing_in(f.measured_steps, "cuda_graph", {nullptr}, true, "cuda_graphs", "false"));
   return f;
 }
 
 void to_json(const Findings& found, json& f) {
   cost::publish(f, {}, found.measured_steps);
+  cost::publish_pairs(f, found.pairs);
   auto or_null = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   json arr = json::array();
   for (const auto& g : found.crossover_batch) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/document/cost_terms.h"
+#include "harness/document/savings.h"
 #include "harness/document/types.h"
 
 namespace gtb::mlp {
@@ -83,6 +84,9 @@ struct Findings {
   // Every usable step record as a measured step for the cost model's validation (this family
   // publishes no terms: its records are whole steps, what the model predicts).
   std::vector<cost::Step> measured_steps;
+  // The A/B pairs among them (one fix between two steps): precision fp32 -> bf16 / fp16 / tf32,
+  // micro-batches -> the whole batch at once, eager -> CUDA Graph.
+  std::vector<cost::Pair> pairs;
 };
 Findings compute_findings(const std::vector<Record>& records);
 void to_json(const Findings& found, json& data);

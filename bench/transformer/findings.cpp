@@ -211,6 +211,13 @@ Findings compute_findings(const std::vector<Record>& recs) {
              json{b.workload, b.options, param_num(b.params, "d_model"), b.variant};
     });
   }
+  // The A/B pairs, through the cost model's step form of each measured step.
+  std::vector<cost::Step> as_steps;
+  for (const auto& st : f.steps) as_steps.push_back({"", st.record, st.backend, st.seconds, st.config});
+  auto add = [&f](std::vector<cost::Pair> more) { f.pairs.insert(f.pairs.end(), more.begin(), more.end()); };
+  add(cost::pairs_differing_in(as_steps, "precision", {json("fp32")}, json("bf16"), "bf16"));
+  add(cost::pairs_differing_in(as_steps, "attention", {json("materialised")}, json("fused"), "fused_attention"));
+  add(cost::pairs_differing_in(as_steps, "mode", {json("eager")}, json("graph"), "cuda_graphs"));
   return f;
 }
 
@@ -266,6 +273,7 @@ void to_json(const Findings& found, json& data) {
   for (const auto& s : found.steps)
     steps.push_back({{"record", s.record}, {"backend", to_string(s.backend)}, {"seconds", s.seconds}, {"config", s.config}});
   if (!steps.empty()) data["cost_steps"] = steps;
+  cost::publish_pairs(data, found.pairs);
 }
 
 }  // namespace gtb::xfmr

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What three families' report sections say about synthetic records (--gtb_findings_from): the CPU's
+# What three families' report sections (and A/B pairs) say about synthetic records (--gtb_findings_from): the CPU's
 # mixed precision is reported whenever a CPU BF16 step and its FP32 step were measured (a slower BF16
 # step included); the transformer's sweep figures are named only where their records are (the plots
 # draw none without points); a habit that never dominated reads "never", with no width it "stops" at.
@@ -59,6 +59,12 @@ check("mixed_precision" not in lines, f"mixed precision said not measured beside
 check("mixed_bf16_cpu_speedup" in lines, lines)
 check(abs(lines["mixed_bf16_cpu_speedup"]["value"] - 0.75) < 1e-9, lines["mixed_bf16_cpu_speedup"])
 check("slower than FP32" in lines["mixed_bf16_cpu_speedup"].get("note", ""), lines["mixed_bf16_cpu_speedup"])
+# The family declares its A/B pair (the same step at fp32 and at bf16) for the savings validation.
+pairs = json.load(open(f"{w}/train.out")).get("pairs", [])
+check([(p["fix"], p["a"].endswith("precision=fp32,optimizer=adam,activation=gelu"),
+        p["b"].endswith("precision=bf16,optimizer=adam,activation=gelu")) for p in pairs] == [("bf16", True, True)], pairs)
+habit_pairs = json.load(open(f"{w}/pitfalls.out")).get("pairs", [])
+check(sorted(p["fix"] for p in habit_pairs) == ["fewer_syncs", "fewer_syncs"], habit_pairs)
 s = section("xfmr_no_sweeps", "sweeps")
 check(s.get("figures", []) == [], f"figures named without their records: {s.get('figures')}")
 check("full suite" in s.get("not_measured", ""), s)
