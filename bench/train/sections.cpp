@@ -103,7 +103,8 @@ void sections(const std::vector<gtb::Record>& recs, const mlp::Findings& found, 
   for (const auto& e : found.mixed_precision) {
     Best& v = by[{gtb::to_string(e.backend), e.precision}];
     if (e.speedup_over_fp32 > v.speedup)
-      v.speedup = e.speedup_over_fp32, v.at = fx::params_text(e.params) + ", " + e.options.value("optimizer", "");
+      v.speedup = e.speedup_over_fp32, v.at = fx::params_text(e.params) +
+                                             (e.options.contains("optimizer") ? ", " + e.options.value("optimizer", "") : "");
     v.memory_saved = std::max(v.memory_saved, e.memory_saved_fraction.value_or(-1.0));
   }
   for (const auto& [key, v] : by) {
