@@ -8,6 +8,8 @@
 #include <limits>
 #include <sstream>
 
+#include "harness/document/stats.h"
+
 namespace gtb::cost {
 
 // Declared in cost_terms.cpp: the streaming rate of passes that compute `op` ("gelu"), or plain ones.
@@ -307,221 +309,244 @@ double flops_per_step(const StepConfig& c) {
   return f * c.micro_batches;
 }
 
-Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend be) {
-  Prediction p;
-  p.backend = be;
-  const double rows = double(c.batch) / c.micro_batches;
-  const double params = parameter_count(c);
-  auto add = [&](const char* group, const char* name, std::string what, Estimate e) {
-    p.parts.push_back({group, name, std::move(what), std::move(e)});
-  };
+namespace {
+
+// The seconds of the parts so far (those that cannot be said count zero): what a part hidden behind
+// them (the launches, the loader) is measured against.
+double seconds_of(const std::vector<Part>& parts) {
+  double s = 0;
+  for (const auto& part : parts) s += part.estimate.seconds.value_or(0);
+  return s;
+}
+
+// Compute, the GEMMs at their shapes; the generic model's FLOPs at the rate of one GEMM of its size.
+Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double rows, double params) {
+  Estimate mm = known(0);
+  std::size_t n = 0;
+  if (c.model == "generic") {
+    const double side = std::sqrt(params);
+    const Estimate rate = matmul_seconds(terms, be, c.precision, rows, side, side);
+    if (rate.seconds) {
+      // Seconds of c.flops_per_sample x rows at the rate of a (rows x sqrt(P) x sqrt(P)) GEMM.
+      const double flop_one = 2 * rows * side * side;
+      mm = scaled(rate, c.flops_per_sample * rows / flop_one);
+      mm.note = "generic model: its FLOPs at the measured rate of a " + std::to_string(int(rows)) + " x " +
+                std::to_string(int(side)) + " x " + std::to_string(int(side)) + " GEMM" +
+                (rate.note.empty() ? "" : "; " + rate.note);
+    } else {
+      mm = rate;
+    }
+    n = 1;
+  } else {
+    std::size_t outside = 0, stand_in = 0;
+    for (const auto& s : matmul_shapes(c, rows)) {
+      Estimate one = s.batched ? matmul_batched_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation, s.count)
+                               : matmul_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation);
+      outside += one.outside_measured;
+      stand_in += one.note.find("priced at the A B rate") != std::string::npos ||
+                  one.note.find("priced alone") != std::string::npos;
+      one.note.clear();
+      mm = mm + one;
+      ++n;
+    }
+    mm = scaled(mm, c.micro_batches);
+    if (outside)
+      mm.note = std::to_string(outside) + " of " + std::to_string(n) +
+                " GEMM shapes lie outside the measured shapes: the nearest measured rates are used";
+    if (stand_in)
+      mm.note += (mm.note.empty() ? "" : "; ") + std::to_string(stand_in) +
+                 " transposed or per-head GEMMs priced at the plain A B rate (none of theirs measured)";
+  }
   std::ostringstream os;
   os.precision(3);
-  // Compute: the GEMMs at their shapes, then the elementwise passes and the optimizer at the
-  // measured streaming bandwidth of their size.
-  {
-    Estimate mm = known(0);
-    std::size_t n = 0;
-    if (c.model == "generic") {
-      const double side = std::sqrt(params);
-      const Estimate rate = matmul_seconds(terms, be, c.precision, rows, side, side);
-      if (rate.seconds) {
-        // Seconds of c.flops_per_sample x rows at the rate of a (rows x sqrt(P) x sqrt(P)) GEMM.
-        const double flop_one = 2 * rows * side * side;
-        mm = scaled(rate, c.flops_per_sample * rows / flop_one);
-        mm.note = "generic model: its FLOPs at the measured rate of a " + std::to_string(int(rows)) + " x " +
-                  std::to_string(int(side)) + " x " + std::to_string(int(side)) + " GEMM" +
-                  (rate.note.empty() ? "" : "; " + rate.note);
-      } else {
-        mm = rate;
-      }
-      n = 1;
-    } else {
-      std::size_t outside = 0, stand_in = 0;
-      for (const auto& s : matmul_shapes(c, rows)) {
-        Estimate one = s.batched ? matmul_batched_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation, s.count)
-                                 : matmul_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation);
-        outside += one.outside_measured;
-        stand_in += one.note.find("priced at the A B rate") != std::string::npos ||
-                    one.note.find("priced alone") != std::string::npos;
-        one.note.clear();
-        mm = mm + one;
-        ++n;
-      }
-      mm = scaled(mm, c.micro_batches);
-      if (outside)
-        mm.note = std::to_string(outside) + " of " + std::to_string(n) +
-                  " GEMM shapes lie outside the measured shapes: the nearest measured rates are used";
-      if (stand_in)
-        mm.note += (mm.note.empty() ? "" : "; ") + std::to_string(stand_in) +
-                   " transposed or per-head GEMMs priced at the plain A B rate (none of theirs measured)";
-    }
-    os.str("");
-    if (c.model == "generic") os << "the model's FLOPs as GEMMs, " << c.precision;
-    else os << n << " GEMMs per micro-batch (forward and backward), " << c.precision;
-    if (c.micro_batches > 1) os << ", " << c.micro_batches << " micro-batches";
-    add("compute", "matmul", os.str(), mm);
-    Estimate ew = known(0);
-    std::vector<Pass> ops = elementwise_bytes(c, rows);
-    const std::vector<Pass> casts = operand_casts(c, rows);
-    ops.insert(ops.end(), casts.begin(), casts.end());
-    std::size_t outside = 0;
-    for (const Pass& pass : ops) {
-      Estimate one = stream_seconds_of(terms, be, pass.bytes, pass.gelu ? "gelu" : "");
-      outside += one.outside_measured;
-      one.note.clear();
-      ew = ew + one;
-    }
-    if (outside)
-      ew.note = std::to_string(outside) + " of " + std::to_string(ops.size()) +
-                " passes lie outside the measured sizes: the nearest measured rates are used";
-    ew = scaled(ew, c.micro_batches);
-    if (c.model == "generic") ew = known(0, "generic model: elementwise work not modelled (in its FLOPs)");
-    os.str("");
-    os << ops.size() - casts.size() << " elementwise passes per micro-batch";
-    if (!casts.empty()) os << " and " << casts.size() << " casts of GEMM operands to " << c.precision;
-    os << ", at the measured streaming bandwidth";
-    add("compute", "elementwise", os.str(), ew);
-    const double opt_bytes = params * 4.0 * (c.optimizer == "sgd" ? 5.0 : 7.0);
-    // Adam at the measured rate of an Adam update (its square root and division per parameter),
-    // where one was measured; SGD with momentum, and Adam elsewhere, at the streaming rate.
-    Estimate opt = stream_seconds(terms, be, opt_bytes);
-    if (c.optimizer != "sgd") {
-      const Estimate adam = stream_seconds_of(terms, be, opt_bytes, "adam");
-      if (adam.seconds) opt = adam;
-      else if (opt.seconds) opt.note = (opt.note.empty() ? "" : opt.note + "; ") + std::string("no measured Adam update: at the streaming rate");
-    }
-    add("compute", "optimizer", c.optimizer + " update of " + std::to_string(static_cast<long long>(params)) +
-                                   " parameters (" + fmt_bytes(opt_bytes) + " moved)",
-        opt);
-    // On the CPU the compute terms were measured on all cores. A step given a share of them (one of
-    // several ranks on this machine, each with its cores) is priced at the all-core seconds divided by
-    // that share: compute assumed to scale with cores, an approximation the part states.
-    const double share = be == Backend::cpu ? c.core_share / std::max(1, c.gpus) : 1.0;
-    if (share < 1.0) {
-      std::ostringstream sh;
-      sh.precision(3);
-      sh << "on " << share << " of the cores (" << (c.gpus > 1 ? std::to_string(c.gpus) + " ranks on this CPU" : "core_share")
-         << "): the all-core seconds / " << share << ", compute assumed to scale with cores";
-      for (auto& part : p.parts) {
-        if (part.group != "compute" || !part.estimate.seconds) continue;
-        part.estimate = scaled(part.estimate, 1.0 / share);
-        part.estimate.note = (part.estimate.note.empty() ? "" : part.estimate.note + "; ") + sh.str();
-      }
-    }
+  if (c.model == "generic") os << "the model's FLOPs as GEMMs, " << c.precision;
+  else os << n << " GEMMs per micro-batch (forward and backward), " << c.precision;
+  if (c.micro_batches > 1) os << ", " << c.micro_batches << " micro-batches";
+  return {"compute", "matmul", os.str(), mm};
+}
+
+// Compute, the elementwise passes and the operand casts at the measured streaming bandwidth of
+// their size.
+Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double rows) {
+  Estimate ew = known(0);
+  std::vector<Pass> ops = elementwise_bytes(c, rows);
+  const std::vector<Pass> casts = operand_casts(c, rows);
+  ops.insert(ops.end(), casts.begin(), casts.end());
+  std::size_t outside = 0;
+  for (const Pass& pass : ops) {
+    Estimate one = stream_seconds_of(terms, be, pass.bytes, pass.gelu ? "gelu" : "");
+    outside += one.outside_measured;
+    one.note.clear();
+    ew = ew + one;
   }
-  double device_work = 0;
-  for (const auto& part : p.parts) device_work += part.estimate.seconds.value_or(0);
-  // Overhead: kernels per step x the measured launch cost, the part not hidden behind the kernels.
-  if (be == Backend::cuda) {
-    const double kernels = kernels_per_step(c);
-    if (c.model == "generic" && kernels <= 0) {
-      Estimate e;
-      e.cannot_say = "kernels_per_step not given for the generic model";
-      add("overhead", "launch", "kernel launches", e);
-    } else {
-      Estimate e = scaled(launch_seconds(terms, c.cuda_graph ? "graph" : "eager"), kernels);
-      os.str("");
-      os << kernels << " kernels " << (c.cuda_graph ? "in a CUDA Graph" : "launched eagerly");
-      if (e.seconds) {
-        const double total = *e.seconds;
-        e.seconds = std::max(0.0, total - device_work);
-        os << ": " << total * 1e6 << " us of launches, the part beyond the kernels' own time";
-      }
-      add("overhead", "launch", os.str(), e);
-    }
+  if (outside)
+    ew.note = std::to_string(outside) + " of " + std::to_string(ops.size()) +
+              " passes lie outside the measured sizes: the nearest measured rates are used";
+  ew = scaled(ew, c.micro_batches);
+  if (c.model == "generic") ew = known(0, "generic model: elementwise work not modelled (in its FLOPs)");
+  std::ostringstream os;
+  os.precision(3);
+  os << ops.size() - casts.size() << " elementwise passes per micro-batch";
+  if (!casts.empty()) os << " and " << casts.size() << " casts of GEMM operands to " << c.precision;
+  os << ", at the measured streaming bandwidth";
+  return {"compute", "elementwise", os.str(), ew};
+}
+
+// Compute, the optimizer: Adam at the measured rate of an Adam update (its square root and division
+// per parameter), where one was measured; SGD with momentum, and Adam elsewhere, at the streaming rate.
+Part optimizer_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double params) {
+  const double opt_bytes = params * 4.0 * (c.optimizer == "sgd" ? 5.0 : 7.0);
+  Estimate opt = stream_seconds(terms, be, opt_bytes);
+  if (c.optimizer != "sgd") {
+    const Estimate adam = stream_seconds_of(terms, be, opt_bytes, "adam");
+    if (adam.seconds) opt = adam;
+    else if (opt.seconds) opt.note = (opt.note.empty() ? "" : opt.note + "; ") + std::string("no measured Adam update: at the streaming rate");
   }
-  // Habits.
-  if (c.loss_read_every > 0)
-    add("habits", "host_sync",
-        c.loss_read_every == 1 ? std::string("the loss read back every step")
-                               : "the loss read back every " + std::to_string(c.loss_read_every) + " steps",
-        scaled(host_sync_seconds(terms, be), 1.0 / c.loss_read_every));
-  if (!c.redundant_copy.empty()) {
+  return {"compute", "optimizer",
+          c.optimizer + " update of " + std::to_string(static_cast<long long>(params)) + " parameters (" +
+              fmt_bytes(opt_bytes) + " moved)",
+          opt};
+}
+
+// On the CPU the compute terms were measured on all cores. A step given a share of them (one of
+// several ranks on this machine, each with its cores) is priced at the all-core seconds divided by
+// that share: compute assumed to scale with cores, an approximation the part states.
+void scale_to_core_share(std::vector<Part>& parts, const StepConfig& c, Backend be) {
+  const double share = be == Backend::cpu ? c.core_share / std::max(1, c.gpus) : 1.0;
+  if (share >= 1.0) return;
+  std::ostringstream sh;
+  sh.precision(3);
+  sh << "on " << share << " of the cores (" << (c.gpus > 1 ? std::to_string(c.gpus) + " ranks on this CPU" : "core_share")
+     << "): the all-core seconds / " << share << ", compute assumed to scale with cores";
+  for (auto& part : parts) {
+    if (part.group != "compute" || !part.estimate.seconds) continue;
+    part.estimate = scaled(part.estimate, 1.0 / share);
+    part.estimate.note = (part.estimate.note.empty() ? "" : part.estimate.note + "; ") + sh.str();
+  }
+}
+
+// Overhead: kernels per step x the measured launch cost, the part not hidden behind the kernels'
+// own `device_work` seconds.
+Part launch_part(const std::vector<Term>& terms, const StepConfig& c, double device_work) {
+  const double kernels = kernels_per_step(c);
+  if (c.model == "generic" && kernels <= 0) {
     Estimate e;
-    const Term* best = nullptr;
-    double dist = std::numeric_limits<double>::infinity();
-    std::string reason;
-    for (const auto& t : terms) {
-      if (t.name != "redundant_copy" || t.backend != be) continue;
-      if (!t.usable()) {
-        if (reason.empty()) reason = t.cannot_say;
-        continue;
-      }
-      if (t.where.value("kind", "") != c.redundant_copy) continue;
-      const double w = t.where.value("width", 1.0), b = t.where.value("batch", 1.0);
-      const double d = std::fabs(std::log(w / std::max(1, c.width))) + std::fabs(std::log(b / c.batch));
-      if (d < dist) dist = d, best = &t;
-    }
-    if (best) {
-      e = known(best->value);
-      e.records = best->records;
-      if (dist > 1e-9) {
-        e.outside_measured = true;
-        e.note = "measured at width " + best->where.value("width", json()).dump() + ", batch " +
-                 best->where.value("batch", json()).dump();
-      }
-    } else {
-      e.cannot_say = reason.empty() ? "no measured redundant_copy of kind " + c.redundant_copy : reason;
-    }
-    add("habits", "redundant_copy", "a redundant " + c.redundant_copy + " copy every step", e);
+    e.cannot_say = "kernels_per_step not given for the generic model";
+    return {"overhead", "launch", "kernel launches", e};
   }
-  // Several ranks: the gradient in buckets over the measured all-reduce, the overlapped share hidden.
-  if (c.gpus > 1) {
-    const double grad = params * 4.0;
-    const double full = std::floor(grad / c.bucket_bytes), rest = grad - full * c.bucket_bytes;
-    Estimate comm = known(0);
-    if (full > 0) comm = comm + scaled(allreduce_seconds(terms, be, c.gpus, c.bucket_bytes), full);
-    if (rest > 0) comm = comm + allreduce_seconds(terms, be, c.gpus, rest);
-    os.str("");
-    os << fmt_bytes(grad) << " of gradients in " << (full + (rest > 0)) << " buckets of " << fmt_bytes(c.bucket_bytes)
-       << " over " << c.gpus << " ranks";
-    if (c.overlap) {
-      const Estimate hidden = overlap_fraction(terms, be);
-      if (hidden.seconds && comm.seconds) {
-        comm = comm + known(0);
-        comm.records.insert(comm.records.end(), hidden.records.begin(), hidden.records.end());
-        *comm.seconds *= 1.0 - std::clamp(*hidden.seconds, 0.0, 1.0);
-        os << ", " << int(std::round(100 * *hidden.seconds)) << "% hidden by overlap";
-      } else if (!hidden.seconds) {
-        comm.seconds.reset();
-        comm.cannot_say = "overlap: " + hidden.cannot_say;
-      }
+  Estimate e = scaled(launch_seconds(terms, c.cuda_graph ? "graph" : "eager"), kernels);
+  std::ostringstream os;
+  os.precision(3);
+  os << kernels << " kernels " << (c.cuda_graph ? "in a CUDA Graph" : "launched eagerly");
+  if (e.seconds) {
+    const double total = *e.seconds;
+    e.seconds = std::max(0.0, total - device_work);
+    os << ": " << total * 1e6 << " us of launches, the part beyond the kernels' own time";
+  }
+  return {"overhead", "launch", os.str(), e};
+}
+
+// Habits: the loss read back every loss_read_every steps.
+Part host_sync_part(const std::vector<Term>& terms, const StepConfig& c, Backend be) {
+  return {"habits", "host_sync",
+          c.loss_read_every == 1 ? std::string("the loss read back every step")
+                                 : "the loss read back every " + std::to_string(c.loss_read_every) + " steps",
+          scaled(host_sync_seconds(terms, be), 1.0 / c.loss_read_every)};
+}
+
+// Habits: a redundant copy every step, at the measured copy of its kind nearest in width and batch.
+Part redundant_copy_part(const std::vector<Term>& terms, const StepConfig& c, Backend be) {
+  Estimate e;
+  const Term* best = nullptr;
+  double dist = std::numeric_limits<double>::infinity();
+  std::string reason;
+  for (const auto& t : terms) {
+    if (t.name != "redundant_copy" || t.backend != be) continue;
+    if (!t.usable()) {
+      if (reason.empty()) reason = t.cannot_say;
+      continue;
     }
-    add("data_parallel", "allreduce", os.str(), comm);
+    if (t.where.value("kind", "") != c.redundant_copy) continue;
+    const double w = t.where.value("width", 1.0), b = t.where.value("batch", 1.0);
+    const double d = std::fabs(std::log(w / std::max(1, c.width))) + std::fabs(std::log(b / c.batch));
+    if (d < dist) dist = d, best = &t;
   }
-  // Input: gathering the batch, copying it to the device, the loader (hidden behind the step when
-  // its workers keep up).
-  if (c.input_bytes_per_sample > 0) {
-    Estimate g = table_y(terms, "batch_gather", be, json{{"sample_bytes", c.input_bytes_per_sample}});
-    g = scaled(g, c.batch);
-    add("input", "batch_gather", "gathering " + std::to_string(c.batch) + " samples of " +
-                                     fmt_bytes(c.input_bytes_per_sample) + " into one batch",
-        g);
-    if (be == Backend::cuda)
-      add("input", "h2d_copy", fmt_bytes(c.input_bytes_per_sample * c.batch) + " host to device from " + c.host_memory +
-                                   " memory",
-          copy_seconds(terms, "h2d_copy", be, c.host_memory, c.input_bytes_per_sample * c.batch));
+  if (best) {
+    e = known(best->value);
+    e.records = best->records;
+    if (dist > 1e-9) {
+      e.outside_measured = true;
+      e.note = "measured at width " + best->where.value("width", json()).dump() + ", batch " +
+               best->where.value("batch", json()).dump();
+    }
+  } else {
+    e.cannot_say = reason.empty() ? "no measured redundant_copy of kind " + c.redundant_copy : reason;
   }
-  if (c.sample_us > 0) {
-    double rest = 0;
-    for (const auto& part : p.parts) rest += part.estimate.seconds.value_or(0);
-    if (c.workers == 0) {
-      add("input", "loader", "the training loop preprocesses " + std::to_string(c.batch) + " samples itself",
-          known(c.batch * c.sample_us * 1e-6, "batch x sample_us, no worker to hide it"));
-    } else {
-      Estimate e = loader_seconds(terms, be, c.workers, c.sample_us, c.batch);
-      os.str("");
-      os << c.workers << " loader worker" << (c.workers == 1 ? "" : "s") << " at " << c.sample_us << " us per sample";
-      if (e.seconds) {
-        const double need = *e.seconds;
-        e.seconds = std::max(0.0, need - rest);
-        os << ": " << need * 1e3 << " ms per batch, the part the step does not hide";
-      }
-      add("input", "loader", os.str(), e);
+  return {"habits", "redundant_copy", "a redundant " + c.redundant_copy + " copy every step", e};
+}
+
+// Several ranks: the gradient in buckets over the measured all-reduce, the overlapped share hidden.
+Part allreduce_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double params) {
+  const double grad = params * 4.0;
+  const double full = std::floor(grad / c.bucket_bytes), rest = grad - full * c.bucket_bytes;
+  Estimate comm = known(0);
+  if (full > 0) comm = comm + scaled(allreduce_seconds(terms, be, c.gpus, c.bucket_bytes), full);
+  if (rest > 0) comm = comm + allreduce_seconds(terms, be, c.gpus, rest);
+  std::ostringstream os;
+  os.precision(3);
+  os << fmt_bytes(grad) << " of gradients in " << (full + (rest > 0)) << " buckets of " << fmt_bytes(c.bucket_bytes)
+     << " over " << c.gpus << " ranks";
+  if (c.overlap) {
+    const Estimate hidden = overlap_fraction(terms, be);
+    if (hidden.seconds && comm.seconds) {
+      comm = comm + known(0);
+      comm.records.insert(comm.records.end(), hidden.records.begin(), hidden.records.end());
+      *comm.seconds *= 1.0 - std::clamp(*hidden.seconds, 0.0, 1.0);
+      os << ", " << int(std::round(100 * *hidden.seconds)) << "% hidden by overlap";
+    } else if (!hidden.seconds) {
+      comm.seconds.reset();
+      comm.cannot_say = "overlap: " + hidden.cannot_say;
     }
   }
-  // Total.
+  return {"data_parallel", "allreduce", os.str(), comm};
+}
+
+// Input: gathering the batch.
+Part batch_gather_part(const std::vector<Term>& terms, const StepConfig& c, Backend be) {
+  Estimate g = table_y(terms, "batch_gather", be, json{{"sample_bytes", c.input_bytes_per_sample}});
+  g = scaled(g, c.batch);
+  return {"input", "batch_gather",
+          "gathering " + std::to_string(c.batch) + " samples of " + fmt_bytes(c.input_bytes_per_sample) +
+              " into one batch",
+          g};
+}
+
+// Input: copying the batch to the device.
+Part h2d_copy_part(const std::vector<Term>& terms, const StepConfig& c, Backend be) {
+  return {"input", "h2d_copy",
+          fmt_bytes(c.input_bytes_per_sample * c.batch) + " host to device from " + c.host_memory + " memory",
+          copy_seconds(terms, "h2d_copy", be, c.host_memory, c.input_bytes_per_sample * c.batch)};
+}
+
+// Input: the loader, hidden behind the step's other `rest` seconds when its workers keep up.
+Part loader_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double rest) {
+  if (c.workers == 0)
+    return {"input", "loader", "the training loop preprocesses " + std::to_string(c.batch) + " samples itself",
+            known(c.batch * c.sample_us * 1e-6, "batch x sample_us, no worker to hide it")};
+  Estimate e = loader_seconds(terms, be, c.workers, c.sample_us, c.batch);
+  std::ostringstream os;
+  os.precision(3);
+  os << c.workers << " loader worker" << (c.workers == 1 ? "" : "s") << " at " << c.sample_us << " us per sample";
+  if (e.seconds) {
+    const double need = *e.seconds;
+    e.seconds = std::max(0.0, need - rest);
+    os << ": " << need * 1e3 << " ms per batch, the part the step does not hide";
+  }
+  return {"input", "loader", os.str(), e};
+}
+
+// The total of the parts and the dominant one; a part that cannot be said leaves the total unsaid.
+void add_up(Prediction& p) {
   p.total = known(0);
   double most = -1;
   for (const auto& part : p.parts) {
@@ -532,6 +557,29 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
   }
   if (!p.total.seconds) p.dominant.clear();
   p.total.note.clear();
+}
+
+}  // namespace
+
+Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend be) {
+  Prediction p;
+  p.backend = be;
+  const double rows = double(c.batch) / c.micro_batches;
+  const double params = parameter_count(c);
+  p.parts.push_back(matmul_part(terms, c, be, rows, params));
+  p.parts.push_back(elementwise_part(terms, c, be, rows));
+  p.parts.push_back(optimizer_part(terms, c, be, params));
+  scale_to_core_share(p.parts, c, be);
+  if (be == Backend::cuda) p.parts.push_back(launch_part(terms, c, seconds_of(p.parts)));
+  if (c.loss_read_every > 0) p.parts.push_back(host_sync_part(terms, c, be));
+  if (!c.redundant_copy.empty()) p.parts.push_back(redundant_copy_part(terms, c, be));
+  if (c.gpus > 1) p.parts.push_back(allreduce_part(terms, c, be, params));
+  if (c.input_bytes_per_sample > 0) {
+    p.parts.push_back(batch_gather_part(terms, c, be));
+    if (be == Backend::cuda) p.parts.push_back(h2d_copy_part(terms, c, be));
+  }
+  if (c.sample_us > 0) p.parts.push_back(loader_part(terms, c, be, seconds_of(p.parts)));
+  add_up(p);
   return p;
 }
 
@@ -697,10 +745,8 @@ Validation validate(const std::vector<Term>& terms, const std::vector<Step>& ste
   }
   v.predicted = int(errs.size());
   if (!errs.empty()) {
-    std::sort(errs.begin(), errs.end());
-    const std::size_t n = errs.size();
-    v.median_abs_error = n % 2 ? errs[n / 2] : 0.5 * (errs[n / 2 - 1] + errs[n / 2]);
-    v.worst_abs_error = errs.back();
+    v.median_abs_error = gtb::median(errs);
+    v.worst_abs_error = *std::max_element(errs.begin(), errs.end());
   }
   return v;
 }

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <map>
 
-#include "harness/driver/compare_core.h"
-#include "harness/driver/compare_stats.h"
-#include "harness/driver/runs.h"
+#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/compare/compare_stats.h"
+#include "harness/driver/run/runs.h"
 #include "test_compare_util.h"
 
 namespace gtb {

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/driver/health.h"
+#include "harness/driver/run/health.h"
 #include "harness/document/plausibility.h"
 #include "harness/document/results.h"
 

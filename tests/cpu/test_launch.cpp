@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "harness/driver/launch.h"
+#include "harness/driver/run/launch.h"
 
 using gtb::driver::build_command;
 using gtb::driver::LaunchRequest;

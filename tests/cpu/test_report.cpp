@@ -3,8 +3,8 @@
 
 #include <sstream>
 
-#include "harness/driver/render_report.h"
-#include "harness/driver/render_summary.h"
+#include "harness/driver/report/render_report.h"
+#include "harness/driver/report/render_summary.h"
 #include "harness/document/findings.h"
 #include "harness/document/results.h"
 

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <string>
 
-#include "harness/driver/diagnose_render.h"
-#include "harness/driver/diagnose_symptoms.h"
-#include "harness/driver/diagnose_trace.h"
+#include "harness/driver/diagnose/diagnose_render.h"
+#include "harness/driver/diagnose/diagnose_symptoms.h"
+#include "harness/driver/diagnose/diagnose_trace.h"
 
 using gtb::json;
 using namespace gtb::diagnose;
@@ -186,7 +186,7 @@ TEST(DiagnoseSharedTraces, TrainingTraceStepsAndSymptoms) {
 // GPU-like terms, labelled synthetic in the file).
 #include <fstream>
 
-#include "harness/driver/diagnose_price.h"
+#include "harness/driver/diagnose/diagnose_price.h"
 
 namespace {
 json synthetic_results() {

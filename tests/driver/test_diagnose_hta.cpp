@@ -7,8 +7,8 @@
 #include <map>
 #include <string>
 
-#include "harness/driver/diagnose_symptoms.h"
-#include "harness/driver/diagnose_trace.h"
+#include "harness/driver/diagnose/diagnose_symptoms.h"
+#include "harness/driver/diagnose/diagnose_trace.h"
 
 using gtb::json;
 using namespace gtb::diagnose;

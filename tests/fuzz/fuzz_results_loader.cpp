@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <exception>
 
-#include "harness/driver/compare_core.h"
-#include "harness/driver/render_report.h"
+#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/report/render_report.h"
 #include "harness/document/results.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

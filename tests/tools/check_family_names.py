@@ -14,7 +14,7 @@ name. Each entry is a file (relative to the root) and the exact text allowed on 
 usage: check_family_names.py ROOT [FILE...]
        check_family_names.py ROOT --planted DIR
   FILE...        check these files instead of the shared code under ROOT
-  --planted DIR  the planted twin: a copy of a shared file (harness/driver/families.cpp) with a test
+  --planted DIR  the planted twin: a copy of a shared file (harness/driver/common/families.cpp) with a test
                  for a family by name added, written to DIR and checked; must fail
 Exit 0 when no shared file names a family, 1 otherwise (each hit printed as FILE:LINE: ...), 2 for
 bad usage.
@@ -41,8 +41,8 @@ ALLOWED = {
     "harness/document/cost_model.h": ["mlp | transformer | generic", "// transformer: a stack"],
     "harness/document/cost_model.cpp": ['c.model == "transformer"', '{"mlp", "transformer", "generic"}',
                                         "(mlp, transformer or generic)"],
-    "harness/driver/advise.cpp": ["mlp|transformer|generic", "transformer: --layers"],
-    "harness/driver/render_verdict.cpp": ['c.model == "transformer"', '" transformer blocks (d_model "'],
+    "harness/driver/advise/advise.cpp": ["mlp|transformer|generic", "transformer: --layers"],
+    "harness/driver/report/render_verdict.cpp": ['c.model == "transformer"', '" transformer blocks (d_model "'],
 }
 
 
@@ -98,7 +98,7 @@ def main(argv):
     files = argv[2:] or list(shared_files(root))
     if argv[2:3] == ["--planted"]:
         planted_name = "gemm" if "gemm" in names else names[0]
-        source = os.path.join(root, "harness", "driver", "families.cpp")
+        source = os.path.join(root, "harness", "driver", "common", "families.cpp")
         os.makedirs(argv[3], exist_ok=True)
         files = [os.path.join(argv[3], "families.cpp")]
         with open(source, encoding="utf-8") as fh, open(files[0], "w", encoding="utf-8") as out:

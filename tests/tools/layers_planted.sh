@@ -9,8 +9,8 @@ mode=$1 py=$2 src=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
 cp -r "$src/harness" "$work/harness"
 case $mode in
-  document) echo '#include "harness/driver/render_summary.h"' >>"$work/harness/document/stats.h" ;;
-  driver)   echo '#include "harness/runtime/gtb.h"' >>"$work/harness/driver/list.cpp" ;;
+  document) echo '#include "harness/driver/report/render_summary.h"' >>"$work/harness/document/stats.h" ;;
+  driver)   echo '#include "harness/runtime/gtb.h"' >>"$work/harness/driver/list/list.cpp" ;;
   outside)  echo '// stray' >"$work/harness/stray.cpp" ;;
   *) echo "unknown mode $mode"; exit 2 ;;
 esac

@@ -1,0 +1,735 @@
+// The symptoms: interval arithmetic over the GPU timeline, the idle-cause rule, copy, sync, kernel,
+// GEMM, communication and data-loader tallies, per profiler step and overall.
+#include "harness/driver/diagnose/diagnose_symptoms.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+namespace gtb::diagnose {
+
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+bool has(const std::string& s, const char* p) { return s.find(p) != std::string::npos; }
+
+using Interval = std::pair<double, double>;  // [begin, end) in microseconds
+
+// Sorted, disjoint intervals covering the input.
+std::vector<Interval> merged(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
+    else out.push_back(iv);
+  }
+  return out;
+}
+double length(const std::vector<Interval>& m) {
+  double s = 0;
+  for (const auto& iv : m) s += iv.second - iv.first;
+  return s;
+}
+// Length of the intersection of two merged lists.
+double overlap(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  double s = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const double lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
+    if (hi > lo) s += hi - lo;
+    if (a[i].second < b[j].second) ++i;
+    else ++j;
+  }
+  return s;
+}
+// Length of [lo, hi) covered by a merged list.
+double covered(const std::vector<Interval>& m, double lo, double hi) {
+  auto it = std::lower_bound(m.begin(), m.end(), Interval{lo, lo},
+                             [](const Interval& x, const Interval& y) { return x.second < y.first; });
+  double s = 0;
+  for (; it != m.end() && it->first < hi; ++it) {
+    const double a = std::max(lo, it->first), b = std::min(hi, it->second);
+    if (b > a) s += b - a;
+  }
+  return s;
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto i = static_cast<std::size_t>(pos);
+  const double f = pos - static_cast<double>(i);
+  return i + 1 < v.size() ? v[i] * (1 - f) + v[i + 1] * f : v[i];
+}
+
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// Everything the per-window tallies need, computed once from the trace.
+struct Prepared {
+  const Trace* t = nullptr;
+  std::vector<std::size_t> order;            // GPU events (not cuda_sync markers) by start time
+  double max_dur = 0;
+  std::unordered_map<std::int64_t, double> launch_ts;  // correlation -> host call start
+  std::vector<double> sync_ends;             // host sync calls' end times, sorted
+  std::vector<int> gpu_step;                 // step index of each GPU event, -1 outside every step
+  std::vector<int> host_step;
+  std::vector<GemmKind> gemm_of;             // per name id
+  std::vector<bool> comm;                    // per name id
+  std::vector<CopyKind> copy;                // per name id
+  double launch_us = NAN;                    // median host launch call in this trace
+  std::vector<std::string> device_names;
+};
+
+bool is_sync(HostKind k) {
+  return k == HostKind::stream_sync || k == HostKind::device_sync || k == HostKind::event_sync ||
+         k == HostKind::sync_copy;
+}
+
+int step_of(const std::vector<Step>& steps, double ts) {
+  // Steps are few and sorted by start; the last one starting at or before ts that still covers it.
+  auto it = std::upper_bound(steps.begin(), steps.end(), ts, [](double x, const Step& s) { return x < s.ts; });
+  while (it != steps.begin()) {
+    --it;
+    if (ts <= it->ts + it->dur) return static_cast<int>(it - steps.begin());
+    break;
+  }
+  return -1;
+}
+
+struct Window {
+  double lo = 0, hi = 0;
+  int step = -1;  // -1: the whole trace
+};
+
+json examples(const Trace& t, const std::vector<const GpuEvent*>& ev) {
+  json out = json::array();
+  for (std::size_t i = 0; i < ev.size() && i < 3; ++i)
+    out.push_back({{"ts_us", ev[i]->ts}, {"dur_us", ev[i]->dur}, {"correlation", ev[i]->correlation},
+                   {"name", t.name_of(ev[i]->name)}});
+  return out;
+}
+
+json gpu_section(const Prepared& p, const Window& w, const std::vector<const GpuEvent*>& in_window,
+                 const std::vector<const GpuEvent*>& assigned, json* timeline = nullptr) {
+  const Trace& t = *p.t;
+  std::vector<Interval> all, compute, comm, mem;
+  std::map<std::pair<int, int>, std::vector<const GpuEvent*>> by_stream;
+  std::map<int, std::vector<Interval>> copies_by_device;
+  for (const auto* e : in_window) {
+    const Interval iv{std::max(w.lo, e->ts), std::min(w.hi, e->ts + e->dur)};
+    all.push_back(iv);
+    if (e->kind == GpuKind::kernel) (p.comm[static_cast<std::size_t>(e->name)] ? comm : compute).push_back(iv);
+    else mem.push_back(iv);
+    if (e->kind == GpuKind::memcpy) copies_by_device[e->device].push_back(iv);
+    by_stream[{e->device, e->stream}].push_back(e);
+  }
+  const auto m_all = merged(all), m_compute = merged(compute), m_comm = merged(comm), m_mem = merged(mem);
+  const double busy = length(m_all);
+  double span_lo = w.lo, span_hi = w.hi;
+  if (!m_all.empty() && w.step < 0) {
+    span_lo = m_all.front().first;
+    span_hi = m_all.back().second;
+  }
+  const double window = span_hi - span_lo;
+
+  // The idle-cause rule (docs/diagnose.md): a gap ends when the next event starts. The part of a
+  // stream's gap another stream spent copying is "copy"; of the rest, a gap in which a host sync
+  // call returned is "sync" (the host waited for the GPU to drain, then had nothing queued); a gap
+  // whose next event was launched by the host after the gap began is "host launch"; anything else
+  // (work queued in time that still waited, e.g. on another stream's event) is "other".
+  json gaps_out = json::array();
+  auto classify = [&](const std::vector<Interval>& busy_m, const std::vector<const GpuEvent*>& sorted_ev,
+                      const std::vector<Interval>* other_copies, double lo, double hi) {
+    json causes = {{"host_launch_us", 0.0}, {"sync_us", 0.0}, {"copy_us", 0.0}, {"other_us", 0.0}};
+    double hl = 0, sy = 0, cp = 0, ot = 0;
+    std::size_t next_ev = 0;
+    double prev_end = lo;
+    std::size_t gaps = 0;
+    for (std::size_t i = 0; i <= busy_m.size(); ++i) {
+      const double g0 = prev_end, g1 = i < busy_m.size() ? busy_m[i].first : hi;
+      if (i < busy_m.size()) prev_end = busy_m[i].second;
+      if (g1 <= g0) continue;
+      ++gaps;
+      double rest = g1 - g0;
+      if (other_copies) {
+        const double c = covered(*other_copies, g0, g1);
+        cp += c;
+        rest -= c;
+      }
+      if (rest <= 0) continue;
+      const bool record = timeline && !other_copies;
+      auto s = std::lower_bound(p.sync_ends.begin(), p.sync_ends.end(), g0);
+      if (s != p.sync_ends.end() && *s <= g1) {
+        sy += rest;
+        if (record) gaps_out.push_back({g0, g1, "sync"});
+        continue;
+      }
+      // The event that ended the gap: the first one starting at g1.
+      while (next_ev < sorted_ev.size() && sorted_ev[next_ev]->ts < g1) ++next_ev;
+      const GpuEvent* e = next_ev < sorted_ev.size() ? sorted_ev[next_ev] : nullptr;
+      auto l = e ? p.launch_ts.find(e->correlation) : p.launch_ts.end();
+      const bool host = l != p.launch_ts.end() && l->second >= g0;
+      (host ? hl : ot) += rest;
+      if (record) gaps_out.push_back({g0, g1, host ? "host_launch" : "other"});
+    }
+    causes["host_launch_us"] = hl;
+    causes["sync_us"] = sy;
+    causes["copy_us"] = cp;
+    causes["other_us"] = ot;
+    causes["gaps"] = gaps;
+    return causes;
+  };
+
+  std::vector<const GpuEvent*> sorted_all = in_window;
+  std::sort(sorted_all.begin(), sorted_all.end(), [](auto* a, auto* b) { return a->ts < b->ts; });
+  json g;
+  g["window_us"] = window;
+  g["busy_us"] = busy;
+  g["idle_us"] = window - busy;
+  g["busy_share"] = window > 0 ? num(busy / window) : json(nullptr);
+  g["idle_by_cause"] = classify(m_all, sorted_all, nullptr, span_lo, span_hi);
+  if (timeline) {
+    // One step drawn by cause: each stream's events by kind, the GPU's idle gaps by cause. Events
+    // closer than a pixel would merge anyway; the cap keeps a huge step's figure file small.
+    json ev = json::array();
+    for (const auto* e : sorted_all) {
+      if (ev.size() >= 20000) break;
+      const std::string kind = e->kind != GpuKind::kernel                   ? "memory"
+                               : p.comm[static_cast<std::size_t>(e->name)] ? "communication"
+                                                                           : "compute";
+      ev.push_back({e->stream, std::max(w.lo, e->ts), std::min(w.hi, e->ts + e->dur), kind});
+    }
+    *timeline = {{"begin_us", span_lo}, {"end_us", span_hi}, {"events", ev}, {"gaps", gaps_out},
+                 {"events_capped", sorted_all.size() > 20000}};
+  }
+  g["split"] = {{"compute_us", length(m_compute)},
+                {"communication_us", length(m_comm)},
+                {"memory_us", length(m_mem)},
+                {"non_compute_us", busy - length(m_compute)}};
+  json streams = json::array();
+  for (auto& [key, ev] : by_stream) {
+    std::sort(ev.begin(), ev.end(), [](auto* a, auto* b) { return a->ts < b->ts; });
+    std::vector<Interval> iv;
+    std::size_t kernels = 0;
+    for (const auto* e : ev) {
+      iv.push_back({std::max(w.lo, e->ts), std::min(w.hi, e->ts + e->dur)});
+      kernels += e->kind == GpuKind::kernel;
+    }
+    const auto m = merged(iv);
+    std::vector<Interval> others;
+    for (const auto& [k2, ev2] : by_stream)
+      if (k2.first == key.first && k2.second != key.second)
+        for (const auto* e : ev2)
+          if (e->kind == GpuKind::memcpy) others.push_back({e->ts, e->ts + e->dur});
+    const auto m_others = merged(others);
+    const double s_busy = length(m);
+    const double s_lo = m.empty() ? w.lo : m.front().first, s_hi = m.empty() ? w.lo : m.back().second;
+    json s;
+    s["device"] = key.first;
+    s["stream"] = key.second;
+    s["events"] = ev.size();
+    s["kernels"] = kernels;
+    s["busy_us"] = s_busy;
+    // A stream's own idle time is between its first and last event, as trace viewers draw it.
+    s["span_us"] = s_hi - s_lo;
+    s["idle_us"] = (s_hi - s_lo) - s_busy;
+    s["busy_share_of_window"] = window > 0 ? num(s_busy / window) : json(nullptr);
+    const json c = classify(m, ev, &m_others, s_lo, s_hi);
+    s["idle_by_cause"] = c;
+    streams.push_back(s);
+  }
+  g["streams"] = streams;
+
+  // Kernels launched in this window (by their launch, so a step owns the kernels it queued).
+  std::vector<double> durs;
+  double launch_bound = 0, launch_bound_us = 0;
+  double gemm_us = 0, tc_us = 0, simt_us = 0, simt64_us = 0, ugemm_us = 0, comm_us = 0, kernel_us = 0;
+  std::size_t gemm_n = 0, tc_n = 0, simt_n = 0, simt64_n = 0, ugemm_n = 0, comm_n = 0;
+  std::map<std::string, std::size_t> tc_prec;
+  std::vector<const GpuEvent*> simt_ev, comm_ev, short_ev;
+  std::map<std::tuple<double, double, double>, std::pair<std::size_t, double>> simt_shapes;
+  double simt_no_shape_us = 0;
+  for (const auto* e : assigned) {
+    if (e->kind != GpuKind::kernel) continue;
+    durs.push_back(e->dur);
+    kernel_us += e->dur;
+    if (std::isfinite(p.launch_us) && e->dur < p.launch_us) {
+      ++launch_bound;
+      launch_bound_us += e->dur;
+      if (short_ev.size() < 3) short_ev.push_back(e);
+    }
+    const auto id = static_cast<std::size_t>(e->name);
+    if (p.comm[id]) {
+      ++comm_n;
+      comm_us += e->dur;
+      if (comm_ev.size() < 3) comm_ev.push_back(e);
+    }
+    switch (p.gemm_of[id]) {
+      case GemmKind::not_gemm: break;
+      case GemmKind::tensor_core:
+        ++gemm_n, ++tc_n, gemm_us += e->dur, tc_us += e->dur;
+        ++tc_prec[tensor_core_precision(t.name_of(e->name))];
+        break;
+      case GemmKind::simt_fp32:
+        ++gemm_n, ++simt_n, gemm_us += e->dur, simt_us += e->dur;
+        if (simt_ev.size() < 3) simt_ev.push_back(e);
+        if (auto sh = t.matmul_shapes.find(e->external_id); sh != t.matmul_shapes.end()) {
+          auto& acc = simt_shapes[{sh->second.m, sh->second.n, sh->second.k}];
+          ++acc.first;
+          acc.second += e->dur;
+        } else {
+          simt_no_shape_us += e->dur;
+        }
+        break;
+      case GemmKind::simt_fp64: ++gemm_n, ++simt64_n, gemm_us += e->dur, simt64_us += e->dur; break;
+      case GemmKind::unknown_gemm: ++gemm_n, ++ugemm_n, gemm_us += e->dur, ugemm_us += e->dur; break;
+    }
+  }
+  json k;
+  k["count"] = durs.size();
+  k["total_us"] = kernel_us;
+  k["p50_us"] = num(quantile(durs, 0.5));
+  k["p90_us"] = num(quantile(durs, 0.9));
+  k["max_us"] = durs.empty() ? json(nullptr) : json(*std::max_element(durs.begin(), durs.end()));
+  k["launch_us"] = num(p.launch_us);
+  k["shorter_than_launch"] = launch_bound;
+  k["shorter_than_launch_us"] = launch_bound_us;
+  k["shorter_than_launch_share"] = durs.empty() ? json(nullptr) : json(launch_bound / static_cast<double>(durs.size()));
+  k["examples_short"] = examples(t, short_ev);
+  g["kernels"] = k;
+
+  json shapes = json::array();
+  for (const auto& [mnk, acc] : simt_shapes)
+    shapes.push_back({{"m", std::get<0>(mnk)}, {"n", std::get<1>(mnk)}, {"k", std::get<2>(mnk)},
+                      {"count", acc.first}, {"us", acc.second}});
+  json prec = json::object();
+  for (const auto& [name, n] : tc_prec) prec[name.empty() ? "unstated" : name] = n;
+  g["gemm_kernels"] = {{"count", gemm_n},
+               {"us", gemm_us},
+               {"share_of_kernel_time", kernel_us > 0 ? num(gemm_us / kernel_us) : json(nullptr)},
+               {"tensor_core", {{"count", tc_n}, {"us", tc_us}, {"precision", prec}}},
+               {"simt_fp32",
+                {{"count", simt_n},
+                 {"us", simt_us},
+                 {"shapes", shapes},
+                 {"us_without_shape", simt_no_shape_us},
+                 {"examples", examples(t, simt_ev)}}},
+               {"simt_fp64", {{"count", simt64_n}, {"us", simt64_us}}},
+               {"unknown", {{"count", ugemm_n}, {"us", ugemm_us}}}};
+  const double comm_union = length(m_comm), comm_overlap = overlap(m_comm, m_compute);
+  g["communication"] = {{"count", comm_n},
+                        {"us", comm_us},
+                        {"union_us", comm_union},
+                        {"overlapped_us", comm_overlap},
+                        {"exposed_us", comm_union - comm_overlap},
+                        {"overlap_share", comm_union > 0 ? num(comm_overlap / comm_union) : json(nullptr)},
+                        {"examples", examples(t, comm_ev)}};
+
+  // Copies by direction and memory kind, and memsets.
+  struct Acc {
+    std::size_t n = 0, unknown_bytes = 0;
+    double bytes = 0, us = 0;
+    std::map<double, std::size_t> sizes;
+    std::vector<const GpuEvent*> ex;
+    std::string name;
+  };
+  std::map<std::pair<std::string, std::string>, Acc> copies;
+  Acc memset;
+  for (const auto* e : assigned) {
+    if (e->kind == GpuKind::memset) {
+      ++memset.n;
+      memset.us += e->dur;
+      if (e->bytes >= 0) memset.bytes += e->bytes;
+      continue;
+    }
+    if (e->kind != GpuKind::memcpy) continue;
+    const auto& ck = p.copy[static_cast<std::size_t>(e->name)];
+    Acc& a = copies[{ck.direction, ck.memory}];
+    ++a.n;
+    a.us += e->dur;
+    a.name = t.name_of(e->name);
+    if (e->bytes >= 0) {
+      a.bytes += e->bytes;
+      if (a.sizes.size() < 64 || a.sizes.count(e->bytes)) ++a.sizes[e->bytes];
+    } else {
+      ++a.unknown_bytes;
+    }
+    if (a.ex.size() < 3) a.ex.push_back(e);
+  }
+  json cps = json::array();
+  for (const auto& [key, a] : copies) {
+    json sizes = json::array();
+    for (const auto& [b, n] : a.sizes) sizes.push_back({{"bytes", b}, {"count", n}});
+    cps.push_back({{"direction", key.first},
+                   {"memory", key.second},
+                   {"event_name", a.name},
+                   {"count", a.n},
+                   {"bytes", a.unknown_bytes == a.n ? json(nullptr) : json(a.bytes)},
+                   {"bytes_unknown", a.unknown_bytes},
+                   {"us", a.us},
+                   {"gbps", a.us > 0 && a.unknown_bytes == 0 ? num(a.bytes / a.us / 1e3) : json(nullptr)},
+                   {"sizes", sizes},
+                   {"examples", examples(t, a.ex)}});
+  }
+  g["copies"] = cps;
+  g["memsets"] = {{"count", memset.n}, {"bytes", memset.bytes}, {"us", memset.us}};
+  return g;
+}
+
+json host_section(const Prepared& p, const Window& w) {
+  const Trace& t = *p.t;
+  std::map<std::string, std::size_t> sync_by_name;
+  std::size_t stream_sync = 0, device_sync = 0, event_sync = 0, sync_copy = 0, item = 0, lsd = 0;
+  double sync_us = 0;
+  std::vector<Interval> loader;
+  std::size_t loader_n = 0;
+  for (std::size_t i = 0; i < t.host.size(); ++i) {
+    if (w.step >= 0 && p.host_step[i] != w.step) continue;
+    const auto& h = t.host[i];
+    switch (h.kind) {
+      case HostKind::stream_sync: ++stream_sync; break;
+      case HostKind::device_sync: ++device_sync; break;
+      case HostKind::event_sync: ++event_sync; break;
+      case HostKind::sync_copy: ++sync_copy; break;
+      case HostKind::scalar_read:
+        (t.name_of(h.name) == "aten::item" ? item : lsd)++;
+        break;
+      case HostKind::data_loader:
+        ++loader_n;
+        loader.push_back({h.ts, h.ts + h.dur});
+        break;
+      default: break;
+    }
+    if (is_sync(h.kind)) {
+      ++sync_by_name[t.name_of(h.name)];
+      sync_us += h.dur;
+    }
+  }
+  // A copy to pageable memory is synchronous for the host whatever call issued it.
+  std::size_t pageable_d2h = 0;
+  for (const auto idx : p.order) {
+    const auto& e = t.gpu[idx];
+    if (w.step >= 0 && p.gpu_step[idx] != w.step) continue;
+    if (e.kind != GpuKind::memcpy) continue;
+    const auto& ck = p.copy[static_cast<std::size_t>(e.name)];
+    if (ck.direction == "DtoH" && ck.memory == "pageable") ++pageable_d2h;
+  }
+  json names = json::object();
+  for (const auto& [n, c] : sync_by_name) names[n] = c;
+  json h;
+  h["syncs"] = {{"stream_sync", stream_sync},
+                {"device_sync", device_sync},
+                {"event_sync", event_sync},
+                {"sync_copy_calls", sync_copy},
+                {"pageable_d2h_copies", pageable_d2h},
+                {"total", stream_sync + device_sync + event_sync + sync_copy},
+                {"host_blocked_us", sync_us},
+                {"by_name", names}};
+  h["scalar_reads"] = {{"aten::item", item}, {"aten::_local_scalar_dense", lsd}, {"count", std::max(item, lsd)}};
+  const auto ml = merged(loader);
+  h["data_loader"] = {{"events", loader_n}, {"us", length(ml)}};
+  return h;
+}
+
+}  // namespace
+
+bool is_communication(const std::string& kernel_name) {
+  const auto n = upper(kernel_name);
+  return has(n, "NCCL") || has(n, "RCCL");
+}
+
+// Kernel names are matched upper-cased: library names mix cases (sgemm, Cijk_, cutlass_80_tensorop).
+GemmKind gemm_kind(const std::string& kernel_name) {
+  const auto n = upper(kernel_name);
+  const bool rocm = kernel_name.rfind("Cijk_", 0) == 0;
+  // FBGEMM (fbgemm_gpu::...) names a library of embedding and quantisation kernels, not matmuls.
+  const bool matmul = (has(n, "GEMM") && !has(n, "FBGEMM")) || rocm || has(n, "XMMA") || has(n, "SPLITKREDUCE") || has(n, "GEMV");
+  if (!matmul) return GemmKind::not_gemm;
+  if (has(n, "TENSOROP") || has(n, "XMMA") || has(n, "HMMA") || has(n, "WGMMA") || has(n, "GMMA") ||
+      has(n, "1688") || has(n, "16816") || has(n, "884") || has(n, "TF32") || has(n, "BF16") || has(n, "FP16") ||
+      has(n, "F16") || has(n, "IMMA") || has(n, "MFMA") || (rocm && has(kernel_name, "_MI")))
+    return GemmKind::tensor_core;
+  if (has(n, "DGEMM")) return GemmKind::simt_fp64;
+  if (has(n, "SGEMM") || has(n, "SIMT") || (rocm && !has(kernel_name, "_MI"))) return GemmKind::simt_fp32;
+  return GemmKind::unknown_gemm;
+}
+
+std::string tensor_core_precision(const std::string& kernel_name) {
+  const auto n = upper(kernel_name);
+  if (has(n, "BF16")) return "bf16";
+  if (has(n, "E4M3") || has(n, "E5M2") || has(n, "FP8")) return "fp8";
+  if (has(n, "I8816") || has(n, "IMMA") || has(n, "INT8")) return "int8";
+  if (has(n, "TF32") || has(n, "S1688") || has(n, "S16816")) return "tf32";
+  if (has(n, "H1688") || has(n, "H16816") || has(n, "H884") || has(n, "FP16") || has(n, "F16")) return "fp16";
+  if (kernel_name.rfind("Cijk_", 0) == 0 && has(kernel_name, "_SB_")) return "fp32 (MFMA)";
+  return "";
+}
+
+CopyKind copy_kind(const std::string& name) {
+  CopyKind k{"other", "unknown"};
+  for (const char* d : {"HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "DtoA", "AtoD"})
+    if (has(name, d)) {
+      k.direction = d;
+      break;
+    }
+  if (has(name, "Pinned")) k.memory = "pinned";
+  else if (has(name, "Pageable")) k.memory = "pageable";
+  else if (k.direction == "DtoD" || k.direction == "PtoP") k.memory = "device";
+  return k;
+}
+
+json diagnose_trace(const Trace& t, const std::string& label) {
+  Prepared p;
+  p.t = &t;
+  p.gemm_of.resize(t.names.size());
+  p.comm.resize(t.names.size());
+  p.copy.resize(t.names.size());
+  for (std::size_t i = 0; i < t.names.size(); ++i) {
+    p.gemm_of[i] = gemm_kind(t.names[i]);
+    p.comm[i] = is_communication(t.names[i]);
+    p.copy[i] = copy_kind(t.names[i]);
+  }
+  std::vector<double> launch_durs;
+  for (const auto& h : t.host) {
+    if ((h.kind == HostKind::launch || h.kind == HostKind::sync_copy) && h.correlation >= 0)
+      p.launch_ts.emplace(h.correlation, h.ts);
+    if (is_sync(h.kind)) p.sync_ends.push_back(h.ts + h.dur);
+    if (h.kind == HostKind::launch && has(t.name_of(h.name), "LaunchKernel")) launch_durs.push_back(h.dur);
+  }
+  std::sort(p.sync_ends.begin(), p.sync_ends.end());
+  p.launch_us = quantile(launch_durs, 0.5);
+
+  // Steps: sorted, one per name (a ProfilerStep also appears as a GPU-side annotation on some traces,
+  // and those are not read as steps).
+  std::vector<Step> steps = t.steps;
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ts < b.ts; });
+  {
+    std::set<std::string> seen;
+    std::vector<Step> unique;
+    for (const auto& s : steps)
+      if (seen.insert(s.name).second) unique.push_back(s);
+    steps.swap(unique);
+  }
+
+  for (std::size_t i = 0; i < t.gpu.size(); ++i)
+    if (t.gpu[i].kind != GpuKind::sync) p.order.push_back(i);
+  std::sort(p.order.begin(), p.order.end(), [&](std::size_t a, std::size_t b) { return t.gpu[a].ts < t.gpu[b].ts; });
+  p.gpu_step.assign(t.gpu.size(), -1);
+  for (std::size_t i = 0; i < t.gpu.size(); ++i) {
+    const auto& e = t.gpu[i];
+    p.max_dur = std::max(p.max_dur, e.dur);
+    auto l = p.launch_ts.find(e.correlation);
+    p.gpu_step[i] = step_of(steps, l != p.launch_ts.end() ? l->second : e.ts);
+  }
+  p.host_step.assign(t.host.size(), -1);
+  for (std::size_t i = 0; i < t.host.size(); ++i) p.host_step[i] = step_of(steps, t.host[i].ts);
+
+  const bool has_gpu = !p.order.empty();
+  std::string vendor = "none";
+  for (const auto& n : t.device_names) {
+    const auto l = lower(n);
+    if (has(l, "nvidia")) vendor = "nvidia";
+    else if (has(l, "amd") || has(l, "radeon") || has(l, "instinct")) vendor = "amd";
+  }
+  if (t.amd_runtime) vendor = "amd";
+  else if (vendor == "none" && has_gpu) vendor = "nvidia (by its runtime call names)";
+
+  json d;
+  d["tool"] = "gtb diagnose";
+  d["format_version"] = 1;
+  d["trace"] = {{"file", label},
+                {"json_bytes", t.bytes_read},
+                {"events", t.events_seen},
+                {"gpu_events", t.gpu.size()},
+                {"runtime_calls", t.runtime_calls},
+                {"devices", t.device_names},
+                {"vendor", vendor},
+                {"distributed_backend", t.distributed_backend},
+                {"rank", t.rank ? json(*t.rank) : json(nullptr)},
+                {"world_size", t.world_size ? json(*t.world_size) : json(nullptr)},
+                {"steps", steps.size()}};
+  d["rules"] = {
+      {"busy", "GPU busy = the union of kernel, memcpy and memset intervals (all streams for the GPU, per "
+               "stream for a stream); idle = window minus busy. The whole-trace window runs from the first "
+               "GPU event's start to the last one's end; a step's window from the first GPU event it "
+               "launched to the first one the next step launched (the last step: to the end of the last "
+               "event it launched). A stream's idle time is between its own first and last event."},
+      {"idle_cause", "Each idle gap ends when the next event starts. The part of a stream's gap in which "
+                     "another stream of the same GPU was copying is 'copy'; of the rest, a gap in which a "
+                     "host synchronisation call returned is 'sync'; a gap whose next event the host "
+                     "launched after the gap began is 'host launch'; anything else is 'other' (work "
+                     "queued in time that still waited, e.g. on another stream's event)."},
+      {"split", "compute = kernels that are not communication; communication = kernel names containing "
+                "nccl or rccl; memory = memcpy and memset; each the union of its intervals."},
+      {"launch_bound", "A kernel is shorter than a launch when its duration is below the median duration "
+                       "of the host's kernel-launch calls in the same trace."},
+      {"gemm_kernels", "GEMM kernels: names containing GEMM, GEMV, XMMA or SPLITKREDUCE in any case, or "
+                       "starting Cijk_ (ROCm). Tensor-core when the name also has TENSOROP, XMMA, HMMA, GMMA, "
+                       "WGMMA, MFMA, IMMA, 1688, 16816, 884, TF32, BF16, F16 (or _MI on ROCm); FP32 SIMT when "
+                       "it has SGEMM or SIMT (or a ROCm Cijk_ kernel without _MI); FP64 when DGEMM; otherwise "
+                       "'unknown' (e.g. cuBLAS split-K reductions)."},
+      {"copies", "Copy kind from the event name: Pinned, Pageable, or Device for device-to-device. "
+                 "GB/s = bytes / duration, GB = 1e9 bytes."},
+      {"syncs", "Host calls that block until the GPU is done: *StreamSynchronize, *DeviceSynchronize, "
+                "*EventSynchronize, and copy calls without Async (cudaMemcpy, hipMemcpyWithStream). A "
+                "device-to-pageable copy is counted apart: it blocks the host whatever call issued it."},
+      {"steps", "An event belongs to the ProfilerStep#N whose host interval holds its launch call (or, "
+                "when the trace has no launch for it, its own start)."}};
+
+  json cannot = json::array();
+  auto cannot_say = [&](const std::string& what, const std::string& why) {
+    cannot.push_back({{"symptom", what}, {"why", why}});
+  };
+  if (!has_gpu) {
+    cannot_say("GPU busy and idle time, copies, kernels, GEMM, communication",
+               t.runtime_calls == 0 ? "the trace has no GPU events and no GPU runtime calls: a CPU-only "
+                                      "profile (profiled without ProfilerActivity.CUDA, or on a machine "
+                                      "without a GPU)"
+                                    : "the trace has GPU runtime calls but no GPU events: the GPU activity "
+                                      "was not recorded (ProfilerActivity.CUDA off, or CUPTI unavailable)");
+  }
+  if (steps.empty())
+    cannot_say("per-step symptoms", "the trace has no ProfilerStep#N events (the profiled loop did not "
+                                     "call profiler.step()); only whole-trace figures are given");
+  if (has_gpu && !std::isfinite(p.launch_us))
+    cannot_say("kernels shorter than a launch", "the trace has no kernel-launch runtime calls to time a launch by");
+  if (has_gpu && t.gpu_events_lack_stream)
+    cannot_say("per-stream figures for some events", "some GPU events carry no stream id; their thread id "
+                                                      "is used as the stream");
+  if (t.missing_fields > 0)
+    cannot_say("some events", std::to_string(t.missing_fields) + " events lack ts or dur and were left out");
+  bool unknown_copy_memory = false, unknown_bytes = false;
+  for (const auto& e : t.gpu)
+    if (e.kind == GpuKind::memcpy) {
+      const auto& ck = p.copy[static_cast<std::size_t>(e.name)];
+      if (ck.memory == "unknown" && (ck.direction == "HtoD" || ck.direction == "DtoH")) unknown_copy_memory = true;
+      if (e.bytes < 0) unknown_bytes = true;
+    }
+  if (unknown_copy_memory)
+    cannot_say("pinned or pageable host memory of some copies",
+               vendor == "amd" ? "ROCm's copy events say 'Host', not whether the host memory was pinned"
+                               : "the copy event names do not say whether the host memory was pinned");
+  if (unknown_bytes)
+    cannot_say("bytes and GB/s of some copies", "their copy events carry no byte count and no runtime call gave one");
+  if (vendor == "amd")
+    cannot_say("tensor-core rule", "the kernel-name rules are NVIDIA's and ROCm's rocBLAS/Tensile (Cijk_, _MI "
+                                   "for matrix cores); other ROCm GEMM libraries may be read as 'unknown'");
+  if (t.matmul_shapes.empty() && has_gpu)
+    cannot_say("matmul shapes", "the trace recorded no shapes (record_shapes=False) or no aten::mm/addmm/bmm/linear "
+                                "ops: a GEMM kernel cannot be priced at its shape");
+  bool any_loader = false;
+  for (const auto& h : t.host) any_loader |= h.kind == HostKind::data_loader;
+  if (!any_loader)
+    cannot_say("data-loader time", "the trace has no DataLoader events (the loader iterated outside the "
+                                   "profiled region, or a custom loader without record_function)");
+
+  // Windows: the whole trace, then each step.
+  auto window_events = [&](double lo, double hi) {
+    std::vector<const GpuEvent*> v;
+    auto it = std::lower_bound(p.order.begin(), p.order.end(), lo - p.max_dur,
+                               [&](std::size_t i, double x) { return t.gpu[i].ts < x; });
+    for (; it != p.order.end() && t.gpu[*it].ts < hi; ++it) {
+      const auto& e = t.gpu[*it];
+      if (e.ts + e.dur > lo) v.push_back(&e);
+    }
+    return v;
+  };
+  json timeline;
+  auto section = [&](const Window& w, bool draw = false) {
+    json s;
+    std::vector<const GpuEvent*> assigned;
+    for (const auto i : p.order)
+      if (w.step < 0 || p.gpu_step[i] == w.step) assigned.push_back(&t.gpu[i]);
+    if (has_gpu) s["gpu"] = gpu_section(p, w, window_events(w.lo, w.hi), assigned, draw ? &timeline : nullptr);
+    s["host"] = host_section(p, w);
+    return s;
+  };
+  double lo = 0, hi = 0;
+  if (has_gpu) {
+    lo = t.gpu[p.order.front()].ts;
+    for (const auto i : p.order) hi = std::max(hi, t.gpu[i].ts + t.gpu[i].dur);
+  }
+  d["overall"] = section(Window{lo, hi, -1});
+  if (has_gpu) {
+    // cuda_sync events mark the GPU side of a host wait; they are not work, so not busy time. Where
+    // they fall outside busy time is what a reader counting them as work (HTA does) calls busy.
+    std::vector<Interval> busy_iv, sync_iv;
+    for (const auto i : p.order) busy_iv.push_back({t.gpu[i].ts, t.gpu[i].ts + t.gpu[i].dur});
+    for (const auto& e : t.gpu)
+      if (e.kind == GpuKind::sync) sync_iv.push_back({std::max(lo, e.ts), std::min(hi, e.ts + e.dur)});
+    const auto mb = merged(busy_iv), ms = merged(sync_iv);
+    d["overall"]["gpu"]["sync_markers"] = {{"count", sync_iv.size()},
+                                           {"us", length(ms)},
+                                           {"us_outside_busy", length(ms) - overlap(ms, mb)}};
+  }
+  {
+    double host_lo = steps.empty() ? 0 : steps.front().ts, host_hi = 0;
+    for (const auto& s : steps) host_hi = std::max(host_hi, s.ts + s.dur);
+    d["overall"]["steps_host_us"] = host_hi - host_lo;
+  }
+
+  // Step windows on the GPU timeline tile it: each starts where the step's first GPU event starts.
+  std::vector<double> first(steps.size(), INFINITY), last(steps.size(), -INFINITY);
+  for (const auto i : p.order) {
+    const int s = p.gpu_step[i];
+    if (s < 0) continue;
+    first[static_cast<std::size_t>(s)] = std::min(first[static_cast<std::size_t>(s)], t.gpu[i].ts);
+    last[static_cast<std::size_t>(s)] = std::max(last[static_cast<std::size_t>(s)], t.gpu[i].ts + t.gpu[i].dur);
+  }
+  // The step drawn in the timeline figure: the one of median GPU window (a typical step, not the
+  // first, which often carries warm-up).
+  std::vector<std::pair<double, std::size_t>> lengths;
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (std::isfinite(first[i])) lengths.push_back({last[i] - first[i], i});
+  std::sort(lengths.begin(), lengths.end());
+  const std::size_t drawn = lengths.empty() ? steps.size() : lengths[lengths.size() / 2].second;
+  json js = json::array();
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    json s;
+    s["name"] = steps[i].name;
+    s["host_ts_us"] = steps[i].ts;
+    s["host_us"] = steps[i].dur;
+    Window w{0, 0, static_cast<int>(i)};
+    if (std::isfinite(first[i])) {
+      w.lo = first[i];
+      w.hi = last[i];
+      for (std::size_t j = i + 1; j < steps.size(); ++j)
+        if (std::isfinite(first[j])) {
+          w.hi = std::max(first[j], w.lo);
+          break;
+        }
+      s["gpu_window"] = {{"begin_us", w.lo}, {"end_us", w.hi}};
+    }
+    json sec = section(w, i == drawn);
+    if (i == drawn) timeline["step"] = steps[i].name;
+    if (!std::isfinite(first[i])) sec.erase("gpu");
+    s.update(sec);
+    js.push_back(s);
+  }
+  d["steps"] = js;
+  if (timeline.is_null() && has_gpu) {
+    // No steps: the whole trace is drawn.
+    section(Window{lo, hi, -1}, true);
+    timeline["step"] = "whole trace";
+  }
+  if (!timeline.is_null()) d["timeline"] = timeline;
+  d["cannot_say"] = cannot;
+  return d;
+}
+
+}  // namespace gtb::diagnose

@@ -1,0 +1,407 @@
+// The streaming trace reader: zlib's gzread under nlohmann's SAX parser, keeping only what gtb uses.
+#include "harness/driver/diagnose/diagnose_trace.h"
+
+#include <zlib.h>
+
+#include <array>
+#include <cstring>
+#include <istream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <streambuf>
+
+namespace gtb::diagnose {
+
+const std::string& Trace::name_of(std::int32_t id) const {
+  static const std::string none;
+  return id >= 0 && static_cast<std::size_t>(id) < names.size() ? names[static_cast<std::size_t>(id)] : none;
+}
+
+namespace {
+
+// gzread behind a streambuf: zlib inflates in fixed chunks, so memory does not grow with the file,
+// and a plain (not gzipped) file passes through unchanged.
+class GzStreambuf : public std::streambuf {
+ public:
+  explicit GzStreambuf(const std::string& path) : file_(gzopen(path.c_str(), "rb")) {
+    if (!file_) throw TraceError("cannot open '" + path + "': " + std::strerror(errno));
+    gzbuffer(file_, 1 << 18);
+  }
+  ~GzStreambuf() override {
+    if (file_) gzclose(file_);
+  }
+  GzStreambuf(const GzStreambuf&) = delete;
+  GzStreambuf& operator=(const GzStreambuf&) = delete;
+  std::uint64_t consumed() const { return consumed_; }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    const int n = gzread(file_, buf_.data(), static_cast<unsigned>(buf_.size()));
+    if (n < 0) {
+      int err = 0;
+      const char* msg = gzerror(file_, &err);
+      throw TraceError("the compressed stream is damaged after byte " + std::to_string(consumed_) +
+                       " of the decompressed JSON: " + (msg ? msg : "zlib error"));
+    }
+    if (n == 0) {
+      // zlib reports a gzip stream cut short only through gzerror, after the last good byte.
+      int err = 0;
+      const char* msg = gzerror(file_, &err);
+      if (err != Z_OK && err != Z_STREAM_END)
+        throw TraceError("the compressed stream is damaged after byte " + std::to_string(consumed_) +
+                         " of the decompressed JSON: " + (msg ? msg : "zlib error"));
+      return traits_type::eof();
+    }
+    consumed_ += static_cast<std::uint64_t>(n);
+    setg(buf_.data(), buf_.data(), buf_.data() + n);
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  gzFile file_;
+  std::array<char, 1 << 18> buf_{};
+  std::uint64_t consumed_ = 0;
+};
+
+using json = nlohmann::json;
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+bool contains(const std::string& s, const char* p) { return s.find(p) != std::string::npos; }
+
+HostKind runtime_kind(const std::string& n) {
+  if (contains(n, "StreamSynchronize")) return HostKind::stream_sync;
+  if (contains(n, "DeviceSynchronize") || contains(n, "CtxSynchronize")) return HostKind::device_sync;
+  if (contains(n, "EventSynchronize")) return HostKind::event_sync;
+  if (contains(n, "Launch")) return HostKind::launch;
+  if (contains(n, "Memcpy") || contains(n, "Memset")) {
+    // hipMemcpyWithStream blocks the host like cudaMemcpy does; only the *Async calls return at once.
+    if (contains(n, "Async")) return HostKind::launch;
+    if (contains(n, "Memset")) return HostKind::launch;
+    return HostKind::sync_copy;
+  }
+  return HostKind::other_runtime;
+}
+
+// The SAX handler: a small state machine over the depth of the document. Depth 1 is the root object,
+// 2 the traceEvents array, 3 one event, 4 its args, 5+ inside args' arrays ("Input Dims").
+class Handler {
+ public:
+  explicit Handler(Trace& t) : t_(t) {}
+  std::uint64_t* position = nullptr;  // set by the caller for error messages
+
+  bool null() { return scalar(Value{}); }
+  bool boolean(bool) { return scalar(Value{}); }
+  bool number_integer(json::number_integer_t v) { return number(static_cast<double>(v)); }
+  bool number_unsigned(json::number_unsigned_t v) { return number(static_cast<double>(v)); }
+  bool number_float(json::number_float_t v, const std::string&) { return number(v); }
+  bool string(std::string& v) {
+    Value x;
+    x.is_string = true;
+    x.s = &v;
+    return scalar(x);
+  }
+  bool binary(json::binary_t&) { return scalar(Value{}); }
+
+  bool start_object(std::size_t) {
+    ++depth_;
+    if (depth_ == 1) root_is_object_ = true;
+    if (depth_ == 3 && in_events_) {
+      ev_ = Event{};
+      in_event_ = true;
+    } else if (depth_ == 3 && in_devices_) {
+      device_obj_ = true;
+    } else if (depth_ == 4 && in_event_ && key_ == "args") {
+      in_args_ = true;
+    } else if (depth_ == 2 && top_key_ == "distributedInfo") {
+      in_dist_ = true;
+    }
+    return true;
+  }
+  bool end_object() {
+    if (depth_ == 3 && in_event_) {
+      finish_event();
+      in_event_ = false;
+    } else if (depth_ == 3) {
+      device_obj_ = false;
+    } else if (depth_ == 4) {
+      in_args_ = false;
+    } else if (depth_ == 2) {
+      in_dist_ = false;
+    }
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) {
+    ++depth_;
+    if (depth_ == 2 && top_key_ == "traceEvents") {
+      in_events_ = true;
+      t_.has_trace_events = true;
+    } else if (depth_ == 2 && top_key_ == "deviceProperties") {
+      in_devices_ = true;
+    } else if (depth_ == 5 && in_args_ && arg_key_ == "Input Dims") {
+      in_dims_ = true;
+      ev_.dims.clear();
+    } else if (depth_ == 6 && in_dims_) {
+      ev_.dims.emplace_back();
+    }
+    return true;
+  }
+  bool end_array() {
+    if (depth_ == 2) in_events_ = in_devices_ = false;
+    if (depth_ == 5) in_dims_ = false;
+    --depth_;
+    return true;
+  }
+  bool key(std::string& k) {
+    if (depth_ == 1) top_key_ = k;
+    else if (depth_ == 3) key_ = k;
+    else if (depth_ == 4 && in_args_) arg_key_ = k;
+    else if (depth_ == 2 && in_dist_) dist_key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t pos, const std::string& token, const nlohmann::detail::exception& ex) {
+    std::string what = ex.what();
+    // nlohmann's message repeats the position; the byte offset is what the user needs.
+    // nlohmann counts the bytes read, the offending one included; the offset names that byte (0-based).
+    throw TraceError("malformed JSON at byte " + std::to_string(pos > 0 ? pos - 1 : 0) +
+                     " (0-based, of the decompressed trace), near '" +
+                     token.substr(0, 40) + "': " + what);
+  }
+
+  bool root_is_object() const { return root_is_object_; }
+
+ private:
+  struct Value {
+    bool is_string = false, is_number = false;
+    double num = 0;
+    std::string* s = nullptr;
+  };
+  struct Event {
+    std::string ph, cat, name, sync_kind, size_text;
+    double ts = NAN, dur = NAN, bytes = -1;
+    std::int64_t tid = -1, correlation = -1, external_id = -1;
+    std::int32_t stream = -1, device = -1, pid_num = -1;
+    bool has_stream = false;
+    std::vector<std::vector<double>> dims;
+  };
+
+  bool number(double v) {
+    Value x;
+    x.is_number = true;
+    x.num = v;
+    return scalar(x);
+  }
+
+  static std::int64_t as_int(const Value& v) {
+    if (v.is_number) return static_cast<std::int64_t>(v.num);
+    if (v.is_string && v.s) {
+      // AMD traces write some ids as strings ("0x0", "2560").
+      try {
+        return static_cast<std::int64_t>(std::stoll(*v.s, nullptr, 0));
+      } catch (...) {
+        return -1;
+      }
+    }
+    return -1;
+  }
+
+  bool scalar(const Value& v) {
+    if (in_dims_ && depth_ == 6 && v.is_number) {
+      ev_.dims.back().push_back(v.num);
+      return true;
+    }
+    if (in_event_ && depth_ == 3) {
+      if (key_ == "ph" && v.is_string) ev_.ph = *v.s;
+      else if (key_ == "cat" && v.is_string) ev_.cat = *v.s;
+      else if (key_ == "name" && v.is_string) ev_.name = std::move(*v.s);
+      else if (key_ == "ts" && v.is_number) ev_.ts = v.num;
+      else if (key_ == "dur" && v.is_number) ev_.dur = v.num;
+      else if (key_ == "tid") ev_.tid = as_int(v);
+      else if (key_ == "pid") ev_.pid_num = static_cast<std::int32_t>(as_int(v));
+    } else if (in_args_ && depth_ == 4) {
+      if (arg_key_ == "stream") {
+        ev_.stream = static_cast<std::int32_t>(as_int(v));
+        ev_.has_stream = true;
+      } else if (arg_key_ == "correlation") ev_.correlation = as_int(v);
+      else if (arg_key_ == "External id") ev_.external_id = as_int(v);
+      else if (arg_key_ == "bytes" && v.is_number) ev_.bytes = v.num;
+      else if (arg_key_ == "device") ev_.device = static_cast<std::int32_t>(as_int(v));
+      else if (arg_key_ == "size" && v.is_string) ev_.size_text = *v.s;
+      else if (arg_key_ == "size" && v.is_number) ev_.size_text = std::to_string(static_cast<long long>(v.num));
+    } else if (device_obj_ && depth_ == 3 && v.is_string && key_ == "name") {
+      t_.device_names.push_back(*v.s);
+    } else if (in_dist_ && depth_ == 2) {
+      if (dist_key_ == "backend" && v.is_string) t_.distributed_backend = *v.s;
+      else if (dist_key_ == "rank" && v.is_number) t_.rank = static_cast<std::int64_t>(v.num);
+      else if (dist_key_ == "world_size" && v.is_number) t_.world_size = static_cast<std::int64_t>(v.num);
+    }
+    return true;
+  }
+
+  std::int32_t intern(const std::string& n) {
+    auto it = ids_.find(n);
+    if (it != ids_.end()) return it->second;
+    const auto id = static_cast<std::int32_t>(t_.names.size());
+    t_.names.push_back(n);
+    ids_.emplace(n, id);
+    return id;
+  }
+
+  void finish_event() {
+    ++t_.events_seen;
+    if (ev_.ph != "X") return;
+    const std::string& c = ev_.cat;
+    const bool gpu = c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset" || c == "cuda_sync" || c == "Kernel" ||
+                     c == "Memcpy" || c == "Memset";
+    const bool runtime = c == "cuda_runtime" || c == "cuda_driver" || c == "Runtime" || c == "Driver";
+    const bool cpu = c == "cpu_op" || c == "user_annotation" || c == "Operator" || c == "python_function";
+    if (!gpu && !runtime && !cpu) return;
+    if (std::isnan(ev_.ts) || std::isnan(ev_.dur)) {
+      ++t_.missing_fields;
+      return;
+    }
+    if (gpu) {
+      GpuEvent g;
+      g.ts = ev_.ts;
+      g.dur = ev_.dur;
+      g.bytes = ev_.bytes;
+      g.correlation = ev_.correlation;
+      g.external_id = ev_.external_id;
+      g.name = intern(ev_.name);
+      if (!ev_.has_stream) t_.gpu_events_lack_stream = true;
+      g.stream = ev_.has_stream ? ev_.stream : (ev_.tid >= 0 ? static_cast<std::int32_t>(ev_.tid) : -1);
+      g.device = ev_.device >= 0 ? ev_.device : ev_.pid_num;
+      g.kind = (c == "gpu_memcpy" || c == "Memcpy")   ? GpuKind::memcpy
+               : (c == "gpu_memset" || c == "Memset") ? GpuKind::memset
+               : c == "cuda_sync"                     ? GpuKind::sync
+                                                      : GpuKind::kernel;
+      t_.gpu.push_back(g);
+      return;
+    }
+    if (runtime) {
+      ++t_.runtime_calls;
+      ++t_.runtime_names[ev_.name];
+      if (starts_with(ev_.name, "hip")) t_.amd_runtime = true;
+      const HostKind k = runtime_kind(ev_.name);
+      if (k == HostKind::other_runtime) return;
+      HostEvent h;
+      h.ts = ev_.ts;
+      h.dur = ev_.dur;
+      h.correlation = ev_.correlation;
+      h.name = intern(ev_.name);
+      h.tid = ev_.tid;
+      h.kind = k;
+      t_.host.push_back(h);
+      if (!ev_.size_text.empty() && ev_.correlation >= 0) {
+        try {
+          runtime_sizes_[ev_.correlation] = std::stod(ev_.size_text);
+        } catch (...) {
+        }
+      }
+      return;
+    }
+    // CPU side: steps, scalar reads, the data loader, matmul shapes.
+    if (starts_with(ev_.name, "ProfilerStep#")) {
+      t_.steps.push_back(Step{ev_.name, ev_.ts, ev_.dur});
+      return;
+    }
+    HostKind k = HostKind::other_runtime;
+    if (ev_.name == "aten::item" || ev_.name == "aten::_local_scalar_dense") k = HostKind::scalar_read;
+    else if (contains(ev_.name, "DataLoader")) k = HostKind::data_loader;
+    if (k != HostKind::other_runtime) {
+      HostEvent h;
+      h.ts = ev_.ts;
+      h.dur = ev_.dur;
+      h.name = intern(ev_.name);
+      h.tid = ev_.tid;
+      h.kind = k;
+      t_.host.push_back(h);
+      return;
+    }
+    if (ev_.external_id >= 0 && !ev_.dims.empty()) record_shape();
+  }
+
+  void record_shape() {
+    const std::string& n = ev_.name;
+    const auto& d = ev_.dims;
+    auto prod_but_last = [](const std::vector<double>& v) {
+      double p = 1;
+      for (std::size_t i = 0; i + 1 < v.size(); ++i) p *= v[i];
+      return p;
+    };
+    MatmulShape s;
+    if ((n == "aten::mm" || n == "aten::matmul") && d.size() >= 2 && d[0].size() >= 2 && d[1].size() >= 2) {
+      s = {prod_but_last(d[0]), d[1].back(), d[0].back()};
+    } else if (n == "aten::addmm" && d.size() >= 3 && d[1].size() == 2 && d[2].size() == 2) {
+      s = {d[1][0], d[2][1], d[1][1]};
+    } else if (n == "aten::bmm" && d.size() >= 2 && d[0].size() == 3 && d[1].size() == 3) {
+      s = {d[0][0] * d[0][1], d[1][2], d[0][2]};
+    } else if (n == "aten::linear" && d.size() >= 2 && !d[0].empty() && d[1].size() == 2) {
+      s = {prod_but_last(d[0]), d[1][0], d[1][1]};
+    } else {
+      return;
+    }
+    if (s.m > 0 && s.n > 0 && s.k > 0) t_.matmul_shapes[ev_.external_id] = s;
+  }
+
+ public:
+  // Copies whose GPU event lacks a byte count get the size from their runtime call (AMD traces).
+  void fill_sizes() {
+    if (runtime_sizes_.empty()) return;
+    for (auto& g : t_.gpu) {
+      if (g.kind != GpuKind::memcpy || g.bytes >= 0) continue;
+      auto it = runtime_sizes_.find(g.correlation);
+      if (it != runtime_sizes_.end()) g.bytes = it->second;
+    }
+  }
+
+ private:
+  Trace& t_;
+  Event ev_;
+  int depth_ = 0;
+  bool root_is_object_ = false, in_events_ = false, in_event_ = false, in_args_ = false, in_dims_ = false;
+  bool in_devices_ = false, device_obj_ = false, in_dist_ = false;
+  std::string top_key_, key_, arg_key_, dist_key_;
+  std::unordered_map<std::string, std::int32_t> ids_;
+  std::unordered_map<std::int64_t, double> runtime_sizes_;
+};
+
+void finish(Trace& t, Handler& h, std::uint64_t bytes) {
+  t.bytes_read = bytes;
+  if (!h.root_is_object())
+    throw TraceError("not a profiler trace: the JSON at byte 0 is not an object with a traceEvents array");
+  if (!t.has_trace_events)
+    throw TraceError("not a profiler trace: no traceEvents array in the top-level object (read " +
+                     std::to_string(bytes) + " bytes)");
+  h.fill_sizes();
+}
+
+}  // namespace
+
+Trace read_trace(const std::string& path) {
+  Trace t;
+  Handler h(t);
+  GzStreambuf buf(path);
+  std::istream in(&buf);
+  try {
+    json::sax_parse(in, &h, json::input_format_t::json, true);
+  } catch (const TraceError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw TraceError(std::string("malformed trace after byte ") + std::to_string(buf.consumed()) + ": " + e.what());
+  }
+  finish(t, h, buf.consumed());
+  return t;
+}
+
+Trace read_trace_text(const std::string& json_text) {
+  Trace t;
+  Handler h(t);
+  json::sax_parse(json_text, &h, json::input_format_t::json, true);
+  finish(t, h, json_text.size());
+  return t;
+}
+
+}  // namespace gtb::diagnose

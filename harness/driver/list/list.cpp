@@ -1,0 +1,91 @@
+// gtb list: families, workloads, variants, backends and axes, asked of each family binary.
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "harness/driver/commands.h"
+#include "harness/driver/common/families.h"
+#include "harness/driver/common/process.h"
+#include "harness/runtime/stopping.h"
+#include "harness/document/types.h"
+
+namespace gtb::driver {
+
+int cmd_list(int argc, char** argv) {
+  CLI::App app{"Show families, workloads and axes.", "gtb list"};
+  std::string families_csv;
+  bool full = false, as_json = false;
+  app.add_option("--family", families_csv, "Comma-separated families (default: all)");
+  app.add_flag("--full", full, "Axes of the full suite (default: quick)");
+  app.add_flag("--json", as_json, "Print JSON");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "gtb list: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  std::vector<std::string> families;
+  try {
+    families = families_csv.empty() ? known_families() : select_families(families_csv);
+  } catch (const std::exception& e) {
+    std::cerr << "gtb list: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  namespace fs = std::filesystem;
+  const std::string tmp = (fs::temp_directory_path() / ("gtb-list-" + std::to_string(::getpid()) + ".out")).string();
+  json all = json::array();
+  int rc = kExitOk;
+  for (const auto& f : families) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    const ProcessResult pr =
+        run_process(family_binary(f), {"--gtb_list", std::string("--gtb_suite=") + gtb::to_string(full ? Suite::full : Suite::quick)}, tmp);
+    std::ifstream in(tmp);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    fs::remove(tmp, ec);
+    if (!pr.ok()) {
+      std::cerr << "gtb list: " << f << ": " << pr.describe() << "\n";
+      rc = kExitBadInput;
+      continue;
+    }
+    try {
+      all.push_back(json::parse(ss.str()));
+    } catch (const std::exception& e) {
+      std::cerr << "gtb list: " << f << ": unreadable listing: " << e.what() << "\n";
+      rc = kExitBadInput;
+    }
+  }
+  if (as_json) {
+    std::cout << all.dump(2) << "\n";
+    return rc;
+  }
+  for (const auto& fam : all) {
+    std::size_t cases = 0;
+    for (const auto& w : fam["workloads"]) cases += w.value("cases", 0);
+    std::cout << fam.value("family", "?") << " (" << cases << " cases in the " << fam.value("suite", "?")
+              << " suite)\n";
+    for (const auto& w : fam["workloads"]) {
+      std::cout << "  " << w.value("workload", "") << "/" << w.value("variant", "") << " [" << w.value("backend", "")
+                << "] " << w.value("metric", "") << " in " << w.value("unit", "") << ", " << w.value("cases", 0)
+                << " cases\n";
+      for (const auto& a : w["axes"]) {
+        std::string vals;
+        for (const auto& v : a["values"]) vals += (vals.empty() ? "" : ", ") + (v.is_string() ? v.get<std::string>() : v.dump());
+        std::cout << "      " << (a.value("kind", "") == "option" ? "option " : "axis   ") << a.value("name", "")
+                  << ": " << vals << "\n";
+      }
+      if (!w.value("description", "").empty()) std::cout << "      " << w["description"].get<std::string>() << "\n";
+    }
+  }
+  return rc;
+}
+
+}  // namespace gtb::driver

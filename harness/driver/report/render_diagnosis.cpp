@@ -1,0 +1,33 @@
+// The report's diagnosis section: the Markdown rendering of a diagnosis, one heading level down.
+#include "harness/driver/report/render_diagnosis.h"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "harness/driver/diagnose/diagnose_render.h"
+
+namespace gtb::report {
+
+json load_diagnosis(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read the diagnosis " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return json::parse(ss.str());
+  } catch (const json::parse_error& e) {
+    throw std::runtime_error(path + ": malformed JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  }
+}
+
+std::string render_diagnosis_section(const json& diagnosis, const std::string& source) {
+  if (!diagnosis.is_object() || diagnosis.value("tool", "") != "gtb diagnose" || !diagnosis.contains("trace") ||
+      !diagnosis.contains("overall"))
+    throw std::runtime_error(source + ": not a diagnosis (write one with gtb diagnose TRACE --format json)");
+  return "\n" + diagnose::render_markdown(diagnosis, 2) +
+         "\nThe trace's symptoms come from `gtb diagnose` (docs/diagnose.md); each price, where given, from "
+         "the records named beside it.\n";
+}
+
+}  // namespace gtb::report

@@ -1,0 +1,429 @@
+// The cost model's answers as text, Markdown and JSON (gtb advise) and the report's verdict.
+#include "harness/driver/report/render_verdict.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "harness/document/json_read.h"
+#include "harness/document/stats.h"
+
+namespace gtb::verdict {
+
+namespace {
+
+std::string seconds_text(double s) {
+  char buf[64];
+  const double a = std::fabs(s);
+  if (a == 0) return "0";
+  if (a < 1e-3) std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
+  else if (a < 1) std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
+}
+std::string pct(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * f);
+  return buf;
+}
+std::string backend_title(Backend b) { return b == Backend::cpu ? "CPU" : "GPU"; }
+
+std::string records_text(const std::vector<std::string>& r, std::size_t show = 2) {
+  if (r.empty()) return "-";
+  std::string s;
+  for (std::size_t i = 0; i < r.size() && i < show; ++i) s += (i ? ", " : "") + r[i];
+  if (r.size() > show) s += " (+" + std::to_string(r.size() - show) + " more)";
+  return s;
+}
+
+std::string describe(const cost::StepConfig& c) {
+  std::ostringstream os;
+  if (c.model == "mlp") os << "MLP of width " << c.width << " and depth " << c.depth;
+  else if (c.model == "transformer")
+    os << c.layers << " transformer blocks (d_model " << c.d_model << ", " << c.heads << " heads, sequence " << c.seq_len << ")";
+  else os << "a model of " << c.params << " parameters and " << c.flops_per_sample << " FLOP per sample";
+  os << ", batch " << c.batch << ", " << c.precision << ", " << c.optimizer;
+  if (c.micro_batches > 1) os << " in " << c.micro_batches << " micro-batches";
+  if (c.input_bytes_per_sample > 0) os << ", " << c.input_bytes_per_sample << " input bytes per sample from " << c.host_memory << " memory";
+  if (c.sample_us > 0)
+    os << ", " << c.sample_us << " us preprocessing per sample on " << c.workers << " loader worker" << (c.workers == 1 ? "" : "s");
+  if (c.loss_read_every == 1) os << ", the loss read every step";
+  else if (c.loss_read_every > 0) os << ", the loss read every " << c.loss_read_every << " steps";
+  if (c.gpus > 1) os << ", " << c.gpus << " GPUs (buckets of " << c.bucket_bytes / 1048576 << " MiB" << (c.overlap ? ", overlapped" : "") << ")";
+  if (c.cuda_graph) os << ", in a CUDA Graph";
+  return os.str();
+}
+
+
+// The anchor GitHub gives the report's heading "## <title> (<family>)".
+std::string anchor(const json& doc, const std::string& family) {
+  const std::string title = json_read::string_at(doc, {"findings", family.c_str(), "title"}, family);
+  std::string h = title + " (" + family + ")", a;
+  for (char ch : h) {
+    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_') a += char(std::tolower(ch));
+    else if (ch == ' ') a += '-';
+  }
+  return "[" + title + "](#" + a + ")";
+}
+
+const char* fix_for(const std::string& part) {
+  static const std::map<std::string, const char*> m = {
+      {"loader", "more_workers"}, {"h2d_copy", "pinned_memory"}, {"launch", "cuda_graphs"},
+      {"host_sync", "fewer_syncs"}, {"allreduce", "bucket_size"}, {"matmul", "bf16"},
+      {"elementwise", "larger_batch"}, {"optimizer", "larger_batch"}, {"redundant_copy", "drop_copy"},
+      {"batch_gather", "larger_batch"}};
+  const auto it = m.find(part);
+  return it == m.end() ? "" : it->second;
+}
+
+const cost::Fix* find_fix(const std::vector<cost::Fix>& fixes, const std::string& id) {
+  for (const auto& f : fixes)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+// The parts that cost something, largest first.
+std::vector<const cost::Part*> ranked_parts(const cost::Prediction& p) {
+  std::vector<const cost::Part*> v;
+  for (const auto& part : p.parts) v.push_back(&part);
+  std::stable_sort(v.begin(), v.end(), [](const cost::Part* a, const cost::Part* b) {
+    return a->estimate.seconds.value_or(-1) > b->estimate.seconds.value_or(-1);
+  });
+  return v;
+}
+
+// A part's reason beside the step's: said once. "no usable X record on cuda (skipped: <driver
+// error>)" under a step that cannot say for the same skip shortens to its first half.
+std::string reason_beside(const std::string& part, const std::string& total) {
+  if (part == total) return " (as above)";
+  const auto a = part.find(" ("), b = total.find(" (");
+  if (a != std::string::npos && b != std::string::npos && part.substr(a) == total.substr(b))
+    return ": " + part.substr(0, a) + " (same reason)";
+  return ": " + part;
+}
+
+std::string part_flags(const cost::Estimate& e) {
+  std::string s;
+  if (e.outside_measured) s += " (outside the measured range: " + e.note + ")";
+  else if (!e.note.empty()) s += " (" + e.note + ")";
+  return s;
+}
+
+}  // namespace
+
+cost::StepConfig reference_step() {
+  cost::StepConfig c;
+  c.model = "mlp";
+  c.width = 1024;
+  c.input = 1024;
+  c.depth = 4;
+  c.batch = 256;
+  c.input_bytes_per_sample = 3072;
+  c.loss_read_every = 1;
+  return c;
+}
+
+Advice advise(const json& doc, const std::string& source, const cost::StepConfig& c) {
+  Advice a;
+  a.config = c;
+  a.source = source;
+  const auto terms = cost::terms_from_document(doc);
+  for (const Backend b : {Backend::cpu, Backend::cuda}) {
+    a.predictions.push_back(cost::predict(terms, c, b));
+    a.fixes.push_back(cost::rank_fixes(terms, c, b, a.predictions.back()));
+  }
+  a.crossover = cost::crossover_batch(terms, c);
+  a.machine = {{"cpu", json_read::string_at(doc, {"context", "host", "cpu_model"})},
+               {"logical_cpus", json_read::value_at(doc, {"context", "host", "logical_cpus"})},
+               {"gpu", json_read::value_at(doc, {"context", "gpu"})},
+               {"commit", json_read::string_at(doc, {"context", "build", "git_commit"})},
+               {"generated_at", json_read::string_at(doc, {"generated_at"})}};
+  return a;
+}
+
+std::string render_text(const Advice& a) {
+  std::ostringstream o;
+  o << "gtb advise: " << describe(a.config) << "\n";
+  o << "Predicted from the cost terms measured in " << a.source << " (" << a.machine.value("cpu", std::string("?"))
+    << ", commit " << a.machine.value("commit", std::string("?")).substr(0, 12)
+    << "). A prediction, not a measurement; --format json lists every record behind each number.\n";
+  for (std::size_t i = 0; i < a.predictions.size(); ++i) {
+    const auto& p = a.predictions[i];
+    o << "\n" << backend_title(p.backend) << ": ";
+    if (!p.total.seconds) {
+      o << "cannot say (" << p.total.cannot_say << ")\n";
+    } else {
+      // Three significant digits below 100, so a step slower than a second per sample is not "0".
+      char rate[64];
+      const double r = *p.total.seconds > 0 ? a.config.batch / *p.total.seconds : 0.0;
+      std::snprintf(rate, sizeof rate, r >= 100 ? "%.0f" : "%.3g", r);
+      o << seconds_text(*p.total.seconds) << " per step (" << rate << " samples/s); the largest part: " << p.dominant
+        << "\n";
+    }
+    for (const auto* part : ranked_parts(p)) {
+      char line[512];
+      const auto& e = part->estimate;
+      const std::string val = e.seconds ? seconds_text(*e.seconds) : "cannot say";
+      const std::string share =
+          e.seconds && p.total.seconds && *p.total.seconds > 0 ? pct(*e.seconds / *p.total.seconds) : "";
+      std::snprintf(line, sizeof line, "  %-14s %-14s %10s %5s  ", part->group.c_str(), part->name.c_str(), val.c_str(),
+                    share.c_str());
+      const std::string why = reason_beside(e.cannot_say, p.total.cannot_say);
+      o << line << part->what << (e.seconds ? part_flags(e) : why) << "\n";
+      if (!e.records.empty()) o << "  " << std::string(46, ' ') << "records: " << records_text(e.records) << "\n";
+    }
+    const auto& fixes = a.fixes[i];
+    if (!p.total.seconds && !fixes.empty()) {
+      o << "  Fixes: cannot say (as above)\n";
+    } else if (!fixes.empty()) {
+      o << "  Fixes by predicted saving:\n";
+      int n = 0;
+      for (const auto& f : fixes) {
+        o << "    " << ++n << ". " << f.title << " [" << f.change << "]: ";
+        if (!f.saving_s) o << "cannot say (" << f.cannot_say << ")\n";
+        else if (*f.saving_s <= 0) o << "no saving predicted\n";
+        else o << "saves " << seconds_text(*f.saving_s) << " per step (" << pct(f.saving_fraction) << ")"
+               << (f.caveat.empty() ? "" : " (" + f.caveat + ")") << "\n";
+      }
+    }
+  }
+  o << "\nCPU vs GPU crossover batch (predicted): ";
+  if (a.crossover.batch) o << "the GPU is faster per sample from batch " << *a.crossover.batch << "\n";
+  else if (!a.crossover.cannot_say.empty()) o << "cannot say (" << a.crossover.cannot_say << ")\n";
+  else o << a.crossover.note << "\n";
+  return o.str();
+}
+
+std::string render_markdown(const Advice& a) {
+  std::ostringstream o;
+  o << "## gtb advise: " << describe(a.config) << "\n\n";
+  o << "Predicted from the cost terms measured in `" << a.source << "` (" << a.machine.value("cpu", std::string("?"))
+    << ", commit `" << a.machine.value("commit", std::string("?")).substr(0, 12)
+    << "`). A prediction, not a measurement.\n";
+  for (std::size_t i = 0; i < a.predictions.size(); ++i) {
+    const auto& p = a.predictions[i];
+    o << "\n### " << backend_title(p.backend) << ": ";
+    if (!p.total.seconds) o << "cannot say\n\n" << p.total.cannot_say << "\n\n";
+    else o << seconds_text(*p.total.seconds) << " per step (largest part: " << p.dominant << ")\n\n";
+    o << "| part | predicted | share | what | records |\n| --- | ---: | ---: | --- | --- |\n";
+    for (const auto* part : ranked_parts(p)) {
+      const auto& e = part->estimate;
+      o << "| " << part->group << " / " << part->name << " | " << (e.seconds ? seconds_text(*e.seconds) : "cannot say")
+        << " | "
+        << (e.seconds && p.total.seconds && *p.total.seconds > 0 ? pct(*e.seconds / *p.total.seconds) : "-") << " | "
+        << part->what << (e.seconds ? part_flags(e) : reason_beside(e.cannot_say, p.total.cannot_say))
+        << " | " << records_text(e.records) << " |\n";
+    }
+    if (!p.total.seconds && !a.fixes[i].empty()) {
+      o << "\nFixes: cannot say (as above).\n";
+    } else if (!a.fixes[i].empty()) {
+      o << "\nFixes by predicted saving:\n\n";
+      int n = 0;
+      for (const auto& f : a.fixes[i]) {
+        o << ++n << ". **" << f.title << "** (`" << f.change << "`): ";
+        if (!f.saving_s) o << "cannot say (" << f.cannot_say << ")\n";
+        else if (*f.saving_s <= 0) o << "no saving predicted\n";
+        else o << "saves " << seconds_text(*f.saving_s) << " per step (" << pct(f.saving_fraction) << ")"
+               << (f.caveat.empty() ? "" : " (" + f.caveat + ")") << "\n";
+      }
+    }
+  }
+  o << "\n**CPU vs GPU crossover batch (predicted):** ";
+  if (a.crossover.batch) o << "the GPU is faster per sample from batch " << *a.crossover.batch << ".\n";
+  else if (!a.crossover.cannot_say.empty()) o << "cannot say (" << a.crossover.cannot_say << ").\n";
+  else o << a.crossover.note << ".\n";
+  return o.str();
+}
+
+json to_json(const Advice& a) {
+  json preds = json::array();
+  for (std::size_t i = 0; i < a.predictions.size(); ++i) {
+    json p = cost::to_json(a.predictions[i]);
+    json fx = json::array();
+    for (const auto& f : a.fixes[i]) fx.push_back(cost::to_json(f));
+    p["fixes"] = fx;
+    preds.push_back(p);
+  }
+  json x = {{"batch", a.crossover.batch ? json(*a.crossover.batch) : json(nullptr)}};
+  if (!a.crossover.cannot_say.empty()) x["cannot_say"] = a.crossover.cannot_say;
+  if (!a.crossover.note.empty()) x["note"] = a.crossover.note;
+  x["records"] = a.crossover.records;
+  return {{"schema", "gtb-advice"},
+          {"prediction", "from measured cost terms; not a measurement"},
+          {"source", a.source},
+          {"machine", a.machine},
+          {"config", cost::to_json(a.config)},
+          {"predictions", preds},
+          {"crossover_batch", x}};
+}
+
+namespace {
+// The validation of each run of a several-run file (`run_findings`): that run's cost terms against
+// its own measured steps. Runs that predicted no step are left out.
+std::vector<std::pair<int, cost::Validation>> per_run_validation(const json& doc) {
+  std::vector<std::pair<int, cost::Validation>> out;
+  const auto it = doc.find("run_findings");
+  if (it == doc.end() || !it->is_array() || it->size() < 2) return out;
+  for (const auto& r : *it) {
+    if (!r.is_object() || !r.contains("findings") || !r["findings"].is_object() || !r.value("run", json()).is_number_integer())
+      continue;
+    const json one = {{"findings", r["findings"]}};
+    try {
+      cost::Validation v = cost::validate(cost::terms_from_document(one), cost::steps_from_document(one));
+      if (v.median_abs_error && v.worst_abs_error) out.emplace_back(r["run"].get<int>(), std::move(v));
+    } catch (const std::exception&) {
+      // A run whose findings do not read as terms and steps says nothing here.
+    }
+  }
+  return out.size() >= 2 ? out : decltype(out){};
+}
+
+std::string verdict_body(const json& doc) {
+  std::ostringstream o;
+  o << "\n## Verdict: where a training step's time goes on this machine\n\n";
+  if (!cost::has_terms(doc)) {
+    o << "This results file has no cost terms (it was written by an older gtb): rerun `gtb run` with this version "
+         "for the verdict and `gtb advise`.\n\n";
+    return o.str();
+  }
+  const auto terms = cost::terms_from_document(doc);
+  cost::StepConfig ref = reference_step();
+  // The loader at the per-sample cost it was measured at, so that its part is a measured one.
+  for (const auto& t : terms)
+    if (t.name == "loader" && t.usable() && t.where.contains("sample_us") && t.where["sample_us"].is_number()) {
+      ref.sample_us = t.where["sample_us"].get<double>();
+      ref.workers = 1;
+      break;
+    }
+  const Advice a = advise(doc, "this file", ref);
+  // Which family's section holds a record's evidence: the publisher of the term it came from.
+  std::map<std::string, std::string> family_of;
+  for (const auto& t : terms)
+    for (const auto& r : t.records) family_of.emplace(r, t.family);
+  o << "The reference step: " << describe(ref)
+    << ". Its time is **predicted** from this file's measured cost terms (docs/advise.md); each cause links to the "
+       "section with its evidence. Ask about your own step with `gtb advise RESULTS.json --model mlp --width W "
+       "--depth D --batch B ...`.\n\n";
+  for (std::size_t i = 0; i < a.predictions.size(); ++i) {
+    const auto& p = a.predictions[i];
+    if (!p.total.seconds) {
+      o << "**" << backend_title(p.backend) << ": cannot say** (" << p.total.cannot_say << ").\n\n";
+      continue;
+    }
+    o << "**" << backend_title(p.backend) << ": " << seconds_text(*p.total.seconds)
+      << " per reference step**; the causes by their cost:\n\n";
+    o << "| cause | share of the step | predicted | fix | predicted saving | evidence |\n"
+         "| --- | ---: | ---: | --- | ---: | --- |\n";
+    std::vector<std::string> shown;
+    for (const auto* part : ranked_parts(p)) {
+      const auto& e = part->estimate;
+      if (!e.seconds || *e.seconds <= 0) continue;
+      const cost::Fix* f = find_fix(a.fixes[i], fix_for(part->name));
+      std::string evidence;
+      std::vector<std::string> fams;
+      for (const auto& r : e.records) {
+        const auto it = family_of.find(r);
+        if (it != family_of.end() && std::find(fams.begin(), fams.end(), it->second) == fams.end())
+          fams.push_back(it->second);
+      }
+      for (const auto& fam : fams) evidence += (evidence.empty() ? "" : ", ") + anchor(doc, fam);
+      std::string fix = "-", saving = "-";
+      if (f && std::find(shown.begin(), shown.end(), f->id) != shown.end()) {
+        fix = "(" + f->title + ", above)";
+      } else if (f) {
+        shown.push_back(f->id);
+        fix = f->title + " (`" + f->change + "`)";
+        saving = !f->saving_s ? "cannot say: " + f->cannot_say
+                 : *f->saving_s > 0 ? seconds_text(*f->saving_s) + " (" + pct(f->saving_fraction) + ")" +
+                                          (f->caveat.empty() ? "" : " (" + f->caveat + ")")
+                                    : "none predicted";
+      }
+      o << "| " << part->name << ": " << part->what << " | " << pct(*e.seconds / *p.total.seconds) << " | "
+        << seconds_text(*e.seconds) << " | " << fix << " | " << saving << " | " << (evidence.empty() ? "-" : evidence)
+        << " |\n";
+    }
+    o << "\n";
+  }
+  o << "**CPU vs GPU crossover batch (predicted):** ";
+  if (a.crossover.batch) o << "the GPU is faster per sample from batch " << *a.crossover.batch << ".\n\n";
+  else if (!a.crossover.cannot_say.empty()) o << "cannot say (" << a.crossover.cannot_say << ").\n\n";
+  else o << a.crossover.note << ".\n\n";
+
+  // Validation.
+  const auto v = cost::validate(terms, cost::steps_from_document(doc));
+
+  o << "### How far to trust it: the model against the steps gtb measured\n\n";
+  if (v.rows.empty()) {
+    o << "No whole step was measured in this file, so the model is not validated here.\n\n";
+    return o.str();
+  }
+  o << "Each step measured whole is predicted from the cost terms of the *other* families (never from its own "
+       "records) and set beside the measurement. ";
+  // One decimal here: a median of 15.4% must not read as the 15% target met.
+  auto pct1 = [](double f) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * f);
+    return std::string(buf);
+  };
+  auto against_target = [](double median, double worst) {
+    const bool median_ok = median <= 0.15, worst_ok = worst <= 0.35;
+    return median_ok && worst_ok ? "both within the target."
+           : median_ok           ? "the worst is over its target."
+           : worst_ok            ? "the median is over its target."
+                                 : "both are over the target.";
+  };
+  if (v.median_abs_error)
+    o << "Over " << v.predicted << " predicted steps the median error is **" << pct1(*v.median_abs_error)
+      << "** and the worst **" << pct1(*v.worst_abs_error) << "** (target: median at most 15%, worst at most 35%): "
+      << against_target(*v.median_abs_error, *v.worst_abs_error);
+  // A file of several runs: the model within each run too, that run's terms against its own steps (the
+  // machine's speed may drift between runs; within one run the terms and the steps share its state).
+  if (const auto per = per_run_validation(doc); !per.empty()) {
+    std::vector<double> medians, worsts;
+    o << "\n\nWithin each run (that run's terms against its own steps):";
+    for (const auto& [run, rv] : per) {
+      o << " run " << run << ", " << rv.predicted << " steps: median **" << pct1(*rv.median_abs_error) << "**, worst **"
+        << pct1(*rv.worst_abs_error) << "**;";
+      medians.push_back(*rv.median_abs_error);
+      worsts.push_back(*rv.worst_abs_error);
+    }
+    const double mm = median(medians), mw = median(worsts);
+    o << " over the runs, the median of their medians is **" << pct1(mm) << "** and of their worsts **" << pct1(mw)
+      << "**: " << against_target(mm, mw);
+  }
+  o << "\n\n| measured step | backend | measured | predicted | error |\n| --- | --- | ---: | ---: | ---: |\n";
+  std::map<std::string, int> cannot;
+  for (const auto& r : v.rows) {
+    if (!r.predicted.seconds) {
+      cannot[r.predicted.cannot_say]++;
+      continue;
+    }
+    char err[32];
+    std::snprintf(err, sizeof err, "%+.0f%%", 100 * r.error.value_or(0));
+    o << "| " << r.step.record << " | " << to_string(r.step.backend) << " | " << seconds_text(r.step.seconds) << " | "
+      << seconds_text(*r.predicted.seconds) << (r.predicted.outside_measured ? " (outside measured shapes)" : "")
+      << " | " << err << " |\n";
+  }
+  o << "\n";
+  for (const auto& [why, n] : cannot) o << "- " << n << " measured step" << (n > 1 ? "s" : "") << ": cannot say (" << why << ")\n";
+  if (!cannot.empty()) o << "\n";
+  return o.str();
+}
+
+}  // namespace
+
+std::string render_report_verdict(const json& doc) {
+  // Terms come from families that evolve on their own: a shape this version cannot read costs the
+  // verdict a sentence, never the report.
+  try {
+    return verdict_body(doc);
+  } catch (const std::exception& e) {
+    return std::string("\n## Verdict\n\n*Could not compose the verdict from this file's cost terms: ") + e.what() +
+           "*\n\n";
+  }
+}
+
+}  // namespace gtb::verdict
