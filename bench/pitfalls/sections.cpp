@@ -47,9 +47,11 @@ void sections(const std::vector<gtb::Record>& recs, const pf::Findings& found, g
   auto& d = dom.table("dominance", {{"backend"}, {"habit"}, {"batch", "", Hint::count}, {"dominates up to width", "", Hint::count},
                                     {"stops dominating at width", "", Hint::count}, {"under 10% from width", "", Hint::count}});
   for (const auto& r : found.dominance) {
-    const std::string measured = r.widths.empty() ? std::string("-")
-                                                  : gtb::findings::format(double(r.widths.front()), Hint::count, "") + " to " +
-                                                        gtb::findings::format(double(r.widths.back()), Hint::count, "");
+    const auto width_text = [](std::int64_t w) { return gtb::findings::format(double(w), Hint::count, ""); };
+    const std::string measured = r.widths.empty()       ? std::string("no width")
+                                 : r.widths.size() == 1 ? "width " + width_text(r.widths.front())
+                                                        : "widths " + width_text(r.widths.front()) + " to " +
+                                                              width_text(r.widths.back());
     // Each cell states a fact of the widths measured: a habit that never dominated has no width where
     // it stops dominating.
     json dominates, stops, under10;
@@ -57,7 +59,7 @@ void sections(const std::vector<gtb::Record>& recs, const pf::Findings& found, g
       dominates = *r.dominates_up_to_width;
       stops = r.stops_dominating_at_width ? json(*r.stops_dominating_at_width) : json("dominates at every width measured");
     } else {
-      dominates = json("never (widths " + measured + ")");
+      dominates = json("never (" + measured + ")");
       stops = json("-");
     }
     under10 = r.under_10pct_from_width ? json(*r.under_10pct_from_width) : json("not within the widths measured");
