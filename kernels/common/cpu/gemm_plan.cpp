@@ -81,7 +81,7 @@ bool native_bf16_serves(const Shape& s, std::string& why_not) {
   return false;
 }
 
-Machine this_machine() { return Machine{native_bf16_unavailable(), mkl::unavailable_reason()}; }
+Machine this_machine() { return Machine{native_bf16_unavailable(), mkl::unavailable_reason(), {}}; }
 
 std::vector<Candidate> candidates(bool bf16, const Machine& machine) {
   std::vector<Candidate> out;
@@ -162,11 +162,12 @@ void Plan::call_native(const Shape& s, int m, int n, int k, const float* a, cons
 }
 
 namespace {
-// rows x cols of src (row stride ld) rounded to BF16 values into buf, same stride; one thread per
-// row range outside a parallel region, the calling thread inside one.
-const float* rounded(const float* src, int rows, int cols, int ld, std::vector<float>& buf) {
+// rows x cols of src (row stride ld) rounded to BF16 values into buf, same stride; over the threads
+// when `fork` (a product cut into slices), on the calling thread otherwise (an inner product: the
+// step runs it inside its own parallel region, and choose() must time what the step runs).
+const float* rounded(const float* src, int rows, int cols, int ld, std::vector<float>& buf, bool fork) {
   buf.resize(std::size_t(rows) * std::size_t(ld));
-#pragma omp parallel for schedule(static) if (double(rows) * cols > kMinParallelWork)
+#pragma omp parallel for schedule(static) if (fork && double(rows) * cols > kMinParallelWork)
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j)
       buf[std::size_t(i) * ld + j] = from_bf16(to_bf16(src[std::size_t(i) * ld + j]));
@@ -180,8 +181,8 @@ void Plan::call(const Shape& s, cpu::GemmLib lib, int m, int n, int k, const flo
     // Autocast: the operands enter the product rounded (copies per thread: inner products run on
     // every thread at once).
     thread_local std::vector<float> ra, rb;
-    a = rounded(a, s.ta ? k : m, s.ta ? m : k, s.lda, ra);
-    b = rounded(b, s.tb ? n : k, s.tb ? k : n, s.ldb, rb);
+    a = rounded(a, s.ta ? k : m, s.ta ? m : k, s.lda, ra, !s.inner);
+    b = rounded(b, s.tb ? n : k, s.tb ? k : n, s.ldb, rb, !s.inner);
   }
   // One slice per thread, each a single-threaded library call (cpu::split_gemm); inner products and
   // small ones are one call.
