@@ -158,6 +158,12 @@ Findings compute_findings(const std::vector<Record>& recs) {
                                                            : r.params.value("micro_batches", 1);
     if (micro > 1) config["micro_batches"] = micro;
     if (r.options.value("mode", "") == "graph") config["cuda_graph"] = true;
+    // A batch copied from host memory every step: its inputs (width floats) and its label.
+    const std::string data = r.options.value("data", "");
+    if (data == "pinned" || data == "pageable") {
+      config["input_bytes_per_sample"] = 4 * param_int(r.params, "width") + 4;
+      config["host_memory"] = data;
+    }
     f.measured_steps.push_back({"", r.id, r.backend, seconds, config});
   }
   auto add = [&f](std::vector<cost::Pair> more) { f.pairs.insert(f.pairs.end(), more.begin(), more.end()); };
@@ -165,6 +171,7 @@ Findings compute_findings(const std::vector<Record>& recs) {
     add(cost::pairs_differing_in(f.measured_steps, "precision", {json("fp32")}, json(low), low));
   add(cost::pairs_differing_in(f.measured_steps, "micro_batches", {2, 4, 8, 16, 32, 64}, nullptr, "larger_batch", "1"));
   add(cost::pairs_differing_in(f.measured_steps, "cuda_graph", {nullptr}, true, "cuda_graphs", "false"));
+  add(cost::pairs_differing_in(f.measured_steps, "host_memory", {json("pageable")}, json("pinned"), "pinned_memory"));
   return f;
 }
 

@@ -85,7 +85,7 @@ struct Findings {
   // publishes no terms: its records are whole steps, what the model predicts).
   std::vector<cost::Step> measured_steps;
   // The A/B pairs among them (one fix between two steps): precision fp32 -> bf16 / fp16 / tf32,
-  // micro-batches -> the whole batch at once, eager -> CUDA Graph.
+  // micro-batches -> the whole batch at once, eager -> CUDA Graph, pageable -> pinned host memory.
   std::vector<cost::Pair> pairs;
 };
 Findings compute_findings(const std::vector<Record>& records);
