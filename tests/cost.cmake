@@ -50,3 +50,8 @@ gtb_cli_test(gtb_advise_json_measured_ab 0 "\"measured_ab\"" advise ${_cost_fix}
 # A file written before pairs existed: its findings derived again by this build's family binaries.
 gtb_cli_test(gtb_report_derive_findings 0 "Findings derived again from this file.s records by this version.s family binaries"
              report ${PROJECT_SOURCE_DIR}/tests/fixtures/cpu_b.json --derive-findings)
+# A pair this version cannot read costs the savings table a sentence, never the report or the advice.
+gtb_cli_test(gtb_report_bad_pair 0 "A/B pairs of this file could not be read \\(findings.train.pairs" report
+             ${_cost_fix}/cost_bad_pair.json)
+gtb_cli_test(gtb_advise_bad_pair 0 "\"cannot_read\": \"findings.train.pairs" advise ${_cost_fix}/cost_bad_pair.json
+             --model mlp --width 1024 --depth 4 --batch 256 --format json)

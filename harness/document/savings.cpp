@@ -200,6 +200,7 @@ json to_json(const SavingsValidation& v) {
             {"discordant_pairs", v.discordant},
             {"target", {{"relative", kSavingRelTolerance}, {"of_step", kSavingStepTolerance}}}};
   j["kendall_tau"] = v.kendall_tau ? json(*v.kendall_tau) : json(nullptr);
+  if (!v.cannot_read.empty()) j["cannot_read"] = v.cannot_read;
   return j;
 }
 

@@ -70,6 +70,7 @@ struct SavingsValidation {
   // `ranked_pairs`; Kendall's tau over them.
   int discordant = 0, ranked_pairs = 0;
   std::optional<double> kendall_tau;
+  std::string cannot_read;  // set by a reader that could not read the pairs (then no rows): why
 };
 // `records`: the document's records (the pairs' samples). Pairs whose records or steps are missing
 // are rows that say so.

@@ -16,8 +16,16 @@
 namespace gtb::verdict {
 
 cost::SavingsValidation savings_of(const json& doc) {
-  return cost::validate_savings(cost::terms_from_document(doc), cost::steps_from_document(doc),
-                                cost::pairs_from_document(doc), records_of(doc));
+  // Pairs come from families that evolve on their own: one this version cannot read costs the table
+  // a sentence, never the answer.
+  try {
+    return cost::validate_savings(cost::terms_from_document(doc), cost::steps_from_document(doc),
+                                  cost::pairs_from_document(doc), records_of(doc));
+  } catch (const std::exception& e) {
+    cost::SavingsValidation v;
+    v.cannot_read = e.what();
+    return v;
+  }
 }
 
 namespace {
@@ -37,6 +45,10 @@ std::string pct1(double f) {
 std::string render_savings(const json& doc, const cost::SavingsValidation& v) {
   std::ostringstream o;
   o << "### What fixing it saved: predicted savings against the A/B steps gtb measured\n\n";
+  if (!v.cannot_read.empty()) {
+    o << "The A/B pairs of this file could not be read (" << v.cannot_read << ").\n\n";
+    return o.str();
+  }
   if (v.rows.empty()) {
     std::set<std::string> with_steps;
     for (const auto& s : cost::steps_from_document(doc)) with_steps.insert(s.family);
