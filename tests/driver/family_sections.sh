@@ -32,6 +32,14 @@ xshape = {"layers": 2, "d_model": 128, "heads": 4, "seq_len": 128, "batch": 4, "
 configs = rec("transformer", "configs", "fused", xshape, {}, 27000, "tokens/s", "rate", 0.019)
 write("xfmr_no_sweeps", [configs])
 write("xfmr_batch_sweep", [configs, rec("transformer", "batch_sweep", "fused", xshape, {}, 27000, "tokens/s", "rate", 0.019)])
+# GPU steps eager and in a CUDA Graph: steps in the cost model's keys, and an A/B pair.
+gpu = []
+for mode, median in (("eager", 0.004), ("graph", 0.003)):
+    g = rec("transformer", "configs", "fused", xshape, {"mode": mode}, 512 / median, "tokens/s", "rate", median)
+    g["backend"] = "cuda"
+    g["id"] = g["id"].replace("/cpu/", "/cuda/")
+    gpu.append(g)
+write("xfmr_graph", gpu)
 habit = []
 for w, clean, every10 in ((64, 100.0, 105.0), (256, 1000.0, 1020.0)):
     p = {"width": w, "batch": 64}
@@ -42,6 +50,7 @@ PY
 "$train" --gtb_findings_from="$work/train.json" >"$work/train.out"
 "$xfmr" --gtb_findings_from="$work/xfmr_no_sweeps.json" >"$work/xfmr_no_sweeps.out"
 "$xfmr" --gtb_findings_from="$work/xfmr_batch_sweep.json" >"$work/xfmr_batch_sweep.out"
+"$xfmr" --gtb_findings_from="$work/xfmr_graph.json" >"$work/xfmr_graph.out"
 "$pitfalls" --gtb_findings_from="$work/pitfalls.json" >"$work/pitfalls.out"
 "$py" - "$work" <<'PY'
 import json, sys
@@ -65,6 +74,10 @@ check([(p["fix"], p["a"].endswith("precision=fp32,optimizer=adam,activation=gelu
         p["b"].endswith("precision=bf16,optimizer=adam,activation=gelu")) for p in pairs] == [("bf16", True, True)], pairs)
 habit_pairs = json.load(open(f"{w}/pitfalls.out")).get("pairs", [])
 check(sorted(p["fix"] for p in habit_pairs) == ["fewer_syncs", "fewer_syncs"], habit_pairs)
+g = json.load(open(f"{w}/xfmr_graph.out"))
+check(all("mode" not in st["config"] for st in g.get("steps", [])), g.get("steps"))
+check(sorted(st["config"].get("cuda_graph", False) for st in g.get("steps", [])) == [False, True], g.get("steps"))
+check([p["fix"] for p in g.get("pairs", [])] == ["cuda_graphs"], g.get("pairs"))
 s = section("xfmr_no_sweeps", "sweeps")
 check(s.get("figures", []) == [], f"figures named without their records: {s.get('figures')}")
 check("full suite" in s.get("not_measured", ""), s)
