@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/document/savings.h"
 #include "harness/document/types.h"
 
 namespace gtb::xfmr {
@@ -97,6 +98,8 @@ struct Findings {
   Crossover crossover;
   std::vector<GraphSaving> graph;
   std::vector<MeasuredStep> steps;
+  // The A/B pairs among them: fp32 -> bf16, materialised -> fused attention, eager -> graph.
+  std::vector<cost::Pair> pairs;
 };
 Findings compute_findings(const std::vector<Record>& records);
 // data: configs, attention_share, memory, materialised_oom, crossover, graph, and cost_steps (published

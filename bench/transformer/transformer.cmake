@@ -1,7 +1,7 @@
 gtb_add_family(NAME transformer RUN_ORDER 55
   BENCH bench/transformer/transformer.cpp bench/transformer/findings.cpp bench/transformer/sections.cpp
         bench/transformer/gpu.cpp
-  CPU_SOURCES kernels/transformer/reference.cpp kernels/transformer/cpu/gemm_plan.cpp kernels/transformer/cpu/blocks.cpp
+  CPU_SOURCES kernels/transformer/reference.cpp kernels/transformer/cpu/blocks.cpp
   CUDA_SOURCES kernels/transformer/cuda/elementwise.cu kernels/transformer/cuda/attention_fwd.cu kernels/transformer/cuda/attention_bwd.cu
                kernels/transformer/cuda/step.cpp kernels/transformer/cuda/step_kernels.cu
   CPU_TESTS tests/cpu/test_transformer.cpp tests/cpu/test_transformer_attention_f64.cpp bench/transformer/findings.cpp

@@ -203,9 +203,10 @@ static json family_findings(const std::string& family, const std::vector<Record>
   }
   // Cost terms and measured steps sit beside the sections, not inside the family's own numbers.
   json lifted = json::object();
-  // (A family's own numbers may already hold a "steps" list: the producer writes cost_terms and
-  // cost_steps, published as terms and steps.)
-  for (const auto& [from, to] : {std::pair{"cost_terms", "terms"}, std::pair{"cost_steps", "steps"}})
+  // (A family's own numbers may already hold a "steps" list: the producer writes cost_terms,
+  // cost_steps and cost_pairs, published as terms, steps and pairs.)
+  for (const auto& [from, to] :
+       {std::pair{"cost_terms", "terms"}, std::pair{"cost_steps", "steps"}, std::pair{"cost_pairs", "pairs"}})
     if (data.contains(from)) {
       lifted[to] = std::move(data[from]);
       data.erase(from);

@@ -232,7 +232,7 @@ TEST(TransformerCpu, Bf16PlanListsOneDnnBf16WithTheReasonWhereItCannotRun) {
     EXPECT_NE(it->why_not.find("oneDNN"), std::string::npos) << it->why_not;
     EXPECT_NE(summary.find("onednn_bf16 not available: " + it->why_not), std::string::npos) << summary;
   }
-  // The per-head products inside the attention's parallel region are never offered it, with why.
+  // Products that run one per thread inside a parallel region (the per-head ones) are never offered it, with why.
   pg::Shape inner{"attn.scores", false, true, 8, 8, 4, 12, 12, 8, true};
   std::string why;
   EXPECT_FALSE(pg::native_bf16_serves(inner, why));
