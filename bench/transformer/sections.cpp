@@ -1,5 +1,6 @@
 // The transformer family's findings for the report and plots: the measured configurations, the
 // attention share against sequence length, materialised vs fused attention, the crossover, the graph.
+#include <algorithm>
 #include <string>
 
 #include "bench/transformer/findings.h"
