@@ -277,4 +277,14 @@ void to_json(const Findings& found, json& data) {
   cost::publish_pairs(data, found.pairs);
 }
 
+std::string fused_gpu_attention_note(const std::vector<Record>& recs) {
+  if (std::none_of(recs.begin(), recs.end(),
+                   [](const Record& r) { return ours(r) && r.backend == Backend::cuda && r.variant == "fused"; }))
+    return "";
+  return "gtb's fused GPU attention (kernels/transformer/cuda/attention_*.cu) is scalar FP32 arithmetic on the CUDA "
+         "cores, without tensor cores, in every precision: its figures show what fusing saves in memory and "
+         "launches, not what a state-of-the-art fused attention reaches (ci/gpu-check.sh's gtb vs PyTorch table "
+         "puts PyTorch's scaled_dot_product_attention beside it).";
+}
+
 }  // namespace gtb::xfmr

@@ -105,5 +105,8 @@ Findings compute_findings(const std::vector<Record>& records);
 // data: configs, attention_share, memory, materialised_oom, crossover, graph, and cost_steps (published
 // beside the sections as `steps`).
 void to_json(const Findings& found, json& data);
+// What gtb's fused GPU attention is (scalar FP32, no tensor cores), said where a fused GPU record
+// exists so that no reader takes its speed for the state of the art; empty otherwise.
+std::string fused_gpu_attention_note(const std::vector<Record>& records);
 
 }  // namespace gtb::xfmr

@@ -76,14 +76,7 @@ void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, f
                        p.materialised_oom.empty() ? json("ran") : json("out of memory")});
   if (mt.rows.empty()) m.not_measured = "no problem ran with both attention variants";
   m.say("Memory: the model's host arrays on the CPU, the allocator's high-water mark on a GPU.");
-  // What the fused GPU variant is, so that no reader takes its speed for the state of the art.
-  if (std::any_of(recs.begin(), recs.end(), [](const gtb::Record& r) {
-        return r.family == "transformer" && r.backend == gtb::Backend::cuda && r.variant == "fused";
-      }))
-    m.say("gtb's fused GPU attention (kernels/transformer/cuda/attention_*.cu) is scalar FP32 arithmetic on the CUDA "
-          "cores, without tensor cores, in every precision: its figures show what fusing saves in memory and "
-          "launches, not what a state-of-the-art fused attention reaches (ci/gpu-check.sh's gtb vs PyTorch table "
-          "puts PyTorch's scaled_dot_product_attention beside it).");
+  if (const std::string note = xf::fused_gpu_attention_note(recs); !note.empty()) m.say(note);
   for (const auto& o : found.materialised_oom) {
     const std::string be = gtb::to_string(o.backend);
     m.line(std::string(o.backend == gtb::Backend::cpu ? "" : be + "_") + "materialised_oom_d" + std::to_string(o.d_model),

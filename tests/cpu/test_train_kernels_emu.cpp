@@ -2,7 +2,7 @@
 // test_train_opt_emu.cpp: the optimizers), their own code run on CPU threads through the host
 // stand-in of tests/cpu/cuda_emu (a device of two SMs, so the grid-stride loops stride), in FP32, FP16
 // and BF16, against float64; a planted indexing error (a grid's last block run as block 0) must fail
-// every check. The backward kernels (2-D blocks, dynamic shared memory) are not run here.
+// every check. The backward kernels run in test_train_bwd_emu.cpp.
 #include <cmath>
 #include <functional>
 #include <string>

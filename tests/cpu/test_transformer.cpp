@@ -433,3 +433,19 @@ TEST(TransformerFindings, PercentOfGemmPeakFromTheMergedDocument) {
   ASSERT_TRUE(f.configs[0].pct_of_gemm_peak);
   EXPECT_NEAR(*f.configs[0].pct_of_gemm_peak, 100.0 * 0.25 / 2.0, 1e-9);  // the bf16 peak, not fp32's
 }
+
+TEST(TransformerFindings, FusedGpuAttentionIsSaidToBeScalarWithoutTensorCores) {
+  const std::string note = xf::fused_gpu_attention_note(
+      {rec("seq_sweep", "fused", 128, 8, 900, 1e6, 0.25), gpu_rec("configs", "fused", 128, 64, 4, 4000, "fp32", "eager")});
+  EXPECT_NE(note.find("without tensor cores"), std::string::npos) << note;
+  EXPECT_NE(note.find("scalar FP32"), std::string::npos) << note;
+  // No fused GPU record: CPU fused and GPU materialised records say nothing of the GPU kernel.
+  EXPECT_EQ(xf::fused_gpu_attention_note({rec("seq_sweep", "fused", 128, 8, 900, 1e6, 0.25),
+                                          gpu_rec("configs", "materialised", 128, 64, 4, 4000, "fp32", "eager")}),
+            "");
+  EXPECT_EQ(xf::fused_gpu_attention_note({}), "");
+  // Another family's fused GPU record is not the transformer's.
+  gtb::Record other = gpu_rec("configs", "fused", 128, 64, 4, 4000, "fp32", "eager");
+  other.family = "pitfalls";
+  EXPECT_EQ(xf::fused_gpu_attention_note({other}), "");
+}

@@ -2,8 +2,11 @@
 // on CPU threads (one block at a time, one std::thread per CUDA thread). Only a target that puts
 // this folder first on its include path sees it.
 //
-// What it models: __syncthreads as a barrier of the block's threads; __shared__ as a function-local
-// static, valid because blocks run one after another; warp shuffles through a slot array between
+// What it models: blocks of one, two or three dimensions (threads numbered x fastest, warps of 32
+// consecutive numbers, as CUDA's); __syncthreads as a barrier of the block's threads; __shared__ as a
+// function-local static, valid because blocks run one after another; dynamic shared memory
+// (GTB_DYNAMIC_SHARED, kernels/common/cuda/launch.cuh) as one buffer of exactly the launch's size,
+// filled with NaN bytes before each block, as a block's shared memory holds no zeros; warp shuffles through a slot array between
 // two barriers of the warp's 32 threads, valid because every thread of a warp reaches every shuffle
 // (a warp that returns as a whole, past the last row, takes no part: CUDA requires warp-uniform
 // control flow around a full-mask shuffle anyway); atomicAdd under a lock. It does not model warps'
@@ -16,6 +19,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -106,6 +110,10 @@ struct uint3 {
 
 inline thread_local uint3 threadIdx;
 inline thread_local uint3 blockIdx;
+namespace gtb_emu {
+inline thread_local unsigned thread_rank = 0;  // x + y*blockDim.x + z*blockDim.x*blockDim.y: what warps divide
+inline unsigned char* dynamic_shared = nullptr;  // the running block's dynamic shared memory
+}  // namespace gtb_emu
 inline dim3 gridDim, blockDim;
 
 #define __global__
@@ -146,13 +154,16 @@ inline std::mutex atomic_lock;
 inline bool plant_last_block_as_first = false;
 
 // Runs f on every thread of every block of grid; blocks one after another, each block's threads
-// concurrently.
+// concurrently; smem bytes of dynamic shared memory.
 template <class F>
-void launch(dim3 grid, dim3 block, const F& f) {
+void launch(dim3 grid, dim3 block, const F& f, std::size_t smem = 0) {
   gridDim = grid;
   blockDim = block;
-  const int threads = int(block.x);
+  const int threads = int(block.x * block.y * block.z);
   Barrier bar(threads);
+  // Exactly smem bytes, so that a sanitizer sees an access past the launch's size.
+  std::unique_ptr<unsigned char[]> shared(smem ? new unsigned char[smem] : nullptr);
+  dynamic_shared = shared.get();
   block_barrier = &bar;
   std::vector<std::unique_ptr<Barrier>> warps;
   warp_barriers.clear();
@@ -163,18 +174,30 @@ void launch(dim3 grid, dim3 block, const F& f) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
-      threadIdx.x = unsigned(t);
-      for (unsigned by = 0; by < grid.y; ++by)
-        for (unsigned bx = 0; bx < grid.x; ++bx) {
-          const bool last = bx + 1 == grid.x && by + 1 == grid.y && grid.x * grid.y > 1;
-          blockIdx.x = plant_last_block_as_first && last ? 0 : bx;
-          blockIdx.y = plant_last_block_as_first && last ? 0 : by;
-          f();
-          bar.wait();  // the block's shared statics are free for the next block
-        }
+      thread_rank = unsigned(t);
+      threadIdx.x = unsigned(t) % block.x;
+      threadIdx.y = unsigned(t) / block.x % block.y;
+      threadIdx.z = unsigned(t) / (block.x * block.y);
+      for (unsigned bz = 0; bz < grid.z; ++bz)
+        for (unsigned by = 0; by < grid.y; ++by)
+          for (unsigned bx = 0; bx < grid.x; ++bx) {
+            const bool last =
+                bx + 1 == grid.x && by + 1 == grid.y && bz + 1 == grid.z && grid.x * grid.y * grid.z > 1;
+            const bool as_first = plant_last_block_as_first && last;
+            blockIdx.x = as_first ? 0 : bx;
+            blockIdx.y = as_first ? 0 : by;
+            blockIdx.z = as_first ? 0 : bz;
+            if (smem) {
+              if (t == 0) std::memset(shared.get(), 0xff, smem);  // NaN in every float, -1 in every int
+              bar.wait();
+            }
+            f();
+            bar.wait();  // the block's shared memory is free for the next block
+          }
     });
   for (auto& th : pool) th.join();
   block_barrier = nullptr;
+  dynamic_shared = nullptr;
   warp_barriers.clear();
 }
 
@@ -182,34 +205,37 @@ template <class Kernel>
 struct Launch {
   Kernel k;
   dim3 grid, block;
+  std::size_t smem;
   template <class... A>
   void operator()(A... a) const {
-    launch(grid, block, [&] { k(a...); });
+    launch(grid, block, [&] { k(a...); }, smem);
   }
 };
 template <class Kernel>
-Launch<Kernel> make_launch(Kernel k, dim3 grid, dim3 block) {
-  return {k, grid, block};
+Launch<Kernel> make_launch(Kernel k, dim3 grid, dim3 block, std::size_t smem = 0) {
+  return {k, grid, block, smem};
 }
 
 }  // namespace gtb_emu
 
 inline void __syncthreads() { gtb_emu::block_barrier->wait(); }
 inline float __shfl_xor_sync(unsigned, float v, int mask) {
-  gtb_emu::Barrier& warp = *gtb_emu::warp_barriers[threadIdx.x / 32];
-  gtb_emu::shuffle_slots[threadIdx.x] = v;
+  const unsigned t = gtb_emu::thread_rank;
+  gtb_emu::Barrier& warp = *gtb_emu::warp_barriers[t / 32];
+  gtb_emu::shuffle_slots[t] = v;
   warp.wait();
-  const float r = gtb_emu::shuffle_slots[threadIdx.x ^ unsigned(mask)];
+  const float r = gtb_emu::shuffle_slots[t ^ unsigned(mask)];
   warp.wait();
   return r;
 }
 inline unsigned long long __shfl_down_sync(unsigned, unsigned long long v, int delta) {
   static unsigned long long slots[1024];
-  gtb_emu::Barrier& warp = *gtb_emu::warp_barriers[threadIdx.x / 32];
-  slots[threadIdx.x] = v;
+  const unsigned t = gtb_emu::thread_rank;
+  gtb_emu::Barrier& warp = *gtb_emu::warp_barriers[t / 32];
+  slots[t] = v;
   warp.wait();
   // A lane past the warp's end gets its own value back, as CUDA's does.
-  const unsigned long long r = threadIdx.x % 32 + unsigned(delta) < 32 ? slots[threadIdx.x + unsigned(delta)] : v;
+  const unsigned long long r = t % 32 + unsigned(delta) < 32 ? slots[t + unsigned(delta)] : v;
   warp.wait();
   return r;
 }
@@ -225,6 +251,12 @@ inline float atomicAdd(float* p, float v) {
   *p = old + v;
   return old;
 }
+inline int atomicExch(int* p, int v) {
+  std::lock_guard<std::mutex> lock(gtb_emu::atomic_lock);
+  const int old = *p;
+  *p = v;
+  return old;
+}
 inline int min(int a, int b) { return a < b ? a : b; }
 
 // The kernels launch through GTB_LAUNCH (kernels/common/cuda/launch.cuh) or, the fused attention's,
@@ -232,4 +264,6 @@ inline int min(int a, int b) { return a < b ? a : b; }
 #define GTB_FA_LAUNCH(kernel, grid, block, stream) \
   ((void)(stream), gtb_emu::make_launch(kernel, dim3(grid), dim3(block)))
 #define GTB_LAUNCH(kernel, grid, block, smem, stream) \
-  ((void)(smem), (void)(stream), gtb_emu::make_launch(kernel, dim3(grid), dim3(block)))
+  ((void)(stream), gtb_emu::make_launch(kernel, dim3(grid), dim3(block), std::size_t(smem)))
+// A kernel's dynamic shared memory: the launch's buffer, which GTB_LAUNCH sized.
+#define GTB_DYNAMIC_SHARED(type, name) type* const name = reinterpret_cast<type*>(gtb_emu::dynamic_shared)
