@@ -124,103 +124,75 @@ json examples(const Trace& t, const std::vector<const GpuEvent*>& ev) {
   return out;
 }
 
-json gpu_section(const Prepared& p, const Window& w, const std::vector<const GpuEvent*>& in_window,
-                 const std::vector<const GpuEvent*>& assigned, json* timeline = nullptr) {
-  const Trace& t = *p.t;
-  std::vector<Interval> all, compute, comm, mem;
-  std::map<std::pair<int, int>, std::vector<const GpuEvent*>> by_stream;
-  std::map<int, std::vector<Interval>> copies_by_device;
-  for (const auto* e : in_window) {
-    const Interval iv{std::max(w.lo, e->ts), std::min(w.hi, e->ts + e->dur)};
-    all.push_back(iv);
-    if (e->kind == GpuKind::kernel) (p.comm[static_cast<std::size_t>(e->name)] ? comm : compute).push_back(iv);
-    else mem.push_back(iv);
-    if (e->kind == GpuKind::memcpy) copies_by_device[e->device].push_back(iv);
-    by_stream[{e->device, e->stream}].push_back(e);
-  }
-  const auto m_all = merged(all), m_compute = merged(compute), m_comm = merged(comm), m_mem = merged(mem);
-  const double busy = length(m_all);
-  double span_lo = w.lo, span_hi = w.hi;
-  if (!m_all.empty() && w.step < 0) {
-    span_lo = m_all.front().first;
-    span_hi = m_all.back().second;
-  }
-  const double window = span_hi - span_lo;
+using StreamKey = std::pair<int, int>;  // device, stream
+using ByStream = std::map<StreamKey, std::vector<const GpuEvent*>>;
 
-  // The idle-cause rule (docs/diagnose.md): a gap ends when the next event starts. The part of a
-  // stream's gap another stream spent copying is "copy"; of the rest, a gap in which a host sync
-  // call returned is "sync" (the host waited for the GPU to drain, then had nothing queued); a gap
-  // whose next event was launched by the host after the gap began is "host launch"; anything else
-  // (work queued in time that still waited, e.g. on another stream's event) is "other".
-  json gaps_out = json::array();
-  auto classify = [&](const std::vector<Interval>& busy_m, const std::vector<const GpuEvent*>& sorted_ev,
-                      const std::vector<Interval>* other_copies, double lo, double hi) {
-    json causes = {{"host_launch_us", 0.0}, {"sync_us", 0.0}, {"copy_us", 0.0}, {"other_us", 0.0}};
-    double hl = 0, sy = 0, cp = 0, ot = 0;
-    std::size_t next_ev = 0;
-    double prev_end = lo;
-    std::size_t gaps = 0;
-    for (std::size_t i = 0; i <= busy_m.size(); ++i) {
-      const double g0 = prev_end, g1 = i < busy_m.size() ? busy_m[i].first : hi;
-      if (i < busy_m.size()) prev_end = busy_m[i].second;
-      if (g1 <= g0) continue;
-      ++gaps;
-      double rest = g1 - g0;
-      if (other_copies) {
-        const double c = covered(*other_copies, g0, g1);
-        cp += c;
-        rest -= c;
-      }
-      if (rest <= 0) continue;
-      const bool record = timeline && !other_copies;
-      auto s = std::lower_bound(p.sync_ends.begin(), p.sync_ends.end(), g0);
-      if (s != p.sync_ends.end() && *s <= g1) {
-        sy += rest;
-        if (record) gaps_out.push_back({g0, g1, "sync"});
-        continue;
-      }
-      // The event that ended the gap: the first one starting at g1.
-      while (next_ev < sorted_ev.size() && sorted_ev[next_ev]->ts < g1) ++next_ev;
-      const GpuEvent* e = next_ev < sorted_ev.size() ? sorted_ev[next_ev] : nullptr;
-      auto l = e ? p.launch_ts.find(e->correlation) : p.launch_ts.end();
-      const bool host = l != p.launch_ts.end() && l->second >= g0;
-      (host ? hl : ot) += rest;
-      if (record) gaps_out.push_back({g0, g1, host ? "host_launch" : "other"});
+// The idle-cause rule (docs/diagnose.md): a gap ends when the next event starts. The part of a
+// stream's gap another stream spent copying is "copy"; of the rest, a gap in which a host sync
+// call returned is "sync" (the host waited for the GPU to drain, then had nothing queued); a gap
+// whose next event was launched by the host after the gap began is "host launch"; anything else
+// (work queued in time that still waited, e.g. on another stream's event) is "other". `gaps`, when
+// given, receives each gap with its cause (the timeline figure draws them).
+json idle_by_cause(const Prepared& p, const std::vector<Interval>& busy_m, const std::vector<const GpuEvent*>& sorted_ev,
+                   const std::vector<Interval>* other_copies, double lo, double hi, json* gaps) {
+  json causes = {{"host_launch_us", 0.0}, {"sync_us", 0.0}, {"copy_us", 0.0}, {"other_us", 0.0}};
+  double hl = 0, sy = 0, cp = 0, ot = 0;
+  std::size_t next_ev = 0;
+  double prev_end = lo;
+  std::size_t n_gaps = 0;
+  for (std::size_t i = 0; i <= busy_m.size(); ++i) {
+    const double g0 = prev_end, g1 = i < busy_m.size() ? busy_m[i].first : hi;
+    if (i < busy_m.size()) prev_end = busy_m[i].second;
+    if (g1 <= g0) continue;
+    ++n_gaps;
+    double rest = g1 - g0;
+    if (other_copies) {
+      const double c = covered(*other_copies, g0, g1);
+      cp += c;
+      rest -= c;
     }
-    causes["host_launch_us"] = hl;
-    causes["sync_us"] = sy;
-    causes["copy_us"] = cp;
-    causes["other_us"] = ot;
-    causes["gaps"] = gaps;
-    return causes;
-  };
-
-  std::vector<const GpuEvent*> sorted_all = in_window;
-  std::sort(sorted_all.begin(), sorted_all.end(), [](auto* a, auto* b) { return a->ts < b->ts; });
-  json g;
-  g["window_us"] = window;
-  g["busy_us"] = busy;
-  g["idle_us"] = window - busy;
-  g["busy_share"] = window > 0 ? num(busy / window) : json(nullptr);
-  g["idle_by_cause"] = classify(m_all, sorted_all, nullptr, span_lo, span_hi);
-  if (timeline) {
-    // One step drawn by cause: each stream's events by kind, the GPU's idle gaps by cause. Events
-    // closer than a pixel would merge anyway; the cap keeps a huge step's figure file small.
-    json ev = json::array();
-    for (const auto* e : sorted_all) {
-      if (ev.size() >= 20000) break;
-      const std::string kind = e->kind != GpuKind::kernel                   ? "memory"
-                               : p.comm[static_cast<std::size_t>(e->name)] ? "communication"
-                                                                           : "compute";
-      ev.push_back({e->stream, std::max(w.lo, e->ts), std::min(w.hi, e->ts + e->dur), kind});
+    if (rest <= 0) continue;
+    auto s = std::lower_bound(p.sync_ends.begin(), p.sync_ends.end(), g0);
+    if (s != p.sync_ends.end() && *s <= g1) {
+      sy += rest;
+      if (gaps) gaps->push_back({g0, g1, "sync"});
+      continue;
     }
-    *timeline = {{"begin_us", span_lo}, {"end_us", span_hi}, {"events", ev}, {"gaps", gaps_out},
-                 {"events_capped", sorted_all.size() > 20000}};
+    // The event that ended the gap: the first one starting at g1.
+    while (next_ev < sorted_ev.size() && sorted_ev[next_ev]->ts < g1) ++next_ev;
+    const GpuEvent* e = next_ev < sorted_ev.size() ? sorted_ev[next_ev] : nullptr;
+    auto l = e ? p.launch_ts.find(e->correlation) : p.launch_ts.end();
+    const bool host = l != p.launch_ts.end() && l->second >= g0;
+    (host ? hl : ot) += rest;
+    if (gaps) gaps->push_back({g0, g1, host ? "host_launch" : "other"});
   }
-  g["split"] = {{"compute_us", length(m_compute)},
-                {"communication_us", length(m_comm)},
-                {"memory_us", length(m_mem)},
-                {"non_compute_us", busy - length(m_compute)}};
+  causes["host_launch_us"] = hl;
+  causes["sync_us"] = sy;
+  causes["copy_us"] = cp;
+  causes["other_us"] = ot;
+  causes["gaps"] = n_gaps;
+  return causes;
+}
+
+// One step drawn by cause: each stream's events by kind, the GPU's idle gaps by cause. Events
+// closer than a pixel would merge anyway; the cap keeps a huge step's figure file small.
+json timeline_json(const Prepared& p, const Window& w, const std::vector<const GpuEvent*>& sorted_all, double span_lo,
+                   double span_hi, const json& gaps) {
+  json ev = json::array();
+  for (const auto* e : sorted_all) {
+    if (ev.size() >= 20000) break;
+    const std::string kind = e->kind != GpuKind::kernel                   ? "memory"
+                             : p.comm[static_cast<std::size_t>(e->name)] ? "communication"
+                                                                         : "compute";
+    ev.push_back({e->stream, std::max(w.lo, e->ts), std::min(w.hi, e->ts + e->dur), kind});
+  }
+  return {{"begin_us", span_lo}, {"end_us", span_hi}, {"events", ev}, {"gaps", gaps},
+          {"events_capped", sorted_all.size() > 20000}};
+}
+
+// Each stream: its busy time, its own span and idle time, its gaps by cause (the copies of the
+// device's other streams count as copy). Sorts each stream's events by start.
+json streams_json(const Prepared& p, const Window& w, ByStream& by_stream, double window) {
   json streams = json::array();
   for (auto& [key, ev] : by_stream) {
     std::sort(ev.begin(), ev.end(), [](auto* a, auto* b) { return a->ts < b->ts; });
@@ -249,13 +221,17 @@ json gpu_section(const Prepared& p, const Window& w, const std::vector<const Gpu
     s["span_us"] = s_hi - s_lo;
     s["idle_us"] = (s_hi - s_lo) - s_busy;
     s["busy_share_of_window"] = window > 0 ? num(s_busy / window) : json(nullptr);
-    const json c = classify(m, ev, &m_others, s_lo, s_hi);
+    const json c = idle_by_cause(p, m, ev, &m_others, s_lo, s_hi, nullptr);
     s["idle_by_cause"] = c;
     streams.push_back(s);
   }
-  g["streams"] = streams;
+  return streams;
+}
 
-  // Kernels launched in this window (by their launch, so a step owns the kernels it queued).
+// The kernels launched in a window (by their launch, so a step owns the kernels it queued), tallied
+// in one pass: durations, those shorter than a launch, GEMMs by kind (FP32 SIMT ones by shape),
+// communication.
+struct KernelTally {
   std::vector<double> durs;
   double launch_bound = 0, launch_bound_us = 0;
   double gemm_us = 0, tc_us = 0, simt_us = 0, simt64_us = 0, ugemm_us = 0, comm_us = 0, kernel_us = 0;
@@ -264,83 +240,102 @@ json gpu_section(const Prepared& p, const Window& w, const std::vector<const Gpu
   std::vector<const GpuEvent*> simt_ev, comm_ev, short_ev;
   std::map<std::tuple<double, double, double>, std::pair<std::size_t, double>> simt_shapes;
   double simt_no_shape_us = 0;
+};
+
+KernelTally tally_kernels(const Prepared& p, const std::vector<const GpuEvent*>& assigned) {
+  const Trace& t = *p.t;
+  KernelTally k;
   for (const auto* e : assigned) {
     if (e->kind != GpuKind::kernel) continue;
-    durs.push_back(e->dur);
-    kernel_us += e->dur;
+    k.durs.push_back(e->dur);
+    k.kernel_us += e->dur;
     if (std::isfinite(p.launch_us) && e->dur < p.launch_us) {
-      ++launch_bound;
-      launch_bound_us += e->dur;
-      if (short_ev.size() < 3) short_ev.push_back(e);
+      ++k.launch_bound;
+      k.launch_bound_us += e->dur;
+      if (k.short_ev.size() < 3) k.short_ev.push_back(e);
     }
     const auto id = static_cast<std::size_t>(e->name);
     if (p.comm[id]) {
-      ++comm_n;
-      comm_us += e->dur;
-      if (comm_ev.size() < 3) comm_ev.push_back(e);
+      ++k.comm_n;
+      k.comm_us += e->dur;
+      if (k.comm_ev.size() < 3) k.comm_ev.push_back(e);
     }
     switch (p.gemm_of[id]) {
       case GemmKind::not_gemm: break;
       case GemmKind::tensor_core:
-        ++gemm_n, ++tc_n, gemm_us += e->dur, tc_us += e->dur;
-        ++tc_prec[tensor_core_precision(t.name_of(e->name))];
+        ++k.gemm_n, ++k.tc_n, k.gemm_us += e->dur, k.tc_us += e->dur;
+        ++k.tc_prec[tensor_core_precision(t.name_of(e->name))];
         break;
       case GemmKind::simt_fp32:
-        ++gemm_n, ++simt_n, gemm_us += e->dur, simt_us += e->dur;
-        if (simt_ev.size() < 3) simt_ev.push_back(e);
+        ++k.gemm_n, ++k.simt_n, k.gemm_us += e->dur, k.simt_us += e->dur;
+        if (k.simt_ev.size() < 3) k.simt_ev.push_back(e);
         if (auto sh = t.matmul_shapes.find(e->external_id); sh != t.matmul_shapes.end()) {
-          auto& acc = simt_shapes[{sh->second.m, sh->second.n, sh->second.k}];
+          auto& acc = k.simt_shapes[{sh->second.m, sh->second.n, sh->second.k}];
           ++acc.first;
           acc.second += e->dur;
         } else {
-          simt_no_shape_us += e->dur;
+          k.simt_no_shape_us += e->dur;
         }
         break;
-      case GemmKind::simt_fp64: ++gemm_n, ++simt64_n, gemm_us += e->dur, simt64_us += e->dur; break;
-      case GemmKind::unknown_gemm: ++gemm_n, ++ugemm_n, gemm_us += e->dur, ugemm_us += e->dur; break;
+      case GemmKind::simt_fp64: ++k.gemm_n, ++k.simt64_n, k.gemm_us += e->dur, k.simt64_us += e->dur; break;
+      case GemmKind::unknown_gemm: ++k.gemm_n, ++k.ugemm_n, k.gemm_us += e->dur, k.ugemm_us += e->dur; break;
     }
   }
-  json k;
-  k["count"] = durs.size();
-  k["total_us"] = kernel_us;
-  k["p50_us"] = num(quantile(durs, 0.5));
-  k["p90_us"] = num(quantile(durs, 0.9));
-  k["max_us"] = durs.empty() ? json(nullptr) : json(*std::max_element(durs.begin(), durs.end()));
-  k["launch_us"] = num(p.launch_us);
-  k["shorter_than_launch"] = launch_bound;
-  k["shorter_than_launch_us"] = launch_bound_us;
-  k["shorter_than_launch_share"] = durs.empty() ? json(nullptr) : json(launch_bound / static_cast<double>(durs.size()));
-  k["examples_short"] = examples(t, short_ev);
-  g["kernels"] = k;
+  return k;
+}
 
+json kernels_json(const Prepared& p, const KernelTally& k) {
+  json j;
+  j["count"] = k.durs.size();
+  j["total_us"] = k.kernel_us;
+  j["p50_us"] = num(quantile(k.durs, 0.5));
+  j["p90_us"] = num(quantile(k.durs, 0.9));
+  j["max_us"] = k.durs.empty() ? json(nullptr) : json(*std::max_element(k.durs.begin(), k.durs.end()));
+  j["launch_us"] = num(p.launch_us);
+  j["shorter_than_launch"] = k.launch_bound;
+  j["shorter_than_launch_us"] = k.launch_bound_us;
+  j["shorter_than_launch_share"] =
+      k.durs.empty() ? json(nullptr) : json(k.launch_bound / static_cast<double>(k.durs.size()));
+  j["examples_short"] = examples(*p.t, k.short_ev);
+  return j;
+}
+
+json gemm_json(const Prepared& p, const KernelTally& k) {
   json shapes = json::array();
-  for (const auto& [mnk, acc] : simt_shapes)
+  for (const auto& [mnk, acc] : k.simt_shapes)
     shapes.push_back({{"m", std::get<0>(mnk)}, {"n", std::get<1>(mnk)}, {"k", std::get<2>(mnk)},
                       {"count", acc.first}, {"us", acc.second}});
   json prec = json::object();
-  for (const auto& [name, n] : tc_prec) prec[name.empty() ? "unstated" : name] = n;
-  g["gemm_kernels"] = {{"count", gemm_n},
-               {"us", gemm_us},
-               {"share_of_kernel_time", kernel_us > 0 ? num(gemm_us / kernel_us) : json(nullptr)},
-               {"tensor_core", {{"count", tc_n}, {"us", tc_us}, {"precision", prec}}},
-               {"simt_fp32",
-                {{"count", simt_n},
-                 {"us", simt_us},
-                 {"shapes", shapes},
-                 {"us_without_shape", simt_no_shape_us},
-                 {"examples", examples(t, simt_ev)}}},
-               {"simt_fp64", {{"count", simt64_n}, {"us", simt64_us}}},
-               {"unknown", {{"count", ugemm_n}, {"us", ugemm_us}}}};
-  const double comm_union = length(m_comm), comm_overlap = overlap(m_comm, m_compute);
-  g["communication"] = {{"count", comm_n},
-                        {"us", comm_us},
-                        {"union_us", comm_union},
-                        {"overlapped_us", comm_overlap},
-                        {"exposed_us", comm_union - comm_overlap},
-                        {"overlap_share", comm_union > 0 ? num(comm_overlap / comm_union) : json(nullptr)},
-                        {"examples", examples(t, comm_ev)}};
+  for (const auto& [name, n] : k.tc_prec) prec[name.empty() ? "unstated" : name] = n;
+  return {{"count", k.gemm_n},
+          {"us", k.gemm_us},
+          {"share_of_kernel_time", k.kernel_us > 0 ? num(k.gemm_us / k.kernel_us) : json(nullptr)},
+          {"tensor_core", {{"count", k.tc_n}, {"us", k.tc_us}, {"precision", prec}}},
+          {"simt_fp32",
+           {{"count", k.simt_n},
+            {"us", k.simt_us},
+            {"shapes", shapes},
+            {"us_without_shape", k.simt_no_shape_us},
+            {"examples", examples(*p.t, k.simt_ev)}}},
+          {"simt_fp64", {{"count", k.simt64_n}, {"us", k.simt64_us}}},
+          {"unknown", {{"count", k.ugemm_n}, {"us", k.ugemm_us}}}};
+}
 
-  // Copies by direction and memory kind, and memsets.
+json communication_json(const Prepared& p, const KernelTally& k, const std::vector<Interval>& m_comm,
+                        const std::vector<Interval>& m_compute) {
+  const double comm_union = length(m_comm), comm_overlap = overlap(m_comm, m_compute);
+  return {{"count", k.comm_n},
+          {"us", k.comm_us},
+          {"union_us", comm_union},
+          {"overlapped_us", comm_overlap},
+          {"exposed_us", comm_union - comm_overlap},
+          {"overlap_share", comm_union > 0 ? num(comm_overlap / comm_union) : json(nullptr)},
+          {"examples", examples(*p.t, k.comm_ev)}};
+}
+
+// Copies by direction and memory kind (g["copies"]), and memsets (g["memsets"]).
+void add_copies(const Prepared& p, const std::vector<const GpuEvent*>& assigned, json& g) {
+  const Trace& t = *p.t;
   struct Acc {
     std::size_t n = 0, unknown_bytes = 0;
     double bytes = 0, us = 0;
@@ -388,6 +383,50 @@ json gpu_section(const Prepared& p, const Window& w, const std::vector<const Gpu
   }
   g["copies"] = cps;
   g["memsets"] = {{"count", memset.n}, {"bytes", memset.bytes}, {"us", memset.us}};
+}
+
+json gpu_section(const Prepared& p, const Window& w, const std::vector<const GpuEvent*>& in_window,
+                 const std::vector<const GpuEvent*>& assigned, json* timeline = nullptr) {
+  std::vector<Interval> all, compute, comm, mem;
+  ByStream by_stream;
+  std::map<int, std::vector<Interval>> copies_by_device;
+  for (const auto* e : in_window) {
+    const Interval iv{std::max(w.lo, e->ts), std::min(w.hi, e->ts + e->dur)};
+    all.push_back(iv);
+    if (e->kind == GpuKind::kernel) (p.comm[static_cast<std::size_t>(e->name)] ? comm : compute).push_back(iv);
+    else mem.push_back(iv);
+    if (e->kind == GpuKind::memcpy) copies_by_device[e->device].push_back(iv);
+    by_stream[{e->device, e->stream}].push_back(e);
+  }
+  const auto m_all = merged(all), m_compute = merged(compute), m_comm = merged(comm), m_mem = merged(mem);
+  const double busy = length(m_all);
+  double span_lo = w.lo, span_hi = w.hi;
+  if (!m_all.empty() && w.step < 0) {
+    span_lo = m_all.front().first;
+    span_hi = m_all.back().second;
+  }
+  const double window = span_hi - span_lo;
+
+  std::vector<const GpuEvent*> sorted_all = in_window;
+  std::sort(sorted_all.begin(), sorted_all.end(), [](auto* a, auto* b) { return a->ts < b->ts; });
+  json gaps = json::array();
+  json g;
+  g["window_us"] = window;
+  g["busy_us"] = busy;
+  g["idle_us"] = window - busy;
+  g["busy_share"] = window > 0 ? num(busy / window) : json(nullptr);
+  g["idle_by_cause"] = idle_by_cause(p, m_all, sorted_all, nullptr, span_lo, span_hi, timeline ? &gaps : nullptr);
+  if (timeline) *timeline = timeline_json(p, w, sorted_all, span_lo, span_hi, gaps);
+  g["split"] = {{"compute_us", length(m_compute)},
+                {"communication_us", length(m_comm)},
+                {"memory_us", length(m_mem)},
+                {"non_compute_us", busy - length(m_compute)}};
+  g["streams"] = streams_json(p, w, by_stream, window);
+  const KernelTally k = tally_kernels(p, assigned);
+  g["kernels"] = kernels_json(p, k);
+  g["gemm_kernels"] = gemm_json(p, k);
+  g["communication"] = communication_json(p, k, m_comm, m_compute);
+  add_copies(p, assigned, g);
   return g;
 }
 
