@@ -532,7 +532,23 @@ CopyKind copy_kind(const std::string& name) {
   return k;
 }
 
-json diagnose_trace(const Trace& t, const std::string& label) {
+namespace {
+
+// Steps: sorted, one per name (a ProfilerStep also appears as a GPU-side annotation on some traces,
+// and those are not read as steps).
+std::vector<Step> unique_steps(const Trace& t) {
+  std::vector<Step> steps = t.steps;
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ts < b.ts; });
+  std::set<std::string> seen;
+  std::vector<Step> unique;
+  for (const auto& s : steps)
+    if (seen.insert(s.name).second) unique.push_back(s);
+  return unique;
+}
+
+// What every window's tallies read: each name's kinds, the launches and syncs on the host, the GPU
+// events by start and the step of each event.
+Prepared prepare(const Trace& t, const std::vector<Step>& steps) {
   Prepared p;
   p.t = &t;
   p.gemm_of.resize(t.names.size());
@@ -553,18 +569,6 @@ json diagnose_trace(const Trace& t, const std::string& label) {
   std::sort(p.sync_ends.begin(), p.sync_ends.end());
   p.launch_us = quantile(launch_durs, 0.5);
 
-  // Steps: sorted, one per name (a ProfilerStep also appears as a GPU-side annotation on some traces,
-  // and those are not read as steps).
-  std::vector<Step> steps = t.steps;
-  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ts < b.ts; });
-  {
-    std::set<std::string> seen;
-    std::vector<Step> unique;
-    for (const auto& s : steps)
-      if (seen.insert(s.name).second) unique.push_back(s);
-    steps.swap(unique);
-  }
-
   for (std::size_t i = 0; i < t.gpu.size(); ++i)
     if (t.gpu[i].kind != GpuKind::sync) p.order.push_back(i);
   std::sort(p.order.begin(), p.order.end(), [&](std::size_t a, std::size_t b) { return t.gpu[a].ts < t.gpu[b].ts; });
@@ -577,8 +581,10 @@ json diagnose_trace(const Trace& t, const std::string& label) {
   }
   p.host_step.assign(t.host.size(), -1);
   for (std::size_t i = 0; i < t.host.size(); ++i) p.host_step[i] = step_of(steps, t.host[i].ts);
+  return p;
+}
 
-  const bool has_gpu = !p.order.empty();
+std::string vendor_of(const Trace& t, bool has_gpu) {
   std::string vendor = "none";
   for (const auto& n : t.device_names) {
     const auto l = lower(n);
@@ -587,22 +593,11 @@ json diagnose_trace(const Trace& t, const std::string& label) {
   }
   if (t.amd_runtime) vendor = "amd";
   else if (vendor == "none" && has_gpu) vendor = "nvidia (by its runtime call names)";
+  return vendor;
+}
 
-  json d;
-  d["tool"] = "gtb diagnose";
-  d["format_version"] = 1;
-  d["trace"] = {{"file", label},
-                {"json_bytes", t.bytes_read},
-                {"events", t.events_seen},
-                {"gpu_events", t.gpu.size()},
-                {"runtime_calls", t.runtime_calls},
-                {"devices", t.device_names},
-                {"vendor", vendor},
-                {"distributed_backend", t.distributed_backend},
-                {"rank", t.rank ? json(*t.rank) : json(nullptr)},
-                {"world_size", t.world_size ? json(*t.world_size) : json(nullptr)},
-                {"steps", steps.size()}};
-  d["rules"] = {
+json rules() {
+  return {
       {"busy", "GPU busy = the union of kernel, memcpy and memset intervals (all streams for the GPU, per "
                "stream for a stream); idle = window minus busy. The whole-trace window runs from the first "
                "GPU event's start to the last one's end; a step's window from the first GPU event it "
@@ -629,7 +624,11 @@ json diagnose_trace(const Trace& t, const std::string& label) {
                 "device-to-pageable copy is counted apart: it blocks the host whatever call issued it."},
       {"steps", "An event belongs to the ProfilerStep#N whose host interval holds its launch call (or, "
                 "when the trace has no launch for it, its own start)."}};
+}
 
+// What the trace cannot say, and why.
+json cannot_say_list(const Trace& t, const Prepared& p, const std::vector<Step>& steps, bool has_gpu,
+                     const std::string& vendor) {
   json cannot = json::array();
   auto cannot_say = [&](const std::string& what, const std::string& why) {
     cannot.push_back({{"symptom", what}, {"why", why}});
@@ -676,53 +675,52 @@ json diagnose_trace(const Trace& t, const std::string& label) {
   if (!any_loader)
     cannot_say("data-loader time", "the trace has no DataLoader events (the loader iterated outside the "
                                    "profiled region, or a custom loader without record_function)");
+  return cannot;
+}
 
-  // Windows: the whole trace, then each step.
-  auto window_events = [&](double lo, double hi) {
-    std::vector<const GpuEvent*> v;
-    auto it = std::lower_bound(p.order.begin(), p.order.end(), lo - p.max_dur,
-                               [&](std::size_t i, double x) { return t.gpu[i].ts < x; });
-    for (; it != p.order.end() && t.gpu[*it].ts < hi; ++it) {
-      const auto& e = t.gpu[*it];
-      if (e.ts + e.dur > lo) v.push_back(&e);
-    }
-    return v;
-  };
-  json timeline;
-  auto section = [&](const Window& w, bool draw = false) {
-    json s;
-    std::vector<const GpuEvent*> assigned;
-    for (const auto i : p.order)
-      if (w.step < 0 || p.gpu_step[i] == w.step) assigned.push_back(&t.gpu[i]);
-    if (has_gpu) s["gpu"] = gpu_section(p, w, window_events(w.lo, w.hi), assigned, draw ? &timeline : nullptr);
-    s["host"] = host_section(p, w);
-    return s;
-  };
-  double lo = 0, hi = 0;
-  if (has_gpu) {
-    lo = t.gpu[p.order.front()].ts;
-    for (const auto i : p.order) hi = std::max(hi, t.gpu[i].ts + t.gpu[i].dur);
+// The GPU events that overlap [lo, hi).
+std::vector<const GpuEvent*> window_events(const Prepared& p, double lo, double hi) {
+  const Trace& t = *p.t;
+  std::vector<const GpuEvent*> v;
+  auto it = std::lower_bound(p.order.begin(), p.order.end(), lo - p.max_dur,
+                             [&](std::size_t i, double x) { return t.gpu[i].ts < x; });
+  for (; it != p.order.end() && t.gpu[*it].ts < hi; ++it) {
+    const auto& e = t.gpu[*it];
+    if (e.ts + e.dur > lo) v.push_back(&e);
   }
-  d["overall"] = section(Window{lo, hi, -1});
-  if (has_gpu) {
-    // cuda_sync events mark the GPU side of a host wait; they are not work, so not busy time. Where
-    // they fall outside busy time is what a reader counting them as work (HTA does) calls busy.
-    std::vector<Interval> busy_iv, sync_iv;
-    for (const auto i : p.order) busy_iv.push_back({t.gpu[i].ts, t.gpu[i].ts + t.gpu[i].dur});
-    for (const auto& e : t.gpu)
-      if (e.kind == GpuKind::sync) sync_iv.push_back({std::max(lo, e.ts), std::min(hi, e.ts + e.dur)});
-    const auto mb = merged(busy_iv), ms = merged(sync_iv);
-    d["overall"]["gpu"]["sync_markers"] = {{"count", sync_iv.size()},
-                                           {"us", length(ms)},
-                                           {"us_outside_busy", length(ms) - overlap(ms, mb)}};
-  }
-  {
-    double host_lo = steps.empty() ? 0 : steps.front().ts, host_hi = 0;
-    for (const auto& s : steps) host_hi = std::max(host_hi, s.ts + s.dur);
-    d["overall"]["steps_host_us"] = host_hi - host_lo;
-  }
+  return v;
+}
 
-  // Step windows on the GPU timeline tile it: each starts where the step's first GPU event starts.
+// One window's GPU (where the trace has GPU events) and host sections; `timeline`, when given,
+// receives the window drawn by cause.
+json window_section(const Prepared& p, const Window& w, bool has_gpu, json* timeline) {
+  const Trace& t = *p.t;
+  json s;
+  std::vector<const GpuEvent*> assigned;
+  for (const auto i : p.order)
+    if (w.step < 0 || p.gpu_step[i] == w.step) assigned.push_back(&t.gpu[i]);
+  if (has_gpu) s["gpu"] = gpu_section(p, w, window_events(p, w.lo, w.hi), assigned, timeline);
+  s["host"] = host_section(p, w);
+  return s;
+}
+
+// cuda_sync events mark the GPU side of a host wait; they are not work, so not busy time. Where
+// they fall outside busy time is what a reader counting them as work (HTA does) calls busy.
+json sync_markers(const Prepared& p, double lo, double hi) {
+  const Trace& t = *p.t;
+  std::vector<Interval> busy_iv, sync_iv;
+  for (const auto i : p.order) busy_iv.push_back({t.gpu[i].ts, t.gpu[i].ts + t.gpu[i].dur});
+  for (const auto& e : t.gpu)
+    if (e.kind == GpuKind::sync) sync_iv.push_back({std::max(lo, e.ts), std::min(hi, e.ts + e.dur)});
+  const auto mb = merged(busy_iv), ms = merged(sync_iv);
+  return {{"count", sync_iv.size()}, {"us", length(ms)}, {"us_outside_busy", length(ms) - overlap(ms, mb)}};
+}
+
+// Each step's host interval and its window on the GPU timeline. The step windows tile the timeline:
+// each starts where the step's first GPU event starts. The step drawn in the timeline figure is the
+// one of median GPU window (a typical step, not the first, which often carries warm-up).
+json steps_json(const Prepared& p, const std::vector<Step>& steps, bool has_gpu, json& timeline) {
+  const Trace& t = *p.t;
   std::vector<double> first(steps.size(), INFINITY), last(steps.size(), -INFINITY);
   for (const auto i : p.order) {
     const int s = p.gpu_step[i];
@@ -730,8 +728,6 @@ json diagnose_trace(const Trace& t, const std::string& label) {
     first[static_cast<std::size_t>(s)] = std::min(first[static_cast<std::size_t>(s)], t.gpu[i].ts);
     last[static_cast<std::size_t>(s)] = std::max(last[static_cast<std::size_t>(s)], t.gpu[i].ts + t.gpu[i].dur);
   }
-  // The step drawn in the timeline figure: the one of median GPU window (a typical step, not the
-  // first, which often carries warm-up).
   std::vector<std::pair<double, std::size_t>> lengths;
   for (std::size_t i = 0; i < steps.size(); ++i)
     if (std::isfinite(first[i])) lengths.push_back({last[i] - first[i], i});
@@ -754,16 +750,58 @@ json diagnose_trace(const Trace& t, const std::string& label) {
         }
       s["gpu_window"] = {{"begin_us", w.lo}, {"end_us", w.hi}};
     }
-    json sec = section(w, i == drawn);
+    json sec = window_section(p, w, has_gpu, i == drawn ? &timeline : nullptr);
     if (i == drawn) timeline["step"] = steps[i].name;
     if (!std::isfinite(first[i])) sec.erase("gpu");
     s.update(sec);
     js.push_back(s);
   }
-  d["steps"] = js;
+  return js;
+}
+
+}  // namespace
+
+json diagnose_trace(const Trace& t, const std::string& label) {
+  const std::vector<Step> steps = unique_steps(t);
+  const Prepared p = prepare(t, steps);
+  const bool has_gpu = !p.order.empty();
+  const std::string vendor = vendor_of(t, has_gpu);
+
+  json d;
+  d["tool"] = "gtb diagnose";
+  d["format_version"] = 1;
+  d["trace"] = {{"file", label},
+                {"json_bytes", t.bytes_read},
+                {"events", t.events_seen},
+                {"gpu_events", t.gpu.size()},
+                {"runtime_calls", t.runtime_calls},
+                {"devices", t.device_names},
+                {"vendor", vendor},
+                {"distributed_backend", t.distributed_backend},
+                {"rank", t.rank ? json(*t.rank) : json(nullptr)},
+                {"world_size", t.world_size ? json(*t.world_size) : json(nullptr)},
+                {"steps", steps.size()}};
+  d["rules"] = rules();
+  const json cannot = cannot_say_list(t, p, steps, has_gpu, vendor);
+
+  // Windows: the whole trace, then each step.
+  double lo = 0, hi = 0;
+  if (has_gpu) {
+    lo = t.gpu[p.order.front()].ts;
+    for (const auto i : p.order) hi = std::max(hi, t.gpu[i].ts + t.gpu[i].dur);
+  }
+  d["overall"] = window_section(p, Window{lo, hi, -1}, has_gpu, nullptr);
+  if (has_gpu) d["overall"]["gpu"]["sync_markers"] = sync_markers(p, lo, hi);
+  {
+    double host_lo = steps.empty() ? 0 : steps.front().ts, host_hi = 0;
+    for (const auto& s : steps) host_hi = std::max(host_hi, s.ts + s.dur);
+    d["overall"]["steps_host_us"] = host_hi - host_lo;
+  }
+  json timeline;
+  d["steps"] = steps_json(p, steps, has_gpu, timeline);
   if (timeline.is_null() && has_gpu) {
     // No steps: the whole trace is drawn.
-    section(Window{lo, hi, -1}, true);
+    window_section(p, Window{lo, hi, -1}, has_gpu, &timeline);
     timeline["step"] = "whole trace";
   }
   if (!timeline.is_null()) d["timeline"] = timeline;
