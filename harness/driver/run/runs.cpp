@@ -1,13 +1,17 @@
 // Family binaries as children of the driver, and the merge of repeated runs (gtb run, gtb ab).
 #include "harness/driver/run/runs.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "harness/document/json_read.h"
 #include "harness/driver/run/health.h"
@@ -230,6 +234,19 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int tot
     std::fprintf(stderr, "%s FAILED: %s\n%s", job.label.c_str(), error.c_str(), tail_of_file(log_path, 15).c_str());
   }
   return out;
+}
+
+void absorb_family_run(const FamilyOutcome& res, const std::string& family, json& context, json& findings,
+                       std::vector<Record>& records) {
+  merge_family_context(context, res.context, family);
+  for (auto it = res.findings.begin(); it != res.findings.end(); ++it) findings[it.key()] = it.value();
+  records.insert(records.end(), res.records.begin(), res.records.end());
+}
+
+fs::path make_work_folder(const std::string& prefix) {
+  std::string tmpl = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (!::mkdtemp(tmpl.data())) throw std::runtime_error(std::string("cannot create a temporary folder: ") + std::strerror(errno));
+  return tmpl;
 }
 
 json not_run_entry(const std::string& family, int run, bool tag_run) {

@@ -78,6 +78,15 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& settings, 
 // The families entry of a family that was never started because the run was interrupted.
 json not_run_entry(const std::string& family, int run, bool tag_run);
 
+// What a finished, ok family run adds to a results file being built: its context merged into
+// `context`, its findings (by family key) into `findings`, its records appended to `records`.
+void absorb_family_run(const FamilyOutcome& res, const std::string& family, json& context, json& findings,
+                       std::vector<Record>& records);
+
+// A fresh folder under the system's temporary one for the family runs' files, named
+// <prefix>-XXXXXX; throws std::runtime_error("cannot create a temporary folder: ...").
+std::filesystem::path make_work_folder(const std::string& prefix);
+
 // Merges the records of several runs (runs[i] = the records of run i + 1; a run may lack a family)
 // by record id. With one run the records come back unchanged. Otherwise each record keeps every
 // run's status, value and statistics in `runs`, and its own samples, stats and value are over the
