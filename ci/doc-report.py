@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerates the sample report in docs/report.md from a committed results file.
 
-usage: python3 ci/doc-report.py RESULTS.json [--gtb build/bin/gtb] [--doc docs/report.md]
+usage: python3 ci/doc-report.py RESULTS.json [--gtb build/bin/gtb] [--doc docs/report.md] [--derive-findings]
 
 The sample is `gtb report RESULTS.json` with its headings two levels down (it sits under the page's
 "## Sample"), framed by the provenance markers ci/doc-figures.py checks: a figures block naming the
@@ -9,6 +9,8 @@ file, except the "What ran" section (counts of records, not measurements), which
 not-measured, and the verdict (predictions from the file's cost terms beside the measured steps),
 which is marked predicted. Everything from the first marker after "## Sample" to the end of the page is replaced;
 the paragraph introducing the sample is kept (it names the file: keep it in step by hand).
+--derive-findings passes the same flag to gtb report: the findings derived again from the file's
+records by this version's family binaries (a file written before a finding existed).
 Exit status: 0 written, 2 bad usage or gtb report failed.
 """
 import argparse
@@ -24,9 +26,11 @@ def main():
     ap.add_argument("results")
     ap.add_argument("--gtb", default=os.path.join(root, "build", "bin", "gtb"))
     ap.add_argument("--doc", default=os.path.join(root, "docs", "report.md"))
+    ap.add_argument("--derive-findings", action="store_true")
     a = ap.parse_args()
     rel = os.path.relpath(os.path.abspath(a.results), root)
-    run = subprocess.run([a.gtb, "report", rel], cwd=root, capture_output=True, text=True)
+    run = subprocess.run([a.gtb, "report", rel] + (["--derive-findings"] if a.derive_findings else []), cwd=root,
+                         capture_output=True, text=True)
     if run.returncode != 0:
         print(f"doc-report: gtb report {rel} failed: {run.stderr.strip()}", file=sys.stderr)
         return 2

@@ -1,6 +1,58 @@
-# Pieces of ci/gpu-check.sh that its test (ci/test.d/30-gpu-check.sh) exercises on their own: finding
-# the test binaries, running them with a budget, and turning exit codes into verdicts.
+# Pieces of ci/gpu-check.sh that its test (ci/test.d/30-gpu-check.sh) exercises on their own: the
+# phases' plan, running a command within a budget that holds its kill grace, finding the test
+# binaries, running them with a budget, and turning exit codes into verdicts.
 # Verdict words: pass, FAIL, timeout, skipped, not run. "pass" only for something that ran and passed.
+
+# ---- the plan: phases in order with their default budgets (seconds, each GTB_<NAME>_SECONDS
+# overrides one) ----
+# GPU work first, in passes over every family's GPU quick records (`gtb run --backend cuda --cases
+# FROM:TO`): the first two records of every family, then the next six, then the rest, so that every
+# family is measured before any family's whole list (gtb run drops a family cut by the budget, so a
+# pass's cut costs one family's slice, not its whole list); the GPU tests after the second pass; the
+# families' own GPU phases (bench/<family>/ci.sh), PyTorch's figures and memcheck; the CPU records and
+# the CPU tests last. GC_RESERVE seconds of --deadline are kept for the summary, the table and the
+# archive.
+GC_RESERVE=15
+GC_KILL_GRACE=10
+# gc_plan ROOT: "NAME BUDGET KIND [CASES]" lines in run order; KIND: build, gpu-suite (CASES: the
+# slice of each family's GPU records), gpu-tests, family (a bench/<family>/ci.sh phase), torch,
+# memcheck, cpu-suite, cpu-tests.
+gc_plan() {
+  echo "build 300 build"
+  echo "gpu-first 90 gpu-suite 0:2"
+  echo "gpu-second 90 gpu-suite 2:8"
+  echo "gpu-tests 90 gpu-tests"
+  echo "gpu-rest 150 gpu-suite 8:"
+  ci_gpu_phases "$1" | while read -r name secs; do echo "$name $secs family"; done
+  echo "torch-reference 90 torch"
+  echo "memcheck 120 memcheck"
+  echo "cpu-suite 120 cpu-suite"
+  echo "cpu-tests 240 cpu-tests"
+}
+# gc_default_budget ROOT NAME: a phase's default budget from the plan; gc_plan_cases ROOT NAME: its slice.
+gc_default_budget() { gc_plan "$1" | awk -v n="$2" '$1 == n { print $2; exit }'; }
+gc_plan_cases() { gc_plan "$1" | awk -v n="$2" '$1 == n { print $4; exit }'; }
+
+# gc_now: seconds since the epoch (one clock for every budget).
+gc_now() { date +%s; }
+
+# gc_timeout SECONDS CMD...: runs CMD and ends it within SECONDS, its kill grace included: SIGTERM
+# at SECONDS minus the grace (GC_KILL_GRACE, at most a third of SECONDS), SIGKILL at SECONDS, so a
+# command that ignores SIGTERM still ends in time. Exit status: CMD's, 124 (stopped by SIGTERM) or
+# 137 (killed). Under 3 s: SIGTERM at 1 s, SIGKILL 1 s later.
+gc_timeout() {
+  local secs=$1; shift
+  timeout $(gc_timeout_args "$secs") "$@"
+}
+# gc_timeout_args SECONDS: timeout(1)'s "-k GRACE TERM" for gc_timeout (for `env ... timeout`).
+gc_timeout_args() {
+  local secs=$1 grace term
+  grace=$(( secs / 3 < GC_KILL_GRACE ? secs / 3 : GC_KILL_GRACE ))
+  [ "$grace" -ge 1 ] || grace=1
+  term=$(( secs - grace ))
+  [ "$term" -ge 1 ] || term=1
+  echo "-k $grace $term"
+}
 
 # gc_test_binaries BUILD LABEL: the test executables CTest knows under LABEL (cpu or gpu), one a line,
 # wherever the build put them; only those that exist (an unbuilt one is a CTest placeholder).
@@ -53,7 +105,7 @@ gc_run_binaries() {
     name=$(basename "$t")
     rm -f "$logdir/$name.json"
     if [ "${GC_PARALLEL:-0}" = 1 ]; then
-      ( env "${envs[@]}" timeout -k 10 "$secs" ${GC_WRAP:-} "$t" --gtest_output="json:$logdir/$name.json" \
+      ( env "${envs[@]}" timeout $(gc_timeout_args "$secs") ${GC_WRAP:-} "$t" --gtest_output="json:$logdir/$name.json" \
           >"$logdir/$name.log" 2>&1; echo $? >"$logdir/$name.rc" ) &
       pids+=($!)
     else
@@ -62,7 +114,7 @@ gc_run_binaries() {
         echo "not started: the phase's budget was spent" >"$logdir/$name.log"
         echo 124 >"$logdir/$name.rc"
       else
-        env "${envs[@]}" timeout -k 10 "$left" ${GC_WRAP:-} "$t" --gtest_output="json:$logdir/$name.json" \
+        env "${envs[@]}" timeout $(gc_timeout_args "$left") ${GC_WRAP:-} "$t" --gtest_output="json:$logdir/$name.json" \
           >"$logdir/$name.log" 2>&1
         echo $? >"$logdir/$name.rc"
       fi
@@ -139,7 +191,8 @@ c = collections.Counter((r.get("backend"), r.get("status")) for r in d.get("reco
 bad = sum(v for (b, s), v in c.items() if s in ("failed", "invalid"))
 fams = [f"{f['name']}:{f['status']}" for f in d.get("families", []) if f.get("status") != "ok"]
 parts = [f"{b} {s} {v}" for (b, s), v in sorted(c.items())]
-print(("BAD " if bad or fams else "") + ", ".join(parts) + (f"; families {' '.join(fams)}" if fams else ""))
+print(("BAD " if bad or fams else "") + (", ".join(parts) or "no records (none selected)") +
+      (f"; families {' '.join(fams)}" if fams else ""))
 PY
 )
   fi

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# The one check for a machine with an NVIDIA GPU: builds what the check needs, runs the GPU tests, the
-# quick suite (the results file) and PyTorch's figures for the same work, prints gtb vs PyTorch, then
-# builds the rest and runs the CPU tests and compute-sanitizer memcheck. Logs and results in OUTDIR.
+# The one check for a machine with an NVIDIA GPU, GPU work first: builds what the check needs, runs a
+# first pass of every family's GPU quick records, the GPU tests, the rest of the GPU records, the
+# families' own GPU phases, PyTorch's figures for the same work (gtb vs PyTorch) and compute-sanitizer
+# memcheck; then the CPU quick records, the rest of the build and the CPU tests. Logs and results in
+# OUTDIR. The phases and their budgets: gc_plan (ci/gpu-check-lib.sh); docs/gpu-check.md.
 #
 # usage: ci/gpu-check.sh OUTDIR [--build DIR] [--arch LIST] [--smoke] [--deadline SECONDS] [--export DIR]
 #   --build DIR      use an existing build folder instead of configuring build-gpu/
 #   --arch LIST      CUDA architectures to build (default 90: H100/H200; e.g. "80;90")
-#   --smoke          build, GPU tests and a short GPU subset of the quick suite only (about 4 minutes)
+#   --smoke          build, a short GPU subset of the quick suite and the GPU tests only (about 4 minutes)
 #   --deadline S     the whole check ends within S seconds (default 480, smoke 240; 0: no limit): a
 #                    phase that would start with too little time left is reported "not run"
 #   --export DIR     after every phase, refresh DIR/gpu-check.tar.gz (OUTDIR packed) and copy the
 #                    results files there, so that a check cut short still leaves them
-# Each phase has its own budget, counted from its own start (GTB_<PHASE>_SECONDS overrides it); a
-# phase that runs out is reported "timeout", never FAIL, and its seconds are printed. Exit status:
+# Each phase has its own budget, counted from its own start (GTB_<PHASE>_SECONDS overrides it), its
+# kill grace inside it (gc_timeout); a phase that runs out is reported "timeout", never FAIL, and its
+# seconds are printed. The check ends before --deadline: the summary and the archive fit in the
+# GC_RESERVE seconds the phases leave. Exit status:
 # 1 when something failed, 0 otherwise (timeouts and phases not run are in the summary).
 # Without gtb's -dev packages on the machine, bring the bundle of ci/prepare-gpu-bundle.sh
 # (docs/gpu-check.md).
@@ -41,34 +45,57 @@ done
 [ -z "$build" ] || [ -d "$build" ] || { echo "gpu-check: --build $build: no such folder" >&2; exit 2; }
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
 if [ -n "$export_dir" ]; then mkdir -p "$export_dir" && export_dir=$(cd "$export_dir" && pwd) || exit 2; fi
-start=$(date +%s)
+start=$(gc_now)
 jobs=$(nproc)
 : >"$out/gpu-check.log"
-log() { echo "[gpu-check $(( $(date +%s) - start ))s] $*" | tee -a "$out/gpu-check.log"; }
+log() { echo "[gpu-check $(( $(gc_now) - start ))s] $*" | tee -a "$out/gpu-check.log"; }
 declare -A verdict secs
 order=()
 
-# Phase budgets: the phase's own cap, cut only by the overall deadline (minus what the summary needs).
+# Phase budgets: the phase's own cap, cut only by the overall deadline minus the reserve for the
+# summary and the archive.
+left_s() { echo $(( start + deadline - GC_RESERVE - $(gc_now) )); }
 budget() {  # budget CAP -> seconds, or 0 when less than 20 s are left
   local cap=$1 left
   [ "$deadline" -gt 0 ] || { echo "$cap"; return; }
-  left=$(( start + deadline - 10 - $(date +%s) ))
+  left=$(left_s)
   [ "$left" -lt 20 ] && { echo 0; return; }
   [ "$left" -lt "$cap" ] && echo "$left" || echo "$cap"
 }
-phase_begin() { order+=("$1"); phase_t0=$(date +%s); log "$1 (budget $2 s)"; }
+# phase_budget NAME: budget() of GTB_<NAME>_SECONDS (NAME upper-cased, - as _) or the plan's default.
+phase_budget() {
+  local var="GTB_$(echo "$1" | tr 'a-z-' 'A-Z_')_SECONDS"
+  budget "${!var:-$(gc_default_budget "$root" "$1")}"
+}
+# between_phases SECONDS CMD...: a step outside the phases (the table, the report), bounded by
+# SECONDS and by what the deadline leaves; skipped when nothing is left.
+between_phases() {
+  local cap=$1 b; shift
+  b=$(budget "$cap")
+  [ "$b" -gt 0 ] || { log "skipped (out of time): $*"; return 0; }
+  gc_timeout "$b" "$@"
+}
+phase_begin() { order+=("$1"); phase_t0=$(gc_now); log "$1 (budget $2 s)"; }
 phase_end() {  # phase_end NAME VERDICT
-  secs[$1]=$(( $(date +%s) - phase_t0 ))
+  secs[$1]=$(( $(gc_now) - phase_t0 ))
   verdict[$1]=$2
   log "$1: $2 (${secs[$1]} s)"
-  export_now
+  export_now "$(export_bound)"
 }
 not_run() { order+=("$1"); verdict[$1]="not run: $2"; secs[$1]=0; log "$1: not run: $2"; }
-export_now() {
+# Between phases the archive may take what the deadline leaves the phases (20 s at most, 2 s at least).
+export_bound() {
+  local l=20
+  [ "$deadline" -eq 0 ] || l=$(left_s)
+  [ "$l" -gt 20 ] && l=20
+  [ "$l" -lt 2 ] && l=2
+  echo "$l"
+}
+export_now() {  # export_now [SECONDS]: the archive, bounded (default 20 s: it is a few MB of logs)
   [ -n "$export_dir" ] || return 0
   cp -f "$out"/gtb-*.json "$export_dir/" 2>/dev/null
-  tar -czf "$export_dir/.gpu-check.tar.gz.tmp" -C "$(dirname "$out")" "$(basename "$out")" 2>/dev/null &&
-    mv -f "$export_dir/.gpu-check.tar.gz.tmp" "$export_dir/gpu-check.tar.gz"
+  gc_timeout "${1:-20}" tar -czf "$export_dir/.gpu-check.tar.gz.tmp" -C "$(dirname "$out")" "$(basename "$out")" \
+    2>/dev/null && mv -f "$export_dir/.gpu-check.tar.gz.tmp" "$export_dir/gpu-check.tar.gz"
 }
 
 # 1. Dependencies: the machine's own, or the bundle unpacked into a private prefix.
@@ -106,13 +133,13 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pc
 # 2. Build only what the GPU tests and the suite need (the rest is built before the CPU tests).
 # Ninja keeps going past a failed target, so one broken test does not cost the results file.
 keep_going() { grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build/CMakeCache.txt" 2>/dev/null && echo "-k 0"; }
-b=$(budget "${GTB_BUILD_SECONDS:-300}")
+b=$(phase_budget build)
 phase_begin build "$b"
-t_end=$(( $(date +%s) + b ))
+t_end=$(( $(gc_now) + b ))
 rc=0
 if [ -z "$build" ]; then
   build=$root/build-gpu
-  timeout "$b" cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  gc_timeout "$b" cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CUDA_ARCHITECTURES="$arch" "${prefix_args[@]}" >"$out/configure.log" 2>&1 || rc=$?
   [ $rc = 0 ] || tail -30 "$out/configure.log"
   what="configure (configure.log)"
@@ -120,8 +147,8 @@ else
   build=$(cd "$build" && pwd) || exit 2
 fi
 if [ $rc = 0 ]; then
-  left=$(( t_end - $(date +%s) )); [ $left -lt 1 ] && left=1
-  timeout "$left" cmake --build "$build" -j "$jobs" --target gpu_check_targets -- $(keep_going) >"$out/build.log" 2>&1 || rc=$?
+  left=$(( t_end - $(gc_now) )); [ $left -lt 1 ] && left=1
+  gc_timeout "$left" cmake --build "$build" -j "$jobs" --target gpu_check_targets -- $(keep_going) >"$out/build.log" 2>&1 || rc=$?
   [ $rc = 0 ] || grep -m20 -E "error|Error" "$out/build.log"
   what="build (build.log)"
 fi
@@ -136,9 +163,40 @@ grep -q '^GTB_BUILT_WITH_CUDA:INTERNAL=ON$' "$build/CMakeCache.txt" 2>/dev/null 
 [ $has_cuda = 1 ] || [ ! -f "$build/CMakeCache.txt" ] ||
   log "WARNING: $build has no CUDA backend: the GPU records will be skipped and no GPU test exists"
 
-# 3. GPU tests: each binary directly (one CUDA context each), one at a time (they share the device).
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr -c 'A-Za-z0-9\n' '-' | tr -s '-' | sed 's/-$//')
+[ -n "$gpu" ] || gpu=no-gpu
+day=$(date -u +%Y%m%d)
+first="$out/gtb-${gpu}-first-${day}.json"   # every family's first GPU records
+second="$out/gtb-${gpu}-second-${day}.json"  # their next few
+results="$out/gtb-${gpu}-${day}.json"        # the rest of the GPU records
+cpu_results="$out/gtb-${gpu}-cpu-${day}.json"
+# suite_phase NAME FILE ARGS...: one `gtb run --quick` phase into FILE. SIGTERM before the budget's
+# end (gc_timeout): gtb then writes the families that completed.
+suite_phase() {
+  local name=$1 file=$2 b; shift 2
+  b=$(phase_budget "$name")
+  if [ ! -x "$build/bin/gtb" ]; then not_run "$name" "no gtb binary in $build/bin"
+  elif [ "$b" -eq 0 ]; then not_run "$name" "out of time (overall deadline)"
+  else
+    phase_begin "$name" "$b"
+    gc_timeout "$b" "$build/bin/gtb" run --quick --out "$file" --logs "$out/suite-logs/$name" "$@" >"$out/$name.txt" 2>&1
+    phase_end "$name" "$(gc_suite_verdict $? "$file")"
+  fi
+}
+
+# 3. The first two passes over every family's GPU quick records (the smoke check: the smoke
+# families' GPU records with short budgets, in one pass).
+if [ $smoke = 1 ]; then
+  suite_phase gpu-first "$first" --backend cuda --family "${GTB_SMOKE_FAMILIES:-$(ci_families "$root" gpu-smoke)}" --budget 0.05
+  not_run gpu-second "smoke check"
+else
+  suite_phase gpu-first "$first" --backend cuda --cases "$(gc_plan_cases "$root" gpu-first)"
+  suite_phase gpu-second "$second" --backend cuda --cases "$(gc_plan_cases "$root" gpu-second)"
+fi
+
+# 4. GPU tests: each binary directly (one CUDA context each), one at a time (they share the device).
 mapfile -t gpu_bins < <(gc_test_binaries "$build" gpu | grep .)
-b=$(budget "${GTB_GPU_TESTS_SECONDS:-180}")
+b=$(phase_budget gpu-tests)
 if [ ! -f "$build/CMakeCache.txt" ]; then not_run gpu-tests "no configured build"
 elif [ $has_cuda = 0 ]; then not_run gpu-tests "the build has no CUDA backend"
 elif [ ${#gpu_bins[@]} -eq 0 ]; then not_run gpu-tests "no GPU test binaries in $build"
@@ -155,27 +213,15 @@ fi
 gpu_usable=1
 case ${verdict[gpu-tests]:-} in skipped*|"not run"*) gpu_usable=0 ;; esac
 
-# 4. The quick suite: the results file. Written before the slower phases start.
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr -c 'A-Za-z0-9\n' '-' | tr -s '-' | sed 's/-$//')
-[ -n "$gpu" ] || gpu=no-gpu
-results="$out/gtb-${gpu}-$(date -u +%Y%m%d).json"
-b=$(budget "${GTB_SUITE_SECONDS:-240}")
-if [ ! -x "$build/bin/gtb" ]; then not_run quick-suite "no gtb binary in $build/bin"
-elif [ "$b" -eq 0 ]; then not_run quick-suite "out of time (overall deadline)"
-else
-  suite_args=(run --quick --out "$results" --logs "$out/suite-logs")
-  # The smoke subset: the families whose GPU side the first runs need most, with short budgets.
-  [ $smoke = 1 ] && suite_args+=(--family "${GTB_SMOKE_FAMILIES:-$(ci_families "$root" gpu-smoke)}" --budget 0.05)
-  phase_begin quick-suite "$b"
-  # SIGTERM at the budget: gtb then writes the families that completed.
-  timeout -k 15 "$b" "$build/bin/gtb" "${suite_args[@]}" >"$out/suite.txt" 2>&1
-  phase_end quick-suite "$(gc_suite_verdict $? "$results")"
+# 5. The rest of every family's GPU quick records.
+if [ $smoke = 1 ]; then not_run gpu-rest "smoke check"
+else suite_phase gpu-rest "$results" --backend cuda --cases "$(gc_plan_cases "$root" gpu-rest)"
 fi
 
-# 5. The families' own phases: gpu_check_step of each bench/<family>/ci.sh (ci/families.sh), in
-# bench/ order. A step runs in this shell with its helpers and variables (budget, phase_begin,
-# phase_end, not_run, gc_suite_verdict; $build, $out, $gpu, $smoke) and adds any results file it
-# writes for the gtb vs PyTorch table to extra_results.
+# 6. The families' own phases: gpu_check_step of each bench/<family>/ci.sh (ci/families.sh), in
+# bench/ order. A step runs in this shell with its helpers and variables (phase_budget, budget,
+# phase_begin, phase_end, not_run, gc_timeout, gc_suite_verdict; $build, $out, $gpu, $smoke) and adds
+# any results file it writes for the gtb vs PyTorch table to extra_results.
 extra_results=()
 for step_file in "$root"/bench/*/ci.sh; do
   unset -f gpu_check_step
@@ -184,51 +230,39 @@ for step_file in "$root"/bench/*/ci.sh; do
 done
 unset -f gpu_check_step
 
-# 6. PyTorch's figures for the same work on the same GPU, then the table.
+# 7. PyTorch's figures for the same work on the same GPU, then the table.
 torch_reference=$root/tests/torch/torch-reference.py
-b=$(budget "${GTB_TORCH_SECONDS:-120}")
+b=$(phase_budget torch-reference)
 torch_json="$out/torch-reference.json"
 if [ $smoke = 1 ]; then not_run torch-reference "smoke check"
-elif ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' >"$out/torch-probe.log" 2>&1; then
-  not_run torch-reference "PyTorch with a usable CUDA device not found"
 elif [ "$b" -eq 0 ]; then not_run torch-reference "out of time (overall deadline)"
+elif ! gc_timeout 30 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
+    >"$out/torch-probe.log" 2>&1; then
+  not_run torch-reference "PyTorch with a usable CUDA device not found"
 else
   phase_begin torch-reference "$b"
-  timeout -k 10 "$b" python3 "$torch_reference" "$torch_json" >"$out/torch-reference.log" 2>&1
+  gc_timeout "$b" python3 "$torch_reference" "$torch_json" >"$out/torch-reference.log" 2>&1
   rc=$?
   phase_end torch-reference "$(case $rc in 0) echo done ;; 124|137) echo timeout ;; *) echo "FAIL (exit $rc)" ;; esac)"
 fi
+# The table reads every GPU results file (a gtb figure is the best of its variants over them).
+gtb_files=()
+for f in "$first" "$second" "$results" "${extra_results[@]}"; do gtb_files+=(--gtb "$f"); done
 if command -v python3 >/dev/null; then
-  gtb_files=(--gtb "$results")
-  for f in "${extra_results[@]}"; do gtb_files+=(--gtb "$f"); done
-  python3 "$torch_reference" --table "${gtb_files[@]}" --torch "$torch_json" \
+  between_phases 30 python3 "$torch_reference" --table "${gtb_files[@]}" --torch "$torch_json" \
     >"$out/gtb-vs-torch.md" 2>>"$out/gpu-check.log"
 fi
-[ -f "$results" ] && "$build/bin/gtb" report "$results" >"$out/report.md" 2>/dev/null
-export_now
-
-# 7. The rest of the build, then the CPU tests, several at once.
-b=$(budget "${GTB_CPU_TESTS_SECONDS:-240}")
-if [ $smoke = 1 ]; then not_run cpu-tests "smoke check"
-elif [ "$b" -eq 0 ]; then not_run cpu-tests "out of time (overall deadline)"
-else
-  phase_begin cpu-tests "$b"
-  t_end=$(( $(date +%s) + b ))
-  if ! timeout "$b" cmake --build "$build" -j "$jobs" >>"$out/build.log" 2>&1; then
-    phase_end cpu-tests "$([ $(date +%s) -ge $t_end ] && echo "timeout (building the CPU tests)" || echo "FAIL: build (build.log)")"
-  else
-    timeout -k 10 $(( t_end - $(date +%s) > 10 ? t_end - $(date +%s) : 10 )) \
-      ctest --test-dir "$build" -L '^cpu$' -j "$jobs" --timeout 120 --output-on-failure >"$out/ctest-cpu.log" 2>&1
-    phase_end cpu-tests "$(gc_ctest_verdict $?): $(grep -hE 'tests passed|tests failed' "$out/ctest-cpu.log" | tail -1)"
-  fi
-fi
+for f in "$results" "$second" "$first"; do
+  [ -f "$f" ] && { between_phases 30 "$build/bin/gtb" report "$f" >"$out/report.md" 2>/dev/null; break; }
+done
+export_now "$(export_bound)"
 
 # 8. compute-sanitizer memcheck on the GPU test binaries, all at once (the GPU has room; the
 # sanitizer's cost is mostly on the host), each with the phase's budget.
 for d in /usr/local/cuda/compute-sanitizer /usr/local/cuda/bin; do
   command -v compute-sanitizer >/dev/null || { [ -x "$d/compute-sanitizer" ] && export PATH="$d:$PATH"; }
 done
-b=$(budget "${GTB_MEMCHECK_SECONDS:-180}")
+b=$(phase_budget memcheck)
 if [ $smoke = 1 ]; then not_run memcheck "smoke check"
 elif [ $gpu_usable = 0 ]; then not_run memcheck "no GPU tests ran (${verdict[gpu-tests]:-})"
 elif ! command -v compute-sanitizer >/dev/null; then not_run memcheck "compute-sanitizer not found"
@@ -240,17 +274,47 @@ else
   phase_end memcheck "$(gc_verdict "memcheck runs" <"$out/memcheck.txt")"
 fi
 
-# 9. The summary: verdicts, seconds per phase, and gtb vs PyTorch.
+# 9. The CPU quick records: the same machine's CPU side, after every GPU phase.
+if [ $smoke = 1 ]; then not_run cpu-suite "smoke check"
+else suite_phase cpu-suite "$cpu_results" --backend cpu
+fi
+
+# 10. The rest of the build, then the CPU tests, several at once.
+b=$(phase_budget cpu-tests)
+if [ $smoke = 1 ]; then not_run cpu-tests "smoke check"
+elif [ "$b" -eq 0 ]; then not_run cpu-tests "out of time (overall deadline)"
+else
+  phase_begin cpu-tests "$b"
+  t_end=$(( $(gc_now) + b ))
+  if ! gc_timeout "$b" cmake --build "$build" -j "$jobs" >>"$out/build.log" 2>&1; then
+    phase_end cpu-tests "$([ $(gc_now) -ge $(( t_end - GC_KILL_GRACE )) ] && echo "timeout (building the CPU tests)" || echo "FAIL: build (build.log)")"
+  else
+    left=$(( t_end - $(gc_now) )); [ "$left" -ge 3 ] || left=3
+    gc_timeout "$left" ctest --test-dir "$build" -L '^cpu$' -j "$jobs" --timeout 120 --output-on-failure \
+      >"$out/ctest-cpu.log" 2>&1
+    phase_end cpu-tests "$(gc_ctest_verdict $?): $(grep -hE 'tests passed|tests failed' "$out/ctest-cpu.log" | tail -1)"
+  fi
+fi
+
+# 11. The summary: verdicts, seconds per phase, and gtb vs PyTorch (within the reserve).
 {
   echo
-  echo "gpu-check summary ($(( $(date +%s) - start )) s; GPU: $(sed -n 2p "$out/nvidia-smi.csv" 2>/dev/null | grep . || echo none))"
+  echo "gpu-check summary ($(( $(gc_now) - start )) s; GPU: $(sed -n 2p "$out/nvidia-smi.csv" 2>/dev/null | grep . || echo none))"
   for k in "${order[@]}"; do printf '  %-16s %5s s  %s\n' "$k" "${secs[$k]}" "${verdict[$k]}"; done
-  [ -f "$results" ] && echo "  results file: $results" || echo "  results file: none"
+  n=0
+  for f in "$first" "$second" "$results" "$cpu_results"; do [ -f "$f" ] && { echo "  results file: $f"; n=$((n + 1)); }; done
+  [ $n -gt 0 ] || echo "  results file: none"
   echo
   [ -f "$out/gtb-vs-torch.md" ] && cat "$out/gtb-vs-torch.md"
   echo
   echo "logs and results in $out"
 } | tee "$out/summary.txt"
-export_now
+# The archive in what the reserve leaves (at least 2 s; with no deadline, 60 s).
+if [ "$deadline" -gt 0 ]; then
+  left=$(( start + deadline - $(gc_now) - 1 )); [ "$left" -ge 2 ] || left=2
+else
+  left=60
+fi
+export_now "$left"
 for k in "${order[@]}"; do case ${verdict[$k]} in FAIL*) exit 1 ;; esac; done
 exit 0

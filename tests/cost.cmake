@@ -1,6 +1,7 @@
 # Tests of the cost terms, the cost model and gtb advise (fixtures: tests/fixtures/cost/, synthetic).
 add_executable(test_cost ${PROJECT_SOURCE_DIR}/tests/document/test_cost_terms.cpp
-                         ${PROJECT_SOURCE_DIR}/tests/document/test_cost_model.cpp)
+                         ${PROJECT_SOURCE_DIR}/tests/document/test_cost_model.cpp
+                         ${PROJECT_SOURCE_DIR}/tests/document/test_savings.cpp)
 target_link_libraries(test_cost PRIVATE gtb_document GTest::gtest GTest::gtest_main)
 target_compile_definitions(test_cost PRIVATE GTB_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/tests/fixtures/cost")
 gtb_host_warnings(test_cost)
@@ -37,3 +38,20 @@ add_test(NAME gtb_advise_refused_writes_nothing
 [ $rc -eq 2 ] && [ ! -e \"$2\" ] || { echo \"exit $rc or $2 written\"; exit 1; }"
   sh $<TARGET_FILE:gtb> ${CMAKE_CURRENT_BINARY_DIR}/cli/advise_refused.txt ${_cost_fix}/cost_synthetic.json)
 set_tests_properties(gtb_advise_refused_writes_nothing PROPERTIES LABELS "cpu;cost" TIMEOUT 60)
+
+# The savings validation: the fixture's A/B pair in the report (after the step validation), in the
+# verdict beside the fix's predicted saving, and in gtb advise's JSON.
+gtb_cli_test(gtb_report_savings 0 "1 pair: \\*\\*1 scored, 0 within the target" report ${_cost_fix}/cost_synthetic.json)
+gtb_cli_test(gtb_report_verdict_measured_ab 0 "measured here: 1 ms \\(50% of its step" report ${_cost_fix}/cost_synthetic.json)
+gtb_cli_test(gtb_advise_json_savings 0 "\"savings_validation\"" advise ${_cost_fix}/cost_synthetic.json --model mlp
+             --width 1024 --depth 4 --batch 256 --format json)
+gtb_cli_test(gtb_advise_json_measured_ab 0 "\"measured_ab\"" advise ${_cost_fix}/cost_synthetic.json --model mlp
+             --width 1024 --depth 4 --batch 256 --format json)
+# A file written before pairs existed: its findings derived again by this build's family binaries.
+gtb_cli_test(gtb_report_derive_findings 0 "Findings derived again from this file.s records by this version.s family binaries"
+             report ${PROJECT_SOURCE_DIR}/tests/fixtures/cpu_b.json --derive-findings)
+# A pair this version cannot read costs the savings table a sentence, never the report or the advice.
+gtb_cli_test(gtb_report_bad_pair 0 "A/B pairs of this file could not be read \\(findings.train.pairs" report
+             ${_cost_fix}/cost_bad_pair.json)
+gtb_cli_test(gtb_advise_bad_pair 0 "\"cannot_read\": \"findings.train.pairs" advise ${_cost_fix}/cost_bad_pair.json
+             --model mlp --width 1024 --depth 4 --batch 256 --format json)

@@ -363,6 +363,7 @@ Findings compute_findings(const std::vector<Record>& records) {
       out.interference.push_back({by.at("on")->params, by.at("off")->value.value_or(0), by.at("on")->value.value_or(0),
                                   by.at("on")->value.value_or(0) / by.at("off")->value.value_or(1)});
   cost_terms(records, out);
+  out.pairs = cost::pairs_differing_in(out.measured_steps, "overlap", {false}, true, "overlap");
   return out;
 }
 
@@ -381,6 +382,7 @@ json projected_fields(const StepProjection& p) {
 
 void to_json(const Findings& found, json& out) {
   cost::publish(out, found.terms, found.measured_steps);
+  cost::publish_pairs(out, found.pairs);
   json coll = json::array();
   for (const auto& c : found.largest_size)
     coll.push_back({{"record", c.record},

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/document/cost_terms.h"
+#include "harness/document/savings.h"
 #include "harness/document/types.h"
 #include "kernels/parallel/projection.h"
 
@@ -113,6 +114,8 @@ struct Findings {
   // the data-parallel steps measured, for the cost model.
   std::vector<cost::Term> terms;
   std::vector<cost::Step> measured_steps;
+  // The A/B pairs among them: the all-reduce overlapped with the backward pass against blocking.
+  std::vector<cost::Pair> pairs;
 };
 // The projections read GTB_PARALLEL_BUSBW_GBPS and GTB_PARALLEL_PROJECT_RANKS (see docs/parallel.md).
 Findings compute_findings(const std::vector<Record>& records);

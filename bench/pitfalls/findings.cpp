@@ -77,7 +77,8 @@ void step_findings(const std::vector<Record>& recs, std::vector<Step>& steps, st
     Dominance d{std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), {}, {}, {}, {}};
     for (const auto& [w, pct] : by_width) d.widths.push_back(w);
     d.dominates_up_to_width = last_width_at_or_above(by_width, kDominatesPct);
-    d.stops_dominating_at_width = first_width_after(by_width, kDominatesPct);
+    // A habit that never dominated has no width where it stops (empty, not the smallest width).
+    if (d.dominates_up_to_width) d.stops_dominating_at_width = first_width_after(by_width, kDominatesPct);
     d.under_10pct_from_width = first_width_after(by_width, kMattersPct);
     dominance.push_back(std::move(d));
   }
@@ -187,6 +188,10 @@ Findings compute_findings(const std::vector<Record>& records) {
   step_findings(records, f.steps, f.dominance);
   build_findings(records, f.builds);
   cost_terms(records, f);
+  auto add = [&f](std::vector<cost::Pair> more) { f.pairs.insert(f.pairs.end(), more.begin(), more.end()); };
+  add(cost::pairs_differing_in(f.measured_steps, "loss_read_every", {1, 10, 100}, 0, "fewer_syncs"));
+  add(cost::pairs_differing_in(f.measured_steps, "redundant_copy", {json("batch"), json("activation"), json("weights")},
+                               nullptr, "drop_copy"));
   return f;
 }
 
@@ -226,6 +231,7 @@ void to_json(const Findings& found, json& findings) {
   if (!dominance.empty()) findings["dominance"] = std::move(dominance);
   if (!builds.empty()) findings["builds"] = std::move(builds);
   cost::publish(findings, found.terms, found.measured_steps);
+  cost::publish_pairs(findings, found.pairs);
 }
 
 }  // namespace gtb::pitfalls

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/document/cost_terms.h"
+#include "harness/document/savings.h"
 #include "harness/document/types.h"
 
 namespace gtb::pitfalls {
@@ -17,7 +18,7 @@ namespace gtb::pitfalls {
 //   "steps": [{backend, pitfall, variant, width, batch, clean_us, step_us, extra_us, pct_of_clean,
 //              dominates, [loss_reads_per_step, us_per_read]}],
 //   "dominance": [{backend, pitfall, variant, batch, widths, dominates_up_to_width,
-//                  stops_dominating_at_width, under_10pct_from_width}],
+//                  stops_dominating_at_width (null when it never dominated), under_10pct_from_width}],
 //   "builds": [{backend, workload, n, variant, baseline, time_us, baseline_us, slowdown, slowdown_q1,
 //               slowdown_q3, samples, rel_norm_err, baseline_rel_norm_err, flags}]}
 // A habit dominates when it costs at least as much as the clean step itself (the step takes twice
@@ -54,6 +55,8 @@ struct Findings {
   // and the measured steps (loss_read and copies records) for the cost model's validation.
   std::vector<cost::Term> terms;
   std::vector<cost::Step> measured_steps;
+  // The A/B pairs among them: a habit's step against the clean step (fewer_syncs, drop_copy).
+  std::vector<cost::Pair> pairs;
 };
 Findings compute_findings(const std::vector<Record>& records);
 // Writes `found` as findings.pitfalls's data: each non-empty list under its name.

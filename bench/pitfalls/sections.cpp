@@ -47,11 +47,23 @@ void sections(const std::vector<gtb::Record>& recs, const pf::Findings& found, g
   auto& d = dom.table("dominance", {{"backend"}, {"habit"}, {"batch", "", Hint::count}, {"dominates up to width", "", Hint::count},
                                     {"stops dominating at width", "", Hint::count}, {"under 10% from width", "", Hint::count}});
   for (const auto& r : found.dominance) {
-    d.rows.push_back({r.backend, r.pitfall + " " + r.variant, r.batch,
-                      r.dominates_up_to_width ? json(*r.dominates_up_to_width) : json("at no width measured"),
-                      r.dominates_up_to_width && !r.stops_dominating_at_width ? json("not within the widths measured")
-                                                                               : or_null(r.stops_dominating_at_width),
-                      r.under_10pct_from_width ? json(*r.under_10pct_from_width) : json("not within the widths measured")});
+    const auto width_text = [](std::int64_t w) { return gtb::findings::format(double(w), Hint::count, ""); };
+    const std::string measured = r.widths.empty()       ? std::string("no width")
+                                 : r.widths.size() == 1 ? "width " + width_text(r.widths.front())
+                                                        : "widths " + width_text(r.widths.front()) + " to " +
+                                                              width_text(r.widths.back());
+    // Each cell states a fact of the widths measured: a habit that never dominated has no width where
+    // it stops dominating.
+    json dominates, stops, under10;
+    if (r.dominates_up_to_width) {
+      dominates = *r.dominates_up_to_width;
+      stops = r.stops_dominating_at_width ? json(*r.stops_dominating_at_width) : json("dominates at every width measured");
+    } else {
+      dominates = json("never (" + measured + ")");
+      stops = json("-");
+    }
+    under10 = r.under_10pct_from_width ? json(*r.under_10pct_from_width) : json("not within the widths measured");
+    d.rows.push_back({r.backend, r.pitfall + " " + r.variant, r.batch, dominates, stops, under10});
   }
   if (d.rows.empty()) dom.not_measured = "no habit ran at several widths";
 

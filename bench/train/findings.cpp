@@ -107,19 +107,21 @@ Findings compute_findings(const std::vector<Record>& recs) {
           e.options == eager_opts)
         f.graph_speedup.push_back({g.params, *g.value, *e.value, *g.value / *e.value});
   }
-  // Mixed precision against FP32 at the same shape: speedup and device memory saved.
+  // Mixed precision against FP32 at the same shape and options, on either backend: speedup and
+  // device memory saved.
   for (const auto& lo : recs) {
-    if (!usable(lo) || lo.backend != Backend::cuda || lo.workload != "precision") continue;
+    if (!usable(lo) || lo.workload != "precision") continue;
     const std::string p = lo.options.value("precision", "");
     if (p == "fp32" || p.empty()) continue;
     json base_opts = lo.options;
     base_opts["precision"] = "fp32";
     for (const auto& fp : recs) {
-      if (!usable(fp) || fp.backend != Backend::cuda || fp.workload != lo.workload || fp.params != lo.params ||
+      if (!usable(fp) || fp.backend != lo.backend || fp.workload != lo.workload || fp.params != lo.params ||
           fp.options != base_opts)
         continue;
       MixedPrecision e;
-      e.params = lo.params, e.precision = p, e.speedup_over_fp32 = *lo.value / *fp.value;
+      e.backend = lo.backend, e.params = lo.params, e.options = lo.options, e.precision = p;
+      e.speedup_over_fp32 = *lo.value / *fp.value;
       const double m32 = counter_or(fp, "peak_device_bytes", 0), mlo = counter_or(lo, "peak_device_bytes", 0);
       if (m32 > 0 && mlo > 0) {
         e.peak_device_bytes_fp32 = m32;
@@ -156,13 +158,26 @@ Findings compute_findings(const std::vector<Record>& recs) {
                                                            : r.params.value("micro_batches", 1);
     if (micro > 1) config["micro_batches"] = micro;
     if (r.options.value("mode", "") == "graph") config["cuda_graph"] = true;
+    // A batch copied from host memory every step: its inputs (width floats) and its label.
+    const std::string data = r.options.value("data", "");
+    if (data == "pinned" || data == "pageable") {
+      config["input_bytes_per_sample"] = 4 * param_int(r.params, "width") + 4;
+      config["host_memory"] = data;
+    }
     f.measured_steps.push_back({"", r.id, r.backend, seconds, config});
   }
+  auto add = [&f](std::vector<cost::Pair> more) { f.pairs.insert(f.pairs.end(), more.begin(), more.end()); };
+  for (const char* low : {"bf16", "fp16", "tf32"})
+    add(cost::pairs_differing_in(f.measured_steps, "precision", {json("fp32")}, json(low), low));
+  add(cost::pairs_differing_in(f.measured_steps, "micro_batches", {2, 4, 8, 16, 32, 64}, nullptr, "larger_batch", "1"));
+  add(cost::pairs_differing_in(f.measured_steps, "cuda_graph", {nullptr}, true, "cuda_graphs", "false"));
+  add(cost::pairs_differing_in(f.measured_steps, "host_memory", {json("pageable")}, json("pinned"), "pinned_memory"));
   return f;
 }
 
 void to_json(const Findings& found, json& f) {
   cost::publish(f, {}, found.measured_steps);
+  cost::publish_pairs(f, found.pairs);
   auto or_null = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   json arr = json::array();
   for (const auto& g : found.crossover_batch) {
@@ -193,7 +208,11 @@ void to_json(const Findings& found, json& f) {
   if (!arr.empty()) f["graph_speedup"] = arr;
   arr = json::array();
   for (const auto& m : found.mixed_precision) {
-    json e = {{"params", m.params}, {"precision", m.precision}, {"speedup_over_fp32", m.speedup_over_fp32}};
+    json e = {{"backend", to_string(m.backend)},
+              {"params", m.params},
+              {"options", m.options},
+              {"precision", m.precision},
+              {"speedup_over_fp32", m.speedup_over_fp32}};
     if (m.memory_saved_fraction) {
       e["peak_device_bytes_fp32"] = m.peak_device_bytes_fp32;
       e["peak_device_bytes"] = m.peak_device_bytes;

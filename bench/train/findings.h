@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/document/cost_terms.h"
+#include "harness/document/savings.h"
 #include "harness/document/types.h"
 
 namespace gtb::mlp {
@@ -52,10 +53,11 @@ struct GraphSpeedup {
   double graph_samples_per_s = 0, eager_samples_per_s = 0, speedup = 0;
 };
 
-// fp16/bf16/tf32 over fp32 samples/s at one shape, with the device memory saved when both peaks
-// were counted.
+// fp16/bf16/tf32 over fp32 samples/s at one shape and optimizer, on the CPU or the GPU, with the
+// device memory saved when both peaks were counted.
 struct MixedPrecision {
-  json params;
+  Backend backend = Backend::cuda;
+  json params, options;  // options: the low precision record's
   std::string precision;
   double speedup_over_fp32 = 0;
   std::optional<double> memory_saved_fraction;  // with the two peaks below
@@ -82,6 +84,9 @@ struct Findings {
   // Every usable step record as a measured step for the cost model's validation (this family
   // publishes no terms: its records are whole steps, what the model predicts).
   std::vector<cost::Step> measured_steps;
+  // The A/B pairs among them (one fix between two steps): precision fp32 -> bf16 / fp16 / tf32,
+  // micro-batches -> the whole batch at once, eager -> CUDA Graph, pageable -> pinned host memory.
+  std::vector<cost::Pair> pairs;
 };
 Findings compute_findings(const std::vector<Record>& records);
 void to_json(const Findings& found, json& data);

@@ -93,15 +93,29 @@ void sections(const std::vector<gtb::Record>& recs, const mlp::Findings& found, 
   } else {
     g.line("graph_speedup_high", "CUDA Graph over eager launches", nullptr, "", Hint::ratio, "not measured");
   }
-  std::map<std::string, std::pair<double, double>> by;  // precision -> (best speedup, memory saved)
+  // Per backend and precision: the best speedup over FP32 (with where), and the most device memory
+  // saved. A low precision step slower than FP32 shows as a ratio under 1, never as "not measured".
+  struct Best {
+    double speedup = 0, memory_saved = -1;
+    std::string at;
+  };
+  std::map<std::pair<std::string, std::string>, Best> by;  // (backend, precision)
   for (const auto& e : found.mixed_precision) {
-    auto& v = by.insert({e.precision, {0.0, -1.0}}).first->second;
-    v.first = std::max(v.first, e.speedup_over_fp32);
-    v.second = std::max(v.second, e.memory_saved_fraction.value_or(-1.0));
+    Best& v = by[{gtb::to_string(e.backend), e.precision}];
+    if (e.speedup_over_fp32 > v.speedup)
+      v.speedup = e.speedup_over_fp32, v.at = fx::params_text(e.params) +
+                                             (e.options.contains("optimizer") ? ", " + e.options.value("optimizer", "") : "");
+    v.memory_saved = std::max(v.memory_saved, e.memory_saved_fraction.value_or(-1.0));
   }
-  for (const auto& [p, v] : by) {
-    g.line("mixed_" + p + "_speedup", p + " training step over FP32, best", v.first, "", Hint::ratio);
-    if (v.second >= 0) g.line("mixed_" + p + "_memory_saved", p + " device memory saved, most", v.second, "", Hint::fraction);
+  for (const auto& [key, v] : by) {
+    const auto& [backend, p] = key;
+    // The GPU lines keep their ids; the CPU's are named for their backend.
+    const std::string id = "mixed_" + p + (backend == "cuda" ? "" : "_" + backend);
+    const std::string who = backend == "cuda" ? "GPU" : "CPU";
+    g.line(id + "_speedup", p + " training step over FP32 (" + who + "), best", v.speedup, "", Hint::ratio,
+           "at " + v.at + (v.speedup < 1 ? "; slower than FP32 at every shape measured" : ""));
+    if (v.memory_saved >= 0)
+      g.line(id + "_memory_saved", p + " device memory saved, most", v.memory_saved, "", Hint::fraction);
   }
   if (by.empty()) g.line("mixed_precision", "Mixed precision", nullptr, "", Hint::ratio, "not measured");
 }

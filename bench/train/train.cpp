@@ -10,6 +10,7 @@
 #include "bench/train/findings.h"
 #include "harness/document/stats.h"
 #include "harness/runtime/blas_core.h"
+#include "harness/runtime/gemm_plan_info.h"
 #include "harness/runtime/gpu.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
@@ -77,7 +78,7 @@ void common_counters(gtb::State& st, const mlp::Layout& lay, int batch, double m
 // operands (unit roundoff 2^-8 on each of the two factors of a product) with FP32 accumulation.
 double cpu_tolerance(gtb::Precision p) { return p == gtb::Precision::bf16 ? 1e-2 : 1e-4; }
 
-std::string gemm_path(gtb::cpu::GemmLib lib, gtb::Precision p) {
+std::string gemm_path(gtb::cpu::GemmLib lib) {
   switch (lib) {
     case gtb::cpu::GemmLib::openblas:
       // OpenBLAS runs the core type this process verified and chose (a family binary whose OpenBLAS
@@ -85,10 +86,7 @@ std::string gemm_path(gtb::cpu::GemmLib lib, gtb::Precision p) {
       return "OpenBLAS cblas_sgemm, core " + gtb::cpu::blas_corename() + " (chosen by: " + gtb::openblas_core_source() +
              ")";
     case gtb::cpu::GemmLib::onednn: return "oneDNN dnnl_sgemm " + gtb::cpu::dnnl_version();
-    case gtb::cpu::GemmLib::mkl:
-      return (p == gtb::Precision::bf16 ? "oneMKL cblas_gemm_bf16bf16f32 (operands rounded to BF16 per GEMM), "
-                                        : "oneMKL cblas_sgemm, ") +
-             gtb::cpu::mkl::version();
+    case gtb::cpu::GemmLib::mkl: return "oneMKL cblas_sgemm, " + gtb::cpu::mkl::version();
   }
   return "";
 }
@@ -104,18 +102,10 @@ void cpu_case(gtb::State& st) {
   if (prec != gtb::Precision::fp32 && prec != gtb::Precision::bf16)
     throw gtb::Skip(std::string("the CPU step runs fp32 or bf16 (") + gtb::to_string(prec) +
                     " is a GPU compute mode or precision)");
-  // The libraries that can run this precision's GEMMs, OpenBLAS (the reference choice) first.
-  std::vector<gtb::cpu::GemmLib> libs;
-  if (prec == gtb::Precision::fp32)
-    libs = {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl};
-  else if (gtb::cpu::gemm_lib_available(gtb::cpu::GemmLib::mkl))
-    libs = {gtb::cpu::GemmLib::mkl};
-  else
-    throw gtb::Skip("the CPU BF16 step runs its GEMMs through oneMKL's cblas_gemm_bf16bf16f32 (oneDNN 2.6's API "
-                    "has no BF16 GEMM outside its matmul primitive): " + gtb::cpu::mkl::unavailable_reason());
   mlp::CpuMlp model(cfg, batch / micro, cap_of(st));
   const mlp::Dataset& data = dataset(batch, cfg.input);
   const int rows = batch / micro;
+  if (prec == gtb::Precision::bf16) model.set_precision(prec);
   const std::vector<float> init(model.params(), model.params() + model.layout().total);
   // One step from the initial parameters, checked in float64 (layer-local checks).
   mlp::StepCase checked = mlp::step_case(cfg, data, batch, micro, cpu_tolerance(prec));
@@ -128,18 +118,53 @@ void cpu_case(gtb::State& st) {
     loss = float(c.loss);
     return mlp::VerifyResult{c.ok, c.detail, 0};
   };
-  // The fastest verified GEMM library for this precision, model and batch: each candidate's step
+  // The candidates, each a way to run the step's GEMMs. FP32: a library for every GEMM (OpenBLAS,
+  // the reference choice, first). BF16: the shared per-shape plan (kernels/common/cpu/gemm_plan.h)
+  // chooses each site's GEMM; its candidates differ by threading: rows mode (each thread's rows
+  // through the whole step, products on one thread: oneDNN's BF16 matmul is not offered there) and
+  // split (one parallel region per product, which the native BF16 matmul may take whole).
+  struct Candidate {
+    std::string name;
+    std::function<void()> use;
+    std::string why_not;  // "" when it can run
+  };
+  std::vector<Candidate> cands;
+  if (prec == gtb::Precision::fp32) {
+    for (gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl})
+      cands.push_back({gtb::cpu::to_string(lib),
+                       [&model, lib] {
+                         model.set_precision(gtb::Precision::fp32);
+                         model.set_gemm_lib(lib);
+                       },
+                       gtb::cpu::gemm_lib_available(lib)
+                           ? ""
+                           : (lib == gtb::cpu::GemmLib::mkl ? gtb::cpu::mkl::unavailable_reason() : "not built in")});
+  } else {
+    auto plan_in = [&model, rows](mlp::CpuMlp::Threading t) {
+      return [&model, rows, t] {
+        model.set_threading(t);
+        model.set_precision(gtb::Precision::bf16);
+        model.plan_gemms(rows);  // verified and timed per site here, outside the step's timing
+      };
+    };
+    if (model.rows_mode(rows)) cands.push_back({"plan_rows", plan_in(mlp::CpuMlp::Threading::rows), ""});
+    cands.push_back({"plan_split", plan_in(mlp::CpuMlp::Threading::split), ""});
+  }
+  // The fastest verified candidate for this precision, model and batch: each candidate's step
   // is timed briefly by the harness's probe (the full suite: median of 3 samples of >= 20 ms), a
   // challenger must beat the best so far by 5 %, and the choice is checked before it is kept.
   // The record's check is its chosen candidate's (the step from the initial parameters).
   // The choice depends on the GEMM shapes and precision only (the optimizer and the activation do
-  // not touch the GEMMs): a later record of the same shapes reuses it and checks only its library.
+  // not touch the GEMMs): a later record of the same shapes reuses it and checks only its candidate.
   const std::string shapes_key = std::string(gtb::to_string(prec)) + " " + std::to_string(cfg.input) + " " +
                                  std::to_string(cfg.width) + " " + std::to_string(cfg.depth) + " " +
                                  std::to_string(rows) + " " + std::to_string(micro);
-  static std::map<std::string, std::pair<gtb::cpu::GemmLib, gtb::json>> chosen_before;
+  static std::map<std::string, std::pair<std::string, gtb::json>> chosen_before;
   const auto before = chosen_before.find(shapes_key);
-  if (before != chosen_before.end()) libs = {before->second.first};
+  if (before != chosen_before.end())
+    cands.erase(std::remove_if(cands.begin(), cands.end(),
+                               [&](const Candidate& c) { return c.name != before->second.first; }),
+                cands.end());
   // The quick suite times a step of 5 ms or more twice (the faster counts: the first may carry the
   // library's warm-up) and a shorter one in three samples of 5 ms: the choice was most of its set-up.
   const bool quick = st.suite() == gtb::Suite::quick;
@@ -154,27 +179,22 @@ void cpu_case(gtb::State& st) {
     candidates = before->second.second;
     candidates["chosen_in"] = "an earlier record of the same GEMM shapes and precision";
   }
-  auto use = [&](gtb::cpu::GemmLib lib) {
-    model.set_precision(gtb::Precision::fp32);  // a library change must not meet a stale BF16 setting
-    model.set_gemm_lib(lib);
-    model.set_precision(prec);
-  };
   auto one_step = [&] { model.step(data.x.data(), data.y.data(), batch, micro); };
   // Each candidate is timed from the initial parameters, then checked in order of speed: the
   // fastest (by the 5 % rule) is checked, and one whose step fails is never chosen, the next
   // fastest being checked instead. A check costs about a step in float64, so checking only what
   // could be chosen keeps the set-up short.
-  std::vector<std::pair<gtb::cpu::GemmLib, double>> timed_libs;  // candidate order
+  std::vector<std::pair<std::size_t, double>> timed_cands;  // index into cands, seconds
   if (before == chosen_before.end()) {
     double fastest = 0;
-    for (gtb::cpu::GemmLib lib : libs) {
-      gtb::json& c = candidates[gtb::cpu::to_string(lib)];
-      if (!gtb::cpu::gemm_lib_available(lib)) {
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+      gtb::json& c = candidates[cands[i].name];
+      if (!cands[i].why_not.empty()) {
         c["available"] = false;
-        c["detail"] = lib == gtb::cpu::GemmLib::mkl ? gtb::cpu::mkl::unavailable_reason() : "not built in";
+        c["detail"] = cands[i].why_not;
         continue;
       }
-      use(lib);
+      cands[i].use();
       model.set_params(init);
       model.reset_optimizer();
       if (fastest > 0) {
@@ -191,49 +211,58 @@ void cpu_case(gtb::State& st) {
       }
       const double t = timed(one_step);
       c["step_ms"] = t * 1e3;
-      timed_libs.push_back({lib, t});
+      timed_cands.push_back({i, t});
       if (fastest == 0 || t < fastest) fastest = t;
     }
   } else {
-    timed_libs.push_back({before->second.first, 1.0});
+    for (std::size_t i = 0; i < cands.size(); ++i) timed_cands.push_back({i, 1.0});
   }
-  gtb::cpu::GemmLib best = libs.front();
+  if (cands.empty()) throw std::logic_error("train: no GEMM candidate for " + shapes_key);
+  std::size_t best = timed_cands.empty() ? 0 : timed_cands.front().first;
   mlp::VerifyResult res{false, "no GEMM library ran the step", 0};
   float loss0 = 0;
   bool found = false;
-  std::vector<bool> tried(timed_libs.size(), false);
-  for (std::size_t n = 0; n < timed_libs.size() && !found; ++n) {
-    std::size_t pick = timed_libs.size();
-    for (std::size_t i = 0; i < timed_libs.size(); ++i)
-      if (!tried[i] && (pick == timed_libs.size() || timed_libs[i].second < 0.95 * timed_libs[pick].second)) pick = i;
+  std::vector<bool> tried(timed_cands.size(), false);
+  for (std::size_t n = 0; n < timed_cands.size() && !found; ++n) {
+    std::size_t pick = timed_cands.size();
+    for (std::size_t i = 0; i < timed_cands.size(); ++i)
+      if (!tried[i] && (pick == timed_cands.size() || timed_cands[i].second < 0.95 * timed_cands[pick].second))
+        pick = i;
     tried[pick] = true;
-    const gtb::cpu::GemmLib lib = timed_libs[pick].first;
-    use(lib);
+    const std::size_t ci = timed_cands[pick].first;
+    cands[ci].use();
     float loss = 0;
     const mlp::VerifyResult r = verified_step(loss);
-    gtb::json& c = candidates[gtb::cpu::to_string(lib)];
+    gtb::json& c = candidates[cands[ci].name];
     c["verified"] = r.ok;
+    if (prec == gtb::Precision::bf16) c["gemm_path"] = model.gemm_plan().summary();
     if (!r.ok) {
       c["detail"] = r.detail;
-      if (n == 0) res = r, loss0 = loss, best = lib;  // the record's failure when none passes
+      if (n == 0) res = r, loss0 = loss, best = ci;  // the record's failure when none passes
       continue;
     }
-    best = lib, res = r, loss0 = loss, found = true;
+    best = ci, res = r, loss0 = loss, found = true;
   }
-  for (std::size_t i = 0; i < timed_libs.size(); ++i)
+  for (std::size_t i = 0; i < timed_cands.size(); ++i)
     if (!tried[i] && before == chosen_before.end())
-      candidates[gtb::cpu::to_string(timed_libs[i].first)]["verified"] = "not checked: slower than the chosen library";
-  if (found && before == chosen_before.end()) chosen_before[shapes_key] = {best, candidates};
-  model.set_precision(gtb::Precision::fp32);
-  model.set_gemm_lib(best);
-  model.set_precision(prec);
+      candidates[cands[timed_cands[i].first].name]["verified"] = "not checked: slower than the chosen library";
+  if (found && before == chosen_before.end()) chosen_before[shapes_key] = {cands[best].name, candidates};
+  cands[best].use();
   st.check(res.ok, res.detail, {{"loss_first_step", loss0}, {"tolerance", cpu_tolerance(prec)}});
   if (!res.ok) return;
   st.set_work(batch);
   st.info("threads", mlp::CpuMlp::threads());
   st.info("blas", gtb::cpu::blas_config());
-  st.info("gemm_library", gtb::cpu::to_string(best));
-  st.info("gemm_path", gemm_path(best, prec));
+  if (prec == gtb::Precision::bf16) {
+    st.info("gemm_library", cands[best].name);
+    st.info("gemm_path", "BF16 operands (rounded to nearest even as they enter each GEMM), FP32 accumulation, "
+                         "per site (" + std::string(model.rows_mode(rows) ? "rows" : "split") +
+                         " mode): " + model.gemm_plan().summary());
+    st.info("gemm_plan", gtb::gemm_plan_json(model.gemm_plan()));
+  } else {
+    st.info("gemm_library", gtb::cpu::to_string(model.gemm_lib()));
+    st.info("gemm_path", gemm_path(model.gemm_lib()));
+  }
   st.info("gemm_candidates", candidates);
   float last = loss0;
   const auto& s = st.exec([&] { last = model.step(data.x.data(), data.y.data(), batch, micro); });
@@ -250,7 +279,7 @@ namespace gm = gtb::cuda::mlp;
 double tolerance(gm::Precision p) {
   switch (p) {
     case gm::Precision::fp32: return 1e-4;
-    case gm::Precision::tf32: return 5e-3;
+    case gm::Precision::tf32: return gtb::tf32_gemm_tolerance();  // truncated operands (precision.h)
     case gm::Precision::fp16: return 1e-2;
     case gm::Precision::bf16: return 3e-2;
     default: throw std::invalid_argument(std::string("train: ") + gtb::to_string(p) + " is not a training precision");

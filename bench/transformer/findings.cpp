@@ -46,7 +46,8 @@ Findings compute_findings(const std::vector<Record>& recs) {
                 {"seq_len", param_int(r.params, "seq_len")}, {"batch", param_int(r.params, "batch")},
                 {"precision", r.options.value("precision", "fp32")}, {"attention", r.variant},
                 {"optimizer", "adamw"}};
-    if (r.options.contains("mode")) s.config["mode"] = r.options["mode"];
+    // In the cost model's keys (a "mode" key would make the step unreadable to it).
+    if (r.options.value("mode", "") == "graph") s.config["cuda_graph"] = true;
     f.steps.push_back(std::move(s));
     if (r.workload == "configs") {
       ConfigRow c;
@@ -211,6 +212,13 @@ Findings compute_findings(const std::vector<Record>& recs) {
              json{b.workload, b.options, param_num(b.params, "d_model"), b.variant};
     });
   }
+  // The A/B pairs, through the cost model's step form of each measured step.
+  std::vector<cost::Step> as_steps;
+  for (const auto& st : f.steps) as_steps.push_back({"", st.record, st.backend, st.seconds, st.config});
+  auto add = [&f](std::vector<cost::Pair> more) { f.pairs.insert(f.pairs.end(), more.begin(), more.end()); };
+  add(cost::pairs_differing_in(as_steps, "precision", {json("fp32")}, json("bf16"), "bf16"));
+  add(cost::pairs_differing_in(as_steps, "attention", {json("materialised")}, json("fused"), "fused_attention"));
+  add(cost::pairs_differing_in(as_steps, "cuda_graph", {nullptr}, true, "cuda_graphs", "false"));
   return f;
 }
 
@@ -266,6 +274,17 @@ void to_json(const Findings& found, json& data) {
   for (const auto& s : found.steps)
     steps.push_back({{"record", s.record}, {"backend", to_string(s.backend)}, {"seconds", s.seconds}, {"config", s.config}});
   if (!steps.empty()) data["cost_steps"] = steps;
+  cost::publish_pairs(data, found.pairs);
+}
+
+std::string fused_gpu_attention_note(const std::vector<Record>& recs) {
+  if (std::none_of(recs.begin(), recs.end(),
+                   [](const Record& r) { return ours(r) && r.backend == Backend::cuda && r.variant == "fused"; }))
+    return "";
+  return "gtb's fused GPU attention (kernels/transformer/cuda/attention_*.cu) is scalar FP32 arithmetic on the CUDA "
+         "cores, without tensor cores, in every precision: its figures show what fusing saves in memory and "
+         "launches, not what a state-of-the-art fused attention reaches (ci/gpu-check.sh's gtb vs PyTorch table "
+         "puts PyTorch's scaled_dot_product_attention beside it).";
 }
 
 }  // namespace gtb::xfmr

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/document/savings.h"
 #include "harness/document/types.h"
 
 namespace gtb::xfmr {
@@ -97,10 +98,15 @@ struct Findings {
   Crossover crossover;
   std::vector<GraphSaving> graph;
   std::vector<MeasuredStep> steps;
+  // The A/B pairs among them: fp32 -> bf16, materialised -> fused attention, eager -> graph.
+  std::vector<cost::Pair> pairs;
 };
 Findings compute_findings(const std::vector<Record>& records);
 // data: configs, attention_share, memory, materialised_oom, crossover, graph, and cost_steps (published
 // beside the sections as `steps`).
 void to_json(const Findings& found, json& data);
+// What gtb's fused GPU attention is (scalar FP32, no tensor cores), said where a fused GPU record
+// exists so that no reader takes its speed for the state of the art; empty otherwise.
+std::string fused_gpu_attention_note(const std::vector<Record>& records);
 
 }  // namespace gtb::xfmr

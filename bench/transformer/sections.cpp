@@ -1,5 +1,6 @@
 // The transformer family's findings for the report and plots: the measured configurations, the
 // attention share against sequence length, materialised vs fused attention, the crossover, the graph.
+#include <algorithm>
 #include <string>
 
 #include "bench/transformer/findings.h"
@@ -75,6 +76,7 @@ void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, f
                        p.materialised_oom.empty() ? json("ran") : json("out of memory")});
   if (mt.rows.empty()) m.not_measured = "no problem ran with both attention variants";
   m.say("Memory: the model's host arrays on the CPU, the allocator's high-water mark on a GPU.");
+  if (const std::string note = xf::fused_gpu_attention_note(recs); !note.empty()) m.say(note);
   for (const auto& o : found.materialised_oom) {
     const std::string be = gtb::to_string(o.backend);
     m.line(std::string(o.backend == gtb::Backend::cpu ? "" : be + "_") + "materialised_oom_d" + std::to_string(o.d_model),
@@ -93,11 +95,21 @@ void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, f
   mf.xlabel = "seq_len";
   mf.ylabel = "host bytes of the model";
 
+  // A sweep's figure is declared only where its records are: the report names every declared figure,
+  // and the plots draw none without points.
   auto& s = f.section("sweeps", "Batch, width and heads");
+  std::vector<std::string> unmeasured;
   for (const auto& [id, workload, x, title] :
        {std::tuple{"transformer_batch", "batch_sweep", "batch", "Training tokens/s vs batch"},
         std::tuple{"transformer_width", "width_sweep", "d_model", "Training tokens/s vs d_model"},
         std::tuple{"transformer_heads", "heads_sweep", "heads", "Training tokens/s vs heads"}}) {
+    const bool measured = std::any_of(recs.begin(), recs.end(), [&, w = std::string(workload)](const gtb::Record& r) {
+      return r.family == "transformer" && gtb::usable(r) && r.workload == w;
+    });
+    if (!measured) {
+      unmeasured.push_back(workload);
+      continue;
+    }
     auto& g = s.figure(id, title);
     g.where = {{"workload", workload}};
     g.x = {std::string("params.") + x};
@@ -106,11 +118,12 @@ void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, f
     g.xlabel = x;
     g.ylabel = "tokens/s";
   }
-  bool any_sweep = false;
-  for (const auto& r : recs)
-    any_sweep = any_sweep || (r.family == "transformer" && gtb::usable(r) &&
-                              (r.workload == "batch_sweep" || r.workload == "width_sweep" || r.workload == "heads_sweep"));
-  if (!any_sweep) s.not_measured = "the batch, width and heads sweeps run in the full suite only";
+  if (unmeasured.size() == 3) s.not_measured = "the batch, width and heads sweeps run in the full suite only";
+  else if (!unmeasured.empty()) {
+    std::string names;
+    for (const auto& w : unmeasured) names += (names.empty() ? "" : ", ") + w;
+    s.say("Not measured in this run: " + names + ".");
+  }
 
   auto& x = f.section("crossover", "CPU/GPU crossover in tokens per step");
   auto& xt = x.table("crossover", {{"precision"}, {"attention"}, {"problem"}, {"tokens per step", "", Hint::count},

@@ -1,7 +1,7 @@
 gtb_add_family(NAME transformer RUN_ORDER 55
   BENCH bench/transformer/transformer.cpp bench/transformer/findings.cpp bench/transformer/sections.cpp
         bench/transformer/gpu.cpp
-  CPU_SOURCES kernels/transformer/reference.cpp kernels/transformer/cpu/gemm_plan.cpp kernels/transformer/cpu/blocks.cpp
+  CPU_SOURCES kernels/transformer/reference.cpp kernels/transformer/cpu/blocks.cpp
   CUDA_SOURCES kernels/transformer/cuda/elementwise.cu kernels/transformer/cuda/attention_fwd.cu kernels/transformer/cuda/attention_bwd.cu
                kernels/transformer/cuda/step.cpp kernels/transformer/cuda/step_kernels.cu
   CPU_TESTS tests/cpu/test_transformer.cpp tests/cpu/test_transformer_attention_f64.cpp bench/transformer/findings.cpp
@@ -22,10 +22,14 @@ if(GTB_BUILD_TESTS)
   endif()
 endif()
 
-# The fused attention kernels' CUDA code run on CPU threads (tests/cpu/cuda_emu stands in for the
-# CUDA headers), so that their tiling and masks are tested without a GPU.
+# The fused attention kernels' and the step's elementwise kernels' CUDA code run on CPU threads
+# (tests/cpu/cuda_emu stands in for the CUDA headers), so that their indexing, tiling and masks are
+# tested without a GPU.
 if(GTB_BUILD_TESTS AND TARGET gtb_transformer_kernels)
-  add_executable(test_transformer_attention_emu ${PROJECT_SOURCE_DIR}/tests/cpu/test_transformer_attention_emu.cpp)
+  add_executable(test_transformer_attention_emu ${PROJECT_SOURCE_DIR}/tests/cpu/test_transformer_attention_emu.cpp
+                 ${PROJECT_SOURCE_DIR}/tests/cpu/test_transformer_step_kernels_emu.cpp
+                 ${PROJECT_SOURCE_DIR}/tests/cpu/test_transformer_elementwise_emu.cpp
+                 ${PROJECT_SOURCE_DIR}/tests/cpu/test_graph_emu.cpp)
   target_include_directories(test_transformer_attention_emu BEFORE PRIVATE ${PROJECT_SOURCE_DIR}/tests/cpu/cuda_emu)
   target_link_libraries(test_transformer_attention_emu PRIVATE gtb_kernels_common GTest::gtest GTest::gtest_main
                         Threads::Threads)

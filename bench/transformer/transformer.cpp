@@ -10,6 +10,7 @@
 
 #include "harness/runtime/blas_core.h"
 #include "bench/transformer/variants.h"
+#include "harness/runtime/gemm_plan_info.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/errors.h"
@@ -131,19 +132,7 @@ void cpu_case(gtb::State& st, xf::Attention attn) {
   st.info("threads", xf::CpuBlocks::threads());
   st.info("blas", gtb::cpu::blas_config());
   st.info("openblas_core", gtb::cpu::blas_corename() + " (chosen by: " + gtb::openblas_core_source() + ")");
-  gtb::json plan = gtb::json::array();
-  for (const auto& c : model.gemm_plan().choices()) {
-    gtb::json tried = gtb::json::object();
-    for (const auto& t : c.tried)
-      tried[t.name] = !t.available ? gtb::json{{"available", false}, {"detail", t.detail}}
-                      : t.verified ? gtb::json{{"verified", true}, {"ms", t.seconds * 1e3}}
-                                   : gtb::json{{"verified", false}, {"detail", t.detail}};
-    plan.push_back({{"site", c.shape.site},
-                    {"m", c.shape.m}, {"n", c.shape.n}, {"k", c.shape.k},
-                    {"library", c.tried[std::size_t(c.chosen)].name},
-                    {"candidates", tried}});
-  }
-  st.info("gemm_plan", plan);
+  st.info("gemm_plan", gtb::gemm_plan_json(model.gemm_plan()));
   st.info("gemm_path", std::string(prec == gtb::Precision::bf16
                                        ? "BF16 operands (rounded to nearest even), FP32 accumulation, per site: "
                                        : "FP32, per site: ") +

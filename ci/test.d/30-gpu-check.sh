@@ -19,6 +19,8 @@ for spec in pass:0 fail:1 skip:77 crash:139; do
   printf '#!/bin/sh\nexit %s\n' "${spec#*:}" >"$work/bin/test_${spec%%:*}_gpu"
 done
 printf '#!/bin/sh\nsleep 30\n' >"$work/bin/test_hang_gpu"
+# One that ignores SIGTERM: it takes the whole of its budget, the kill grace included.
+printf '#!/bin/sh\ntrap "" TERM\nexec sleep 30\n' >"$work/bin/test_stubborn_gpu"
 # Binaries that exit 0 and write GoogleTest's JSON report: every test skipped, or one of two.
 for spec in allskip:"SKIPPED SKIPPED" someskip:"COMPLETED SKIPPED"; do
   cat >"$work/bin/test_${spec%%:*}_gpu" <<EOF
@@ -44,7 +46,7 @@ expect "a failure wins" "$(v "$work/bin/test_pass_gpu" "$work/bin/test_fail_gpu"
 expect "a crash is a failure" "$(v "$work/bin/test_crash_gpu")" "FAIL: test_crash_gpu(exit 139)"
 expect "a hang is a timeout, not a failure" "$(v "$work/bin/test_pass_gpu" "$work/bin/test_hang_gpu")" "timeout: test_hang_gpu (1 passed, 0 skipped)"
 expect "a binary with no time left is not started" \
-  "$(v "$work/bin/test_hang_gpu" "$work/bin/test_pass_gpu")" "timeout: test_hang_gpu test_pass_gpu (0 passed, 0 skipped)"
+  "$(v "$work/bin/test_stubborn_gpu" "$work/bin/test_pass_gpu" 2>/dev/null)" "timeout: test_stubborn_gpu test_pass_gpu (0 passed, 0 skipped)"
 expect "concurrent runs" "$(GC_PARALLEL=1 v "$work/bin/test_pass_gpu" "$work/bin/test_skip_gpu")" "pass: 1 GPU test binaries; 1 skipped: test_skip_gpu"
 expect "concurrent runs read the reports" "$(GC_PARALLEL=1 v "$work/bin/test_allskip_gpu")" "skipped: nothing ran*"
 expect "ctest timeout" "$(gc_ctest_verdict 124)" "timeout"
@@ -62,6 +64,112 @@ expect "no results file counts none" "$(gc_count_records "$work/none.json" f cud
 expect "an empty build has no test binaries" "$(gc_test_binaries "$work" gpu | wc -l)" "0"
 expect "test binaries are found where the build put them" \
   "$(gc_test_binaries "$build" cpu | grep -c '/test_[a-z]*_cpu$')" "[1-9]*"
+
+# The kill grace counts inside the budget: a command that ignores SIGTERM ends by SIGKILL at the
+# budget, not a grace later.
+t0=$(date +%s)
+( gc_timeout 6 sh -c 'trap "" TERM; exec sleep 30' ) 2>/dev/null
+rc=$?
+expect "a command that ignores SIGTERM ends within its budget" "$rc:$(( $(date +%s) - t0 <= 7 ))" "137:1"
+expect "the grace is at most a third of a short budget" "$(gc_timeout_args 6)" "-k 2 4"
+expect "the grace of a long budget" "$(gc_timeout_args 120)" "-k 10 110"
+expect "a budget under 3 s" "$(gc_timeout_args 1)" "-k 1 1"
+
+# The plan: the build first, then every GPU phase before any CPU phase, the families' own phases
+# among the GPU ones; every budget a whole number of seconds.
+plan=$(gc_plan "$here/..")
+kinds=$(awk '{ print $3 }' <<<"$plan" | tr '\n' ' ')
+expect "the plan starts with the build and the first GPU pass" "$(head -2 <<<"$plan" | awk '{ print $1 }' | tr '\n' ' ')" "build gpu-first "
+expect "the plan runs no CPU phase before a GPU phase" "$(grep -Eo 'cpu-[a-z]+ .*(gpu|family|torch|memcheck)' <<<"$kinds" | wc -l)" "0"
+expect "the families' phases are in the plan" "$(grep -c ' family$' <<<"$plan")" "$(ci_gpu_phases "$here/.." | wc -l)"
+expect "every budget is whole seconds" "$(awk '$2 !~ /^[0-9]+$/' <<<"$plan" | wc -l)" "0"
+
+# The dry run with a stand-in clock (ci/gpu-check-plan.py): on a planted listing, the passes take
+# each family's slice in run order, a family cut by a pass's budget is dropped (as gtb run drops it),
+# the deadline leaves later phases not run, and bad input exits 2.
+cat >"$work/list.json" <<'EOF2'
+[{"family": "a", "workloads": [{"workload": "w", "variant": "v", "backend": "cuda", "cases": 3},
+                               {"workload": "w", "variant": "v", "backend": "cpu", "cases": 2}]},
+ {"family": "b", "workloads": [{"workload": "x", "variant": "v", "backend": "cuda", "cases": 80}]},
+ {"family": "c", "workloads": [{"workload": "y", "variant": "v", "backend": "cpu", "cases": 4}]}]
+EOF2
+printf 'build 100 build\ngpu-first 60 gpu-suite 0:2\ngpu-rest 60 gpu-suite 2:\ncpu-suite 60 cpu-suite\n' >"$work/plan.txt"
+sim() {  # sim QUERY [FLAGS...]: QUERY (Python) reads the dry run's JSON as d
+  local q=$1; shift
+  python3 "$here/gpu-check-plan.py" --plan "$work/plan.txt" --list "$work/list.json" --build 50 --gpu-record 1 \
+    --family-start 1 --cpu-record 1 --json "$@" | python3 -c "$q" 2>&1
+}
+pyq='import json, sys; d = json.load(sys.stdin); p = {r["phase"]: r for r in d["phases"]}'
+expect "dry run: the first pass takes two of each family's GPU records" \
+  "$(sim "$pyq; print(' '.join(f + ':' + ','.join(v) for f, v in p['gpu-first']['kept'].items()))" --deadline 480)" \
+  "a:w/v,w/v b:x/v,x/v"
+expect "dry run: a family cut by its pass is dropped" \
+  "$(sim "$pyq; r = p['gpu-rest']; print(r['verdict'], *r['kept'], *d['gpu_records_kept'].values())" --deadline 480)" \
+  "timeout: b cut, dropped a 3 2"
+expect "dry run: the deadline leaves the CPU records not run" \
+  "$(sim "$pyq; print(p['cpu-suite']['verdict'], d['predicted_seconds'] <= 120)" --deadline 120)" \
+  "not run: out of time (overall deadline) True"
+expect "dry run: no deadline runs everything" \
+  "$(sim "$pyq; print(p['cpu-suite']['records'], p['gpu-rest']['verdict'])" --deadline 0)" "6 timeout: b cut, dropped"
+rc=0; python3 "$here/gpu-check-plan.py" --plan "$work/list.json" --list "$work/list.json" >/dev/null 2>&1 || rc=$?
+expect "dry run: a bad plan exits 2" "$rc" "2"
+# The real plan and the build's listing: an eight-minute check with every GPU record planted at 3 s
+# keeps some GPU records of every family that has any.
+if "$build/bin/gtb" list --json >"$work/real-list.json" 2>/dev/null; then
+  gc_plan "$here/.." >"$work/real-plan.txt"
+  expect "dry run: every family with GPU records keeps some in eight minutes" \
+    "$(python3 "$here/gpu-check-plan.py" --plan "$work/real-plan.txt" --list "$work/real-list.json" --gpu-record 3 --json |
+       python3 -c 'import json, sys; d = json.load(sys.stdin); print(*[f for f, n in d["gpu_records_kept"].items() if n == 0], d["predicted_seconds"] <= 480)')" \
+    "True"
+else
+  expect "dry run: gtb list --json on the build" "no listing from $build/bin/gtb" "a listing"
+fi
+
+# The selection the GPU passes rely on: gtb run --backend cuda --cases FROM:TO on a family of the
+# build with at least three GPU records (chosen from the listing, not named): the two slices hold
+# the family's GPU records once each and no CPU record; bad values exit 2 and write nothing.
+fam=$(python3 -c 'import json, sys
+for f in json.load(open(sys.argv[1])):
+    n = sum(w["cases"] for w in f["workloads"] if w["backend"] == "cuda")
+    if n >= 3:
+        print(f["family"], n)
+        break' "$work/real-list.json" 2>/dev/null)
+if [ -n "$fam" ]; then
+  set -- $fam
+  ids() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(" ".join(sorted(r["backend"] + ":" + r["id"] for r in d["records"])))' "$1"; }
+  "$build/bin/gtb" run --quick --family "$1" --backend cuda --budget 0.02 --out "$work/sel-all.json" -q >/dev/null 2>&1
+  "$build/bin/gtb" run --quick --family "$1" --backend cuda --cases 0:2 --budget 0.02 --out "$work/sel-a.json" -q >/dev/null 2>&1
+  "$build/bin/gtb" run --quick --family "$1" --backend cuda --cases 2: --budget 0.02 --out "$work/sel-b.json" -q >/dev/null 2>&1
+  expect "gtb run --backend cuda: only the GPU records" "$(ids "$work/sel-all.json" | tr ' ' '\n' | grep -vc '^cuda:')" "0"
+  expect "gtb run --backend cuda: every one of them" "$(ids "$work/sel-all.json" | wc -w)" "$2"
+  expect "gtb run --cases 0:2: the first two" "$(ids "$work/sel-a.json" | wc -w)" "2"
+  expect "gtb run --cases 0:2 and 2: hold each record once (the same sorted ids)" \
+    "$(echo $(ids "$work/sel-a.json") $(ids "$work/sel-b.json") | tr ' ' '\n' | sort | md5sum)" \
+    "$(ids "$work/sel-all.json" | tr ' ' '\n' | sort | md5sum)"
+  for bad in "--backend tpu" "--cases 3" "--cases 5:2"; do
+    rc=0; "$build/bin/gtb" run --quick --family "$1" $bad --out "$work/sel-bad.json" >/dev/null 2>&1 || rc=$?
+    expect "gtb run $bad: exit 2, no file" "$rc:$([ -e "$work/sel-bad.json" ] && echo written)" "2:"
+  done
+else
+  expect "gtb run --backend: a family with three GPU records in the listing" "none" "one"
+fi
+
+# The whole check ends before --deadline when a phase ignores SIGTERM: a stand-in build whose gtb
+# ignores it and never ends. Its first suite phase gets what the deadline leaves and is killed at
+# the end of its budget; the summary and the archive fit in the reserve.
+mkdir -p "$work/stubborn/bin"
+echo "CMAKE_GENERATOR:INTERNAL=Ninja" >"$work/stubborn/CMakeCache.txt"
+printf '#!/usr/bin/env bash
+case ${1:-} in run) trap "" TERM; exec sleep 300 ;; *) exit 1 ;; esac
+' >"$work/stubborn/bin/gtb"
+chmod +x "$work/stubborn/bin/gtb"
+t0=$(date +%s)
+bash "$here/gpu-check.sh" "$work/stubborn-out" --build "$work/stubborn" --deadline 60 --export "$work/stubborn-export" \
+  >"$work/stubborn.txt" 2>&1
+took=$(( $(date +%s) - t0 ))
+expect "a phase that ignores SIGTERM: the check ends before --deadline 60" "$(( took < 60 )):$took s" "1:*"
+expect "... and its phase is a timeout" "$(grep -E '^  gpu-first ' "$work/stubborn-out/summary.txt")" "*timeout*"
+expect "... and the archive is written" "$(tar -tzf "$work/stubborn-export/gpu-check.tar.gz" 2>/dev/null | grep -c 'summary.txt$')" "1"
 
 # Bad input: exit 2, a message, and no output folder.
 for args in "" "--smoke" "X --bogus" "X --deadline 5" "X --build $work/none" "X --build"; do
@@ -114,7 +222,7 @@ PY
   echo "dry run: GPU $gpu"
   expect "dry run: GPU tests" "$(grep -E '^  gpu-tests ' <<<"$summary")" "$want_tests"
   expect "dry run: memcheck" "$(grep -E '^  memcheck ' <<<"$summary")" "*not run*"
-  expect "dry run: suite" "$(grep -E '^  quick-suite ' <<<"$summary")" "$want_suite"
+  expect "dry run: suite" "$(grep -E '^  gpu-first ' <<<"$summary")" "$want_suite"
   expect "dry run: nothing else passes" "$(grep -E '^  [a-z-]+ .* pass' <<<"$summary" | grep -Evc "$passing")" "0"
   expect "dry run: results file" "$(ls "$work/out"/gtb-*.json 2>/dev/null | wc -l)" "1"
   expect "dry run: exported archive" "$(tar -tzf "$work/export/gpu-check.tar.gz" 2>/dev/null | grep -c 'summary.txt$')" "1"

@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <new>
+#include <optional>
 #include <stdexcept>
 
 #include "harness/runtime/context.h"
@@ -202,9 +204,10 @@ static json family_findings(const std::string& family, const std::vector<Record>
   }
   // Cost terms and measured steps sit beside the sections, not inside the family's own numbers.
   json lifted = json::object();
-  // (A family's own numbers may already hold a "steps" list: the producer writes cost_terms and
-  // cost_steps, published as terms and steps.)
-  for (const auto& [from, to] : {std::pair{"cost_terms", "terms"}, std::pair{"cost_steps", "steps"}})
+  // (A family's own numbers may already hold a "steps" list: the producer writes cost_terms,
+  // cost_steps and cost_pairs, published as terms, steps and pairs.)
+  for (const auto& [from, to] :
+       {std::pair{"cost_terms", "terms"}, std::pair{"cost_steps", "steps"}, std::pair{"cost_pairs", "pairs"}})
     if (data.contains(from)) {
       lifted[to] = std::move(data[from]);
       data.erase(from);
@@ -488,6 +491,40 @@ void run_case(RunState& rs, const Case& c, Record& r) {
   }
 }
 
+// The cases a run takes (--gtb_backend, --gtb_cases): those of one backend, then a slice of them
+// in run order (registration order), so that a check can run a first few of every family's cases
+// before the rest.
+struct Selection {
+  std::optional<Backend> backend;
+  std::size_t from = 0, to = std::numeric_limits<std::size_t>::max();
+  bool selective() const { return backend || from > 0 || to != std::numeric_limits<std::size_t>::max(); }
+};
+std::vector<Case> select(std::vector<Case> cases, const Selection& sel) {
+  std::vector<Case> out;
+  std::size_t i = 0;
+  for (Case& c : cases) {
+    if (sel.backend && c.bench->backend() != *sel.backend) continue;
+    if (i >= sel.from && i < sel.to) out.push_back(std::move(c));
+    ++i;
+  }
+  return out;
+}
+// "FROM:TO", "FROM:" or ":TO" (0-based, TO excluded); false when malformed or TO < FROM.
+bool parse_slice(const std::string& text, Selection& sel) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return false;
+  auto num = [](const std::string& t, std::size_t& v) {
+    if (t.empty()) return true;
+    if (t.find_first_not_of("0123456789") != std::string::npos || t.size() > 12) return false;
+    v = std::stoull(t);
+    return true;
+  };
+  std::size_t from = 0, to = std::numeric_limits<std::size_t>::max();
+  if (!num(text.substr(0, colon), from) || !num(text.substr(colon + 1), to) || to < from) return false;
+  sel.from = from, sel.to = to;
+  return true;
+}
+
 }  // namespace
 
 std::vector<Record> planned_records(const std::string& family, Suite suite) {
@@ -498,12 +535,13 @@ std::vector<Record> planned_records(const std::string& family, Suite suite) {
 
 namespace {
 
-json list_json(const std::string& family, Suite suite) {
+json list_json(const std::string& family, Suite suite, const Selection& sel) {
   json ws = json::array();
   std::map<const Bench*, int> counts;
-  for (const Case& c : expand(family, suite)) counts[c.bench]++;
+  for (const Case& c : select(expand(family, suite), sel)) counts[c.bench]++;
   for (const auto& b : registry().benches) {
     if (b->family() != family || !b->in_suite(suite)) continue;
+    if (sel.selective() && !counts.count(b.get())) continue;  // none of its cases taken
     json axes = json::array();
     for (const Axis& a : b->axes()) {
       json vals = json::array();
@@ -550,6 +588,7 @@ int usage_error(const std::string& msg) {
 int family_main(int argc, char** argv, const std::string& family) {
   if (const int rc = run_startup_takeover(argc, argv); rc >= 0) return rc;
   RunState rs;
+  Selection sel;
   std::string out_path, findings_from;
   bool list = false, precheck = false;
   std::vector<char*> rest;
@@ -575,6 +614,15 @@ int family_main(int argc, char** argv, const std::string& family) {
       if (b->empty() || *end != '\0' || !(x > 0) || !std::isfinite(x))
         return usage_error("--gtb_budget must be a positive number of seconds, not '" + *b + "'");
       rs.budget_override = x;
+    } else if (auto be = val("--gtb_backend")) {
+      try {
+        sel.backend = backend_from_string(*be);
+      } catch (const std::invalid_argument& e) {
+        return usage_error(std::string("--gtb_backend: ") + e.what());
+      }
+    } else if (auto sl = val("--gtb_cases")) {
+      if (!parse_slice(*sl, sel))
+        return usage_error("--gtb_cases is FROM:TO (0-based, TO excluded; either may be left out), not '" + *sl + "'");
     } else if (a == "--gtb_list") {
       list = true;
     } else if (a == "--gtb_precheck") {
@@ -588,6 +636,9 @@ int family_main(int argc, char** argv, const std::string& family) {
                   "  --gtb_out=FILE        write gtb's results JSON to FILE (atomically)\n"
                   "  --gtb_suite=quick|full  axis values and stopping budgets (default quick)\n"
                   "  --gtb_budget=SECONDS  sampling time budget per record (overrides the suite's)\n"
+                  "  --gtb_backend=cpu|cuda  only the cases of this backend\n"
+                  "  --gtb_cases=FROM:TO   only these of the (backend's) cases, in run order (0-based,\n"
+                  "                        TO excluded; 2: the first two, 2: the rest)\n"
                   "  --gtb_list            print the workloads and axes as JSON and exit\n"
                   "  --gtb_precheck        check the input only the run can see (exit 2 with the message)\n"
                   "  --gtb_findings_from=FILE  print this family's findings computed from FILE's records\n"
@@ -605,7 +656,7 @@ int family_main(int argc, char** argv, const std::string& family) {
   }
 
   if (list) {
-    std::cout << list_json(family, rs.suite).dump(2) << "\n";
+    std::cout << list_json(family, rs.suite, sel).dump(2) << "\n";
     return 0;
   }
   // Bad input only the run can see: said before anything runs or is written.
@@ -660,7 +711,7 @@ int family_main(int argc, char** argv, const std::string& family) {
     }
   }
 
-  const std::vector<Case> cases = expand(family, rs.suite);
+  const std::vector<Case> cases = select(expand(family, rs.suite), sel);
   rs.records.reserve(cases.size());
   for (const Case& c : cases) {
     benchmark::RegisterBenchmark(c.id.c_str(), [&rs, &c](benchmark::State& gb) {

@@ -50,11 +50,26 @@ Data make_data(const Config& c, std::uint64_t seed) {
 
 namespace {
 
-// C = op(A) op(B) (+ C when acc), row-major.
-void mm(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b, int ldb, double* c, int ldc,
-        bool acc = false) {
-  cpu::dgemm(ta, tb, m, n, k, 1.0, a, lda, b, ldb, acc ? 1.0 : 0.0, c, ldc);
-}
+// C = op(A) op(B) (+ C when acc), row-major; with GemmOperands' rounding, of rounded copies of the
+// operands (attention: one of the attention's products).
+struct Mm {
+  const GemmOperands* ops = nullptr;
+  void operator()(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b, int ldb,
+                  double* c, int ldc, bool acc = false, bool attention = false) const {
+    if (ops && ops->round && (!attention || ops->attention)) {
+      dvec ra = rounded(a, ta ? k : m, ta ? m : k, lda), rb = rounded(b, tb ? n : k, tb ? k : n, ldb);
+      cpu::dgemm(ta, tb, m, n, k, 1.0, ra.data(), ta ? m : k, rb.data(), tb ? k : n, acc ? 1.0 : 0.0, c, ldc);
+      return;
+    }
+    cpu::dgemm(ta, tb, m, n, k, 1.0, a, lda, b, ldb, acc ? 1.0 : 0.0, c, ldc);
+  }
+  dvec rounded(const double* x, int rows, int cols, int ld) const {
+    dvec r(std::size_t(rows) * std::size_t(cols));
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) r[std::size_t(i) * cols + j] = ops->round(x[std::size_t(i) * ld + j]);
+    return r;
+  }
+};
 
 struct LayerCache {
   dvec xin, h1, mean1, rstd1, qkv, p, o, x1, h2, mean2, rstd2, u, g;
@@ -114,7 +129,7 @@ void col_sums(const dvec& y, std::size_t T, std::size_t n, double* out) {
     for (std::size_t j = 0; j < n; ++j) out[j] += y[t * n + j];
 }
 
-Forward forward(const Config& c, const Layout& lay, const dvec& w, const float* x, const float* target) {
+Forward forward(const Config& c, const Layout& lay, const dvec& w, const float* x, const float* target, const Mm& mm) {
   const std::size_t T = std::size_t(c.tokens()), d = std::size_t(c.d_model), f = std::size_t(c.ffn());
   const int S = c.seq_len, H = c.heads, dh = c.head_dim(), D = c.d_model;
   const double scale = 1.0 / std::sqrt(double(dh));
@@ -136,7 +151,7 @@ Forward forward(const Config& c, const Layout& lay, const dvec& w, const float* 
         const double* k = q + d;
         const double* v = q + 2 * d;
         double* p = L.p.data() + (std::size_t(b) * H + h) * S * S;
-        mm(false, true, S, S, dh, q, 3 * D, k, 3 * D, p, S);
+        mm(false, true, S, S, dh, q, 3 * D, k, 3 * D, p, S, false, true);
         for (int i = 0; i < S; ++i) {
           double* r = p + std::size_t(i) * S;
           double mx = -std::numeric_limits<double>::infinity();
@@ -146,7 +161,8 @@ Forward forward(const Config& c, const Layout& lay, const dvec& w, const float* 
           for (int j = 0; j <= i; ++j) r[j] = softmax_p(r[j], scale, mx, 1.0 / sum);
           for (int j = i + 1; j < S; ++j) r[j] = 0;
         }
-        mm(false, false, S, dh, S, p, S, v, 3 * D, L.o.data() + std::size_t(b) * S * d + std::size_t(h) * dh, D);
+        mm(false, false, S, dh, S, p, S, v, 3 * D, L.o.data() + std::size_t(b) * S * d + std::size_t(h) * dh, D, false,
+           true);
       }
     L.x1 = L.xin;
     mm(false, false, int(T), D, D, L.o.data(), D, W(P::w_o), D, L.x1.data(), D, true);
@@ -173,11 +189,12 @@ Forward forward(const Config& c, const Layout& lay, const dvec& w, const float* 
 
 double reference_loss(const Config& c, const std::vector<double>& params, const float* x, const float* target) {
   const Layout lay(c);
-  return forward(c, lay, params, x, target).loss;
+  return forward(c, lay, params, x, target, Mm{}).loss;
 }
 
 RefStep reference_step(const Config& c, const std::vector<double>& params, const std::vector<double>& m0,
-                       const std::vector<double>& v0, int t, const float* x, const float* target) {
+                       const std::vector<double>& v0, int t, const float* x, const float* target,
+                       const GemmOperands& operands) {
   c.validate();
   const Layout lay(c);
   if (params.size() != lay.total || (!m0.empty() && m0.size() != lay.total) || (!v0.empty() && v0.size() != lay.total))
@@ -185,7 +202,8 @@ RefStep reference_step(const Config& c, const std::vector<double>& params, const
   const std::size_t T = std::size_t(c.tokens()), d = std::size_t(c.d_model), f = std::size_t(c.ffn());
   const int S = c.seq_len, H = c.heads, dh = c.head_dim(), D = c.d_model, F = c.ffn();
   const double scale = 1.0 / std::sqrt(double(dh));
-  Forward fw = forward(c, lay, params, x, target);
+  const Mm mm{&operands};
+  Forward fw = forward(c, lay, params, x, target, mm);
   RefStep out;
   out.loss = fw.loss;
   out.grads.assign(lay.total, 0.0);
@@ -218,8 +236,8 @@ RefStep reference_step(const Config& c, const std::vector<double>& params, const
         const double* p = L.p.data() + (std::size_t(b) * H + h) * S * S;
         const double* go = dob.data() + std::size_t(b) * S * d + std::size_t(h) * dh;
         double* gq = dqkv.data() + qo;
-        mm(true, false, S, dh, S, p, S, go, D, gq + 2 * d, 3 * D);  // dV = P^T dO
-        mm(false, true, S, S, dh, go, D, v, 3 * D, dp.data(), S);   // dP = dO V^T
+        mm(true, false, S, dh, S, p, S, go, D, gq + 2 * d, 3 * D, false, true);  // dV = P^T dO
+        mm(false, true, S, S, dh, go, D, v, 3 * D, dp.data(), S, false, true);   // dP = dO V^T
         for (int i = 0; i < S; ++i) {
           const double* pr = p + std::size_t(i) * S;
           double* r = dp.data() + std::size_t(i) * S;
@@ -228,8 +246,8 @@ RefStep reference_step(const Config& c, const std::vector<double>& params, const
           for (int j = 0; j <= i; ++j) r[j] = softmax_backward(pr[j], r[j], dot, scale);
           for (int j = i + 1; j < S; ++j) r[j] = 0;
         }
-        mm(false, false, S, dh, S, dp.data(), S, k, 3 * D, gq, 3 * D);     // dQ = dS K
-        mm(true, false, S, dh, S, dp.data(), S, q, 3 * D, gq + d, 3 * D);  // dK = dS^T Q
+        mm(false, false, S, dh, S, dp.data(), S, k, 3 * D, gq, 3 * D, false, true);     // dQ = dS K
+        mm(true, false, S, dh, S, dp.data(), S, q, 3 * D, gq + d, 3 * D, false, true);  // dK = dS^T Q
       }
     mm(true, false, D, 3 * D, int(T), L.h1.data(), D, dqkv.data(), 3 * D, G(P::w_qkv), 3 * D);
     col_sums(dqkv, T, 3 * d, G(P::b_qkv));

@@ -23,6 +23,14 @@ struct Data {
 Data make_data(const Config& c, std::uint64_t seed);
 
 // ---- float64 reference: the whole step, its matrix products through DGEMM ----
+// A model of a backend's GEMM operands, for the tests that derive a precision's tolerance: `round`
+// is applied to every operand element of the projection and MLP products, and of the attention
+// products when `attention` is set (a backend whose attention does not run on the GEMMs leaves it
+// off). Empty: the exact float64 step.
+struct GemmOperands {
+  std::function<double(double)> round;
+  bool attention = true;
+};
 struct RefStep {
   double loss = 0;
   std::vector<double> grads;         // layout().total, padding zero
@@ -31,7 +39,8 @@ struct RefStep {
 };
 // One step from params and AdamW moments m, v (t = steps already taken; empty m, v = zeros).
 RefStep reference_step(const Config& c, const std::vector<double>& params, const std::vector<double>& m,
-                       const std::vector<double>& v, int t, const float* x, const float* target);
+                       const std::vector<double>& v, int t, const float* x, const float* target,
+                       const GemmOperands& operands = {});
 // The loss only (finite differences in the tests).
 double reference_loss(const Config& c, const std::vector<double>& params, const float* x, const float* target);
 

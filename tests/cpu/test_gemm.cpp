@@ -3,6 +3,7 @@
 // the datasheet table, the shape lists and the findings.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <vector>
 
@@ -44,6 +45,57 @@ TEST(GemmMath, PrecisionNames) {
   EXPECT_THROW(g::precision_from_string("fp8"), std::invalid_argument);
   EXPECT_THROW(g::precision_from_string(""), std::invalid_argument);
   EXPECT_EQ(g::precision_names().size(), 5u);
+}
+
+TEST(GemmMath, Tf32OperandTruncatesOrRounds) {
+  const float x = 1.0f + std::ldexp(1.0f, -10) + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20);
+  EXPECT_EQ(gtb::tf32_operand(x), 1.0f + std::ldexp(1.0f, -10));
+  EXPECT_EQ(gtb::tf32_operand(-x), -(1.0f + std::ldexp(1.0f, -10)));
+  EXPECT_EQ(gtb::tf32_operand(x, true), 1.0f + std::ldexp(1.0f, -9));
+  EXPECT_EQ(gtb::tf32_operand(3.0f), 3.0f);
+  EXPECT_TRUE(std::isinf(gtb::tf32_operand(std::numeric_limits<float>::infinity())));
+  EXPECT_TRUE(std::isnan(gtb::tf32_operand(std::numeric_limits<float>::quiet_NaN())));
+}
+
+// The tf32 tolerance (the gemm check's relative Frobenius error, the train step's elementwise error
+// relative to the sum of |terms|) holds with a margin of at least 2 when the tensor cores truncate
+// the operands: a float64 model of the product of truncated FP32 operands, at the deepest k the
+// records check. Rounding to nearest errs less (the model tells them apart).
+TEST(GemmMath, Tf32ToleranceHoldsForTruncatedOperands) {
+  const int m = 48, n = 40, k = 8192;
+  std::vector<float> a(std::size_t(m) * k), b(std::size_t(k) * n);
+  gtb::fill_normal(a.data(), a.size(), 11, 1.0f);
+  gtb::fill_normal(b.data(), b.size(), 12, 1.0f);
+  auto model = [&](bool nearest, double& frob, double& elementwise) {
+    double num = 0, den = 0;
+    elementwise = 0;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        double exact = 0, got = 0, bound = 0;
+        for (int p = 0; p < k; ++p) {
+          const float x = a[std::size_t(i) * k + p], y = b[std::size_t(p) * n + j];
+          exact += double(x) * y;
+          got += double(gtb::tf32_operand(x, nearest)) * gtb::tf32_operand(y, nearest);
+          bound += std::fabs(double(x) * y);
+        }
+        got = double(float(got));  // FP32 output
+        num += (got - exact) * (got - exact), den += exact * exact;
+        elementwise = std::max(elementwise, std::fabs(got - exact) / bound);
+      }
+    frob = std::sqrt(num / den);
+  };
+  double frob = 0, elem = 0, frob_nearest = 0, elem_nearest = 0;
+  model(false, frob, elem);
+  model(true, frob_nearest, elem_nearest);
+  const double tol = g::tolerance(Precision::tf32, k);
+  std::printf("tf32 model, k %d: relative Frobenius error %.2e truncated (%.2e rounded), elementwise %.2e of the sum of "
+              "|terms|; tolerance %.2e\n", k, frob, frob_nearest, elem, tol);
+  EXPECT_LE(2.0 * frob, tol);
+  EXPECT_LE(2.0 * elem, tol);
+  EXPECT_LE(elem, 2.0 * gtb::tf32_product_bias());  // the worst product's bound
+  EXPECT_GT(frob, 0.25 * gtb::tf32_product_bias()) << "the model's operands were not truncated";
+  EXPECT_LT(2.0 * frob_nearest, frob);
+  EXPECT_EQ(tol, gtb::tf32_gemm_tolerance());
 }
 
 TEST(GemmMath, TolerancesOrderedByPrecision) {

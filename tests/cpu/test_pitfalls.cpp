@@ -202,6 +202,8 @@ TEST(PitfallsFindings, StepCostAndWhereItStopsDominating) {
       EXPECT_TRUE(d["under_10pct_from_width"].is_null());  // 30% at the largest width
     } else if (d["variant"] == "every_10") {
       EXPECT_TRUE(d["dominates_up_to_width"].is_null());
+      // Never dominated: no width it stops dominating at (not the smallest width measured).
+      EXPECT_TRUE(d["stops_dominating_at_width"].is_null());
       EXPECT_EQ(d["under_10pct_from_width"], 1024);
     }
   EXPECT_TRUE(seen);

@@ -273,3 +273,62 @@ TEST(ProcessGroup, OnlyTheWriterWritesAndTheContextGrows) {
   EXPECT_EQ(slurp(group_config().log), "SFSFSF");  // finish runs after a failed start too
   std::filesystem::remove(group_config().log);
 }
+
+// --gtb_backend and --gtb_cases choose the cases a run takes: one backend's, then a slice of them in
+// run order, so that the slices 0:K and K: together are the whole list, each case once. Bad values
+// exit 2. Each run is a child process (family_main registers its cases once per process).
+namespace {
+std::vector<std::string> selected_ids(const std::vector<std::string>& flags, int& rc) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("gtb-selftest-sel-" + std::to_string(::getpid()) + ".json")).string();
+  std::filesystem::remove(path);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<std::string> args = {"gtb-selftest", "--gtb_out=" + path, "--gtb_budget=0.01"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    std::FILE* devnull = std::freopen("/dev/null", "w", stdout);
+    (void)devnull;
+    const int code = gtb::family_main(static_cast<int>(argv.size()), argv.data(), "selftest");
+    std::fflush(nullptr);
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  std::vector<std::string> ids;
+  if (std::filesystem::exists(path)) {
+    for (const auto& r : gtb::records_of(gtb::load_document(path))) ids.push_back(r.id);
+    std::filesystem::remove(path);
+  }
+  return ids;
+}
+}  // namespace
+
+TEST(FamilyMainFlags, BackendAndCasesSelectTheCases) {
+  int rc = -1;
+  const std::vector<std::string> all = selected_ids({}, rc);
+  ASSERT_EQ(rc, 0);
+  std::vector<std::string> cpu, cuda;
+  for (const auto& id : all) (id.find("/cuda/") != std::string::npos ? cuda : cpu).push_back(id);
+  ASSERT_EQ(cuda.size(), 1u);
+  ASSERT_GE(cpu.size(), 4u);
+  EXPECT_EQ(selected_ids({"--gtb_backend=cuda"}, rc), cuda);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(selected_ids({"--gtb_backend=cpu"}, rc), cpu);
+  // The first two CPU cases, then the rest: the whole CPU list in its order.
+  const std::vector<std::string> first = selected_ids({"--gtb_backend=cpu", "--gtb_cases=0:2"}, rc);
+  const std::vector<std::string> rest = selected_ids({"--gtb_backend=cpu", "--gtb_cases=2:"}, rc);
+  EXPECT_EQ(first, std::vector<std::string>(cpu.begin(), cpu.begin() + 2));
+  EXPECT_EQ(rest, std::vector<std::string>(cpu.begin() + 2, cpu.end()));
+  EXPECT_EQ(selected_ids({"--gtb_cases=:1"}, rc), std::vector<std::string>(all.begin(), all.begin() + 1));
+  EXPECT_TRUE(selected_ids({"--gtb_backend=cuda", "--gtb_cases=1:"}, rc).empty());  // past the end: none
+  EXPECT_EQ(rc, 0);
+  for (const char* bad : {"--gtb_backend=tpu", "--gtb_backend=", "--gtb_cases=3", "--gtb_cases=2:1", "--gtb_cases=a:",
+                          "--gtb_cases=-1:2"}) {
+    EXPECT_TRUE(selected_ids({bad}, rc).empty()) << bad;
+    EXPECT_EQ(rc, 2) << bad;
+  }
+}

@@ -1,5 +1,6 @@
-// The CPU step in BF16 (autocast through oneMKL) against float64, its refusals, and the step check
+// The CPU step in BF16 (autocast through the per-shape GEMM plan, on this and injected machines) against float64, its refusals, and the step check
 // protocol every step workload shares (kernels/train/step_check.h), on a toy workload of its own.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -34,14 +35,16 @@ mlp::StepCheck checked_step(mlp::CpuMlp& m, const mlp::Dataset& d, int batch, do
 }
 }  // namespace
 
-TEST(TrainBf16, RefusesPrecisionsAndLibrariesItCannotRun) {
+TEST(TrainBf16, RefusesPrecisionsItCannotRun) {
   mlp::CpuMlp m(small_model(mlp::Optim::sgd), 8);
   EXPECT_EQ(m.precision(), Precision::fp32);
   for (Precision p : {Precision::tf32, Precision::fp16, Precision::bf16_fp32acc})
     EXPECT_THROW(m.set_precision(p), std::invalid_argument) << gtb::to_string(p);
-  // BF16 with a library that has no BF16 GEMM here.
-  EXPECT_THROW(m.set_precision(Precision::bf16), std::invalid_argument);
   EXPECT_EQ(m.precision(), Precision::fp32);
+  // BF16 takes its GEMMs from the plan, whatever the FP32 library is.
+  m.set_precision(Precision::bf16);
+  EXPECT_EQ(m.precision(), Precision::bf16);
+  EXPECT_NO_THROW(m.set_gemm_lib(gtb::cpu::GemmLib::openblas));
   if (!gtb::cpu::mkl::available()) {
     try {
       m.set_gemm_lib(gtb::cpu::GemmLib::mkl);
@@ -49,30 +52,99 @@ TEST(TrainBf16, RefusesPrecisionsAndLibrariesItCannotRun) {
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find(gtb::cpu::mkl::unavailable_reason()), std::string::npos) << e.what();
     }
-    GTEST_SKIP() << gtb::cpu::mkl::unavailable_reason();
   }
-  m.set_gemm_lib(gtb::cpu::GemmLib::mkl);
-  m.set_precision(Precision::bf16);
-  EXPECT_EQ(m.precision(), Precision::bf16);
-  // Leaving MKL while in BF16 is refused too (the step would silently run FP32).
-  EXPECT_THROW(m.set_gemm_lib(gtb::cpu::GemmLib::openblas), std::invalid_argument);
 }
 
-class TrainBf16Step : public ::testing::TestWithParam<std::tuple<mlp::Optim, mlp::CpuMlp::Threading>> {};
+namespace {
+namespace plan = gtb::cpu::plan;
+// Machines the BF16 plan is chosen for: this one, and injected ones.
+enum class Machine { here, no_native, native_only, mkl_bf16_only, fp32_libs_only };
+const char* name_of(Machine m) {
+  switch (m) {
+    case Machine::here: return "here";
+    case Machine::no_native: return "no_native";
+    case Machine::native_only: return "native_only";
+    case Machine::mkl_bf16_only: return "mkl_bf16_only";
+    case Machine::fp32_libs_only: return "fp32_libs_only";
+  }
+  return "?";
+}
+// The injected facts, or why this machine cannot stand in for them (the test then skips).
+std::string inject(mlp::CpuMlp& m, Machine which) {
+  plan::Machine f = plan::this_machine();
+  switch (which) {
+    case Machine::here: break;
+    case Machine::no_native: f.native_bf16_unavailable = "injected: a CPU without AVX512-BF16 or AMX"; break;
+    case Machine::native_only:
+      if (!f.native_bf16_unavailable.empty()) return f.native_bf16_unavailable;
+      f.only = {"onednn_bf16"};
+      break;
+    case Machine::mkl_bf16_only:
+      if (!f.mkl_unavailable.empty()) return f.mkl_unavailable;
+      f.only = {"mkl_bf16"};
+      break;
+    case Machine::fp32_libs_only: f.only = {"openblas", "onednn", "mkl"}; break;
+  }
+  m.set_plan_machine(f);
+  return "";
+}
+}  // namespace
+
+std::string case_name(const ::testing::TestParamInfo<std::tuple<mlp::Optim, mlp::CpuMlp::Threading, Machine>>& info) {
+  const char* modes[] = {"rows", "split", "blas"};
+  return std::string(std::get<0>(info.param) == mlp::Optim::sgd ? "sgd_" : "adam_") +
+         modes[int(std::get<1>(info.param))] + "_" + name_of(std::get<2>(info.param));
+}
+
+class TrainBf16Step
+    : public ::testing::TestWithParam<std::tuple<mlp::Optim, mlp::CpuMlp::Threading, Machine>> {};
 
 TEST_P(TrainBf16Step, PassesItsToleranceAndShowsItsRounding) {
-  if (!gtb::cpu::mkl::available()) GTEST_SKIP() << gtb::cpu::mkl::unavailable_reason();
-  const auto [opt, mode] = GetParam();
+  const auto [opt, mode, machine] = GetParam();
   const int batch = 256;  // rows mode at two threads
   const mlp::Dataset d = mlp::make_clusters(batch, 64, 10, 31);
   mlp::CpuMlp m(small_model(opt), batch);
   m.set_threading(mode);
-  m.set_gemm_lib(gtb::cpu::GemmLib::mkl);
+  if (const std::string why = inject(m, machine); !why.empty()) GTEST_SKIP() << why;
   m.set_precision(Precision::bf16);
+  const bool rows = m.rows_mode(batch);
+  if (machine == Machine::native_only && rows) {
+    // Rows mode offers no product to oneDNN's BF16 matmul (each runs inside the step's parallel
+    // region): with nothing else offered, no site has a library, and the plan says so.
+    EXPECT_THROW(m.plan_gemms(batch), std::runtime_error);
+    return;
+  }
   const std::vector<float> init(m.params(), m.params() + m.layout().total);
   const mlp::StepCheck ok = checked_step(m, d, batch, 1e-2);
-  EXPECT_TRUE(ok.ok) << ok.detail;
+  EXPECT_TRUE(ok.ok) << ok.detail << "\n" << m.gemm_plan().summary();
   EXPECT_TRUE(std::isfinite(ok.loss));
+  // Every site's choice was verified; the injected machine's facts decide what was offered.
+  ASSERT_EQ(m.gemm_plan().choices().size(), std::size_t(3 * 3));
+  for (const auto& c : m.gemm_plan().choices()) {
+    const auto& chosen = c.tried[std::size_t(c.chosen)];
+    EXPECT_TRUE(chosen.verified) << c.shape.site;
+    EXPECT_EQ(c.shape.inner, rows) << c.shape.site;
+    const auto native = std::find_if(c.tried.begin(), c.tried.end(), [](const auto& t) { return t.name == "onednn_bf16"; });
+    ASSERT_NE(native, c.tried.end()) << c.shape.site;  // listed, with why when it could not run
+    if (machine == Machine::no_native || rows) {
+      EXPECT_FALSE(native->available) << c.shape.site;
+      EXPECT_FALSE(native->detail.empty()) << c.shape.site;
+      EXPECT_NE(chosen.name, "onednn_bf16") << c.shape.site;
+    }
+    if (machine == Machine::native_only) {
+      EXPECT_EQ(chosen.name, "onednn_bf16") << c.shape.site;
+    }
+    if (machine == Machine::mkl_bf16_only) {
+      EXPECT_EQ(chosen.name, "mkl_bf16") << c.shape.site;
+    }
+    if (machine == Machine::fp32_libs_only) {
+      EXPECT_NE(chosen.name, "onednn_bf16") << c.shape.site;
+      EXPECT_NE(chosen.name, "mkl_bf16") << c.shape.site;
+    }
+    if (machine == Machine::here && !rows && plan::native_bf16_unavailable().empty()) {
+      EXPECT_TRUE(native->verified) << c.shape.site << ": " << native->detail;  // the native path runs here
+    }
+  }
   // The same step held to the FP32 tolerance fails: the GEMMs really ran on rounded operands.
   m.set_params(init);
   m.reset_optimizer();
@@ -91,16 +163,50 @@ INSTANTIATE_TEST_SUITE_P(All, TrainBf16Step,
                          ::testing::Combine(::testing::Values(mlp::Optim::sgd, mlp::Optim::adam),
                                             ::testing::Values(mlp::CpuMlp::Threading::rows,
                                                               mlp::CpuMlp::Threading::split,
-                                                              mlp::CpuMlp::Threading::blas)));
+                                                              mlp::CpuMlp::Threading::blas),
+                                            ::testing::Values(Machine::here, Machine::no_native, Machine::native_only,
+                                                              Machine::mkl_bf16_only, Machine::fp32_libs_only)),
+                         case_name);
+
+// The plan's candidates and choice on injected machines (no library runs).
+TEST(GemmPlan, CandidatesFollowTheMachineAndThePickFollowsTheTimes) {
+  auto find = [](const std::vector<plan::Candidate>& cs, const std::string& n) {
+    return std::find_if(cs.begin(), cs.end(), [&](const plan::Candidate& c) { return c.name == n; });
+  };
+  const plan::Machine native{"", "", {}}, none{"injected: no AVX512-BF16 or AMX", "injected: oneMKL did not load", {}};
+  const auto with = plan::candidates(true, native), without = plan::candidates(true, none);
+  ASSERT_NE(find(with, "onednn_bf16"), with.end());
+  EXPECT_TRUE(find(with, "onednn_bf16")->available);
+  EXPECT_TRUE(find(with, "mkl_bf16")->available);
+  EXPECT_FALSE(find(without, "onednn_bf16")->available);
+  EXPECT_EQ(find(without, "onednn_bf16")->why_not, none.native_bf16_unavailable);
+  EXPECT_FALSE(find(without, "mkl_bf16")->available);
+  EXPECT_EQ(find(without, "mkl")->why_not, none.mkl_unavailable);
+  EXPECT_TRUE(find(without, "openblas")->available);  // the rounded-operand path is always there
+  const auto fp32 = plan::candidates(false, native);
+  EXPECT_EQ(find(fp32, "onednn_bf16"), fp32.end());
+  EXPECT_EQ(find(fp32, "mkl_bf16"), fp32.end());
+  // The pick: the fastest verified, a challenger beating the first by 5 %.
+  using T = plan::Choice::Tried;
+  std::vector<T> tried = {{"openblas", true, true, 10e-3, ""}, {"mkl_bf16", true, true, 6e-3, ""},
+                          {"onednn_bf16", true, true, 2e-3, ""}};
+  EXPECT_EQ(plan::pick(tried), 2);  // a native BF16 machine: oneDNN's matmul wins
+  tried[2] = {"onednn_bf16", false, false, 0, "injected: no AVX512-BF16 or AMX"};
+  EXPECT_EQ(plan::pick(tried), 1);  // without it: oneMKL's BF16 GEMM
+  tried[1].seconds = 9.7e-3;        // within 5 % of the first: the first stays
+  EXPECT_EQ(plan::pick(tried), 0);
+  tried[0].verified = false;        // a wrong result is never picked
+  EXPECT_EQ(plan::pick(tried), 1);
+  tried[1].verified = false;
+  EXPECT_EQ(plan::pick(tried), -1);
+}
 
 TEST(TrainBf16, TrainsAsFp32Does) {
-  if (!gtb::cpu::mkl::available()) GTEST_SKIP() << gtb::cpu::mkl::unavailable_reason();
   const int batch = 128;
   const mlp::Dataset d = mlp::make_clusters(batch, 64, 10, 33);
   float last[2] = {0, 0}, first = 0;
   for (int bf16 = 0; bf16 < 2; ++bf16) {
     mlp::CpuMlp m(small_model(mlp::Optim::adam), batch);
-    m.set_gemm_lib(gtb::cpu::GemmLib::mkl);
     if (bf16) m.set_precision(Precision::bf16);
     for (int s = 0; s < 30; ++s) {
       const float l = m.step(d.x.data(), d.y.data(), batch);

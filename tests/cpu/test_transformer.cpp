@@ -232,7 +232,7 @@ TEST(TransformerCpu, Bf16PlanListsOneDnnBf16WithTheReasonWhereItCannotRun) {
     EXPECT_NE(it->why_not.find("oneDNN"), std::string::npos) << it->why_not;
     EXPECT_NE(summary.find("onednn_bf16 not available: " + it->why_not), std::string::npos) << summary;
   }
-  // The per-head products inside the attention's parallel region are never offered it, with why.
+  // Products that run one per thread inside a parallel region (the per-head ones) are never offered it, with why.
   pg::Shape inner{"attn.scores", false, true, 8, 8, 4, 12, 12, 8, true};
   std::string why;
   EXPECT_FALSE(pg::native_bf16_serves(inner, why));
@@ -432,4 +432,20 @@ TEST(TransformerFindings, PercentOfGemmPeakFromTheMergedDocument) {
   ASSERT_EQ(f.configs.size(), 1u);
   ASSERT_TRUE(f.configs[0].pct_of_gemm_peak);
   EXPECT_NEAR(*f.configs[0].pct_of_gemm_peak, 100.0 * 0.25 / 2.0, 1e-9);  // the bf16 peak, not fp32's
+}
+
+TEST(TransformerFindings, FusedGpuAttentionIsSaidToBeScalarWithoutTensorCores) {
+  const std::string note = xf::fused_gpu_attention_note(
+      {rec("seq_sweep", "fused", 128, 8, 900, 1e6, 0.25), gpu_rec("configs", "fused", 128, 64, 4, 4000, "fp32", "eager")});
+  EXPECT_NE(note.find("without tensor cores"), std::string::npos) << note;
+  EXPECT_NE(note.find("scalar FP32"), std::string::npos) << note;
+  // No fused GPU record: CPU fused and GPU materialised records say nothing of the GPU kernel.
+  EXPECT_EQ(xf::fused_gpu_attention_note({rec("seq_sweep", "fused", 128, 8, 900, 1e6, 0.25),
+                                          gpu_rec("configs", "materialised", 128, 64, 4, 4000, "fp32", "eager")}),
+            "");
+  EXPECT_EQ(xf::fused_gpu_attention_note({}), "");
+  // Another family's fused GPU record is not the transformer's.
+  gtb::Record other = gpu_rec("configs", "fused", 128, 64, 4, 4000, "fp32", "eager");
+  other.family = "pitfalls";
+  EXPECT_EQ(xf::fused_gpu_attention_note({other}), "");
 }

@@ -18,13 +18,6 @@
 #include "kernels/common/verify.h"
 #include "tests/common/attention_f64.h"
 
-// check.h's error path, which the stand-in never takes (its cudaGetLastError always succeeds).
-namespace gtb {
-void throw_cuda_error(cudaError_t code, const char* call, const char*, int) {
-  throw std::runtime_error(std::string(call) + " failed with " + std::to_string(code));
-}
-}  // namespace gtb
-
 namespace gtb::test {
 inline void PrintTo(const AttnShape& s, std::ostream* os) { *os << s.name(); }
 }  // namespace gtb::test

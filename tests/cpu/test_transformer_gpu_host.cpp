@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -78,7 +79,8 @@ TEST(TransformerGpuHost, TolerancePerPrecisionAndBadPrecision) {
   EXPECT_EQ(b.grad_rtol, xf::bf16_tolerance(c).grad_rtol);
   EXPECT_GT(t.grad_rtol, f.grad_rtol);
   EXPECT_LT(t.grad_rtol, b.grad_rtol);
-  EXPECT_NEAR(b.grad_rtol / t.grad_rtol, 8.0, 1e-9);  // 2^-8 against 2^-11
+  // A rounded BF16 product's sqrt(2/3) 2^-8 against a truncated TF32 product's bias 2^-10.
+  EXPECT_NEAR(b.grad_rtol / t.grad_rtol, 4.0 * std::sqrt(2.0 / 3.0), 1e-9);
   try {
     xg::tolerance(c, gtb::Precision::fp16);
     FAIL() << "fp16 accepted";
@@ -91,13 +93,16 @@ TEST(TransformerGpuHost, CheckedConfigurationKeepsTheCodePathAndBoundsTheReferen
   const xg::CheckedConfig small = xg::checked_config(cfg(2, 256, 4, 256, 4));
   EXPECT_FALSE(small.reduced);
   EXPECT_EQ(small.config.batch, 4);
-  for (const auto& c : {cfg(2, 4096, 32, 8192, 1), cfg(2, 1024, 16, 128, 128), cfg(4, 1024, 16, 8192, 2)}) {
+  for (const auto& c : {cfg(2, 4096, 32, 8192, 1), cfg(2, 1024, 16, 128, 128), cfg(4, 1024, 16, 8192, 2),
+                        cfg(2, 256, 4, 128, 256)}) {
     const xg::CheckedConfig r = xg::checked_config(c);
     EXPECT_TRUE(r.reduced);
     EXPECT_EQ(r.config.d_model, c.d_model);
     EXPECT_EQ(r.config.heads, c.heads);
     EXPECT_EQ(r.config.layers, 1);
-    EXPECT_EQ(r.config.batch, 1);
+    // The fewest sequences that take the record's own batching of the attention GEMMs.
+    EXPECT_EQ(xg::attention_batching(r.config).over_heads, xg::attention_batching(c).over_heads) << c.batch;
+    EXPECT_EQ(r.config.batch, c.batch <= c.heads ? 1 : c.heads + 1);
     EXPECT_LE(r.config.seq_len, xg::kCheckedSeqMax);
     EXPECT_GE(r.config.seq_len, std::min(c.seq_len, xg::kCheckedSeqMin));
     EXPECT_TRUE(xg::reference_affordable(r.config) || r.config.seq_len == xg::kCheckedSeqMin)
@@ -317,4 +322,50 @@ TEST(TransformerGpuHost, MaterialisedAttentionCallsComputeAttention) {
           }
       }
   }
+}
+
+// ---- the tf32 tolerance against a float64 model of the step with TF32 operands ----
+namespace {
+// The worst gradient error of a step whose GEMM operands are TF32 against the exact float64 step:
+// the check's own measure (check_step), every parameter tensor.
+double tf32_model_error(const xf::Config& c, xf::Attention a, bool truncate) {
+  const xf::Data data = xf::make_data(c, 99);
+  const std::vector<float> p0 = xf::init_params(c, xf::Layout(c)), zeros(p0.size(), 0.0f);
+  const std::vector<double> pd(p0.begin(), p0.end());
+  const xf::RefStep exact = xf::reference_step(c, pd, {}, {}, 0, data.x.data(), data.target.data());
+  // Fused attention runs in FP32 on CUDA cores: only the materialised attention's GEMMs are TF32.
+  const xf::GemmOperands tf32{[truncate](double x) { return double(gtb::tf32_operand(float(x), !truncate)); },
+                              a == xf::Attention::materialised};
+  const xf::RefStep model = xf::reference_step(c, pd, {}, {}, 0, data.x.data(), data.target.data(), tf32);
+  auto f = [](const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); };
+  const std::vector<float> g = f(model.grads), p1 = f(model.params_after), m1 = f(model.m_after), v1 = f(model.v_after);
+  const xf::CheckResult r = xf::check_step(c, exact, p0, zeros, zeros, 0,
+                                           xf::StepOutputs{model.loss, g.data(), p1.data(), m1.data(), v1.data()},
+                                           xf::Tolerance{1.0, 1.0, 1.0});
+  return r.worst_grad_rel;
+}
+}  // namespace
+
+// The GPU step's tf32 check must hold when the tensor cores truncate: the model's worst gradient
+// error stays under half the tolerance (a margin of 2) for the configurations the GPU test and the
+// tf32 records check, in both attentions. Rounding to nearest errs less than truncating (the model
+// can tell them apart).
+TEST(TransformerGpuHost, Tf32ToleranceHoldsForTruncatedOperands) {
+  // The GPU test's two configurations (both batchings), then what the tf32 records check.
+  std::vector<xf::Config> checked = {cfg(2, 64, 4, 48, 2), cfg(1, 64, 2, 64, 5)};
+  for (const xf::Config& c : {cfg(2, 128, 4, 128, 4), cfg(2, 256, 4, 256, 4), cfg(2, 384, 6, 256, 4)})
+    checked.push_back(xg::checked_config(c).config);
+  for (const xf::Config& c : checked)
+    for (xf::Attention a : {xf::Attention::materialised, xf::Attention::fused}) {
+      const double trunc = tf32_model_error(c, a, true);
+      const double tol = xg::tolerance(c, gtb::Precision::tf32).grad_rtol;
+      std::printf("tf32 model: layers %d d_model %d heads %d seq %d batch %d %s: worst gradient error %.2e with "
+                  "truncated operands; tolerance %.2e (margin %.1f)\n",
+                  c.layers, c.d_model, c.heads, c.seq_len, c.batch, xf::to_string(a), trunc, tol, tol / trunc);
+      EXPECT_LE(2.0 * trunc, tol) << "layers " << c.layers << " d_model " << c.d_model << " " << xf::to_string(a);
+      EXPECT_GT(trunc, 1e-4) << "the model's operands were not truncated";
+    }
+  // Rounding to nearest errs far less than truncating: the model tells the two apart.
+  const double nearest = tf32_model_error(checked[0], xf::Attention::materialised, false);
+  EXPECT_LT(4.0 * nearest, tf32_model_error(checked[0], xf::Attention::materialised, true));
 }

@@ -7,7 +7,12 @@
       counted, as gtb's stream_copy), torch.matmul at 8192^3 per precision (CUDA events, warm L2),
       and one training step of gtb's model_sweep MLP (batch 256, input = width, depth 4 linear
       layers, 16 classes, ReLU, SGD with momentum; eager and CUDA-graph; host wall clock after a
-      synchronize, as gtb's train family). Medians over samples after warm-up; GB = 1e9 bytes.
+      synchronize, as gtb's train family), and one training step of gtb's transformer block stack at
+      its quick GPU configuration (2 layers, d_model 256, 4 heads, seq_len 128, batch 4; the model of
+      bench/transformer/torch-cpu-step.py with F.scaled_dot_product_attention(is_causal=True), AdamW;
+      fp32 and bf16 autocast; eager and torch.compile; host wall clock after a synchronize). Medians
+      over samples after warm-up; GB = 1e9 bytes. The file is rewritten after each part, so a run
+      stopped part-way keeps what it measured; a part that fails is recorded with its error.
   torch-reference.py --table [--gtb RESULTS.json ...] [--torch OUT.json]
       prints the table: gtb's figure, PyTorch's, and gtb / PyTorch (> 1: gtb is faster). A side
       that did not run says "not run" (or gtb's record status); a ratio needs both numbers.
@@ -26,6 +31,21 @@ D2D_BYTES = 1024 * MIB
 GEMM_N = 8192
 MLP_BATCH, MLP_DEPTH, MLP_CLASSES = 256, 4, 16
 MLP_WIDTHS = (64, 1024)
+# gtb's quick GPU transformer configuration: layers, d_model, heads, seq_len, batch.
+XFMR = (2, 256, 4, 128, 4)
+XFMR_PRECISIONS = ("fp32", "bf16")
+XFMR_MODES = (("eager", "eager"), ("graph", "compiled"))  # gtb's mode -> the PyTorch mode beside it
+XFMR_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "transformer",
+                          "torch-cpu-step.py")
+
+
+def xfmr_module():
+    """The transformer yardstick's model (one definition for the CPU and GPU comparisons)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gtb_transformer_torch_step", XFMR_MODEL)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 # gtb precision option -> (PyTorch key, label)
 GEMM_PRECISIONS = [("fp32", "fp32"), ("tf32", "tf32"), ("fp16_fp32acc", "fp16"), ("bf16_fp32acc", "bf16")]
 
@@ -62,7 +82,13 @@ def measure(out):
     res = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0),
            "host": platform.node(), "clock": "cuda_event for copies and matmul; perf_counter after "
            "torch.cuda.synchronize for the MLP step", "unit_note": "GB = 1e9 bytes",
-           "copy_gbps": {}, "matmul_tflops": {}, "mlp_samples_per_s": {}}
+           "copy_gbps": {}, "matmul_tflops": {}, "mlp_samples_per_s": {}, "xfmr_tokens_per_s": {},
+           "xfmr_errors": {}}
+
+    def dump():  # after each part: a run stopped at its budget keeps what it measured
+        with open(out + ".tmp", "w") as f:
+            json.dump(res, f, indent=1)
+        os.replace(out + ".tmp", out)
 
     d = torch.empty(COPY_BYTES, dtype=torch.uint8, device=dev)
     for kind, pinned in (("pinned", True), ("pageable", False)):
@@ -78,6 +104,7 @@ def measure(out):
     b = torch.empty_like(a)
     res["copy_gbps"]["d2d_1GiB_read_plus_write"] = 2 * D2D_BYTES / cuda_median(lambda: b.copy_(a), reps=4, samples=9) / 1e9
     del a, b
+    dump()
 
     m = torch.backends.cuda.matmul
     # Accumulate in FP32 for FP16/BF16, as gtb's *_fp32acc variants do.
@@ -93,6 +120,7 @@ def measure(out):
         res["matmul_tflops"][f"{key}_{GEMM_N}"] = 2 * GEMM_N**3 / t / 1e12
         del x, y
     m.allow_tf32 = False
+    dump()
 
     for width in MLP_WIDTHS:
         dims = [width] * MLP_DEPTH + [MLP_CLASSES]
@@ -125,9 +153,32 @@ def measure(out):
             step()
         t = wall_median(g.replay, reps=20, samples=9)
         res["mlp_samples_per_s"][f"graph_w{width}"] = MLP_BATCH / t
+        dump()
 
-    with open(out, "w") as f:
-        json.dump(res, f, indent=1)
+    # The transformer block step with PyTorch's fused attention; eager first, then compiled (whose
+    # compilation may take most of the budget, or fail where no compiler toolchain is installed).
+    mod = xfmr_module()
+    layers, d, heads, seq, batch = XFMR
+    for _, mode in XFMR_MODES:
+        for prec in XFMR_PRECISIONS:
+            key = f"{mode}_{prec}"
+            try:
+                torch.manual_seed(0)
+                model = mod.build(torch, layers, d, heads, True).to(dev)
+                opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+                fwd = torch.compile(model) if mode == "compiled" else model
+                x, t = torch.randn(batch, seq, d, device=dev), torch.randn(batch, seq, d, device=dev)
+
+                def xstep():
+                    opt.zero_grad(set_to_none=True)
+                    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=prec == "bf16"):
+                        loss = mod.loss_of(torch, fwd, x, t)
+                    loss.backward()
+                    opt.step()
+                res["xfmr_tokens_per_s"][key] = seq * batch / wall_median(xstep, reps=10, samples=7)
+            except Exception as e:  # recorded, not fatal: the other parts stand
+                res["xfmr_errors"][key] = f"{type(e).__name__}: {e}"[:400]
+            dump()
     print(json.dumps(res, indent=1))
 
 
@@ -154,7 +205,24 @@ def rows():
                       {"family": "train", "workload": "model_sweep",
                        "params": {"batch": MLP_BATCH, "width": width, "depth": MLP_DEPTH}, "options": {"mode": mode}},
                       ("mlp_samples_per_s", f"{mode}_w{width}")))
+    layers, d, heads, seq, batch = XFMR
+    for prec in XFMR_PRECISIONS:
+        for gtb_mode, torch_mode in XFMR_MODES:
+            for variant in ("materialised", "fused"):
+                r.append((f"transformer step {layers}x d{d} h{heads} s{seq} b{batch} {prec}: gtb {variant} {gtb_mode}, "
+                          f"PyTorch SDPA {torch_mode}", "tokens/s",
+                          {"family": "transformer", "workload": "configs", "variant": variant,
+                           "params": {"layers": layers, "d_model": d, "heads": heads, "seq_len": seq, "batch": batch},
+                           "options": {"precision": prec, "mode": gtb_mode}},
+                          ("xfmr_tokens_per_s", f"{torch_mode}_{prec}")))
     return r
+
+
+# Said under the table, so that no reader takes the fused variant's speed for the state of the art.
+FUSED_NOTE = ("gtb's fused attention (kernels/transformer/cuda/attention_*.cu) is scalar FP32 arithmetic on the CUDA "
+              "cores, without tensor cores, in every precision; PyTorch's scaled_dot_product_attention picks its "
+              "own fused kernel (flash, memory-efficient or cuDNN attention, where the inputs allow). The transformer "
+              "rows set a simple exact baseline beside a production kernel.")
 
 
 def matches(rec, sel):
@@ -205,9 +273,12 @@ def table(gtb_files, torch_file):
     for label, unit, sel, (section, key) in rows():
         g, gtext = gtb_cell(records, sel)
         t = (torch_res or {}).get(section, {}).get(key) if torch_res else None
-        ttext = f"{t:.4g}" if isinstance(t, (int, float)) else torch_why
+        failed = key in (torch_res or {}).get("xfmr_errors", {}) if section == "xfmr_tokens_per_s" else False
+        ttext = f"{t:.4g}" if isinstance(t, (int, float)) else ("failed (its error is in the PyTorch file)" if failed
+                                                                 else torch_why)
         ratio = f"{g / t:.2f}" if isinstance(g, (int, float)) and isinstance(t, (int, float)) and t > 0 else "-"
         lines.append(f"| {label} | {unit} | {gtext} | {ttext} | {ratio} |")
+    lines += ["", FUSED_NOTE]
     print("\n".join(lines))
 
 

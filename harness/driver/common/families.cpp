@@ -23,6 +23,7 @@ std::vector<std::string> known_families() {
 
 std::vector<std::string> select_families(const std::string& csv) {
   const auto known = known_families();
+  if (csv.empty()) return known;
   std::vector<std::string> want;
   std::stringstream ss(csv);
   std::string f;

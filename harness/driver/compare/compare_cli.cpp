@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "harness/document/results.h"
+#include "harness/driver/common/flags.h"
 
 namespace gtb::driver {
 
@@ -49,24 +50,19 @@ double parse_threshold(std::string s) {
 }
 
 bool parse_compare_output_flag(int argc, char** argv, int& i, CompareOutput& out) {
-  const std::string a = argv[i];
-  auto is = [&](const std::string& flag) { return a == flag || a.rfind(flag + "=", 0) == 0; };
-  auto value = [&](const std::string& flag) -> std::string {
-    if (a.size() > flag.size() && a.compare(0, flag.size() + 1, flag + "=") == 0) return a.substr(flag.size() + 1);
-    if (i + 1 >= argc) throw std::runtime_error(flag + " needs a value");
-    return argv[++i];
-  };
-  if (is("--format")) {
-    out.format = value("--format");
+  FlagArg arg(argc, argv, i);
+  const std::string& a = arg.text();
+  if (arg.is("--format")) {
+    out.format = arg.value("--format");
     if (out.format == "md") out.format = "markdown";
     if (out.format != "text" && out.format != "markdown" && out.format != "json")
       throw std::runtime_error("--format must be text, markdown or json");
-  } else if (is("--out")) {
-    out.out_path = value("--out");
-  } else if (is("--config")) {
-    out.config_path = value("--config");
-  } else if (is("--threshold")) {
-    out.threshold = parse_threshold(value("--threshold"));
+  } else if (arg.is("--out")) {
+    out.out_path = arg.value("--out");
+  } else if (arg.is("--config")) {
+    out.config_path = arg.value("--config");
+  } else if (arg.is("--threshold")) {
+    out.threshold = parse_threshold(arg.value("--threshold"));
   } else if (a == "--allow-different-machines") {
     out.allow_machines = true;
   } else {

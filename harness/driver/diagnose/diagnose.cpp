@@ -6,6 +6,7 @@
 
 #include "harness/document/results.h"
 #include "harness/driver/commands.h"
+#include "harness/driver/common/flags.h"
 #include "harness/driver/diagnose/diagnose_price.h"
 #include "harness/driver/diagnose/diagnose_render.h"
 #include "harness/driver/diagnose/diagnose_symptoms.h"
@@ -58,18 +59,12 @@ std::string base_name(const std::string& p) {
 int cmd_diagnose(int argc, char** argv) {
   std::string trace, results, format = "text", out, plot;
   for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
+    FlagArg arg(argc, argv, i);
+    const std::string a = arg.text();
     auto value = [&](const std::string& flag, std::string& dst) {
-      if (a == flag) {
-        if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
-        dst = argv[++i];
-        return true;
-      }
-      if (a.rfind(flag + "=", 0) == 0) {
-        dst = a.substr(flag.size() + 1);
-        return true;
-      }
-      return false;
+      if (!arg.is(flag)) return false;
+      dst = arg.value(flag);
+      return true;
     };
     try {
       if (a == "-h" || a == "--help") {

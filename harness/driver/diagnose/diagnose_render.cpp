@@ -68,127 +68,149 @@ PerStep per_step(const json& d, const std::vector<std::string>& path) {
   return {at(d.value("overall", json::object()), path), "in the trace"};
 }
 
+namespace {
+
+// GPU idle time by cause, the streams, the split of busy time.
+void gpu_time_lines(const json& d, const json& o, std::vector<SymptomLine>& out) {
+  const auto win = per_step(d, {"gpu", "window_us"});
+  const auto idle = per_step(d, {"gpu", "idle_us"});
+  const auto hl = per_step(d, {"gpu", "idle_by_cause", "host_launch_us"});
+  const auto sy = per_step(d, {"gpu", "idle_by_cause", "sync_us"});
+  const auto ot = per_step(d, {"gpu", "idle_by_cause", "other_us"});
+  out.push_back({"gpu_idle", "GPU idle",
+                 pct(idle.value / win.value) + " of the GPU window, " + dur(idle.value) + " of " + dur(win.value) +
+                     " " + idle.per + "; waiting for the host to launch " + dur(hl.value) + ", after a sync " +
+                     dur(sy.value) + ", other " + dur(ot.value) + " (whole trace: " +
+                     pct(at(o, {"gpu", "idle_us"}) / at(o, {"gpu", "window_us"})) + " idle)",
+                 "kernel, gpu_memcpy and gpu_memset events on " +
+                     plural(static_cast<double>(o["gpu"].value("streams", json::array()).size()), "stream", "streams") +
+                     "; launch times from the runtime calls of the same correlation id"});
+  std::string st;
+  for (const auto& s : o["gpu"].value("streams", json::array())) {
+    if (!st.empty()) st += "; ";
+    st += "stream " + std::to_string(s.value("stream", -1)) + " busy " + dur(s.value("busy_us", 0.0)) +
+          ", idle " + dur(s.value("idle_us", 0.0));
+    const double cp = at(s, {"idle_by_cause", "copy_us"});
+    if (cp > 0) st += " (" + dur(cp) + " of it while another stream copied)";
+  }
+  out.push_back({"streams", "streams", st + " (whole trace)", "GPU events grouped by their stream id"});
+  const auto c = per_step(d, {"gpu", "split", "compute_us"});
+  const auto cm = per_step(d, {"gpu", "split", "communication_us"});
+  const auto m = per_step(d, {"gpu", "split", "memory_us"});
+  out.push_back({"split", "time split",
+                 "compute " + dur(c.value) + ", communication " + dur(cm.value) + ", memory (copies, memsets) " +
+                     dur(m.value) + " " + c.per,
+                 "kernel names (communication: nccl/rccl), gpu_memcpy and gpu_memset events"});
+}
+
+// Copies by direction and memory kind, and memsets.
+void copy_lines(const json& d, const json& o, std::vector<SymptomLine>& out) {
+  for (const auto& cp : o["gpu"].value("copies", json::array())) {
+    const double n = cp.value("count", 0.0);
+    const auto& b = cp["bytes"];
+    const double steps = std::max<double>(1.0, static_cast<double>(d.value("steps", json::array()).size()));
+    const bool per = d.value("steps", json::array()).size() > 0;
+    std::string text = count(n / steps) + (per ? " per step" : " in the trace");
+    text += ", " + (b.is_number() ? bytes(b.get<double>() / steps) : std::string("bytes not in the trace"));
+    text += ", " + dur(cp.value("us", 0.0) / steps);
+    if (cp["gbps"].is_number()) text += ", " + fmt("%.3g GB/s", cp["gbps"].get<double>());
+    text += " (whole trace: " + plural(n, "copy", "copies") + (b.is_number() ? ", " + bytes(b.get<double>()) : "") + ")";
+    out.push_back({"copy_" + cp.value("direction", "") + "_" + cp.value("memory", ""),
+                   "copies " + cp.value("direction", "") + " " + cp.value("memory", ""), text,
+                   "gpu_memcpy '" + cp.value("event_name", "") + "'" + ex_text(cp.value("examples", json::array()))});
+  }
+  const auto ms = at(o, {"gpu", "memsets", "count"});
+  if (ms > 0)
+    out.push_back({"memsets", "memsets",
+                   count(ms) + " in the trace, " + bytes(at(o, {"gpu", "memsets", "bytes"})) + ", " +
+                       dur(at(o, {"gpu", "memsets", "us"})),
+                   "gpu_memset events"});
+}
+
+// The host's synchronisations and scalar reads.
+void sync_lines(const json& d, const json& o, std::vector<SymptomLine>& out) {
+  const auto total = per_step(d, {"host", "syncs", "total"});
+  const auto pd = per_step(d, {"host", "syncs", "pageable_d2h_copies"});
+  const auto blocked = per_step(d, {"host", "syncs", "host_blocked_us"});
+  std::string names;
+  const json by_name = o["host"]["syncs"].value("by_name", json::object());
+  for (const auto& [n, c] : by_name.items())
+    names += (names.empty() ? "" : ", ") + n + " " + std::to_string(c.get<long long>());
+  out.push_back({"syncs", "synchronisations",
+                 plural(total.value, "sync call", "sync calls") + " " + total.per + " (host blocked " +
+                     dur(blocked.value) + "), " + plural(pd.value, "device-to-pageable copy", "device-to-pageable copies") +
+                     " (synchronous)",
+                 names.empty() ? "no sync runtime calls in the trace" : "cuda_runtime calls, whole trace: " + names});
+  const auto item = per_step(d, {"host", "scalar_reads", "count"});
+  out.push_back({"scalar_reads", "scalar reads", plural(item.value, "item()-style read", "item()-style reads") + " " + item.per,
+                 "cpu_op aten::item / aten::_local_scalar_dense"});
+}
+
+// The kernels, the GEMM kernels by kind, the communication kernels.
+void kernel_lines(const json& d, const json& o, std::vector<SymptomLine>& out) {
+  const auto n = per_step(d, {"gpu", "kernels", "count"});
+  const auto p50 = per_step(d, {"gpu", "kernels", "p50_us"});
+  const auto p90 = per_step(d, {"gpu", "kernels", "p90_us"});
+  const auto sh = per_step(d, {"gpu", "kernels", "shorter_than_launch"});
+  const double launch = at(o, {"gpu", "kernels", "launch_us"});
+  std::string t = count(n.value) + " kernels " + n.per + ", median " + dur(p50.value) + ", p90 " + dur(p90.value) +
+                  ", max " + dur(at(o, {"gpu", "kernels", "max_us"}));
+  if (std::isfinite(launch))
+    t += "; " + count(sh.value) + " (" + pct(sh.value / n.value) + ") shorter than a launch (" + dur(launch) +
+         ", the median launch call here)";
+  out.push_back({"kernels", "kernels", t, "kernel events; cudaLaunchKernel-type runtime calls for the launch time"});
+  const auto& g = o["gpu"]["gemm_kernels"];
+  std::string gt = pct(at(g, {"share_of_kernel_time"})) + " of kernel time (" + dur(at(g, {"us"})) +
+                   " in the trace): tensor-core " + count(at(g, {"tensor_core", "count"})) + " kernels, " +
+                   dur(at(g, {"tensor_core", "us"}));
+  std::string prec;
+  const json precisions = g["tensor_core"].value("precision", json::object());
+  for (const auto& [k, v] : precisions.items())
+    prec += (prec.empty() ? "" : ", ") + k + " " + std::to_string(v.get<long long>());
+  if (!prec.empty()) gt += " (" + prec + ")";
+  gt += "; FP32 SIMT " + count(at(g, {"simt_fp32", "count"})) + " kernels, " + dur(at(g, {"simt_fp32", "us"}));
+  if (at(g, {"simt_fp64", "count"}) > 0) gt += "; FP64 " + count(at(g, {"simt_fp64", "count"}));
+  if (at(g, {"unknown", "count"}) > 0)
+    gt += "; unclassified " + count(at(g, {"unknown", "count"})) + " (" + dur(at(g, {"unknown", "us"})) + ")";
+  out.push_back({"gemm_kernels", "GEMM", gt,
+                 "kernel names (rule below)" + ex_text(g["simt_fp32"].value("examples", json::array()))});
+  const auto& cm = o["gpu"]["communication"];
+  if (at(cm, {"count"}) > 0) {
+    const auto ex = per_step(d, {"gpu", "communication", "exposed_us"});
+    out.push_back({"communication", "communication",
+                   count(at(cm, {"count"})) + " kernels, " + dur(at(cm, {"union_us"})) + " in the trace, " +
+                       pct(at(cm, {"overlap_share"})) + " overlapped with compute; exposed " + dur(ex.value) + " " +
+                       ex.per,
+                   "kernel names containing nccl/rccl" + ex_text(cm.value("examples", json::array()))});
+  } else {
+    out.push_back({"communication", "communication", "no communication kernels", "kernel names"});
+  }
+}
+
+void loader_line(const json& d, const json& o, std::vector<SymptomLine>& out) {
+  const auto ev = at(o, {"host", "data_loader", "events"});
+  if (ev > 0) {
+    const auto l = per_step(d, {"host", "data_loader", "us"});
+    const auto st = per_step(d, {"host_us"});
+    std::string t = dur(l.value) + " " + l.per + " in DataLoader iteration on the host";
+    if (std::isfinite(st.value) && st.value > 0) t += " (" + pct(l.value / st.value) + " of the host step)";
+    out.push_back({"data_loader", "data loader", t, "cpu_op/user_annotation names containing DataLoader"});
+  }
+}
+
+}  // namespace
+
 std::vector<SymptomLine> symptom_lines(const json& d) {
   std::vector<SymptomLine> out;
   const json& o = d.value("overall", json::object());
   const bool gpu = o.contains("gpu");
   if (gpu) {
-    const auto win = per_step(d, {"gpu", "window_us"});
-    const auto idle = per_step(d, {"gpu", "idle_us"});
-    const auto hl = per_step(d, {"gpu", "idle_by_cause", "host_launch_us"});
-    const auto sy = per_step(d, {"gpu", "idle_by_cause", "sync_us"});
-    const auto ot = per_step(d, {"gpu", "idle_by_cause", "other_us"});
-    out.push_back({"gpu_idle", "GPU idle",
-                   pct(idle.value / win.value) + " of the GPU window, " + dur(idle.value) + " of " + dur(win.value) +
-                       " " + idle.per + "; waiting for the host to launch " + dur(hl.value) + ", after a sync " +
-                       dur(sy.value) + ", other " + dur(ot.value) + " (whole trace: " +
-                       pct(at(o, {"gpu", "idle_us"}) / at(o, {"gpu", "window_us"})) + " idle)",
-                   "kernel, gpu_memcpy and gpu_memset events on " +
-                       plural(static_cast<double>(o["gpu"].value("streams", json::array()).size()), "stream", "streams") +
-                       "; launch times from the runtime calls of the same correlation id"});
-    std::string st;
-    for (const auto& s : o["gpu"].value("streams", json::array())) {
-      if (!st.empty()) st += "; ";
-      st += "stream " + std::to_string(s.value("stream", -1)) + " busy " + dur(s.value("busy_us", 0.0)) +
-            ", idle " + dur(s.value("idle_us", 0.0));
-      const double cp = at(s, {"idle_by_cause", "copy_us"});
-      if (cp > 0) st += " (" + dur(cp) + " of it while another stream copied)";
-    }
-    out.push_back({"streams", "streams", st + " (whole trace)", "GPU events grouped by their stream id"});
-    const auto c = per_step(d, {"gpu", "split", "compute_us"});
-    const auto cm = per_step(d, {"gpu", "split", "communication_us"});
-    const auto m = per_step(d, {"gpu", "split", "memory_us"});
-    out.push_back({"split", "time split",
-                   "compute " + dur(c.value) + ", communication " + dur(cm.value) + ", memory (copies, memsets) " +
-                       dur(m.value) + " " + c.per,
-                   "kernel names (communication: nccl/rccl), gpu_memcpy and gpu_memset events"});
-    for (const auto& cp : o["gpu"].value("copies", json::array())) {
-      const double n = cp.value("count", 0.0);
-      const auto& b = cp["bytes"];
-      const double steps = std::max<double>(1.0, static_cast<double>(d.value("steps", json::array()).size()));
-      const bool per = d.value("steps", json::array()).size() > 0;
-      std::string text = count(n / steps) + (per ? " per step" : " in the trace");
-      text += ", " + (b.is_number() ? bytes(b.get<double>() / steps) : std::string("bytes not in the trace"));
-      text += ", " + dur(cp.value("us", 0.0) / steps);
-      if (cp["gbps"].is_number()) text += ", " + fmt("%.3g GB/s", cp["gbps"].get<double>());
-      text += " (whole trace: " + plural(n, "copy", "copies") + (b.is_number() ? ", " + bytes(b.get<double>()) : "") + ")";
-      out.push_back({"copy_" + cp.value("direction", "") + "_" + cp.value("memory", ""),
-                     "copies " + cp.value("direction", "") + " " + cp.value("memory", ""), text,
-                     "gpu_memcpy '" + cp.value("event_name", "") + "'" + ex_text(cp.value("examples", json::array()))});
-    }
-    const auto ms = at(o, {"gpu", "memsets", "count"});
-    if (ms > 0)
-      out.push_back({"memsets", "memsets",
-                     count(ms) + " in the trace, " + bytes(at(o, {"gpu", "memsets", "bytes"})) + ", " +
-                         dur(at(o, {"gpu", "memsets", "us"})),
-                     "gpu_memset events"});
+    gpu_time_lines(d, o, out);
+    copy_lines(d, o, out);
   }
-  {
-    const auto total = per_step(d, {"host", "syncs", "total"});
-    const auto pd = per_step(d, {"host", "syncs", "pageable_d2h_copies"});
-    const auto blocked = per_step(d, {"host", "syncs", "host_blocked_us"});
-    std::string names;
-    const json by_name = o["host"]["syncs"].value("by_name", json::object());
-    for (const auto& [n, c] : by_name.items())
-      names += (names.empty() ? "" : ", ") + n + " " + std::to_string(c.get<long long>());
-    out.push_back({"syncs", "synchronisations",
-                   plural(total.value, "sync call", "sync calls") + " " + total.per + " (host blocked " +
-                       dur(blocked.value) + "), " + plural(pd.value, "device-to-pageable copy", "device-to-pageable copies") +
-                       " (synchronous)",
-                   names.empty() ? "no sync runtime calls in the trace" : "cuda_runtime calls, whole trace: " + names});
-    const auto item = per_step(d, {"host", "scalar_reads", "count"});
-    out.push_back({"scalar_reads", "scalar reads", plural(item.value, "item()-style read", "item()-style reads") + " " + item.per,
-                   "cpu_op aten::item / aten::_local_scalar_dense"});
-  }
-  if (gpu) {
-    const auto n = per_step(d, {"gpu", "kernels", "count"});
-    const auto p50 = per_step(d, {"gpu", "kernels", "p50_us"});
-    const auto p90 = per_step(d, {"gpu", "kernels", "p90_us"});
-    const auto sh = per_step(d, {"gpu", "kernels", "shorter_than_launch"});
-    const double launch = at(o, {"gpu", "kernels", "launch_us"});
-    std::string t = count(n.value) + " kernels " + n.per + ", median " + dur(p50.value) + ", p90 " + dur(p90.value) +
-                    ", max " + dur(at(o, {"gpu", "kernels", "max_us"}));
-    if (std::isfinite(launch))
-      t += "; " + count(sh.value) + " (" + pct(sh.value / n.value) + ") shorter than a launch (" + dur(launch) +
-           ", the median launch call here)";
-    out.push_back({"kernels", "kernels", t, "kernel events; cudaLaunchKernel-type runtime calls for the launch time"});
-    const auto& g = o["gpu"]["gemm_kernels"];
-    std::string gt = pct(at(g, {"share_of_kernel_time"})) + " of kernel time (" + dur(at(g, {"us"})) +
-                     " in the trace): tensor-core " + count(at(g, {"tensor_core", "count"})) + " kernels, " +
-                     dur(at(g, {"tensor_core", "us"}));
-    std::string prec;
-    const json precisions = g["tensor_core"].value("precision", json::object());
-    for (const auto& [k, v] : precisions.items())
-      prec += (prec.empty() ? "" : ", ") + k + " " + std::to_string(v.get<long long>());
-    if (!prec.empty()) gt += " (" + prec + ")";
-    gt += "; FP32 SIMT " + count(at(g, {"simt_fp32", "count"})) + " kernels, " + dur(at(g, {"simt_fp32", "us"}));
-    if (at(g, {"simt_fp64", "count"}) > 0) gt += "; FP64 " + count(at(g, {"simt_fp64", "count"}));
-    if (at(g, {"unknown", "count"}) > 0)
-      gt += "; unclassified " + count(at(g, {"unknown", "count"})) + " (" + dur(at(g, {"unknown", "us"})) + ")";
-    out.push_back({"gemm_kernels", "GEMM", gt,
-                   "kernel names (rule below)" + ex_text(g["simt_fp32"].value("examples", json::array()))});
-    const auto& cm = o["gpu"]["communication"];
-    if (at(cm, {"count"}) > 0) {
-      const auto ex = per_step(d, {"gpu", "communication", "exposed_us"});
-      out.push_back({"communication", "communication",
-                     count(at(cm, {"count"})) + " kernels, " + dur(at(cm, {"union_us"})) + " in the trace, " +
-                         pct(at(cm, {"overlap_share"})) + " overlapped with compute; exposed " + dur(ex.value) + " " +
-                         ex.per,
-                     "kernel names containing nccl/rccl" + ex_text(cm.value("examples", json::array()))});
-    } else {
-      out.push_back({"communication", "communication", "no communication kernels", "kernel names"});
-    }
-  }
-  {
-    const auto ev = at(o, {"host", "data_loader", "events"});
-    if (ev > 0) {
-      const auto l = per_step(d, {"host", "data_loader", "us"});
-      const auto st = per_step(d, {"host_us"});
-      std::string t = dur(l.value) + " " + l.per + " in DataLoader iteration on the host";
-      if (std::isfinite(st.value) && st.value > 0) t += " (" + pct(l.value / st.value) + " of the host step)";
-      out.push_back({"data_loader", "data loader", t, "cpu_op/user_annotation names containing DataLoader"});
-    }
-  }
+  sync_lines(d, o, out);
+  if (gpu) kernel_lines(d, o, out);
+  loader_line(d, o, out);
   return out;
 }
 

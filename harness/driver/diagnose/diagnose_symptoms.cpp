@@ -124,103 +124,75 @@ json examples(const Trace& t, const std::vector<const GpuEvent*>& ev) {
   return out;
 }
 
-json gpu_section(const Prepared& p, const Window& w, const std::vector<const GpuEvent*>& in_window,
-                 const std::vector<const GpuEvent*>& assigned, json* timeline = nullptr) {
-  const Trace& t = *p.t;
-  std::vector<Interval> all, compute, comm, mem;
-  std::map<std::pair<int, int>, std::vector<const GpuEvent*>> by_stream;
-  std::map<int, std::vector<Interval>> copies_by_device;
-  for (const auto* e : in_window) {
-    const Interval iv{std::max(w.lo, e->ts), std::min(w.hi, e->ts + e->dur)};
-    all.push_back(iv);
-    if (e->kind == GpuKind::kernel) (p.comm[static_cast<std::size_t>(e->name)] ? comm : compute).push_back(iv);
-    else mem.push_back(iv);
-    if (e->kind == GpuKind::memcpy) copies_by_device[e->device].push_back(iv);
-    by_stream[{e->device, e->stream}].push_back(e);
-  }
-  const auto m_all = merged(all), m_compute = merged(compute), m_comm = merged(comm), m_mem = merged(mem);
-  const double busy = length(m_all);
-  double span_lo = w.lo, span_hi = w.hi;
-  if (!m_all.empty() && w.step < 0) {
-    span_lo = m_all.front().first;
-    span_hi = m_all.back().second;
-  }
-  const double window = span_hi - span_lo;
+using StreamKey = std::pair<int, int>;  // device, stream
+using ByStream = std::map<StreamKey, std::vector<const GpuEvent*>>;
 
-  // The idle-cause rule (docs/diagnose.md): a gap ends when the next event starts. The part of a
-  // stream's gap another stream spent copying is "copy"; of the rest, a gap in which a host sync
-  // call returned is "sync" (the host waited for the GPU to drain, then had nothing queued); a gap
-  // whose next event was launched by the host after the gap began is "host launch"; anything else
-  // (work queued in time that still waited, e.g. on another stream's event) is "other".
-  json gaps_out = json::array();
-  auto classify = [&](const std::vector<Interval>& busy_m, const std::vector<const GpuEvent*>& sorted_ev,
-                      const std::vector<Interval>* other_copies, double lo, double hi) {
-    json causes = {{"host_launch_us", 0.0}, {"sync_us", 0.0}, {"copy_us", 0.0}, {"other_us", 0.0}};
-    double hl = 0, sy = 0, cp = 0, ot = 0;
-    std::size_t next_ev = 0;
-    double prev_end = lo;
-    std::size_t gaps = 0;
-    for (std::size_t i = 0; i <= busy_m.size(); ++i) {
-      const double g0 = prev_end, g1 = i < busy_m.size() ? busy_m[i].first : hi;
-      if (i < busy_m.size()) prev_end = busy_m[i].second;
-      if (g1 <= g0) continue;
-      ++gaps;
-      double rest = g1 - g0;
-      if (other_copies) {
-        const double c = covered(*other_copies, g0, g1);
-        cp += c;
-        rest -= c;
-      }
-      if (rest <= 0) continue;
-      const bool record = timeline && !other_copies;
-      auto s = std::lower_bound(p.sync_ends.begin(), p.sync_ends.end(), g0);
-      if (s != p.sync_ends.end() && *s <= g1) {
-        sy += rest;
-        if (record) gaps_out.push_back({g0, g1, "sync"});
-        continue;
-      }
-      // The event that ended the gap: the first one starting at g1.
-      while (next_ev < sorted_ev.size() && sorted_ev[next_ev]->ts < g1) ++next_ev;
-      const GpuEvent* e = next_ev < sorted_ev.size() ? sorted_ev[next_ev] : nullptr;
-      auto l = e ? p.launch_ts.find(e->correlation) : p.launch_ts.end();
-      const bool host = l != p.launch_ts.end() && l->second >= g0;
-      (host ? hl : ot) += rest;
-      if (record) gaps_out.push_back({g0, g1, host ? "host_launch" : "other"});
+// The idle-cause rule (docs/diagnose.md): a gap ends when the next event starts. The part of a
+// stream's gap another stream spent copying is "copy"; of the rest, a gap in which a host sync
+// call returned is "sync" (the host waited for the GPU to drain, then had nothing queued); a gap
+// whose next event was launched by the host after the gap began is "host launch"; anything else
+// (work queued in time that still waited, e.g. on another stream's event) is "other". `gaps`, when
+// given, receives each gap with its cause (the timeline figure draws them).
+json idle_by_cause(const Prepared& p, const std::vector<Interval>& busy_m, const std::vector<const GpuEvent*>& sorted_ev,
+                   const std::vector<Interval>* other_copies, double lo, double hi, json* gaps) {
+  json causes = {{"host_launch_us", 0.0}, {"sync_us", 0.0}, {"copy_us", 0.0}, {"other_us", 0.0}};
+  double hl = 0, sy = 0, cp = 0, ot = 0;
+  std::size_t next_ev = 0;
+  double prev_end = lo;
+  std::size_t n_gaps = 0;
+  for (std::size_t i = 0; i <= busy_m.size(); ++i) {
+    const double g0 = prev_end, g1 = i < busy_m.size() ? busy_m[i].first : hi;
+    if (i < busy_m.size()) prev_end = busy_m[i].second;
+    if (g1 <= g0) continue;
+    ++n_gaps;
+    double rest = g1 - g0;
+    if (other_copies) {
+      const double c = covered(*other_copies, g0, g1);
+      cp += c;
+      rest -= c;
     }
-    causes["host_launch_us"] = hl;
-    causes["sync_us"] = sy;
-    causes["copy_us"] = cp;
-    causes["other_us"] = ot;
-    causes["gaps"] = gaps;
-    return causes;
-  };
-
-  std::vector<const GpuEvent*> sorted_all = in_window;
-  std::sort(sorted_all.begin(), sorted_all.end(), [](auto* a, auto* b) { return a->ts < b->ts; });
-  json g;
-  g["window_us"] = window;
-  g["busy_us"] = busy;
-  g["idle_us"] = window - busy;
-  g["busy_share"] = window > 0 ? num(busy / window) : json(nullptr);
-  g["idle_by_cause"] = classify(m_all, sorted_all, nullptr, span_lo, span_hi);
-  if (timeline) {
-    // One step drawn by cause: each stream's events by kind, the GPU's idle gaps by cause. Events
-    // closer than a pixel would merge anyway; the cap keeps a huge step's figure file small.
-    json ev = json::array();
-    for (const auto* e : sorted_all) {
-      if (ev.size() >= 20000) break;
-      const std::string kind = e->kind != GpuKind::kernel                   ? "memory"
-                               : p.comm[static_cast<std::size_t>(e->name)] ? "communication"
-                                                                           : "compute";
-      ev.push_back({e->stream, std::max(w.lo, e->ts), std::min(w.hi, e->ts + e->dur), kind});
+    if (rest <= 0) continue;
+    auto s = std::lower_bound(p.sync_ends.begin(), p.sync_ends.end(), g0);
+    if (s != p.sync_ends.end() && *s <= g1) {
+      sy += rest;
+      if (gaps) gaps->push_back({g0, g1, "sync"});
+      continue;
     }
-    *timeline = {{"begin_us", span_lo}, {"end_us", span_hi}, {"events", ev}, {"gaps", gaps_out},
-                 {"events_capped", sorted_all.size() > 20000}};
+    // The event that ended the gap: the first one starting at g1.
+    while (next_ev < sorted_ev.size() && sorted_ev[next_ev]->ts < g1) ++next_ev;
+    const GpuEvent* e = next_ev < sorted_ev.size() ? sorted_ev[next_ev] : nullptr;
+    auto l = e ? p.launch_ts.find(e->correlation) : p.launch_ts.end();
+    const bool host = l != p.launch_ts.end() && l->second >= g0;
+    (host ? hl : ot) += rest;
+    if (gaps) gaps->push_back({g0, g1, host ? "host_launch" : "other"});
   }
-  g["split"] = {{"compute_us", length(m_compute)},
-                {"communication_us", length(m_comm)},
-                {"memory_us", length(m_mem)},
-                {"non_compute_us", busy - length(m_compute)}};
+  causes["host_launch_us"] = hl;
+  causes["sync_us"] = sy;
+  causes["copy_us"] = cp;
+  causes["other_us"] = ot;
+  causes["gaps"] = n_gaps;
+  return causes;
+}
+
+// One step drawn by cause: each stream's events by kind, the GPU's idle gaps by cause. Events
+// closer than a pixel would merge anyway; the cap keeps a huge step's figure file small.
+json timeline_json(const Prepared& p, const Window& w, const std::vector<const GpuEvent*>& sorted_all, double span_lo,
+                   double span_hi, const json& gaps) {
+  json ev = json::array();
+  for (const auto* e : sorted_all) {
+    if (ev.size() >= 20000) break;
+    const std::string kind = e->kind != GpuKind::kernel                   ? "memory"
+                             : p.comm[static_cast<std::size_t>(e->name)] ? "communication"
+                                                                         : "compute";
+    ev.push_back({e->stream, std::max(w.lo, e->ts), std::min(w.hi, e->ts + e->dur), kind});
+  }
+  return {{"begin_us", span_lo}, {"end_us", span_hi}, {"events", ev}, {"gaps", gaps},
+          {"events_capped", sorted_all.size() > 20000}};
+}
+
+// Each stream: its busy time, its own span and idle time, its gaps by cause (the copies of the
+// device's other streams count as copy). Sorts each stream's events by start.
+json streams_json(const Prepared& p, const Window& w, ByStream& by_stream, double window) {
   json streams = json::array();
   for (auto& [key, ev] : by_stream) {
     std::sort(ev.begin(), ev.end(), [](auto* a, auto* b) { return a->ts < b->ts; });
@@ -249,13 +221,17 @@ json gpu_section(const Prepared& p, const Window& w, const std::vector<const Gpu
     s["span_us"] = s_hi - s_lo;
     s["idle_us"] = (s_hi - s_lo) - s_busy;
     s["busy_share_of_window"] = window > 0 ? num(s_busy / window) : json(nullptr);
-    const json c = classify(m, ev, &m_others, s_lo, s_hi);
+    const json c = idle_by_cause(p, m, ev, &m_others, s_lo, s_hi, nullptr);
     s["idle_by_cause"] = c;
     streams.push_back(s);
   }
-  g["streams"] = streams;
+  return streams;
+}
 
-  // Kernels launched in this window (by their launch, so a step owns the kernels it queued).
+// The kernels launched in a window (by their launch, so a step owns the kernels it queued), tallied
+// in one pass: durations, those shorter than a launch, GEMMs by kind (FP32 SIMT ones by shape),
+// communication.
+struct KernelTally {
   std::vector<double> durs;
   double launch_bound = 0, launch_bound_us = 0;
   double gemm_us = 0, tc_us = 0, simt_us = 0, simt64_us = 0, ugemm_us = 0, comm_us = 0, kernel_us = 0;
@@ -264,83 +240,102 @@ json gpu_section(const Prepared& p, const Window& w, const std::vector<const Gpu
   std::vector<const GpuEvent*> simt_ev, comm_ev, short_ev;
   std::map<std::tuple<double, double, double>, std::pair<std::size_t, double>> simt_shapes;
   double simt_no_shape_us = 0;
+};
+
+KernelTally tally_kernels(const Prepared& p, const std::vector<const GpuEvent*>& assigned) {
+  const Trace& t = *p.t;
+  KernelTally k;
   for (const auto* e : assigned) {
     if (e->kind != GpuKind::kernel) continue;
-    durs.push_back(e->dur);
-    kernel_us += e->dur;
+    k.durs.push_back(e->dur);
+    k.kernel_us += e->dur;
     if (std::isfinite(p.launch_us) && e->dur < p.launch_us) {
-      ++launch_bound;
-      launch_bound_us += e->dur;
-      if (short_ev.size() < 3) short_ev.push_back(e);
+      ++k.launch_bound;
+      k.launch_bound_us += e->dur;
+      if (k.short_ev.size() < 3) k.short_ev.push_back(e);
     }
     const auto id = static_cast<std::size_t>(e->name);
     if (p.comm[id]) {
-      ++comm_n;
-      comm_us += e->dur;
-      if (comm_ev.size() < 3) comm_ev.push_back(e);
+      ++k.comm_n;
+      k.comm_us += e->dur;
+      if (k.comm_ev.size() < 3) k.comm_ev.push_back(e);
     }
     switch (p.gemm_of[id]) {
       case GemmKind::not_gemm: break;
       case GemmKind::tensor_core:
-        ++gemm_n, ++tc_n, gemm_us += e->dur, tc_us += e->dur;
-        ++tc_prec[tensor_core_precision(t.name_of(e->name))];
+        ++k.gemm_n, ++k.tc_n, k.gemm_us += e->dur, k.tc_us += e->dur;
+        ++k.tc_prec[tensor_core_precision(t.name_of(e->name))];
         break;
       case GemmKind::simt_fp32:
-        ++gemm_n, ++simt_n, gemm_us += e->dur, simt_us += e->dur;
-        if (simt_ev.size() < 3) simt_ev.push_back(e);
+        ++k.gemm_n, ++k.simt_n, k.gemm_us += e->dur, k.simt_us += e->dur;
+        if (k.simt_ev.size() < 3) k.simt_ev.push_back(e);
         if (auto sh = t.matmul_shapes.find(e->external_id); sh != t.matmul_shapes.end()) {
-          auto& acc = simt_shapes[{sh->second.m, sh->second.n, sh->second.k}];
+          auto& acc = k.simt_shapes[{sh->second.m, sh->second.n, sh->second.k}];
           ++acc.first;
           acc.second += e->dur;
         } else {
-          simt_no_shape_us += e->dur;
+          k.simt_no_shape_us += e->dur;
         }
         break;
-      case GemmKind::simt_fp64: ++gemm_n, ++simt64_n, gemm_us += e->dur, simt64_us += e->dur; break;
-      case GemmKind::unknown_gemm: ++gemm_n, ++ugemm_n, gemm_us += e->dur, ugemm_us += e->dur; break;
+      case GemmKind::simt_fp64: ++k.gemm_n, ++k.simt64_n, k.gemm_us += e->dur, k.simt64_us += e->dur; break;
+      case GemmKind::unknown_gemm: ++k.gemm_n, ++k.ugemm_n, k.gemm_us += e->dur, k.ugemm_us += e->dur; break;
     }
   }
-  json k;
-  k["count"] = durs.size();
-  k["total_us"] = kernel_us;
-  k["p50_us"] = num(quantile(durs, 0.5));
-  k["p90_us"] = num(quantile(durs, 0.9));
-  k["max_us"] = durs.empty() ? json(nullptr) : json(*std::max_element(durs.begin(), durs.end()));
-  k["launch_us"] = num(p.launch_us);
-  k["shorter_than_launch"] = launch_bound;
-  k["shorter_than_launch_us"] = launch_bound_us;
-  k["shorter_than_launch_share"] = durs.empty() ? json(nullptr) : json(launch_bound / static_cast<double>(durs.size()));
-  k["examples_short"] = examples(t, short_ev);
-  g["kernels"] = k;
+  return k;
+}
 
+json kernels_json(const Prepared& p, const KernelTally& k) {
+  json j;
+  j["count"] = k.durs.size();
+  j["total_us"] = k.kernel_us;
+  j["p50_us"] = num(quantile(k.durs, 0.5));
+  j["p90_us"] = num(quantile(k.durs, 0.9));
+  j["max_us"] = k.durs.empty() ? json(nullptr) : json(*std::max_element(k.durs.begin(), k.durs.end()));
+  j["launch_us"] = num(p.launch_us);
+  j["shorter_than_launch"] = k.launch_bound;
+  j["shorter_than_launch_us"] = k.launch_bound_us;
+  j["shorter_than_launch_share"] =
+      k.durs.empty() ? json(nullptr) : json(k.launch_bound / static_cast<double>(k.durs.size()));
+  j["examples_short"] = examples(*p.t, k.short_ev);
+  return j;
+}
+
+json gemm_json(const Prepared& p, const KernelTally& k) {
   json shapes = json::array();
-  for (const auto& [mnk, acc] : simt_shapes)
+  for (const auto& [mnk, acc] : k.simt_shapes)
     shapes.push_back({{"m", std::get<0>(mnk)}, {"n", std::get<1>(mnk)}, {"k", std::get<2>(mnk)},
                       {"count", acc.first}, {"us", acc.second}});
   json prec = json::object();
-  for (const auto& [name, n] : tc_prec) prec[name.empty() ? "unstated" : name] = n;
-  g["gemm_kernels"] = {{"count", gemm_n},
-               {"us", gemm_us},
-               {"share_of_kernel_time", kernel_us > 0 ? num(gemm_us / kernel_us) : json(nullptr)},
-               {"tensor_core", {{"count", tc_n}, {"us", tc_us}, {"precision", prec}}},
-               {"simt_fp32",
-                {{"count", simt_n},
-                 {"us", simt_us},
-                 {"shapes", shapes},
-                 {"us_without_shape", simt_no_shape_us},
-                 {"examples", examples(t, simt_ev)}}},
-               {"simt_fp64", {{"count", simt64_n}, {"us", simt64_us}}},
-               {"unknown", {{"count", ugemm_n}, {"us", ugemm_us}}}};
-  const double comm_union = length(m_comm), comm_overlap = overlap(m_comm, m_compute);
-  g["communication"] = {{"count", comm_n},
-                        {"us", comm_us},
-                        {"union_us", comm_union},
-                        {"overlapped_us", comm_overlap},
-                        {"exposed_us", comm_union - comm_overlap},
-                        {"overlap_share", comm_union > 0 ? num(comm_overlap / comm_union) : json(nullptr)},
-                        {"examples", examples(t, comm_ev)}};
+  for (const auto& [name, n] : k.tc_prec) prec[name.empty() ? "unstated" : name] = n;
+  return {{"count", k.gemm_n},
+          {"us", k.gemm_us},
+          {"share_of_kernel_time", k.kernel_us > 0 ? num(k.gemm_us / k.kernel_us) : json(nullptr)},
+          {"tensor_core", {{"count", k.tc_n}, {"us", k.tc_us}, {"precision", prec}}},
+          {"simt_fp32",
+           {{"count", k.simt_n},
+            {"us", k.simt_us},
+            {"shapes", shapes},
+            {"us_without_shape", k.simt_no_shape_us},
+            {"examples", examples(*p.t, k.simt_ev)}}},
+          {"simt_fp64", {{"count", k.simt64_n}, {"us", k.simt64_us}}},
+          {"unknown", {{"count", k.ugemm_n}, {"us", k.ugemm_us}}}};
+}
 
-  // Copies by direction and memory kind, and memsets.
+json communication_json(const Prepared& p, const KernelTally& k, const std::vector<Interval>& m_comm,
+                        const std::vector<Interval>& m_compute) {
+  const double comm_union = length(m_comm), comm_overlap = overlap(m_comm, m_compute);
+  return {{"count", k.comm_n},
+          {"us", k.comm_us},
+          {"union_us", comm_union},
+          {"overlapped_us", comm_overlap},
+          {"exposed_us", comm_union - comm_overlap},
+          {"overlap_share", comm_union > 0 ? num(comm_overlap / comm_union) : json(nullptr)},
+          {"examples", examples(*p.t, k.comm_ev)}};
+}
+
+// Copies by direction and memory kind (g["copies"]), and memsets (g["memsets"]).
+void add_copies(const Prepared& p, const std::vector<const GpuEvent*>& assigned, json& g) {
+  const Trace& t = *p.t;
   struct Acc {
     std::size_t n = 0, unknown_bytes = 0;
     double bytes = 0, us = 0;
@@ -388,6 +383,50 @@ json gpu_section(const Prepared& p, const Window& w, const std::vector<const Gpu
   }
   g["copies"] = cps;
   g["memsets"] = {{"count", memset.n}, {"bytes", memset.bytes}, {"us", memset.us}};
+}
+
+json gpu_section(const Prepared& p, const Window& w, const std::vector<const GpuEvent*>& in_window,
+                 const std::vector<const GpuEvent*>& assigned, json* timeline = nullptr) {
+  std::vector<Interval> all, compute, comm, mem;
+  ByStream by_stream;
+  std::map<int, std::vector<Interval>> copies_by_device;
+  for (const auto* e : in_window) {
+    const Interval iv{std::max(w.lo, e->ts), std::min(w.hi, e->ts + e->dur)};
+    all.push_back(iv);
+    if (e->kind == GpuKind::kernel) (p.comm[static_cast<std::size_t>(e->name)] ? comm : compute).push_back(iv);
+    else mem.push_back(iv);
+    if (e->kind == GpuKind::memcpy) copies_by_device[e->device].push_back(iv);
+    by_stream[{e->device, e->stream}].push_back(e);
+  }
+  const auto m_all = merged(all), m_compute = merged(compute), m_comm = merged(comm), m_mem = merged(mem);
+  const double busy = length(m_all);
+  double span_lo = w.lo, span_hi = w.hi;
+  if (!m_all.empty() && w.step < 0) {
+    span_lo = m_all.front().first;
+    span_hi = m_all.back().second;
+  }
+  const double window = span_hi - span_lo;
+
+  std::vector<const GpuEvent*> sorted_all = in_window;
+  std::sort(sorted_all.begin(), sorted_all.end(), [](auto* a, auto* b) { return a->ts < b->ts; });
+  json gaps = json::array();
+  json g;
+  g["window_us"] = window;
+  g["busy_us"] = busy;
+  g["idle_us"] = window - busy;
+  g["busy_share"] = window > 0 ? num(busy / window) : json(nullptr);
+  g["idle_by_cause"] = idle_by_cause(p, m_all, sorted_all, nullptr, span_lo, span_hi, timeline ? &gaps : nullptr);
+  if (timeline) *timeline = timeline_json(p, w, sorted_all, span_lo, span_hi, gaps);
+  g["split"] = {{"compute_us", length(m_compute)},
+                {"communication_us", length(m_comm)},
+                {"memory_us", length(m_mem)},
+                {"non_compute_us", busy - length(m_compute)}};
+  g["streams"] = streams_json(p, w, by_stream, window);
+  const KernelTally k = tally_kernels(p, assigned);
+  g["kernels"] = kernels_json(p, k);
+  g["gemm_kernels"] = gemm_json(p, k);
+  g["communication"] = communication_json(p, k, m_comm, m_compute);
+  add_copies(p, assigned, g);
   return g;
 }
 
@@ -493,7 +532,23 @@ CopyKind copy_kind(const std::string& name) {
   return k;
 }
 
-json diagnose_trace(const Trace& t, const std::string& label) {
+namespace {
+
+// Steps: sorted, one per name (a ProfilerStep also appears as a GPU-side annotation on some traces,
+// and those are not read as steps).
+std::vector<Step> unique_steps(const Trace& t) {
+  std::vector<Step> steps = t.steps;
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ts < b.ts; });
+  std::set<std::string> seen;
+  std::vector<Step> unique;
+  for (const auto& s : steps)
+    if (seen.insert(s.name).second) unique.push_back(s);
+  return unique;
+}
+
+// What every window's tallies read: each name's kinds, the launches and syncs on the host, the GPU
+// events by start and the step of each event.
+Prepared prepare(const Trace& t, const std::vector<Step>& steps) {
   Prepared p;
   p.t = &t;
   p.gemm_of.resize(t.names.size());
@@ -514,18 +569,6 @@ json diagnose_trace(const Trace& t, const std::string& label) {
   std::sort(p.sync_ends.begin(), p.sync_ends.end());
   p.launch_us = quantile(launch_durs, 0.5);
 
-  // Steps: sorted, one per name (a ProfilerStep also appears as a GPU-side annotation on some traces,
-  // and those are not read as steps).
-  std::vector<Step> steps = t.steps;
-  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.ts < b.ts; });
-  {
-    std::set<std::string> seen;
-    std::vector<Step> unique;
-    for (const auto& s : steps)
-      if (seen.insert(s.name).second) unique.push_back(s);
-    steps.swap(unique);
-  }
-
   for (std::size_t i = 0; i < t.gpu.size(); ++i)
     if (t.gpu[i].kind != GpuKind::sync) p.order.push_back(i);
   std::sort(p.order.begin(), p.order.end(), [&](std::size_t a, std::size_t b) { return t.gpu[a].ts < t.gpu[b].ts; });
@@ -538,8 +581,10 @@ json diagnose_trace(const Trace& t, const std::string& label) {
   }
   p.host_step.assign(t.host.size(), -1);
   for (std::size_t i = 0; i < t.host.size(); ++i) p.host_step[i] = step_of(steps, t.host[i].ts);
+  return p;
+}
 
-  const bool has_gpu = !p.order.empty();
+std::string vendor_of(const Trace& t, bool has_gpu) {
   std::string vendor = "none";
   for (const auto& n : t.device_names) {
     const auto l = lower(n);
@@ -548,22 +593,11 @@ json diagnose_trace(const Trace& t, const std::string& label) {
   }
   if (t.amd_runtime) vendor = "amd";
   else if (vendor == "none" && has_gpu) vendor = "nvidia (by its runtime call names)";
+  return vendor;
+}
 
-  json d;
-  d["tool"] = "gtb diagnose";
-  d["format_version"] = 1;
-  d["trace"] = {{"file", label},
-                {"json_bytes", t.bytes_read},
-                {"events", t.events_seen},
-                {"gpu_events", t.gpu.size()},
-                {"runtime_calls", t.runtime_calls},
-                {"devices", t.device_names},
-                {"vendor", vendor},
-                {"distributed_backend", t.distributed_backend},
-                {"rank", t.rank ? json(*t.rank) : json(nullptr)},
-                {"world_size", t.world_size ? json(*t.world_size) : json(nullptr)},
-                {"steps", steps.size()}};
-  d["rules"] = {
+json rules() {
+  return {
       {"busy", "GPU busy = the union of kernel, memcpy and memset intervals (all streams for the GPU, per "
                "stream for a stream); idle = window minus busy. The whole-trace window runs from the first "
                "GPU event's start to the last one's end; a step's window from the first GPU event it "
@@ -590,7 +624,11 @@ json diagnose_trace(const Trace& t, const std::string& label) {
                 "device-to-pageable copy is counted apart: it blocks the host whatever call issued it."},
       {"steps", "An event belongs to the ProfilerStep#N whose host interval holds its launch call (or, "
                 "when the trace has no launch for it, its own start)."}};
+}
 
+// What the trace cannot say, and why.
+json cannot_say_list(const Trace& t, const Prepared& p, const std::vector<Step>& steps, bool has_gpu,
+                     const std::string& vendor) {
   json cannot = json::array();
   auto cannot_say = [&](const std::string& what, const std::string& why) {
     cannot.push_back({{"symptom", what}, {"why", why}});
@@ -637,53 +675,52 @@ json diagnose_trace(const Trace& t, const std::string& label) {
   if (!any_loader)
     cannot_say("data-loader time", "the trace has no DataLoader events (the loader iterated outside the "
                                    "profiled region, or a custom loader without record_function)");
+  return cannot;
+}
 
-  // Windows: the whole trace, then each step.
-  auto window_events = [&](double lo, double hi) {
-    std::vector<const GpuEvent*> v;
-    auto it = std::lower_bound(p.order.begin(), p.order.end(), lo - p.max_dur,
-                               [&](std::size_t i, double x) { return t.gpu[i].ts < x; });
-    for (; it != p.order.end() && t.gpu[*it].ts < hi; ++it) {
-      const auto& e = t.gpu[*it];
-      if (e.ts + e.dur > lo) v.push_back(&e);
-    }
-    return v;
-  };
-  json timeline;
-  auto section = [&](const Window& w, bool draw = false) {
-    json s;
-    std::vector<const GpuEvent*> assigned;
-    for (const auto i : p.order)
-      if (w.step < 0 || p.gpu_step[i] == w.step) assigned.push_back(&t.gpu[i]);
-    if (has_gpu) s["gpu"] = gpu_section(p, w, window_events(w.lo, w.hi), assigned, draw ? &timeline : nullptr);
-    s["host"] = host_section(p, w);
-    return s;
-  };
-  double lo = 0, hi = 0;
-  if (has_gpu) {
-    lo = t.gpu[p.order.front()].ts;
-    for (const auto i : p.order) hi = std::max(hi, t.gpu[i].ts + t.gpu[i].dur);
+// The GPU events that overlap [lo, hi).
+std::vector<const GpuEvent*> window_events(const Prepared& p, double lo, double hi) {
+  const Trace& t = *p.t;
+  std::vector<const GpuEvent*> v;
+  auto it = std::lower_bound(p.order.begin(), p.order.end(), lo - p.max_dur,
+                             [&](std::size_t i, double x) { return t.gpu[i].ts < x; });
+  for (; it != p.order.end() && t.gpu[*it].ts < hi; ++it) {
+    const auto& e = t.gpu[*it];
+    if (e.ts + e.dur > lo) v.push_back(&e);
   }
-  d["overall"] = section(Window{lo, hi, -1});
-  if (has_gpu) {
-    // cuda_sync events mark the GPU side of a host wait; they are not work, so not busy time. Where
-    // they fall outside busy time is what a reader counting them as work (HTA does) calls busy.
-    std::vector<Interval> busy_iv, sync_iv;
-    for (const auto i : p.order) busy_iv.push_back({t.gpu[i].ts, t.gpu[i].ts + t.gpu[i].dur});
-    for (const auto& e : t.gpu)
-      if (e.kind == GpuKind::sync) sync_iv.push_back({std::max(lo, e.ts), std::min(hi, e.ts + e.dur)});
-    const auto mb = merged(busy_iv), ms = merged(sync_iv);
-    d["overall"]["gpu"]["sync_markers"] = {{"count", sync_iv.size()},
-                                           {"us", length(ms)},
-                                           {"us_outside_busy", length(ms) - overlap(ms, mb)}};
-  }
-  {
-    double host_lo = steps.empty() ? 0 : steps.front().ts, host_hi = 0;
-    for (const auto& s : steps) host_hi = std::max(host_hi, s.ts + s.dur);
-    d["overall"]["steps_host_us"] = host_hi - host_lo;
-  }
+  return v;
+}
 
-  // Step windows on the GPU timeline tile it: each starts where the step's first GPU event starts.
+// One window's GPU (where the trace has GPU events) and host sections; `timeline`, when given,
+// receives the window drawn by cause.
+json window_section(const Prepared& p, const Window& w, bool has_gpu, json* timeline) {
+  const Trace& t = *p.t;
+  json s;
+  std::vector<const GpuEvent*> assigned;
+  for (const auto i : p.order)
+    if (w.step < 0 || p.gpu_step[i] == w.step) assigned.push_back(&t.gpu[i]);
+  if (has_gpu) s["gpu"] = gpu_section(p, w, window_events(p, w.lo, w.hi), assigned, timeline);
+  s["host"] = host_section(p, w);
+  return s;
+}
+
+// cuda_sync events mark the GPU side of a host wait; they are not work, so not busy time. Where
+// they fall outside busy time is what a reader counting them as work (HTA does) calls busy.
+json sync_markers(const Prepared& p, double lo, double hi) {
+  const Trace& t = *p.t;
+  std::vector<Interval> busy_iv, sync_iv;
+  for (const auto i : p.order) busy_iv.push_back({t.gpu[i].ts, t.gpu[i].ts + t.gpu[i].dur});
+  for (const auto& e : t.gpu)
+    if (e.kind == GpuKind::sync) sync_iv.push_back({std::max(lo, e.ts), std::min(hi, e.ts + e.dur)});
+  const auto mb = merged(busy_iv), ms = merged(sync_iv);
+  return {{"count", sync_iv.size()}, {"us", length(ms)}, {"us_outside_busy", length(ms) - overlap(ms, mb)}};
+}
+
+// Each step's host interval and its window on the GPU timeline. The step windows tile the timeline:
+// each starts where the step's first GPU event starts. The step drawn in the timeline figure is the
+// one of median GPU window (a typical step, not the first, which often carries warm-up).
+json steps_json(const Prepared& p, const std::vector<Step>& steps, bool has_gpu, json& timeline) {
+  const Trace& t = *p.t;
   std::vector<double> first(steps.size(), INFINITY), last(steps.size(), -INFINITY);
   for (const auto i : p.order) {
     const int s = p.gpu_step[i];
@@ -691,8 +728,6 @@ json diagnose_trace(const Trace& t, const std::string& label) {
     first[static_cast<std::size_t>(s)] = std::min(first[static_cast<std::size_t>(s)], t.gpu[i].ts);
     last[static_cast<std::size_t>(s)] = std::max(last[static_cast<std::size_t>(s)], t.gpu[i].ts + t.gpu[i].dur);
   }
-  // The step drawn in the timeline figure: the one of median GPU window (a typical step, not the
-  // first, which often carries warm-up).
   std::vector<std::pair<double, std::size_t>> lengths;
   for (std::size_t i = 0; i < steps.size(); ++i)
     if (std::isfinite(first[i])) lengths.push_back({last[i] - first[i], i});
@@ -715,16 +750,58 @@ json diagnose_trace(const Trace& t, const std::string& label) {
         }
       s["gpu_window"] = {{"begin_us", w.lo}, {"end_us", w.hi}};
     }
-    json sec = section(w, i == drawn);
+    json sec = window_section(p, w, has_gpu, i == drawn ? &timeline : nullptr);
     if (i == drawn) timeline["step"] = steps[i].name;
     if (!std::isfinite(first[i])) sec.erase("gpu");
     s.update(sec);
     js.push_back(s);
   }
-  d["steps"] = js;
+  return js;
+}
+
+}  // namespace
+
+json diagnose_trace(const Trace& t, const std::string& label) {
+  const std::vector<Step> steps = unique_steps(t);
+  const Prepared p = prepare(t, steps);
+  const bool has_gpu = !p.order.empty();
+  const std::string vendor = vendor_of(t, has_gpu);
+
+  json d;
+  d["tool"] = "gtb diagnose";
+  d["format_version"] = 1;
+  d["trace"] = {{"file", label},
+                {"json_bytes", t.bytes_read},
+                {"events", t.events_seen},
+                {"gpu_events", t.gpu.size()},
+                {"runtime_calls", t.runtime_calls},
+                {"devices", t.device_names},
+                {"vendor", vendor},
+                {"distributed_backend", t.distributed_backend},
+                {"rank", t.rank ? json(*t.rank) : json(nullptr)},
+                {"world_size", t.world_size ? json(*t.world_size) : json(nullptr)},
+                {"steps", steps.size()}};
+  d["rules"] = rules();
+  const json cannot = cannot_say_list(t, p, steps, has_gpu, vendor);
+
+  // Windows: the whole trace, then each step.
+  double lo = 0, hi = 0;
+  if (has_gpu) {
+    lo = t.gpu[p.order.front()].ts;
+    for (const auto i : p.order) hi = std::max(hi, t.gpu[i].ts + t.gpu[i].dur);
+  }
+  d["overall"] = window_section(p, Window{lo, hi, -1}, has_gpu, nullptr);
+  if (has_gpu) d["overall"]["gpu"]["sync_markers"] = sync_markers(p, lo, hi);
+  {
+    double host_lo = steps.empty() ? 0 : steps.front().ts, host_hi = 0;
+    for (const auto& s : steps) host_hi = std::max(host_hi, s.ts + s.dur);
+    d["overall"]["steps_host_us"] = host_hi - host_lo;
+  }
+  json timeline;
+  d["steps"] = steps_json(p, steps, has_gpu, timeline);
   if (timeline.is_null() && has_gpu) {
     // No steps: the whole trace is drawn.
-    section(Window{lo, hi, -1}, true);
+    window_section(p, Window{lo, hi, -1}, has_gpu, &timeline);
     timeline["step"] = "whole trace";
   }
   if (!timeline.is_null()) d["timeline"] = timeline;

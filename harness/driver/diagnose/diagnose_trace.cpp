@@ -286,14 +286,7 @@ class Handler {
       if (starts_with(ev_.name, "hip")) t_.amd_runtime = true;
       const HostKind k = runtime_kind(ev_.name);
       if (k == HostKind::other_runtime) return;
-      HostEvent h;
-      h.ts = ev_.ts;
-      h.dur = ev_.dur;
-      h.correlation = ev_.correlation;
-      h.name = intern(ev_.name);
-      h.tid = ev_.tid;
-      h.kind = k;
-      t_.host.push_back(h);
+      push_host(k, ev_.correlation);
       if (!ev_.size_text.empty() && ev_.correlation >= 0) {
         try {
           runtime_sizes_[ev_.correlation] = std::stod(ev_.size_text);
@@ -311,16 +304,22 @@ class Handler {
     if (ev_.name == "aten::item" || ev_.name == "aten::_local_scalar_dense") k = HostKind::scalar_read;
     else if (contains(ev_.name, "DataLoader")) k = HostKind::data_loader;
     if (k != HostKind::other_runtime) {
-      HostEvent h;
-      h.ts = ev_.ts;
-      h.dur = ev_.dur;
-      h.name = intern(ev_.name);
-      h.tid = ev_.tid;
-      h.kind = k;
-      t_.host.push_back(h);
+      push_host(k, -1);
       return;
     }
     if (ev_.external_id >= 0 && !ev_.dims.empty()) record_shape();
+  }
+
+  // The event being read as a host event of kind `k` (a CPU op has no correlation: -1).
+  void push_host(HostKind k, std::int64_t correlation) {
+    HostEvent h;
+    h.ts = ev_.ts;
+    h.dur = ev_.dur;
+    h.correlation = correlation;
+    h.name = intern(ev_.name);
+    h.tid = ev_.tid;
+    h.kind = k;
+    t_.host.push_back(h);
   }
 
   void record_shape() {

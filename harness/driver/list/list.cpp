@@ -1,6 +1,4 @@
 // gtb list: families, workloads, variants, backends and axes, asked of each family binary.
-#include <CLI/CLI.hpp>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,6 +7,7 @@
 #include <sstream>
 
 #include "harness/driver/commands.h"
+#include "harness/driver/common/cli11.h"
 #include "harness/driver/common/families.h"
 #include "harness/driver/common/process.h"
 #include "harness/runtime/stopping.h"
@@ -23,17 +22,10 @@ int cmd_list(int argc, char** argv) {
   app.add_option("--family", families_csv, "Comma-separated families (default: all)");
   app.add_flag("--full", full, "Axes of the full suite (default: quick)");
   app.add_flag("--json", as_json, "Print JSON");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "gtb list: " << e.what() << "\n";
-    return kExitBadInput;
-  }
+  if (const auto rc = parse_cli(app, argc, argv, "gtb list")) return *rc;
   std::vector<std::string> families;
   try {
-    families = families_csv.empty() ? known_families() : select_families(families_csv);
+    families = select_families(families_csv);
   } catch (const std::exception& e) {
     std::cerr << "gtb list: " << e.what() << "\n";
     return kExitBadInput;

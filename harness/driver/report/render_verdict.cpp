@@ -10,10 +10,9 @@
 
 #include "harness/document/json_read.h"
 #include "harness/document/stats.h"
+#include "harness/driver/report/render_savings.h"
 
 namespace gtb::verdict {
-
-namespace {
 
 std::string seconds_text(double s) {
   char buf[64];
@@ -29,6 +28,9 @@ std::string pct(double f) {
   std::snprintf(buf, sizeof buf, "%.0f%%", 100 * f);
   return buf;
 }
+
+namespace {
+
 std::string backend_title(Backend b) { return b == Backend::cpu ? "CPU" : "GPU"; }
 
 std::string records_text(const std::vector<std::string>& r, std::size_t show = 2) {
@@ -136,6 +138,8 @@ Advice advise(const json& doc, const std::string& source, const cost::StepConfig
     a.fixes.push_back(cost::rank_fixes(terms, c, b, a.predictions.back()));
   }
   a.crossover = cost::crossover_batch(terms, c);
+  a.savings = savings_of(doc);
+  a.steps = cost::steps_from_document(doc);
   a.machine = {{"cpu", json_read::string_at(doc, {"context", "host", "cpu_model"})},
                {"logical_cpus", json_read::value_at(doc, {"context", "host", "logical_cpus"})},
                {"gpu", json_read::value_at(doc, {"context", "gpu"})},
@@ -243,7 +247,18 @@ json to_json(const Advice& a) {
   for (std::size_t i = 0; i < a.predictions.size(); ++i) {
     json p = cost::to_json(a.predictions[i]);
     json fx = json::array();
-    for (const auto& f : a.fixes[i]) fx.push_back(cost::to_json(f));
+    for (const auto& f : a.fixes[i]) {
+      json jf = cost::to_json(f);
+      // The fix measured as an A/B on this machine (its own step, the nearest to this one): measured
+      // saving beside the predicted one.
+      if (const cost::SavingRow* ab = measured_ab(a.savings, a.steps, f, a.config)) {
+        jf["measured_ab"] = {{"a", ab->pair.a}, {"b", ab->pair.b}, {"status", ab->status},
+                             {"measured_saving_s", ab->measured->seconds}, {"step_s", ab->measured->step_s}};
+        jf["measured_ab"]["measured_noise_s"] =
+            std::isfinite(ab->measured->noise_s) ? json(ab->measured->noise_s) : json(nullptr);
+      }
+      fx.push_back(jf);
+    }
     p["fixes"] = fx;
     preds.push_back(p);
   }
@@ -257,7 +272,8 @@ json to_json(const Advice& a) {
           {"machine", a.machine},
           {"config", cost::to_json(a.config)},
           {"predictions", preds},
-          {"crossover_batch", x}};
+          {"crossover_batch", x},
+          {"savings_validation", cost::to_json(a.savings)}};
 }
 
 namespace {
@@ -314,7 +330,9 @@ std::string verdict_body(const json& doc) {
       continue;
     }
     o << "**" << backend_title(p.backend) << ": " << seconds_text(*p.total.seconds)
-      << " per reference step**; the causes by their cost:\n\n";
+      << " per reference step**; the causes by their predicted cost (the order), each fix's predicted saving and, "
+         "where the fix was measured as an A/B on this machine, its measured saving beside (at the A/B's own step, "
+         "the nearest measured to this one):\n\n";
     o << "| cause | share of the step | predicted | fix | predicted saving | evidence |\n"
          "| --- | ---: | ---: | --- | ---: | --- |\n";
     std::vector<std::string> shown;
@@ -340,6 +358,8 @@ std::string verdict_body(const json& doc) {
                  : *f->saving_s > 0 ? seconds_text(*f->saving_s) + " (" + pct(f->saving_fraction) + ")" +
                                           (f->caveat.empty() ? "" : " (" + f->caveat + ")")
                                     : "none predicted";
+        if (const cost::SavingRow* ab = measured_ab(a.savings, a.steps, *f, ref))
+          saving += "; " + measured_ab_text(*ab);
       }
       o << "| " << part->name << ": " << part->what << " | " << pct(*e.seconds / *p.total.seconds) << " | "
         << seconds_text(*e.seconds) << " | " << fix << " | " << saving << " | " << (evidence.empty() ? "-" : evidence)
@@ -428,6 +448,7 @@ std::string verdict_body(const json& doc) {
   o << "\n";
   for (const auto& [why, n] : cannot) o << "- " << n << " measured step" << (n > 1 ? "s" : "") << ": cannot say (" << why << ")\n";
   if (!cannot.empty()) o << "\n";
+  o << render_savings(doc, a.savings);
   return o.str();
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/document/cost_model.h"
+#include "harness/document/savings.h"
 
 namespace gtb::verdict {
 
@@ -17,6 +18,8 @@ struct Advice {
   cost::Crossover crossover;
   std::string source;                                 // the results file
   json machine = json::object();                      // what the file says of its machine and build
+  cost::SavingsValidation savings;                    // the fixes measured as A/B pairs in the file
+  std::vector<cost::Step> steps;                      // the file's measured steps (the pairs' sides)
 };
 Advice advise(const json& doc, const std::string& source, const cost::StepConfig& c);
 
@@ -30,5 +33,9 @@ std::string render_report_verdict(const json& doc);
 
 // The reference step of the verdict, stated in the report.
 cost::StepConfig reference_step();
+
+// The formatters every answer uses: seconds with their unit ("12.3 ms"), a fraction as "12%".
+std::string seconds_text(double s);
+std::string pct(double f);
 
 }  // namespace gtb::verdict

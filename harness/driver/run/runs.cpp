@@ -1,13 +1,17 @@
 // Family binaries as children of the driver, and the merge of repeated runs (gtb run, gtb ab).
 #include "harness/driver/run/runs.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "harness/document/json_read.h"
 #include "harness/driver/run/health.h"
@@ -81,11 +85,13 @@ std::string family_precheck(const std::string& binary) {
 }
 
 int count_cases(const std::string& binary, const std::string& suite, const fs::path& work, double timeout_s,
-                bool* timed_out) {
+                bool* timed_out, const std::vector<std::string>& selection) {
   const std::string tmp = (work / "count.json").string();
   ProcessLimits limits;
   limits.timeout_s = timeout_s > 0 ? timeout_s : default_family_timeout(suite, 0);
-  const ProcessResult pr = run_process(binary, {"--gtb_list", "--gtb_suite=" + suite}, tmp, nullptr, limits);
+  std::vector<std::string> args = {"--gtb_list", "--gtb_suite=" + suite};
+  args.insert(args.end(), selection.begin(), selection.end());
+  const ProcessResult pr = run_process(binary, args, tmp, nullptr, limits);
   if (timed_out) *timed_out = pr.timed_out;
   int total = -1;
   if (pr.ok()) {
@@ -168,6 +174,7 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int tot
                                    "--benchmark_out=" + (s.work / (job.stem + ".gbench.json")).string(),
                                    "--benchmark_out_format=json"};
   if (s.budget > 0) args.push_back("--gtb_budget=" + std::to_string(s.budget));
+  args.insert(args.end(), s.selection.begin(), s.selection.end());
   const double t0 = host_seconds();
   health::Monitor monitor;
   if (s.health) monitor.start();
@@ -243,6 +250,19 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int tot
     std::fprintf(stderr, "%s FAILED: %s\n%s", job.label.c_str(), error.c_str(), tail_of_file(log_path, 15).c_str());
   }
   return out;
+}
+
+void absorb_family_run(const FamilyOutcome& res, const std::string& family, json& context, json& findings,
+                       std::vector<Record>& records) {
+  merge_family_context(context, res.context, family);
+  for (auto it = res.findings.begin(); it != res.findings.end(); ++it) findings[it.key()] = it.value();
+  records.insert(records.end(), res.records.begin(), res.records.end());
+}
+
+fs::path make_work_folder(const std::string& prefix) {
+  std::string tmpl = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (!::mkdtemp(tmpl.data())) throw std::runtime_error(std::string("cannot create a temporary folder: ") + std::strerror(errno));
+  return tmpl;
 }
 
 json not_run_entry(const std::string& family, int run, bool tag_run) {

@@ -29,6 +29,9 @@ struct RunSettings {
   LaunchRequest launch;  // ranks for the families that run under mpirun (one process by default)
   bool health = true;    // read the machine's health before, during and after each family
   double family_timeout = 0;  // seconds one run of a family may take; 0: default_family_timeout(suite, budget)
+  // The cases each family binary takes (--gtb_backend=..., --gtb_cases=...; gtb run --backend,
+  // --cases), passed to its run and to its count alike; empty: all of the suite's.
+  std::vector<std::string> selection;
 };
 
 // The time limit of one family run when none is given: 600 s in the quick suite, 3600 s in the full
@@ -50,7 +53,7 @@ struct FamilyOutcome {
 // runs under the family's limit (`timeout_s`, 0: the suite's default); `timed_out`, when given, says
 // whether it was stopped there.
 int count_cases(const std::string& binary, const std::string& suite, const std::filesystem::path& work,
-                double timeout_s = 0, bool* timed_out = nullptr);
+                double timeout_s = 0, bool* timed_out = nullptr, const std::vector<std::string>& selection = {});
 
 // The message of a family binary's `--gtb_precheck` when it rejects its input (exit 2), "" otherwise
 // (a binary that cannot say is left to its run, where a failure is recorded).
@@ -78,6 +81,15 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& settings, 
 
 // The families entry of a family that was never started because the run was interrupted.
 json not_run_entry(const std::string& family, int run, bool tag_run);
+
+// What a finished, ok family run adds to a results file being built: its context merged into
+// `context`, its findings (by family key) into `findings`, its records appended to `records`.
+void absorb_family_run(const FamilyOutcome& res, const std::string& family, json& context, json& findings,
+                       std::vector<Record>& records);
+
+// A fresh folder under the system's temporary one for the family runs' files, named
+// <prefix>-XXXXXX; throws std::runtime_error("cannot create a temporary folder: ...").
+std::filesystem::path make_work_folder(const std::string& prefix);
 
 // Merges the records of several runs (runs[i] = the records of run i + 1; a run may lack a family)
 // by record id. With one run the records come back unchanged. Otherwise each record keeps every

@@ -10,12 +10,24 @@ CapturedGraph::CapturedGraph(cudaStream_t s, const std::function<void(cudaStream
   try {
     enqueue(s);
   } catch (...) {
-    // End the capture so the stream is usable again; the partial graph is discarded.
+    // End the capture so the stream is usable again; the partial graph is discarded. An invalidated
+    // capture's end fails and leaves its error as the thread's last error, which the next launch
+    // check would report as its own: cleared.
     cudaGraph_t partial = nullptr;
-    if (cudaStreamEndCapture(s, &partial) == cudaSuccess && partial) cudaGraphDestroy(partial);
+    if (cudaStreamEndCapture(s, &partial) == cudaSuccess) {
+      if (partial) cudaGraphDestroy(partial);
+    } else {
+      (void)cudaGetLastError();
+    }
     throw;
   }
-  GTB_CUDA_CHECK(cudaStreamEndCapture(s, &graph_));
+  const cudaError_t ended = cudaStreamEndCapture(s, &graph_);
+  if (ended != cudaSuccess) {
+    (void)cudaGetLastError();  // reported here, not by the next launch check
+    if (graph_) cudaGraphDestroy(graph_);
+    graph_ = nullptr;
+    throw_cuda_error(ended, "cudaStreamEndCapture(s, &graph_)", __FILE__, __LINE__);
+  }
   try {
     GTB_CUDA_CHECK(cudaGraphGetNodes(graph_, nullptr, &nodes_));
     GTB_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));

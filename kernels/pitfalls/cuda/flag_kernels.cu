@@ -2,6 +2,7 @@
 // slowly. Compiled once per variant with GTB_PF_VARIANT naming it; the project's flags do not reach it.
 #include <cstddef>
 
+#include "kernels/common/cuda/launch.cuh"
 #include "kernels/pitfalls/cuda/flag_kernels.h"
 
 #if !defined(GTB_PF_VARIANT) || !defined(GTB_PF_FLAGS)
@@ -61,23 +62,23 @@ __global__ void reduce_kernel(const float* __restrict__ x, float* __restrict__ p
 }
 
 cudaError_t chain(const float* x, float* y, std::size_t n, cudaStream_t st) {
-  if (n) chain_kernel<<<grid_for(n), kThreads, 0, st>>>(x, y, n, kFlagChain);
+  if (n) GTB_LAUNCH(chain_kernel, grid_for(n), kThreads, 0, st)(x, y, n, kFlagChain);
   return cudaGetLastError();
 }
 cudaError_t act(const float* z, const float* bias, const float* g, float* a, float* dz, std::size_t rows,
                 std::size_t width, cudaStream_t st) {
   const std::size_t n = rows * width;
-  if (n) act_kernel<<<grid_for(n), kThreads, 0, st>>>(z, bias, g, a, dz, n, width);
+  if (n) GTB_LAUNCH(act_kernel, grid_for(n), kThreads, 0, st)(z, bias, g, a, dz, n, width);
   return cudaGetLastError();
 }
 cudaError_t xent(const float* logits, const int* labels, float* grad, float* loss, std::size_t rows, int classes,
                  cudaStream_t st) {
-  if (rows) xent_kernel<<<grid_for(rows), kThreads, 0, st>>>(logits, labels, grad, loss, rows, classes);
+  if (rows) GTB_LAUNCH(xent_kernel, grid_for(rows), kThreads, 0, st)(logits, labels, grad, loss, rows, classes);
   return cudaGetLastError();
 }
 cudaError_t reduce(const float* x, float* partial, std::size_t n, cudaStream_t st) {
   const std::size_t blocks = n / kReduceBlock;
-  if (blocks) reduce_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, st>>>(x, partial);
+  if (blocks) GTB_LAUNCH(reduce_kernel, static_cast<unsigned>(blocks), kThreads, 0, st)(x, partial);
   return cudaGetLastError();
 }
 

@@ -1,5 +1,5 @@
-// CPU MLP training step: SGEMM (or oneMKL's BF16 GEMM) for the GEMMs, fused OpenMP loops for
-// everything else.
+// CPU MLP training step: SGEMM (or, in BF16, the per-shape GEMM plan) for the GEMMs, fused OpenMP
+// loops for everything else.
 #include "kernels/train/cpu/mlp.h"
 
 #include <omp.h>
@@ -60,27 +60,54 @@ void CpuMlp::set_threading(Threading t) {
 
 // C = A B (+ beta C), row-major. In split mode one slice per thread (cpu::split_gemm); tiny products
 // and BLAS threading run as one call.
-void CpuMlp::gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float beta,
-                  float* c, int ldc) const {
+void CpuMlp::gemm(int site, bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+                  float beta, float* c, int ldc) const {
+  // The BF16 plan slices its own products (and rounds the operands as they enter them).
+  if (prec_ == Precision::bf16) return plan_.run_sized(std::size_t(site), m, n, k, a, b, beta, c);
   cpu::split_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, threading_ == Threading::blas,
                   [&](int mm, int nn, const float* as, const float* bs, float* cs) {
-                    leaf_gemm(ta, tb, mm, nn, k, as, lda, bs, ldb, beta, cs, ldc);
+                    leaf_gemm(site, ta, tb, mm, nn, k, as, lda, bs, ldb, beta, cs, ldc);
                   });
 }
 
-void CpuMlp::leaf_gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
-                       float beta, float* c, int ldc) const {
+void CpuMlp::leaf_gemm(int site, bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b,
+                       int ldb, float beta, float* c, int ldc) const {
   if (prec_ == Precision::fp32) return cpu::sgemm(lib_, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
-  // The operands as stored (op() transposes them in the call): rows x cols with row stride ld.
-  // Rounded per call, as autocast does; the copies are per thread (rows mode calls this from
-  // every thread at once) and reused across calls.
-  thread_local std::vector<std::uint16_t> a16, b16;
-  const int ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
-  a16.resize(std::size_t(ar) * std::size_t(ac));
-  b16.resize(std::size_t(br) * std::size_t(bc));
-  cpu::to_bf16_rows(a, ar, ac, lda, a16.data());
-  cpu::to_bf16_rows(b, br, bc, ldb, b16.data());
-  cpu::mkl::gemm_bf16(ta, tb, m, n, k, 1.0f, a16.data(), ac, b16.data(), bc, beta, c, ldc);
+  // Rows mode: the site's product on this thread's rows (the plan's sites are inner there).
+  plan_.run_sized(std::size_t(site), m, n, k, a, b, beta, c);
+}
+
+bool CpuMlp::rows_mode(int rows) const {
+  const int nt = omp_get_max_threads();
+  return threading_ == Threading::rows && nt > 1 && rows >= kRowsPerThread * nt &&
+         thread_grads_.size() == std::size_t(nt - 1);
+}
+
+void CpuMlp::set_plan_machine(const cpu::plan::Machine& m) {
+  plan_machine_ = m;
+  plan_key_.clear();
+}
+
+void CpuMlp::plan_gemms(int rows) {
+  const bool inner = rows_mode(rows);
+  const int nt = omp_get_max_threads();
+  // Rows mode: each thread's share of the rows, one product per thread inside the step's region.
+  const int m = inner ? (rows + nt - 1) / nt : rows;
+  const std::string key = std::to_string(m) + (inner ? " inner " : " whole ") + std::to_string(nt);
+  if (key == plan_key_) return;
+  std::vector<cpu::plan::Shape> shapes;
+  const auto& d = lay_.dims;
+  for (int l = 1; l <= lay_.layers(); ++l) {
+    const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
+    const std::string L = "layer" + std::to_string(l);
+    shapes.push_back({L + ".fwd", false, false, m, out, in, in, out, out, inner});
+    shapes.push_back({L + ".dW", true, false, in, out, m, in, out, out, inner});
+    // The first layer's input gradient is never computed: its site is planned at a token size.
+    if (l > 1) shapes.push_back({L + ".dX", false, true, m, in, out, out, out, in, inner});
+    else shapes.push_back({L + ".dX (unused)", false, true, 1, 1, 1, 1, 1, 1, inner});
+  }
+  plan_.choose(shapes, true, true, plan_machine_ ? *plan_machine_ : cpu::plan::this_machine());
+  plan_key_ = key;
 }
 
 CpuMlp::CpuMlp(const Config& c, int max_micro_batch, std::size_t cap_bytes)
@@ -112,15 +139,11 @@ void CpuMlp::set_gemm_lib(cpu::GemmLib lib) {
   if (!cpu::gemm_lib_available(lib))
     throw std::invalid_argument(std::string("CpuMlp: GEMM library ") + cpu::to_string(lib) + " is not available" +
                                 (lib == cpu::GemmLib::mkl ? " (" + cpu::mkl::unavailable_reason() + ")" : ""));
-  if (prec_ == Precision::bf16 && !bf16_lib(lib))
-    throw std::invalid_argument(std::string("CpuMlp: ") + cpu::to_string(lib) + " has no BF16 GEMM here");
   lib_ = lib;
 }
 void CpuMlp::set_precision(Precision p) {
   if (p != Precision::fp32 && p != Precision::bf16)
     throw std::invalid_argument(std::string("CpuMlp: precision ") + to_string(p) + " (the CPU step runs fp32 or bf16)");
-  if (p == Precision::bf16 && !bf16_lib(lib_))
-    throw std::invalid_argument(std::string("CpuMlp: bf16 needs a BF16 GEMM library (mkl), not ") + cpu::to_string(lib_));
   prec_ = p;
 }
 
@@ -235,7 +258,7 @@ void CpuMlp::forward_backward(const float* x, const int* labels, int rows, float
     const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
     const auto O = std::size_t(out);
     float* z = z_[std::size_t(l - 1)];
-    gemm(false, false, rows, out, in, a_[std::size_t(l - 1)], in, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, z,
+    gemm(site_index(l, fwd), false, false, rows, out, in, a_[std::size_t(l - 1)], in, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, z,
          out);
     const float* b = params_ + lay_.b[std::size_t(l - 1)];
     if (l < L) {
@@ -274,11 +297,11 @@ void CpuMlp::forward_backward(const float* x, const int* labels, int rows, float
   for (int l = L; l >= 1; --l) {
     const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
     const float* dz = dz_[std::size_t(l - 1)];
-    gemm(true, false, in, out, rows, a_[std::size_t(l - 1)], in, dz, out, accumulate ? 1.0f : 0.0f,
+    gemm(site_index(l, dw), true, false, in, out, rows, a_[std::size_t(l - 1)], in, dz, out, accumulate ? 1.0f : 0.0f,
          grads_ + lay_.w[std::size_t(l - 1)], out);
     if (l == 1) break;
     float* dprev = dz_[std::size_t(l - 2)];
-    gemm(false, true, rows, in, out, dz, out, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, dprev, in);
+    gemm(site_index(l, dx), false, true, rows, in, out, dz, out, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, dprev, in);
     const float* zp = z_[std::size_t(l - 2)];
     const auto I = std::size_t(in);
     colsum_scratch_.assign(std::size_t(nt) * I, 0.0f);
@@ -342,7 +365,7 @@ float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_
         const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
         const auto O = std::size_t(out);
         float* z = z_[std::size_t(l - 1)] + r0 * O;
-        leaf_gemm(false, false, nr, out, in, aprev, in, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, z, out);
+        leaf_gemm(site_index(l, fwd), false, false, nr, out, in, aprev, in, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, z, out);
         if (l < L) {
           float* a = a_[std::size_t(l)] + r0 * O;
           bias_act_rows(act, z, a, params_ + lay_.b[std::size_t(l - 1)], std::size_t(nr), O);
@@ -374,10 +397,10 @@ float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_
         const auto I = std::size_t(in), O = std::size_t(out);
         const float* ap = l == 1 ? xm : a_[std::size_t(l - 1)] + r0 * I;
         const float* dz = dz_[std::size_t(l - 1)] + r0 * O;
-        leaf_gemm(true, false, in, out, nr, ap, in, dz, out, acc ? 1.0f : 0.0f, gw + lay_.w[std::size_t(l - 1)], out);
+        leaf_gemm(site_index(l, dw), true, false, in, out, nr, ap, in, dz, out, acc ? 1.0f : 0.0f, gw + lay_.w[std::size_t(l - 1)], out);
         if (l == 1) break;
         float* dprev = dz_[std::size_t(l - 2)] + r0 * I;
-        leaf_gemm(false, true, nr, in, out, dz, out, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, dprev, in);
+        leaf_gemm(site_index(l, dx), false, true, nr, in, out, dz, out, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, dprev, in);
         float* db = gw + lay_.b[std::size_t(l - 2)];
         if (!acc) std::fill(db, db + I, 0.0f);
         act_backward_rows(act, dprev, z_[std::size_t(l - 2)] + r0 * I, db, std::size_t(nr), I);
@@ -423,9 +446,8 @@ float CpuMlp::step(const float* x, const int* labels, int batch, int micro_batch
     }
   } one_thread(step_flops(lay_, batch) < kSerialStepFlops);
   const int nt = omp_get_max_threads();
-  if (threading_ == Threading::rows && nt > 1 && rows >= kRowsPerThread * nt &&
-      thread_grads_.size() == std::size_t(nt - 1))
-    return step_rows(x, labels, batch, micro_batches, nt);
+  if (prec_ == Precision::bf16) plan_gemms(rows);
+  if (rows_mode(rows)) return step_rows(x, labels, batch, micro_batches, nt);
   double loss_sum = 0;
   const float scale = 1.0f / float(batch);
   const auto in = std::size_t(cfg_.input);

@@ -1,15 +1,18 @@
-// The CPU MLP training step (OpenBLAS, oneDNN or oneMKL GEMMs in FP32, or oneMKL's BF16 GEMM, +
-// OpenMP loops); its data and float64 reference are kernels/train/reference.h.
+// The CPU MLP training step (OpenBLAS, oneDNN or oneMKL GEMMs in FP32; in BF16 each GEMM site through
+// the shared per-shape plan, kernels/common/cpu/gemm_plan.h; + OpenMP loops); its data and float64
+// reference are kernels/train/reference.h.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/common/cpu/blas.h"
+#include "kernels/common/cpu/gemm_plan.h"
 #include "kernels/common/cpu/host_buffer.h"
 #include "kernels/common/precision.h"
 #include "kernels/train/mlp.h"
@@ -78,17 +81,27 @@ class CpuMlp {
   static int threads();
   void set_threading(Threading t);
   Threading threading() const { return threading_; }
-  // The library every GEMM of the step goes through (OpenBLAS by default).
+  // The library every GEMM of the FP32 step goes through (OpenBLAS by default).
   void set_gemm_lib(cpu::GemmLib lib);
   cpu::GemmLib gemm_lib() const { return lib_; }
   // fp32 (default) or bf16: autocast as PyTorch does it on the CPU: each GEMM's operands rounded
   // to bfloat16 as they enter it, products accumulated and stored in FP32; weights, gradients,
-  // optimizer state and every elementwise pass stay FP32. bf16 needs a library with a BF16 GEMM
-  // (oneMKL; oneDNN's API has none outside its matmul primitive). Throws std::invalid_argument
-  // for any other precision or library.
+  // optimizer state and every elementwise pass stay FP32. The BF16 GEMMs go through the shared
+  // per-shape plan: each site (layer x forward / weight gradient / input gradient) runs the fastest
+  // verified of the FP32 libraries on rounded operands, oneMKL's BF16 GEMM and, where the CPU has a
+  // native one, oneDNN's BF16 matmul (not offered in rows mode, whose products run one per thread
+  // inside the step's parallel region). Throws std::invalid_argument for any other precision.
   void set_precision(Precision p);
   Precision precision() const { return prec_; }
-  static bool bf16_lib(cpu::GemmLib lib) { return lib == cpu::GemmLib::mkl; }
+  // The machine the BF16 plan's candidates are read from (tests inject one; default: this one).
+  void set_plan_machine(const cpu::plan::Machine& m);
+  // Chooses the BF16 plan for a step over micro-batches of `rows` rows in the current threading
+  // (verification and timing, outside any timed region); step() does it when the plan does not fit.
+  void plan_gemms(int rows);
+  const cpu::plan::Plan& gemm_plan() const { return plan_; }
+  // Whether a step over micro-batches of `rows` rows runs in rows mode (else one parallel region
+  // per GEMM and loop).
+  bool rows_mode(int rows) const;
 
  private:
   void forward_backward(const float* x, const int* labels, int rows, float grad_scale, bool accumulate,
@@ -103,15 +116,21 @@ class CpuMlp {
   float* opt_ = nullptr;
   std::vector<float*> z_, a_, dz_;
   std::vector<float> colsum_scratch_;
-  void gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float beta,
+  // The GEMM sites of the BF16 plan: forward, weight gradient, input gradient of layer l (1-based).
+  enum Site { fwd = 0, dw = 1, dx = 2 };
+  static int site_index(int l, Site s) { return 3 * (l - 1) + int(s); }
+  void gemm(int site, bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float beta,
             float* c, int ldc) const;
   // One library call on the calling thread, in the model's precision.
-  void leaf_gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float beta,
-                 float* c, int ldc) const;
+  void leaf_gemm(int site, bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+                 float beta, float* c, int ldc) const;
   float step_rows(const float* x, const int* labels, int batch, int micro_batches, int parts);
   Threading threading_ = Threading::rows;
   cpu::GemmLib lib_ = cpu::GemmLib::openblas;
   Precision prec_ = Precision::fp32;
+  cpu::plan::Plan plan_;
+  std::string plan_key_;  // what plan_ was chosen for: "" none
+  std::optional<cpu::plan::Machine> plan_machine_;
   std::vector<float*> thread_grads_;  // gradient buffers of threads 1.. in rows mode
   int t_ = 0;
   int last_rows_ = 0;

@@ -1,6 +1,7 @@
 // MLP backward kernels: softmax cross-entropy with the last bias gradient, and activation backward
 // fused with the bias gradient (column sums).
 #include "kernels/common/cuda/check.h"
+#include "kernels/common/cuda/launch.cuh"
 #include "kernels/train/cuda/mlp_dtype.h"
 
 namespace gtb::cuda::mlp {
@@ -43,7 +44,7 @@ template <class T>
 __global__ void xent_kernel(T* __restrict__ z, const float* __restrict__ b, const int* __restrict__ labels,
                             T* __restrict__ dz, float* __restrict__ db, float* __restrict__ row_loss, int rows,
                             int classes, float inv_batch, const ScaleState* ss, int* found_inf) {
-  extern __shared__ float colsum[];
+  GTB_DYNAMIC_SHARED(float, colsum);
   for (int j = threadIdx.x; j < classes; j += blockDim.x) colsum[j] = 0.0f;
   __syncthreads();
   const float scale = (ss ? ss->scale : 1.0f) * inv_batch;
@@ -84,8 +85,9 @@ void act_backward_db(DType t, void* dz, const void* z, float* db, int rows, int 
   int* flag = ss ? &ss->found_inf : nullptr;
   dispatch(t, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    act_backward_db_kernel<T><<<grid, dim3(kCols, kRowLanes), 0, s>>>(static_cast<T*>(dz), static_cast<const T*>(z),
-                                                                      db, rows, cols, act, flag);
+    GTB_LAUNCH(act_backward_db_kernel<T>, grid, dim3(kCols, kRowLanes), 0, s)(static_cast<T*>(dz),
+                                                                            static_cast<const T*>(z), db, rows, cols,
+                                                                            act, flag);
   });
   GTB_CUDA_CHECK_LAUNCH();
 }
@@ -97,8 +99,8 @@ void softmax_xent(DType t, void* z, const float* b, const int* labels, void* dz,
   int* flag = ss ? &ss->found_inf : nullptr;
   dispatch(t, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    xent_kernel<T><<<grid, kXentBlock, smem, s>>>(static_cast<T*>(z), b, labels, static_cast<T*>(dz), db, row_loss,
-                                                  rows, classes, inv_batch, ss, flag);
+    GTB_LAUNCH(xent_kernel<T>, grid, kXentBlock, smem, s)(static_cast<T*>(z), b, labels, static_cast<T*>(dz), db,
+                                                          row_loss, rows, classes, inv_batch, ss, flag);
   });
   GTB_CUDA_CHECK_LAUNCH();
 }

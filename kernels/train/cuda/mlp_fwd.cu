@@ -1,5 +1,6 @@
 // MLP forward kernels: bias + activation, and fp32 -> half/bfloat16 conversion.
 #include "kernels/common/cuda/check.h"
+#include "kernels/common/cuda/launch.cuh"
 #include "kernels/train/cuda/mlp_dtype.h"
 
 namespace gtb::cuda::mlp {
@@ -58,7 +59,8 @@ void bias_act(DType t, void* z, void* a, const float* b, int rows, int cols, Act
   const long long grid = elementwise_grid(n, kBlock);
   dispatch(t, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    bias_act_kernel<T><<<unsigned(grid), kBlock, 0, s>>>(static_cast<T*>(z), static_cast<T*>(a), b, n, cols, act);
+    GTB_LAUNCH(bias_act_kernel<T>, unsigned(grid), kBlock, 0, s)(static_cast<T*>(z), static_cast<T*>(a), b, n, cols,
+                                                                 act);
   });
   GTB_CUDA_CHECK_LAUNCH();
 }
@@ -67,7 +69,7 @@ void to_lowp(DType t, const float* src, void* dst, std::size_t n, cudaStream_t s
   const long long grid = elementwise_grid(n, kBlock);
   dispatch(t, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    to_lowp_kernel<T><<<unsigned(grid), kBlock, 0, s>>>(src, static_cast<T*>(dst), n);
+    GTB_LAUNCH(to_lowp_kernel<T>, unsigned(grid), kBlock, 0, s)(src, static_cast<T*>(dst), n);
   });
   GTB_CUDA_CHECK_LAUNCH();
 }

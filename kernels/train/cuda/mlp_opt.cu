@@ -1,6 +1,7 @@
 // MLP optimizer kernels (SGD with momentum, Adam) over the flat FP32 master weights, with loss-scale
 // unscaling, overflow skip and the low-precision weight copy written in the same pass.
 #include "kernels/common/cuda/check.h"
+#include "kernels/common/cuda/launch.cuh"
 #include "kernels/train/cuda/mlp_dtype.h"
 
 namespace gtb::cuda::mlp {
@@ -53,7 +54,7 @@ void sgd(float* w, float* v, const float* g, void* lowp, DType lowp_type, std::s
   const unsigned grid = unsigned(elementwise_grid(n, kBlock));
   dispatch(lowp ? lowp_type : DType::f32, [&](auto* tag) {
     using LP = std::remove_pointer_t<decltype(tag)>;
-    sgd_kernel<LP><<<grid, kBlock, 0, s>>>(w, v, g, static_cast<LP*>(lowp), n, lr, mu, ss);
+    GTB_LAUNCH(sgd_kernel<LP>, grid, kBlock, 0, s)(w, v, g, static_cast<LP*>(lowp), n, lr, mu, ss);
   });
   GTB_CUDA_CHECK_LAUNCH();
 }
@@ -63,13 +64,13 @@ void adam(float* w, float* m, float* v, const float* g, void* lowp, DType lowp_t
   const unsigned grid = unsigned(elementwise_grid(n, kBlock));
   dispatch(lowp ? lowp_type : DType::f32, [&](auto* tag) {
     using LP = std::remove_pointer_t<decltype(tag)>;
-    adam_kernel<LP><<<grid, kBlock, 0, s>>>(w, m, v, g, static_cast<LP*>(lowp), n, lr, b1, b2, eps, ss);
+    GTB_LAUNCH(adam_kernel<LP>, grid, kBlock, 0, s)(w, m, v, g, static_cast<LP*>(lowp), n, lr, b1, b2, eps, ss);
   });
   GTB_CUDA_CHECK_LAUNCH();
 }
 
 void scale_end(ScaleState* ss, bool dynamic, int interval, cudaStream_t s) {
-  scale_end_kernel<<<1, 1, 0, s>>>(ss, dynamic, interval);
+  GTB_LAUNCH(scale_end_kernel, 1, 1, 0, s)(ss, dynamic, interval);
   GTB_CUDA_CHECK_LAUNCH();
 }
 

@@ -15,6 +15,7 @@
 #include "kernels/common/cuda/timer.h"
 #include "kernels/common/verify.h"
 #include "kernels/common/names.h"
+#include "kernels/transfer/cuda/transfer_kernels.h"
 
 namespace gtb::cuda::transfer {
 
@@ -166,13 +167,5 @@ class OverlapCase {
   Event fork_{false};
 };
 int async_engine_count();
-
-// ---- kernels (transfer_kernels.cu) ----
-// out += sum of the 64-bit words of data (tail bytes zero-extended), as cpu::checksum_words.
-void checksum_words(const void* data, std::size_t bytes, unsigned long long* out, cudaStream_t s);
-// One block spinning on the global timer for `ns` nanoseconds: a consumer of fixed length.
-void spin_kernel(std::uint64_t ns, cudaStream_t s);
-// out[i] = overlap_compute(in[i], iters).
-void overlap_compute(const float* in, float* out, std::size_t n, int iters, cudaStream_t s);
 
 }  // namespace gtb::cuda::transfer

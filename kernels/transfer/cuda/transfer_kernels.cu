@@ -1,7 +1,10 @@
 // Transfer-family kernels: the loader consumer's checksum and fixed-length spin, and the overlap
 // workload's elementwise compute.
+#include <chrono>
+
 #include "kernels/common/cuda/check.h"
-#include "kernels/transfer/cuda/transfer.h"
+#include "kernels/common/cuda/launch.cuh"
+#include "kernels/transfer/cuda/transfer_kernels.h"
 #include "kernels/transfer/transfer.h"
 
 namespace gtb::cuda::transfer {
@@ -23,9 +26,14 @@ __global__ void checksum_kernel(const unsigned char* data, std::size_t words, st
 }
 
 __device__ unsigned long long global_ns() {
+#if defined(__CUDA_ARCH__)
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+#else  // the host stand-in of tests/cpu/cuda_emu
+  return static_cast<unsigned long long>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+#endif
 }
 
 __global__ void spin(unsigned long long ns) {
@@ -53,19 +61,19 @@ int grid_for(std::size_t n, int threads) {
 void checksum_words(const void* data, std::size_t bytes, unsigned long long* out, cudaStream_t s) {
   // The data pointer comes from cudaMalloc (256-byte aligned), so whole words are aligned loads.
   const int threads = 256;
-  checksum_kernel<<<grid_for(bytes / 8, threads), threads, 0, s>>>(static_cast<const unsigned char*>(data), bytes / 8,
-                                                                   bytes % 8, out);
+  GTB_LAUNCH(checksum_kernel, grid_for(bytes / 8, threads), threads, 0, s)(static_cast<const unsigned char*>(data),
+                                                                       bytes / 8, bytes % 8, out);
   GTB_CUDA_CHECK_LAUNCH();
 }
 
 void spin_kernel(std::uint64_t ns, cudaStream_t s) {
-  spin<<<1, 32, 0, s>>>(static_cast<unsigned long long>(ns));
+  GTB_LAUNCH(spin, 1, 32, 0, s)(static_cast<unsigned long long>(ns));
   GTB_CUDA_CHECK_LAUNCH();
 }
 
 void overlap_compute(const float* in, float* out, std::size_t n, int iters, cudaStream_t s) {
   const int threads = 256;
-  overlap_kernel<<<grid_for(n, threads), threads, 0, s>>>(in, out, n, iters);
+  GTB_LAUNCH(overlap_kernel, grid_for(n, threads), threads, 0, s)(in, out, n, iters);
   GTB_CUDA_CHECK_LAUNCH();
 }
 

@@ -10,10 +10,13 @@
 #include "kernels/common/precision.h"
 #include "kernels/train/cpu/mlp.h"  // HostAllocator: the byte count and the memory cap
 #include "kernels/transformer/block.h"
-#include "kernels/transformer/cpu/gemm_plan.h"
+#include "kernels/common/cpu/gemm_plan.h"
 #include "kernels/transformer/reference.h"
 
 namespace gtb::xfmr {
+
+// The GEMM plan both CPU training steps share (kernels/common/cpu/gemm_plan.h).
+namespace cpu_gemm = gtb::cpu::plan;
 
 // Seconds spent in each piece of the step (fork-join phases timed at their boundaries, summed over
 // the steps since the last reset). attention: scores, softmax, weighted sum and their backward;

@@ -2,6 +2,7 @@
 #include "kernels/transformer/cuda/elementwise.h"
 
 #include "kernels/common/cuda/check.h"
+#include "kernels/common/cuda/launch.cuh"
 #include "kernels/transformer/block.h"
 
 namespace gtb::cuda::xfmr {
@@ -98,29 +99,30 @@ unsigned flat_blocks(long long n) { return unsigned((n + 255) / 256); }
 void layer_norm_forward(const float* x, float* y, float* mean, float* rstd, const float* gamma, const float* beta,
                         int rows, int d, float eps, cudaStream_t s) {
   if (rows <= 0) return;
-  ln_forward_kernel<<<row_blocks(rows), 32 * kWarps, 0, s>>>(x, y, mean, rstd, gamma, beta, rows, d, eps);
+  GTB_LAUNCH(ln_forward_kernel, row_blocks(rows), 32 * kWarps, 0, s)(x, y, mean, rstd, gamma, beta, rows, d, eps);
   GTB_CUDA_CHECK_LAUNCH();
 }
 void layer_norm_backward(const float* dy, const float* x, const float* mean, const float* rstd, const float* gamma,
                          const float* dres, float* dx, float* dgamma, float* dbeta, int rows, int d, cudaStream_t s) {
   if (rows <= 0) return;
-  ln_backward_kernel<<<row_blocks(rows), 32 * kWarps, 0, s>>>(dy, x, mean, rstd, gamma, dres, dx, dgamma, dbeta, rows, d);
+  GTB_LAUNCH(ln_backward_kernel, row_blocks(rows), 32 * kWarps, 0, s)(dy, x, mean, rstd, gamma, dres, dx, dgamma,
+                                                                       dbeta, rows, d);
   GTB_CUDA_CHECK_LAUNCH();
 }
 void causal_softmax(float* scores, int count, int seq, float scale, cudaStream_t s) {
   if (count <= 0 || seq <= 0) return;
-  causal_softmax_kernel<<<row_blocks((long long)count * seq), 32 * kWarps, 0, s>>>(scores, count, seq, scale);
+  GTB_LAUNCH(causal_softmax_kernel, row_blocks((long long)count * seq), 32 * kWarps, 0, s)(scores, count, seq, scale);
   GTB_CUDA_CHECK_LAUNCH();
 }
 void bias_gelu(float* u, float* g, const float* b, int rows, int n, cudaStream_t s) {
   if (rows <= 0 || n <= 0) return;
-  bias_gelu_kernel<<<flat_blocks((long long)rows * n), 256, 0, s>>>(u, g, b, rows, n);
+  GTB_LAUNCH(bias_gelu_kernel, flat_blocks((long long)rows * n), 256, 0, s)(u, g, b, rows, n);
   GTB_CUDA_CHECK_LAUNCH();
 }
 void adamw(float* w, float* m, float* v, const float* g, long long n, float lr, float b1, float b2, float eps, float wd,
            float c1, float c2, cudaStream_t s) {
   if (n <= 0) return;
-  adamw_kernel<<<flat_blocks(n), 256, 0, s>>>(w, m, v, g, n, lr, b1, b2, eps, wd, c1, c2);
+  GTB_LAUNCH(adamw_kernel, flat_blocks(n), 256, 0, s)(w, m, v, g, n, lr, b1, b2, eps, wd, c1, c2);
   GTB_CUDA_CHECK_LAUNCH();
 }
 

@@ -9,6 +9,7 @@
 
 #include "kernels/common/cuda/check.h"
 #include "kernels/common/errors.h"
+#include "kernels/gemm/cuda/gemm_lt_choice.h"
 #include "kernels/transformer/cuda/attention.h"
 #include "kernels/transformer/cuda/elementwise.h"
 #include "kernels/transformer/cuda/step_kernels.h"
@@ -153,23 +154,38 @@ void GpuBlocks::mm(bool ta, bool tb, int M, int N, int K, const void* A, int lda
     GTB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32F, std::uint64_t(g.m), std::uint64_t(g.n), g.ldc));
     cublasLtMatmulPreference_t pref = nullptr;
     GTB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    const std::size_t ws = gtb::xfmr::gpu::kWorkspaceBytes;
     cublasLtMatmulHeuristicResult_t res{};
     int returned = 0;
-    cublasStatus_t st =
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-    // The heuristic assumes 256-byte aligned operands unless told; a tensor of the flat parameter
-    // buffer starts on a 64-byte boundary (32 bytes in its BF16 copy).
-    const std::uint32_t align = 32;
-    for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-      if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align);
-    if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatmulAlgoGetHeuristic(lt_, p->desc, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &returned);
+    const cublasStatus_t st = [&] {
+      const std::uint64_t ws = gtb::xfmr::gpu::kWorkspaceBytes;  // the attribute is a uint64_t
+      cublasStatus_t s =
+          cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+      // The heuristic assumes 256-byte aligned operands unless told; a tensor of the flat parameter
+      // buffer starts on a 64-byte boundary (32 bytes in its BF16 copy).
+      const std::uint32_t align = 32;
+      for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+        if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align);
+      if (s != CUBLAS_STATUS_SUCCESS) return s;
+      return cublasLtMatmulAlgoGetHeuristic(lt_, p->desc, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &returned);
+    }();
     cublasLtMatmulPreferenceDestroy(pref);
-    if (st != CUBLAS_STATUS_SUCCESS || returned < 1)
-      throw gtb::Skip("cuBLASLt has no algorithm for the " + std::to_string(M) + " x " + std::to_string(N) + " x " +
-                      std::to_string(K) + " GEMM in " + gtb::to_string(prec_));
+    // The gemm family's rule (gemm_lt_choice.h): no algorithm for the problem skips the record with
+    // the answer; any other failure (a wrong layout's INVALID_VALUE) is an error.
+    gtb::cuda::LtHeuristicAnswer answer;
+    answer.status = int(st);
+    answer.status_name = cublasGetStatusName(st);
+    answer.returned = returned;
+    if (returned > 0) {
+      answer.first_state = int(res.state);
+      answer.first_state_name = cublasGetStatusName(res.state);
+    }
+    const gtb::cuda::LtChoice choice = gtb::cuda::choose_lt_algorithm(
+        answer, std::string(gtb::to_string(prec_)) + " row-major " + (ta ? "A^T " : "") + (tb ? "B^T " : "") +
+                    "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) + " lda=" +
+                    std::to_string(lda) + " ldb=" + std::to_string(ldb) + " ldc=" + std::to_string(ldc));
+    if (choice.kind == gtb::cuda::LtChoice::Kind::skip) throw gtb::Skip(choice.detail);
+    if (choice.kind == gtb::cuda::LtChoice::Kind::fail) throw std::runtime_error(choice.detail);
     p->algo = res.algo;
     it = plans_.emplace(key, std::move(p)).first;
   }
@@ -284,7 +300,7 @@ void GpuBlocks::backward() {
     const void* dy = operand(dx_, Td, 1);
     op(Piece::mlp, [&] { mm(true, false, f, d, T, g, f, dy, d, grad(l, P::w_2), d); });
     op(Piece::mlp, [&] { mm(false, true, T, f, d, dy, d, weight(l, P::w_2), d, dff_, f); });
-    op(Piece::elementwise, [&] { gelu_backward(dff_, L.u, dff_, (long long)Tf, s); });
+    op(Piece::elementwise, [&] { gelu_backward(dff_, L.u, (long long)Tf, s); });
     op(Piece::elementwise, [&] { column_sums(dff_, grad(l, P::b_1), T, f, s); });
     const void* h2 = operand(L.h2, Td, 0);
     const void* du = operand(dff_, Tf, 1);

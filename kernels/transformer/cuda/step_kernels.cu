@@ -5,6 +5,7 @@
 #include <cuda_bf16.h>
 
 #include "kernels/common/cuda/check.h"
+#include "kernels/common/cuda/launch.cuh"
 #include "kernels/transformer/block.h"
 
 namespace gtb::cuda::xfmr {
@@ -55,10 +56,11 @@ __global__ void column_sums_kernel(const float* __restrict__ x, float* __restric
   atomicAdd(out + j, s);
 }
 
-__global__ void gelu_backward_kernel(const float* __restrict__ dg, const float* __restrict__ u, float* __restrict__ du,
-                                     long long n) {
+// In place: the step's only use overwrites dL/dg with dL/du, and __restrict__ on two names of one
+// buffer would let the compiler assume they do not alias.
+__global__ void gelu_backward_kernel(float* __restrict__ d, const float* __restrict__ u, long long n) {
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) du[i] = dg[i] * xf::gelu_derivative(u[i]);
+  if (i < n) d[i] *= xf::gelu_derivative(u[i]);
 }
 
 __global__ void softmax_backward_kernel(const float* __restrict__ p, float* __restrict__ dp, int count, int seq,
@@ -102,51 +104,51 @@ unsigned flat_blocks(long long n) { return unsigned((n + kBlock - 1) / kBlock); 
 void add_bias(float* y, const float* b, int rows, int n, cudaStream_t s) {
   const long long total = (long long)rows * n;
   if (total <= 0) return;
-  add_bias_kernel<<<flat_blocks(total), kBlock, 0, s>>>(y, b, total, n);
+  GTB_LAUNCH(add_bias_kernel, flat_blocks(total), kBlock, 0, s)(y, b, total, n);
   GTB_CUDA_CHECK_LAUNCH();
 }
 void residual_add(float* out, const float* a, const float* y, const float* b, int rows, int n, cudaStream_t s) {
   const long long total = (long long)rows * n;
   if (total <= 0) return;
-  residual_kernel<<<flat_blocks(total), kBlock, 0, s>>>(out, a, y, b, total, n);
+  GTB_LAUNCH(residual_kernel, flat_blocks(total), kBlock, 0, s)(out, a, y, b, total, n);
   GTB_CUDA_CHECK_LAUNCH();
 }
 void mse_loss(const float* y, const float* t, float* dy, float* row_loss, int rows, int n, cudaStream_t s) {
   if (rows <= 0 || n <= 0) return;
   const float inv = float(1.0 / (double(rows) * double(n)));
-  mse_kernel<<<row_blocks(rows), 32 * kWarps, 0, s>>>(y, t, dy, row_loss, rows, n, inv);
+  GTB_LAUNCH(mse_kernel, row_blocks(rows), 32 * kWarps, 0, s)(y, t, dy, row_loss, rows, n, inv);
   GTB_CUDA_CHECK_LAUNCH();
 }
 void column_sums(const float* x, float* out, int rows, int n, cudaStream_t s) {
   if (rows <= 0 || n <= 0) return;
   const dim3 grid(unsigned((n + kBlock - 1) / kBlock), unsigned((rows + kSumRows - 1) / kSumRows));
-  column_sums_kernel<<<grid, kBlock, 0, s>>>(x, out, rows, n);
+  GTB_LAUNCH(column_sums_kernel, grid, kBlock, 0, s)(x, out, rows, n);
   GTB_CUDA_CHECK_LAUNCH();
 }
-void gelu_backward(const float* dg, const float* u, float* du, long long n, cudaStream_t s) {
+void gelu_backward(float* d, const float* u, long long n, cudaStream_t s) {
   if (n <= 0) return;
-  gelu_backward_kernel<<<flat_blocks(n), kBlock, 0, s>>>(dg, u, du, n);
+  GTB_LAUNCH(gelu_backward_kernel, flat_blocks(n), kBlock, 0, s)(d, u, n);
   GTB_CUDA_CHECK_LAUNCH();
 }
 void causal_softmax_backward(const float* p, float* dp, int count, int seq, float scale, cudaStream_t s) {
   if (count <= 0 || seq <= 0) return;
-  softmax_backward_kernel<<<row_blocks((long long)count * seq), 32 * kWarps, 0, s>>>(p, dp, count, seq, scale);
+  GTB_LAUNCH(softmax_backward_kernel, row_blocks((long long)count * seq), 32 * kWarps, 0, s)(p, dp, count, seq, scale);
   GTB_CUDA_CHECK_LAUNCH();
 }
 void to_bf16(const float* src, void* dst, long long n, cudaStream_t s) {
   if (n <= 0) return;
-  to_bf16_kernel<<<flat_blocks(n), kBlock, 0, s>>>(src, static_cast<__nv_bfloat16*>(dst), n);
+  GTB_LAUNCH(to_bf16_kernel, flat_blocks(n), kBlock, 0, s)(src, static_cast<__nv_bfloat16*>(dst), n);
   GTB_CUDA_CHECK_LAUNCH();
 }
 void advance_step(int* t, cudaStream_t s) {
-  advance_kernel<<<1, 1, 0, s>>>(t);
+  GTB_LAUNCH(advance_kernel, 1, 1, 0, s)(t);
   GTB_CUDA_CHECK_LAUNCH();
 }
 void adamw_counted(float* w, float* m, float* v, const float* g, void* w16, long long n, float lr, float b1, float b2,
                    float eps, float wd, const int* t, cudaStream_t s) {
   if (n <= 0) return;
-  adamw_counted_kernel<<<flat_blocks(n), kBlock, 0, s>>>(w, m, v, g, static_cast<__nv_bfloat16*>(w16), n, lr, b1, b2,
-                                                          eps, wd, t);
+  GTB_LAUNCH(adamw_counted_kernel, flat_blocks(n), kBlock, 0, s)(w, m, v, g, static_cast<__nv_bfloat16*>(w16), n, lr,
+                                                                 b1, b2, eps, wd, t);
   GTB_CUDA_CHECK_LAUNCH();
 }
 

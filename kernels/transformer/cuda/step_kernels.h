@@ -16,8 +16,8 @@ void residual_add(float* out, const float* a, const float* y, const float* b, in
 void mse_loss(const float* y, const float* t, float* dy, float* row_loss, int rows, int n, cudaStream_t s);
 // out[j] += sum over rows of x[r][j] (atomic partial sums: out must be cleared first).
 void column_sums(const float* x, float* out, int rows, int n, cudaStream_t s);
-// du = dg * gelu'(u), n elements.
-void gelu_backward(const float* dg, const float* u, float* du, long long n, cudaStream_t s);
+// d *= gelu'(u), n elements, in place: dL/dg becomes dL/du.
+void gelu_backward(float* d, const float* u, long long n, cudaStream_t s);
 // In place over `count` causal seq x seq matrices: dp becomes dL/ds = p * (dp - rowdot(p, dp)) *
 // scale on and below the diagonal, zero above it.
 void causal_softmax_backward(const float* p, float* dp, int count, int seq, float scale, cudaStream_t s);

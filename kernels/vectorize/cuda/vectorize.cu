@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "kernels/common/cuda/check.h"
+#include "kernels/common/cuda/launch.cuh"
 #include "kernels/vectorize/cuda/vectorize_ops.h"
 
 namespace gtb::cuda {
@@ -77,7 +78,8 @@ void launch_vec4(const Op& op, const float* x, float* y, std::size_t n, cudaStre
   const std::size_t want = blocks_for(n4 > 0 ? n4 : 1);
   const std::size_t cap = std::size_t(sm_count()) * 8;
   const unsigned grid = static_cast<unsigned>(want < cap ? want : cap);
-  vec4_kernel<<<grid, kBlockThreads, 0, s>>>(op, reinterpret_cast<const float4*>(x), reinterpret_cast<float4*>(y), n);
+  GTB_LAUNCH(vec4_kernel<Op>, grid, kBlockThreads, 0, s)(op, reinterpret_cast<const float4*>(x),
+                                                         reinterpret_cast<float4*>(y), n);
   GTB_CUDA_CHECK_LAUNCH();
 }
 
@@ -90,17 +92,17 @@ std::int64_t run(Form form, const Op& op, const float* x, float* y, std::size_t 
       std::int64_t count = 0;
       for (std::size_t begin = 0; begin < n; begin += chunk, ++count) {
         const std::size_t len = n - begin < chunk ? n - begin : chunk;
-        scalar_kernel<<<blocks_for(len), kBlockThreads, 0, s>>>(op, x + begin, y + begin, len);
+        GTB_LAUNCH(scalar_kernel<Op>, blocks_for(len), kBlockThreads, 0, s)(op, x + begin, y + begin, len);
       }
       GTB_CUDA_CHECK_LAUNCH();  // one check after the loop keeps the host loop itself lean
       return count;
     }
     case Form::serial:
-      serial_kernel<<<1, 1, 0, s>>>(op, x, y, n);
+      GTB_LAUNCH(serial_kernel<Op>, 1, 1, 0, s)(op, x, y, n);
       GTB_CUDA_CHECK_LAUNCH();
       return 1;
     case Form::scalar:
-      scalar_kernel<<<blocks_for(n), kBlockThreads, 0, s>>>(op, x, y, n);
+      GTB_LAUNCH(scalar_kernel<Op>, blocks_for(n), kBlockThreads, 0, s)(op, x, y, n);
       GTB_CUDA_CHECK_LAUNCH();
       return 1;
     case Form::vec4:

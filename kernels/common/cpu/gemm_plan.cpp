@@ -1,5 +1,5 @@
-// The CPU transformer step's per-shape GEMM choice: verify each library on the shape, time it, keep the fastest.
-#include "kernels/transformer/cpu/gemm_plan.h"
+// The CPU training steps' per-shape GEMM choice: verify each library on the shape, time it, keep the fastest.
+#include "kernels/common/cpu/gemm_plan.h"
 
 #include <omp.h>
 
@@ -14,15 +14,15 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "kernels/common/cpu/mkl.h"
 #include "kernels/common/cpu/parallel.h"
 #include "kernels/common/random.h"
-#include "kernels/transformer/block.h"
 
 #if GTB_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
 
-namespace gtb::xfmr::cpu_gemm {
+namespace gtb::cpu::plan {
 
 #if GTB_HAVE_DNNL
 namespace {
@@ -32,7 +32,7 @@ dnnl::engine& engine() {
   return eng;
 }
 std::string dnnl_version_text() {
-  const dnnl_version_t* v = dnnl_version();
+  const dnnl_version_t* v = ::dnnl_version();
   return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
 }
 // The matmul of a shape: BF16 A and B (dense, in the site's transposition), FP32 C with the site's
@@ -76,31 +76,46 @@ std::string native_bf16_unavailable() {
 
 bool native_bf16_serves(const Shape& s, std::string& why_not) {
   if (!s.inner) return true;
-  why_not = "not offered for per-head products, which run one per thread inside the attention's parallel region";
+  why_not = "not offered for products that run one per thread inside the step's parallel region (its primitive is "
+             "planned for all threads)";
   return false;
 }
 
-std::vector<Candidate> candidates(bool bf16) {
+Machine this_machine() { return Machine{native_bf16_unavailable(), mkl::unavailable_reason(), {}}; }
+
+std::vector<Candidate> candidates(bool bf16, const Machine& machine) {
   std::vector<Candidate> out;
   for (const auto& [lib, name] : cpu::kGemmLibNames) {
     Candidate c;
     c.name = name;
     c.lib = lib;
-    c.available = cpu::gemm_lib_available(lib);
-    if (!c.available) c.why_not = std::string(name) + " is not built in";
+    // oneMKL is the one FP32 library whose presence is a fact of the machine (it loads at run time).
+    c.available = lib == GemmLib::mkl ? machine.mkl_unavailable.empty() : cpu::gemm_lib_available(lib);
+    if (!c.available) c.why_not = lib == GemmLib::mkl ? machine.mkl_unavailable : std::string(name) + " is not built in";
     out.push_back(c);
   }
-  // The FP32 libraries serve both precisions (operands pre-rounded for BF16); BF16 adds the native one.
+  // The FP32 libraries serve both precisions (operands rounded for BF16); BF16 adds the BF16 GEMMs.
   if (bf16) {
+    Candidate m;
+    m.name = "mkl_bf16";
+    m.mkl_bf16 = true;
+    m.why_not = machine.mkl_unavailable;
+    m.available = m.why_not.empty();
+    out.push_back(m);
     Candidate c;
     c.name = "onednn_bf16";
     c.native_bf16 = true;
-    c.why_not = native_bf16_unavailable();
+    c.why_not = machine.native_bf16_unavailable;
     c.available = c.why_not.empty();
     out.push_back(c);
   }
+  if (!machine.only.empty())
+    for (Candidate& c : out)
+      if (c.available && std::find(machine.only.begin(), machine.only.end(), c.name) == machine.only.end())
+        c.available = false, c.why_not = "left out by the caller";
   return out;
 }
+std::vector<Candidate> candidates(bool bf16) { return candidates(bf16, this_machine()); }
 
 void Plan::call_native(const Shape& s, int m, int n, int k, const float* a, const float* b, float beta, float* c) const {
 #if GTB_HAVE_DNNL
@@ -124,18 +139,14 @@ void Plan::call_native(const Shape& s, int m, int n, int k, const float* a, cons
     }
     p = slot;
   }
-  // The operands are already BF16 values held in floats: their upper halves are the BF16 words.
-  // Copied dense in the site's transposition (part of the candidate's timed cost).
+  // Packed dense in the site's transposition as BF16 words, rounded to nearest even (operands that
+  // are already BF16 values stay as they are); part of the candidate's timed cost.
   const int ar = s.ta ? k : m, ac = s.ta ? m : k, br = s.tb ? n : k, bc = s.tb ? k : n;
   std::vector<std::uint16_t> a16(std::size_t(ar) * ac), b16(std::size_t(br) * bc);
   auto pack = [](const float* src, int rows, int cols, int ld, std::uint16_t* dst) {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < cols; ++j) {
-        std::uint32_t u;
-        std::memcpy(&u, src + std::size_t(i) * ld + j, sizeof u);
-        dst[std::size_t(i) * cols + j] = std::uint16_t(u >> 16);
-      }
+      for (int j = 0; j < cols; ++j) dst[std::size_t(i) * cols + j] = to_bf16(src[std::size_t(i) * ld + j]);
   };
   pack(a, ar, ac, s.lda, a16.data());
   pack(b, br, bc, s.ldb, b16.data());
@@ -150,8 +161,29 @@ void Plan::call_native(const Shape& s, int m, int n, int k, const float* a, cons
 #endif
 }
 
+namespace {
+// rows x cols of src (row stride ld) rounded to BF16 values into buf, same stride; over the threads
+// when `fork` (a product cut into slices), on the calling thread otherwise (an inner product: the
+// step runs it inside its own parallel region, and choose() must time what the step runs).
+const float* rounded(const float* src, int rows, int cols, int ld, std::vector<float>& buf, bool fork) {
+  buf.resize(std::size_t(rows) * std::size_t(ld));
+#pragma omp parallel for schedule(static) if (fork && double(rows) * cols > kMinParallelWork)
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j)
+      buf[std::size_t(i) * ld + j] = from_bf16(to_bf16(src[std::size_t(i) * ld + j]));
+  return buf.data();
+}
+}  // namespace
+
 void Plan::call(const Shape& s, cpu::GemmLib lib, int m, int n, int k, const float* a, const float* b, float beta,
                 float* c) const {
+  if (round_) {
+    // Autocast: the operands enter the product rounded (copies per thread: inner products run on
+    // every thread at once).
+    thread_local std::vector<float> ra, rb;
+    a = rounded(a, s.ta ? k : m, s.ta ? m : k, s.lda, ra, !s.inner);
+    b = rounded(b, s.tb ? n : k, s.tb ? k : n, s.ldb, rb, !s.inner);
+  }
   // One slice per thread, each a single-threaded library call (cpu::split_gemm); inner products and
   // small ones are one call.
   cpu::split_gemm(s.ta, s.tb, m, n, k, a, s.lda, b, s.ldb, c, s.ldc, s.inner,
@@ -160,21 +192,42 @@ void Plan::call(const Shape& s, cpu::GemmLib lib, int m, int n, int k, const flo
                   });
 }
 
+void Plan::call_mkl_bf16(const Shape& s, int m, int n, int k, const float* a, const float* b, float beta,
+                         float* c) const {
+  // Sliced as the FP32 libraries are; each slice packs its operands to BF16 words (per thread).
+  cpu::split_gemm(s.ta, s.tb, m, n, k, a, s.lda, b, s.ldb, c, s.ldc, s.inner,
+                  [&](int mm, int nn, const float* as, const float* bs, float* cs) {
+                    thread_local std::vector<std::uint16_t> a16, b16;
+                    const int ar = s.ta ? k : mm, ac = s.ta ? mm : k, br = s.tb ? nn : k, bc = s.tb ? k : nn;
+                    a16.resize(std::size_t(ar) * std::size_t(ac));
+                    b16.resize(std::size_t(br) * std::size_t(bc));
+                    cpu::to_bf16_rows(as, ar, ac, s.lda, a16.data());
+                    cpu::to_bf16_rows(bs, br, bc, s.ldb, b16.data());
+                    mkl::gemm_bf16(s.ta, s.tb, mm, nn, k, 1.0f, a16.data(), ac, b16.data(), bc, beta, cs, s.ldc);
+                  });
+}
+
+void Plan::call_candidate(const Candidate& cand, const Shape& s, int m, int n, int k, const float* a, const float* b,
+                          float beta, float* c) const {
+  if (cand.native_bf16) return call_native(s, m, n, k, a, b, beta, c);
+  if (cand.mkl_bf16) return call_mkl_bf16(s, m, n, k, a, b, beta, c);
+  call(s, cand.lib, m, n, k, a, b, beta, c);
+}
+
 void Plan::run(std::size_t i, const float* a, const float* b, float beta, float* c) const {
   const Shape& s = choices_[i].shape;
-  if (native_[i]) return call_native(s, s.m, s.n, s.k, a, b, beta, c);
-  call(s, lib_[i], s.m, s.n, s.k, a, b, beta, c);
+  call_candidate(chosen_[i], s, s.m, s.n, s.k, a, b, beta, c);
 }
 void Plan::run_sized(std::size_t i, int m, int n, int k, const float* a, const float* b, float beta, float* c) const {
-  if (native_[i]) return call_native(choices_[i].shape, m, n, k, a, b, beta, c);
-  call(choices_[i].shape, lib_[i], m, n, k, a, b, beta, c);
+  call_candidate(chosen_[i], choices_[i].shape, m, n, k, a, b, beta, c);
 }
 
 namespace {
 // The libraries' speed does not depend on the operands' values: BF16 and FP32 share a choice when
 // they share the available candidates (the key names them; one that cannot run changes nothing).
-std::string key_of(const Shape& s, const std::vector<Candidate>& cands) {
+std::string key_of(const Shape& s, const std::vector<Candidate>& cands, bool round) {
   std::ostringstream o;
+  o << (round ? "round " : "");
   for (const Candidate& c : cands)
     if (c.available) o << c.name << '+';
   o << ' ' << s.ta << s.tb << ' ' << s.m << ' ' << s.n << ' ' << s.k << ' ' << s.lda << ' ' << s.ldb << ' ' << s.ldc << ' '
@@ -189,13 +242,28 @@ std::map<std::string, Choice>& remembered() {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
-void Plan::choose(const std::vector<Shape>& shapes, bool bf16) {
+int pick(const std::vector<Choice::Tried>& tried) {
+  int best = -1;
+  for (std::size_t i = 0; i < tried.size(); ++i) {
+    const Choice::Tried& t = tried[i];
+    if (!t.available || !t.verified) continue;
+    if (best < 0 || t.seconds < 0.95 * tried[std::size_t(best)].seconds) best = int(i);
+  }
+  return best;
+}
+
+void Plan::choose(const std::vector<Shape>& shapes, bool bf16, bool round_operands) {
+  choose(shapes, bf16, round_operands, this_machine());
+}
+
+void Plan::choose(const std::vector<Shape>& shapes, bool bf16, bool round_operands, const Machine& machine) {
   choices_.clear();
-  lib_.clear();
-  const std::vector<Candidate> cands = candidates(bf16);
+  chosen_.clear();
+  round_ = bf16 && round_operands;
+  const std::vector<Candidate> cands = candidates(bf16, machine);
   for (const Shape& s : shapes) {
     if (s.m < 1 || s.n < 1 || s.k < 1) throw std::invalid_argument("gemm plan: site " + s.site + " has an empty shape");
-    const std::string key = key_of(s, cands);
+    const std::string key = key_of(s, cands, round_);
     {
       std::lock_guard<std::mutex> lock(g_mu);
       auto it = remembered().find(key);
@@ -222,14 +290,18 @@ void Plan::choose(const std::vector<Shape>& shapes, bool bf16) {
         continue;
       }
     }
-    // Operands with the site's leading dimensions, random (never zeros), BF16-rounded for BF16.
+    // Operands with the site's leading dimensions, random (never zeros). For BF16 the reference
+    // (and a step that hands over rounded operands) uses them rounded; a rounding step gets them in
+    // FP32 and must round them itself.
     const std::size_t ar = s.ta ? s.k : s.m, br = s.tb ? s.n : s.k;
     std::vector<float> a(ar * std::size_t(s.lda)), b(br * std::size_t(s.ldb)), c(std::size_t(s.m) * std::size_t(s.ldc));
     fill_uniform(a.data(), a.size(), 11);
     fill_uniform(b.data(), b.size(), 12);
+    std::vector<float> in_a = a, in_b = b;
     if (bf16) {
-      for (float& v : a) v = round_bf16(v);
-      for (float& v : b) v = round_bf16(v);
+      for (float& v : a) v = from_bf16(to_bf16(v));
+      for (float& v : b) v = from_bf16(to_bf16(v));
+      if (!round_) in_a = a, in_b = b;
     }
     // Freivalds' check in float64: C r against A (B r) for a random r, O(mk + kn + mn).
     std::vector<double> r(std::size_t(s.n)), br_(std::size_t(s.k), 0.0), babs(std::size_t(s.k), 0.0),
@@ -249,7 +321,6 @@ void Plan::choose(const std::vector<Shape>& shapes, bool bf16) {
       }
     Choice ch;
     ch.shape = s;
-    int best = -1;
     for (const Candidate& cand : cands) {
       Choice::Tried t;
       t.name = cand.name;
@@ -260,13 +331,9 @@ void Plan::choose(const std::vector<Shape>& shapes, bool bf16) {
         ch.tried.push_back(t);
         continue;
       }
-      auto call = [&](const Shape& sh, cpu::GemmLib lib, int m, int n, int k, const float* pa, const float* pb,
-                      float beta, float* pc) {
-        if (cand.native_bf16) call_native(sh, m, n, k, pa, pb, beta, pc);
-        else this->call(sh, lib, m, n, k, pa, pb, beta, pc);
-      };
+      auto run_once = [&] { call_candidate(cand, s, s.m, s.n, s.k, in_a.data(), in_b.data(), 0.0f, c.data()); };
       std::fill(c.begin(), c.end(), std::nanf(""));
-      call(s, cand.lib, s.m, s.n, s.k, a.data(), b.data(), 0.0f, c.data());
+      run_once();
       // FP32 accumulation over k terms: a few float epsilons times sqrt(k) of the magnitude bound.
       double err = 0, allowed = 0, worst = -1;
       for (int i = 0; i < s.m; ++i) {
@@ -290,20 +357,19 @@ void Plan::choose(const std::vector<Shape>& shapes, bool bf16) {
       // counts, since other work on the machine only ever adds time. Choosing costs every
       // candidate about three of the site's calls, which is most of a short run's set-up.
       double t0 = now();
-      call(s, cand.lib, s.m, s.n, s.k, a.data(), b.data(), 0.0f, c.data());
+      run_once();
       const double one = std::max(now() - t0, 1e-7);
       double fastest = one;
       const int reps = one >= 1e-3 ? 1 : std::max(1, int(0.5e-3 / one));
       for (int k = 0; k < (one >= 1e-3 ? 1 : 3); ++k) {
         t0 = now();
-        for (int q = 0; q < reps; ++q) call(s, cand.lib, s.m, s.n, s.k, a.data(), b.data(), 0.0f, c.data());
+        for (int q = 0; q < reps; ++q) run_once();
         fastest = std::min(fastest, (now() - t0) / reps);
       }
       t.seconds = fastest;
       ch.tried.push_back(t);
-      const int idx = int(ch.tried.size()) - 1;
-      if (best < 0 || t.seconds < 0.95 * ch.tried[std::size_t(best)].seconds) best = idx;
     }
+    const int best = pick(ch.tried);
     if (best < 0) throw std::runtime_error("gemm plan: no library computed site " + s.site + " correctly");
     ch.chosen = best;
     {
@@ -314,10 +380,9 @@ void Plan::choose(const std::vector<Shape>& shapes, bool bf16) {
   }
   for (const Choice& ch : choices_) {
     const std::string& name = ch.tried[std::size_t(ch.chosen)].name;
-    lib_.push_back(cpu::GemmLib::openblas);
-    native_.push_back(false);
+    chosen_.push_back(cands.front());
     for (const Candidate& c : cands)
-      if (c.name == name) lib_.back() = c.lib, native_.back() = c.native_bf16;
+      if (c.name == name) chosen_.back() = c;
   }
 }
 
@@ -338,4 +403,4 @@ std::string Plan::summary() const {
   return o.str();
 }
 
-}  // namespace gtb::xfmr::cpu_gemm
+}  // namespace gtb::cpu::plan

@@ -1,0 +1,81 @@
+// The savings validation: for every A/B pair a family measured (the same step without and with one
+// fix), the saving the cost model predicts from the other families' terms beside the saving measured.
+//
+// A family declares its pairs (record ids of its published steps, and the fix between them) beside
+// its steps; this file knows pairs, steps and terms, never families. docs/advise.md states the rules.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/document/cost_model.h"
+#include "harness/document/types.h"
+
+namespace gtb::cost {
+
+// One A/B pair: `a` is the step without the fix, `b` the same step with it (record ids of two steps
+// the family publishes). `fix` names the fix as the model's fixes do where it is one of them
+// (bf16, fewer_syncs, drop_copy, larger_batch, overlap, bucket_size, cuda_graphs, pinned_memory,
+// more_workers), otherwise a name of the family's own. `change` says what differs, for a reader.
+struct Pair {
+  std::string family;  // the publisher (the findings key), set when read
+  std::string fix, change, a, b;
+};
+json to_json(const Pair& p);
+Pair pair_from_json(const json& j, const std::string& family);  // throws std::runtime_error naming the key
+// Every family's pairs (findings.<family>.pairs); empty for files written before pairs existed.
+std::vector<Pair> pairs_from_document(const json& results_document);
+// Writes pairs where the registry publishes them (data.cost_pairs), beside publish()'s terms and steps.
+void publish_pairs(json& data, const std::vector<Pair>& pairs);
+// The producers' helper: the pairs among `steps` of one workload and backend (the first two parts of
+// the record ids, and the backend, equal) whose configurations are equal but for `key`, A's value one
+// of `from` and B's `to` (null: the key absent, its default, shown as `to_shown`). `fix` as in Pair.
+std::vector<Pair> pairs_differing_in(const std::vector<Step>& steps, const std::string& key,
+                                     const std::vector<json>& from, const json& to, const std::string& fix,
+                                     const std::string& to_shown = "none");
+
+// The targets the savings are held to.
+inline constexpr double kSavingRelTolerance = 0.25;   // of the measured saving
+inline constexpr double kSavingStepTolerance = 0.03;  // of the step without the fix
+
+// The measured saving A - B (the steps' median seconds) and its noise: the half-widths of the two
+// medians' ~95% confidence intervals (relative, from each record's samples, times its step) added in
+// quadrature; infinite where a record has too few samples to say (under 6).
+struct MeasuredSaving {
+  double seconds = 0, noise_s = 0, step_s = 0;  // step_s: A's median
+};
+MeasuredSaving measured_saving(const Step& a, const Record& ra, const Step& b, const Record& rb);
+
+struct SavingRow {
+  Pair pair;
+  Backend backend = Backend::cpu;
+  std::optional<MeasuredSaving> measured;
+  Estimate predicted_a, predicted_b;          // each side from the other families' terms
+  std::optional<double> predicted_s;          // predicted_a - predicted_b
+  // scored: both sides known and the measured saving outside its noise; in_noise: the measured
+  // saving is inside its own noise (not scored); cannot_say: a side was not predicted, or a record
+  // is missing (`why`).
+  std::string status;
+  std::string why;
+  bool sign_ok = false, within = false;       // scored rows only
+  std::optional<double> error;                // (predicted - measured) / |measured|, scored rows
+  double allowed_s = 0;                       // the larger of the two tolerances, seconds
+};
+struct SavingsValidation {
+  std::vector<SavingRow> rows;
+  int scored = 0, passed = 0;
+  // The scored fixes ranked by their saving as a fraction of their own step, predicted against
+  // measured: pairs of fixes the two orders put the other way round (0: the same order), out of
+  // `ranked_pairs`; Kendall's tau over them.
+  int discordant = 0, ranked_pairs = 0;
+  std::optional<double> kendall_tau;
+  std::string cannot_read;  // set by a reader that could not read the pairs (then no rows): why
+};
+// `records`: the document's records (the pairs' samples). Pairs whose records or steps are missing
+// are rows that say so.
+SavingsValidation validate_savings(const std::vector<Term>& terms, const std::vector<Step>& steps,
+                                   const std::vector<Pair>& pairs, const std::vector<Record>& records);
+json to_json(const SavingsValidation& v);
+
+}  // namespace gtb::cost

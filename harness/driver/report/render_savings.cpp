@@ -1,0 +1,147 @@
+// The savings validation in the report (Markdown) and the measured A/B beside a verdict's fix.
+#include "harness/driver/report/render_savings.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "harness/document/format.h"
+#include "harness/document/results.h"
+#include "harness/driver/report/render_verdict.h"
+
+namespace gtb::verdict {
+
+cost::SavingsValidation savings_of(const json& doc) {
+  // Pairs come from families that evolve on their own: one this version cannot read costs the table
+  // a sentence, never the answer.
+  try {
+    return cost::validate_savings(cost::terms_from_document(doc), cost::steps_from_document(doc),
+                                  cost::pairs_from_document(doc), records_of(doc));
+  } catch (const std::exception& e) {
+    cost::SavingsValidation v;
+    v.cannot_read = e.what();
+    return v;
+  }
+}
+
+namespace {
+std::string signed_seconds(double s) { return (s < 0 ? "-" : "") + seconds_text(std::fabs(s)); }
+std::string fixed2(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+std::string pct1(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * f);
+  return buf;
+}
+}  // namespace
+
+std::string render_savings(const json& doc, const cost::SavingsValidation& v) {
+  std::ostringstream o;
+  o << "### What fixing it saved: predicted savings against the A/B steps gtb measured\n\n";
+  if (!v.cannot_read.empty()) {
+    o << "The A/B pairs of this file could not be read (" << v.cannot_read << ").\n\n";
+    return o.str();
+  }
+  if (v.rows.empty()) {
+    std::set<std::string> with_steps;
+    for (const auto& s : cost::steps_from_document(doc)) with_steps.insert(s.family);
+    if (with_steps.empty()) {
+      o << "No fix was measured as an A/B pair of steps in this file.\n\n";
+    } else {
+      o << "This file declares no A/B pairs (it was written before families published them). ";
+      for (const auto& f : with_steps) o << "`gtb-" << f << " --gtb_findings_from=FILE` ";
+      o << "derive" << (with_steps.size() == 1 ? "s" : "") << " them again with this version.\n\n";
+    }
+    return o.str();
+  }
+  o << "Each fix a family measured as a pair of steps (A without the fix, B with it) is predicted from the "
+       "cost terms of the *other* families (never the pair's own): the predicted saving is A minus B as the "
+       "model has them, beside the measured saving (median A minus median B, ± the ~95% noise of the two "
+       "medians from their samples). A saving inside its own noise is not scored. Target: the predicted saving "
+       "has the measured sign and is within 25% of it or within 3% of the step, whichever is larger; and the "
+       "fixes ranked by predicted saving (as a share of their step) in the order of the measured ones.\n\n";
+  int in_noise = 0, cannot = 0;
+  for (const auto& r : v.rows) {
+    in_noise += r.status == "in_noise";
+    cannot += r.status == "cannot_say";
+  }
+  o << format::count_of(v.rows.size(), "pair") << ": **" << v.scored << " scored, " << v.passed << " within the target**; " << in_noise
+    << " inside their noise; " << cannot << " cannot say.";
+  if (v.ranked_pairs > 0)
+    o << " Ranking: of " << v.ranked_pairs << " pairs of scored fixes, **" << v.discordant
+      << "** are in the other order by measured saving (Kendall's tau " << fixed2(*v.kendall_tau) << ").";
+  else if (v.scored == 1)
+    o << " Ranking: one scored fix, nothing to order.";
+  o << "\n\n| fix | change | step without the fix (A) | A | measured saving | predicted saving | |\n"
+       "| --- | --- | --- | ---: | ---: | ---: | --- |\n";
+  for (const auto& r : v.rows) {
+    o << "| " << r.pair.fix << " | " << r.pair.change << " | `" << r.pair.a << "` | ";
+    if (r.measured) {
+      const auto& m = *r.measured;
+      o << seconds_text(m.step_s) << " | " << signed_seconds(m.seconds) << " ("
+        << (m.step_s > 0 ? pct1(m.seconds / m.step_s) : "-") << ")"
+        << (std::isfinite(m.noise_s) ? " ± " + seconds_text(m.noise_s) : std::string(" ± ?")) << " | ";
+    } else {
+      o << "- | - | ";
+    }
+    o << (r.predicted_s ? signed_seconds(*r.predicted_s) +
+                              (r.measured && r.measured->step_s > 0 ? " (" + pct1(*r.predicted_s / r.measured->step_s) + ")"
+                                                                    : std::string())
+                        : std::string("-"))
+      << " | ";
+    if (r.status == "scored") {
+      char err[48];
+      std::snprintf(err, sizeof err, "%+.0f%%", 100 * *r.error);
+      o << (r.within ? "within the target" : !r.sign_ok ? "**wrong sign**" : "**off**") << " (" << err
+        << " of the measured saving)";
+    } else if (r.status == "in_noise") {
+      o << "not scored: " << r.why;
+    } else {
+      o << "cannot say: " << r.why;
+    }
+    o << " |\n";
+  }
+  o << "\n";
+  return o.str();
+}
+
+const cost::SavingRow* measured_ab(const cost::SavingsValidation& v, const std::vector<cost::Step>& steps,
+                                   const cost::Fix& fix, const cost::StepConfig& near) {
+  // The same fix changing the same key ("larger_batch" is twice the batch or no micro-batches).
+  auto key_of = [](const std::string& change) { return change.substr(0, change.find(' ')); };
+  const cost::SavingRow* best = nullptr;
+  double best_d = std::numeric_limits<double>::infinity();
+  for (const auto& r : v.rows) {
+    if (r.pair.fix != fix.id || key_of(r.pair.change) != key_of(fix.change) || r.backend != fix.backend || !r.measured)
+      continue;
+    const auto s = std::find_if(steps.begin(), steps.end(), [&](const cost::Step& x) { return x.record == r.pair.a; });
+    if (s == steps.end()) continue;
+    // Distance in log size over the sizes both have; another model kind is farther than any size.
+    double d = s->config.value("model", std::string()) == near.model ? 0.0 : 1e6;
+    for (const auto& [key, want] : std::map<std::string, double>{
+             {"width", near.width}, {"depth", near.depth}, {"batch", near.batch}, {"d_model", near.d_model}}) {
+      const double got = s->config.contains(key) && s->config[key].is_number() ? s->config[key].get<double>() : 0;
+      if (got > 0 && want > 0) d += std::fabs(std::log(got / want));
+    }
+    if (d < best_d) best_d = d, best = &r;
+  }
+  return best;
+}
+
+std::string measured_ab_text(const cost::SavingRow& r) {
+  const auto& m = *r.measured;
+  const std::string where = " at `" + r.pair.a + "`";
+  if (r.status == "in_noise" || !(std::fabs(m.seconds) > m.noise_s))
+    return "measured here: inside its noise (" + signed_seconds(m.seconds) + where + ")";
+  return "measured here: " + signed_seconds(m.seconds) + " (" + pct(m.step_s > 0 ? m.seconds / m.step_s : 0) +
+         " of its step" + where + ")";
+}
+
+}  // namespace gtb::verdict

@@ -1,0 +1,93 @@
+// The train family's elementwise CUDA kernels (mlp_fwd.cu: bias + activation, the cast to 16 bits;
+// test_train_opt_emu.cpp: the optimizers), their own code run on CPU threads through the host
+// stand-in of tests/cpu/cuda_emu (a device of two SMs, so the grid-stride loops stride), in FP32, FP16
+// and BF16, against float64; a planted indexing error (a grid's last block run as block 0) must fail
+// every check. The backward kernels run in test_train_bwd_emu.cpp.
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+// The kernels' translation unit itself, compiled for the host stand-in, and check.cpp's error path.
+#include "kernels/common/cuda/check.cpp"
+#include "kernels/train/cuda/mlp_fwd.cu"
+
+#include "kernels/common/random.h"
+#include "kernels/common/verify.h"
+
+namespace {
+namespace gm = gtb::cuda::mlp;
+
+// rows x cols = 50000 elements: 196 blocks wanted, 128 on the stand-in device, so the loops stride.
+constexpr int kRows = 250, kCols = 200;
+constexpr std::size_t kN = std::size_t(kRows) * kCols;
+
+// One unit in the last place of the storage format, relative: what a rounding to it may differ by.
+double ulp(gm::DType t) {
+  return t == gm::DType::f32 ? 1e-6 : t == gm::DType::f16 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -7);
+}
+const char* name(gm::DType t) { return t == gm::DType::f32 ? "f32" : t == gm::DType::f16 ? "f16" : "bf16"; }
+
+template <class T>
+std::vector<float> widen(const std::vector<T>& v) {
+  std::vector<float> r(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) r[i] = gm::to_f(v[i]);
+  return r;
+}
+
+// Runs bias + activation (and the cast) of type T, as written and with the planted error.
+template <class T>
+void check_type(gm::DType t) {
+  std::vector<float> zf(kN), b(kCols);
+  gtb::fill_uniform(zf.data(), kN, 31, -3.0f, 3.0f);
+  gtb::fill_uniform(b.data(), kCols, 32, -0.5f, 0.5f);
+  std::vector<T> z0(kN);
+  for (std::size_t i = 0; i < kN; ++i) z0[i] = gm::from_f<T>(zf[i]);
+  for (gtb::mlp::Act act : {gtb::mlp::Act::relu, gtb::mlp::Act::gelu})
+    for (bool plant : {false, true}) {
+      std::vector<T> z = z0, a(kN, gm::from_f<T>(NAN));
+      gtb_emu::plant_last_block_as_first = plant;
+      gm::bias_act(t, z.data(), a.data(), b.data(), kRows, kCols, act, nullptr);
+      gtb_emu::plant_last_block_as_first = false;
+      std::vector<double> rz(kN), ra(kN);
+      for (std::size_t i = 0; i < kN; ++i) {
+        rz[i] = double(gm::to_f(z0[i])) + b[i % kCols];
+        ra[i] = gtb::mlp::act_forward(act, double(gm::to_f(gm::from_f<T>(float(rz[i])))));
+      }
+      const auto ez = gtb::compare_elementwise(widen(z).data(), rz.data(), kN, ulp(t), 1e-6);
+      const auto ea = gtb::compare_elementwise(widen(a).data(), ra.data(), kN, 2 * ulp(t), 1e-5);
+      if (plant) {
+        EXPECT_FALSE(ez.ok && ea.ok) << name(t) << ": the planted indexing error passed";
+      } else {
+        EXPECT_TRUE(ez.ok) << name(t) << " z: " << ez.detail;
+        EXPECT_TRUE(ea.ok) << name(t) << " a: " << ea.detail;
+      }
+    }
+  if (t == gm::DType::f32) return;
+  for (bool plant : {false, true}) {
+    std::vector<T> dst(kN, gm::from_f<T>(NAN));
+    gtb_emu::plant_last_block_as_first = plant;
+    gm::to_lowp(t, zf.data(), dst.data(), kN, nullptr);
+    gtb_emu::plant_last_block_as_first = false;
+    const std::vector<double> ref(zf.begin(), zf.end());
+    const auto e = gtb::compare_elementwise(widen(dst).data(), ref.data(), kN, ulp(t), 0.0);
+    EXPECT_EQ(e.ok, !plant) << name(t) << " to_lowp" << (plant ? ": the planted error passed" : ": " + e.detail);
+  }
+}
+
+TEST(TrainKernelsEmulated, BiasActivationAndCastEveryType) {
+  check_type<float>(gm::DType::f32);
+  check_type<__half>(gm::DType::f16);
+  check_type<__nv_bfloat16>(gm::DType::bf16);
+}
+
+TEST(TrainKernelsEmulated, KernelInfoReadsTheStandInDevice) {
+  const auto info = gm::fwd_kernel_info(gm::DType::f16, kRows, kCols);
+  ASSERT_EQ(info.size(), 2u);
+  EXPECT_EQ(info[0].grid, 128);  // capped at 8 waves of the two SMs' 8 blocks
+  EXPECT_GT(info[0].waves, 0.0);
+}
+
+}  // namespace

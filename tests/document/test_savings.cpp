@@ -1,0 +1,201 @@
+// The savings validation on the synthetic cost fixture (tests/fixtures/cost/cost_synthetic.json: round
+// numbers, not measurements): pairs declared from step configurations, each side predicted without
+// the pair's own family, the measured saving's noise from the records' samples, the scoring rule at
+// its edges, the ranking agreement, and bad pair declarations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "harness/document/results.h"
+#include "harness/document/savings.h"
+
+using namespace gtb;
+using namespace gtb::cost;
+
+namespace {
+
+json fixture() { return load_document(std::string(GTB_FIXTURE_DIR) + "/cost_synthetic.json"); }
+
+json mlp(const std::string& precision, int width = 256) {
+  return {{"model", "mlp"}, {"width", width}, {"depth", 4},          {"batch", 256},
+          {"precision", precision}, {"optimizer", "sgd"}, {"activation", "relu"}, {"input_bytes_per_sample", 0}};
+}
+
+// A record of `n` samples spread +-`spread` (relative) around `median` seconds.
+Record record(const std::string& id, double median, double spread, int n = 40) {
+  Record r;
+  r.id = id;
+  r.status = Status::ok;
+  r.value = 1.0 / median;
+  for (int i = 0; i < n; ++i) r.samples.push_back(median * (1.0 + spread * (2.0 * (i + 0.5) / n - 1.0)));
+  return r;
+}
+
+// The fixture prices BF16 on its GPU (its CPU has no BF16 GEMM term): the pairs are GPU steps.
+Step step(const std::string& id, double seconds, const json& config, const std::string& family = "train") {
+  return {family, id, Backend::cuda, seconds, config};
+}
+
+// The fixture's terms, and a BF16 GEMM term of the pairs' own family a thousand times faster than the
+// GEMM family's: a prediction that used it would show.
+std::vector<Term> terms_with_own() {
+  std::vector<Term> t = terms_from_document(fixture());
+  for (const Term& x : std::vector<Term>(t))
+    if (x.name == "matmul" && x.backend == Backend::cuda && x.where.value("precision", "") == "bf16") {
+      Term own = x;
+      own.family = "train";
+      for (auto& p : own.points) p.y *= 1000;
+      t.insert(t.begin(), own);  // first: where several terms match, the first one found prices
+    }
+  return t;
+}
+
+struct Case {
+  std::vector<Term> terms = terms_with_own();
+  std::vector<Step> steps;
+  std::vector<Record> records;
+  std::vector<Pair> pairs;
+  // An fp32 -> bf16 pair of width `w` measured at a and b seconds with samples `spread` apart.
+  void add(int w, double a, double b, double spread = 0.01, int n = 40) {
+    const std::string ida = "train/precision/x/cuda/w" + std::to_string(w) + "/fp32",
+                      idb = "train/precision/x/cuda/w" + std::to_string(w) + "/bf16";
+    steps.push_back(step(ida, a, mlp("fp32", w)));
+    steps.push_back(step(idb, b, mlp("bf16", w)));
+    records.push_back(record(ida, a, spread, n));
+    records.push_back(record(idb, b, spread, n));
+    auto p = pairs_differing_in({steps[steps.size() - 2], steps.back()}, "precision", {json("fp32")}, json("bf16"), "bf16");
+    for (auto& x : p) x.family = "train";
+    pairs.insert(pairs.end(), p.begin(), p.end());
+  }
+  // The model's own saving for width w, from the terms of every family but train.
+  double predicted(int w) const {
+    std::vector<Term> others;
+    for (const auto& t : terms)
+      if (t.family != "train") others.push_back(t);
+    const auto a = predict(others, config_from_json(mlp("fp32", w)), Backend::cuda).total.seconds,
+               b = predict(others, config_from_json(mlp("bf16", w)), Backend::cuda).total.seconds;
+    EXPECT_TRUE(a && b);
+    return a && b ? *a - *b : 0.0;
+  }
+};
+
+}  // namespace
+
+TEST(Savings, PairsAreTheStepsThatDifferInOneKeyOfOneWorkload) {
+  const std::vector<Step> s = {step("f/w/a/cpu/1", 1, mlp("fp32")), step("f/w/b/cpu/1", 1, mlp("bf16")),
+                               step("f/w/c/cpu/1", 1, mlp("bf16", 512)),  // differs in width too
+                               step("f/other/a/cpu/1", 1, mlp("bf16"))};   // another workload
+  const auto p = pairs_differing_in(s, "precision", {json("fp32")}, json("bf16"), "bf16");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].a, "f/w/a/cpu/1");
+  EXPECT_EQ(p[0].b, "f/w/b/cpu/1");
+  EXPECT_EQ(p[0].change, "precision fp32 -> bf16");
+  // A key absent on one side is its default: micro-batches against the whole batch.
+  json m = mlp("fp32");
+  m["micro_batches"] = 4;
+  const auto q = pairs_differing_in({step("f/g/x/cpu/4", 2, m), step("f/g/x/cpu/1", 1, mlp("fp32"))}, "micro_batches",
+                                    {4}, nullptr, "larger_batch", "1");
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].change, "micro_batches 4 -> 1");
+}
+
+TEST(Savings, PublishedPairsRoundTripAndBadOnesAreRefusedByName) {
+  json data = json::object();
+  publish_pairs(data, {{"", "bf16", "precision fp32 -> bf16", "a/1", "b/1"}});
+  json doc = {{"findings", {{"fam", {{"pairs", data["cost_pairs"]}}}}}};
+  const auto p = pairs_from_document(doc);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].family, "fam");
+  EXPECT_EQ(p[0].b, "b/1");
+  EXPECT_THROW(pair_from_json({{"a", "x"}, {"b", "y"}}, "fam"), std::runtime_error);  // no fix
+  try {
+    pair_from_json({{"fix", "bf16"}, {"a", "x"}, {"b", "x"}}, "fam");
+    ADD_FAILURE() << "a pair of one record accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("findings.fam.pairs"), std::string::npos) << e.what();
+  }
+  doc["findings"]["fam"]["pairs"] = "not a list";
+  EXPECT_THROW(pairs_from_document(doc), std::runtime_error);
+  EXPECT_TRUE(pairs_from_document({{"findings", json::object()}}).empty());  // an older file: none
+}
+
+TEST(Savings, PredictsEachSideWithoutThePairsOwnFamilyAndScoresAtTheEdges) {
+  Case c;
+  const double want = c.predicted(1024);
+  ASSERT_GT(want, 0);
+  const double step_a = 20 * want;  // the 3 %-of-step tolerance (0.6 x want) is over 25 % of the saving
+  // Measured 1.55 x the predicted saving: 0.55 x off, over 25 % of it but inside 3 % of the step.
+  c.add(1024, step_a, step_a - 1.55 * want);
+  SavingsValidation v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  ASSERT_EQ(v.rows.size(), 1u);
+  const SavingRow& r = v.rows[0];
+  EXPECT_EQ(r.status, "scored") << r.why << r.predicted_a.cannot_say;
+  ASSERT_TRUE(r.predicted_s);
+  EXPECT_NEAR(*r.predicted_s, want, 1e-12 * step_a);  // the train family's planted matmul term was left out
+  EXPECT_TRUE(r.sign_ok);
+  EXPECT_TRUE(r.within);
+  EXPECT_NEAR(r.allowed_s, 0.03 * step_a, 1e-15);
+  // Measured 1.8 x: 0.8 x want off, over 3 % of the step (0.6 x) and over 25 % (0.45 x).
+  c = Case();
+  c.add(1024, step_a, step_a - 1.8 * want);
+  v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  EXPECT_EQ(v.rows[0].status, "scored");
+  EXPECT_FALSE(v.rows[0].within);
+  EXPECT_EQ(v.passed, 0);
+  // The measured step got slower: the wrong sign fails whatever the size.
+  c = Case();
+  c.add(1024, step_a, step_a + 0.5 * want);
+  v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  EXPECT_FALSE(v.rows[0].sign_ok);
+  EXPECT_FALSE(v.rows[0].within);
+}
+
+TEST(Savings, ASavingInsideItsOwnNoiseIsNotScored) {
+  Case c;
+  const double want = c.predicted(1024), step_a = 20 * want;
+  // Samples spread +-20 % around each median: a 1 % saving is inside the medians' intervals.
+  c.add(1024, step_a, step_a * 0.99, 0.2);
+  SavingsValidation v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  EXPECT_EQ(v.rows[0].status, "in_noise");
+  EXPECT_EQ(v.scored, 0);
+  ASSERT_TRUE(v.rows[0].measured);
+  EXPECT_GT(v.rows[0].measured->noise_s, 0.01 * step_a);
+  // Too few samples to say how noisy a median is: not scored either, and said why.
+  c = Case();
+  c.add(1024, step_a, step_a * 0.5, 0.01, 4);
+  v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  EXPECT_EQ(v.rows[0].status, "in_noise");
+  EXPECT_NE(v.rows[0].why.find("too few samples"), std::string::npos) << v.rows[0].why;
+  // A pair whose record is not in the file says which.
+  c = Case();
+  c.add(1024, step_a, step_a * 0.5);
+  c.records.pop_back();
+  v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  EXPECT_EQ(v.rows[0].status, "cannot_say");
+  EXPECT_NE(v.rows[0].why.find(c.pairs[0].b), std::string::npos) << v.rows[0].why;
+}
+
+TEST(Savings, RankingAgreementCountsTheFixesTheTwoOrdersSwap) {
+  Case c;
+  const double p256 = c.predicted(256), p1024 = c.predicted(1024);
+  ASSERT_GT(p256, 0);
+  // Each measured saving as the model has it, as a fraction of its step: the same order.
+  c.add(256, 10 * p256, 9 * p256);      // predicted 10 % of the step
+  c.add(1024, 4 * p1024, 3 * p1024);    // predicted 25 %
+  SavingsValidation v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  ASSERT_EQ(v.scored, 2);
+  EXPECT_EQ(v.ranked_pairs, 1);
+  EXPECT_EQ(v.discordant, 0);
+  EXPECT_DOUBLE_EQ(*v.kendall_tau, 1.0);
+  // The wider step measured to save a smaller share than the narrow one: the orders swap.
+  c = Case();
+  c.add(256, 10 * p256, 9 * p256);
+  c.add(1024, 4 * p1024, 3.9 * p1024);
+  v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  EXPECT_EQ(v.discordant, 1);
+  EXPECT_DOUBLE_EQ(*v.kendall_tau, -1.0);
+  const json j = to_json(v);
+  EXPECT_EQ(j["discordant_pairs"], 1);
+  EXPECT_EQ(j["rows"].size(), 2u);
+  EXPECT_TRUE(j["rows"][0].contains("measured_noise_s"));
+}
