@@ -3,11 +3,12 @@
 # is on typical GPU machines, never installed by gtb), run on their own only when the quick suite did
 # not reach the family; not run, with the reason, where that interpreter has no PyTorch with CUDA.
 ci_roles=()
+gpu_check_phase="framework-gpu 120"
 
 gpu_check_step() {
   local own b n py
   own="$out/gtb-${gpu}-framework-$(date -u +%Y%m%d).json"
-  b=$(budget "${GTB_FRAMEWORK_SECONDS:-180}")
+  b=$(phase_budget framework-gpu)
   n=$(gc_count_records "$results" framework cuda)
   py=${GTB_PYTHON:-python3}
   if [ $smoke = 1 ]; then not_run framework-gpu "smoke check"
@@ -18,7 +19,7 @@ gpu_check_step() {
   elif [ "$b" -eq 0 ]; then not_run framework-gpu "out of time (overall deadline)"
   else
     phase_begin framework-gpu "$b"
-    GTB_PYTHON=$py timeout -k 10 "$b" "$build/bin/gtb" run --quick --family framework --out "$own" \
+    GTB_PYTHON=$py gc_timeout "$b" "$build/bin/gtb" run --quick --family framework --out "$own" \
       >"$out/framework-gpu.log" 2>&1
     phase_end framework-gpu "$(gc_suite_verdict $? "$own")"
   fi
