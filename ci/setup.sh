@@ -16,7 +16,9 @@ DEBIAN_PACKAGES=(
   python3 python3-jsonschema python3-matplotlib python3-numpy  # schema checks, plots
   python3-pip                                       # PyPI wheels: oneMKL (x86-64), the PyTorch yardstick
   clang libclang-rt-14-dev libomp-dev              # libFuzzer for the results-loader fuzz test (clang + OpenMP)
-)
+  binutils procps xz-utils zstd                     # programs the tests run that a minbase root lacks: ar, nm,
+                                                    # objdump, readelf; ps, uptime; tar -xJ and --zstd of a .deb
+)                                                   # (tests/tools/check_test_programs.py checks this list)
 
 missing=()
 for p in "${DEBIAN_PACKAGES[@]}"; do
