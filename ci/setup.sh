@@ -17,7 +17,9 @@ DEBIAN_PACKAGES=(
   python3-pip                                       # PyPI wheels: oneMKL (x86-64), the PyTorch yardstick
   python3-torch                                     # PyTorch (CPU) for Debian's /usr/bin/python3, which the tests measure
   clang libclang-rt-14-dev libomp-dev              # libFuzzer for the results-loader fuzz test (clang + OpenMP)
-)
+  binutils procps xz-utils zstd                     # programs the tests run that a minbase root lacks: ar, nm,
+                                                    # objdump, readelf; ps, uptime; tar -xJ and --zstd of a .deb
+)                                                   # (tests/tools/check_test_programs.py checks this list)
 
 missing=()
 for p in "${DEBIAN_PACKAGES[@]}"; do

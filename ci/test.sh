@@ -4,11 +4,40 @@
 # fresh CPU runs, and a short fuzz of the results loader. Exits non-zero on the first failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+start=$(date +%s)
+# Each step's seconds, printed as a table at the end (also when a step fails: the table then ends
+# with the step that failed). Beside the wall-clock seconds, the CPU seconds (user + system) of the
+# step's processes: on a machine that others load too, those say what the step itself cost.
+step_names=() step_starts=() step_cpu=()
+cpu_seconds() {  # user + system seconds of this shell's finished (waited-for) children so far
+  awk -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" '{ printf "%d", ($16 + $17) / hz }' "/proc/$$/stat" 2>/dev/null || echo 0
+}
+step() {
+  echo; echo "== $* ($(( $(date +%s) - start )) s)"
+  step_names+=("$*"); step_starts+=("$(date +%s)"); step_cpu+=("$(cpu_seconds)")
+}
+step_table() {
+  local rc=$? now cpu i n=${#step_names[@]}
+  now=$(date +%s) cpu=$(cpu_seconds)
+  [ "$n" -gt 0 ] || return "$rc"
+  echo
+  echo "| step of ci/test.sh | seconds | CPU seconds |"
+  echo "| --- | ---: | ---: |"
+  for ((i = 0; i < n; i++)); do
+    local end=$now cend=$cpu
+    [ $((i + 1)) -lt "$n" ] && end=${step_starts[$((i + 1))]} cend=${step_cpu[$((i + 1))]}
+    echo "| ${step_names[$i]} | $((end - step_starts[i])) | $((cend - step_cpu[i])) |"
+  done
+  echo "| total$([ "$rc" -eq 0 ] || echo " (FAILED, exit $rc)") | $((now - start)) | $((cpu - step_cpu[0])) |"
+  echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+  return "$rc"
+}
+trap step_table EXIT
+
+step "set-up (ci/setup.sh)"
 bash "$here/setup.sh"
 source "$here/common.sh"
 cd "$gtb_root"
-start=$(date +%s)
-step() { echo; echo "== $* ($(( $(date +%s) - start )) s)"; }
 
 # The tests are forced on: the main job configures the same build/ without them, and CMake would
 # otherwise keep that choice and leave ctest nothing to run. No test found is a failure, never a pass.
@@ -29,4 +58,3 @@ for extra in "$here"/test.d/*.sh; do
   step "$(basename "$extra")"
   bash "$extra" "$gtb_root/build"
 done
-step "done"

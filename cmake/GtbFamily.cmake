@@ -21,6 +21,23 @@
 # What GoogleTest prints for a skipped test (CTest's SKIP_REGULAR_EXPRESSION).
 set(GTB_GTEST_SKIPPED "\\[  SKIPPED \\]")
 
+# gtb_unity_tests(target): the target's test files (those under tests/) compile as one unit per
+# batch (a unity build): they all include GoogleTest, nlohmann/json and the harness headers, which
+# would otherwise be parsed and their templates compiled once per file. The family's own sources a
+# test binary also lists stay units of their own. File-local helpers of two test files of one binary
+# need names of their own (or the file SKIP_UNITY_BUILD_INCLUSION).
+function(gtb_unity_tests target)
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ON)
+  # GCC warns about a test fixture from an anonymous namespace once its file is #included.
+  target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
+  get_target_property(_srcs ${target} SOURCES)
+  foreach(s IN LISTS _srcs)
+    if(NOT s MATCHES "^${PROJECT_SOURCE_DIR}/tests/")
+      set_source_files_properties(${s} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+    endif()
+  endforeach()
+endfunction()
+
 function(gtb_add_family)
   cmake_parse_arguments(F "RANKS;OPENBLAS;PRECHECK" "NAME;RUN_ORDER" "BENCH;CPU_SOURCES;CUDA_SOURCES;CPU_TESTS;GPU_TESTS;RENAMED;NEEDS" ${ARGN})
   if(NOT F_NAME)
@@ -118,6 +135,7 @@ function(gtb_add_family)
 
   if(GTB_BUILD_TESTS AND F_CPU_TESTS)
     add_executable(test_${F_NAME}_cpu ${F_CPU_TESTS})
+    gtb_unity_tests(test_${F_NAME}_cpu)
     target_link_libraries(test_${F_NAME}_cpu PRIVATE ${klib} gtb_runtime GTest::gtest GTest::gtest_main)
     gtb_host_warnings(test_${F_NAME}_cpu)
     # gtest_discover_tests flattens list-valued properties: one label each; the family is in the
@@ -129,6 +147,7 @@ function(gtb_add_family)
   endif()
   if(GTB_BUILD_TESTS AND GTB_HAVE_CUDA AND F_GPU_TESTS)
     add_executable(test_${F_NAME}_gpu ${F_GPU_TESTS})
+    gtb_unity_tests(test_${F_NAME}_gpu)
     set_property(GLOBAL APPEND PROPERTY GTB_GPU_CHECK_TARGETS test_${F_NAME}_gpu)
     target_link_libraries(test_${F_NAME}_gpu PRIVATE ${klib} gtb_runtime gtb_gpu_test_main GTest::gtest)
     gtb_host_warnings(test_${F_NAME}_gpu)

@@ -1,3 +1,5 @@
+# Its Dev is test_transformer.cpp's too: a unit of its own, outside the test binary's unity build.
+set_source_files_properties(${PROJECT_SOURCE_DIR}/tests/gpu/test_transformer_attention.cpp PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 gtb_add_family(NAME transformer RUN_ORDER 55
   BENCH bench/transformer/transformer.cpp bench/transformer/findings.cpp bench/transformer/sections.cpp
         bench/transformer/gpu.cpp
