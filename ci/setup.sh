@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what gtb needs on Debian 12 (as root, or through sudo) and says what it cannot install.
 # Safe to run again: it installs only what is missing.
+# `setup.sh --tests` (the test command) adds what only the tests need.
 set -euo pipefail
 
 DEBIAN_PACKAGES=(
@@ -15,11 +16,16 @@ DEBIAN_PACKAGES=(
   openmpi-bin libopenmpi-dev                        # MPI: the launcher and CPU collectives of families run as ranks
   python3 python3-jsonschema python3-matplotlib python3-numpy  # schema checks, plots
   python3-pip                                       # PyPI wheels: oneMKL (x86-64), the PyTorch yardstick
-  python3-torch                                     # PyTorch (CPU) for Debian's /usr/bin/python3, which the tests measure
   clang libclang-rt-14-dev libomp-dev              # libFuzzer for the results-loader fuzz test (clang + OpenMP)
   binutils procps xz-utils zstd                     # programs the tests run that a minbase root lacks: ar, nm,
                                                     # objdump, readelf; ps, uptime; tar -xJ and --zstd of a .deb
 )                                                   # (tests/tools/check_test_programs.py checks this list)
+
+# The test command (`setup.sh --tests`) also measures PyTorch for real: Debian's CPU build, for Debian's
+# own /usr/bin/python3. The main job installs none: a user's GPU machine brings its own PyTorch.
+if [ "${1:-}" = --tests ]; then
+  DEBIAN_PACKAGES+=(python3-torch)
+fi
 
 missing=()
 for p in "${DEBIAN_PACKAGES[@]}"; do

@@ -35,7 +35,7 @@ step_table() {
 trap step_table EXIT
 
 step "set-up (ci/setup.sh)"
-bash "$here/setup.sh"
+bash "$here/setup.sh" --tests
 source "$here/common.sh"
 cd "$gtb_root"
 

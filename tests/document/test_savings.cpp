@@ -14,7 +14,7 @@ using namespace gtb::cost;
 
 namespace {
 
-json fixture() { return load_document(std::string(GTB_FIXTURE_DIR) + "/cost_synthetic.json"); }
+json synthetic_document() { return load_document(std::string(GTB_FIXTURE_DIR) + "/cost_synthetic.json"); }
 
 json mlp(const std::string& precision, int width = 256) {
   return {{"model", "mlp"}, {"width", width}, {"depth", 4},          {"batch", 256},
@@ -39,7 +39,7 @@ Step step(const std::string& id, double seconds, const json& config, const std::
 // The fixture's terms, and a BF16 GEMM term of the pairs' own family a thousand times faster than the
 // GEMM family's: a prediction that used it would show.
 std::vector<Term> terms_with_own() {
-  std::vector<Term> t = terms_from_document(fixture());
+  std::vector<Term> t = terms_from_document(synthetic_document());
   for (const Term& x : std::vector<Term>(t))
     if (x.name == "matmul" && x.backend == Backend::cuda && x.where.value("precision", "") == "bf16") {
       Term own = x;
