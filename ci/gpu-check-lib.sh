@@ -19,7 +19,7 @@ GC_KILL_GRACE=10
 # memcheck, cpu-suite, cpu-tests.
 gc_plan() {
   echo "build 300 build"
-  echo "gpu-first 90 gpu-suite 0:2"
+  echo "gpu-first 110 gpu-suite 0:2"
   echo "gpu-second 90 gpu-suite 2:8"
   echo "gpu-tests 90 gpu-tests"
   echo "gpu-rest 150 gpu-suite 8:"
