@@ -14,41 +14,13 @@
 // own test file: the two share names in their anonymous namespaces).
 #include "kernels/transformer/cuda/step_kernels.cu"
 
-#include "kernels/common/random.h"
-#include "kernels/common/verify.h"
+#include "tests/cpu/emu_check.h"
 
 namespace {
 namespace gx = gtb::cuda::xfmr;
 namespace xf = gtb::xfmr;
-using vec = std::vector<float>;
-using dvec = std::vector<double>;
 
-vec rnd(std::size_t n, std::uint64_t seed, float lo = -2.0f, float hi = 2.0f) {
-  vec v(n);
-  gtb::fill_uniform(v.data(), v.size(), seed, lo, hi);
-  return v;
-}
-vec poisoned(std::size_t n) {
-  vec v(n);
-  gtb::poison(v.data(), v.size());
-  return v;
-}
-std::string last_mismatch;  // what the last failed comparison found, for the failure message
-bool close(const vec& got, const dvec& ref, double rtol = 1e-5, double atol = 1e-6) {
-  const gtb::ErrorReport e = gtb::compare_elementwise(got.data(), ref.data(), ref.size(), rtol, atol);
-  if (!e.ok) last_mismatch = e.detail;
-  return e.ok;
-}
-// Runs `check` (which returns whether the kernel matched its reference) as written, then with the
-// planted indexing error, which must make it fail.
-void with_plant(const std::function<bool()>& check) {
-  last_mismatch = "(a count or flag differs)";
-  EXPECT_TRUE(check()) << "the kernel as written: " << last_mismatch;
-  gtb_emu::plant_last_block_as_first = true;
-  const bool planted = check();
-  gtb_emu::plant_last_block_as_first = false;
-  EXPECT_FALSE(planted) << "the planted indexing error passed the check";
-}
+using namespace gtb_emu_check;
 
 constexpr int kRows = 13, kCols = 300;  // 13 rows: a partial group of 4 rows; 3900 elements: a partial block of 256
 constexpr std::size_t kN = std::size_t(kRows) * kCols;
