@@ -14,7 +14,7 @@
 #   OPENBLAS                                           # optional: its kernels use OpenBLAS (the binary links the
 #                                                      #   core-type selection its <family>.cpp installs)
 #   PRECHECK                                           # optional: its binary judges input only a run can see
-#                                                      #   (gtb::set_precheck): gtb run asks it first
+#                                                      #   (gtb::set_precheck): gtb run and gtb ab ask it first
 #   RANKS)                                             # optional: the binary runs as MPI ranks (gtb run --ranks)
 # Paths are relative to the project root.
 
