@@ -167,6 +167,25 @@ std::vector<Pass> operand_casts(const StepConfig& c, double rows) {
   return ops;
 }
 
+// The bytes a step's GEMMs range over: weights and their gradients, and the activations the step
+// keeps (MLP: Z, A and dZ of each layer and the input; transformer: each block's sixteen d-wide
+// activations per token (its 4d-wide ones counted four times), the materialised scores, and the
+// backward's eleven shared d-wide buffers).
+double working_set_bytes(const StepConfig& c, double rows) {
+  const double weights = 8.0 * parameter_count(c);
+  if (c.model == "mlp") {
+    double act = rows * (c.input > 0 ? c.input : c.width);
+    for (int l = 1; l <= c.depth; ++l) act += 3.0 * rows * (l == c.depth ? c.classes : c.width);
+    return weights + kActivationBytes * act;
+  }
+  if (c.model == "transformer") {
+    const double T = rows * c.seq_len, d = c.d_model;
+    const double scores = rows * c.heads * double(c.seq_len) * (c.attention == "fused" ? 1.0 : c.seq_len);
+    return weights + kActivationBytes * (c.layers * (16.0 * T * d + scores) + 11.0 * T * d);
+  }
+  return weights;
+}
+
 double kernels_per_step(const StepConfig& c) {
   if (c.model == "mlp") return c.micro_batches * (6.0 * c.depth + 2) + 1;
   if (c.model == "transformer") return c.micro_batches * (36.0 * c.layers + 4) + 1;
@@ -353,9 +372,17 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
     n = 1;
   } else {
     std::size_t outside = 0, stand_in = 0;
+    // A step's GEMMs read what its passes wrote, over a working set beyond the caches: the share of
+    // the back-to-back rate they keep there (matmul_in_step), where measured; the per-head products
+    // are measured as a batch over the threads already.
+    const Estimate keep = matmul_in_step_fraction(terms, be, c.precision, working_set_bytes(c, rows));
     for (const auto& s : matmul_shapes(c, rows)) {
       Estimate one = s.batched ? matmul_batched_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation, s.count)
                                : matmul_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation);
+      if (!s.batched && keep.seconds && one.seconds) {
+        one.seconds = *one.seconds / *keep.seconds;
+        one.records.insert(one.records.end(), keep.records.begin(), keep.records.end());
+      }
       outside += one.outside_measured;
       stand_in += one.note.find("priced at the A B rate") != std::string::npos ||
                   one.note.find("priced alone") != std::string::npos;
@@ -370,6 +397,13 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
     if (stand_in)
       mm.note += (mm.note.empty() ? "" : "; ") + std::to_string(stand_in) +
                  " transposed or per-head GEMMs priced at the plain A B rate (none of theirs measured)";
+    if (keep.seconds) {
+      std::ostringstream k;
+      k.precision(3);
+      k << "the layers' GEMMs at " << *keep.seconds << " of their back-to-back rate (a step's working set of "
+        << fmt_bytes(working_set_bytes(c, rows)) << ", matmul_in_step)";
+      mm.note += (mm.note.empty() ? "" : "; ") + k.str();
+    }
   }
   std::ostringstream os;
   os.precision(3);
