@@ -474,6 +474,8 @@ TEST(CostModel, ACoreShareScalesTheCpuCompute) {
 // Fused attention's backward computes the scores and their exp again: one more Q K^T per head (at the
 // batched rate) and one more exp pass over the scores (at the GELU pass's rate), nothing else. The
 // softmax's forward pass is priced at the GELU pass's rate too (an exp per score).
+// Fused attention pays for its recomputed scores, computes only the causal blocks, and runs its
+// softmax passes on one block at a time (at the streaming rate of a block's size).
 TEST(CostModel, FusedAttentionPaysForItsRecomputedScores) {
   const double mm = 1e11, plain = 1e10, gelu = 1e9;
   std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", mm), flat_stream(Backend::cpu, "", plain),
@@ -483,11 +485,15 @@ TEST(CostModel, FusedAttentionPaysForItsRecomputedScores) {
   const Prediction mat = predict(terms, config_from_json(j), Backend::cpu);
   j["attention"] = "fused";
   const Prediction fused = predict(terms, config_from_json(j), Backend::cpu);
-  const double heads = 2 * 4, scores = heads * 128.0 * 128;
+  // Fused attention computes the causal blocks only, 64 query rows at a time: of 128 x 128 scores,
+  // (128 + 64) / 256 = 0.75; its seven products (the scores again in the backward) against six.
+  const double heads = 2 * 4, scores = heads * 128.0 * 128, causal = 0.75;
   EXPECT_NEAR(*part(fused, "matmul")->estimate.seconds - *part(mat, "matmul")->estimate.seconds,
-              heads * 2.0 * 128 * 128 * 32 / mm, 1e-12);
+              (7 * causal - 6) * heads * 2.0 * 128 * 128 * 32 / mm, 1e-12);
   EXPECT_NEAR(*part(fused, "elementwise")->estimate.seconds - *part(mat, "elementwise")->estimate.seconds,
-              2 * 4.0 * scores / gelu, 1e-12);
+              causal * (4 * 4.0 * scores / gelu + 3 * 4.0 * scores / plain) -
+                  (2 * 4.0 * scores / gelu + 3 * 4.0 * scores / plain),
+              1e-12);
   // Halving the GELU pass's rate adds the softmax forward once more, in both variants.
   const double before = *part(mat, "elementwise")->estimate.seconds;
   for (auto& t : terms)
@@ -639,4 +645,31 @@ TEST(CostModel, InStepShareIsReadAtTheStepsWorkingSet) {
   EXPECT_NEAR(*mid.seconds, std::sqrt(0.5), 1e-9);
   EXPECT_TRUE(matmul_in_step_fraction(terms, Backend::cpu, "fp32", 1e12).outside_measured);
   EXPECT_FALSE(matmul_in_step_fraction(terms, Backend::cpu, "bf16", 1e7).seconds);
+}
+
+// A fused softmax pass is priced at the rate of one block of scores (64 rows x S, in cache), the
+// materialised one at the rate of all the step's scores: a streaming table faster at small sizes
+// makes the fused passes cheaper per byte, the materialised ones not.
+TEST(CostModel, FusedSoftmaxPassesRunAtTheRateOfOneBlock) {
+  auto gelu_table = [](double small_rate) {
+    Term t = flat_stream(Backend::cpu, "gelu", 1e9);
+    t.points[0].y = small_rate;  // 1e3 bytes
+    t.points[1].y = 1e9;         // 1e10 bytes
+    return t;
+  };
+  json j = {{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4}, {"seq_len", 512}, {"batch", 1}};
+  auto ew = [&](const std::string& attention, double small_rate) {
+    std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
+                               gelu_table(small_rate)};
+    j["attention"] = attention;
+    const Prediction p = predict(terms, config_from_json(j), Backend::cpu);
+    return *part(p, "elementwise")->estimate.seconds;
+  };
+  // A faster small-size rate moves the fused passes (blocks of 64 x 512 scores: 128-192 KiB) more
+  // than the materialised ones (4 x 512 x 512 scores at once: 8-12 MiB); the other passes are the
+  // same in both.
+  const double fused_gain = ew("fused", 1e9) - ew("fused", 1e10);
+  const double mat_gain = ew("materialised", 1e9) - ew("materialised", 1e10);
+  EXPECT_GT(fused_gain, 0);
+  EXPECT_GT(fused_gain - mat_gain, 0.1 * fused_gain);
 }
