@@ -718,7 +718,8 @@ void register_all() {
                   "verified and timed fastest (its conversion and packing included)");
   // A step's sequence of GEMMs and passes against the same GEMMs hot (matmul_in_step).
   gtb::add("gemm", "sequence", "plan", gtb::Backend::cpu, cpu_sequence)
-      .zip({"rows", "width", "layers"}, {{512, 128, 4}, {512, 512, 4}, {2048, 1024, 4}}, {{512, 128, 4}, {512, 512, 4}})
+      .zip({"rows", "width", "layers"}, {{32, 256, 4}, {512, 128, 4}, {512, 512, 4}, {2048, 1024, 4}},
+           {{32, 256, 4}, {512, 128, 4}, {512, 512, 4}})
       .option("precision", std::vector<std::string>{"fp32", "bf16_fp32acc"})
       .option("mode", std::vector<std::string>{"chain", "passes", "hot"})
       .rule(kSmallCallRule)
