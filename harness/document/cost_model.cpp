@@ -183,9 +183,9 @@ std::vector<Pass> operand_casts(const StepConfig& c, double rows) {
 }
 
 // The bytes a step's GEMMs range over: weights and their gradients, and the activations the step
-// keeps (MLP: Z, A and dZ of each layer and the input; transformer: each block's sixteen d-wide
-// activations per token (its 4d-wide ones counted four times), the materialised scores, and the
-// backward's eleven shared d-wide buffers).
+// keeps (MLP: Z, A and dZ of each layer and the input; a stack of attention blocks: each block's
+// sixteen d-wide activations per token (its 4d-wide ones counted four times), the materialised
+// scores, and the backward's eleven shared d-wide buffers).
 double working_set_bytes(const StepConfig& c, double rows) {
   const double weights = 8.0 * parameter_count(c);
   if (c.model == "mlp") {
