@@ -87,11 +87,64 @@ void matmul_terms(const std::vector<Record>& records, Findings& f) {
           }
         }
 }
+
+// matmul_in_step: the share of the back-to-back rate a step's GEMMs keep, from the sequence records
+// of one precision, size and run: hot / (chain - passes), by the chain's working-set bytes. Where
+// several runs measured a size, the point of the run whose chain was fastest.
+void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
+  struct Triple {
+    const Record *chain = nullptr, *passes = nullptr, *hot = nullptr;
+  };
+  std::map<std::string, std::map<std::string, Triple>> by;  // precision -> rows,width,layers -> records
+  bool any = false;
+  for (const Record& r : records) {
+    if (r.workload != "sequence" || r.backend != Backend::cpu) continue;
+    any = true;
+    if (!gtb::usable(r) || !r.stats || !(r.stats->median > 0)) continue;
+    const std::string key = r.params.dump();
+    Triple& t = by[precision_of(r)][key];
+    const std::string mode = opt(r, "mode", "");
+    const Record*& slot = mode == "chain" ? t.chain : mode == "passes" ? t.passes : t.hot;
+    if (mode != "chain" && mode != "passes" && mode != "hot") continue;
+    if (!slot || r.stats->median < slot->stats->median) slot = &r;
+  }
+  if (!any) return;
+  for (const Precision step_precision : {Precision::fp32, Precision::bf16}) {
+    const std::string prec = to_string(step_precision), gemm_prec = to_string(gemm_precision(step_precision));
+    cost::Term t;
+    t.name = "matmul_in_step";
+    t.backend = Backend::cpu;
+    t.where = json{{"precision", prec}};
+    t.form = "table";
+    t.axes = {"bytes"};
+    t.y = "fraction";
+    for (const auto& [key, tr] : by[gemm_prec]) {
+      if (!tr.chain || !tr.passes || !tr.hot) continue;
+      const double in_step = tr.chain->stats->median - tr.passes->stats->median;
+      const auto ws = tr.chain->counters.find("working_set_bytes");
+      if (!(in_step > 0) || ws == tr.chain->counters.end()) continue;
+      t.points.push_back({json{{"bytes", ws->second.value}}, tr.hot->stats->median / in_step, tr.chain->id});
+      for (const Record* r : {tr.chain, tr.passes, tr.hot}) t.records.push_back(r->id);
+    }
+    if (t.points.empty()) {
+      f.terms.push_back(cost::cannot_say_term(
+          "matmul_in_step", Backend::cpu, t.where, "table",
+          cost::reason_none(records, Backend::cpu,
+                            [&](const Record& r) { return r.workload == "sequence" && precision_of(r) == gemm_prec; },
+                            gemm_prec + " GEMM sequence")));
+      continue;
+    }
+    t.note = "hot / (chain - passes): the share of the back-to-back GEMM rate a step's GEMMs keep, by the step's "
+             "working set";
+    f.terms.push_back(std::move(t));
+  }
+}
 }  // namespace
 
 Findings compute_findings(const std::vector<Record>& records) {
   Findings f;
   if (!records.empty()) matmul_terms(records, f);  // nothing ran: nothing to offer, not "cannot say"
+  matmul_in_step_terms(records, f);
   // best[backend][precision][l2][shape] = fastest ok record over the libraries (variants).
   std::map<std::string, std::map<std::string, std::map<std::string, std::map<Key, Point>>>> best;
   // by_variant[precision][l2][shape][variant] for the cuBLAS vs cuBLASLt table.

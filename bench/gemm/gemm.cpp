@@ -18,6 +18,7 @@
 #include "harness/runtime/blas_core.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
+#include "kernels/common/cpu/gemm_plan.h"
 #include "kernels/common/cpu/mkl.h"
 #include "kernels/common/cpu/parallel.h"
 #include "kernels/common/random.h"
@@ -286,6 +287,137 @@ void cpu_step_shape(gtb::State& st, gtb::cpu::GemmLib lib) {
   st.exec(run);
 }
 
+// The BF16 step's GEMMs as the CPU steps run them: FP32 operands handed to the per-shape plan
+// (kernels/common/cpu/gemm_plan.h), which rounds them to BF16 as they enter the product (autocast)
+// and runs the library it verified and timed fastest at this shape (oneDNN's or oneMKL's BF16 GEMM,
+// whose conversion to BF16 words and packing count against them, or an FP32 library on the rounded
+// operands). The library shapes above take operands already in BF16 words; at a step's small
+// shapes the conversion is much of the product's time, and these points price it.
+void cpu_step_shape_bf16(gtb::State& st) {
+  const std::string orient = st.get_string("orientation");
+  if (orient != "nn" && orient != "tn" && orient != "nt")
+    throw std::invalid_argument("gemm: orientation must be nn, tn or nt, got " + orient);
+  if (gtb::gemm::precision_from_string(st.get_string("precision")) != Precision::bf16_fp32acc)
+    throw std::invalid_argument("gemm: the plan variant runs bf16_fp32acc only");
+  const Problem& pr = problem(dim(st, "m"), dim(st, "n"), dim(st, "k"));
+  const int m = int(pr.m), n = int(pr.n), k = int(pr.k);
+  const bool ta = orient == "tn", tb = orient == "nt";
+  std::vector<float> a(pr.a.size()), b(pr.b.size());
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < k; ++j) (ta ? a[std::size_t(j) * m + i] : a[std::size_t(i) * k + j]) = pr.a[std::size_t(i) * k + j];
+  for (int i = 0; i < k; ++i)
+    for (int j = 0; j < n; ++j) (tb ? b[std::size_t(j) * k + i] : b[std::size_t(i) * n + j]) = pr.b[std::size_t(i) * n + j];
+  const int lda = ta ? m : k, ldb = tb ? k : n;
+  const gtb::cpu::BlasThreadsScope one(1);
+  gtb::cpu::plan::Plan plan;
+  plan.choose({{"site", ta, tb, m, n, k, lda, ldb, n, false}}, true, true);  // verified and timed per candidate
+  const auto& ch = plan.choices().front();
+  if (ch.chosen < 0) throw gtb::Skip("no BF16 GEMM candidate verified at this shape: " + plan.summary());
+  std::vector<float> c = output_buffer(pr);
+  plan.run(0, a.data(), b.data(), 0.0f, c.data());
+  describe_problem(st, pr, Precision::bf16_fp32acc);
+  if (!record_check(st, c.data(), pr, Precision::bf16_fp32acc)) return;
+  st.info("threads", omp_get_max_threads());
+  st.info("library", ch.tried[std::size_t(ch.chosen)].name);
+  st.info("gemm_plan", plan.summary());
+  st.info("compute", std::string("BF16 ") + (ta ? "A^T B" : tb ? "A B^T" : "A B") +
+                         " from FP32 operands rounded as they enter the product, FP32 accumulation and C (the CPU "
+                         "steps' per-shape plan)");
+  st.exec([&] { plan.run(0, a.data(), b.data(), 0.0f, c.data()); });
+}
+
+// A step's GEMMs do not run back to back on operands held in cache, as the records above run them:
+// each reads an activation a pass wrote just before, and the step's weights and activations together
+// outgrow the caches. A chain of `layers` layers at R rows and width W, as a step's forward pass runs
+// it: Z_l = A_{l-1} W_l (each layer its own weights) and A_l = relu(Z_l) over the threads. `mode`
+// runs the whole chain, its passes alone, or its first GEMM `layers` times on the same operands (hot,
+// as the step-shape records run it); the findings divide (chain - passes) by hot: the factor by which
+// a step's working set slows its GEMMs, by precision and working-set bytes (the matmul_in_step term).
+struct Chain {
+  int rows = 0, width = 0, layers = 0;
+  std::vector<float> x, w, z, a;  // x: R x W; w, z, a: `layers` blocks
+  std::size_t act() const { return std::size_t(rows) * std::size_t(width); }
+  std::size_t wsz() const { return std::size_t(width) * std::size_t(width); }
+  const float* in(int l) const { return l == 0 ? x.data() : a.data() + act() * std::size_t(l - 1); }
+};
+
+void relu_pass(const float* z, float* a, std::size_t rows, std::size_t cols) {
+  gtb::cpu::parallel_ranges(rows, double(rows) * double(cols), [&](std::size_t r0, std::size_t r1, int) {
+    for (std::size_t r = r0; r < r1; ++r) {
+      const float* __restrict zr = z + r * cols;
+      float* __restrict ar = a + r * cols;
+#pragma omp simd
+      for (std::size_t j = 0; j < cols; ++j) ar[j] = zr[j] > 0.0f ? zr[j] : 0.0f;
+    }
+  });
+}
+
+void cpu_sequence(gtb::State& st) {
+  const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
+  if (prec != Precision::fp32 && prec != Precision::bf16_fp32acc)
+    throw std::invalid_argument("gemm: the sequence runs fp32 or bf16_fp32acc");
+  const bool bf16 = prec == Precision::bf16_fp32acc;
+  const std::string mode = st.get_string("mode");
+  if (mode != "chain" && mode != "passes" && mode != "hot")
+    throw std::invalid_argument("gemm: mode must be chain, passes or hot, got " + mode);
+  Chain ch;
+  ch.rows = dim(st, "rows"), ch.width = dim(st, "width"), ch.layers = dim(st, "layers");
+  const std::size_t L = std::size_t(ch.layers);
+  ch.x.resize(ch.act()), ch.w.resize(ch.wsz() * L), ch.z.resize(ch.act() * L), ch.a.resize(ch.act() * L);
+  gtb::fill_normal(ch.x.data(), ch.x.size(), kSeed);
+  gtb::fill_normal(ch.w.data(), ch.w.size(), kSeed + 1);
+  const float scale = 1.0f / std::sqrt(float(ch.width));  // keeps the activations of order one
+  for (float& v : ch.w) v *= scale;
+  gtb::poison(ch.z.data(), ch.z.size());
+  gtb::poison(ch.a.data(), ch.a.size());
+  const gtb::cpu::BlasThreadsScope one(1);
+  const int R = ch.rows, W = ch.width;
+  gtb::cpu::plan::Plan plan;  // the steps' per-shape choice, FP32 or BF16 (operands rounded as they enter)
+  plan.choose({{"layer", false, false, R, W, W, W, W, W, false}}, bf16, bf16);
+  if (plan.choices().front().chosen < 0) throw gtb::Skip("no GEMM candidate verified at this shape: " + plan.summary());
+  auto gemm = [&](int l, int from) {
+    plan.run(0, ch.in(from), ch.w.data() + ch.wsz() * std::size_t(l), 0.0f, ch.z.data() + ch.act() * std::size_t(l));
+  };
+  auto run = [&] {
+    for (int l = 0; l < ch.layers; ++l) {
+      if (mode == "hot") {
+        gemm(0, 0);
+        continue;
+      }
+      if (mode == "chain") gemm(l, l);
+      relu_pass(ch.z.data() + ch.act() * std::size_t(l), ch.a.data() + ch.act() * std::size_t(l), std::size_t(R),
+                std::size_t(W));
+    }
+  };
+  // The check: the chain once, every layer's Z against float64 from the previous layer's A as computed.
+  {
+    for (int l = 0; l < ch.layers; ++l) {
+      gemm(l, l);
+      relu_pass(ch.z.data() + ch.act() * std::size_t(l), ch.a.data() + ch.act() * std::size_t(l), std::size_t(R),
+                std::size_t(W));
+    }
+    const int l = ch.layers - 1;
+    std::vector<float> prev(ch.in(l), ch.in(l) + ch.act()), wl(ch.w.begin() + std::ptrdiff_t(ch.wsz() * std::size_t(l)),
+                                                              ch.w.begin() + std::ptrdiff_t(ch.wsz() * std::size_t(l + 1)));
+    const std::vector<int> rows = gtb::cpu::gemm_check_rows(R, std::min(R, kCheckRows), kSeed + 2);
+    const std::vector<double> ref = gtb::cpu::gemm_reference_rows(prev.data(), wl.data(), W, W, rows);
+    if (!gtb::gemm::record_gemm_check(st, ch.z.data() + ch.act() * std::size_t(l), R, W, rows, ref,
+                                      gtb::gemm::tolerance(prec, W)))
+      return;
+    for (std::size_t i = 0; i < ch.act() * L; ++i)
+      if (!(ch.a[i] == (ch.z[i] > 0.0f ? ch.z[i] : 0.0f))) {
+        st.check(false, "relu pass: element " + std::to_string(i) + " wrong");
+        return;
+      }
+  }
+  const double flop = 2.0 * double(R) * double(W) * double(W) * double(ch.layers);
+  if (mode != "passes") st.set_work(flop);
+  st.counter("working_set_bytes", 4.0 * double(ch.wsz() * L + ch.act() * (2 * L + 1)), "bytes");
+  st.info("threads", omp_get_max_threads());
+  st.info("gemm_plan", plan.summary());
+  st.exec(run);
+}
+
 // Attention's GEMMs: one small product per sample and head, the tasks spread over the threads
 // (an OpenMP loop, each call single-threaded), as the CPU transformer step runs them. Per head of
 // dh columns over S positions: scores Q K^T and dP = dO V^T (nt: S x S x dh), context P V and
@@ -377,6 +509,24 @@ std::vector<std::vector<std::int64_t>> step_sites(const std::string& orient, boo
       }
     }
   }
+  return out;
+}
+
+// The BF16 step sites: layers in -> out of the transformer's and the MLP's widths at R rows, in one
+// orientation (fewer than FP32's: each record first verifies and times every BF16 candidate).
+std::vector<std::vector<std::int64_t>> bf16_step_sites(const std::string& orient, bool full) {
+  const std::vector<std::int64_t> rows = full ? std::vector<std::int64_t>{32, 128, 512, 2048}
+                                              : std::vector<std::int64_t>{512};
+  const std::vector<std::int64_t> widths = full ? std::vector<std::int64_t>{128, 256, 512, 1024}
+                                                : std::vector<std::int64_t>{128, 512};
+  std::vector<std::vector<std::int64_t>> out;
+  for (std::int64_t r : rows)
+    for (std::int64_t in : widths)
+      for (std::int64_t o : widths) {
+        if (orient == "nn") out.push_back({r, o, in});
+        else if (orient == "tn") out.push_back({in, o, r});
+        else out.push_back({r, in, o});
+      }
   return out;
 }
 
@@ -555,6 +705,28 @@ void register_all() {
                               std::string(gtb::cpu::to_string(lib)) + " call per thread's slice");
       if (!in_quick) b.only(gtb::Suite::full);
     }
+  for (const std::string orient : {"nn", "tn", "nt"})
+    gtb::add("gemm", "step_shapes", "plan", gtb::Backend::cpu, cpu_step_shape_bf16)
+        .zip({"m", "n", "k"}, bf16_step_sites(orient, true), bf16_step_sites(orient, false))
+        .option("precision", std::vector<std::string>{"bf16_fp32acc"})
+        .option("orientation", std::vector<std::string>{orient})
+        .rate("tflops", "TFLOP/s", 1e12)
+        .rule(kSmallCallRule)
+        .rule(gtb::Suite::quick, kSmallCallQuickRule)
+        .describe("a BF16 training step's GEMM sites (layer in -> out at R rows) the way the CPU steps run them: "
+                  "FP32 operands rounded to BF16 as they enter the product, the library the per-shape plan "
+                  "verified and timed fastest (its conversion and packing included)");
+  // A step's sequence of GEMMs and passes against the same GEMMs hot (matmul_in_step).
+  gtb::add("gemm", "sequence", "plan", gtb::Backend::cpu, cpu_sequence)
+      .zip({"rows", "width", "layers"}, {{32, 256, 4}, {512, 128, 4}, {512, 512, 4}, {2048, 1024, 4}},
+           {{32, 256, 4}, {512, 128, 4}, {512, 512, 4}})
+      .option("precision", std::vector<std::string>{"fp32", "bf16_fp32acc"})
+      .option("mode", std::vector<std::string>{"chain", "passes", "hot"})
+      .rule(kSmallCallRule)
+      .rule(gtb::Suite::quick, kSmallCallQuickRule)
+      .describe("a step's forward chain (each layer's GEMM on the activation the previous layer's pass wrote, every "
+                "layer its own weights) against its passes alone and its first GEMM repeated hot: the slowdown of "
+                "a step's GEMMs over back-to-back calls");
   // Attention's per-head products, 16 at once (a batch of 4 samples of 4 heads; more tasks than
   // threads, as the transformer steps run).
   for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn})

@@ -84,6 +84,16 @@ void require(bool ok, const char* key, const std::string& model) {
 constexpr double kActivationBytes = 4.0;
 bool reduced_operands(const std::string& precision) { return precision == "bf16" || precision == "fp16"; }
 
+// Fused attention runs kFusedBlockRows query rows at a time and computes only the key blocks on and
+// below the diagonal (causal): of the S x S scores, (S + B) / 2S with B = min(kFusedBlockRows, S). The
+// materialised step computes every score (and masks the upper triangle).
+constexpr double kFusedBlockRows = 64;
+double causal_share(const StepConfig& c) {
+  if (c.attention != "fused" || c.seq_len <= 0) return 1.0;
+  const double S = c.seq_len, B = std::min(kFusedBlockRows, S);
+  return (S + B) / (2 * S);
+}
+
 // One GEMM site of a step: C[m x n] = op(A) op(B) over k, `count` products of it (attention's heads
 // run one per sample and head, `batched`), in the orientation the step calls it.
 struct Shape {
@@ -115,7 +125,9 @@ std::vector<Shape> matmul_shapes(const StepConfig& c, double rows) {
       layer(T, 4 * d, d, true);  // MLP down
       // Attention, per sample and head: scores Q K^T and dP = dO V^T (S x S x dh, nt), context P V
       // and dQ = dS K (S x dh x S, nn), dV = P^T dO and dK = dS^T Q (S x dh x S, tn).
-      const double heads = rows * h;
+      // Fused attention computes only the blocks on and below the diagonal (causal): a share
+      // causal_share(c) of each product.
+      const double heads = rows * h * causal_share(c);
       for (const char* o : {"nt", "nt"}) s.push_back({S, S, dh, o, heads, true});
       // Fused attention keeps no probabilities: its backward computes the scores Q K^T again.
       if (c.attention == "fused") s.push_back({S, S, dh, "nt", heads, true});
@@ -131,6 +143,7 @@ std::vector<Shape> matmul_shapes(const StepConfig& c, double rows) {
 struct Pass {
   double bytes;
   bool gelu;
+  double rate_at = 0;  // the size whose streaming rate applies (0: bytes): a pass run block by block in cache
 };
 std::vector<Pass> elementwise_bytes(const StepConfig& c, double rows) {
   std::vector<Pass> ops;
@@ -148,11 +161,13 @@ std::vector<Pass> elementwise_bytes(const StepConfig& c, double rows) {
       for (int i = 0; i < 2; ++i) ops.push_back({2 * e * T * d, false}), ops.push_back({3 * e * T * d, false});  // norms
       ops.push_back({2 * e * T * 4 * d, true}), ops.push_back({3 * e * T * 4 * d, true});                        // GELU
       for (int i = 0; i < 2; ++i) ops.push_back({3 * e * T * d, false}), ops.push_back({2 * e * T * d, false});  // residuals
-      const double scores = rows * c.heads * double(c.seq_len) * c.seq_len;
+      const double scores = rows * c.heads * double(c.seq_len) * c.seq_len * causal_share(c);
       // Softmax: forward (an exp per score), backward (plain); fused attention's backward recomputes
-      // the probabilities from the scores (an exp per score again).
-      ops.push_back({2 * e * scores, true}), ops.push_back({3 * e * scores, false});
-      if (c.attention == "fused") ops.push_back({2 * e * scores, true});
+      // the probabilities from the scores (an exp per score again). Fused attention's passes run on
+      // one block of scores at a time (B rows x S), in cache: at the rate of a pass of that size.
+      const double block = c.attention == "fused" ? std::min(kFusedBlockRows, double(c.seq_len)) * c.seq_len : 0;
+      ops.push_back({2 * e * scores, true, 2 * e * block}), ops.push_back({3 * e * scores, false, 3 * e * block});
+      if (c.attention == "fused") ops.push_back({2 * e * scores, true, 2 * e * block});
     }
   }
   return ops;
@@ -165,6 +180,25 @@ std::vector<Pass> operand_casts(const StepConfig& c, double rows) {
   if (!reduced_operands(c.precision)) return ops;
   for (const auto& s : matmul_shapes(c, rows)) ops.push_back({6.0 * (s.m * s.k + s.k * s.n) * s.count, false});
   return ops;
+}
+
+// The bytes a step's GEMMs range over: weights and their gradients, and the activations the step
+// keeps (MLP: Z, A and dZ of each layer and the input; a stack of attention blocks: each block's
+// sixteen d-wide activations per token (its 4d-wide ones counted four times), the materialised
+// scores, and the backward's eleven shared d-wide buffers).
+double working_set_bytes(const StepConfig& c, double rows) {
+  const double weights = 8.0 * parameter_count(c);
+  if (c.model == "mlp") {
+    double act = rows * (c.input > 0 ? c.input : c.width);
+    for (int l = 1; l <= c.depth; ++l) act += 3.0 * rows * (l == c.depth ? c.classes : c.width);
+    return weights + kActivationBytes * act;
+  }
+  if (c.model == "transformer") {
+    const double T = rows * c.seq_len, d = c.d_model;
+    const double scores = rows * c.heads * double(c.seq_len) * (c.attention == "fused" ? 1.0 : c.seq_len);
+    return weights + kActivationBytes * (c.layers * (16.0 * T * d + scores) + 11.0 * T * d);
+  }
+  return weights;
 }
 
 double kernels_per_step(const StepConfig& c) {
@@ -353,9 +387,17 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
     n = 1;
   } else {
     std::size_t outside = 0, stand_in = 0;
+    // A step's GEMMs read what its passes wrote, over a working set beyond the caches: the share of
+    // the back-to-back rate they keep there (matmul_in_step), where measured; the per-head products
+    // are measured as a batch over the threads already.
+    const Estimate keep = matmul_in_step_fraction(terms, be, c.precision, working_set_bytes(c, rows));
     for (const auto& s : matmul_shapes(c, rows)) {
       Estimate one = s.batched ? matmul_batched_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation, s.count)
                                : matmul_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation);
+      if (!s.batched && keep.seconds && one.seconds) {
+        one.seconds = *one.seconds / *keep.seconds;
+        one.records.insert(one.records.end(), keep.records.begin(), keep.records.end());
+      }
       outside += one.outside_measured;
       stand_in += one.note.find("priced at the A B rate") != std::string::npos ||
                   one.note.find("priced alone") != std::string::npos;
@@ -370,6 +412,13 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
     if (stand_in)
       mm.note += (mm.note.empty() ? "" : "; ") + std::to_string(stand_in) +
                  " transposed or per-head GEMMs priced at the plain A B rate (none of theirs measured)";
+    if (keep.seconds) {
+      std::ostringstream k;
+      k.precision(3);
+      k << "the layers' GEMMs at " << *keep.seconds << " of their back-to-back rate (a step's working set of "
+        << fmt_bytes(working_set_bytes(c, rows)) << ", matmul_in_step)";
+      mm.note += (mm.note.empty() ? "" : "; ") + k.str();
+    }
   }
   std::ostringstream os;
   os.precision(3);
@@ -388,7 +437,8 @@ Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backe
   ops.insert(ops.end(), casts.begin(), casts.end());
   std::size_t outside = 0;
   for (const Pass& pass : ops) {
-    Estimate one = stream_seconds_of(terms, be, pass.bytes, pass.gelu ? "gelu" : "");
+    Estimate one = stream_seconds_of(terms, be, pass.rate_at > 0 ? pass.rate_at : pass.bytes, pass.gelu ? "gelu" : "");
+    if (pass.rate_at > 0 && one.seconds) one.seconds = *one.seconds * pass.bytes / pass.rate_at;
     outside += one.outside_measured;
     one.note.clear();
     ew = ew + one;

@@ -597,6 +597,25 @@ Estimate matmul_batched_seconds(const std::vector<Term>& terms, Backend b, const
   return e;
 }
 
+Estimate matmul_in_step_fraction(const std::vector<Term>& terms, Backend b, const std::string& precision,
+                                 double working_set_bytes) {
+  std::string reason;
+  const auto found = select(
+      terms, "matmul_in_step", b, [&](const Term& t) { return where_matches(t.where, "precision", precision); },
+      reason);
+  for (const Term* t : found) {
+    if (t->form != "table" || t->y != "fraction") continue;
+    const auto ip = interpolate(*t, json{{t->axes.empty() ? "bytes" : t->axes[0], working_set_bytes}});
+    if (!ip || !(ip->y > 0)) continue;
+    Estimate e;
+    e.seconds = ip->y;  // a fraction, carried in the estimate's number
+    e.records = t->records;
+    e.outside_measured = ip->outside_measured;
+    return e;
+  }
+  return cannot(reason.empty() ? describe("matmul_in_step", b, "precision=" + precision) : reason);
+}
+
 namespace {
 Estimate constant_seconds(const std::vector<Term>& terms, const std::string& name, Backend b,
                           const std::function<bool(const Term&)>& ok, const std::string& sel) {

@@ -90,6 +90,10 @@ Estimate matmul_seconds(const std::vector<Term>&, Backend, const std::string& pr
 // matmul_batched table, or each product alone at the matmul rate where none was measured.
 Estimate matmul_batched_seconds(const std::vector<Term>&, Backend, const std::string& precision, double m, double n,
                                 double k, const std::string& orientation, double count);
+// The share (0..) of the back-to-back GEMM rate a step's GEMMs keep at `precision`, for a step whose
+// weights and activations span `working_set_bytes` (matmul_in_step); cannot_say where none was measured.
+Estimate matmul_in_step_fraction(const std::vector<Term>&, Backend, const std::string& precision,
+                                 double working_set_bytes);
 Estimate launch_seconds(const std::vector<Term>&, const std::string& mode);
 Estimate host_sync_seconds(const std::vector<Term>&, Backend);
 Estimate allreduce_seconds(const std::vector<Term>&, Backend, int ranks, double bytes);

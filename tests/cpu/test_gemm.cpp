@@ -565,6 +565,63 @@ TEST(GemmFindings, MatmulTermsPerOrientationAndBatched) {
   }
 }
 
+namespace {
+// A sequence record (rows x width, 4 layers) of one mode that took `seconds` per repetition.
+gtb::Record sequence_rec(const std::string& precision, const std::string& mode, std::int64_t width, double seconds) {
+  gtb::Record r = timed("sequence", 1, 1, 1, "nn", seconds);
+  r.variant = "plan";
+  r.params = {{"rows", 512}, {"width", width}, {"layers", 4}};
+  r.options = {{"precision", precision}, {"mode", mode}};
+  r.id = gtb::make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
+  r.counters["working_set_bytes"] = {4.0 * (4 * width * width + 9 * 512 * width), "bytes"};
+  return r;
+}
+const gtb::cost::Term* in_step(const g::Findings& f, const std::string& precision) {
+  for (const auto& t : f.terms)
+    if (t.name == "matmul_in_step" && t.where.value("precision", "") == precision) return &t;
+  return nullptr;
+}
+}  // namespace
+
+// matmul_in_step: hot / (chain - passes) per size, at the chain's working set, naming all three
+// records; a planted slower chain lowers the share; a precision without sequence records cannot say.
+TEST(GemmFindings, InStepShareFromTheSequenceRecords) {
+  std::vector<gtb::Record> rs = {sequence_rec("fp32", "chain", 128, 1.2e-3), sequence_rec("fp32", "passes", 128, 0.2e-3),
+                                 sequence_rec("fp32", "hot", 128, 0.8e-3)};
+  g::Findings f = g::compute_findings(rs);
+  const auto* t = in_step(f, "fp32");
+  ASSERT_TRUE(t && t->usable());
+  ASSERT_EQ(t->points.size(), 1u);
+  EXPECT_NEAR(t->points[0].y, 0.8, 1e-12);
+  EXPECT_DOUBLE_EQ(t->points[0].at["bytes"].get<double>(), 4.0 * (4 * 128 * 128 + 9 * 512 * 128));
+  EXPECT_EQ(t->records.size(), 3u);
+  const auto* b = in_step(f, "bf16");
+  ASSERT_TRUE(b);
+  EXPECT_FALSE(b->usable());
+  rs[0] = sequence_rec("fp32", "chain", 128, 1.7e-3);  // planted: the chain 0.5 ms slower
+  f = g::compute_findings(rs);
+  EXPECT_NEAR(in_step(f, "fp32")->points[0].y, 0.8 / 1.5, 1e-12);
+  rs.pop_back();  // no hot record: no point, and the term says why
+  f = g::compute_findings(rs);
+  EXPECT_FALSE(in_step(f, "fp32")->usable());
+}
+
+// The BF16 step-shape records (FP32 operands rounded as they enter the product) join the bf16 tables.
+TEST(GemmFindings, Bf16StepShapesJoinTheBf16Tables) {
+  gtb::Record r = timed("step_shapes", 512, 128, 512, "tn", 2.0 * 512 * 128 * 512 / 4e11);
+  r.variant = "plan";
+  r.options["precision"] = "bf16_fp32acc";
+  r.id = gtb::make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
+  const g::Findings f = g::compute_findings({r});
+  const gtb::cost::Term* tn = nullptr;
+  for (const auto& t : f.terms)
+    if (t.name == "matmul" && t.where.value("precision", "") == "bf16" && t.where.value("orientation", "") == "tn") tn = &t;
+  ASSERT_TRUE(tn && tn->usable());
+  ASSERT_EQ(tn->points.size(), 1u);
+  EXPECT_NEAR(tn->points[0].y, 4e11, 1);
+  EXPECT_EQ(tn->points[0].record, r.id);
+}
+
 TEST(GemmFindings, EmptyInputGivesNoFindings) {
   gtb::json f = gtb::json::object();
   const g::Findings found = g::compute_findings({});

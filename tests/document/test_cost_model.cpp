@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include "harness/document/cost_model.h"
@@ -473,6 +474,8 @@ TEST(CostModel, ACoreShareScalesTheCpuCompute) {
 // Fused attention's backward computes the scores and their exp again: one more Q K^T per head (at the
 // batched rate) and one more exp pass over the scores (at the GELU pass's rate), nothing else. The
 // softmax's forward pass is priced at the GELU pass's rate too (an exp per score).
+// Fused attention pays for its recomputed scores, computes only the causal blocks, and runs its
+// softmax passes on one block at a time (at the streaming rate of a block's size).
 TEST(CostModel, FusedAttentionPaysForItsRecomputedScores) {
   const double mm = 1e11, plain = 1e10, gelu = 1e9;
   std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", mm), flat_stream(Backend::cpu, "", plain),
@@ -482,11 +485,15 @@ TEST(CostModel, FusedAttentionPaysForItsRecomputedScores) {
   const Prediction mat = predict(terms, config_from_json(j), Backend::cpu);
   j["attention"] = "fused";
   const Prediction fused = predict(terms, config_from_json(j), Backend::cpu);
-  const double heads = 2 * 4, scores = heads * 128.0 * 128;
+  // Fused attention computes the causal blocks only, 64 query rows at a time: of 128 x 128 scores,
+  // (128 + 64) / 256 = 0.75; its seven products (the scores again in the backward) against six.
+  const double heads = 2 * 4, scores = heads * 128.0 * 128, causal = 0.75;
   EXPECT_NEAR(*part(fused, "matmul")->estimate.seconds - *part(mat, "matmul")->estimate.seconds,
-              heads * 2.0 * 128 * 128 * 32 / mm, 1e-12);
+              (7 * causal - 6) * heads * 2.0 * 128 * 128 * 32 / mm, 1e-12);
   EXPECT_NEAR(*part(fused, "elementwise")->estimate.seconds - *part(mat, "elementwise")->estimate.seconds,
-              2 * 4.0 * scores / gelu, 1e-12);
+              causal * (4 * 4.0 * scores / gelu + 3 * 4.0 * scores / plain) -
+                  (2 * 4.0 * scores / gelu + 3 * 4.0 * scores / plain),
+              1e-12);
   // Halving the GELU pass's rate adds the softmax forward once more, in both variants.
   const double before = *part(mat, "elementwise")->estimate.seconds;
   for (auto& t : terms)
@@ -578,4 +585,91 @@ TEST(CostModelSoftware, ValidationLeavingOutTheRecordKeepsTheFamilysOtherRecords
   // The JSON form keeps the choice.
   s.leave_out = "record";
   EXPECT_EQ(step_from_json(to_json(s), "fw").leave_out, "record");
+}
+
+namespace {
+// A matmul_in_step table of one fraction over a range of working sets, for one precision.
+Term in_step_share(const std::string& precision, double fraction) {
+  Term t;
+  t.family = "gemm";
+  t.name = "matmul_in_step";
+  t.backend = Backend::cpu;
+  t.where = {{"precision", precision}};
+  t.form = "table";
+  t.axes = {"bytes"};
+  t.y = "fraction";
+  for (double b : {1e5, 1e10}) {
+    const std::string rec = "sequence/" + precision + "/" + std::to_string(b);
+    t.points.push_back({json{{"bytes", b}}, fraction, rec});
+    t.records.push_back(rec);
+  }
+  return t;
+}
+}  // namespace
+
+// A step's layer GEMMs at the share of their back-to-back rate the sequence records measured: halving
+// the share doubles their seconds; attention's per-head products (measured as a batch) and another
+// precision's share do not move; the part names the sequence records.
+TEST(CostModel, PlantedHalvedInStepShareDoublesTheLayersGemms) {
+  const StepConfig c = config_from_json({{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4},
+                                         {"seq_len", 128}, {"batch", 2}});
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
+                             flat_stream(Backend::cpu, "gelu", 1e9)};
+  for (const char* o : {"nn", "tn", "nt"}) terms.push_back(flat_matmul("matmul_batched", Backend::cpu, o, 1e11));
+  const double plain = matmul_part(terms, c);
+  const double attention = 6 * 8 * 2.0 * 128 * 128 * 32 / 1e11;
+  terms.push_back(in_step_share("bf16", 0.25));
+  EXPECT_NEAR(matmul_part(terms, c), plain, 1e-12);
+  terms.push_back(in_step_share("fp32", 1.0));
+  EXPECT_NEAR(matmul_part(terms, c), plain, 1e-12);
+  terms.back() = in_step_share("fp32", 0.5);
+  EXPECT_NEAR(matmul_part(terms, c), attention + 2 * (plain - attention), 1e-12);
+  const Prediction halved = predict(terms, c, Backend::cpu);
+  const Part* mm = part(halved, "matmul");
+  EXPECT_NE(mm->estimate.note.find("0.5 of their back-to-back rate"), std::string::npos) << mm->estimate.note;
+  EXPECT_TRUE(std::any_of(mm->estimate.records.begin(), mm->estimate.records.end(),
+                          [](const std::string& r) { return r.rfind("sequence/fp32/", 0) == 0; }));
+  // The GPU has no such term: untouched.
+  EXPECT_FALSE(matmul_in_step_fraction(terms, Backend::cuda, "fp32", 1e7).seconds);
+}
+
+// The share is looked up at the step's working set: a larger batch reads a larger one.
+TEST(CostModel, InStepShareIsReadAtTheStepsWorkingSet) {
+  Term t = in_step_share("fp32", 1.0);
+  t.points[0].y = 1.0, t.points[1].y = 0.5;  // 1e5 bytes: 1.0; 1e10 bytes: 0.5, log-log between
+  const std::vector<Term> terms = {t};
+  const Estimate small = matmul_in_step_fraction(terms, Backend::cpu, "fp32", 1e5);
+  const Estimate mid = matmul_in_step_fraction(terms, Backend::cpu, "fp32", std::sqrt(1e5 * 1e10));
+  ASSERT_TRUE(small.seconds && mid.seconds);
+  EXPECT_NEAR(*small.seconds, 1.0, 1e-12);
+  EXPECT_NEAR(*mid.seconds, std::sqrt(0.5), 1e-9);
+  EXPECT_TRUE(matmul_in_step_fraction(terms, Backend::cpu, "fp32", 1e12).outside_measured);
+  EXPECT_FALSE(matmul_in_step_fraction(terms, Backend::cpu, "bf16", 1e7).seconds);
+}
+
+// A fused softmax pass is priced at the rate of one block of scores (64 rows x S, in cache), the
+// materialised one at the rate of all the step's scores: a streaming table faster at small sizes
+// makes the fused passes cheaper per byte, the materialised ones not.
+TEST(CostModel, FusedSoftmaxPassesRunAtTheRateOfOneBlock) {
+  auto gelu_table = [](double small_rate) {
+    Term t = flat_stream(Backend::cpu, "gelu", 1e9);
+    t.points[0].y = small_rate;  // 1e3 bytes
+    t.points[1].y = 1e9;         // 1e10 bytes
+    return t;
+  };
+  json j = {{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4}, {"seq_len", 512}, {"batch", 1}};
+  auto ew = [&](const std::string& attention, double small_rate) {
+    std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
+                               gelu_table(small_rate)};
+    j["attention"] = attention;
+    const Prediction p = predict(terms, config_from_json(j), Backend::cpu);
+    return *part(p, "elementwise")->estimate.seconds;
+  };
+  // A faster small-size rate moves the fused passes (blocks of 64 x 512 scores: 128-192 KiB) more
+  // than the materialised ones (4 x 512 x 512 scores at once: 8-12 MiB); the other passes are the
+  // same in both.
+  const double fused_gain = ew("fused", 1e9) - ew("fused", 1e10);
+  const double mat_gain = ew("materialised", 1e9) - ew("materialised", 1e10);
+  EXPECT_GT(fused_gain, 0);
+  EXPECT_GT(fused_gain - mat_gain, 0.1 * fused_gain);
 }
