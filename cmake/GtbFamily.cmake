@@ -196,3 +196,18 @@ function(gtb_add_family)
     set_tests_properties(${F_NAME}.gpu_tests PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
   endif()
 endfunction()
+
+# gtb_add_emu_test(<target> PREFIX <test prefix> SOURCES <files> [LIBS <libraries>]): a CPU test binary
+# of device kernels' CUDA code run on CPU threads (tests/cpu/cuda_emu stands in for the CUDA headers),
+# so that their indexing, grid-stride loops and tiling are tested without a GPU. Paths are relative
+# to the project root; LIBS come before the common kernels library.
+function(gtb_add_emu_test target)
+  cmake_parse_arguments(E "" "PREFIX" "SOURCES;LIBS" ${ARGN})
+  list(TRANSFORM E_SOURCES PREPEND "${PROJECT_SOURCE_DIR}/")
+  add_executable(${target} ${E_SOURCES})
+  target_include_directories(${target} BEFORE PRIVATE ${PROJECT_SOURCE_DIR}/tests/cpu/cuda_emu)
+  target_link_libraries(${target} PRIVATE ${E_LIBS} gtb_kernels_common GTest::gtest GTest::gtest_main Threads::Threads)
+  gtb_host_warnings(${target})
+  gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${E_PREFIX}"
+    PROPERTIES LABELS cpu SKIP_REGULAR_EXPRESSION "${GTB_GTEST_SKIPPED}")
+endfunction()

@@ -378,11 +378,21 @@ json projected_fields(const StepProjection& p) {
           {"scaling_efficiency_full_overlap", p.efficiency_full_overlap}};
 }
 
+// What a projection divided by: `count` names the ranks or GPUs, `one` the measured one-rank or
+// one-GPU step ("one_rank": one_rank_step_s, one_rank_record).
+json inputs_json(const ProjectionInputs& in, const char* count, const std::string& one) {
+  return {{count, in.ranks},
+          {"busbw_gbps", in.busbw_gbps},
+          {"busbw_source", in.busbw_source},
+          {one + "_step_s", in.one_step_s},
+          {one + "_record", in.one_record},
+          {"gradient_bytes", in.gradient_bytes}};
+}
+
 }  // namespace
 
 void to_json(const Findings& found, json& out) {
-  cost::publish(out, found.terms, found.measured_steps);
-  cost::publish_pairs(out, found.pairs);
+  cost::publish(out, found);
   json coll = json::array();
   for (const auto& c : found.largest_size)
     coll.push_back({{"record", c.record},
@@ -426,26 +436,14 @@ void to_json(const Findings& found, json& out) {
                     {"width", p.width},
                     {"depth", p.depth},
                     {"rows_per_rank", p.rows_per_rank},
-                    {"inputs", {{"ranks", in.ranks},
-                                {"busbw_gbps", in.busbw_gbps},
-                                {"busbw_source", in.busbw_source},
-                                {"one_rank_step_s", in.one_step_s},
-                                {"one_rank_record", in.one_record},
-                                {"gradient_bytes", in.gradient_bytes}}}});
+                    {"inputs", inputs_json(in, "ranks", "one_rank")}});
     rows.back().update(projected_fields(p.step));
   }
   if (!rows.empty()) out["projected"] = {{"label", "projected"}, {"method", kProjectedMethod}, {"rows", rows}};
   rows = json::array();
   for (const auto& p : found.projected_gpu) {
     const auto& in = p.inputs;
-    rows.push_back({{"label", "projected"},
-                    {"params", p.params},
-                    {"inputs", {{"gpus", in.ranks},
-                                {"busbw_gbps", in.busbw_gbps},
-                                {"busbw_source", in.busbw_source},
-                                {"one_gpu_step_s", in.one_step_s},
-                                {"one_gpu_record", in.one_record},
-                                {"gradient_bytes", in.gradient_bytes}}}});
+    rows.push_back({{"label", "projected"}, {"params", p.params}, {"inputs", inputs_json(in, "gpus", "one_gpu")}});
     rows.back().update(projected_fields(p.step));
   }
   if (!rows.empty()) out["projected_gpu"] = {{"label", "projected"}, {"method", kProjectedGpuMethod}, {"rows", rows}};

@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/document/cost_terms.h"
-#include "harness/document/savings.h"
+#include "harness/document/cost_evidence.h"
 #include "harness/document/types.h"
 #include "kernels/parallel/projection.h"
 
@@ -101,8 +100,11 @@ struct Interference {
 
 // findings.parallel holds each non-empty part under its name: largest_size, vs_plain_loop, dp_step,
 // projected, projected_gpu, collective_notes, interference (the projections as {label, method,
-// rows}, every row labelled "projected"). Only ok records take part.
-struct Findings {
+// rows}, every row labelled "projected"). Only ok records take part. The cost model's evidence:
+// allreduce (seconds by bytes, per rank count) and comm_overlap (fraction hidden) terms per backend,
+// the data-parallel steps measured, and the pairs among them (the all-reduce overlapped with the
+// backward pass against blocking).
+struct Findings : cost::Evidence {
   std::vector<LargestSize> largest_size;
   std::optional<VsPlainLoop> vs_plain_loop;
   std::vector<DpStep> dp_step;
@@ -110,12 +112,6 @@ struct Findings {
   std::vector<ProjectedGpu> projected_gpu;
   std::vector<CollectiveNote> collective_notes;
   std::vector<Interference> interference;
-  // allreduce (seconds by bytes, per rank count) and comm_overlap (fraction hidden) per backend, and
-  // the data-parallel steps measured, for the cost model.
-  std::vector<cost::Term> terms;
-  std::vector<cost::Step> measured_steps;
-  // The A/B pairs among them: the all-reduce overlapped with the backward pass against blocking.
-  std::vector<cost::Pair> pairs;
 };
 // The projections read GTB_PARALLEL_BUSBW_GBPS and GTB_PARALLEL_PROJECT_RANKS (see docs/parallel.md).
 Findings compute_findings(const std::vector<Record>& records);

@@ -6,6 +6,8 @@
 #include <string>
 #include <tuple>
 
+#include "harness/document/findings.h"
+
 namespace gtb::pitfalls {
 
 namespace {
@@ -49,7 +51,7 @@ std::optional<std::int64_t> first_width_after(const std::map<std::int64_t, doubl
   return std::nullopt;
 }
 
-json or_null(const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); }
+using gtb::findings::or_null;
 
 void step_findings(const std::vector<Record>& recs, std::vector<Step>& steps, std::vector<Dominance>& dominance) {
   // (backend, pitfall, variant, batch) -> width -> percent of the clean step
@@ -188,10 +190,9 @@ Findings compute_findings(const std::vector<Record>& records) {
   step_findings(records, f.steps, f.dominance);
   build_findings(records, f.builds);
   cost_terms(records, f);
-  auto add = [&f](std::vector<cost::Pair> more) { f.pairs.insert(f.pairs.end(), more.begin(), more.end()); };
-  add(cost::pairs_differing_in(f.measured_steps, "loss_read_every", {1, 10, 100}, 0, "fewer_syncs"));
-  add(cost::pairs_differing_in(f.measured_steps, "redundant_copy", {json("batch"), json("activation"), json("weights")},
-                               nullptr, "drop_copy"));
+  f.add_pairs(cost::pairs_differing_in(f.measured_steps, "loss_read_every", {1, 10, 100}, 0, "fewer_syncs"));
+  f.add_pairs(cost::pairs_differing_in(f.measured_steps, "redundant_copy",
+                                       {json("batch"), json("activation"), json("weights")}, nullptr, "drop_copy"));
   return f;
 }
 
@@ -230,8 +231,7 @@ void to_json(const Findings& found, json& findings) {
   if (!steps.empty()) findings["steps"] = std::move(steps);
   if (!dominance.empty()) findings["dominance"] = std::move(dominance);
   if (!builds.empty()) findings["builds"] = std::move(builds);
-  cost::publish(findings, found.terms, found.measured_steps);
-  cost::publish_pairs(findings, found.pairs);
+  cost::publish(findings, found);
 }
 
 }  // namespace gtb::pitfalls

@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/document/cost_terms.h"
-#include "harness/document/savings.h"
+#include "harness/document/cost_evidence.h"
 #include "harness/document/types.h"
 
 namespace gtb::pitfalls {
@@ -47,16 +46,13 @@ struct Build {
   double rel_norm_err = -1, baseline_rel_norm_err = -1;
   std::optional<json> flags, isa;  // the record's info, when it has them
 };
-struct Findings {
+// The cost model's evidence: host_sync (seconds per loss read) and redundant_copy (seconds per step,
+// by kind) terms per backend, the measured steps (loss_read and copies records) for its validation,
+// and the pairs among them: a habit's step against the clean step (fewer_syncs, drop_copy).
+struct Findings : cost::Evidence {
   std::vector<Step> steps;
   std::vector<Dominance> dominance;
   std::vector<Build> builds;
-  // host_sync (seconds per loss read) and redundant_copy (seconds per step, by kind) per backend,
-  // and the measured steps (loss_read and copies records) for the cost model's validation.
-  std::vector<cost::Term> terms;
-  std::vector<cost::Step> measured_steps;
-  // The A/B pairs among them: a habit's step against the clean step (fewer_syncs, drop_copy).
-  std::vector<cost::Pair> pairs;
 };
 Findings compute_findings(const std::vector<Record>& records);
 // Writes `found` as findings.pitfalls's data: each non-empty list under its name.

@@ -34,11 +34,6 @@ endif()
 # The device kernels' code run on CPU threads (tests/cpu/cuda_emu stands in for the CUDA headers),
 # so that their indexing and grid-stride loops are tested without a GPU.
 if(GTB_BUILD_TESTS AND TARGET gtb_pitfalls_kernels)
-  add_executable(test_pitfalls_emu ${PROJECT_SOURCE_DIR}/tests/cpu/test_pitfalls_emu.cpp
-                 ${PROJECT_SOURCE_DIR}/kernels/pitfalls/reference.cpp)
-  target_include_directories(test_pitfalls_emu BEFORE PRIVATE ${PROJECT_SOURCE_DIR}/tests/cpu/cuda_emu)
-  target_link_libraries(test_pitfalls_emu PRIVATE gtb_kernels_common GTest::gtest GTest::gtest_main Threads::Threads)
-  gtb_host_warnings(test_pitfalls_emu)
-  gtest_discover_tests(test_pitfalls_emu DISCOVERY_TIMEOUT 60 TEST_PREFIX "pitfalls."
-    PROPERTIES LABELS cpu SKIP_REGULAR_EXPRESSION "${GTB_GTEST_SKIPPED}")
+  gtb_add_emu_test(test_pitfalls_emu PREFIX "pitfalls."
+    SOURCES tests/cpu/test_pitfalls_emu.cpp kernels/pitfalls/reference.cpp)
 endif()

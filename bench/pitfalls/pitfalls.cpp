@@ -43,14 +43,22 @@ void step_counters(State& st, const gtb::mlp::Config& c, int batch, std::int64_t
   st.counter("step_gflop", gtb::mlp::step_flops(lay, batch) / 1e9, "GFLOP");
 }
 
+// The loop's first step checked against float64 (outside the timed region), then the step's
+// counters; false when the check failed (the record is invalid and nothing is timed).
+template <class Loop>
+bool first_step_checked(State& st, Loop& loop, const gtb::mlp::Config& cfg, int batch, std::int64_t steps_per_rep) {
+  const gtb::mlp::VerifyResult v = loop.verify_first_step();
+  st.check(v.ok, v.detail);
+  if (!v.ok) return false;
+  step_counters(st, cfg, batch, steps_per_rep);
+  return true;
+}
+
 void cpu_step_case(State& st, pf::Copy copy, int every) {
   const gtb::mlp::Config cfg = config_of(st);
   const int batch = st.get_int("batch", 1);
   pf::CpuStepLoop loop(cfg, batch, copy, every);
-  const gtb::mlp::VerifyResult v = loop.verify_first_step();
-  st.check(v.ok, v.detail);
-  if (!v.ok) return;
-  step_counters(st, cfg, batch, 1);
+  if (!first_step_checked(st, loop, cfg, batch, 1)) return;
   st.info("threads", gtb::mlp::CpuMlp::threads());
   // The loop runs its own steps (a loss read every `every` of them): one call times the batch.
   st.exec_batch_self_timed(gtb::Clock::host_wall,
@@ -63,10 +71,7 @@ void gpu_step_case(State& st, pf::Copy copy, int every) {
   const gtb::mlp::Config cfg = config_of(st);
   const int batch = st.get_int("batch", 1);
   pf::GpuStepLoop loop(cfg, batch, copy, every);
-  const gtb::mlp::VerifyResult v = loop.verify_first_step();
-  st.check(v.ok, v.detail);
-  if (!v.ok) return;
-  step_counters(st, cfg, batch, pf::kGpuStepsPerRep);
+  if (!first_step_checked(st, loop, cfg, batch, pf::kGpuStepsPerRep)) return;
   // Host wall clock from a drained queue to a drained queue: a loss read stalls the host, which
   // events between two points on the stream would not see.
   st.exec_batch_self_timed(gtb::Clock::host_wall, [&](std::int64_t reps) {

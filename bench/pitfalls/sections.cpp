@@ -7,17 +7,11 @@ namespace {
 
 using gtb::json;
 using gtb::findings::Hint;
+using gtb::findings::or_null;
 namespace pf = gtb::pitfalls;
 
-template <class T>
-json or_null(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
 void sections(const std::vector<gtb::Record>& recs, const pf::Findings& found, gtb::findings::Family& f) {
-  const std::string gpu_note = gtb::findings::any_number(recs, gtb::Backend::cuda)
-                                   ? ""
-                                   : "GPU records: " + gtb::findings::why_none(recs, gtb::Backend::cuda) + ".";
+  const std::string gpu_note = gtb::findings::none_note(recs, gtb::Backend::cuda, "GPU records: ", ".");
   auto& habits = f.section("habits", "Habits in the training loop (times in us per step)");
   auto& t = habits.table("steps", {{"backend"}, {"habit"}, {"width", "", Hint::count}, {"batch", "", Hint::count},
                                    {"clean step", "us", Hint::duration}, {"with the habit", "us", Hint::duration},

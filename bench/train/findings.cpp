@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include "harness/document/findings.h"
+
 namespace gtb::mlp {
 
 namespace {
@@ -166,19 +168,17 @@ Findings compute_findings(const std::vector<Record>& recs) {
     }
     f.measured_steps.push_back({"", r.id, r.backend, seconds, config});
   }
-  auto add = [&f](std::vector<cost::Pair> more) { f.pairs.insert(f.pairs.end(), more.begin(), more.end()); };
   for (const char* low : {"bf16", "fp16", "tf32"})
-    add(cost::pairs_differing_in(f.measured_steps, "precision", {json("fp32")}, json(low), low));
-  add(cost::pairs_differing_in(f.measured_steps, "micro_batches", {2, 4, 8, 16, 32, 64}, nullptr, "larger_batch", "1"));
-  add(cost::pairs_differing_in(f.measured_steps, "cuda_graph", {nullptr}, true, "cuda_graphs", "false"));
-  add(cost::pairs_differing_in(f.measured_steps, "host_memory", {json("pageable")}, json("pinned"), "pinned_memory"));
+    f.add_pairs(cost::pairs_differing_in(f.measured_steps, "precision", {json("fp32")}, json(low), low));
+  f.add_pairs(cost::pairs_differing_in(f.measured_steps, "micro_batches", {2, 4, 8, 16, 32, 64}, nullptr, "larger_batch", "1"));
+  f.add_pairs(cost::pairs_differing_in(f.measured_steps, "cuda_graph", {nullptr}, true, "cuda_graphs", "false"));
+  f.add_pairs(cost::pairs_differing_in(f.measured_steps, "host_memory", {json("pageable")}, json("pinned"), "pinned_memory"));
   return f;
 }
 
 void to_json(const Findings& found, json& f) {
-  cost::publish(f, {}, found.measured_steps);
-  cost::publish_pairs(f, found.pairs);
-  auto or_null = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  cost::publish(f, found);
+  using gtb::findings::or_null;
   json arr = json::array();
   for (const auto& g : found.crossover_batch) {
     json e = {{"options", g.options}, {"width", g.width}, {"depth", g.depth}};

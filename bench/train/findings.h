@@ -5,8 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/document/cost_terms.h"
-#include "harness/document/savings.h"
+#include "harness/document/cost_evidence.h"
 #include "harness/document/types.h"
 
 namespace gtb::mlp {
@@ -74,19 +73,16 @@ struct WidestTflops {
 
 // All train findings from the finished records (ok records only); findings.train holds each
 // non-empty list under its name: crossover_batch, gpu_slower_below, graph_speedup,
-// mixed_precision, largest_width_tflops.
-struct Findings {
+// mixed_precision, largest_width_tflops. The cost model's evidence: every usable step record as a
+// measured step for its validation (no terms: the records are whole steps, what the model predicts),
+// and the A/B pairs among them (one fix between two steps): precision fp32 -> bf16 / fp16 / tf32,
+// micro-batches -> the whole batch at once, eager -> CUDA Graph, pageable -> pinned host memory.
+struct Findings : cost::Evidence {
   std::vector<CrossoverBatch> crossover_batch;
   std::vector<GpuSlowerBelow> gpu_slower_below;
   std::vector<GraphSpeedup> graph_speedup;
   std::vector<MixedPrecision> mixed_precision;
   std::vector<WidestTflops> largest_width_tflops;
-  // Every usable step record as a measured step for the cost model's validation (this family
-  // publishes no terms: its records are whole steps, what the model predicts).
-  std::vector<cost::Step> measured_steps;
-  // The A/B pairs among them (one fix between two steps): precision fp32 -> bf16 / fp16 / tf32,
-  // micro-batches -> the whole batch at once, eager -> CUDA Graph, pageable -> pinned host memory.
-  std::vector<cost::Pair> pairs;
 };
 Findings compute_findings(const std::vector<Record>& records);
 void to_json(const Findings& found, json& data);

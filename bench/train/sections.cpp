@@ -15,7 +15,7 @@ namespace fx = gtb::findings;
 
 namespace mlp = gtb::mlp;
 
-json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+using fx::or_null;
 
 // "width 512, depth 4, data=device": a model and its options.
 std::string model(const char* a, int av, const char* b, int bv, const json& options) {
@@ -45,7 +45,7 @@ void sweep_figure(fx::Section& s, const char* id, const std::string& title, cons
 }
 
 void sections(const std::vector<gtb::Record>& recs, const mlp::Findings& found, fx::Family& f) {
-  const std::string no_gpu = fx::any_number(recs, gtb::Backend::cuda) ? "" : "no GPU record: " + fx::why_none(recs, gtb::Backend::cuda);
+  const std::string no_gpu = fx::none_note(recs, gtb::Backend::cuda, "no GPU record: ");
   auto& c = f.section("crossover_batch", "GPU/CPU crossover batch");
   auto& ct = c.table("crossover_batch", {{"model"}, {"GPU ahead from batch", "", Hint::count}, {"GPU/CPU at the smallest batch", "", Hint::ratio},
                                          {"smallest batch", "", Hint::count}, {"GPU/CPU at the largest batch", "", Hint::ratio},

@@ -8,18 +8,18 @@ zero_grad + forward + backward + optimizer step, timed with time.perf_counter af
 median over samples is printed as samples/s beside gtb's figure for the same configuration.
 usage: torch-cpu-step.py [--threads N] [--gtb RESULTS.json] [width,depth,batch[,gelu][,adam] ...]
 """
-import argparse
-import json
 import os
-import statistics
 import sys
-import time
 
 import torch
 
-# The one definition of gtb's models in PyTorch (the framework family's worker builds them too).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kernels", "framework"))
+# The one definition of gtb's models in PyTorch (the framework family's worker builds them too), and
+# the timing and results reading the yardsticks share.
+_KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kernels")
+sys.path.insert(0, os.path.join(_KERNELS, "framework"))
+sys.path.insert(0, os.path.join(_KERNELS, "common"))
 import models  # noqa: E402
+import torch_yardstick  # noqa: E402
 
 # The CPU configurations of gtb's quick train suite.
 DEFAULT = ["256,4,1", "256,4,32", "256,4,512", "256,4,4096", "64,4,256", "1024,4,256",
@@ -39,57 +39,27 @@ def median_step_s(width, depth, batch, gelu, adam, samples=9):
         loss_fn(model(x), y).backward()
         opt.step()
 
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < 0.2:  # warm-up: allocator, thread pool, kernel selection
-        step()
-    per = time.perf_counter()
-    step()
-    one = max(time.perf_counter() - per, 1e-6)
-    reps = max(1, int(0.05 / one))
-    times = []
-    for _ in range(samples):
-        t = time.perf_counter()
-        for _ in range(reps):
-            step()
-        times.append((time.perf_counter() - t) / reps)
-    return statistics.median(times)
+    return torch_yardstick.median_step_s(step, samples, warmup_s=0.2, sample_s=0.05)
 
 
-def gtb_rates(path):
-    if not path:
-        return {}
-    doc = json.load(open(path))
-    out = {}
-    for r in doc["records"]:
-        if r["family"] != "train" or r["backend"] != "cpu" or r["status"] != "ok":
-            continue
-        p, o = r["params"], r["options"]
-        if o.get("micro_batches", 1) != 1:
-            continue
-        key = (p["width"], p["depth"], p["batch"], o.get("activation", "relu") == "gelu", o.get("optimizer", "sgd") == "adam")
-        out[key] = r["value"]
-    return out
+def gtb_key(r):
+    p, o = r["params"], r["options"]
+    if o.get("micro_batches", 1) != 1:
+        return None
+    return (p["width"], p["depth"], p["batch"], o.get("activation", "relu") == "gelu", o.get("optimizer", "sgd") == "adam")
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (default: torch's own)")
-    ap.add_argument("--gtb", help="a gtb results file with the train family's CPU records")
-    ap.add_argument("configs", nargs="*", default=DEFAULT)
-    a = ap.parse_args()
-    if a.threads:
-        torch.set_num_threads(a.threads)
-    gtb = gtb_rates(a.gtb)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; samples/s, median")
+    a = torch_yardstick.parser("train", DEFAULT).parse_args()
+    gtb = torch_yardstick.start(torch, a, "train", gtb_key, "samples")
     for c in a.configs:
         f = c.split(",")
         width, depth, batch = int(f[0]), int(f[1]), int(f[2])
         gelu, adam = "gelu" in f[3:], "adam" in f[3:]
         rate = batch / median_step_s(width, depth, batch, gelu, adam)
         ours = gtb.get((width, depth, batch, gelu, adam))
-        ratio = f"  gtb/torch {ours / rate:.2f}" if ours else ""
         print(f"  width {width:5d} depth {depth} batch {batch:5d} {'gelu' if gelu else 'relu'} "
-              f"{'adam' if adam else 'sgd '}: torch {rate:12.1f}" + (f"  gtb {ours:12.1f}" if ours else "") + ratio)
+              f"{'adam' if adam else 'sgd '}: " + torch_yardstick.beside(rate, ours, 12))
     return 0
 
 

@@ -13,11 +13,6 @@ gtb_add_family(NAME train RUN_ORDER 50
 # stands in for the CUDA headers), so that their indexing, grid-stride loops, 2-D blocks and shared
 # memory are tested without a GPU.
 if(GTB_BUILD_TESTS AND TARGET gtb_train_kernels)
-  add_executable(test_train_emu ${PROJECT_SOURCE_DIR}/tests/cpu/test_train_kernels_emu.cpp
-                 ${PROJECT_SOURCE_DIR}/tests/cpu/test_train_bwd_emu.cpp ${PROJECT_SOURCE_DIR}/tests/cpu/test_train_opt_emu.cpp)
-  target_include_directories(test_train_emu BEFORE PRIVATE ${PROJECT_SOURCE_DIR}/tests/cpu/cuda_emu)
-  target_link_libraries(test_train_emu PRIVATE gtb_kernels_common GTest::gtest GTest::gtest_main Threads::Threads)
-  gtb_host_warnings(test_train_emu)
-  gtest_discover_tests(test_train_emu DISCOVERY_TIMEOUT 60 TEST_PREFIX "train."
-    PROPERTIES LABELS cpu SKIP_REGULAR_EXPRESSION "${GTB_GTEST_SKIPPED}")
+  gtb_add_emu_test(test_train_emu PREFIX "train."
+    SOURCES tests/cpu/test_train_kernels_emu.cpp tests/cpu/test_train_bwd_emu.cpp tests/cpu/test_train_opt_emu.cpp)
 endif()

@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "harness/document/findings.h"
+
 namespace gtb::transfer {
 
 namespace {
@@ -270,7 +272,7 @@ void to_json(const Findings& found, json& f) {
       j["break_even_copies"] = "never (pinned copies are not faster at this size)";
     f["pinning_break_even"][e.method][std::to_string(e.bytes)] = j;
   }
-  auto or_null = [](std::optional<std::int64_t> v) { return v ? json(*v) : json(nullptr); };
+  using gtb::findings::or_null;
   for (const auto& l : found.loader) {
     json j = {{"max_idle_fraction", l.max_idle_fraction}};
     j["smallest_fed_workers"] = or_null(l.smallest_fed_workers);

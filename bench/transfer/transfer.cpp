@@ -178,18 +178,15 @@ void register_copies() {
         .describe(std::string("cudaMemcpyAsync ") + d.what +
                   "; clock=device: copies back to back between CUDA events, clock=host: each copy's API call "
                   "through stream synchronize" + bytes_rule);
-    gtb::add("transfer", d.workload, "memcpy_1thread", Backend::cpu,
-             [bidir](State& st) { cpu_copy(st, bidir, false); })
-        .axis("bytes", kFullBytes, kQuickBytes)
-        .rate("bandwidth", "GB/s", 1e9)
-        .rule(gtb::Suite::quick, kCopyQuick).rule(gtb::Suite::full, kCopyFull)
-        .describe("host memcpy on one thread (the speed a pageable copy's staging runs at)" + bytes_rule);
-    gtb::add("transfer", d.workload, "memcpy_parallel", Backend::cpu,
-             [bidir](State& st) { cpu_copy(st, bidir, true); })
-        .axis("bytes", kFullBytes, kQuickBytes)
-        .rate("bandwidth", "GB/s", 1e9)
-        .rule(gtb::Suite::quick, kCopyQuick).rule(gtb::Suite::full, kCopyFull)
-        .describe("host memcpy split over all cores (OpenMP; one thread below 256 KiB)" + bytes_rule);
+    for (const bool parallel : {false, true})
+      gtb::add("transfer", d.workload, parallel ? "memcpy_parallel" : "memcpy_1thread", Backend::cpu,
+               [bidir, parallel](State& st) { cpu_copy(st, bidir, parallel); })
+          .axis("bytes", kFullBytes, kQuickBytes)
+          .rate("bandwidth", "GB/s", 1e9)
+          .rule(gtb::Suite::quick, kCopyQuick).rule(gtb::Suite::full, kCopyFull)
+          .describe(std::string(parallel ? "host memcpy split over all cores (OpenMP; one thread below 256 KiB)"
+                                         : "host memcpy on one thread (the speed a pageable copy's staging runs at)") +
+                    bytes_rule);
   }
 }
 

@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "harness/document/findings.h"
+
 namespace gtb::xfmr {
 
 namespace {
@@ -22,7 +24,7 @@ bool ours(const Record& r) { return r.family == kFamily; }
 bool out_of_memory(const Record& r) {
   return r.status == Status::skipped && r.status_detail.rfind("out of memory", 0) == 0;
 }
-json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+using gtb::findings::or_null;
 // The step's memory: the host arrays on the CPU, the allocator's high-water mark on a GPU.
 std::optional<double> step_bytes(const Record& r) {
   return r.backend == Backend::cpu ? counter(r, "host_bytes") : counter(r, "peak_device_bytes");
@@ -227,10 +229,10 @@ void to_json(const Findings& found, json& data) {
   for (const auto& c : found.configs)
     configs.push_back({{"record", c.record}, {"backend", to_string(c.backend)}, {"variant", c.variant}, {"params", c.params}, {"options", c.options},
                        {"tokens_per_s", c.tokens_per_s}, {"samples_per_s", c.samples_per_s}, {"tflops", c.tflops},
-                       {"bytes", c.bytes}, {"pct_of_gemm_peak", opt(c.pct_of_gemm_peak)},
-                       {"tflops_gemm", opt(c.tflops_gemm)}, {"tflops_attention", opt(c.tflops_attention)},
-                       {"share_attention", opt(c.share_attention)}, {"share_elementwise", opt(c.share_elementwise)},
-                       {"share_optimizer", opt(c.share_optimizer)}});
+                       {"bytes", c.bytes}, {"pct_of_gemm_peak", or_null(c.pct_of_gemm_peak)},
+                       {"tflops_gemm", or_null(c.tflops_gemm)}, {"tflops_attention", or_null(c.tflops_attention)},
+                       {"share_attention", or_null(c.share_attention)}, {"share_elementwise", or_null(c.share_elementwise)},
+                       {"share_optimizer", or_null(c.share_optimizer)}});
   if (!configs.empty()) data["configs"] = configs;
   json shares = json::array();
   for (const auto& g : found.attention_share) {
@@ -244,12 +246,12 @@ void to_json(const Findings& found, json& data) {
   if (!shares.empty()) data["attention_share"] = shares;
   json mem = json::array();
   for (const auto& p : found.memory)
-    mem.push_back({{"backend", to_string(p.backend)}, {"params", p.params}, {"options", p.options}, {"materialised_bytes", opt(p.materialised_bytes)},
-                   {"fused_bytes", opt(p.fused_bytes)}, {"materialised_tokens_per_s", opt(p.materialised_tokens_per_s)},
-                   {"fused_tokens_per_s", opt(p.fused_tokens_per_s)},
+    mem.push_back({{"backend", to_string(p.backend)}, {"params", p.params}, {"options", p.options}, {"materialised_bytes", or_null(p.materialised_bytes)},
+                   {"fused_bytes", or_null(p.fused_bytes)}, {"materialised_tokens_per_s", or_null(p.materialised_tokens_per_s)},
+                   {"fused_tokens_per_s", or_null(p.fused_tokens_per_s)},
                    {"materialised_oom", p.materialised_oom.empty() ? json(nullptr) : json(p.materialised_oom)},
                    {"fused_oom", p.fused_oom.empty() ? json(nullptr) : json(p.fused_oom)},
-                   {"memory_saved_fraction", opt(p.memory_saved_fraction)}, {"fused_speedup", opt(p.fused_speedup)}});
+                   {"memory_saved_fraction", or_null(p.memory_saved_fraction)}, {"fused_speedup", or_null(p.fused_speedup)}});
   if (!mem.empty()) data["memory"] = mem;
   json oom = json::array();
   for (const auto& o : found.materialised_oom)
@@ -262,13 +264,13 @@ void to_json(const Findings& found, json& data) {
                      {"tokens_per_step", p.tokens_per_step}, {"cpu_tokens_per_s", p.cpu_tokens_per_s},
                      {"gpu_tokens_per_s", p.gpu_tokens_per_s}, {"cpu_record", p.cpu_record},
                      {"gpu_record", p.gpu_record}});
-  data["crossover"] = {{"tokens_per_step", opt(found.crossover.tokens_per_step)},
+  data["crossover"] = {{"tokens_per_step", or_null(found.crossover.tokens_per_step)},
                        {"cannot_say", found.crossover.cannot_say}, {"points", cross}};
   json graph = json::array();
   for (const auto& g : found.graph)
     graph.push_back({{"workload", g.workload}, {"variant", g.variant}, {"params", g.params}, {"options", g.options},
                      {"eager_tokens_per_s", g.eager_tokens_per_s}, {"graph_tokens_per_s", g.graph_tokens_per_s},
-                     {"saved_fraction", g.saved_fraction}, {"launches_per_step", opt(g.launches_per_step)}});
+                     {"saved_fraction", g.saved_fraction}, {"launches_per_step", or_null(g.launches_per_step)}});
   if (!graph.empty()) data["graph"] = graph;
   json steps = json::array();
   for (const auto& s : found.steps)

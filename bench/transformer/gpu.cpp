@@ -53,14 +53,8 @@ Checked check(gx::GpuBlocks& m, const xf::Config& c, gtb::Precision prec, const 
     m.step();
     return m.loss();
   };
-  p.grads = [&m](std::vector<float>& s) {
-    s = m.grads();
-    return static_cast<const float*>(s.data());
-  };
-  p.params_after = [&m](std::vector<float>& s) {
-    s = m.params();
-    return static_cast<const float*>(s.data());
-  };
+  p.grads = gtb::step::downloaded([&m] { return m.grads(); });
+  p.params_after = gtb::step::downloaded([&m] { return m.params(); });
   gtb::step::Workload w;
   w.verify = [&](const gtb::step::Taken& t) {
     const std::size_t n = m.layout().total;

@@ -13,7 +13,7 @@ using gtb::findings::Hint;
 namespace fx = gtb::findings;
 namespace xf = gtb::xfmr;
 
-json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+using gtb::findings::or_null;
 
 // "2 layers, d_model 256, 4 heads, seq_len 256, batch 4"
 std::string model(const json& p) {
@@ -34,9 +34,9 @@ void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, f
                                  {"memory", "", Hint::bytes}});
   for (const auto& r : found.configs)
     ct.rows.push_back({gtb::to_string(r.backend), model(r.params), r.options.value("precision", "fp32"), r.variant,
-                       r.options.value("mode", "-"), r.tokens_per_s, r.samples_per_s, r.tflops, opt(r.tflops_gemm),
-                       opt(r.pct_of_gemm_peak), opt(r.share_attention), opt(r.share_elementwise),
-                       opt(r.share_optimizer), r.bytes});
+                       r.options.value("mode", "-"), r.tokens_per_s, r.samples_per_s, r.tflops, or_null(r.tflops_gemm),
+                       or_null(r.pct_of_gemm_peak), or_null(r.share_attention), or_null(r.share_elementwise),
+                       or_null(r.share_optimizer), r.bytes});
   if (ct.rows.empty()) c.not_measured = "no configs record ran: " + fx::why_none(recs, gtb::Backend::cpu);
   c.say("Memory: the model's host arrays on the CPU, the allocator's high-water mark on a GPU. % of GEMM peak: "
         "TFLOP/s over the best matrix-multiply rate the gemm records measured at the same backend and precision.");
@@ -71,8 +71,8 @@ void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, f
                                 {"fused memory", "", Hint::bytes}, {"memory saved", "", Hint::fraction},
                                 {"fused / materialised tokens/s", "", Hint::ratio}, {"materialised"}});
   for (const auto& p : found.memory)
-    mt.rows.push_back({gtb::to_string(p.backend), model(p.params), fx::params_text(p.options), opt(p.materialised_bytes), opt(p.fused_bytes),
-                       opt(p.memory_saved_fraction), opt(p.fused_speedup),
+    mt.rows.push_back({gtb::to_string(p.backend), model(p.params), fx::params_text(p.options), or_null(p.materialised_bytes), or_null(p.fused_bytes),
+                       or_null(p.memory_saved_fraction), or_null(p.fused_speedup),
                        p.materialised_oom.empty() ? json("ran") : json("out of memory")});
   if (mt.rows.empty()) m.not_measured = "no problem ran with both attention variants";
   m.say("Memory: the model's host arrays on the CPU, the allocator's high-water mark on a GPU.");
@@ -147,7 +147,7 @@ void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, f
                                {"step time saved", "", Hint::fraction}, {"launches per step", "", Hint::count}});
   for (const auto& s2 : found.graph)
     gt.rows.push_back({s2.workload, model(s2.params), s2.variant, fx::params_text(s2.options), s2.eager_tokens_per_s,
-                       s2.graph_tokens_per_s, s2.saved_fraction, opt(s2.launches_per_step)});
+                       s2.graph_tokens_per_s, s2.saved_fraction, or_null(s2.launches_per_step)});
   if (gt.rows.empty())
     g.not_measured = "no GPU problem ran both eager and as a graph: " + fx::why_none(recs, gtb::Backend::cuda);
 }

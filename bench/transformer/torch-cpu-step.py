@@ -14,16 +14,16 @@ samples is printed as tokens/s beside gtb's figure for the same configuration.
 usage: torch-cpu-step.py [--threads N] [--gtb RESULTS.json] [layers,d_model,heads,seq_len,batch,precision,attention ...]
        torch-cpu-step.py --check    (correctness only, float64, a tiny model: exit 0 when it holds, 77 without torch)
 """
-import argparse
-import json
 import os
-import statistics
 import sys
-import time
 
-# The one definition of gtb's models in PyTorch (the framework family's worker builds them too).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kernels", "framework"))
+# The one definition of gtb's models in PyTorch (the framework family's worker builds them too), and
+# the timing and results reading the yardsticks share.
+_KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kernels")
+sys.path.insert(0, os.path.join(_KERNELS, "framework"))
+sys.path.insert(0, os.path.join(_KERNELS, "common"))
 import models  # noqa: E402
+import torch_yardstick  # noqa: E402
 
 # The configurations of gtb's quick transformer suite (configs and seq_sweep).
 # (The full suite's configs are 2,256,4,256,4 and 2,384,6,256,4 beside the small one: pass them.)
@@ -54,29 +54,12 @@ def median_step_s(torch, layers, d, heads, seq, batch, bf16, fused, samples=7):
         loss.backward()
         opt.step()
 
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < 0.3:  # warm-up: allocator, thread pool, kernel selection
-        step()
-    times = []
-    for _ in range(samples):
-        t1 = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t1)
-    return statistics.median(times)
+    return torch_yardstick.median_step_s(step, samples, warmup_s=0.3)
 
 
-def gtb_rates(path):
-    if not path:
-        return {}
-    doc = json.load(open(path))
-    out = {}
-    for r in doc["records"]:
-        if r["family"] != "transformer" or r["backend"] != "cpu" or r["status"] != "ok":
-            continue
-        p, o = r["params"], r["options"]
-        key = (p["layers"], p["d_model"], p["heads"], p["seq_len"], p["batch"], o.get("precision", "fp32"), r["variant"])
-        out[key] = r["value"]
-    return out
+def gtb_key(r):
+    p, o = r["params"], r["options"]
+    return (p["layers"], p["d_model"], p["heads"], p["seq_len"], p["batch"], o.get("precision", "fp32"), r["variant"])
 
 
 def check():
@@ -132,28 +115,21 @@ def check():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (default: torch's own)")
-    ap.add_argument("--gtb", help="a gtb results file with the transformer family's CPU records")
+    ap = torch_yardstick.parser("transformer", DEFAULT)
     ap.add_argument("--check", action="store_true", help="correctness only (float64, tiny model)")
-    ap.add_argument("configs", nargs="*", default=DEFAULT)
     a = ap.parse_args()
     if a.check:
         return check()
     import torch
-    if a.threads:
-        torch.set_num_threads(a.threads)
-    gtb = gtb_rates(a.gtb)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; tokens/s, median")
+    gtb = torch_yardstick.start(torch, a, "transformer", gtb_key, "tokens")
     for c in a.configs:
         f = c.split(",")
         layers, d, heads, seq, batch = (int(v) for v in f[:5])
         prec, attn = f[5], f[6]
         rate = seq * batch / median_step_s(torch, layers, d, heads, seq, batch, prec == "bf16", attn == "fused")
         ours = gtb.get((layers, d, heads, seq, batch, prec, attn))
-        ratio = f"  gtb/torch {ours / rate:.2f}" if ours else ""
         print(f"  layers {layers} d_model {d:5d} heads {heads:2d} seq_len {seq:5d} batch {batch:3d} {prec} {attn:12s}: "
-              f"torch {rate:10.1f}" + (f"  gtb {ours:10.1f}" if ours else "") + ratio)
+              + torch_yardstick.beside(rate, ours, 10))
     return 0
 
 

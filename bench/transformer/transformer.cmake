@@ -28,15 +28,8 @@ endif()
 # (tests/cpu/cuda_emu stands in for the CUDA headers), so that their indexing, tiling and masks are
 # tested without a GPU.
 if(GTB_BUILD_TESTS AND TARGET gtb_transformer_kernels)
-  add_executable(test_transformer_attention_emu ${PROJECT_SOURCE_DIR}/tests/cpu/test_transformer_attention_emu.cpp
-                 ${PROJECT_SOURCE_DIR}/tests/cpu/test_transformer_step_kernels_emu.cpp
-                 ${PROJECT_SOURCE_DIR}/tests/cpu/test_transformer_elementwise_emu.cpp
-                 ${PROJECT_SOURCE_DIR}/tests/cpu/test_graph_emu.cpp)
-  target_include_directories(test_transformer_attention_emu BEFORE PRIVATE ${PROJECT_SOURCE_DIR}/tests/cpu/cuda_emu)
-  target_link_libraries(test_transformer_attention_emu PRIVATE gtb_kernels_common GTest::gtest GTest::gtest_main
-                        Threads::Threads)
-  gtb_host_warnings(test_transformer_attention_emu)
+  gtb_add_emu_test(test_transformer_attention_emu PREFIX "transformer."
+    SOURCES tests/cpu/test_transformer_attention_emu.cpp tests/cpu/test_transformer_step_kernels_emu.cpp
+            tests/cpu/test_transformer_elementwise_emu.cpp tests/cpu/test_graph_emu.cpp)
   target_compile_options(test_transformer_attention_emu PRIVATE -Wno-unknown-pragmas)  # nvcc's #pragma unroll
-  gtest_discover_tests(test_transformer_attention_emu DISCOVERY_TIMEOUT 60 TEST_PREFIX "transformer."
-    PROPERTIES LABELS cpu SKIP_REGULAR_EXPRESSION "${GTB_GTEST_SKIPPED}")
 endif()

@@ -14,12 +14,6 @@ set_source_files_properties(${PROJECT_SOURCE_DIR}/kernels/vectorize/cpu/vectoriz
 # The CUDA kernels' code run on CPU threads (tests/cpu/cuda_emu stands in for the CUDA headers), so
 # that their indexing, grid-stride loop and tail are tested without a GPU.
 if(GTB_BUILD_TESTS AND TARGET gtb_vectorize_kernels)
-  add_executable(test_vectorize_emu ${PROJECT_SOURCE_DIR}/tests/cpu/test_vectorize_emu.cpp
-                 ${PROJECT_SOURCE_DIR}/kernels/vectorize/cpu/vectorize.cpp
-                 ${PROJECT_SOURCE_DIR}/kernels/vectorize/cpu/vectorize_scalar.cpp)
-  target_include_directories(test_vectorize_emu BEFORE PRIVATE ${PROJECT_SOURCE_DIR}/tests/cpu/cuda_emu)
-  target_link_libraries(test_vectorize_emu PRIVATE gtb_kernels_common GTest::gtest GTest::gtest_main Threads::Threads)
-  gtb_host_warnings(test_vectorize_emu)
-  gtest_discover_tests(test_vectorize_emu DISCOVERY_TIMEOUT 60 TEST_PREFIX "vectorize."
-    PROPERTIES LABELS cpu SKIP_REGULAR_EXPRESSION "${GTB_GTEST_SKIPPED}")
+  gtb_add_emu_test(test_vectorize_emu PREFIX "vectorize."
+    SOURCES tests/cpu/test_vectorize_emu.cpp kernels/vectorize/cpu/vectorize.cpp kernels/vectorize/cpu/vectorize_scalar.cpp)
 endif()

@@ -296,6 +296,11 @@ bool any_number(const std::vector<Record>& records, Backend backend) {
   return std::any_of(records.begin(), records.end(), [&](const Record& r) { return r.backend == backend && usable(r); });
 }
 
+std::string none_note(const std::vector<Record>& records, Backend backend, const std::string& prefix,
+                      const std::string& suffix) {
+  return any_number(records, backend) ? "" : prefix + why_none(records, backend) + suffix;
+}
+
 std::string option_text(const Record& r, const std::string& key) {
   if (!r.options.is_object() || !r.options.contains(key)) return "";
   const json& v = r.options.at(key);

@@ -142,6 +142,14 @@ std::string format(const json& value, Hint hint, const std::string& unit);
 // The most common reason a family's records of a backend have no number ("skipped: no GPU").
 std::string why_none(const std::vector<Record>& records, Backend backend);
 bool any_number(const std::vector<Record>& records, Backend backend);
+// "" when some record of the backend has a number, otherwise `prefix` + why_none + `suffix`.
+std::string none_note(const std::vector<Record>& records, Backend backend, const std::string& prefix,
+                      const std::string& suffix = "");
+// An optional number as JSON: the number, or null.
+template <class T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
 std::string option_text(const Record& r, const std::string& key);  // "" when absent; numbers as JSON text
 double param_number(const Record& r, const std::string& key);      // NaN when absent or not a number
 std::string params_text(const json& params);                        // "batch=32, width=256"; "-" when empty

@@ -20,6 +20,11 @@ double quantile_sorted(const std::vector<double>& s, double q) {
   return s[lo] + frac * (s[hi] - s[lo]);
 }
 
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return quantile_sorted(v, q);
+}
+
 double median_inplace(std::vector<double>& v) {
   if (v.empty()) throw std::invalid_argument("median of an empty sample");
   const std::size_t mid = v.size() / 2;

@@ -18,6 +18,8 @@ struct Stats {
 Stats compute_stats(const std::vector<double>& samples);
 // Linear-interpolated quantile (Hyndman-Fan type 7, as numpy's default) of sorted data.
 double quantile_sorted(const std::vector<double>& sorted, double q);
+// The same quantile of data in any order (sorts a copy). Throws std::invalid_argument when empty.
+double quantile(std::vector<double> v, double q);
 // The median (the mean of the two middle values of an even count), the one definition every part of
 // gtb uses. median_inplace reorders `v` instead of copying it (for loops that resample).
 double median(std::vector<double> v);

@@ -122,15 +122,17 @@ std::string ProcessResult::describe() const {
   return "exited with code " + std::to_string(exit_code);
 }
 
-ProcessResult run_process(const ProcessSpec& spec) {
-  if (spec.program.empty()) throw std::invalid_argument("run_process: no program given");
+namespace {
+
+// Starts spec.program with its redirections. A captured stdout is read from `read_fd` (non-blocking;
+// -1 without capture). False, with res.error set, when the child could not be started.
+bool start_child(const ProcessSpec& spec, ProcessResult& res, pid_t& pid, int& read_fd) {
   const bool capture = spec.out.kind == Redirect::Kind::capture;
-  ProcessResult res;
   int fds[2] = {-1, -1};
   if (capture && ::pipe(fds) != 0) {
     res.error_number = errno;
     res.error = std::string("cannot create a pipe for ") + spec.program + ": " + std::strerror(errno);
-    return res;
+    return false;
   }
   auto close_pipe = [&] {
     for (int& fd : fds)
@@ -148,7 +150,6 @@ ProcessResult run_process(const ProcessSpec& spec) {
   }
   if (capture) posix_spawn_file_actions_addclose(&fa, fds[0]);
   if (capture) posix_spawn_file_actions_addclose(&fa, fds[1]);
-  pid_t pid = 0;
   const int rc = spawn(spec, fa, pid);
   posix_spawn_file_actions_destroy(&fa);
   if (capture) {
@@ -159,43 +160,38 @@ ProcessResult run_process(const ProcessSpec& spec) {
     close_pipe();
     res.error_number = rc;
     res.error = "cannot start " + spec.program + ": " + std::strerror(rc);
-    return res;
+    return false;
   }
   if (capture) ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-  // What gets signalled: the whole group, or the child alone.
-  const pid_t target = spec.own_group ? -pid : pid;
-  // A child nobody watches but the wait itself is polled more often: it usually ends soon.
-  const useconds_t pause_us = spec.tick || spec.interrupt || spec.timeout_s > 0 ? 20 * 1000 : 2 * 1000;
-  const double t0 = steady_seconds();
+  read_fd = fds[0];
+  return true;
+}
+
+// The stopping of a running child: an interrupt forwarded once, the time limit (SIGTERM), SIGKILL
+// after the grace period, and the caller's tick every 0.2 s.
+struct ChildWatch {
+  const ProcessSpec& spec;
+  pid_t pid;
+  pid_t target;  // what gets signalled: the whole group, or the child alone
+  double t0 = steady_seconds();
   double next_tick = t0 + 0.2;
   double kill_at = 0;    // when what is left gets SIGKILL; 0 while nobody asked it to stop
   double killed_at = 0;  // when it got SIGKILL; 0 before
-  bool forwarded = false, reaped = false;
-  int status = 0;
-  while (true) {
-    if (capture && fds[0] >= 0 && !drain(fds[0], res.output)) {
-      ::close(fds[0]);
-      fds[0] = -1;
-    }
-    if (!reaped) {
-      const pid_t w = ::waitpid(pid, &status, WNOHANG);
-      if (w == pid) {
-        reaped = true;
-      } else if (w < 0 && errno != EINTR) {
-        res.error_number = errno;
-        res.error = std::string("waitpid: ") + std::strerror(errno);
-        close_pipe();
-        return res;
-      }
-    }
-    if (reaped) {
-      if (kill_at == 0 || !spec.own_group) break;  // it ended by itself, or it was alone
-      // Stopped on purpose: a member that outlives the leader (a rank, a grandchild) is stopped too.
-      // The reaped leader's id stays the group's while any member is left, so it names no other.
-      if (::kill(-pid, 0) != 0) break;
-      // Killed members that nobody reaps (no init in a container) stay zombies: harmless, not waited for.
-      if (killed_at > 0 && steady_seconds() - killed_at > 2) break;
-    }
+  bool forwarded = false;
+
+  ChildWatch(const ProcessSpec& s, pid_t p) : spec(s), pid(p), target(s.own_group ? -p : p) {}
+
+  // After the leader is reaped: whether the wait is over.
+  bool over_after_reap() const {
+    if (kill_at == 0 || !spec.own_group) return true;  // it ended by itself, or it was alone
+    // Stopped on purpose: a member that outlives the leader (a rank, a grandchild) is stopped too.
+    // The reaped leader's id stays the group's while any member is left, so it names no other.
+    if (::kill(-pid, 0) != 0) return true;
+    // Killed members that nobody reaps (no init in a container) stay zombies: harmless, not waited for.
+    return killed_at > 0 && steady_seconds() - killed_at > 2;
+  }
+
+  void step(bool reaped, ProcessResult& res) {
     const double now = steady_seconds();
     if (spec.interrupt && !forwarded) {
       if (const int sig = spec.interrupt(); sig != 0) {
@@ -218,10 +214,44 @@ ProcessResult run_process(const ProcessSpec& spec) {
       spec.tick();
       next_tick = now + 0.2;
     }
+  }
+};
+
+}  // namespace
+
+ProcessResult run_process(const ProcessSpec& spec) {
+  if (spec.program.empty()) throw std::invalid_argument("run_process: no program given");
+  ProcessResult res;
+  pid_t pid = 0;
+  int out_fd = -1;  // the captured stdout's read end
+  if (!start_child(spec, res, pid, out_fd)) return res;
+  auto close_out = [&] {
+    if (out_fd >= 0) ::close(out_fd), out_fd = -1;
+  };
+  // A child nobody watches but the wait itself is polled more often: it usually ends soon.
+  const useconds_t pause_us = spec.tick || spec.interrupt || spec.timeout_s > 0 ? 20 * 1000 : 2 * 1000;
+  ChildWatch watch(spec, pid);
+  bool reaped = false;
+  int status = 0;
+  while (true) {
+    if (out_fd >= 0 && !drain(out_fd, res.output)) close_out();
+    if (!reaped) {
+      const pid_t w = ::waitpid(pid, &status, WNOHANG);
+      if (w == pid) {
+        reaped = true;
+      } else if (w < 0 && errno != EINTR) {
+        res.error_number = errno;
+        res.error = std::string("waitpid: ") + std::strerror(errno);
+        close_out();
+        return res;
+      }
+    }
+    if (reaped && watch.over_after_reap()) break;
+    watch.step(reaped, res);
     ::usleep(pause_us);
   }
-  if (capture && fds[0] >= 0) drain(fds[0], res.output);  // what the child wrote before it ended
-  close_pipe();
+  if (out_fd >= 0) drain(out_fd, res.output);  // what the child wrote before it ended
+  close_out();
   if (WIFSIGNALED(status))
     res.signal = WTERMSIG(status);
   else

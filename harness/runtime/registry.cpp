@@ -583,16 +583,36 @@ int usage_error(const std::string& msg) {
   return 2;
 }
 
-}  // namespace
+void print_help(const std::string& family) {
+  std::printf("gtb-%s: the %s benchmark family of gtb.\n"
+              "gtb flags:\n"
+              "  --gtb_out=FILE        write gtb's results JSON to FILE (atomically)\n"
+              "  --gtb_suite=quick|full  axis values and stopping budgets (default quick)\n"
+              "  --gtb_budget=SECONDS  sampling time budget per record (overrides the suite's)\n"
+              "  --gtb_backend=cpu|cuda  only the cases of this backend\n"
+              "  --gtb_cases=FROM:TO   only these of the (backend's) cases, in run order (0-based,\n"
+              "                        TO excluded; 2: the first two, 2: the rest)\n"
+              "  --gtb_list            print the workloads and axes as JSON and exit\n"
+              "  --gtb_precheck        check the input only the run can see (exit 2 with the message)\n"
+              "  --gtb_findings_from=FILE  print this family's findings computed from FILE's records\n"
+              "                        (a results file of any supported version) as JSON and exit\n"
+              "                        (into the --gtb_out file when one is given)\n"
+              "Google Benchmark's flags work as usual (--benchmark_filter, --benchmark_format,\n"
+              "--benchmark_out, --benchmark_out_format, --benchmark_repetitions, ...).\n",
+              family.c_str(), family.c_str());
+}
 
-int family_main(int argc, char** argv, const std::string& family) {
-  if (const int rc = run_startup_takeover(argc, argv); rc >= 0) return rc;
-  RunState rs;
+// What family_main's flags ask for; the suite and the budget go straight into the run's state.
+struct MainFlags {
   Selection sel;
   std::string out_path, findings_from;
   bool list = false, precheck = false;
-  std::vector<char*> rest;
-  rest.push_back(argv[0]);
+  std::vector<char*> rest;  // argv[0] and the flags left for Google Benchmark
+};
+
+// Reads the --gtb_ flags. Returns an exit code when main is done (help, a bad flag), -1 otherwise.
+int parse_flags(int argc, char** argv, const std::string& family, RunState& rs, MainFlags& f) {
+  f.rest.push_back(argv[0]);
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto val = [&](const std::string& flag) -> std::optional<std::string> {
@@ -600,8 +620,8 @@ int family_main(int argc, char** argv, const std::string& family) {
       return std::nullopt;
     };
     if (auto v = val("--gtb_out")) {
-      out_path = *v;
-      if (out_path.empty()) return usage_error("--gtb_out needs a file path");
+      f.out_path = *v;
+      if (f.out_path.empty()) return usage_error("--gtb_out needs a file path");
     } else if (auto s = val("--gtb_suite")) {
       try {
         rs.suite = suite_from_string(*s);
@@ -616,102 +636,53 @@ int family_main(int argc, char** argv, const std::string& family) {
       rs.budget_override = x;
     } else if (auto be = val("--gtb_backend")) {
       try {
-        sel.backend = backend_from_string(*be);
+        f.sel.backend = backend_from_string(*be);
       } catch (const std::invalid_argument& e) {
         return usage_error(std::string("--gtb_backend: ") + e.what());
       }
     } else if (auto sl = val("--gtb_cases")) {
-      if (!parse_slice(*sl, sel))
+      if (!parse_slice(*sl, f.sel))
         return usage_error("--gtb_cases is FROM:TO (0-based, TO excluded; either may be left out), not '" + *sl + "'");
     } else if (a == "--gtb_list") {
-      list = true;
+      f.list = true;
     } else if (a == "--gtb_precheck") {
-      precheck = true;
-    } else if (auto f = val("--gtb_findings_from")) {
-      findings_from = *f;
-      if (findings_from.empty()) return usage_error("--gtb_findings_from needs a results file");
+      f.precheck = true;
+    } else if (auto ff = val("--gtb_findings_from")) {
+      f.findings_from = *ff;
+      if (f.findings_from.empty()) return usage_error("--gtb_findings_from needs a results file");
     } else if (a == "--help" || a == "-h") {
-      std::printf("gtb-%s: the %s benchmark family of gtb.\n"
-                  "gtb flags:\n"
-                  "  --gtb_out=FILE        write gtb's results JSON to FILE (atomically)\n"
-                  "  --gtb_suite=quick|full  axis values and stopping budgets (default quick)\n"
-                  "  --gtb_budget=SECONDS  sampling time budget per record (overrides the suite's)\n"
-                  "  --gtb_backend=cpu|cuda  only the cases of this backend\n"
-                  "  --gtb_cases=FROM:TO   only these of the (backend's) cases, in run order (0-based,\n"
-                  "                        TO excluded; 2: the first two, 2: the rest)\n"
-                  "  --gtb_list            print the workloads and axes as JSON and exit\n"
-                  "  --gtb_precheck        check the input only the run can see (exit 2 with the message)\n"
-                  "  --gtb_findings_from=FILE  print this family's findings computed from FILE's records\n"
-                  "                        (a results file of any supported version) as JSON and exit\n"
-                  "                        (into the --gtb_out file when one is given)\n"
-                  "Google Benchmark's flags work as usual (--benchmark_filter, --benchmark_format,\n"
-                  "--benchmark_out, --benchmark_out_format, --benchmark_repetitions, ...).\n",
-                  family.c_str(), family.c_str());
+      print_help(family);
       return 0;
     } else if (a.rfind("--gtb_", 0) == 0) {
       return usage_error("unknown flag '" + a + "' (see --help)");
     } else {
-      rest.push_back(argv[i]);
+      f.rest.push_back(argv[i]);
     }
   }
+  return -1;
+}
 
-  if (list) {
-    std::cout << list_json(family, rs.suite, sel).dump(2) << "\n";
-    return 0;
-  }
-  // Bad input only the run can see: said before anything runs or is written.
-  const std::string bad_input = precheck || findings_from.empty() ? precheck_message(family) : "";
-  if (precheck) {
-    if (bad_input.empty()) return 0;
-    std::cout << bad_input << "\n";
+// --gtb_findings_from: the family's findings from a results file's records, on stdout or into a file.
+int print_findings_from(const std::string& family, const std::string& from, const std::string& out_path) {
+  try {
+    std::vector<Record> mine;
+    for (Record& r : records_of(load_document(from)))
+      if (r.family == family) mine.push_back(std::move(r));
+    const json f = family_findings(family, mine);
+    const std::string text = (f.is_null() ? json::object() : f).dump(1) + "\n";
+    if (out_path.empty())
+      std::cout << text;
+    else  // the driver's way: stdout may carry a library's messages
+      write_file_atomic(out_path, text);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: --gtb_findings_from: %s\n", e.what());
     return 2;
   }
-  if (!bad_input.empty()) return usage_error(bad_input);
-  if (!findings_from.empty()) {
-    try {
-      std::vector<Record> mine;
-      for (Record& r : records_of(load_document(findings_from)))
-        if (r.family == family) mine.push_back(std::move(r));
-      const json f = family_findings(family, mine);
-      const std::string text = (f.is_null() ? json::object() : f).dump(1) + "\n";
-      if (out_path.empty())
-        std::cout << text;
-      else  // the driver's way: stdout may carry a library's messages
-        write_file_atomic(out_path, text);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: --gtb_findings_from: %s\n", e.what());
-      return 2;
-    }
-    return 0;
-  }
-  if (!out_path.empty()) {
-    try {
-      check_writable(out_path);
-    } catch (const std::exception& e) {
-      return usage_error(std::string("--gtb_out: ") + e.what());
-    }
-  }
+  return 0;
+}
 
-  // Before any case loads data or starts threads: this may re-execute the binary.
-  run_startup_before_cases(argv);
-  const auto group_it = registry().groups.find(family);
-  const ProcessGroup* group = group_it == registry().groups.end() ? nullptr : &group_it->second;
-  struct Finish {
-    const ProcessGroup* g;
-    ~Finish() {
-      if (g && g->finish) g->finish();
-    }
-  } finish{group};
-  if (group && group->start) {
-    try {
-      group->start();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: %s could not start its process group: %s\n", family.c_str(), e.what());
-      return 1;
-    }
-  }
-
-  const std::vector<Case> cases = select(expand(family, rs.suite), sel);
+// One Google Benchmark entry a case: it runs the case into `rs` and reports its median.
+void register_cases(RunState& rs, const std::vector<Case>& cases) {
   rs.records.reserve(cases.size());
   for (const Case& c : cases) {
     benchmark::RegisterBenchmark(c.id.c_str(), [&rs, &c](benchmark::State& gb) {
@@ -741,21 +712,11 @@ int family_main(int argc, char** argv, const std::string& family) {
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
   }
+}
 
-  int gb_argc = static_cast<int>(rest.size());
-  benchmark::Initialize(&gb_argc, rest.data());
-  if (benchmark::ReportUnrecognizedArguments(gb_argc, rest.data())) return 2;
-
-  json context = full_context();
-  if (group && group->describe) group->describe(context);
-  const double t0 = host_seconds();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  const double seconds = host_seconds() - t0;
-
-  json findings = json::object();
-  if (json f = family_findings(family, rs.records); !f.is_null()) findings[family] = f;
-  if (out_path.empty() || (group && group->writes_results && !group->writes_results())) return 0;
+// The results document of the run, written atomically to `out_path`.
+int write_results(const std::string& family, const RunState& rs, const json& context, const json& findings,
+                  double seconds, const std::string& out_path) {
   json fams = json::array();
   fams.push_back({{"name", family},
                   {"status", "ok"},
@@ -771,6 +732,74 @@ int family_main(int argc, char** argv, const std::string& family) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int family_main(int argc, char** argv, const std::string& family) {
+  if (const int rc = run_startup_takeover(argc, argv); rc >= 0) return rc;
+  RunState rs;
+  MainFlags flags;
+  if (const int rc = parse_flags(argc, argv, family, rs, flags); rc >= 0) return rc;
+  const std::string& out_path = flags.out_path;
+
+  if (flags.list) {
+    std::cout << list_json(family, rs.suite, flags.sel).dump(2) << "\n";
+    return 0;
+  }
+  // Bad input only the run can see: said before anything runs or is written.
+  const std::string bad_input = flags.precheck || flags.findings_from.empty() ? precheck_message(family) : "";
+  if (flags.precheck) {
+    if (bad_input.empty()) return 0;
+    std::cout << bad_input << "\n";
+    return 2;
+  }
+  if (!bad_input.empty()) return usage_error(bad_input);
+  if (!flags.findings_from.empty()) return print_findings_from(family, flags.findings_from, out_path);
+  if (!out_path.empty()) {
+    try {
+      check_writable(out_path);
+    } catch (const std::exception& e) {
+      return usage_error(std::string("--gtb_out: ") + e.what());
+    }
+  }
+
+  // Before any case loads data or starts threads: this may re-execute the binary.
+  run_startup_before_cases(argv);
+  const auto group_it = registry().groups.find(family);
+  const ProcessGroup* group = group_it == registry().groups.end() ? nullptr : &group_it->second;
+  struct Finish {
+    const ProcessGroup* g;
+    ~Finish() {
+      if (g && g->finish) g->finish();
+    }
+  } finish{group};
+  if (group && group->start) {
+    try {
+      group->start();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s could not start its process group: %s\n", family.c_str(), e.what());
+      return 1;
+    }
+  }
+
+  const std::vector<Case> cases = select(expand(family, rs.suite), flags.sel);
+  register_cases(rs, cases);
+  int gb_argc = static_cast<int>(flags.rest.size());
+  benchmark::Initialize(&gb_argc, flags.rest.data());
+  if (benchmark::ReportUnrecognizedArguments(gb_argc, flags.rest.data())) return 2;
+
+  json context = full_context();
+  if (group && group->describe) group->describe(context);
+  const double t0 = host_seconds();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  const double seconds = host_seconds() - t0;
+
+  json findings = json::object();
+  if (json f = family_findings(family, rs.records); !f.is_null()) findings[family] = f;
+  if (out_path.empty() || (group && group->writes_results && !group->writes_results())) return 0;
+  return write_results(family, rs, context, findings, seconds, out_path);
 }
 
 }  // namespace gtb

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gtb::step {
@@ -28,6 +29,15 @@ struct Probe {
   std::function<double()> step;   // one step; returns its loss (synchronizes)
   std::function<const float*(std::vector<float>& storage)> grads, params_after;
 };
+
+// `grads` or `params_after` of a backend whose tensors are not on the host: `download` copies them,
+// into the caller's storage.
+inline std::function<const float*(std::vector<float>&)> downloaded(std::function<std::vector<float>()> download) {
+  return [download = std::move(download)](std::vector<float>& storage) {
+    storage = download();
+    return static_cast<const float*>(storage.data());
+  };
+}
 
 // What the checked step left: the state before it, its loss, and the backend's results.
 struct Taken {

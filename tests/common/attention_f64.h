@@ -113,4 +113,27 @@ inline ErrorReport check_attention_tensor(const float* got, const std::vector<do
   return compare_elementwise(got, ref.data(), ref.size(), tol, tol * std::max(scale, 1e-30));
 }
 
+// The fused kernels' three outputs against the causal float64 reference of the same inputs.
+struct AttnCheck {
+  bool ok = true;        // o, lse and dqkv all within tolerance
+  std::string detail;    // what failed: "o: ...; dqkv: ..."
+  bool sees_mask = true;  // o does not also pass against the non-causal reference (seq 1 has no mask)
+};
+inline AttnCheck check_attention(const AttnShape& s, const std::vector<float>& qkv, const std::vector<float>& dout,
+                                 const float* o, const float* lse, const float* dqkv) {
+  const AttnF64 ref = attention_f64(s, qkv, dout);
+  AttnCheck c;
+  auto one = [&c](const char* name, const float* got, const std::vector<double>& want) {
+    const ErrorReport e = check_attention_tensor(got, want);
+    if (e.ok) return;
+    c.ok = false;
+    c.detail += (c.detail.empty() ? "" : "; ") + std::string(name) + ": " + e.detail;
+  };
+  one("o", o, ref.o);
+  one("lse", lse, ref.lse);
+  one("dqkv", dqkv, ref.dqkv);
+  if (s.seq > 1) c.sees_mask = !check_attention_tensor(o, attention_f64(s, qkv, dout, false).o).ok;
+  return c;
+}
+
 }  // namespace gtb::test

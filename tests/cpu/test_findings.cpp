@@ -17,6 +17,7 @@
 #include "harness/document/json_read.h"
 #include "harness/document/results.h"
 #include "harness/runtime/gtb.h"
+#include "tests/common/error_of.h"
 
 namespace gtb::findings {
 namespace {
@@ -67,14 +68,7 @@ TEST(Findings, NonFiniteNumbersBecomeNull) {
 }
 
 TEST(Findings, BadInputNamesTheProblem) {
-  auto message = [](const json& j) {
-    try {
-      (void)family_from_json(j);
-    } catch (const std::exception& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
+  auto message = [](const json& j) { return gtb::test::error_of([&] { (void)family_from_json(j); }, "accepted"); };
   const json good = to_json(sample());
   EXPECT_NE(message(json{{"copy_model", 1}}).find("no \"sections\" array"), std::string::npos);
   json bad = good;

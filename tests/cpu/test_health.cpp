@@ -12,6 +12,7 @@
 #include "harness/driver/run/health.h"
 #include "harness/document/plausibility.h"
 #include "harness/document/results.h"
+#include "tests/common/error_of.h"
 
 namespace gtb {
 namespace {
@@ -37,12 +38,7 @@ TEST(HealthParse, ProcStatAggregateLine) {
 
 TEST(HealthParse, ProcStatBadInputSaysWhat) {
   auto message = [](const std::string& text) {
-    try {
-      health::parse_proc_stat(text, 100);
-    } catch (const std::runtime_error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return gtb::test::error_of<std::runtime_error>([&] { health::parse_proc_stat(text, 100); });
   };
   EXPECT_NE(message("").find("no aggregate \"cpu\" line"), std::string::npos);
   EXPECT_NE(message("cpu0 1 2 3 4\n").find("no aggregate"), std::string::npos);

@@ -13,6 +13,7 @@
 #include "kernels/pitfalls/cpu/step_loop.h"
 #include "kernels/pitfalls/pitfalls.h"
 #include "kernels/pitfalls/reference.h"
+#include "tests/common/small_configs.h"
 
 namespace {
 
@@ -96,14 +97,7 @@ TEST(PitfallsFlags, BadSizesAndNamesAreRefused) {
   EXPECT_EQ(pf::sync_variant(100), "every_100");
 }
 
-gtb::mlp::Config small_model() {
-  gtb::mlp::Config c;
-  c.width = 24;
-  c.input = 24;
-  c.depth = 3;
-  c.classes = 5;
-  return c;
-}
+gtb::mlp::Config small_model() { return gtb::test::mlp_config(24, 24, 3, 5); }
 
 TEST(PitfallsSteps, EveryHabitKeepsTheStepCorrect) {
   for (pf::Copy c : {pf::Copy::none, pf::Copy::batch, pf::Copy::activation, pf::Copy::weights}) {

@@ -12,6 +12,7 @@
 
 #include "harness/document/results.h"
 #include "harness/runtime/publish.h"
+#include "tests/common/error_of.h"
 
 using namespace gtb;
 
@@ -302,14 +303,7 @@ TEST(Publish, DeclarationsAndBadInput) {
 
 TEST(Document, ValidationNamesTheProblem) {
   json doc = make_document(json::object(), "quick", json::array(), {make("v", Backend::cpu, 1.0)}, json::object());
-  auto message = [](const json& d) {
-    try {
-      validate_document(d);
-    } catch (const std::exception& e) {
-      return std::string(e.what());
-    }
-    return std::string("valid");
-  };
+  auto message = [](const json& d) { return gtb::test::error_of([&] { validate_document(d); }, "valid"); };
   json other = doc;
   other["schema_version"] = 99;
   EXPECT_NE(message(other).find("schema version 99 is not supported"), std::string::npos);
@@ -349,12 +343,7 @@ TEST(LoadDocument, ClearMessagesForBadFiles) {
   const std::string p = tmp_path("gtb-load");
   auto msg = [&](const std::string& text) {
     { std::ofstream(p) << text; }
-    try {
-      load_document(p);
-    } catch (const std::exception& e) {
-      return std::string(e.what());
-    }
-    return std::string("loaded");
+    return gtb::test::error_of([&] { load_document(p); }, "loaded");
   };
   EXPECT_NE(msg("").find("empty file"), std::string::npos);
   EXPECT_NE(msg("{\"schema\": \"gtb-res").find("not valid JSON"), std::string::npos);

@@ -47,6 +47,27 @@ TEST(Stats, OneMedianToTheLastBit) {
   EXPECT_THROW(gtb::median_inplace(empty), std::invalid_argument);
 }
 
+// A quantile at any p of data in any order: numpy's default (type 7), the median and the quartiles
+// of compute_stats to the last bit, the ends at p <= 0 and p >= 1.
+TEST(Stats, QuantileOfUnsortedData) {
+  // numpy.percentile([1,2,3,10], [0,10,90,100]) = [1, 1.3, 7.9, 10]
+  const std::vector<double> v{10, 1, 3, 2};
+  EXPECT_EQ(gtb::quantile(v, 0.0), 1);
+  EXPECT_DOUBLE_EQ(gtb::quantile(v, 0.1), 1.3);
+  EXPECT_DOUBLE_EQ(gtb::quantile(v, 0.9), 7.9);
+  EXPECT_EQ(gtb::quantile(v, 1.0), 10);
+  EXPECT_EQ(gtb::quantile(v, -1.0), 1);
+  EXPECT_EQ(gtb::quantile(v, 2.0), 10);
+  const std::vector<double> w{0.1, 0.7, 0.3, 0.2000001, 0.9};
+  const auto s = compute_stats(w);
+  EXPECT_EQ(gtb::quantile(w, 0.5), s.median);
+  EXPECT_EQ(gtb::quantile(w, 0.5), gtb::median(w));
+  EXPECT_EQ(gtb::quantile(w, 0.25), s.q1);
+  EXPECT_EQ(gtb::quantile(w, 0.75), s.q3);
+  EXPECT_EQ(gtb::quantile({4.0}, 0.9), 4);
+  EXPECT_THROW(gtb::quantile({}, 0.5), std::invalid_argument);
+}
+
 TEST(Stats, SingleSample) {
   const auto s = compute_stats({0.25});
   EXPECT_DOUBLE_EQ(s.median, 0.25);

@@ -11,19 +11,14 @@
 #include "harness/runtime/gtb.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/mlp.h"
+#include "tests/common/small_configs.h"
 
 namespace mlp = gtb::mlp;
 
 namespace {
 
 mlp::Config tiny(mlp::Act act, mlp::Optim opt) {
-  mlp::Config c;
-  c.input = 12;
-  c.width = 20;
-  c.depth = 3;
-  c.classes = 5;
-  c.act = act;
-  c.optim = opt;
+  mlp::Config c = gtb::test::mlp_config(12, 20, 3, 5, act, opt);
   c.lr = opt == mlp::Optim::sgd ? 0.1f : 0.01f;
   c.seed = 77;
   return c;

@@ -255,10 +255,7 @@ struct Toy {
     p.poison = [this] { std::fill(g.begin(), g.end(), std::nanf("")); };
     p.step = [this] { return step(); };
     p.grads = [this](std::vector<float>&) { return static_cast<const float*>(g.data()); };
-    p.params_after = [this](std::vector<float>& storage) {
-      storage = w;  // as a device backend would: a copy owned by the check
-      return static_cast<const float*>(storage.data());
-    };
+    p.params_after = gtb::step::downloaded([this] { return w; });  // as a device backend: a copy the check owns
     return p;
   }
   gtb::step::Workload workload(int attempts = 1) const {

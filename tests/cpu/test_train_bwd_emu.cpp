@@ -16,28 +16,16 @@
 
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
+#include "tests/cpu/train_emu_dtype.h"
 
 namespace {
 namespace gm = gtb::cuda::mlp;
 using gtb::mlp::Act;
 
-double ulp(gm::DType t) {
-  return t == gm::DType::f32 ? 1e-6 : t == gm::DType::f16 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -7);
-}
-const char* name(gm::DType t) { return t == gm::DType::f32 ? "f32" : t == gm::DType::f16 ? "f16" : "bf16"; }
-
-template <class T>
-std::vector<T> narrow(const std::vector<float>& v) {
-  std::vector<T> r(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) r[i] = gm::from_f<T>(v[i]);
-  return r;
-}
-template <class T>
-std::vector<float> widen(const std::vector<T>& v) {
-  std::vector<float> r(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) r[i] = gm::to_f(v[i]);
-  return r;
-}
+using gtb_train_emu::name;
+using gtb_train_emu::narrow;
+using gtb_train_emu::ulp;
+using gtb_train_emu::widen;
 
 // Column sums of g (rows x cols) added to db0, and the tolerance of a float sum of g rounded to
 // the storage type: a relative ulp of the sum of magnitudes, plus float accumulation.

@@ -16,6 +16,7 @@
 
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
+#include "tests/cpu/train_emu_dtype.h"
 
 namespace {
 namespace gm = gtb::cuda::mlp;
@@ -24,18 +25,10 @@ namespace gm = gtb::cuda::mlp;
 constexpr int kRows = 250, kCols = 200;
 constexpr std::size_t kN = std::size_t(kRows) * kCols;
 
-// One unit in the last place of the storage format, relative: what a rounding to it may differ by.
-double ulp(gm::DType t) {
-  return t == gm::DType::f32 ? 1e-6 : t == gm::DType::f16 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -7);
-}
-const char* name(gm::DType t) { return t == gm::DType::f32 ? "f32" : t == gm::DType::f16 ? "f16" : "bf16"; }
-
-template <class T>
-std::vector<float> widen(const std::vector<T>& v) {
-  std::vector<float> r(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) r[i] = gm::to_f(v[i]);
-  return r;
-}
+using gtb_train_emu::name;
+using gtb_train_emu::narrow;
+using gtb_train_emu::ulp;
+using gtb_train_emu::widen;
 
 // Runs bias + activation (and the cast) of type T, as written and with the planted error.
 template <class T>
@@ -43,8 +36,7 @@ void check_type(gm::DType t) {
   std::vector<float> zf(kN), b(kCols);
   gtb::fill_uniform(zf.data(), kN, 31, -3.0f, 3.0f);
   gtb::fill_uniform(b.data(), kCols, 32, -0.5f, 0.5f);
-  std::vector<T> z0(kN);
-  for (std::size_t i = 0; i < kN; ++i) z0[i] = gm::from_f<T>(zf[i]);
+  const std::vector<T> z0 = narrow<T>(zf);
   for (gtb::mlp::Act act : {gtb::mlp::Act::relu, gtb::mlp::Act::gelu})
     for (bool plant : {false, true}) {
       std::vector<T> z = z0, a(kN, gm::from_f<T>(NAN));

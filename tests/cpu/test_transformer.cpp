@@ -13,19 +13,14 @@
 #include "kernels/transformer/block.h"
 #include "kernels/transformer/cpu/blocks.h"
 #include "kernels/transformer/reference.h"
+#include "tests/common/small_configs.h"
 
 namespace xf = gtb::xfmr;
 
 namespace {
 
 xf::Config tiny(int layers = 2, int d = 16, int heads = 2, int seq = 9, int batch = 2) {
-  xf::Config c;
-  c.layers = layers;
-  c.d_model = d;
-  c.heads = heads;
-  c.seq_len = seq;
-  c.batch = batch;
-  return c;
+  return gtb::test::xfmr_config(layers, d, heads, seq, batch);
 }
 
 struct Checked {

@@ -14,15 +14,14 @@
 
 #include "harness/runtime/gtb.h"
 #include "kernels/transformer/cuda/step_plan.h"
+#include "tests/common/small_configs.h"
 
 namespace xf = gtb::xfmr;
 namespace xg = gtb::xfmr::gpu;
 
 namespace {
 xf::Config cfg(int layers, int d, int heads, int seq, int batch) {
-  xf::Config c;
-  c.layers = layers, c.d_model = d, c.heads = heads, c.seq_len = seq, c.batch = batch;
-  return c;
+  return gtb::test::xfmr_config(layers, d, heads, seq, batch);
 }
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include "kernels/pitfalls/cuda/flag_run.h"
 #include "kernels/pitfalls/cuda/step_loop.h"
 #include "kernels/pitfalls/reference.h"
+#include "tests/common/small_configs.h"
 
 namespace {
 
@@ -41,14 +42,7 @@ TEST(PitfallsFlagsGpu, VariantsCarryTheirFlags) {
   EXPECT_EQ(pf::find_device_variant("O3"), nullptr);
 }
 
-gtb::mlp::Config small_model() {
-  gtb::mlp::Config c;
-  c.width = 48;
-  c.input = 48;
-  c.depth = 3;
-  c.classes = 7;
-  return c;
-}
+gtb::mlp::Config small_model() { return gtb::test::mlp_config(48, 48, 3, 7); }
 
 TEST(PitfallsStepsGpu, EveryHabitKeepsTheStepCorrect) {
   for (pf::Copy c : pf::kCopies) {

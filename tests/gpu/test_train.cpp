@@ -9,6 +9,7 @@
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/cuda/mlp.h"
 #include "tests/common/non_empty.h"
+#include "tests/common/small_configs.h"
 
 namespace mlp = gtb::mlp;
 namespace gm = gtb::cuda::mlp;
@@ -16,13 +17,7 @@ namespace gm = gtb::cuda::mlp;
 namespace {
 
 mlp::Config small(mlp::Act act, mlp::Optim opt) {
-  mlp::Config c;
-  c.input = 64;
-  c.width = 96;
-  c.depth = 3;
-  c.classes = 16;
-  c.act = act;
-  c.optim = opt;
+  mlp::Config c = gtb::test::mlp_config(64, 96, 3, 16, act, opt);
   c.lr = opt == mlp::Optim::sgd ? 0.05f : 1e-3f;
   return c;
 }

@@ -12,6 +12,7 @@
 #include "kernels/transformer/cuda/attention.h"
 #include "kernels/transformer/cuda/step.h"
 #include "kernels/transformer/reference.h"
+#include "tests/common/small_configs.h"
 
 namespace xf = gtb::xfmr;
 namespace xg = gtb::xfmr::gpu;
@@ -19,9 +20,7 @@ namespace gx = gtb::cuda::xfmr;
 
 namespace {
 xf::Config cfg(int layers, int d, int heads, int seq, int batch) {
-  xf::Config c;
-  c.layers = layers, c.d_model = d, c.heads = heads, c.seq_len = seq, c.batch = batch;
-  return c;
+  return gtb::test::xfmr_config(layers, d, heads, seq, batch);
 }
 
 // One poisoned step from the initial state against the float64 reference.

@@ -258,6 +258,22 @@ void pricing_lines(const json& d, std::vector<std::string>& lines, bool md) {
   if (!would.empty()) lines.push_back("Fixes the trace's symptoms call for, unpriced: " + would + ".");
 }
 
+// The two lists both renderings end with, each under its heading when not empty: what the trace
+// cannot say, and what fixing each symptom saves.
+void closing_lists(std::ostringstream& o, const json& d, bool md) {
+  const auto& cs = d.value("cannot_say", json::array());
+  if (!cs.empty()) {
+    o << (md ? "\n**Cannot say:**\n\n" : "\n  cannot say:\n");
+    for (const auto& c : cs) o << (md ? "- " : "    ") << c.value("symptom", "") << ": " << c.value("why", "") << "\n";
+  }
+  std::vector<std::string> pl;
+  pricing_lines(d, pl, md);
+  if (!pl.empty()) {
+    o << (md ? "\n**What fixing it saves:**\n\n" : "\n  what fixing it saves:\n");
+    for (const auto& l : pl) o << (md ? "" : "    ") << l << "\n";
+  }
+}
+
 }  // namespace
 
 std::string render_text(const json& d) {
@@ -288,17 +304,7 @@ std::string render_text(const json& d) {
         << " item()\n";
     }
   }
-  const auto& cs = d.value("cannot_say", json::array());
-  if (!cs.empty()) {
-    o << "\n  cannot say:\n";
-    for (const auto& c : cs) o << "    " << c.value("symptom", "") << ": " << c.value("why", "") << "\n";
-  }
-  std::vector<std::string> pl;
-  pricing_lines(d, pl, false);
-  if (!pl.empty()) {
-    o << "\n  what fixing it saves:\n";
-    for (const auto& l : pl) o << "    " << l << "\n";
-  }
+  closing_lists(o, d, false);
   o << "\n  rules: see the \"rules\" of --format json, or docs/diagnose.md\n";
   return o.str();
 }
@@ -326,17 +332,7 @@ std::string render_markdown(const json& d, int level) {
         << count(at(s, {"host", "syncs", "total"})) << " | " << count(at(s, {"host", "scalar_reads", "count"})) << " |\n";
     }
   }
-  const auto& cs = d.value("cannot_say", json::array());
-  if (!cs.empty()) {
-    o << "\n**Cannot say:**\n\n";
-    for (const auto& c : cs) o << "- " << c.value("symptom", "") << ": " << c.value("why", "") << "\n";
-  }
-  std::vector<std::string> pl;
-  pricing_lines(d, pl, true);
-  if (!pl.empty()) {
-    o << "\n**What fixing it saves:**\n\n";
-    for (const auto& l : pl) o << l << "\n";
-  }
+  closing_lists(o, d, true);
   o << "\n<details><summary>Rules</summary>\n\n";
   const json rules = d.value("rules", json::object());
   for (const auto& [k, v] : rules.items()) o << "- **" << k << "**: " << v.get<std::string>() << "\n";

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "harness/document/stats.h"
+
 namespace gtb::diagnose {
 
 
@@ -68,14 +70,8 @@ double covered(const std::vector<Interval>& m, double lo, double hi) {
   return s;
 }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto i = static_cast<std::size_t>(pos);
-  const double f = pos - static_cast<double>(i);
-  return i + 1 < v.size() ? v[i] * (1 - f) + v[i + 1] * f : v[i];
-}
+// The quantile gtb uses everywhere (harness/document/stats.h); NaN (null in the JSON) without data.
+double quantile_or_nan(const std::vector<double>& v, double q) { return v.empty() ? NAN : quantile(v, q); }
 
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -288,8 +284,8 @@ json kernels_json(const Prepared& p, const KernelTally& k) {
   json j;
   j["count"] = k.durs.size();
   j["total_us"] = k.kernel_us;
-  j["p50_us"] = num(quantile(k.durs, 0.5));
-  j["p90_us"] = num(quantile(k.durs, 0.9));
+  j["p50_us"] = num(quantile_or_nan(k.durs, 0.5));
+  j["p90_us"] = num(quantile_or_nan(k.durs, 0.9));
   j["max_us"] = k.durs.empty() ? json(nullptr) : json(*std::max_element(k.durs.begin(), k.durs.end()));
   j["launch_us"] = num(p.launch_us);
   j["shorter_than_launch"] = k.launch_bound;
@@ -567,7 +563,7 @@ Prepared prepare(const Trace& t, const std::vector<Step>& steps) {
     if (h.kind == HostKind::launch && has(t.name_of(h.name), "LaunchKernel")) launch_durs.push_back(h.dur);
   }
   std::sort(p.sync_ends.begin(), p.sync_ends.end());
-  p.launch_us = quantile(launch_durs, 0.5);
+  p.launch_us = quantile_or_nan(launch_durs, 0.5);
 
   for (std::size_t i = 0; i < t.gpu.size(); ++i)
     if (t.gpu[i].kind != GpuKind::sync) p.order.push_back(i);

@@ -35,11 +35,6 @@ std::string fixed2(double v) {
   std::snprintf(buf, sizeof buf, "%.2f", v);
   return buf;
 }
-std::string pct1(double f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * f);
-  return buf;
-}
 }  // namespace
 
 std::string render_savings(const json& doc, const cost::SavingsValidation& v) {

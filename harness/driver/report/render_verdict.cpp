@@ -28,6 +28,11 @@ std::string pct(double f) {
   std::snprintf(buf, sizeof buf, "%.0f%%", 100 * f);
   return buf;
 }
+std::string pct1(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * f);
+  return buf;
+}
 
 namespace {
 
@@ -114,6 +119,21 @@ std::string part_flags(const cost::Estimate& e) {
   return s;
 }
 
+// A fix's predicted saving in a sentence (after the fix's name; the caller ends the line).
+std::string fix_saving(const cost::Fix& f) {
+  if (!f.saving_s) return "cannot say (" + f.cannot_say + ")";
+  if (*f.saving_s <= 0) return "no saving predicted";
+  return "saves " + seconds_text(*f.saving_s) + " per step (" + pct(f.saving_fraction) + ")" +
+         (f.caveat.empty() ? "" : " (" + f.caveat + ")");
+}
+
+// The crossover batch in a sentence without its full stop.
+std::string crossover_text(const cost::Crossover& x) {
+  if (x.batch) return "the GPU is faster per sample from batch " + std::to_string(*x.batch);
+  if (!x.cannot_say.empty()) return "cannot say (" + x.cannot_say + ")";
+  return x.note;
+}
+
 }  // namespace
 
 cost::StepConfig reference_step() {
@@ -185,19 +205,11 @@ std::string render_text(const Advice& a) {
     } else if (!fixes.empty()) {
       o << "  Fixes by predicted saving:\n";
       int n = 0;
-      for (const auto& f : fixes) {
-        o << "    " << ++n << ". " << f.title << " [" << f.change << "]: ";
-        if (!f.saving_s) o << "cannot say (" << f.cannot_say << ")\n";
-        else if (*f.saving_s <= 0) o << "no saving predicted\n";
-        else o << "saves " << seconds_text(*f.saving_s) << " per step (" << pct(f.saving_fraction) << ")"
-               << (f.caveat.empty() ? "" : " (" + f.caveat + ")") << "\n";
-      }
+      for (const auto& f : fixes) o << "    " << ++n << ". " << f.title << " [" << f.change << "]: " << fix_saving(f) << "\n";
     }
   }
   o << "\nCPU vs GPU crossover batch (predicted): ";
-  if (a.crossover.batch) o << "the GPU is faster per sample from batch " << *a.crossover.batch << "\n";
-  else if (!a.crossover.cannot_say.empty()) o << "cannot say (" << a.crossover.cannot_say << ")\n";
-  else o << a.crossover.note << "\n";
+  o << crossover_text(a.crossover) << "\n";
   return o.str();
 }
 
@@ -226,19 +238,11 @@ std::string render_markdown(const Advice& a) {
     } else if (!a.fixes[i].empty()) {
       o << "\nFixes by predicted saving:\n\n";
       int n = 0;
-      for (const auto& f : a.fixes[i]) {
-        o << ++n << ". **" << f.title << "** (`" << f.change << "`): ";
-        if (!f.saving_s) o << "cannot say (" << f.cannot_say << ")\n";
-        else if (*f.saving_s <= 0) o << "no saving predicted\n";
-        else o << "saves " << seconds_text(*f.saving_s) << " per step (" << pct(f.saving_fraction) << ")"
-               << (f.caveat.empty() ? "" : " (" + f.caveat + ")") << "\n";
-      }
+      for (const auto& f : a.fixes[i]) o << ++n << ". **" << f.title << "** (`" << f.change << "`): " << fix_saving(f) << "\n";
     }
   }
   o << "\n**CPU vs GPU crossover batch (predicted):** ";
-  if (a.crossover.batch) o << "the GPU is faster per sample from batch " << *a.crossover.batch << ".\n";
-  else if (!a.crossover.cannot_say.empty()) o << "cannot say (" << a.crossover.cannot_say << ").\n";
-  else o << a.crossover.note << ".\n";
+  o << crossover_text(a.crossover) << ".\n";
   return o.str();
 }
 
@@ -297,141 +301,135 @@ std::vector<std::pair<int, cost::Validation>> per_run_validation(const json& doc
   return out.size() >= 2 ? out : decltype(out){};
 }
 
-std::string verdict_body(const json& doc) {
-  std::ostringstream o;
-  o << "\n## Verdict: where a training step's time goes on this machine\n\n";
-  if (!cost::has_terms(doc)) {
-    o << "This results file has no cost terms (it was written by an older gtb): rerun `gtb run` with this version "
-         "for the verdict and `gtb advise`.\n\n";
-    return o.str();
-  }
-  const auto terms = cost::terms_from_document(doc);
+// The reference step, with the loader at the per-sample cost it was measured at, so that its part is a
+// measured one.
+cost::StepConfig verdict_step(const std::vector<cost::Term>& terms) {
   cost::StepConfig ref = reference_step();
-  // The loader at the per-sample cost it was measured at, so that its part is a measured one.
   for (const auto& t : terms)
     if (t.name == "loader" && t.usable() && t.where.contains("sample_us") && t.where["sample_us"].is_number()) {
       ref.sample_us = t.where["sample_us"].get<double>();
       ref.workers = 1;
       break;
     }
-  const Advice a = advise(doc, "this file", ref);
-  // Which family's section holds a record's evidence: the publisher of the term it came from.
-  std::map<std::string, std::string> family_of;
-  for (const auto& t : terms)
-    for (const auto& r : t.records) family_of.emplace(r, t.family);
-  o << "The reference step: " << describe(ref)
-    << ". Its time is **predicted** from this file's measured cost terms (docs/advise.md); each cause links to the "
-       "section with its evidence. Ask about your own step with `gtb advise RESULTS.json --model mlp --width W "
-       "--depth D --batch B ...`.\n\n";
-  for (std::size_t i = 0; i < a.predictions.size(); ++i) {
-    const auto& p = a.predictions[i];
+  return ref;
+}
+
+// The links to the family sections that hold the evidence of these records.
+std::string evidence_links(const json& doc, const std::map<std::string, std::string>& family_of,
+                           const std::vector<std::string>& records) {
+  std::vector<std::string> fams;
+  for (const auto& r : records) {
+    const auto it = family_of.find(r);
+    if (it != family_of.end() && std::find(fams.begin(), fams.end(), it->second) == fams.end())
+      fams.push_back(it->second);
+  }
+  std::string evidence;
+  for (const auto& fam : fams) evidence += (evidence.empty() ? "" : ", ") + anchor(doc, fam);
+  return evidence;
+}
+
+// One backend's causes: their shares, their fixes with the predicted (and any measured) saving.
+void causes_table(std::ostringstream& o, const json& doc, const Advice& a, std::size_t i,
+                  const std::map<std::string, std::string>& family_of) {
+  const auto& p = a.predictions[i];
+  if (!p.total.seconds) {
+    o << "**" << backend_title(p.backend) << ": cannot say** (" << p.total.cannot_say << ").\n\n";
+    return;
+  }
+  o << "**" << backend_title(p.backend) << ": " << seconds_text(*p.total.seconds)
+    << " per reference step**; the causes by their predicted cost (the order), each fix's predicted saving and, "
+       "where the fix was measured as an A/B on this machine, its measured saving beside (at the A/B's own step, "
+       "the nearest measured to this one):\n\n";
+  o << "| cause | share of the step | predicted | fix | predicted saving | evidence |\n"
+       "| --- | ---: | ---: | --- | ---: | --- |\n";
+  std::vector<std::string> shown;
+  for (const auto* part : ranked_parts(p)) {
+    const auto& e = part->estimate;
+    if (!e.seconds || *e.seconds <= 0) continue;
+    const cost::Fix* f = find_fix(a.fixes[i], fix_for(part->name));
+    const std::string evidence = evidence_links(doc, family_of, e.records);
+    std::string fix = "-", saving = "-";
+    if (f && std::find(shown.begin(), shown.end(), f->id) != shown.end()) {
+      fix = "(" + f->title + ", above)";
+    } else if (f) {
+      shown.push_back(f->id);
+      fix = f->title + " (`" + f->change + "`)";
+      saving = !f->saving_s ? "cannot say: " + f->cannot_say
+               : *f->saving_s > 0 ? seconds_text(*f->saving_s) + " (" + pct(f->saving_fraction) + ")" +
+                                        (f->caveat.empty() ? "" : " (" + f->caveat + ")")
+                                  : "none predicted";
+      if (const cost::SavingRow* ab = measured_ab(a.savings, a.steps, *f, a.config))
+        saving += "; " + measured_ab_text(*ab);
+    }
+    o << "| " << part->name << ": " << part->what << " | " << pct(*e.seconds / *p.total.seconds) << " | "
+      << seconds_text(*e.seconds) << " | " << fix << " | " << saving << " | " << (evidence.empty() ? "-" : evidence)
+      << " |\n";
+  }
+  o << "\n";
+}
+
+// The same reference step run by the software the file measured (PyTorch eager), beside gtb's own.
+void other_stack_line(std::ostringstream& o, const std::vector<cost::Term>& terms, const cost::StepConfig& ref) {
+  const std::string stack = cost::measured_stack(terms);
+  if (stack == "native") return;
+  cost::StepConfig other = ref;
+  other.trained_with = stack;
+  o << "**The same reference step under " << stack << " (predicted, its host time per operator added):** ";
+  for (const Backend b : {Backend::cpu, Backend::cuda}) {
+    const cost::Prediction p = cost::predict(terms, other, b);
+    o << (b == Backend::cpu ? "" : "; ") << backend_title(b) << " ";
     if (!p.total.seconds) {
-      o << "**" << backend_title(p.backend) << ": cannot say** (" << p.total.cannot_say << ").\n\n";
+      o << "cannot say (" << p.total.cannot_say << ")";
       continue;
     }
-    o << "**" << backend_title(p.backend) << ": " << seconds_text(*p.total.seconds)
-      << " per reference step**; the causes by their predicted cost (the order), each fix's predicted saving and, "
-         "where the fix was measured as an A/B on this machine, its measured saving beside (at the A/B's own step, "
-         "the nearest measured to this one):\n\n";
-    o << "| cause | share of the step | predicted | fix | predicted saving | evidence |\n"
-         "| --- | ---: | ---: | --- | ---: | --- |\n";
-    std::vector<std::string> shown;
-    for (const auto* part : ranked_parts(p)) {
-      const auto& e = part->estimate;
-      if (!e.seconds || *e.seconds <= 0) continue;
-      const cost::Fix* f = find_fix(a.fixes[i], fix_for(part->name));
-      std::string evidence;
-      std::vector<std::string> fams;
-      for (const auto& r : e.records) {
-        const auto it = family_of.find(r);
-        if (it != family_of.end() && std::find(fams.begin(), fams.end(), it->second) == fams.end())
-          fams.push_back(it->second);
-      }
-      for (const auto& fam : fams) evidence += (evidence.empty() ? "" : ", ") + anchor(doc, fam);
-      std::string fix = "-", saving = "-";
-      if (f && std::find(shown.begin(), shown.end(), f->id) != shown.end()) {
-        fix = "(" + f->title + ", above)";
-      } else if (f) {
-        shown.push_back(f->id);
-        fix = f->title + " (`" + f->change + "`)";
-        saving = !f->saving_s ? "cannot say: " + f->cannot_say
-                 : *f->saving_s > 0 ? seconds_text(*f->saving_s) + " (" + pct(f->saving_fraction) + ")" +
-                                          (f->caveat.empty() ? "" : " (" + f->caveat + ")")
-                                    : "none predicted";
-        if (const cost::SavingRow* ab = measured_ab(a.savings, a.steps, *f, ref))
-          saving += "; " + measured_ab_text(*ab);
-      }
-      o << "| " << part->name << ": " << part->what << " | " << pct(*e.seconds / *p.total.seconds) << " | "
-        << seconds_text(*e.seconds) << " | " << fix << " | " << saving << " | " << (evidence.empty() ? "-" : evidence)
-        << " |\n";
-    }
-    o << "\n";
+    o << seconds_text(*p.total.seconds);
+    for (const auto& part : p.parts)
+      if (part.name == "dispatch" && part.estimate.seconds) o << ", of which dispatch " << seconds_text(*part.estimate.seconds);
   }
-  // The same reference step run by the software the file measured (PyTorch eager), beside gtb's own.
-  if (const std::string stack = cost::measured_stack(terms); stack != "native") {
-    cost::StepConfig other = ref;
-    other.trained_with = stack;
-    o << "**The same reference step under " << stack << " (predicted, its host time per operator added):** ";
-    for (const Backend b : {Backend::cpu, Backend::cuda}) {
-      const cost::Prediction p = cost::predict(terms, other, b);
-      o << (b == Backend::cpu ? "" : "; ") << backend_title(b) << " ";
-      if (!p.total.seconds) {
-        o << "cannot say (" << p.total.cannot_say << ")";
-        continue;
-      }
-      o << seconds_text(*p.total.seconds);
-      for (const auto& part : p.parts)
-        if (part.name == "dispatch" && part.estimate.seconds) o << ", of which dispatch " << seconds_text(*part.estimate.seconds);
-    }
-    o << ". Ask with `gtb advise RESULTS.json --" << cost::kStepStackKey << " native|" << stack << " ...`.\n\n";
-  }
-  o << "**CPU vs GPU crossover batch (predicted):** ";
-  if (a.crossover.batch) o << "the GPU is faster per sample from batch " << *a.crossover.batch << ".\n\n";
-  else if (!a.crossover.cannot_say.empty()) o << "cannot say (" << a.crossover.cannot_say << ").\n\n";
-  else o << a.crossover.note << ".\n\n";
+  o << ". Ask with `gtb advise RESULTS.json --" << cost::kStepStackKey << " native|" << stack << " ...`.\n\n";
+}
 
-  // Validation.
-  const auto v = cost::validate(terms, cost::steps_from_document(doc));
+const char* against_target(double median, double worst) {
+  const bool median_ok = median <= 0.15, worst_ok = worst <= 0.35;
+  return median_ok && worst_ok ? "both within the target."
+         : median_ok           ? "the worst is over its target."
+         : worst_ok            ? "the median is over its target."
+                               : "both are over the target.";
+}
 
-  o << "### How far to trust it: the model against the steps gtb measured\n\n";
-  if (v.rows.empty()) {
-    o << "No whole step was measured in this file, so the model is not validated here.\n\n";
-    return o.str();
-  }
-  o << "Each step measured whole is predicted from the cost terms of the *other* families (never from its own "
-       "records) and set beside the measurement. ";
-  // One decimal here: a median of 15.4% must not read as the 15% target met.
-  auto pct1 = [](double f) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * f);
-    return std::string(buf);
-  };
-  auto against_target = [](double median, double worst) {
-    const bool median_ok = median <= 0.15, worst_ok = worst <= 0.35;
-    return median_ok && worst_ok ? "both within the target."
-           : median_ok           ? "the worst is over its target."
-           : worst_ok            ? "the median is over its target."
-                                 : "both are over the target.";
-  };
+// The model's errors over the whole file and, for a file of several runs, within each run (the
+// machine's speed may drift between runs; within one run the terms and the steps share its state).
+void validation_errors(std::ostringstream& o, const json& doc, const cost::Validation& v) {
   if (v.median_abs_error)
     o << "Over " << v.predicted << " predicted steps the median error is **" << pct1(*v.median_abs_error)
       << "** and the worst **" << pct1(*v.worst_abs_error) << "** (target: median at most 15%, worst at most 35%): "
       << against_target(*v.median_abs_error, *v.worst_abs_error);
-  // A file of several runs: the model within each run too, that run's terms against its own steps (the
-  // machine's speed may drift between runs; within one run the terms and the steps share its state).
-  if (const auto per = per_run_validation(doc); !per.empty()) {
-    std::vector<double> medians, worsts;
-    o << "\n\nWithin each run (that run's terms against its own steps):";
-    for (const auto& [run, rv] : per) {
-      o << " run " << run << ", " << rv.predicted << " steps: median **" << pct1(*rv.median_abs_error) << "**, worst **"
-        << pct1(*rv.worst_abs_error) << "**;";
-      medians.push_back(*rv.median_abs_error);
-      worsts.push_back(*rv.worst_abs_error);
-    }
-    const double mm = median(medians), mw = median(worsts);
-    o << " over the runs, the median of their medians is **" << pct1(mm) << "** and of their worsts **" << pct1(mw)
-      << "**: " << against_target(mm, mw);
+  const auto per = per_run_validation(doc);
+  if (per.empty()) return;
+  std::vector<double> medians, worsts;
+  o << "\n\nWithin each run (that run's terms against its own steps):";
+  for (const auto& [run, rv] : per) {
+    o << " run " << run << ", " << rv.predicted << " steps: median **" << pct1(*rv.median_abs_error) << "**, worst **"
+      << pct1(*rv.worst_abs_error) << "**;";
+    medians.push_back(*rv.median_abs_error);
+    worsts.push_back(*rv.worst_abs_error);
   }
+  const double mm = median(medians), mw = median(worsts);
+  o << " over the runs, the median of their medians is **" << pct1(mm) << "** and of their worsts **" << pct1(mw)
+    << "**: " << against_target(mm, mw);
+}
+
+// How far to trust the model: each step measured whole against its prediction.
+void validation_section(std::ostringstream& o, const json& doc, const std::vector<cost::Term>& terms, const Advice& a) {
+  const auto v = cost::validate(terms, cost::steps_from_document(doc));
+  o << "### How far to trust it: the model against the steps gtb measured\n\n";
+  if (v.rows.empty()) {
+    o << "No whole step was measured in this file, so the model is not validated here.\n\n";
+    return;
+  }
+  o << "Each step measured whole is predicted from the cost terms of the *other* families (never from its own "
+       "records) and set beside the measurement. ";
+  validation_errors(o, doc, v);
   o << "\n\n| measured step | backend | measured | predicted | error |\n| --- | --- | ---: | ---: | ---: |\n";
   std::map<std::string, int> cannot;
   for (const auto& r : v.rows) {
@@ -449,6 +447,31 @@ std::string verdict_body(const json& doc) {
   for (const auto& [why, n] : cannot) o << "- " << n << " measured step" << (n > 1 ? "s" : "") << ": cannot say (" << why << ")\n";
   if (!cannot.empty()) o << "\n";
   o << render_savings(doc, a.savings);
+}
+
+std::string verdict_body(const json& doc) {
+  std::ostringstream o;
+  o << "\n## Verdict: where a training step's time goes on this machine\n\n";
+  if (!cost::has_terms(doc)) {
+    o << "This results file has no cost terms (it was written by an older gtb): rerun `gtb run` with this version "
+         "for the verdict and `gtb advise`.\n\n";
+    return o.str();
+  }
+  const auto terms = cost::terms_from_document(doc);
+  const cost::StepConfig ref = verdict_step(terms);
+  const Advice a = advise(doc, "this file", ref);
+  // Which family's section holds a record's evidence: the publisher of the term it came from.
+  std::map<std::string, std::string> family_of;
+  for (const auto& t : terms)
+    for (const auto& r : t.records) family_of.emplace(r, t.family);
+  o << "The reference step: " << describe(ref)
+    << ". Its time is **predicted** from this file's measured cost terms (docs/advise.md); each cause links to the "
+       "section with its evidence. Ask about your own step with `gtb advise RESULTS.json --model mlp --width W "
+       "--depth D --batch B ...`.\n\n";
+  for (std::size_t i = 0; i < a.predictions.size(); ++i) causes_table(o, doc, a, i, family_of);
+  other_stack_line(o, terms, ref);
+  o << "**CPU vs GPU crossover batch (predicted):** " << crossover_text(a.crossover) << ".\n\n";
+  validation_section(o, doc, terms, a);
   return o.str();
 }
 

@@ -34,8 +34,10 @@ std::string render_report_verdict(const json& doc);
 // The reference step of the verdict, stated in the report.
 cost::StepConfig reference_step();
 
-// The formatters every answer uses: seconds with their unit ("12.3 ms"), a fraction as "12%".
+// The formatters every answer uses: seconds with their unit ("12.3 ms"), a fraction as "12%", and
+// as "12.3%" where a whole percent would mislead (a median of 15.4% must not read as 15%).
 std::string seconds_text(double s);
 std::string pct(double f);
+std::string pct1(double f);
 
 }  // namespace gtb::verdict

@@ -15,23 +15,23 @@
 
 namespace gtb::driver {
 
-bool runs_as_ranks(const std::string& family) {
-  // GTB_RANK_FAMILIES (comma-separated) replaces the built-in list, as GTB_FAMILIES does the family list.
-  const char* env = std::getenv("GTB_RANK_FAMILIES");
-  std::stringstream ss(env && *env ? env : GTB_RANK_FAMILY_LIST);
+namespace {
+// Whether `family` is in the comma-separated list the environment variable `env_name` sets (when set
+// and not empty: it replaces the built-in list, as GTB_FAMILIES does the family list) or in `built_in`.
+bool listed(const std::string& family, const char* env_name, const char* built_in) {
+  const char* env = std::getenv(env_name);
+  std::stringstream ss(env && *env ? env : built_in);
   std::string f;
   while (std::getline(ss, f, ','))
     if (f == family) return true;
   return false;
 }
+}  // namespace
+
+bool runs_as_ranks(const std::string& family) { return listed(family, "GTB_RANK_FAMILIES", GTB_RANK_FAMILY_LIST); }
 
 bool declares_precheck(const std::string& family) {
-  const char* env = std::getenv("GTB_PRECHECK_FAMILIES");
-  std::stringstream ss(env && *env ? env : GTB_PRECHECK_FAMILY_LIST);
-  std::string f;
-  while (std::getline(ss, f, ','))
-    if (f == family) return true;
-  return false;
+  return listed(family, "GTB_PRECHECK_FAMILIES", GTB_PRECHECK_FAMILY_LIST);
 }
 
 std::optional<std::string> find_mpirun() {

@@ -96,18 +96,17 @@ std::vector<Candidate> candidates(bool bf16, const Machine& machine) {
   }
   // The FP32 libraries serve both precisions (operands rounded for BF16); BF16 adds the BF16 GEMMs.
   if (bf16) {
-    Candidate m;
-    m.name = "mkl_bf16";
-    m.mkl_bf16 = true;
-    m.why_not = machine.mkl_unavailable;
-    m.available = m.why_not.empty();
-    out.push_back(m);
-    Candidate c;
-    c.name = "onednn_bf16";
-    c.native_bf16 = true;
-    c.why_not = machine.native_bf16_unavailable;
-    c.available = c.why_not.empty();
-    out.push_back(c);
+    // A BF16 GEMM: available unless the machine says why not.
+    auto add_bf16 = [&out](const char* name, bool Candidate::*kind, const std::string& why_not) {
+      Candidate c;
+      c.name = name;
+      c.*kind = true;
+      c.why_not = why_not;
+      c.available = why_not.empty();
+      out.push_back(c);
+    };
+    add_bf16("mkl_bf16", &Candidate::mkl_bf16, machine.mkl_unavailable);
+    add_bf16("onednn_bf16", &Candidate::native_bf16, machine.native_bf16_unavailable);
   }
   if (!machine.only.empty())
     for (Candidate& c : out)

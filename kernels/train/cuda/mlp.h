@@ -13,6 +13,7 @@
 #include "kernels/common/cuda/blas.h"
 #include "kernels/common/cuda/graph.h"
 #include "kernels/common/cuda/memory.h"
+#include "kernels/common/cuda/step_events.h"
 #include "kernels/train/cuda/mlp_kernels.h"
 #include "kernels/train/mlp.h"
 #include "kernels/train/reference.h"
@@ -74,7 +75,7 @@ class GpuMlp {
   float* grad_data() const { return grads_; }  // the flat gradient buffer on the device (Layout's offsets)
   void capture_graph();  // capture step() once (device or pinned data)
   void replay();         // enqueue the captured step
-  bool has_graph() const { return graph_ != nullptr; }
+  bool has_graph() const { return graph_.captured(); }
   void sync() const;
 
   double loss() const;  // mean loss of the last step (synchronizes)
@@ -94,7 +95,7 @@ class GpuMlp {
   Precision precision() const { return prec_; }
   int micro_rows() const { return rows_; }
   int launches_per_step() const { return launches_last_; }  // API calls that enqueue device work
-  std::size_t graph_nodes() const { return graph_ ? graph_->nodes() : 0; }
+  std::size_t graph_nodes() const { return graph_.nodes(); }
   std::size_t device_bytes() const { return arena_.bytes(); }
   cudaStream_t stream() const { return stream_.get(); }
 
@@ -131,11 +132,9 @@ class GpuMlp {
   std::vector<float> pageable_x_;
   std::vector<int> pageable_y_;
   PinnedBuffer pinned_x_, pinned_y_;
-  std::unique_ptr<CapturedGraph> graph_;
+  StepGraph graph_;
   int launches_ = 0, launches_last_ = 0;
-  bool profiling_ = false;
-  std::vector<std::unique_ptr<Event>> prof_events_;
-  std::size_t prof_used_ = 0;
+  OpEvents op_events_;  // busy_fraction's window
 };
 
 // The float64 step check's view of this model (kernels/train/mlp_step_check.h): `step` enqueues the

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iterator>
 #include <stdexcept>
+#include <utility>
 
 #include "kernels/common/clock.h"
 #include "kernels/common/cuda/check.h"
@@ -29,13 +30,9 @@ cudaDataType_t cuda_type(DType t) {
   }
   return CUDA_R_32F;
 }
-// Setup copies and fills are ordered on the model's stream and waited for: the stream is
-// non-blocking, so work on the legacy default stream (plain cudaMemcpy/cudaMemset) would not be
-// ordered before the step's kernels.
-void h2d(void* dst, const void* src, std::size_t bytes, cudaStream_t s) {
-  GTB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
-  GTB_CUDA_CHECK(cudaStreamSynchronize(s));
-}
+// Setup fills are ordered on the model's stream, as the setup copies (h2d_sync): the stream is
+// non-blocking, so plain cudaMemset on the legacy default stream would not be ordered before the
+// step's kernels.
 void fill(void* dst, int value, std::size_t bytes, cudaStream_t s) {
   GTB_CUDA_CHECK(cudaMemsetAsync(dst, value, bytes, s));
 }
@@ -102,8 +99,8 @@ void GpuMlp::load_data(const float* x, const int* labels, DataSource src) {
   src_ = src;
   switch (src) {
     case DataSource::device:
-      h2d(x_, x, xb, stream());
-      h2d(y_, labels, yb, stream());
+      h2d_sync(x_, x, xb, stream());
+      h2d_sync(y_, labels, yb, stream());
       host_x_ = nullptr, host_y_ = nullptr;
       break;
     case DataSource::pinned:
@@ -124,15 +121,7 @@ void GpuMlp::load_data(const float* x, const int* labels, DataSource src) {
 template <class F>
 void GpuMlp::op(F&& f) {
   ++launches_;
-  if (!profiling_) {
-    f();
-    return;
-  }
-  while (prof_events_.size() < prof_used_ + 2) prof_events_.push_back(std::make_unique<Event>());
-  prof_events_[prof_used_]->record(stream());
-  f();
-  prof_events_[prof_used_ + 1]->record(stream());
-  prof_used_ += 2;
+  op_events_.around(stream(), std::forward<F>(f));
 }
 
 // Row-major tensors through column-major cuBLAS: a row-major M x N matrix is its column-major
@@ -243,22 +232,15 @@ void GpuMlp::update() {
 void GpuMlp::capture_graph() {
   if (src_ == DataSource::pageable)
     throw std::invalid_argument("GpuMlp::capture_graph: copies from pageable memory cannot be captured");
-  if (graph_) return;
-  sync();
-  graph_ = std::make_unique<CapturedGraph>(stream(), [this](cudaStream_t) { step(); });
+  graph_.capture(stream(), [this](cudaStream_t) { step(); });
 }
 
-void GpuMlp::replay() {
-  if (!graph_) throw std::logic_error("GpuMlp::replay: no graph captured");
-  graph_->launch(stream());
-}
+void GpuMlp::replay() { graph_.replay(stream(), "GpuMlp"); }
 
 void GpuMlp::sync() const { stream_.sync(); }
 
 double GpuMlp::loss() const {
-  sync();
-  std::vector<float> l(static_cast<std::size_t>(batch_));
-  GTB_CUDA_CHECK(cudaMemcpy(l.data(), row_loss_, l.size() * 4, cudaMemcpyDeviceToHost));
+  const std::vector<float> l = d2h_sync(row_loss_, static_cast<std::size_t>(batch_), stream());
   double s = 0;
   for (float v : l) s += v;
   return s / double(batch_);
@@ -282,28 +264,15 @@ std::vector<float> GpuMlp::fetch(Tensor t, int l) const {
   return out;
 }
 
-std::vector<float> GpuMlp::params() const {
-  sync();
-  std::vector<float> p(lay_.total);
-  GTB_CUDA_CHECK(cudaMemcpy(p.data(), params_, p.size() * 4, cudaMemcpyDeviceToHost));
-  return p;
-}
-std::vector<float> GpuMlp::grads() const {
-  sync();
-  std::vector<float> g(lay_.total);
-  GTB_CUDA_CHECK(cudaMemcpy(g.data(), grads_, g.size() * 4, cudaMemcpyDeviceToHost));
-  return g;
-}
+std::vector<float> GpuMlp::params() const { return d2h_sync(params_, lay_.total, stream()); }
+std::vector<float> GpuMlp::grads() const { return d2h_sync(grads_, lay_.total, stream()); }
 std::vector<float> GpuMlp::opt_state() const {
-  sync();
-  std::vector<float> o(lay_.total * (cfg_.optim == Optim::adam ? 2 : 1));
-  GTB_CUDA_CHECK(cudaMemcpy(o.data(), opt_, o.size() * 4, cudaMemcpyDeviceToHost));
-  return o;
+  return d2h_sync(opt_, lay_.total * (cfg_.optim == Optim::adam ? 2 : 1), stream());
 }
 void GpuMlp::set_params(const std::vector<float>& p) {
   if (p.size() != lay_.total) throw std::invalid_argument("GpuMlp::set_params: wrong size");
   sync();
-  h2d(params_, p.data(), p.size() * 4, stream());
+  h2d_sync(params_, p.data(), p.size() * 4, stream());
   if (wlow_) {
     to_lowp(st_, params_, wlow_, lay_.total, stream());
     sync();
@@ -313,7 +282,7 @@ void GpuMlp::set_opt_state(const std::vector<float>& o) {
   if (o.size() != lay_.total * (cfg_.optim == Optim::adam ? 2u : 1u))
     throw std::invalid_argument("GpuMlp::set_opt_state: wrong size");
   sync();
-  h2d(opt_, o.data(), o.size() * 4, stream());
+  h2d_sync(opt_, o.data(), o.size() * 4, stream());
 }
 ScaleState GpuMlp::scale_state() const {
   sync();
@@ -323,7 +292,7 @@ ScaleState GpuMlp::scale_state() const {
 }
 void GpuMlp::set_scale_state(const ScaleState& s) {
   sync();
-  h2d(ss_, &s, sizeof s, stream());
+  h2d_sync(ss_, &s, sizeof s, stream());
 }
 
 void GpuMlp::poison() {
@@ -349,22 +318,17 @@ double GpuMlp::busy_fraction(int steps) {
   // step do not depend on the data, so one step (untimed, if none ran yet) says how many.
   if (launches_last_ == 0) step();
   const std::size_t need = 2 * std::size_t(launches_last_) * std::size_t(std::max(steps, 0));
-  while (prof_events_.size() < need) prof_events_.push_back(std::make_unique<Event>());
+  op_events_.reserve(need);
   sync();
-  profiling_ = true;
-  prof_used_ = 0;
-  const double t0 = gtb::host_seconds();
-  try {
+  double wall = 0;
+  op_events_.window([&] {
+    const double t0 = gtb::host_seconds();
     for (int i = 0; i < steps; ++i) step();
     sync();
-  } catch (...) {
-    profiling_ = false;
-    throw;
-  }
-  const double wall = gtb::host_seconds() - t0;
-  profiling_ = false;
+    wall = gtb::host_seconds() - t0;
+  });
   double busy = 0;
-  for (std::size_t i = 0; i + 1 < prof_used_; i += 2) busy += elapsed_seconds(*prof_events_[i], *prof_events_[i + 1]);
+  for (std::size_t i = 0; i < op_events_.ops(); ++i) busy += op_events_.seconds(i);
   return wall > 0 ? busy / wall : 0.0;
 }
 
@@ -388,14 +352,8 @@ gtb::mlp::StepProbe step_probe(GpuMlp& m, std::function<void()> step) {
       m.step();
     return m.loss();
   };
-  p.grads = [&m](std::vector<float>& storage) {
-    storage = m.grads();
-    return static_cast<const float*>(storage.data());
-  };
-  p.params_after = [&m](std::vector<float>& storage) {
-    storage = m.params();
-    return static_cast<const float*>(storage.data());
-  };
+  p.grads = gtb::step::downloaded([&m] { return m.grads(); });
+  p.params_after = gtb::step::downloaded([&m] { return m.params(); });
   p.fetch = [&m](gtb::mlp::Tensor t, int l) { return m.fetch(t, l); };
   return p;
 }

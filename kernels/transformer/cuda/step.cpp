@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "kernels/common/cuda/check.h"
 #include "kernels/common/errors.h"
@@ -20,17 +21,6 @@ namespace gtb::cuda::xfmr {
 using gtb::xfmr::P;
 
 namespace {
-// Setup copies and fills are ordered on the model's (non-blocking) stream and waited for.
-void h2d(void* dst, const void* src, std::size_t bytes, cudaStream_t s) {
-  GTB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
-  GTB_CUDA_CHECK(cudaStreamSynchronize(s));
-}
-std::vector<float> d2h(const float* src, std::size_t n, cudaStream_t s) {
-  std::vector<float> h(n);
-  GTB_CUDA_CHECK(cudaMemcpyAsync(h.data(), src, n * 4, cudaMemcpyDeviceToHost, s));
-  GTB_CUDA_CHECK(cudaStreamSynchronize(s));
-  return h;
-}
 cublasOperation_t op_of(bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
 }  // namespace
 
@@ -103,23 +93,16 @@ GpuBlocks::~GpuBlocks() {
 
 void GpuBlocks::load_data(const float* x, const float* target) {
   const std::size_t bytes = std::size_t(cfg_.tokens()) * std::size_t(cfg_.d_model) * 4;
-  h2d(xs_[0], x, bytes, stream());
-  h2d(target_, target, bytes, stream());
+  h2d_sync(xs_[0], x, bytes, stream());
+  h2d_sync(target_, target, bytes, stream());
 }
 
 template <class F>
 void GpuBlocks::op(Piece p, F&& f) {
   ++launches_;
-  if (!profiling_) {
-    f();
-    return;
-  }
-  while (events_.size() < events_used_ + 2) events_.push_back(std::make_unique<Event>());
-  events_[events_used_]->record(stream());
-  f();
-  events_[events_used_ + 1]->record(stream());
-  event_piece_.push_back(p);
-  events_used_ += 2;
+  const bool timed = op_events_.open();
+  op_events_.around(stream(), std::forward<F>(f));
+  if (timed) event_piece_.push_back(p);
 }
 
 const void* GpuBlocks::operand(const float* src, std::size_t n, int slot) {
@@ -344,27 +327,22 @@ void GpuBlocks::step() {
 }
 
 void GpuBlocks::capture_graph() {
-  if (graph_) return;
-  sync();
-  graph_ = std::make_unique<CapturedGraph>(stream(), [this](cudaStream_t) { step(); });
+  graph_.capture(stream(), [this](cudaStream_t) { step(); });
 }
 
-void GpuBlocks::replay() {
-  if (!graph_) throw std::logic_error("GpuBlocks::replay: no graph captured");
-  graph_->launch(stream());
-}
+void GpuBlocks::replay() { graph_.replay(stream(), "GpuBlocks"); }
 
 double GpuBlocks::loss() const {
-  const std::vector<float> l = d2h(row_loss_, std::size_t(cfg_.tokens()), stream());
+  const std::vector<float> l = d2h_sync(row_loss_, std::size_t(cfg_.tokens()), stream());
   double s = 0;
   for (float v : l) s += v;
   return s;
 }
 
-std::vector<float> GpuBlocks::params() const { return d2h(params_, lay_.total, stream()); }
-std::vector<float> GpuBlocks::grads() const { return d2h(grads_, lay_.total, stream()); }
-std::vector<float> GpuBlocks::adam_m() const { return d2h(m_, lay_.total, stream()); }
-std::vector<float> GpuBlocks::adam_v() const { return d2h(v_, lay_.total, stream()); }
+std::vector<float> GpuBlocks::params() const { return d2h_sync(params_, lay_.total, stream()); }
+std::vector<float> GpuBlocks::grads() const { return d2h_sync(grads_, lay_.total, stream()); }
+std::vector<float> GpuBlocks::adam_m() const { return d2h_sync(m_, lay_.total, stream()); }
+std::vector<float> GpuBlocks::adam_v() const { return d2h_sync(v_, lay_.total, stream()); }
 int GpuBlocks::steps_taken() const {
   int t = 0;
   GTB_CUDA_CHECK(cudaMemcpyAsync(&t, t_dev_, sizeof t, cudaMemcpyDeviceToHost, stream()));
@@ -375,7 +353,7 @@ int GpuBlocks::steps_taken() const {
 void GpuBlocks::set_params(const std::vector<float>& p) {
   if (p.size() != lay_.total) throw std::invalid_argument("GpuBlocks::set_params: wrong size");
   sync();
-  h2d(params_, p.data(), p.size() * 4, stream());
+  h2d_sync(params_, p.data(), p.size() * 4, stream());
   if (w16_) {
     to_bf16(params_, w16_, (long long)lay_.total, stream());
     sync();
@@ -406,23 +384,16 @@ PieceTimes GpuBlocks::pieces(int steps) {
   // The events exist before the first instrumented step (one step, untimed, says how many).
   if (launches_last_ == 0) step();
   const std::size_t need = 2 * std::size_t(launches_last_) * std::size_t(steps > 0 ? steps : 0);
-  while (events_.size() < need) events_.push_back(std::make_unique<Event>());
+  op_events_.reserve(need);
   sync();
-  profiling_ = true;
-  events_used_ = 0;
   event_piece_.clear();
-  try {
+  op_events_.window([&] {
     for (int i = 0; i < steps; ++i) step();
     sync();
-  } catch (...) {
-    profiling_ = false;
-    throw;
-  }
-  profiling_ = false;
+  });
   PieceTimes pt;
   pt.steps = steps;
-  for (std::size_t i = 0; i < event_piece_.size(); ++i)
-    pt.seconds[int(event_piece_[i])] += elapsed_seconds(*events_[2 * i], *events_[2 * i + 1]);
+  for (std::size_t i = 0; i < event_piece_.size(); ++i) pt.seconds[int(event_piece_[i])] += op_events_.seconds(i);
   return pt;
 }
 

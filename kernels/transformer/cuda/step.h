@@ -16,6 +16,7 @@
 #include "kernels/common/cuda/blas.h"
 #include "kernels/common/cuda/graph.h"
 #include "kernels/common/cuda/memory.h"
+#include "kernels/common/cuda/step_events.h"
 #include "kernels/common/precision.h"
 #include "kernels/train/cuda/mlp.h"  // DeviceArena: the high-water mark and the memory cap
 #include "kernels/transformer/block.h"
@@ -60,8 +61,8 @@ class GpuBlocks {
   void step();           // enqueue one AdamW step on stream() (asynchronous)
   void capture_graph();  // capture step() once
   void replay();         // enqueue the captured step
-  bool has_graph() const { return graph_ != nullptr; }
-  std::size_t graph_nodes() const { return graph_ ? graph_->nodes() : 0; }
+  bool has_graph() const { return graph_.captured(); }
+  std::size_t graph_nodes() const { return graph_.nodes(); }
   void sync() const { stream_.sync(); }
 
   double loss() const;  // of the last step (synchronizes)
@@ -132,12 +133,10 @@ class GpuBlocks {
   float *target_ = nullptr, *dx_ = nullptr, *dx_mid_ = nullptr, *dh_ = nullptr, *dff_ = nullptr, *dqkv_ = nullptr,
         *tmp_ = nullptr, *row_loss_ = nullptr, *attn_scratch_ = nullptr;
   std::vector<std::pair<float*, std::size_t>> activations_;  // what poison() fills
-  std::unique_ptr<CapturedGraph> graph_;
+  StepGraph graph_;
   int launches_ = 0, launches_last_ = 0;
-  bool profiling_ = false;
-  std::vector<std::unique_ptr<Event>> events_;
-  std::vector<Piece> event_piece_;
-  std::size_t events_used_ = 0;
+  OpEvents op_events_;             // pieces()'s window
+  std::vector<Piece> event_piece_;  // the piece of each operation in it
 };
 
 }  // namespace gtb::cuda::xfmr
