@@ -3,6 +3,7 @@
 // the DataLoader workers that keep a step fed, mixed precision and the loss-read habit.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -86,6 +87,11 @@ struct Findings {
 };
 Findings compute_findings(const std::vector<Record>& records);
 void to_json(const Findings& found, json& data);
+
+// The GEMM {m, n, k} of a layer in -> out over `rows` samples in the orientation a step calls it: nn
+// the forward (rows x out over in), tn the weight gradient (in x out over rows), nt the input
+// gradient (rows x in over out). Throws std::invalid_argument on another orientation.
+std::array<std::int64_t, 3> step_gemm(const std::string& orientation, std::int64_t rows, std::int64_t in, std::int64_t out);
 
 // The ids of gtb's records of the same work as a framework record (best first), for info.same_work_as.
 std::vector<std::string> same_work_ids(const std::string& workload, Backend backend, const json& params, const json& options);

