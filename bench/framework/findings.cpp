@@ -104,6 +104,26 @@ void steps(const std::vector<Record>& recs, Findings& f) {
   }
 }
 
+void transformer_ratios(const std::vector<Record>& recs, Findings& f) {
+  for (const Record& r : recs) {
+    if (r.workload != "transformer_step" || !measured(r)) continue;
+    TransformerStep s;
+    s.backend = to_string(r.backend);
+    s.attention = opt(r, "attention", "materialised");
+    s.precision = opt(r, "precision", "fp32");
+    s.layers = pint(r, "layers"), s.d_model = pint(r, "d_model"), s.heads = pint(r, "heads");
+    s.seq_len = pint(r, "seq_len"), s.batch = pint(r, "batch");
+    s.pytorch_ms = r.stats->median * 1e3;
+    s.record = r.id;
+    if (auto ratio = counter(r, "time_vs_same_work"); ratio && *ratio > 0) {
+      s.ratio = *ratio;
+      s.gtb_ms = s.pytorch_ms / *ratio;
+      s.gtb_record = info_string(r, "same_work_record");
+    }
+    f.transformer_steps.push_back(s);
+  }
+}
+
 void loaders(const std::vector<Record>& recs, Findings& f) {
   for (const Record& r : recs) {
     if (r.workload != "dataloader" || !measured(r) || !r.value) continue;
@@ -350,6 +370,13 @@ std::vector<std::string> same_work_ids(const std::string& workload, Backend back
   if (workload == "op_chain") {
     const json p = {{"n", params.at("n")}};
     out.push_back(make_record_id("vectorize", "chain", cpu ? "openmp" : "unfused", backend, p, json::object()));
+  } else if (workload == "transformer_step") {
+    // The transformer family's step of the same configuration (its configs workload).
+    const json p = {{"layers", params.at("layers")}, {"d_model", params.at("d_model")}, {"heads", params.at("heads")},
+                    {"seq_len", params.at("seq_len")}, {"batch", params.at("batch")}};
+    json o = {{"precision", options.value("precision", std::string("fp32"))}};
+    if (!cpu) o["mode"] = "eager";
+    out.push_back(make_record_id("transformer", "configs", options.value("attention", std::string("materialised")), backend, p, o));
   } else if (workload == "mlp_step") {
     const json p = {{"batch", params.at("batch")}, {"width", params.at("width")}, {"depth", params.at("depth")}};
     const std::string mode = options.value("mode", std::string("eager"));
@@ -371,6 +398,7 @@ Findings compute_findings(const std::vector<Record>& records) {
   ops(records, f);
   loops(records, f);
   steps(records, f);
+  transformer_ratios(records, f);
   loaders(records, f);
   precisions(records, f);
   loss_reads(records, f);
@@ -393,6 +421,13 @@ void to_json(const Findings& found, json& data) {
     steps.push_back({{"backend", s.backend}, {"mode", s.mode}, {"width", s.width}, {"depth", s.depth}, {"batch", s.batch},
                      {"pytorch_ms", s.pytorch_ms}, {"gtb_ms", or_null(s.gtb_ms)}, {"ratio", or_null(s.ratio)},
                      {"record", s.record}, {"gtb_record", s.gtb_record}});
+  json tsteps = json::array();
+  for (const TransformerStep& s : found.transformer_steps)
+    tsteps.push_back({{"backend", s.backend}, {"attention", s.attention}, {"precision", s.precision}, {"layers", s.layers},
+                      {"d_model", s.d_model}, {"heads", s.heads}, {"seq_len", s.seq_len}, {"batch", s.batch},
+                      {"pytorch_ms", s.pytorch_ms}, {"gtb_ms", or_null(s.gtb_ms)}, {"ratio", or_null(s.ratio)},
+                      {"record", s.record}, {"gtb_record", s.gtb_record}});
+  if (!tsteps.empty()) data["transformer_steps"] = tsteps;
   for (const Crossover& c : found.crossovers)
     cross.push_back({{"mode", c.mode}, {"width", c.width}, {"depth", c.depth}, {"batches", c.batches},
                      {"gpu_faster_from_batch", or_null(c.gpu_faster_from_batch)}});

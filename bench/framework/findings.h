@@ -15,7 +15,8 @@
 namespace gtb::framework {
 
 // findings.framework = {"ops": [...], "loops": [...], "steps": [...], "crossovers": [...],
-//   "loaders": [...], "fed": [...], "precisions": [...], "loss_reads": [...]} (each list when non-empty).
+//   "loaders": [...], "fed": [...], "precisions": [...], "loss_reads": [...], "transformer_steps": [...]}
+//   (each list when non-empty).
 // Only ok records take part. gtb's figures come from the records the merge paired with each
 // framework record (counter time_vs_same_work, info.same_work_record): a file without those
 // families has none.
@@ -34,6 +35,14 @@ struct Loop {
 struct Step {
   std::string backend, workload, mode;
   std::int64_t width = 0, depth = 0, batch = 0;
+  double pytorch_ms = 0;
+  std::optional<double> gtb_ms, ratio;  // ratio = PyTorch's step time / gtb's
+  std::string record, gtb_record;
+};
+// The transformer family's block stack in PyTorch, beside gtb's step of the same configuration.
+struct TransformerStep {
+  std::string backend, attention, precision;
+  std::int64_t layers = 0, d_model = 0, heads = 0, seq_len = 0, batch = 0;
   double pytorch_ms = 0;
   std::optional<double> gtb_ms, ratio;  // ratio = PyTorch's step time / gtb's
   std::string record, gtb_record;
@@ -74,6 +83,7 @@ struct Findings {
   std::vector<Op> ops;
   std::vector<Loop> loops;
   std::vector<Step> steps;
+  std::vector<TransformerStep> transformer_steps;
   std::vector<Crossover> crossovers;
   std::vector<Loader> loaders;
   std::vector<Fed> fed;

@@ -149,3 +149,23 @@ TEST(FrameworkTerms, ModeTimeIsMeasuredOrSaysWhyNot) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(FrameworkTerms, TransformerStepBesideGtbsSameConfiguration) {
+  const json p = {{"layers", 2}, {"d_model", 128}, {"heads", 4}, {"seq_len", 128}, {"batch", 4}};
+  const auto ids = fw::same_work_ids("transformer_step", Backend::cpu, p, {{"attention", "fused"}, {"precision", "fp32"}});
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_EQ(ids[0], "transformer/configs/fused/cpu/layers=2,d_model=128,heads=4,seq_len=128,batch=4,precision=fp32");
+  const auto gpu = fw::same_work_ids("transformer_step", Backend::cuda, p, {{"attention", "materialised"}, {"precision", "bf16"}});
+  EXPECT_EQ(gpu.at(0), "transformer/configs/materialised/cuda/layers=2,d_model=128,heads=4,seq_len=128,batch=4,precision=bf16,mode=eager");
+  Record r = kernel_record("transformer_step", p, {{"attention", "fused"}, {"precision", "fp32"}}, 0.06);
+  r.counters["time_vs_same_work"] = {3.0, "x"};
+  r.info["same_work_record"] = ids[0];
+  const fw::Findings f = fw::compute_findings({r});
+  ASSERT_EQ(f.transformer_steps.size(), 1u);
+  EXPECT_NEAR(*f.transformer_steps[0].gtb_ms, 20.0, 1e-9);
+  EXPECT_EQ(f.transformer_steps[0].gtb_record, ids[0]);
+}
+
+}  // namespace
