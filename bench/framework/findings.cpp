@@ -62,6 +62,19 @@ void loops(const std::vector<Record>& recs, Findings& f) {
                          v.first->stats->median / v.second->stats->median});
 }
 
+// PyTorch's step time and, where the merge paired it with gtb's record of the same work, gtb's and
+// their ratio.
+template <class S>
+void beside_gtb(const Record& r, S& s) {
+  s.pytorch_ms = r.stats->median * 1e3;
+  s.record = r.id;
+  if (auto ratio = counter(r, "time_vs_same_work"); ratio && *ratio > 0) {
+    s.ratio = *ratio;
+    s.gtb_ms = s.pytorch_ms / *ratio;
+    s.gtb_record = info_string(r, "same_work_record");
+  }
+}
+
 void steps(const std::vector<Record>& recs, Findings& f) {
   for (const Record& r : recs) {
     if (r.workload != "mlp_step" || !measured(r)) continue;
@@ -72,13 +85,7 @@ void steps(const std::vector<Record>& recs, Findings& f) {
     s.width = pint(r, "width");
     s.depth = pint(r, "depth");
     s.batch = pint(r, "batch");
-    s.pytorch_ms = r.stats->median * 1e3;
-    s.record = r.id;
-    if (auto ratio = counter(r, "time_vs_same_work"); ratio && *ratio > 0) {
-      s.ratio = *ratio;
-      s.gtb_ms = s.pytorch_ms / *ratio;
-      s.gtb_record = info_string(r, "same_work_record");
-    }
+    beside_gtb(r, s);
     f.steps.push_back(s);
   }
   // The crossover: per mode and model, the smallest batch from which the GPU's step is faster at
@@ -113,13 +120,7 @@ void transformer_ratios(const std::vector<Record>& recs, Findings& f) {
     s.precision = opt(r, "precision", "fp32");
     s.layers = pint(r, "layers"), s.d_model = pint(r, "d_model"), s.heads = pint(r, "heads");
     s.seq_len = pint(r, "seq_len"), s.batch = pint(r, "batch");
-    s.pytorch_ms = r.stats->median * 1e3;
-    s.record = r.id;
-    if (auto ratio = counter(r, "time_vs_same_work"); ratio && *ratio > 0) {
-      s.ratio = *ratio;
-      s.gtb_ms = s.pytorch_ms / *ratio;
-      s.gtb_record = info_string(r, "same_work_record");
-    }
+    beside_gtb(r, s);
     f.transformer_steps.push_back(s);
   }
 }

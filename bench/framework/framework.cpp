@@ -343,6 +343,32 @@ const char* kStepDoc =
     "the train family's step in PyTorch (input = width, depth Linear layers, 16 classes, ReLU, cross-entropy, SGD "
     "momentum 0.9 lr 0.05; gtb's initial parameters and data): zero_grad + forward + backward + step; samples/s";
 
+// PyTorch's own kernels, the terms its steps are priced with (docs/framework.md): torch.mm at the
+// GEMM shapes the train family's steps run (each layer's forward and two backward forms, over the
+// rows), and the optimizer step alone by size and tensor count.
+void register_kernels() {
+  const std::vector<std::vector<I>> kLayers = {{64, 64}, {64, 16}, {256, 256}, {256, 16}, {1024, 1024}, {1024, 16}};
+  for (Backend be : {Backend::cpu, Backend::cuda}) {
+    gtb::add("framework", "matmul", "pytorch", be, matmul_case)
+        .zip({"in", "out"}, kLayers, kLayers)
+        .axis("rows", std::vector<I>{1, 8, 32, 128, 512, 2048, 4096}, std::vector<I>{1, 32, 512, 4096})
+        .option("orientation", std::vector<std::string>{"nn", "tn", "nt"})
+        .rate("rate", "GFLOP/s", 1e9)
+        .rule(gtb::Suite::quick, kQuickRule)
+        .describe("torch.mm at a layer in -> out's GEMMs over `rows` samples: nn the forward (rows x out over in), tn the "
+                  "weight gradient through a transposed view (in x out over rows), nt the input gradient (rows x in over "
+                  "out); FP32; 16 rows of C checked against float64");
+    gtb::add("framework", "optimizer", "pytorch", be, optimizer_case)
+        .axis("params", std::vector<I>{1 << 12, 1 << 16, 1 << 20, 1 << 22}, std::vector<I>{1 << 12, 1 << 16, 1 << 20})
+        .axis("tensors", std::vector<I>{8, 24, 48}, std::vector<I>{8, 24})
+        .option("optimizer", std::vector<std::string>{"sgd", "adamw"})
+        .rate("rate", "parameters/s", 1.0)
+        .rule(gtb::Suite::quick, kQuickRule)
+        .describe("optimizer.step() alone over `tensors` parameter tensors of `params` values in all, gradients set: gtb's "
+                  "SGD (momentum 0.9, lr 0.05) or AdamW (lr 1e-3, weight decay 0.01); one step checked against float64");
+  }
+}
+
 bool register_all() {
   for (Backend be : {Backend::cpu, Backend::cuda}) {
     const bool cpu = be == Backend::cpu;
@@ -402,29 +428,7 @@ bool register_all() {
                   "F.scaled_dot_product_attention, AdamW, 0.5 mean squared error), eager; checked against the same "
                   "model in float64 (loss and first update); tokens/s");
   }
-  // PyTorch's own kernels, the terms its steps are priced with (docs/framework.md): torch.mm at the
-  // GEMM shapes the train family's steps run (each layer's forward and two backward forms, over the
-  // rows), and the optimizer step alone by size and tensor count.
-  const std::vector<std::vector<I>> kLayers = {{64, 64}, {64, 16}, {256, 256}, {256, 16}, {1024, 1024}, {1024, 16}};
-  for (Backend be : {Backend::cpu, Backend::cuda}) {
-    gtb::add("framework", "matmul", "pytorch", be, matmul_case)
-        .zip({"in", "out"}, kLayers, kLayers)
-        .axis("rows", std::vector<I>{1, 8, 32, 128, 512, 2048, 4096}, std::vector<I>{1, 32, 512, 4096})
-        .option("orientation", std::vector<std::string>{"nn", "tn", "nt"})
-        .rate("rate", "GFLOP/s", 1e9)
-        .rule(gtb::Suite::quick, kQuickRule)
-        .describe("torch.mm at a layer in -> out's GEMMs over `rows` samples: nn the forward (rows x out over in), tn the "
-                  "weight gradient through a transposed view (in x out over rows), nt the input gradient (rows x in over "
-                  "out); FP32; 16 rows of C checked against float64");
-    gtb::add("framework", "optimizer", "pytorch", be, optimizer_case)
-        .axis("params", std::vector<I>{1 << 12, 1 << 16, 1 << 20, 1 << 22}, std::vector<I>{1 << 12, 1 << 16, 1 << 20})
-        .axis("tensors", std::vector<I>{8, 24, 48}, std::vector<I>{8, 24})
-        .option("optimizer", std::vector<std::string>{"sgd", "adamw"})
-        .rate("rate", "parameters/s", 1.0)
-        .rule(gtb::Suite::quick, kQuickRule)
-        .describe("optimizer.step() alone over `tensors` parameter tensors of `params` values in all, gradients set: gtb's "
-                  "SGD (momentum 0.9, lr 0.05) or AdamW (lr 1e-3, weight decay 0.01); one step checked against float64");
-  }
+  register_kernels();
   gtb::add("framework", "dataloader", "pytorch", Backend::cpu, worker_checked_case)
       .axis("sample_us", std::vector<I>{0, 50, 200, 1000, 4000}, std::vector<I>{50, 1000})
       .axis("num_workers", worker_counts())

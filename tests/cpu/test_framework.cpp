@@ -12,6 +12,7 @@
 
 #include "bench/framework/findings.h"
 #include "bench/framework/worker.h"
+#include "tests/cpu/framework_record.h"
 #include "harness/document/stats.h"
 
 namespace {
@@ -100,18 +101,7 @@ TEST(FrameworkSameWork, IdsAreTheTrainAndVectorizeRecordIds) {
 // ---- findings from records ----
 
 Record rec(const std::string& workload, Backend be, json params, json options, double seconds, const std::string& variant = "pytorch") {
-  Record r;
-  r.family = "framework";
-  r.workload = workload;
-  r.variant = variant;
-  r.backend = be;
-  r.params = std::move(params);
-  r.options = std::move(options);
-  r.id = gtb::make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
-  r.samples = {seconds, seconds, seconds};
-  r.stats = gtb::compute_stats(r.samples);
-  r.value = 1.0 / seconds;
-  return r;
+  return gtb::test::framework_record(workload, be, std::move(params), std::move(options), seconds, variant);
 }
 
 TEST(FrameworkFindings, StepRatioAndCrossover) {

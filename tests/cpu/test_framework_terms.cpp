@@ -6,7 +6,7 @@
 #include <string>
 
 #include "bench/framework/findings.h"
-#include "harness/document/stats.h"
+#include "tests/cpu/framework_record.h"
 
 namespace {
 
@@ -15,19 +15,8 @@ using gtb::Backend;
 using gtb::json;
 using gtb::Record;
 
-Record kernel_record(const std::string& workload, json params, json options, double seconds, const std::string& variant = "pytorch") {
-  Record r;
-  r.family = "framework";
-  r.workload = workload;
-  r.variant = variant;
-  r.backend = Backend::cpu;
-  r.params = std::move(params);
-  r.options = std::move(options);
-  r.id = gtb::make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
-  r.samples = {seconds, seconds, seconds};
-  r.stats = gtb::compute_stats(r.samples);
-  r.value = 1.0 / seconds;
-  return r;
+Record kernel_record(const std::string& workload, json params, json options, double seconds) {
+  return gtb::test::framework_record(workload, Backend::cpu, std::move(params), std::move(options), seconds);
 }
 
 const gtb::cost::Term* term_named(const fw::Findings& f, const std::string& name, Backend be, const json& where) {
