@@ -641,7 +641,7 @@ Part dispatch_part(const std::vector<Term>& terms, const StepConfig& c, Backend 
 }
 
 // ---- PyTorch's own kernels (trained_with pytorch-*; docs/advise.md) ----
-// Its kernels are published for the library (where.framework "pytorch"), whatever mode runs them.
+// Its kernels are published for the library (the stack key "pytorch"), whatever mode runs them.
 const char* const kLibrary = "pytorch";
 bool pytorch_stack(const StepConfig& c) { return c.trained_with.rfind("pytorch-", 0) == 0; }
 
@@ -652,7 +652,7 @@ Estimate library_table(const std::vector<Term>& terms, const std::string& name, 
   return stack_table(terms, name, lib, b, at, also);
 }
 
-// The parameter tensors of the step (weights and biases; a transformer block's two norms, four
+// The parameter tensors of the step (weights and biases; a block of attention and MLP: two norms, four
 // Linear layers, each with a bias: 12).
 double parameter_tensors(const StepConfig& c) {
   if (c.model == "mlp") return 2.0 * c.depth;
