@@ -14,7 +14,7 @@
 #   OPENBLAS                                           # optional: its kernels use OpenBLAS (the binary links the
 #                                                      #   core-type selection its <family>.cpp installs)
 #   PRECHECK                                           # optional: its binary judges input only a run can see
-#                                                      #   (gtb::set_precheck): gtb run asks it first
+#                                                      #   (gtb::set_precheck): gtb run and gtb ab ask it first
 #   RANKS)                                             # optional: the binary runs as MPI ranks (gtb run --ranks)
 # Paths are relative to the project root.
 
@@ -28,6 +28,7 @@ set(GTB_GTEST_SKIPPED "\\[  SKIPPED \\]")
 # need names of their own (or the file SKIP_UNITY_BUILD_INCLUSION).
 function(gtb_unity_tests target)
   set_target_properties(${target} PROPERTIES UNITY_BUILD ON)
+  gtb_document_code(${target})
   # GCC warns about a test fixture from an anonymous namespace once its file is #included.
   target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
   get_target_property(_srcs ${target} SOURCES)
@@ -98,8 +99,34 @@ function(gtb_add_family)
     endif()
   endforeach()
 
-  add_executable(gtb-${F_NAME} ${F_BENCH} ${root}/harness/runtime/family_main.cpp)
+  # A family's findings and sections (by the layout's file names) are document code.
+  foreach(s IN LISTS F_BENCH)
+    if(s MATCHES "/(findings|sections)\\.cpp$")
+      set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "${GTB_DOCUMENT_OPT}")
+    endif()
+  endforeach()
+  # Sources both the binary and its CPU tests list (findings, checks) compile once, into an object
+  # library both link, instead of once for each.
+  set(shared "")
+  foreach(s IN LISTS F_BENCH)
+    if(s IN_LIST F_CPU_TESTS)
+      list(APPEND shared ${s})
+    endif()
+  endforeach()
+  set(own_bench ${F_BENCH})
+  if(shared)
+    add_library(gtb_${F_NAME}_shared OBJECT ${shared})
+    target_link_libraries(gtb_${F_NAME}_shared PUBLIC ${klib} gtb_runtime)
+    gtb_host_warnings(gtb_${F_NAME}_shared)
+    list(REMOVE_ITEM own_bench ${shared})
+    list(REMOVE_ITEM F_CPU_TESTS ${shared})
+  endif()
+
+  add_executable(gtb-${F_NAME} ${own_bench} ${root}/harness/runtime/family_main.cpp)
   target_link_libraries(gtb-${F_NAME} PRIVATE ${klib} gtb_runtime)
+  if(shared)
+    target_link_libraries(gtb-${F_NAME} PRIVATE gtb_${F_NAME}_shared)
+  endif()
   if(F_OPENBLAS)
     target_link_libraries(gtb-${F_NAME} PRIVATE gtb_runtime_openblas)
   endif()
@@ -137,6 +164,9 @@ function(gtb_add_family)
     add_executable(test_${F_NAME}_cpu ${F_CPU_TESTS})
     gtb_unity_tests(test_${F_NAME}_cpu)
     target_link_libraries(test_${F_NAME}_cpu PRIVATE ${klib} gtb_runtime GTest::gtest GTest::gtest_main)
+    if(shared)
+      target_link_libraries(test_${F_NAME}_cpu PRIVATE gtb_${F_NAME}_shared)
+    endif()
     gtb_host_warnings(test_${F_NAME}_cpu)
     # gtest_discover_tests flattens list-valued properties: one label each; the family is in the
     # test name prefix instead (ctest -R '^myfam\.').

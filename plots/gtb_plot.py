@@ -15,6 +15,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 from collections import defaultdict
 
@@ -233,14 +234,38 @@ def x_of(point, xs):
     return math.prod(vals) ** (1.0 / len(vals)) if len(vals) > 1 else vals[0]
 
 
-def label_of(point, fields):
+def label_of(point, fields, units=None):
+    """A series' or a panel's name: a record's params and options as key=value, other fields as they
+    are; a table column's number with the column's unit ("1000 us", not "1000")."""
     parts = []
     for k in fields:
         v = field(point, k)
         if v is None or v == "":
             continue
-        parts.append(f"{k.split('.', 1)[-1]}={v}" if k.startswith(("params.", "options.")) else str(v))
+        if k.startswith(("params.", "options.")):
+            parts.append(f"{k.split('.', 1)[-1]}={v}")
+        elif units and units.get(k) and is_num(v):
+            parts.append(f"{v:g} {units[k]}")
+        else:
+            parts.append(str(v))
     return " ".join(parts) or "all"
+
+
+def column_units(section, spec):
+    """The units of a table figure's columns, by name (a records figure has none)."""
+    table = next((t for t in section.get("tables", []) if t.get("id") == spec.get("source")), None) if spec.get("source") else None
+    return {c.get("name"): c.get("unit") for c in (table or {}).get("columns", []) if c.get("unit")}
+
+
+def natural(label):
+    """Sorts "50 us" before "1000 us": the digit runs of a label compared as numbers."""
+    return [int(t) if i % 2 else t for i, t in enumerate(re.split(r"(\d+)", label))]
+
+
+def legend(ax, spec):
+    """The axes' legend; a table figure's legend is titled with the columns its series name."""
+    title = ", ".join(spec.get("series", [])) if spec.get("source") and spec.get("series") else None
+    ax.legend(fontsize=6, title=title, title_fontsize=6)
 
 
 def figure_points(doc, family, section, spec):
@@ -275,9 +300,10 @@ def draw_figure(plt, doc, family, section, spec):
     if not pts:
         why = section.get("not_measured") or "no matching point with a number"
         raise Skip(f"{family}: {why}")
+    units = column_units(section, spec)
     panels = defaultdict(list)
     for p in pts:
-        panels[label_of(p[0], spec.get("panels", [])) if spec.get("panels") else ""].append(p)
+        panels[label_of(p[0], spec.get("panels", []), units) if spec.get("panels") else ""].append(p)
     names = sorted(panels, key=str)
     notes = set()
     fig, axes = plt.subplots(1, len(names), figsize=(max(7, 6 * len(names)), 4.4), squeeze=False)
@@ -308,7 +334,7 @@ def draw_figure(plt, doc, family, section, spec):
         else:
             series = defaultdict(dict)
             for p, x, y in mine:
-                s = series[label_of(p, spec.get("series", []))]
+                s = series[label_of(p, spec.get("series", []), units)]
                 s[x] = max(s.get(x, -math.inf), y) if spec.get("reduce") == "max" else y
             if len({x for _, x, _ in mine}) == 1:
                 # One x value only: a line has nothing to run along; bars from zero compare the series.
@@ -328,7 +354,7 @@ def draw_figure(plt, doc, family, section, spec):
                 notes.add(f"only one value of {spec.get('xlabel') or 'x'} was measured: bars, not lines "
                           f"(no sweep to draw a line along)")
                 continue
-            for label in sorted(series):
+            for label in sorted(series, key=natural):
                 xy = sorted(series[label].items())
                 joined = len(xy) >= MIN_JOINED
                 if not joined:
@@ -337,11 +363,15 @@ def draw_figure(plt, doc, family, section, spec):
                 ax.plot([a for a, _ in xy], [b for _, b in xy], linestyle=("--" if label.startswith("cpu") else "-") if joined else "none",
                         marker="o", ms=4 if joined else 6, label=label)
             ax.grid(True, alpha=0.3)
+            if not spec.get("logx") and all(float(x).is_integer() for _, x, _ in mine):
+                # A count along x (workers, layers): ticks at whole numbers only.
+                from matplotlib.ticker import MaxNLocator
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             if not log_y and all(y >= 0 for _, _, y in mine):
                 # A linear axis cut above zero exaggerates a difference.
                 ax.set_ylim(0, 1.08 * max(y for _, _, y in mine) or 1)
             if len(series) > 1 or spec.get("hlines") or spec.get("vlines"):
-                ax.legend(fontsize=6)
+                legend(ax, spec)
         if spec.get("ceiling_line"):
             names_used = {field(p, "ceiling") for p, _, _ in mine if field(p, "ceiling")}
             for c in sorted(names_used):
@@ -356,7 +386,7 @@ def draw_figure(plt, doc, family, section, spec):
             ax.annotate(m.get("label", ""), (m["value"], 0.02), xycoords=("data", "axes fraction"), fontsize=7, rotation=90,
                         va="bottom", ha="right", color="grey")
         if spec.get("hlines") and spec.get("kind") != "bar":
-            ax.legend(fontsize=6)
+            legend(ax, spec)
         if spec.get("logx"):
             ax.set_xscale("log", base=spec["logx"])
         if log_y:

@@ -181,9 +181,12 @@ void precisions(const std::vector<Record>& recs, Findings& f) {
     p.loss_after_k = counter(r, "loss_after_k");
     p.k_steps = std::int64_t(counter(r, "k_steps").value_or(0));
     p.peak_memory_bytes = counter(r, "peak_memory_bytes");
+    p.step_memory_bytes = counter(r, "step_memory_bytes");
     if (auto it = fp32.find({p.backend, p.width, p.batch}); it != fp32.end()) {
       p.speedup_vs_fp32 = it->second->stats->median / r.stats->median;
       p.fp32_loss_after_k = counter(*it->second, "loss_after_k");
+      const auto fp32_bytes = counter(*it->second, "step_memory_bytes");
+      if (p.step_memory_bytes && fp32_bytes && *fp32_bytes > 0) p.memory_vs_fp32 = *p.step_memory_bytes / *fp32_bytes;
     }
     f.precisions.push_back(p);
   }
@@ -445,7 +448,8 @@ void to_json(const Findings& found, json& data) {
     prec.push_back({{"backend", p.backend}, {"precision", p.precision}, {"width", p.width}, {"batch", p.batch},
                     {"step_ms", p.step_ms}, {"speedup_vs_fp32", or_null(p.speedup_vs_fp32)},
                     {"loss_after_k", or_null(p.loss_after_k)}, {"fp32_loss_after_k", or_null(p.fp32_loss_after_k)},
-                    {"k_steps", p.k_steps}, {"peak_memory_bytes", or_null(p.peak_memory_bytes)}});
+                    {"k_steps", p.k_steps}, {"peak_memory_bytes", or_null(p.peak_memory_bytes)},
+                    {"step_memory_bytes", or_null(p.step_memory_bytes)}, {"memory_vs_fp32", or_null(p.memory_vs_fp32)}});
   for (const LossRead& l : found.loss_reads)
     reads.push_back({{"backend", l.backend}, {"width", l.width}, {"batch", l.batch}, {"every_step_us", l.every_step_us},
                      {"every_100_us", l.every_100_us}, {"extra_us_per_read", l.extra_us_per_read}});

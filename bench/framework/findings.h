@@ -72,6 +72,8 @@ struct Precision {
   std::int64_t width = 0, batch = 0;
   double step_ms = 0;
   std::optional<double> speedup_vs_fp32, loss_after_k, fp32_loss_after_k, peak_memory_bytes;
+  // The tensors one step holds, counted by the worker (every backend), and over fp32's.
+  std::optional<double> step_memory_bytes, memory_vs_fp32;
   std::int64_t k_steps = 0;
 };
 struct LossRead {

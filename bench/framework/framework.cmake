@@ -27,7 +27,7 @@ endif()
 # nothing written), with torch (Debian's python3-torch in CI) and a planted error the checks catch.
 if(TARGET gtb-framework AND GTB_BUILD_TESTS)
   find_package(Python3 COMPONENTS Interpreter)
-  foreach(case IN ITEMS without_torch bad_python with_torch planted)
+  foreach(case IN ITEMS without_torch bad_python with_torch planted sections)
     add_test(NAME framework.e2e_${case}
              COMMAND bash ${PROJECT_SOURCE_DIR}/tests/framework/e2e.sh ${case} $<TARGET_FILE:gtb> $<TARGET_FILE:gtb-framework>
                      ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tools/validate_schema.py

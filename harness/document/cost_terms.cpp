@@ -20,9 +20,7 @@ namespace {
 const char* const kForms[] = {"latency_bandwidth", "table", "constant"};
 const char* const kYUnits[] = {"seconds", "flop_per_s", "bytes_per_s", "samples_per_s", "fraction", "count"};
 
-[[noreturn]] void bad(const std::string& where, const std::string& what) {
-  throw std::runtime_error(where + ": " + what);
-}
+using json_read::bad;
 
 std::string str(const json& j, const char* key, const std::string& where, bool required = false) {
   const auto it = j.find(key);

@@ -7,11 +7,17 @@
 
 #include <cmath>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
 
 #include "harness/document/types.h"
 
 namespace gtb::json_read {
+
+// A document that is not what its reader expects: "where: what", as one runtime_error.
+[[noreturn]] inline void bad(const std::string& where, const std::string& what) {
+  throw std::runtime_error(where + ": " + what);
+}
 
 using Path = std::initializer_list<const char*>;
 

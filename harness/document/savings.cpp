@@ -13,9 +13,7 @@
 namespace gtb::cost {
 
 namespace {
-[[noreturn]] void bad(const std::string& key, const std::string& what) {
-  throw std::runtime_error(key + ": " + what);
-}
+using json_read::bad;
 std::string text_at(const json& j, const char* key, const std::string& where) {
   if (!j.contains(key) || !j.at(key).is_string()) bad(where + "." + key, "a string is required");
   return j.at(key).get<std::string>();

@@ -1,7 +1,7 @@
 // The main() every gtb-<family> binary shares.
 #include <cstdio>
 
-#include "harness/runtime/gtb.h"
+#include "harness/runtime/entry.h"
 
 #ifndef GTB_FAMILY_NAME
 #error "GTB_FAMILY_NAME must name the family"

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/document/findings.h"
+#include "harness/runtime/entry.h"
 #include "harness/runtime/host_timing.h"
 #include "harness/document/stats.h"
 #include "harness/runtime/stopping.h"
@@ -262,8 +263,5 @@ class State {
 // fails or writes no record for the case.
 void run_case_in_child(State& st, const std::vector<std::string>& unset, const std::vector<std::string>& set);
 
-// Runs the family binary: parses gtb's flags, hands the rest to Google Benchmark, runs the
-// selected cases, writes the results JSON. Called by the shared main.
-int family_main(int argc, char** argv, const std::string& family);
 
 }  // namespace gtb

@@ -86,8 +86,11 @@ def read_i32(torch, path, count):
     return torch.frombuffer(data, dtype=torch.int32).clone()
 
 
-# The tests' planted error: outputs gtb checks come back off by 1e-2 (its checks must catch it).
-PLANT = 1e-2 if os.environ.get("GTB_FRAMEWORK_PLANT") else 0.0
+# The tests' planted errors: outputs gtb checks come back off by 1e-2 (its checks must catch it);
+# GTB_FRAMEWORK_PLANT=last_row: the MLP step trains on a batch whose last row differs from gtb's (a
+# check of fewer rows than the step runs would miss it).
+PLANT_MODE = os.environ.get("GTB_FRAMEWORK_PLANT", "")
+PLANT = 1e-2 if PLANT_MODE and PLANT_MODE != "last_row" else 0.0
 
 
 def write_f32(path, t):
@@ -196,13 +199,15 @@ def gtb_layout_to_model(torch, model, flat, w_off, b_off, dims):
             lin.bias.copy_(flat[b_off[l]:b_off[l] + fo])
 
 
-def model_to_gtb_layout(torch, model, total, w_off, b_off, dims):
+def model_to_gtb_layout(torch, model, total, w_off, b_off, dims, grads=False):
+    """The Linear layers' parameters (or, grads=True, their gradients) in gtb's flat layout."""
     out = torch.zeros(total, dtype=torch.float32)
     linears = [m for m in model if isinstance(m, torch.nn.Linear)]
     for l, lin in enumerate(linears):
         fi, fo = dims[l], dims[l + 1]
-        out[w_off[l]:w_off[l] + fi * fo] = lin.weight.detach().float().cpu().t().reshape(-1)
-        out[b_off[l]:b_off[l] + fo] = lin.bias.detach().float().cpu()
+        w, b = (lin.weight.grad, lin.bias.grad) if grads else (lin.weight, lin.bias)
+        out[w_off[l]:w_off[l] + fi * fo] = w.detach().float().cpu().t().reshape(-1)
+        out[b_off[l]:b_off[l] + fo] = b.detach().float().cpu()
     return out
 
 
@@ -247,7 +252,6 @@ class MlpStep(Work):
         self.device = device
         width, depth, batch = int(p["width"]), int(p["depth"]), int(p["batch"])
         dims, w_off, b_off, total = p["dims"], p["w_offsets"], p["b_offsets"], int(p["total"])
-        check_rows = int(p["check_rows"])
         mode = o.get("mode", "eager")
         prec = o.get("precision", "fp32")
         self.every = int(o.get("loss_read_every", 0))
@@ -269,22 +273,23 @@ class MlpStep(Work):
             gtb_layout_to_model(torch, self.model, flat0.to(device), w_off, b_off, dims)
             self.opt = models.mlp_optimizer(torch, self.model)
 
-        # The check: one step on the first check_rows rows from gtb's initial state, eager.
+        # The check: one eager step on the whole batch the timed steps run, from gtb's initial state;
+        # what each layer computed, the gradients and the parameters after go to gtb's float64 check.
         fresh()
-        xc, yc = x_all[:check_rows].to(device), y_all[:check_rows].to(device)
-        loss = self.eager_step(self.model, xc, yc)
-        sync(torch, device)
-        write_f32(os.path.join(d, "params_after.f32"), model_to_gtb_layout(torch, self.model, total, w_off, b_off, dims))
-        self.check = {"loss": float(loss)}
-        # The loss after k steps on the whole batch (fp32's and this precision's, side by side in gtb).
+        if PLANT_MODE == "last_row":
+            x_all[-1] += 1.0
         self.x, self.y = x_all.to(device), y_all.to(device)
+        loss, skipped = self.traced_step(d, total, w_off, b_off, dims)
+        self.check = {"loss": loss, "skipped": skipped}
         self.info = {}
+        # The loss after k steps on the whole batch (fp32's and this precision's, side by side in gtb),
+        # and the bytes of the tensors one step holds.
         k = int(p.get("k_steps", 0))
         if k > 0:
             fresh()
             for _ in range(k):
                 last = self.eager_step(self.model, self.x, self.y)
-            self.info = {"loss_after_k": float(last), "k_steps": k}
+            self.info = {"loss_after_k": float(last), "k_steps": k, "step_memory_bytes": self.counted_memory()}
         if mode == "eager":
             self.info["operators_per_step"] = count_operators(torch, lambda: self.eager_step(self.model, self.x, self.y))
         fresh()
@@ -302,6 +307,70 @@ class MlpStep(Work):
             sync(torch, device)
         else:
             self.fn = self.capture_graph()
+
+    def traced_step(self, d, total, w_off, b_off, dims):
+        """One eager step that keeps what gtb's layer-local float64 check reads (kernels/train's
+        verify_step): each Linear's output Z_l and its gradient dZ_l, each ReLU's output A_l (files
+        z<l>.f32, dz<l>.f32, a<l>.f32, the batch's rows), the gradients and the parameters after
+        (grads.f32, params_after.f32, gtb's layout). Returns the loss and whether GradScaler skipped
+        the update."""
+        torch = self.torch
+        zs, acts = [], []
+
+        def keep_z(_m, _inputs, out):
+            out.retain_grad()
+            zs.append(out)
+
+        hooks = []
+        for m in self.model:
+            if isinstance(m, torch.nn.Linear):
+                hooks.append(m.register_forward_hook(keep_z))
+            else:
+                hooks.append(m.register_forward_hook(lambda _m, _i, out: acts.append(out)))
+        scale = float(self.scaler.get_scale()) if self.scaler is not None else 1.0
+        try:
+            loss = self.eager_step(self.model, self.x, self.y, keep=True)
+        finally:
+            for h in hooks:
+                h.remove()
+        sync(torch, self.device)
+        skipped = self.scaler is not None and float(self.scaler.get_scale()) < scale
+        for l, z in enumerate(zs, 1):
+            write_f32(os.path.join(d, f"z{l}.f32"), z)
+            # dZ of the mean loss: GradScaler's scale taken out, as it takes it out of the gradients.
+            write_f32(os.path.join(d, f"dz{l}.f32"), z.grad.float() / scale)
+        for l, a in enumerate(acts, 1):
+            write_f32(os.path.join(d, f"a{l}.f32"), a)
+        write_f32(os.path.join(d, "grads.f32"), model_to_gtb_layout(torch, self.model, total, w_off, b_off, dims, grads=True))
+        write_f32(os.path.join(d, "params_after.f32"), model_to_gtb_layout(torch, self.model, total, w_off, b_off, dims))
+        return float(loss), skipped
+
+    def counted_memory(self):
+        """The bytes of the tensors one step holds, counted (PyTorch keeps no memory statistics on the
+        CPU): the parameters, the optimizer's state and the batch, one gradient per parameter, and
+        every tensor autograd saves for the backward pass (each storage once; those that are a
+        parameter or the batch counted once). Alive together when the backward pass starts, they
+        bound the step's peak from below; an operator's scratch space is not counted."""
+        torch = self.torch
+
+        def storage(t):
+            s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+            return s.data_ptr(), s.nbytes()
+
+        kept = dict(storage(t) for t in [*self.model.parameters(), self.x, self.y])
+        saved = {}
+
+        def pack(t):
+            ptr, n = storage(t)
+            saved[ptr] = n
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            self.eager_step(self.model, self.x, self.y)
+        state = [v for st in self.opt.state.values() for v in st.values() if torch.is_tensor(v)]
+        grads = [q.grad for q in self.model.parameters() if q.grad is not None]
+        return (sum(kept.values()) + sum(n for ptr, n in saved.items() if ptr not in kept) +
+                sum(t.numel() * t.element_size() for t in state + grads))
 
     def eager_step(self, model, x, y, keep=False):
         torch = self.torch

@@ -186,4 +186,27 @@ TEST(FrameworkFindings, OpTaxLoopsPrecisionAndLossReads) {
   EXPECT_TRUE(data.contains("ops") && data.contains("loops") && data.contains("precisions"));
 }
 
+// Mixed precision reports memory beside speed-up and loss: the tensors one step holds (counted by
+// the worker on every backend) and their ratio to FP32's.
+TEST(FrameworkFindings, PrecisionMemoryBesideFp32s) {
+  std::vector<Record> recs;
+  Record fp32 = rec("mixed_precision", Backend::cpu, {{"width", 512}, {"batch", 512}}, {{"precision", "fp32"}}, 0.02);
+  Record bf16 = rec("mixed_precision", Backend::cpu, {{"width", 512}, {"batch", 512}}, {{"precision", "bf16"}}, 0.01);
+  fp32.counters["step_memory_bytes"] = {8e6, "bytes"};
+  bf16.counters["step_memory_bytes"] = {6e6, "bytes"};
+  recs.push_back(fp32), recs.push_back(bf16);
+  const fw::Findings f = fw::compute_findings(recs);
+  ASSERT_EQ(f.precisions.size(), 2u);
+  for (const auto& p : f.precisions) {
+    ASSERT_TRUE(p.step_memory_bytes) << p.precision;
+    ASSERT_TRUE(p.memory_vs_fp32) << p.precision;
+    EXPECT_NEAR(*p.memory_vs_fp32, p.precision == "bf16" ? 0.75 : 1.0, 1e-12);
+    EXPECT_FALSE(p.peak_memory_bytes) << "no GPU peak on the CPU";
+  }
+  json data = json::object();
+  fw::to_json(f, data);
+  EXPECT_EQ(data["precisions"][1]["step_memory_bytes"], 6e6);
+  EXPECT_EQ(data["precisions"][1]["memory_vs_fp32"], 0.75);
+}
+
 }  // namespace

@@ -161,6 +161,20 @@ ab)
   GTB_FAMILIES=selftest expect_rc 2 "$gtb" ab "$build" "$build" --confirm-rounds 2
   grep -q "confirm-rounds must be 0" "$work/out.txt" || fail "bad --confirm-rounds not explained"
   expect_rc 2 "$gtb" ab "$build"
+  # A family whose binary judges its input first (PRECHECK): gtb ab asks it of both builds, as gtb run
+  # does, and a rejection in NEW's ends it with the message before any round, nothing written.
+  mkdir -p "$work/pre"
+  printf '#!/bin/sh\n[ "$1" = --gtb_precheck ] && { echo "planted: input rejected"; exit 2; }\nexec "%s" "$@"\n' "$build/gtb-selftest" > "$work/pre/gtb-selftest"
+  chmod +x "$work/pre/gtb-selftest"
+  rm -rf "$work/ab.json" "$work/keep"
+  GTB_FAMILIES=selftest GTB_PRECHECK_FAMILIES=selftest expect_rc 2 "$gtb" ab "$build" "$work/pre" --family selftest --budget 0.05 --out "$work/ab.json" --keep "$work/keep"
+  grep -q "gtb ab: selftest: planted: input rejected" "$work/out.txt" || fail "gtb ab: the precheck's message is missing"
+  [ ! -e "$work/ab.json" ] && [ ! -e "$work/keep" ] || fail "gtb ab wrote a file after a rejected precheck"
+  # gtb run, the same check (one shared code path).
+  rm -f "$work/r.json"
+  GTB_BIN_DIR="$work/pre" GTB_FAMILIES=selftest GTB_PRECHECK_FAMILIES=selftest expect_rc 2 "$gtb" run --family selftest --out "$work/r.json"
+  grep -q "gtb run: selftest: planted: input rejected" "$work/out.txt" || fail "gtb run: the precheck's message is missing"
+  [ ! -e "$work/r.json" ] || fail "gtb run wrote a file after a rejected precheck"
   ;;
 planted)
   # A 50% slowdown planted in NEW's self-test binary is caught, on that record alone; the knob

@@ -31,6 +31,12 @@ bad_python)
     GTB_PYTHON=$bad expect_rc 2 "$gtb" run --family framework --out "$work/r.json"
     grep -q "GTB_PYTHON=$bad" "$work/out.txt" || fail "gtb run: no message naming $bad"
     [ ! -e "$work/r.json" ] || fail "gtb run wrote $work/r.json"
+    # gtb ab asks the same precheck of both builds: exit 2, the message, no comparison, nothing kept.
+    build=$(dirname "$fwbin")
+    rm -rf "$work/keep"
+    GTB_PYTHON=$bad expect_rc 2 "$gtb" ab "$build" "$build" --family framework --out "$work/ab.json" --keep "$work/keep"
+    grep -q "gtb ab: framework: GTB_PYTHON=$bad" "$work/out.txt" || fail "gtb ab: no message naming $bad"
+    [ ! -e "$work/ab.json" ] && [ ! -e "$work/keep" ] || fail "gtb ab wrote $work/ab.json or $work/keep"
   done
   ;;
 with_torch)
@@ -67,6 +73,103 @@ planted)
   GTB_FRAMEWORK_PLANT=1 expect_rc 0 "$fwbin" --gtb_out="$work/r.json" --gtb_budget=0.05 \
     --benchmark_filter='op_chain/eager/cpu/n=256/|mlp_step/pytorch/cpu/width=64,.*eager|matmul/pytorch/cpu/in=64,out=16,rows=32,orientation=nn|optimizer/pytorch/cpu/params=4096,tensors=8,optimizer=sgd|autograd_chain/eager/cpu/n=256/'
   json_check "$work/r.json" "len(d['records'])==5 and all(r['status']=='invalid' and 'value' not in r for r in d['records'])"
+  # A step whose last row differs from gtb's data: the check covers every row the step trains on.
+  GTB_FRAMEWORK_PLANT=last_row expect_rc 0 "$fwbin" --gtb_out="$work/r.json" --gtb_budget=0.05 \
+    --benchmark_filter='mlp_step/pytorch/cpu/width=64,.*eager'
+  json_check "$work/r.json" "len(d['records'])==1 and d['records'][0]['status']=='invalid' and 'whole batch (256 rows)' in d['records'][0]['check']['detail']"
+  ;;
+sections)
+  # What the report's framework sections and figure specs say, from synthetic records
+  # (--gtb_findings_from: no interpreter runs): PyTorch's operator cost beside gtb's, the
+  # DataLoader figure's lines named by their preprocessing cost and one setting drawn, memory beside
+  # speed-up, and every sentence ending once.
+  "$py" - "$here/../fixtures/cpu_b.json" "$work" <<'PY'
+import copy, json, sys
+d = json.load(open(sys.argv[1]))
+base = next(r for r in d["records"] if r["status"] == "ok" and "stats" in r)
+def rec(workload, variant, params, options, median, backend="cpu", counters=None, info=None, status="ok", detail=""):
+    r = copy.deepcopy(base)
+    r.update(family="framework", workload=workload, variant=variant, backend=backend, params=params, options=options,
+             value=1.0 / median, unit="1/s", metric_kind="rate", counters={k: {"value": v, "unit": "1"} for k, v in (counters or {}).items()},
+             info=info or {}, status=status)
+    kv = ",".join(f"{k}={v}" for k, v in list(params.items()) + list(options.items()))
+    r["id"] = f"framework/{workload}/{variant}/{backend}/{kv}"
+    r["stats"]["median"] = median
+    if status != "ok":
+        r.pop("value", None), r.pop("stats", None)
+        r["status_detail"] = detail
+    return r
+recs = [rec("op_chain", "eager", {"n": 256}, {}, 30e-6, counters={"time_vs_same_work": 10.0},
+            info={"same_work_record": "vectorize/chain/openmp/cpu/n=256"}),
+        rec("op_chain", "eager", {"n": 4096}, {}, 60e-6),
+        rec("mlp_step", "pytorch", {"width": 256, "depth": 4, "batch": 32}, {"mode": "eager"}, 1e-3),
+        rec("mlp_step", "pytorch", {"width": 256, "depth": 4, "batch": 32}, {"mode": "eager"}, 1e-3, backend="cuda",
+            status="skipped", detail="torch 1.13 sees no CUDA device (torch.cuda.is_available() is False)."),
+        rec("mixed_precision", "pytorch", {"width": 512, "depth": 4, "batch": 512}, {"precision": "fp32"}, 0.02,
+            counters={"loss_after_k": 1.5, "k_steps": 20, "step_memory_bytes": 8e6}),
+        rec("mixed_precision", "pytorch", {"width": 512, "depth": 4, "batch": 512}, {"precision": "bf16"}, 0.01,
+            counters={"loss_after_k": 1.6, "k_steps": 20, "step_memory_bytes": 6e6})]
+for us in (50, 1000):
+    for w in (0, 1, 2):
+        for pin in ("off", "on"):
+            recs.append(rec("dataloader", "pytorch", {"sample_us": us, "num_workers": w, "batch": 16, "step_ms": 10},
+                            {"pin_memory": pin, "persistent_workers": "on" if w else "off"}, 0.01,
+                            counters={"idle_fraction": 0.5 / (1 + w)}))
+d["records"] = recs
+json.dump(d, open(f"{sys.argv[2]}/in.json", "w"))
+PY
+  expect_rc 0 "$fwbin" --gtb_findings_from="$work/in.json"
+  cp "$work/out.txt" "$work/findings.json"
+  "$py" - "$work" <<'PY'
+import json, sys
+w = sys.argv[1]
+f = json.load(open(f"{w}/findings.json"))
+def check(cond, what):
+    if not cond:
+        sys.exit(f"FAIL [sections]: {what}")
+secs = {s["id"]: s for s in f["sections"]}
+def table(sid, tid):
+    t = next(t for t in secs[sid]["tables"] if t["id"] == tid)
+    names = [c["name"] for c in t["columns"]]
+    return [dict(zip(names, r)) for r in t["rows"]]
+def figure(sid, fid):
+    return next(g for g in secs[sid]["figures"] if g["id"] == fid)
+# PyTorch's time per operator and gtb's own for the same chain, both in the figure's source.
+ops = table("ops", "ops")
+check({(r["measured"], r["n"]) for r in ops} == {("PyTorch eager", 256), ("gtb's kernel", 256), ("PyTorch eager", 4096)}, ops)
+check(any(r["measured"] == "gtb's kernel" and abs(r["per operator"] - 1.0) < 1e-9 for r in ops), ops)
+g = figure("ops", "framework_op_cost")
+check(g["source"] == "ops" and g["y"] == "per operator" and "measured" in g["series"], g)
+# The DataLoader figure: one line per preprocessing cost, one setting (pin_memory off, workers kept).
+g = figure("dataloader", "framework_loader_idle")
+check(g["series"] == ["preprocessing per sample"] and not g.get("panels"), g)
+rows = table("dataloader", "loaders")
+def drawn(r):
+    return any(all(r.get(k) == v for k, v in alt.items()) for alt in g["where"])
+check(sorted((r["preprocessing per sample"], r["num_workers"]) for r in rows if drawn(r)) ==
+      [(50, 0), (50, 1), (50, 2), (1000, 0), (1000, 1), (1000, 2)], g["where"])
+check(all(r["pin_memory"] == "off" for r in rows if drawn(r)), "pin_memory on drawn")
+# Memory beside speed-up and loss.
+prec = {r["precision"]: r for r in table("precision", "precisions")}
+check(prec["bf16"]["step's tensors"] == 6e6 and abs(prec["bf16"]["over fp32's"] - 0.75) < 1e-12, prec)
+# Every sentence ends once: the report adds the full stop after "Not measured: ...".
+for s in f["sections"]:
+    nm = s.get("not_measured", "")
+    check(not nm.endswith(".") and ".." not in nm, f"{s['id']}: not_measured {nm!r}")
+    for p in s.get("text", []):
+        check(p.endswith((".", ")")) and ".." not in p, f"{s['id']}: {p!r}")
+check("GPU records: skipped: torch 1.13 sees no CUDA device (torch.cuda.is_available() is False)" in secs["crossover"]["not_measured"],
+      secs["crossover"].get("not_measured"))
+d = json.load(open(f"{w}/in.json"))
+d["findings"] = {"framework": f}
+json.dump(d, open(f"{w}/with_findings.json", "w"))
+PY
+  # The report as a reader sees it: each sentence of the family's part ends once.
+  expect_rc 0 "$gtb" report "$work/with_findings.json" --out "$work/report.md"
+  sed -n '/^## PyTorch/,/^## GPU vs CPU/p' "$work/report.md" > "$work/framework.md"
+  grep -q "Not measured: no batch ran on both the CPU and the GPU; GPU records: skipped: torch 1.13 sees no CUDA device (torch.cuda.is_available() is False)\.$" "$work/framework.md" ||
+    fail "the crossover's not-measured line does not end once"
+  ! grep -n '\.\.' "$work/framework.md" || fail "a sentence of the framework section ends twice"
   ;;
 *)
   fail "unknown case"

@@ -59,12 +59,19 @@ def doc(busy):
     figures = [fig("f_one", {"workload": "one"}), fig("f_sparse", {"workload": "sparse"}),
                fig("f_dense", {"workload": "dense"}),
                fig("f_or", [{"workload": "left"}, {"workload": "right", "backend": "cuda"}])]
+    # A figure drawn from a table whose series column carries a unit, over a count.
+    table = {"id": "t", "columns": [{"name": "cost", "unit": "us", "hint": "duration"}, {"name": "k", "unit": "", "hint": "count"},
+                                    {"name": "idle", "unit": "", "hint": "fraction"}],
+             "rows": [[c, k, 0.5 / (1 + k) + c / 1e4] for c in (1000, 50) for k in (0, 1, 2, 3)]}
+    figures.append({"id": "f_table", "title": "f_table", "kind": "line", "source": "t", "x": ["k"], "y": "idle",
+                    "series": ["cost"], "logx": 0, "logy": False})
     return {"schema": "gtb-results", "schema_version": 3, "generated_at": "2026-01-02T03:04:05Z", "suite": "quick",
             "context": {"host": {"cpu_model": "Test CPU", "hostname": "box"}, "gpu": {"available": False},
                         "build": {"git_commit": "0123456789abcdef", "git_dirty": False}},
             "families": [{"name": "fam", "status": "ok", "health": {"busy": busy}}],
             "records": records,
-            "findings": {"fam": {"title": "Fam", "order": 1, "sections": [{"id": "s", "title": "S", "figures": figures}]}}}
+            "findings": {"fam": {"title": "Fam", "order": 1,
+                                 "sections": [{"id": "s", "title": "S", "tables": [table], "figures": figures}]}}}
 
 
 def drawn(d, name):
@@ -102,6 +109,16 @@ def main():
     (fig, _, _), pts = drawn(d, "f_or")
     got = sorted((p["workload"], p["backend"]) for p, _, _ in pts)
     check(got == [("left", "cpu"), ("right", "cuda")], f"f_or: a where list must match one of its conditions, got {got}")
+    plt.close(fig)
+
+    (fig, _, _), _ = drawn(d, "f_table")
+    ax = fig.axes[0]
+    leg = ax.get_legend()
+    labels = [t.get_text() for t in leg.get_texts()] if leg else []
+    check(labels == ["50 us", "1000 us"], f"f_table: series named by the column's number and unit, in numeric order: {labels}")
+    check(leg is not None and leg.get_title().get_text() == "cost", "f_table: the legend must name the series' column")
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    check(ticks and all(float(t).is_integer() for t in ticks), f"f_table: a count along x has whole-number ticks: {ticks}")
     plt.close(fig)
 
     cap = gtb_plot.caption(d, "fam")

@@ -6,9 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "harness/document/format.h"
 #include "harness/document/types.h"
 
 namespace gtb::compare {
+
+// printf-style number formatting, as every compare file writes it.
+inline const auto& fmt = format::printf_number;
 
 // How much change matters and how much evidence a verdict needs.
 struct Settings {

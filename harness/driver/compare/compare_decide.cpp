@@ -23,8 +23,6 @@ using json_read::string_at;
 
 namespace {
 
-const auto& fmt = format::printf_number;
-
 // Metric value of each ok run by run number; a record of a one-run file is run 1.
 std::map<int, double> run_values(const Record& r) {
   std::map<int, double> v;
@@ -286,7 +284,6 @@ ContextCheck check_contexts(const json& b, const json& n) {
 // ------------------------------------------------------------------------------------ comparison
 
 namespace {
-
 
 Side side_of(const json& doc) {
   Side s;

@@ -14,9 +14,6 @@ using namespace detail;
 
 namespace {
 
-
-const auto& fmt = format::printf_number;
-
 std::string value_text(const std::optional<double>& v, const std::string& unit) {
   if (!v) return "-";
   return fmt("%.4g", *v) + " " + unit;

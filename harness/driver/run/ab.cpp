@@ -251,6 +251,12 @@ int cmd_ab(int argc, char** argv) {
   try {
     ab.families = select_families(o.families_csv);
     for (const auto& f : ab.families) ab.binaries.push_back({binary_in(o.builds[0], f), binary_in(o.builds[1], f)});
+    // Input only a family can judge (an interpreter it runs), in either build: said before anything
+    // is measured or written.
+    std::vector<std::pair<std::string, std::string>> checked;
+    for (std::size_t i = 0; i < ab.families.size(); ++i)
+      for (const std::string& b : ab.binaries[i]) checked.emplace_back(ab.families[i], b);
+    if (const std::string why = precheck_families(checked); !why.empty()) throw std::runtime_error(why);
     config = load_compare_config(o.opt);
     if (!o.keep_dir.empty()) {
       fs::create_directories(o.keep_dir);

@@ -308,16 +308,14 @@ int cmd_run(int argc, char** argv) {
     return kExitBadInput;
   }
   install_interrupt_handlers();
-  // Input only a family can judge (an interpreter it runs), for the families that declare a
-  // PRECHECK: said before anything is measured or written.
-  for (const auto& f : families) {
-    if (interrupted() || !declares_precheck(f)) continue;
-    if (const std::string why = family_precheck(family_binary(f)); !why.empty()) {
-      std::error_code ec;
-      fs::remove_all(settings.work, ec);
-      std::cerr << "gtb run: " << f << ": " << why << "\n";
-      return kExitBadInput;
-    }
+  // Input only a family can judge (an interpreter it runs): said before anything is measured or written.
+  std::vector<std::pair<std::string, std::string>> binaries;
+  for (const auto& f : families) binaries.emplace_back(f, family_binary(f));
+  if (const std::string why = precheck_families(binaries); !why.empty()) {
+    std::error_code ec;
+    fs::remove_all(settings.work, ec);
+    std::cerr << "gtb run: " << why << "\n";
+    return kExitBadInput;
   }
 
   json health_ctx = {{"thresholds", health::thresholds_json({})}};

@@ -84,6 +84,15 @@ std::string family_precheck(const std::string& binary) {
   return why.empty() ? binary + " --gtb_precheck rejected its input" : why;
 }
 
+std::string precheck_families(const std::vector<std::pair<std::string, std::string>>& family_binaries) {
+  for (const auto& [family, binary] : family_binaries) {
+    if (interrupted()) return "";
+    if (!declares_precheck(family)) continue;
+    if (const std::string why = family_precheck(binary); !why.empty()) return family + ": " + why;
+  }
+  return "";
+}
+
 int count_cases(const std::string& binary, const std::string& suite, const fs::path& work, double timeout_s,
                 bool* timed_out, const std::vector<std::string>& selection) {
   const std::string tmp = (work / "count.json").string();

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/driver/run/launch.h"
@@ -58,6 +59,12 @@ int count_cases(const std::string& binary, const std::string& suite, const std::
 // The message of a family binary's `--gtb_precheck` when it rejects its input (exit 2), "" otherwise
 // (a binary that cannot say is left to its run, where a failure is recorded).
 std::string family_precheck(const std::string& binary);
+
+// The input check of every command that runs family binaries (gtb run, gtb ab): for each (family,
+// binary) whose family declares a PRECHECK, its `--gtb_precheck`; the first rejection as "family:
+// message", "" when none rejects (or an interruption stops the checks). Said before anything is
+// measured or written.
+std::string precheck_families(const std::vector<std::pair<std::string, std::string>>& family_binaries);
 
 // A family's findings derived again by its binary from the records of the results file at `doc_path`
 // (--gtb_findings_from); null when it could not (the findings it wrote at run time then stand).
