@@ -1,7 +1,8 @@
 # Tests of the cost terms, the cost model and gtb advise (fixtures: tests/fixtures/cost/, synthetic).
 add_executable(test_cost ${PROJECT_SOURCE_DIR}/tests/document/test_cost_terms.cpp
                          ${PROJECT_SOURCE_DIR}/tests/document/test_cost_model.cpp
-                         ${PROJECT_SOURCE_DIR}/tests/document/test_savings.cpp)
+                         ${PROJECT_SOURCE_DIR}/tests/document/test_savings.cpp
+                         ${PROJECT_SOURCE_DIR}/tests/document/test_cost_framework.cpp)
 target_link_libraries(test_cost PRIVATE gtb_document GTest::gtest GTest::gtest_main)
 target_compile_definitions(test_cost PRIVATE GTB_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/tests/fixtures/cost")
 gtb_host_warnings(test_cost)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include "harness/runtime/gtb.h"
@@ -61,6 +62,19 @@ void loops(const std::vector<Record>& recs, Findings& f) {
                          v.first->stats->median / v.second->stats->median});
 }
 
+// PyTorch's step time and, where the merge paired it with gtb's record of the same work, gtb's and
+// their ratio.
+template <class S>
+void beside_gtb(const Record& r, S& s) {
+  s.pytorch_ms = r.stats->median * 1e3;
+  s.record = r.id;
+  if (auto ratio = counter(r, "time_vs_same_work"); ratio && *ratio > 0) {
+    s.ratio = *ratio;
+    s.gtb_ms = s.pytorch_ms / *ratio;
+    s.gtb_record = info_string(r, "same_work_record");
+  }
+}
+
 void steps(const std::vector<Record>& recs, Findings& f) {
   for (const Record& r : recs) {
     if (r.workload != "mlp_step" || !measured(r)) continue;
@@ -71,13 +85,7 @@ void steps(const std::vector<Record>& recs, Findings& f) {
     s.width = pint(r, "width");
     s.depth = pint(r, "depth");
     s.batch = pint(r, "batch");
-    s.pytorch_ms = r.stats->median * 1e3;
-    s.record = r.id;
-    if (auto ratio = counter(r, "time_vs_same_work"); ratio && *ratio > 0) {
-      s.ratio = *ratio;
-      s.gtb_ms = s.pytorch_ms / *ratio;
-      s.gtb_record = info_string(r, "same_work_record");
-    }
+    beside_gtb(r, s);
     f.steps.push_back(s);
   }
   // The crossover: per mode and model, the smallest batch from which the GPU's step is faster at
@@ -100,6 +108,20 @@ void steps(const std::vector<Record>& recs, Findings& f) {
       }
     }
     if (c.batches.size() >= 2) f.crossovers.push_back(c);
+  }
+}
+
+void transformer_ratios(const std::vector<Record>& recs, Findings& f) {
+  for (const Record& r : recs) {
+    if (r.workload != "transformer_step" || !measured(r)) continue;
+    TransformerStep s;
+    s.backend = to_string(r.backend);
+    s.attention = opt(r, "attention", "materialised");
+    s.precision = opt(r, "precision", "fp32");
+    s.layers = pint(r, "layers"), s.d_model = pint(r, "d_model"), s.heads = pint(r, "heads");
+    s.seq_len = pint(r, "seq_len"), s.batch = pint(r, "batch");
+    beside_gtb(r, s);
+    f.transformer_steps.push_back(s);
   }
 }
 
@@ -189,6 +211,122 @@ void loss_reads(const std::vector<Record>& recs, Findings& f) {
   }
 }
 
+// The step time a mode keeps of eager's (compiled or graph over eager, the same configuration and
+// backend): a table by width, depth and batch; without both records, the mode records' reason.
+void mode_terms(const std::vector<Record>& recs, Backend be, Findings& f) {
+  for (const std::string mode : {"compiled", "graph"}) {
+    const json where = {{"framework", "pytorch-" + mode}};
+    auto pick = [mode](const Record& r) { return r.workload == "mlp_step" && opt(r, "mode") == mode; };
+    cost::Term t;
+    t.name = "framework_mode_time", t.backend = be, t.where = where, t.form = "table", t.y = "fraction";
+    t.axes = {"width", "depth", "batch"};
+    for (const Record& m : recs) {
+      if (m.backend != be || !pick(m) || !measured(m)) continue;
+      for (const Record& e : recs)
+        if (e.backend == be && e.workload == "mlp_step" && opt(e, "mode") == "eager" && measured(e) && e.params == m.params) {
+          t.points.push_back({json{{"width", pint(m, "width")}, {"depth", pint(m, "depth")}, {"batch", pint(m, "batch")}},
+                              m.stats->median / e.stats->median, m.id});
+          t.records.push_back(m.id), t.records.push_back(e.id);
+        }
+    }
+    f.terms.push_back(t.points.empty() ? cost::cannot_say_term(t.name, be, where, "table",
+                                                               cost::reason_none(recs, be, pick, "PyTorch " + mode + " step"))
+                                       : t);
+  }
+}
+
+// The DataLoader's period per sample (the step's seconds / (1 - the consumer's idle fraction) / the
+// batch: how fast batches came while a step of known length consumed them), by preprocessing cost,
+// one table per num_workers; pin_memory off, the better of persistent workers or not.
+void loader_terms(const std::vector<Record>& recs, Findings& f) {
+  std::set<std::int64_t> workers;
+  auto usable = [](const Record& r) {
+    return r.workload == "dataloader" && opt(r, "pin_memory", "off") == "off" && pint(r, "sample_us") > 0 &&
+           r.counters.count("idle_fraction") && r.counters.at("idle_fraction").value < 1.0;
+  };
+  for (const Record& r : recs)
+    if (r.workload == "dataloader") workers.insert(pint(r, "num_workers"));
+  for (const std::int64_t w : workers)
+    f.terms.push_back(cost::table_term(
+        "framework_loader", Backend::cpu, json{{"framework", "pytorch"}, {"num_workers", w}}, {"sample_us"}, "seconds", recs,
+        [&](const Record& r) { return usable(r) && pint(r, "num_workers") == w; },
+        [](const Record& r) { return json{{"sample_us", r.params.at("sample_us")}}; },
+        [](const Record& r) {
+          return double(pint(r, "step_ms")) * 1e-3 / (1.0 - r.counters.at("idle_fraction").value) / double(pint(r, "batch"));
+        },
+        "DataLoader", true));
+}
+
+// The transformer step in eager PyTorch: its operator count (per record, by layers) and the steps
+// measured whole, for the validation.
+void transformer_steps(const std::vector<Record>& recs, Findings& f) {
+  for (Backend be : {Backend::cpu, Backend::cuda})
+    for (const char* attention : {"materialised", "fused"})
+      f.terms.push_back(cost::table_term(
+          "framework_ops", be,
+          json{{"framework", "pytorch-eager"}, {"model", "transformer"}, {"optimizer", "adamw"}, {"attention", attention}},
+          {"layers"}, "count", recs,
+          [attention](const Record& r) {
+            return r.workload == "transformer_step" && opt(r, "attention") == attention && opt(r, "precision", "fp32") == "fp32" &&
+                   r.counters.count("operators_per_step");
+          },
+          [](const Record& r) { return json{{"layers", r.params.at("layers")}, {"d_model", r.params.at("d_model")}, {"batch", r.params.at("batch")}}; },
+          [](const Record& r) { return r.counters.at("operators_per_step").value; }, "operator count of an eager transformer step", true));
+  for (const Record& r : recs) {
+    if (r.workload != "transformer_step" || !measured(r)) continue;
+    const json config = {{"model", "transformer"}, {"layers", pint(r, "layers")}, {"d_model", pint(r, "d_model")},
+                         {"heads", pint(r, "heads")}, {"seq_len", pint(r, "seq_len")}, {"batch", pint(r, "batch")},
+                         {"optimizer", "adamw"}, {"activation", "gelu"}, {"attention", opt(r, "attention", "materialised")},
+                         {"precision", opt(r, "precision", "fp32")}, {"framework", "pytorch-eager"}};
+    cost::Step s{"", r.id, r.backend, r.stats->median, config};
+    s.leave_out = "record";
+    f.measured_steps.push_back(s);
+  }
+}
+
+// PyTorch's own kernels as cost terms (docs/framework.md): the host seconds of an operator as a
+// training step runs it, torch.mm's rate by GEMM shape and
+// orientation, the optimizer step's seconds and operators by size and tensor count, the DataLoader's
+// period per sample by workers and preprocessing cost, and the step time a mode keeps of eager's.
+void kernel_terms(const std::vector<Record>& recs, Findings& f) {
+  auto gemm_at = [](const Record& r) {
+    const auto g = step_gemm(opt(r, "orientation"), pint(r, "rows"), pint(r, "in"), pint(r, "out"));
+    return json{{"m", g[0]}, {"n", g[1]}, {"k", g[2]}};
+  };
+  for (Backend be : {Backend::cpu, Backend::cuda}) {
+    // Host seconds per operator as a training step runs them (autograd recording, the backward pass).
+    f.terms.push_back(cost::table_term(
+        "framework_step_op", be, json{{"framework", "pytorch-eager"}}, {"n"}, "seconds", recs,
+        [](const Record& r) { return r.workload == "autograd_chain" && r.counters.count("operators_per_rep"); },
+        [](const Record& r) { return json{{"n", r.params.at("n")}}; },
+        [](const Record& r) { return r.stats->median / r.counters.at("operators_per_rep").value; },
+        "autograd-recorded PyTorch operator", true));
+    for (const char* o : {"nn", "tn", "nt"})
+      f.terms.push_back(cost::table_term(
+          "framework_matmul", be, json{{"framework", "pytorch"}, {"precision", "fp32"}, {"orientation", o}}, {"m", "n", "k"},
+          "flop_per_s", recs, [o](const Record& r) { return r.workload == "matmul" && opt(r, "orientation") == o; }, gemm_at,
+          [&](const Record& r) {
+            const json a = gemm_at(r);
+            return 2.0 * a["m"].get<double>() * a["n"].get<double>() * a["k"].get<double>() / r.stats->median;
+          },
+          "PyTorch matmul"));
+    for (const char* kind : {"sgd", "adamw"}) {
+      auto pick = [kind](const Record& r) { return r.workload == "optimizer" && opt(r, "optimizer") == kind; };
+      auto at = [](const Record& r) { return json{{"params", r.params.at("params")}, {"tensors", r.params.at("tensors")}}; };
+      const json where = {{"framework", "pytorch"}, {"optimizer", kind}};
+      f.terms.push_back(cost::table_term("framework_optimizer", be, where, {"params", "tensors"}, "seconds", recs, pick, at,
+                                         [](const Record& r) { return r.stats->median; }, "PyTorch optimizer step", true));
+      // Its operators depend on the tensors, not their size.
+      f.terms.push_back(cost::table_term(
+          "framework_optimizer_ops", be, where, {"tensors"}, "count", recs,
+          [pick](const Record& r) { return pick(r) && r.counters.count("operators_per_rep"); }, at,
+          [](const Record& r) { return r.counters.at("operators_per_rep").value; }, "PyTorch optimizer step", true));
+    }
+    mode_terms(recs, be, f);
+  }
+  loader_terms(recs, f);
+}
+
 void terms(const std::vector<Record>& recs, Findings& f) {
   for (Backend be : {Backend::cpu, Backend::cuda}) {
     // Host seconds per eager operator by tensor size: the framework's tax on each operator a step runs.
@@ -201,9 +339,10 @@ void terms(const std::vector<Record>& recs, Findings& f) {
         "framework_ops", be, json{{"framework", "pytorch-eager"}, {"model", "mlp"}, {"optimizer", "sgd"}}, {"depth"}, "count",
         recs,
         [](const Record& r) { return r.workload == "mlp_step" && opt(r, "mode") == "eager" && r.counters.count("operators_per_step"); },
-        [](const Record& r) { return json{{"depth", r.params.at("depth")}}; },
+        [](const Record& r) { return json{{"depth", r.params.at("depth")}, {"width", r.params.at("width")}, {"batch", r.params.at("batch")}}; },
         [](const Record& r) { return r.counters.at("operators_per_step").value; }, "operator count of an eager step", true));
   }
+  transformer_steps(recs, f);
   for (const Record& r : recs) {
     const std::string mode = opt(r, "mode");
     if (r.workload != "mlp_step" || !measured(r) || (mode != "eager" && mode != "graph")) continue;
@@ -222,12 +361,26 @@ json or_null(const std::optional<T>& v) {
 
 }  // namespace
 
+std::array<std::int64_t, 3> step_gemm(const std::string& orientation, std::int64_t rows, std::int64_t in, std::int64_t out) {
+  if (orientation == "nn") return {rows, out, in};
+  if (orientation == "tn") return {in, out, rows};
+  if (orientation == "nt") return {rows, in, out};
+  throw std::invalid_argument("framework: orientation must be nn, tn or nt, got " + orientation);
+}
+
 std::vector<std::string> same_work_ids(const std::string& workload, Backend backend, const json& params, const json& options) {
   std::vector<std::string> out;
   const bool cpu = backend == Backend::cpu;
   if (workload == "op_chain") {
     const json p = {{"n", params.at("n")}};
     out.push_back(make_record_id("vectorize", "chain", cpu ? "openmp" : "unfused", backend, p, json::object()));
+  } else if (workload == "transformer_step") {
+    // The transformer family's step of the same configuration (its configs workload).
+    const json p = {{"layers", params.at("layers")}, {"d_model", params.at("d_model")}, {"heads", params.at("heads")},
+                    {"seq_len", params.at("seq_len")}, {"batch", params.at("batch")}};
+    json o = {{"precision", options.value("precision", std::string("fp32"))}};
+    if (!cpu) o["mode"] = "eager";
+    out.push_back(make_record_id("transformer", "configs", options.value("attention", std::string("materialised")), backend, p, o));
   } else if (workload == "mlp_step") {
     const json p = {{"batch", params.at("batch")}, {"width", params.at("width")}, {"depth", params.at("depth")}};
     const std::string mode = options.value("mode", std::string("eager"));
@@ -249,10 +402,12 @@ Findings compute_findings(const std::vector<Record>& records) {
   ops(records, f);
   loops(records, f);
   steps(records, f);
+  transformer_ratios(records, f);
   loaders(records, f);
   precisions(records, f);
   loss_reads(records, f);
   terms(records, f);
+  kernel_terms(records, f);
   return f;
 }
 
@@ -270,6 +425,13 @@ void to_json(const Findings& found, json& data) {
     steps.push_back({{"backend", s.backend}, {"mode", s.mode}, {"width", s.width}, {"depth", s.depth}, {"batch", s.batch},
                      {"pytorch_ms", s.pytorch_ms}, {"gtb_ms", or_null(s.gtb_ms)}, {"ratio", or_null(s.ratio)},
                      {"record", s.record}, {"gtb_record", s.gtb_record}});
+  json tsteps = json::array();
+  for (const TransformerStep& s : found.transformer_steps)
+    tsteps.push_back({{"backend", s.backend}, {"attention", s.attention}, {"precision", s.precision}, {"layers", s.layers},
+                      {"d_model", s.d_model}, {"heads", s.heads}, {"seq_len", s.seq_len}, {"batch", s.batch},
+                      {"pytorch_ms", s.pytorch_ms}, {"gtb_ms", or_null(s.gtb_ms)}, {"ratio", or_null(s.ratio)},
+                      {"record", s.record}, {"gtb_record", s.gtb_record}});
+  if (!tsteps.empty()) data["transformer_steps"] = tsteps;
   for (const Crossover& c : found.crossovers)
     cross.push_back({{"mode", c.mode}, {"width", c.width}, {"depth", c.depth}, {"batches", c.batches},
                      {"gpu_faster_from_batch", or_null(c.gpu_faster_from_batch)}});

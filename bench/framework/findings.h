@@ -3,6 +3,7 @@
 // the DataLoader workers that keep a step fed, mixed precision and the loss-read habit.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,7 +15,8 @@
 namespace gtb::framework {
 
 // findings.framework = {"ops": [...], "loops": [...], "steps": [...], "crossovers": [...],
-//   "loaders": [...], "fed": [...], "precisions": [...], "loss_reads": [...]} (each list when non-empty).
+//   "loaders": [...], "fed": [...], "precisions": [...], "loss_reads": [...], "transformer_steps": [...]}
+//   (each list when non-empty).
 // Only ok records take part. gtb's figures come from the records the merge paired with each
 // framework record (counter time_vs_same_work, info.same_work_record): a file without those
 // families has none.
@@ -33,6 +35,14 @@ struct Loop {
 struct Step {
   std::string backend, workload, mode;
   std::int64_t width = 0, depth = 0, batch = 0;
+  double pytorch_ms = 0;
+  std::optional<double> gtb_ms, ratio;  // ratio = PyTorch's step time / gtb's
+  std::string record, gtb_record;
+};
+// The transformer family's block stack in PyTorch, beside gtb's step of the same configuration.
+struct TransformerStep {
+  std::string backend, attention, precision;
+  std::int64_t layers = 0, d_model = 0, heads = 0, seq_len = 0, batch = 0;
   double pytorch_ms = 0;
   std::optional<double> gtb_ms, ratio;  // ratio = PyTorch's step time / gtb's
   std::string record, gtb_record;
@@ -75,6 +85,7 @@ struct Findings {
   std::vector<Op> ops;
   std::vector<Loop> loops;
   std::vector<Step> steps;
+  std::vector<TransformerStep> transformer_steps;
   std::vector<Crossover> crossovers;
   std::vector<Loader> loaders;
   std::vector<Fed> fed;
@@ -88,6 +99,11 @@ struct Findings {
 };
 Findings compute_findings(const std::vector<Record>& records);
 void to_json(const Findings& found, json& data);
+
+// The GEMM {m, n, k} of a layer in -> out over `rows` samples in the orientation a step calls it: nn
+// the forward (rows x out over in), tn the weight gradient (in x out over rows), nt the input
+// gradient (rows x in over out). Throws std::invalid_argument on another orientation.
+std::array<std::int64_t, 3> step_gemm(const std::string& orientation, std::int64_t rows, std::int64_t in, std::int64_t out);
 
 // The ids of gtb's records of the same work as a framework record (best first), for info.same_work_as.
 std::vector<std::string> same_work_ids(const std::string& workload, Backend backend, const json& params, const json& options);

@@ -2,7 +2,7 @@
 # Python worker (kernels/framework/*.py) is copied beside the family binary.
 gtb_add_family(NAME framework
   BENCH bench/framework/framework.cpp bench/framework/worker.cpp bench/framework/findings.cpp bench/framework/sections.cpp
-  CPU_TESTS tests/cpu/test_framework.cpp bench/framework/worker.cpp bench/framework/findings.cpp
+  CPU_TESTS tests/cpu/test_framework.cpp tests/cpu/test_framework_terms.cpp bench/framework/worker.cpp bench/framework/findings.cpp
   NEEDS train vectorize
   PRECHECK)
 

@@ -2,6 +2,7 @@
 // operator, the articles' Python loop, its training steps (eager, torch.compile, CUDA graph), its
 // DataLoader, mixed precision and habits. A Python worker runs the work; the harness times it.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -277,6 +278,79 @@ void mlp_case(State& st) {
   time_in_worker(st);
 }
 
+// ---- PyTorch's own kernels at a training step's shapes: GEMMs and the optimizer step ---------------
+
+// Rows of C checked against float64 (the reference costs rows x n x k).
+constexpr std::int64_t kMatmulCheckRows = 16;
+
+void matmul_case(State& st) {
+  worker();
+  const std::int64_t rows = st.get_int("rows"), in = st.get_int("in"), out = st.get_int("out");
+  if (rows <= 0 || in <= 0 || out <= 0) throw std::invalid_argument("framework: rows, in and out must be > 0");
+  const auto [m, n, k] = fw::step_gemm(st.get_string("orientation"), rows, in, out);
+  std::vector<float> a(std::size_t(m * k)), b(std::size_t(k * n));
+  gtb::fill_uniform(a.data(), a.size(), kSeed + 3, -1.0f, 1.0f);
+  gtb::fill_uniform(b.data(), b.size(), kSeed + 4, -1.0f, 1.0f);
+  write_file("a.f32", a);
+  write_file("b.f32", b);
+  poison_file("c.f32", std::size_t(m * n));
+  prepare(st, {{"m", m}, {"n", n}, {"k", k}});
+  const std::vector<float> c = read_floats("c.f32", std::size_t(m * n));
+  // Evenly spaced rows of C (the first and the last among them) against float64.
+  const std::int64_t checked = std::min(m, kMatmulCheckRows);
+  std::vector<float> got;
+  std::vector<double> ref;
+  for (std::int64_t r = 0; r < checked; ++r) {
+    const std::int64_t i = checked == 1 ? 0 : r * (m - 1) / (checked - 1);
+    for (std::int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (std::int64_t p = 0; p < k; ++p) acc += double(a[std::size_t(i * k + p)]) * double(b[std::size_t(p * n + j)]);
+      ref.push_back(acc);
+      got.push_back(c[std::size_t(i * n + j)]);
+    }
+  }
+  const gtb::ErrorReport e = gtb::compare_relative_norm(got.data(), ref.data(), got.size(), 1e-5);
+  st.check(e.ok, std::to_string(checked) + " rows of C against float64: " + e.detail);
+  if (!e.ok) return;
+  note_worker(st);
+  st.set_work(2.0 * double(m) * double(n) * double(k));
+  time_in_worker(st);
+}
+
+// gtb's optimizers, one step from (p, g) in float64: SGD momentum 0.9 lr 0.05 from a zero buffer,
+// AdamW lr 1e-3 (betas 0.9, 0.999, eps 1e-8, weight decay 0.01) from zero moments.
+double optimizer_reference(const std::string& kind, double p, double g) {
+  if (kind == "sgd") return p - 0.05 * g;
+  const double lr = 1e-3, b1 = 0.9, b2 = 0.999, eps = 1e-8, wd = 0.01;
+  const double m = (1 - b1) * g / (1 - b1), v = (1 - b2) * g * g / (1 - b2);
+  return p * (1 - lr * wd) - lr * m / (std::sqrt(v) + eps);
+}
+
+void optimizer_case(State& st) {
+  worker();
+  const std::int64_t params = st.get_int("params"), tensors = st.get_int("tensors");
+  if (tensors <= 0 || params < tensors)
+    throw std::invalid_argument("framework: params must be at least tensors > 0, got " + std::to_string(params) + ", " +
+                                std::to_string(tensors));
+  const std::string kind = st.get_string("optimizer");
+  std::vector<float> p(std::size_t(params), 0.0f), g(std::size_t(params), 0.0f);
+  gtb::fill_uniform(p.data(), p.size(), kSeed + 5, -1.0f, 1.0f);
+  gtb::fill_uniform(g.data(), g.size(), kSeed + 6, -1.0f, 1.0f);
+  write_file("params.f32", p);
+  write_file("grads.f32", g);
+  poison_file("params_after.f32", p.size());
+  prepare(st);
+  const std::vector<float> after = read_floats("params_after.f32", p.size());
+  std::vector<double> ref(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) ref[i] = optimizer_reference(kind, double(p[i]), double(g[i]));
+  const gtb::ErrorReport e = gtb::compare_elementwise(after.data(), ref.data(), ref.size(), 1e-5, 1e-6);
+  st.check(e.ok, "one " + kind + " step against float64: " + e.detail);
+  if (!e.ok) return;
+  note_worker(st);
+  st.set_work(double(params));
+  time_in_worker(st);
+}
+
 // ---- checks made by the worker (its own float64 copy, or an exact comparison) -------------------------
 
 void worker_checked_case(State& st) {
@@ -318,6 +392,32 @@ const char* kStepDoc =
     "the train family's step in PyTorch (input = width, depth Linear layers, 16 classes, ReLU, cross-entropy, SGD "
     "momentum 0.9 lr 0.05; gtb's initial parameters and data): zero_grad + forward + backward + step; samples/s";
 
+// PyTorch's own kernels, the terms its steps are priced with (docs/framework.md): torch.mm at the
+// GEMM shapes the train family's steps run (each layer's forward and two backward forms, over the
+// rows), and the optimizer step alone by size and tensor count.
+void register_kernels() {
+  const std::vector<std::vector<I>> kLayers = {{64, 64}, {64, 16}, {256, 256}, {256, 16}, {1024, 1024}, {1024, 16}};
+  for (Backend be : {Backend::cpu, Backend::cuda}) {
+    gtb::add("framework", "matmul", "pytorch", be, matmul_case)
+        .zip({"in", "out"}, kLayers, kLayers)
+        .axis("rows", std::vector<I>{1, 8, 32, 128, 512, 2048, 4096}, std::vector<I>{1, 32, 512, 4096})
+        .option("orientation", std::vector<std::string>{"nn", "tn", "nt"})
+        .rate("rate", "GFLOP/s", 1e9)
+        .rule(gtb::Suite::quick, kQuickRule)
+        .describe("torch.mm at a layer in -> out's GEMMs over `rows` samples: nn the forward (rows x out over in), tn the "
+                  "weight gradient through a transposed view (in x out over rows), nt the input gradient (rows x in over "
+                  "out); FP32; 16 rows of C checked against float64");
+    gtb::add("framework", "optimizer", "pytorch", be, optimizer_case)
+        .axis("params", std::vector<I>{1 << 12, 1 << 16, 1 << 20, 1 << 22}, std::vector<I>{1 << 12, 1 << 16, 1 << 20})
+        .axis("tensors", std::vector<I>{8, 24, 48}, std::vector<I>{8, 24})
+        .option("optimizer", std::vector<std::string>{"sgd", "adamw"})
+        .rate("rate", "parameters/s", 1.0)
+        .rule(gtb::Suite::quick, kQuickRule)
+        .describe("optimizer.step() alone over `tensors` parameter tensors of `params` values in all, gradients set: gtb's "
+                  "SGD (momentum 0.9, lr 0.05) or AdamW (lr 1e-3, weight decay 0.01); one step checked against float64");
+  }
+}
+
 bool register_all() {
   for (Backend be : {Backend::cpu, Backend::cuda}) {
     const bool cpu = be == Backend::cpu;
@@ -330,6 +430,13 @@ bool register_all() {
         .rule(gtb::Suite::quick, kQuickRule)
         .describe("the vectorize family's chain y = gelu_tanh(1.5 x + 0.25) as three eager PyTorch operators (mul, add, "
                   "gelu) on n FP32 elements; per_op = time of the three / 3; checked against gtb's float64 chain");
+    gtb::add("framework", "autograd_chain", "eager", be, op_chain_case)
+        .axis("n", std::vector<I>{1 << 8, 1 << 12, 1 << 16, 1 << 20}, std::vector<I>{1 << 8, 1 << 14})
+        .time("time", "us", 1e-6)
+        .rule(gtb::Suite::quick, kQuickRule)
+        .describe("the same chain as a training step runs it: recorded by autograd on an input that requires a gradient "
+                  "and run backward from its sum; counter operators_per_rep (forward and backward, PyTorch's profiler); "
+                  "the forward output checked against gtb's float64 chain");
     for (const char* v : {"python_loop", "vectorized"}) {
       const bool loop = std::string(v) == "python_loop";
       gtb::add("framework", "loop_vs_vector", v, be, loop_case)
@@ -364,7 +471,7 @@ bool register_all() {
         .describe(std::string(kStepDoc) + "; loss.item() every loss_read_every steps (a host sync on the GPU)");
     gtb::add("framework", "transformer_step", "pytorch", be, worker_checked_case)
         .zip({"layers", "d_model", "heads", "seq_len", "batch"}, {{2, 128, 4, 128, 4}, {2, 256, 4, 128, 4}, {2, 320, 5, 128, 4}},
-             {{2, 128, 4, 128, 4}})
+             {{2, 128, 4, 128, 4}, {2, 256, 4, 128, 4}})
         .option("attention", std::vector<std::string>{"materialised", "fused"})
         .option("precision", std::vector<std::string>{"fp32", "bf16"}, std::vector<std::string>{"fp32"})
         .rate("throughput", "tokens/s", 1.0)
@@ -373,6 +480,7 @@ bool register_all() {
                   "F.scaled_dot_product_attention, AdamW, 0.5 mean squared error), eager; checked against the same "
                   "model in float64 (loss and first update); tokens/s");
   }
+  register_kernels();
   gtb::add("framework", "dataloader", "pytorch", Backend::cpu, worker_checked_case)
       .axis("sample_us", std::vector<I>{0, 50, 200, 1000, 4000}, std::vector<I>{50, 1000})
       .axis("num_workers", worker_counts())

@@ -140,6 +140,14 @@ void sections(const std::vector<gtb::Record>& recs, const fw::Findings& found, g
   sg.ylabel = "PyTorch step / gtb step";
   sg.hlines = {{1, "as fast as gtb"}};
 
+  auto& tt = st.table("transformer_steps", {{"backend"}, {"attention"}, {"precision"}, {"layers", "", Hint::count},
+                                              {"d_model", "", Hint::count}, {"seq_len", "", Hint::count},
+                                              {"batch", "", Hint::count}, {"PyTorch step", "ms", Hint::duration},
+                                              {"gtb step", "ms", Hint::duration}, {"PyTorch / gtb", "", Hint::ratio}});
+  for (const auto& s : found.transformer_steps)
+    tt.rows.push_back({s.backend, s.attention, s.precision, s.layers, s.d_model, s.seq_len, s.batch, s.pytorch_ms,
+                       or_null(s.gtb_ms), or_null(s.ratio)});
+
   auto& cx = f.section("crossover", "PyTorch's CPU/GPU crossover batch");
   cx.say("The smallest batch from which PyTorch's GPU step is faster than its CPU step at every larger batch measured "
          "on both.");

@@ -652,22 +652,33 @@ Estimate stack_table(const std::vector<Term>& terms, const std::string& name, co
 // (counted for this model) x its host seconds per operator (the op cost at its smallest tensor,
 // where the work is negligible). On the GPU the part beyond the kernels' own `device_work` seconds
 // counts (the host runs ahead of the device), and it replaces gtb's launch cost.
-Part dispatch_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double device_work) {
+Part dispatch_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double device_work, double priced_whole) {
   Estimate ops;
   if (c.model == "mlp") {
     ops = stack_table(terms, "framework_ops", c, be, {{"depth", c.depth}}, {{"model", c.model}, {"optimizer", c.optimizer}});
+  } else if (c.model == "transformer") {
+    ops = stack_table(terms, "framework_ops", c, be, {{"layers", c.layers}},
+                      {{"model", c.model}, {"optimizer", c.optimizer}, {"attention", c.attention}});
   } else {
     ops.cannot_say = "no operator count of a " + c.model + " step under " + c.trained_with;
   }
-  const Estimate per = stack_table(terms, "framework_op", c, be, json::object(), json::object(), "n");
-  Estimate e = ops.seconds ? scaled(per, *ops.seconds * c.micro_batches) : ops;
+  // The operator as a training step runs it (recorded by autograd, run backward) where measured.
+  Estimate per = stack_table(terms, "framework_step_op", c, be, json::object(), json::object(), "n");
+  if (!per.seconds) {
+    per = stack_table(terms, "framework_op", c, be, json::object(), json::object(), "n");
+    if (per.seconds) per.note = "no autograd-recorded operator measured: a plain operator's host time";
+  }
+  // Operators whose own measured seconds (dispatch included) price them elsewhere count once.
+  const double count = ops.seconds ? std::max(0.0, *ops.seconds * c.micro_batches - priced_whole) : 0.0;
+  Estimate e = ops.seconds ? scaled(per, count) : ops;
   if (!ops.seconds) e.records = ops.records;
   else e.records.insert(e.records.end(), ops.records.begin(), ops.records.end());
   std::ostringstream os;
   os.precision(3);
   os << c.trained_with << ": ";
   if (ops.seconds && per.seconds) {
-    os << *ops.seconds * c.micro_batches << " operators x " << *per.seconds * 1e6 << " us of host time each";
+    os << count << " operators x " << *per.seconds * 1e6 << " us of host time each";
+    if (priced_whole > 0) os << " (of " << *ops.seconds * c.micro_batches << ": " << priced_whole << " priced whole in their parts)";
     if (be == Backend::cuda) {
       const double total = *e.seconds;
       e.seconds = std::max(0.0, total - device_work);
@@ -677,6 +688,175 @@ Part dispatch_part(const std::vector<Term>& terms, const StepConfig& c, Backend 
     os << "host time per operator";
   }
   return {"overhead", "dispatch", os.str(), e};
+}
+
+// ---- PyTorch's own kernels (trained_with pytorch-*; docs/advise.md) ----
+// Its kernels are published for the library (the stack key "pytorch"), whatever mode runs them.
+const char* const kLibrary = "pytorch";
+bool pytorch_stack(const StepConfig& c) { return c.trained_with.rfind("pytorch-", 0) == 0; }
+
+Estimate library_table(const std::vector<Term>& terms, const std::string& name, const StepConfig& c, Backend b,
+                       const json& at, const json& also) {
+  StepConfig lib = c;
+  lib.trained_with = kLibrary;
+  return stack_table(terms, name, lib, b, at, also);
+}
+
+// The parameter tensors of the step (weights and biases; a block of attention and MLP: two norms, four
+// Linear layers, each with a bias: 12).
+double parameter_tensors(const StepConfig& c) {
+  if (c.model == "mlp") return 2.0 * c.depth;
+  if (c.model == "transformer") return 12.0 * c.layers;
+  return 0;
+}
+
+Part* find_part(std::vector<Part>& parts, const std::string& name) {
+  for (auto& p : parts)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+void add_note(Part& p, const std::string& note) { p.estimate.note += (p.estimate.note.empty() ? "" : "; ") + note; }
+
+// The GEMMs at torch.mm's measured rates: the native FP32 matmul tables of `be` replaced by PyTorch's
+// (framework_matmul); returns the GEMM calls so priced (each call's seconds include its dispatch).
+double framework_matmul(std::vector<Part>& parts, const std::vector<Term>& terms, const StepConfig& c, Backend be,
+                        double rows, double params) {
+  std::vector<Term> view;
+  bool any = false;
+  for (const auto& t : terms) {
+    const bool own = t.name == "framework_matmul" && t.backend == be && json_read::string_at(t.where, {kStackKey}) == kLibrary;
+    if (own && t.usable() && !t.points.empty()) {
+      Term u = t;
+      u.name = "matmul";
+      view.push_back(std::move(u));
+      any = true;
+    } else if (!own) {
+      view.push_back(t);
+    }
+  }
+  Part& mm = *find_part(parts, "matmul");
+  if (!any || c.model == "generic") {
+    add_note(mm, "no PyTorch matmul records on " + std::string(to_string(be)) + ": gtb's native GEMM rates");
+    return 0;
+  }
+  view.erase(std::remove_if(view.begin(), view.end(),
+                            [&](const Term& t) {
+                              return t.name == "matmul" && t.backend == be && t.where.value("precision", "") == "fp32" &&
+                                     !t.where.contains(kStackKey);
+                            }),
+             view.end());
+  mm = matmul_part(view, c, be, rows, params);
+  mm.what += ", at torch.mm's measured rates";
+  double calls = 0;
+  for (const auto& sh : matmul_shapes(c, rows)) calls += sh.batched ? 0 : 1;
+  return calls * c.micro_batches;
+}
+
+// Each elementwise pass at the measured seconds of an eager operator over as many bytes (framework_op
+// at n = bytes / 8, a read and a write of FP32), less that operator's cost at its smallest measured
+// size (its dispatch, which the dispatch part counts).
+void framework_elementwise(std::vector<Part>& parts, const std::vector<Term>& terms, const StepConfig& c, Backend be,
+                           double rows) {
+  Part& ew = *find_part(parts, "elementwise");
+  const Estimate floor = stack_table(terms, "framework_op", c, be, json::object(), json::object(), "n");
+  if (!floor.seconds || c.model == "generic") {
+    add_note(ew, "no eager PyTorch operator cost by size on " + std::string(to_string(be)) + ": gtb's streaming rates");
+    return;
+  }
+  std::vector<Pass> passes = elementwise_bytes(c, rows);
+  const std::vector<Pass> casts = operand_casts(c, rows);
+  passes.insert(passes.end(), casts.begin(), casts.end());
+  Estimate sum = known(0);
+  std::size_t outside = 0;
+  for (const Pass& pass : passes) {
+    Estimate one = stack_table(terms, "framework_op", c, be, {{"n", std::max(1.0, pass.bytes / 8.0)}});
+    if (!one.seconds) {
+      sum = sum + one;
+      continue;
+    }
+    outside += one.outside_measured;
+    one.seconds = std::max(0.0, *one.seconds - *floor.seconds);
+    one.note.clear();
+    one.outside_measured = false;
+    sum = sum + one;
+  }
+  sum = scaled(sum, c.micro_batches);
+  sum.records.insert(sum.records.end(), floor.records.begin(), floor.records.end());
+  if (outside) sum.note = std::to_string(outside) + " of " + std::to_string(passes.size()) +
+                          " passes outside the measured sizes: the nearest measured size is used";
+  ew.estimate = sum;
+  ew.what = std::to_string(passes.size()) + " elementwise passes per micro-batch at the measured seconds of an eager "
+            "PyTorch operator over as many bytes, less its dispatch";
+}
+
+// The optimizer step at PyTorch's measured seconds for this many parameters and tensors; returns the
+// operators it dispatches (priced in it).
+double framework_optimizer(std::vector<Part>& parts, const std::vector<Term>& terms, const StepConfig& c, Backend be,
+                           double params) {
+  Part& opt = *find_part(parts, "optimizer");
+  const json at = {{"params", params}, {"tensors", parameter_tensors(c)}};
+  const json also = {{"optimizer", c.optimizer}};
+  const Estimate step = library_table(terms, "framework_optimizer", c, be, at, also);
+  if (!step.seconds || c.model == "generic") {
+    add_note(opt, "no PyTorch " + c.optimizer + " step record on " + std::string(to_string(be)) + ": gtb's rates");
+    return 0;
+  }
+  opt.estimate = step;
+  opt.what = "PyTorch's " + c.optimizer + " step over " + std::to_string(static_cast<long long>(params)) +
+             " parameters in " + std::to_string(int(parameter_tensors(c))) + " tensors, as measured";
+  const Estimate ops = library_table(terms, "framework_optimizer_ops", c, be, at, also);
+  return ops.seconds.value_or(0);
+}
+
+// A PyTorch step's compute from PyTorch's own kernels where they were measured, gtb's native terms
+// (with a note saying so) where not; returns the operators so priced whole (their dispatch included).
+double framework_compute(std::vector<Part>& parts, const std::vector<Term>& terms, const StepConfig& c, Backend be,
+                         double rows, double params) {
+  double whole = framework_matmul(parts, terms, c, be, rows, params);
+  framework_elementwise(parts, terms, c, be, rows);
+  whole += framework_optimizer(parts, terms, c, be, params);
+  return whole;
+}
+
+// Input under PyTorch: `workers` DataLoader workers at the measured period per sample for this
+// preprocessing cost (framework_loader), the part the step's other `rest` seconds do not hide.
+Part framework_loader_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double rest) {
+  Estimate e;
+  for (const auto& t : terms) {
+    if (t.name != "framework_loader" || json_read::string_at(t.where, {kStackKey}) != kLibrary || !t.usable()) continue;
+    if (json_read::number_at(t.where, {"num_workers"}) != c.workers) continue;
+    if (const auto ip = interpolate(t, {{"sample_us", c.sample_us}})) {
+      e = known(ip->y * c.batch);
+      e.records = ip->records;
+      e.outside_measured = ip->outside_measured;
+      break;
+    }
+  }
+  if (!e.seconds) {
+    Part p = loader_part(terms, c, be, rest);
+    add_note(p, "no PyTorch DataLoader record at num_workers " + std::to_string(c.workers) + ": gtb's loader term");
+    return p;
+  }
+  std::ostringstream os;
+  os.precision(3);
+  const double need = *e.seconds;
+  e.seconds = std::max(0.0, need - rest);
+  os << c.workers << " DataLoader worker" << (c.workers == 1 ? "" : "s") << " at " << c.sample_us << " us per sample: "
+     << need * 1e3 << " ms per batch as measured, the part the step does not hide";
+  if (e.outside_measured) e.note = "sample_us outside the measured costs: the nearest measured cost is used";
+  return {"input", "loader", os.str(), e};
+}
+
+// The worker counts PyTorch's DataLoader was measured at (empty: none).
+std::vector<double> framework_worker_counts(const std::vector<Term>& terms) {
+  std::vector<double> out;
+  for (const auto& t : terms)
+    if (t.name == "framework_loader" && t.usable() && json_read::string_at(t.where, {kStackKey}) == kLibrary)
+      out.push_back(json_read::number_at(t.where, {"num_workers"}));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 // The total of the parts and the dominant one; a part that cannot be said leaves the total unsaid.
@@ -703,6 +883,7 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
   p.parts.push_back(matmul_part(terms, c, be, rows, params));
   p.parts.push_back(elementwise_part(terms, c, be, rows));
   p.parts.push_back(optimizer_part(terms, c, be, params));
+  const double priced_whole = pytorch_stack(c) ? framework_compute(p.parts, terms, c, be, rows, params) : 0.0;
   scale_to_core_share(p.parts, c, be);
   if (c.trained_with == "native") {
     if (be == Backend::cuda) p.parts.push_back(launch_part(terms, c, seconds_of(p.parts)));
@@ -718,7 +899,7 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
       p.parts.push_back({"overhead", "dispatch", "pytorch-graph on the CPU", e});
     }
   } else {
-    p.parts.push_back(dispatch_part(terms, c, be, be == Backend::cuda ? seconds_of(p.parts) : 0.0));
+    p.parts.push_back(dispatch_part(terms, c, be, be == Backend::cuda ? seconds_of(p.parts) : 0.0, priced_whole));
   }
   if (c.loss_read_every > 0) p.parts.push_back(host_sync_part(terms, c, be));
   if (!c.redundant_copy.empty()) p.parts.push_back(redundant_copy_part(terms, c, be));
@@ -727,10 +908,43 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
     p.parts.push_back(batch_gather_part(terms, c, be));
     if (be == Backend::cuda) p.parts.push_back(h2d_copy_part(terms, c, be));
   }
-  if (c.sample_us > 0) p.parts.push_back(loader_part(terms, c, be, seconds_of(p.parts)));
+  if (c.sample_us > 0)
+    p.parts.push_back(pytorch_stack(c) && c.workers > 0 ? framework_loader_part(terms, c, be, seconds_of(p.parts))
+                                                         : loader_part(terms, c, be, seconds_of(p.parts)));
   add_up(p);
   return p;
 }
+
+namespace {
+// A mode of PyTorch (compiled, a replayed CUDA graph) as a fix: the step time that mode kept of eager's,
+// measured here on the same configuration (framework_mode_time, the nearest measured one), applied
+// to the predicted step; never a guess where the mode was not measured.
+Fix framework_mode_fix(const std::vector<Term>& terms, const StepConfig& c, Backend be, const Prediction& base,
+                       const std::string& id, const std::string& title, const std::string& mode) {
+  Fix f;
+  f.id = id, f.title = title, f.backend = be;
+  f.change = std::string(kStackKey) + " " + c.trained_with + " -> " + mode;
+  Estimate kept;
+  if (c.model == "mlp") {
+    StepConfig m = c;
+    m.trained_with = mode;
+    kept = stack_table(terms, "framework_mode_time", m, be, {{"width", c.width}, {"depth", c.depth}, {"batch", c.batch}});
+  } else {
+    kept.cannot_say = "measured for the MLP step only";
+  }
+  if (!kept.seconds) {
+    f.cannot_say = "not measured here: " + kept.cannot_say;
+  } else if (!base.total.seconds) {
+    f.cannot_say = base.total.cannot_say;
+  } else {
+    f.saving_s = *base.total.seconds * (1.0 - *kept.seconds);
+    f.saving_fraction = 1.0 - *kept.seconds;
+    if (kept.outside_measured) f.caveat = "rough: measured at the nearest configuration, not this one";
+  }
+  f.records = kept.records;
+  return f;
+}
+}  // namespace
 
 std::vector<Fix> rank_fixes(const std::vector<Term>& terms, const StepConfig& c, Backend be, const Prediction& base) {
   std::vector<Fix> out;
@@ -786,7 +1000,10 @@ std::vector<Fix> rank_fixes(const std::vector<Term>& terms, const StepConfig& c,
   }
   // More workers only: fewer is never the fix offered, even where the prediction ties.
   std::vector<double> more_workers;
-  for (const double w : {1.0, 2.0, 4.0, 8.0, 16.0})
+  // Under PyTorch the worker counts its DataLoader was measured at, where it was.
+  std::vector<double> counts = pytorch_stack(c) ? framework_worker_counts(terms) : std::vector<double>{};
+  if (counts.empty()) counts = {1.0, 2.0, 4.0, 8.0, 16.0};
+  for (const double w : counts)
     if (w > c.workers) more_workers.push_back(w);
   if (c.sample_us > 0 && !more_workers.empty())
     best_of("more_workers", "More loader workers", "workers", more_workers,
@@ -816,14 +1033,10 @@ std::vector<Fix> rank_fixes(const std::vector<Term>& terms, const StepConfig& c,
     attempt("cuda_graphs", "Capture the step in a CUDA Graph", "cuda_graph false -> true", a);
   }
   if (c.trained_with == "pytorch-eager") {
-    StepConfig a = c;
-    a.trained_with = "pytorch-compiled";
-    attempt("compile", "Compile the step (torch.compile)", std::string(kStackKey) + " pytorch-eager -> pytorch-compiled", a);
-    if (be == Backend::cuda) {
-      a.trained_with = "pytorch-graph";
-      attempt("capture_graph", "Capture the step in a CUDA graph (torch.cuda.graphs)",
-              std::string(kStackKey) + " pytorch-eager -> pytorch-graph", a);
-    }
+    out.push_back(framework_mode_fix(terms, c, be, base, "compile", "Compile the step (torch.compile)", "pytorch-compiled"));
+    if (be == Backend::cuda)
+      out.push_back(framework_mode_fix(terms, c, be, base, "capture_graph", "Capture the step in a CUDA graph (torch.cuda.graphs)",
+                                       "pytorch-graph"));
   }
   if (c.loss_read_every > 0 && c.loss_read_every < 100) {
     StepConfig a = c;

@@ -141,6 +141,24 @@ class OpChain(Work):
         self.run_once()
 
 
+class AutogradChain(OpChain):
+    """The same chain as a training step runs its operators: recorded by autograd on an input that
+    requires a gradient, then run backward from its sum (the input's gradient accumulates, as a
+    parameter's does). Its operators, forward and backward, are counted once with the profiler."""
+
+    def __init__(self, torch, device, p, d):
+        n = int(p["n"])
+        F = torch.nn.functional
+        self.x = read_f32(torch, os.path.join(d, "x.f32"), n).to(device).requires_grad_(True)
+        self.gelu = lambda v: F.gelu(v, approximate="tanh")
+        y = self.run_once()
+        sync(torch, device)
+        write_f32(os.path.join(d, "y.f32"), y)
+        self.info = {"operators_per_rep": count_operators(torch, self.step)}
+
+    def step(self):
+        self.run_once().sum().backward()
+
 class LoopVsVector(Work):
     """The articles' loop: `result.append(a[i] * b[i])` over i in Python, or `a * b`."""
 
@@ -445,6 +463,7 @@ class TransformerStep(Work):
         ok = loss_err <= tol and upd_err <= tol * 10
         self.check = {"ok": ok, "detail": f"loss relative error {loss_err:.2e}, first update's relative norm error "
                       f"{upd_err:.2e} against float64 (tolerance {tol:g}, {tol * 10:g})"}
+        self.info = {"operators_per_step": count_operators(torch, self.step_once)}
 
     def step_once(self):
         torch = self.torch
@@ -460,6 +479,65 @@ class TransformerStep(Work):
 
     def step(self):
         self.step_once()
+
+
+
+class Matmul(Work):
+    """PyTorch's own GEMM at a training step's shape: C[m x n] = op(A) op(B) over k with torch.mm, in
+    the orientation the step calls it: nn (the forward, A B), tn (a weight gradient, A^T B: A stored
+    k x m and read through a transposed view) or nt (an input gradient, A B^T: B stored n x k). gtb
+    writes A (m x k) and B (k x n) row-major; the product goes back for gtb's float64 check."""
+
+    def __init__(self, torch, device, p, o, d):
+        m, n, k = int(p["m"]), int(p["n"]), int(p["k"])
+        orient = o.get("orientation", "nn")
+        if orient not in ("nn", "tn", "nt"):
+            raise ValueError(f"orientation must be nn, tn or nt, got {orient}")
+        a = read_f32(torch, os.path.join(d, "a.f32"), m * k).view(m, k)
+        b = read_f32(torch, os.path.join(d, "b.f32"), k * n).view(k, n)
+        # The stored operand of a transposed form is the transpose, contiguous; the view is op(A) = A.
+        self.a = (a.t().contiguous().to(device).t() if orient == "tn" else a.to(device))
+        self.b = (b.t().contiguous().to(device).t() if orient == "nt" else b.to(device))
+        self.torch = torch
+        c = torch.mm(self.a, self.b)
+        sync(torch, device)
+        write_f32(os.path.join(d, "c.f32"), c)
+        self.info = {"operators_per_rep": 1}
+
+    def step(self):
+        self.torch.mm(self.a, self.b)
+
+
+class OptimizerStep(Work):
+    """PyTorch's optimizer step alone, as a training step calls it: gtb's SGD (momentum 0.9, lr 0.05)
+    or AdamW (lr 1e-3, weight decay 0.01) over `tensors` parameter tensors holding `params` values in
+    all, their gradients set. gtb writes the parameters and gradients; the parameters after one
+    step go back for gtb's float64 check; then each repetition is one opt.step()."""
+
+    def __init__(self, torch, device, p, o, d):
+        total, tensors = int(p["params"]), int(p["tensors"])
+        if tensors <= 0 or total < tensors:
+            raise ValueError(f"params ({total}) must be at least tensors ({tensors}) > 0")
+        kind = o.get("optimizer", "sgd")
+        flat = read_f32(torch, os.path.join(d, "params.f32"), total).to(device)
+        grad = read_f32(torch, os.path.join(d, "grads.f32"), total).to(device)
+        sizes = [total // tensors + (1 if i < total % tensors else 0) for i in range(tensors)]
+        self.params = [torch.nn.Parameter(t.clone()) for t in flat.split(sizes)]
+        for q, g in zip(self.params, grad.split(sizes)):
+            q.grad = g.clone()
+        if kind == "sgd":
+            self.opt = models.mlp_optimizer(torch, torch.nn.ParameterList(self.params))
+        elif kind == "adamw":
+            self.opt = models.transformer_optimizer(torch, torch.nn.ParameterList(self.params))
+        else:
+            raise ValueError(f"optimizer must be sgd or adamw, got {kind}")
+        self.opt.step()
+        sync(torch, device)
+        write_f32(os.path.join(d, "params_after.f32"), torch.cat([q.detach().reshape(-1) for q in self.params]))
+        self.info = {"operators_per_rep": count_operators(torch, self.opt.step)}
+
+    def step(self):
+        self.opt.step()
 
 
 class Spin:
@@ -594,6 +672,12 @@ def prepare(torch, req):
         work = MlpStep(torch, device, p, o, d)
     elif w == "transformer_step":
         work = TransformerStep(torch, device, p, o)
+    elif w == "autograd_chain":
+        work = AutogradChain(torch, device, p, d)
+    elif w == "matmul":
+        work = Matmul(torch, device, p, o, d)
+    elif w == "optimizer":
+        work = OptimizerStep(torch, device, p, o, d)
     elif w == "dataloader":
         work = Loader(torch, device, p, o)
     elif w == "to_device":

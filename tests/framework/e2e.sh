@@ -44,6 +44,8 @@ with_torch)
   # A few short cases of each kind: the checks pass, the records are measured, the context names
   # the PyTorch that ran and its threads (all cores), and what this PyTorch lacks is skipped with why.
   filter='op_chain/eager/cpu/n=256/|loop_vs_vector/.*/cpu/n=256/|mlp_step/pytorch/cpu/width=64|dataloader/.*sample_us=50,'
+  # PyTorch's own kernels the step is priced with: torch.mm, the optimizer step, the autograd operator.
+  filter="$filter|matmul/pytorch/cpu/in=64,out=16,rows=32,|optimizer/pytorch/cpu/params=4096,tensors=8,|autograd_chain/eager/cpu/n=256/"
   expect_rc 0 "$fwbin" --gtb_out="$work/r.json" --gtb_budget=0.05 --benchmark_filter="$filter"
   validate "$work/r.json"
   json_check "$work/r.json" "all(r['status']=='ok' and r['check']['passed'] for r in d['records'] if r['backend']=='cpu' and r['options'].get('mode')!='compiled')"
@@ -54,9 +56,13 @@ with_torch)
   json_check "$work/r.json" "all(r['status']=='skipped' for r in d['records'] if r['backend']=='cuda') or d['context']['framework']['cuda_available']"
   json_check "$work/r.json" "'fed' in d['findings']['framework']['data'] and 'loops' in d['findings']['framework']['data']"
   json_check "$work/r.json" "any(t['name']=='framework_op' and t['backend']=='cpu' and t['points'] for t in d['findings']['framework']['terms'])"
+  for term in framework_matmul framework_optimizer framework_step_op framework_loader; do
+    json_check "$work/r.json" "any(t['name']=='$term' and t['backend']=='cpu' and t.get('points') for t in d['findings']['framework']['terms'])"
+  done
   # gtb advise prices PyTorch's dispatch from those terms: by default, since the file measured it.
   expect_rc 0 "$gtb" advise "$work/r.json" --model mlp --width 64 --depth 4 --batch 256 --format json --out "$work/a.json"
   json_check "$work/a.json" "d['config']['framework']=='pytorch-eager' and any(p['name']=='dispatch' and p['seconds']>0 for p in d['predictions'][0]['parts'] if p['group']=='overhead')"
+  json_check "$work/a.json" "any(p['name']=='matmul' and 'torch.mm' in p['what'] for p in d['predictions'][0]['parts'])"
   expect_rc 0 "$gtb" advise "$work/r.json" --model mlp --width 64 --depth 4 --batch 256 --framework native --format json --out "$work/n.json"
   json_check "$work/n.json" "d['config'].get('framework','native')=='native' and not any(p['name']=='dispatch' for p in d['predictions'][0]['parts'])"
   expect_rc 2 "$gtb" advise "$work/r.json" --model mlp --width 64 --depth 4 --batch 256 --framework jax
@@ -65,8 +71,8 @@ planted)
   need_torch
   # A worker whose output is off by 1e-2 fails gtb's float64 check: the record is invalid, not a number.
   GTB_FRAMEWORK_PLANT=1 expect_rc 0 "$fwbin" --gtb_out="$work/r.json" --gtb_budget=0.05 \
-    --benchmark_filter='op_chain/eager/cpu/n=256/|mlp_step/pytorch/cpu/width=64,.*eager'
-  json_check "$work/r.json" "len(d['records'])==2 and all(r['status']=='invalid' and 'value' not in r for r in d['records'])"
+    --benchmark_filter='op_chain/eager/cpu/n=256/|mlp_step/pytorch/cpu/width=64,.*eager|matmul/pytorch/cpu/in=64,out=16,rows=32,orientation=nn|optimizer/pytorch/cpu/params=4096,tensors=8,optimizer=sgd|autograd_chain/eager/cpu/n=256/'
+  json_check "$work/r.json" "len(d['records'])==5 and all(r['status']=='invalid' and 'value' not in r for r in d['records'])"
   # A step whose last row differs from gtb's data: the check covers every row the step trains on.
   GTB_FRAMEWORK_PLANT=last_row expect_rc 0 "$fwbin" --gtb_out="$work/r.json" --gtb_budget=0.05 \
     --benchmark_filter='mlp_step/pytorch/cpu/width=64,.*eager'
