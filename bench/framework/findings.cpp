@@ -380,7 +380,11 @@ std::vector<std::string> same_work_ids(const std::string& workload, Backend back
                     {"seq_len", params.at("seq_len")}, {"batch", params.at("batch")}};
     json o = {{"precision", options.value("precision", std::string("fp32"))}};
     if (!cpu) o["mode"] = "eager";
-    out.push_back(make_record_id("transformer", "configs", options.value("attention", std::string("materialised")), backend, p, o));
+    const std::string attention = options.value("attention", std::string("materialised"));
+    out.push_back(make_record_id("transformer", "configs", attention, backend, p, o));
+    // Its sequence sweep holds the same configuration in both attentions (the configs workload only
+    // the fused one on the CPU), under its memory cap option (512 MB in every suite).
+    if (cpu) out.push_back(make_record_id("transformer", "seq_sweep", attention, backend, p, {{"precision", o["precision"]}, {"memory_cap_mb", 512}}));
   } else if (workload == "mlp_step") {
     const json p = {{"batch", params.at("batch")}, {"width", params.at("width")}, {"depth", params.at("depth")}};
     const std::string mode = options.value("mode", std::string("eager"));

@@ -144,8 +144,9 @@ namespace {
 TEST(FrameworkTerms, TransformerStepBesideGtbsSameConfiguration) {
   const json p = {{"layers", 2}, {"d_model", 128}, {"heads", 4}, {"seq_len", 128}, {"batch", 4}};
   const auto ids = fw::same_work_ids("transformer_step", Backend::cpu, p, {{"attention", "fused"}, {"precision", "fp32"}});
-  ASSERT_EQ(ids.size(), 1u);
+  ASSERT_EQ(ids.size(), 2u);
   EXPECT_EQ(ids[0], "transformer/configs/fused/cpu/layers=2,d_model=128,heads=4,seq_len=128,batch=4,precision=fp32");
+  EXPECT_EQ(ids[1], "transformer/seq_sweep/fused/cpu/layers=2,d_model=128,heads=4,seq_len=128,batch=4,precision=fp32,memory_cap_mb=512");
   const auto gpu = fw::same_work_ids("transformer_step", Backend::cuda, p, {{"attention", "materialised"}, {"precision", "bf16"}});
   EXPECT_EQ(gpu.at(0), "transformer/configs/materialised/cuda/layers=2,d_model=128,heads=4,seq_len=128,batch=4,precision=bf16,mode=eager");
   Record r = kernel_record("transformer_step", p, {{"attention", "fused"}, {"precision", "fp32"}}, 0.06);

@@ -92,6 +92,16 @@ TEST(CostModelPyTorch, ItsOwnKernelsPriceTheCompute) {
   auto native_slow = terms;
   fwc_scale(native_slow, "matmul", 0.5);
   EXPECT_NEAR(*predict(native_slow, c, Backend::cpu).total.seconds, *p.total.seconds, 1e-15);
+  // Nor does the share of their back-to-back rate gtb's own GEMMs keep inside a step (measured on
+  // gtb's library calls); under native, the same planted share does move the step.
+  auto in_step = terms;
+  in_step.push_back(fwc_table("matmul_in_step", Backend::cpu, {{"precision", "fp32"}}, {"bytes"}, "fraction",
+                              {{{{"bytes", 1e3}}, 0.5, "gemm/seq/a"}, {{{"bytes", 1e10}}, 0.5, "gemm/seq/b"}}));
+  EXPECT_NEAR(*predict(in_step, c, Backend::cpu).total.seconds, *p.total.seconds, 1e-15);
+  StepConfig native = c;
+  native.trained_with = "native";
+  EXPECT_GT(*fwc_part(predict(in_step, native, Backend::cpu), "matmul").estimate.seconds,
+            1.5 * *fwc_part(predict(terms, native, Backend::cpu), "matmul").estimate.seconds);
   // Planted: a slower optimizer step moves the optimizer part by exactly that.
   auto opt = terms;
   fwc_scale(opt, "framework_optimizer", 3.0);
