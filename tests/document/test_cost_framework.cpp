@@ -122,7 +122,8 @@ TEST(CostModelPyTorch, ElementwisePassesAtTheOperatorCostBySizeLessItsDispatch) 
     if (t.name == "framework_op")
       for (auto& pt : t.points)
         if (pt.at["n"] == 1 << 20) pt.y = 19e-6;  // twice the work above the 3 us floor
-  const Part& ew2 = fwc_part(predict(big, c, Backend::cpu), "elementwise");
+  const Prediction p2 = predict(big, c, Backend::cpu);  // kept: the part below refers into it
+  const Part& ew2 = fwc_part(p2, "elementwise");
   EXPECT_GT(*ew2.estimate.seconds, 1.5 * *ew.estimate.seconds);
 }
 
@@ -205,7 +206,8 @@ TEST(CostModelPyTorch, MoreDataLoaderWorkersArePricedFromPyTorchsLoader) {
   EXPECT_NEAR(*predict(planted, c, Backend::cpu).total.seconds, *p.total.seconds, 1e-15);
   // A worker count PyTorch's loader was not measured at: gtb's loader term, with a note.
   c.workers = 4;
-  const Part& l4 = fwc_part(predict(terms, c, Backend::cpu), "loader");
+  const Prediction p4 = predict(terms, c, Backend::cpu);  // kept: the part below refers into it
+  const Part& l4 = fwc_part(p4, "loader");
   EXPECT_NE(l4.estimate.note.find("no PyTorch DataLoader record at num_workers 4"), std::string::npos) << l4.estimate.note;
 }
 
