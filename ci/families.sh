@@ -1,8 +1,8 @@
 # What the ci/ scripts know of the families: only what each declares in bench/<family>/ci.sh. That
 # file is sourced; it sets
 #   ci_roles=(...)  the jobs the family takes part in:
-#     aa-ab         ci/test.d/20-aa-compare.sh: the A/A `gtb ab` of a build against itself
-#     aa-runs       ci/test.d/20-aa-compare.sh: two `--runs 3` files of one build compared
+#     aa-ab         ci/test.d/20-aa-compare.sh: the A/A `gtb ab` of a build against itself, and its two
+#                   kept files compared
 #     calibrate     ci/calibrate-compare.sh: the `--runs` A/A files and the timed `gtb ab`
 #     calibrate-ab  ci/calibrate-compare.sh: the `gtb ab` A/A pairs
 #     gpu-smoke     ci/gpu-check.sh --smoke: the subset of the quick suite

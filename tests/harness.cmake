@@ -21,6 +21,12 @@ foreach(case IN ITEMS run_valid large_cache no_host_ceiling unknown_family bad_f
 endforeach()
 # A timing verdict: alone on the machine, not beside another test's load.
 set_tests_properties(driver.planted PROPERTIES RUN_SERIAL TRUE)
+# The longest cases (a whole family end to end, seconds of waiting for a child to be killed) start
+# first, beside the short tests, rather than last on their own (CTest starts higher costs first; a
+# fresh build folder has no timings of its own yet).
+set_tests_properties(driver.run_valid driver.large_cache PROPERTIES COST 1000)
+set_tests_properties(driver.no_host_ceiling driver.timeout_stubborn driver.timeout_grandchild driver.interrupt_stubborn
+                     driver.timeout_hang PROPERTIES COST 500)
 # The OpenBLAS core type of a family process (user's choice respected, detection measured in a child).
 if(TARGET gtb-gemm)  # not built with -DGTB_ONLY_FAMILIES without gemm
   add_test(NAME driver.blas_coretype

@@ -26,6 +26,8 @@ if(GTB_HAVE_CUDA AND TARGET gtb_vectorize_kernels)
   add_test(NAME static_checks_planted_cpu COMMAND ${_sc} --only cpu --plant cpu)
   set_tests_properties(static_checks static_checks_sass static_checks_cpu static_checks_planted_vec4
                        static_checks_planted_sass static_checks_planted_spill static_checks_planted_cpu PROPERTIES LABELS "static;vectorize" TIMEOUT 300 SKIP_RETURN_CODE 77)
+  # The longest of them (nvcc compiles the kernels again) starts first, beside the short tests.
+  set_tests_properties(static_checks PROPERTIES COST 1000)
   # A planted run passes only when the check reports the planted defect (exit status ignored).
   set_tests_properties(static_checks_planted_vec4 PROPERTIES
                        PASS_REGULAR_EXPRESSION "FAIL: PTX \\(sm_90\\): [^ ]*scalar_kernel[^ ]* has no ld\\.global")
