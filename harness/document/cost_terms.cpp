@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "harness/document/json_read.h"
+#include "harness/document/stats.h"
 
 namespace gtb::cost {
 
@@ -299,25 +300,92 @@ bool has_terms(const json& doc) {
   return false;
 }
 
-std::vector<Term> terms_from_document(const json& doc) {
+namespace {
+std::vector<Term> terms_of_findings(const json& findings) {
   std::vector<Term> out;
-  for (const auto& [family, entry] : json_read::object_at(doc, {"findings"}).items()) {
+  for (const auto& [family, entry] : findings.items()) {
     if (!entry.is_object() || !entry.contains("terms")) continue;
     if (!entry.at("terms").is_array()) bad("findings." + family + ".terms", "not a list");
     for (const auto& jt : entry.at("terms")) out.push_back(term_from_json(jt, family));
   }
   return out;
 }
-
-std::vector<Step> steps_from_document(const json& doc) {
+std::vector<Step> steps_of_findings(const json& findings) {
   std::vector<Step> out;
-  for (const auto& [family, entry] : json_read::object_at(doc, {"findings"}).items()) {
+  for (const auto& [family, entry] : findings.items()) {
     if (!entry.is_object() || !entry.contains("steps")) continue;
     if (!entry.at("steps").is_array()) bad("findings." + family + ".steps", "not a list");
     for (const auto& js : entry.at("steps")) out.push_back(step_from_json(js, family));
   }
   return out;
 }
+
+// Each run's own findings of a file of several runs (run_findings); empty for a file of one run. A
+// run whose findings this version cannot read counts as absent: the merged figure stands.
+std::vector<json> findings_of_runs(const json& doc) {
+  std::vector<json> out;
+  const json* runs = json_read::find(doc, "run_findings");
+  if (!runs || !runs->is_array() || runs->size() < 2) return {};
+  for (const json& r : *runs)
+    if (r.is_object() && r.contains("findings") && r.at("findings").is_object()) out.push_back(r.at("findings"));
+  return out;
+}
+
+bool same_term(const Term& a, const Term& b) {
+  return a.family == b.family && a.name == b.name && a.backend == b.backend && a.form == b.form && a.where == b.where;
+}
+
+// A term's figure in a file of several runs: the median over the runs of each run's own figure
+// (run_findings), not the figure of the samples pooled over the runs. Each run measured its records
+// in one state of the machine; pooled, a figure derived from several records (matmul_in_step's hot /
+// (chain - passes)) can take each record from another state, and a run in a slower state moves every
+// pooled median towards it. A figure fewer than two runs hold keeps the merged value.
+void median_over_runs(std::vector<Term>& merged, const std::vector<std::vector<Term>>& runs) {
+  for (Term& t : merged) {
+    if (!t.usable() || (t.form != "table" && t.form != "constant")) continue;
+    std::vector<const Term*> same;
+    for (const auto& run : runs)
+      for (const Term& u : run)
+        if (u.usable() && same_term(t, u)) {
+          same.push_back(&u);
+          break;
+        }
+    if (same.size() < 2) continue;
+    if (t.form == "constant") {
+      std::vector<double> v;
+      for (const Term* u : same) v.push_back(u->value);
+      t.value = median(v);
+      continue;
+    }
+    for (Point& p : t.points) {
+      std::vector<double> v;
+      for (const Term* u : same)
+        for (const Point& q : u->points)
+          if (q.at == p.at) {
+            v.push_back(q.y);
+            break;
+          }
+      if (v.size() >= 2) p.y = median(v);
+    }
+  }
+}
+}  // namespace
+
+std::vector<Term> terms_from_document(const json& doc) {
+  std::vector<Term> out = terms_of_findings(json_read::object_at(doc, {"findings"}));
+  std::vector<std::vector<Term>> runs;
+  for (const json& f : findings_of_runs(doc)) {
+    try {
+      runs.push_back(terms_of_findings(f));
+    } catch (const std::runtime_error&) {
+      // A run whose terms this version cannot read: the merged figures stand for it.
+    }
+  }
+  median_over_runs(out, runs);
+  return out;
+}
+
+std::vector<Step> steps_from_document(const json& doc) { return steps_of_findings(json_read::object_at(doc, {"findings"})); }
 
 Estimate operator+(const Estimate& a, const Estimate& b) {
   Estimate e;

@@ -62,7 +62,9 @@ Term term_from_json(const json& j, const std::string& family);
 Step step_from_json(const json& j, const std::string& family);
 
 // Every family's terms / steps in a results document (findings.<family>.terms / .steps). Files
-// written before terms existed give an empty list; has_terms() tells the two apart.
+// written before terms existed give an empty list; has_terms() tells the two apart. A file of several
+// runs: each table point and constant is the median over the runs of that run's own value
+// (run_findings), where two or more runs hold it.
 std::vector<Term> terms_from_document(const json& results_document);
 std::vector<Step> steps_from_document(const json& results_document);
 bool has_terms(const json& results_document);

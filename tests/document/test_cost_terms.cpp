@@ -173,3 +173,44 @@ TEST(CostTerms, DocumentsWithoutTermsAreTold) {
   doc["findings"]["a"]["terms"] = "nope";
   EXPECT_THROW(terms_from_document(doc), std::runtime_error);
 }
+
+namespace {
+// A findings object of one family "g" with a matmul_in_step table of one point (bytes 1e6: y) and a
+// constant of `value` seconds.
+json runs_findings(double y, double value) {
+  const json table = {{"name", "matmul_in_step"}, {"backend", "cpu"}, {"where", {{"precision", "bf16"}}},
+                      {"form", "table"}, {"axes", {"bytes"}}, {"y", "fraction"},
+                      {"points", {{{"at", {{"bytes", 1e6}}}, {"y", y}, {"record", "seq/chain"}}}},
+                      {"records", {"seq/chain"}}};
+  const json constant = {{"name", "host_sync"}, {"backend", "cpu"}, {"form", "constant"}, {"value", value},
+                         {"unit", "s"}, {"records", {"sync"}}};
+  return {{"g", {{"terms", {table, constant}}}}};
+}
+}  // namespace
+
+// A file of several runs: each term's figure is the median over the runs of each run's own figure,
+// not the merged (pooled) one; a point only one run holds, or a file of one run, keeps the merged one.
+TEST(CostTerms, SeveralRunsGiveTheMedianOfEachRunsFigure) {
+  json doc = {{"findings", runs_findings(0.67, 9e-6)}};
+  auto fraction = [&] { return terms_from_document(doc)[0].points[0].y; };
+  EXPECT_DOUBLE_EQ(fraction(), 0.67);
+  doc["run_findings"] = {{{"run", 1}, {"findings", runs_findings(0.97, 1e-6)}},
+                         {{"run", 2}, {"findings", runs_findings(0.66, 2e-6)}},
+                         {{"run", 3}, {"findings", runs_findings(0.96, 3e-6)}}};
+  EXPECT_DOUBLE_EQ(fraction(), 0.96);
+  EXPECT_DOUBLE_EQ(terms_from_document(doc)[1].value, 2e-6);
+  // The matching is by family, name and selector: another precision in the runs leaves it merged.
+  for (auto& r : doc["run_findings"]) r["findings"]["g"]["terms"][0]["where"]["precision"] = "fp32";
+  EXPECT_DOUBLE_EQ(fraction(), 0.67);
+  for (auto& r : doc["run_findings"]) r["findings"]["g"]["terms"][0]["where"]["precision"] = "bf16";
+  // A point measured at another size in the runs: the merged figure.
+  for (auto& r : doc["run_findings"]) r["findings"]["g"]["terms"][0]["points"][0]["at"]["bytes"] = 2e6;
+  EXPECT_DOUBLE_EQ(fraction(), 0.67);
+  // One run only: the merged figure; an unreadable run counts as absent.
+  doc["run_findings"] = {{{"run", 1}, {"findings", runs_findings(0.97, 1e-6)}}};
+  EXPECT_DOUBLE_EQ(fraction(), 0.67);
+  doc["run_findings"] = {{{"run", 1}, {"findings", runs_findings(0.97, 1e-6)}},
+                         {{"run", 2}, {"findings", runs_findings(0.5, 1e-6)}},
+                         {{"run", 3}, {"findings", {{"g", {{"terms", "nope"}}}}}}};
+  EXPECT_DOUBLE_EQ(fraction(), 0.735);
+}
