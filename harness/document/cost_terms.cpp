@@ -301,6 +301,33 @@ bool has_terms(const json& doc) {
 }
 
 namespace {
+// Files written before matmul_autocast was its own term hold the BF16 step sites measured with their
+// operands' rounding (gemm/step_shapes/plan records) inside the reduced-precision matmul tables: their
+// points move to a matmul_autocast term of the same selector, so that no step is priced from them and
+// charged the operand casts again.
+void split_autocast_points(std::vector<Term>& terms) {
+  const std::string plan = "gemm/step_shapes/plan/";
+  std::vector<Term> moved;
+  for (Term& t : terms) {
+    if (t.name != "matmul" || t.form != "table" || t.where.value("precision", "fp32") == "fp32") continue;
+    Term a = t;
+    a.name = "matmul_autocast";
+    a.points.clear();
+    a.records.clear();
+    auto from_plan = [&](const std::string& id) { return id.rfind(plan, 0) == 0; };
+    for (const Point& p : t.points)
+      if (from_plan(p.record)) a.points.push_back(p);
+    if (a.points.empty()) continue;
+    t.points.erase(std::remove_if(t.points.begin(), t.points.end(), [&](const Point& p) { return from_plan(p.record); }),
+                   t.points.end());
+    for (const std::string& id : t.records)
+      if (from_plan(id)) a.records.push_back(id);
+    t.records.erase(std::remove_if(t.records.begin(), t.records.end(), from_plan), t.records.end());
+    moved.push_back(std::move(a));
+  }
+  terms.insert(terms.end(), moved.begin(), moved.end());
+}
+
 std::vector<Term> terms_of_findings(const json& findings) {
   std::vector<Term> out;
   for (const auto& [family, entry] : findings.items()) {
@@ -308,6 +335,7 @@ std::vector<Term> terms_of_findings(const json& findings) {
     if (!entry.at("terms").is_array()) bad("findings." + family + ".terms", "not a list");
     for (const auto& jt : entry.at("terms")) out.push_back(term_from_json(jt, family));
   }
+  split_autocast_points(out);
   return out;
 }
 std::vector<Step> steps_of_findings(const json& findings) {
@@ -546,12 +574,12 @@ struct SpeedupRatio {
   std::vector<std::string> records;
 };
 std::optional<SpeedupRatio> nearest_speedup(const std::vector<Term>& terms, Backend b, const std::string& precision,
-                                            double m, double n, double k) {
+                                            double m, double n, double k, const std::string& name = "matmul") {
   std::string unused;
   const Point* best = nullptr;
   double dist = std::numeric_limits<double>::infinity();
   for (const Term* t : select(
-           terms, "matmul", b,
+           terms, name, b,
            [&](const Term& x) { return where_matches(x.where, "precision", precision) && orientation_is(x, "nn"); },
            unused)) {
     if (t->form != "table" || t->y != "flop_per_s") continue;
@@ -638,6 +666,34 @@ Estimate matmul_at_precision(const std::vector<Term>& terms, Backend b, const st
   return cannot(reason.empty() ? describe("matmul", b, "precision=" + precision) : reason);
 }
 }  // namespace
+
+Estimate matmul_autocast_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m,
+                                 double n, double k, const std::string& orientation) {
+  std::string reason;
+  for (const std::string& o : {orientation, std::string("nn")}) {
+    auto e = table_matmul(terms, "matmul_autocast", b, precision, o, m, n, k, 1, reason);
+    if (!e) continue;
+    // Outside its shapes (the small and skinny sites): the FP32 seconds of this shape over the
+    // speedup measured at the nearest autocast point, as matmul_seconds does for the library shapes.
+    const Estimate fp = matmul_at_precision(terms, b, "fp32", m, n, k, orientation);
+    const auto r = e->outside_measured && fp.seconds ? nearest_speedup(terms, b, precision, m, n, k, "matmul_autocast")
+                                                     : std::nullopt;
+    if (r) {
+      std::ostringstream os;
+      os.precision(3);
+      os << "the fp32 rate of this shape x the " << precision << " autocast/fp32 speedup " << r->ratio
+         << " measured at the nearest autocast shape";
+      *e = scaled(fp, 1.0 / r->ratio);
+      merge_records(e->records, r->records);
+      e->outside_measured = true;
+      e->note = os.str();
+    }
+    if (o != orientation) e->note = (e->note.empty() ? "" : e->note + "; ") + "no " + orientation +
+                                    " matmul_autocast records: priced at the A B rate";
+    return *e;
+  }
+  return cannot(reason.empty() ? describe("matmul_autocast", b, "precision=" + precision) : reason);
+}
 
 Estimate matmul_batched_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m,
                                 double n, double k, const std::string& orientation, double count) {

@@ -88,6 +88,10 @@ Estimate copy_seconds(const std::vector<Term>&, const std::string& name, Backend
 // without tables of that orientation is priced at its nn rate, with a note.
 Estimate matmul_seconds(const std::vector<Term>&, Backend, const std::string& precision, double m, double n, double k,
                         const std::string& orientation = "nn");
+// A reduced-precision GEMM from FP32 operands rounded as they enter the product, the rounding
+// included (matmul_autocast: the CPU steps' BF16 sites); cannot_say where none was measured.
+Estimate matmul_autocast_seconds(const std::vector<Term>&, Backend, const std::string& precision, double m, double n,
+                                 double k, const std::string& orientation = "nn");
 // `count` independent products of one shape at once (attention's per-head GEMMs): the
 // matmul_batched table, or each product alone at the matmul rate where none was measured.
 Estimate matmul_batched_seconds(const std::vector<Term>&, Backend, const std::string& precision, double m, double n,

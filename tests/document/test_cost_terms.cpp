@@ -174,6 +174,38 @@ TEST(CostTerms, DocumentsWithoutTermsAreTold) {
   EXPECT_THROW(terms_from_document(doc), std::runtime_error);
 }
 
+// A file written before matmul_autocast was its own term: the BF16 table's points from the plan
+// records (FP32 operands rounded inside the timed product) are read as matmul_autocast, the library
+// shapes stay matmul; an FP32 table is left whole.
+TEST(CostTerms, OldBf16TablesGiveTheirPlanPointsToMatmulAutocast) {
+  const std::string plan = "gemm/step_shapes/plan/cpu/m=512,n=128,k=128", lib = "gemm/gemm/onednn/cpu/m=1024,n=1024,k=1024";
+  auto table = [&](const std::string& precision) {
+    return json{{"name", "matmul"}, {"backend", "cpu"}, {"where", {{"precision", precision}, {"orientation", "nn"}}},
+                {"form", "table"}, {"axes", {"m", "n", "k"}}, {"y", "flop_per_s"},
+                {"points", {{{"at", {{"m", 512}, {"n", 128}, {"k", 128}}}, {"y", 5e10}, {"record", plan}},
+                            {{"at", {{"m", 1024}, {"n", 1024}, {"k", 1024}}}, {"y", 2e11}, {"record", lib}}}},
+                {"records", {plan, lib}}};
+  };
+  const json doc = {{"findings", {{"gemm", {{"terms", {table("bf16"), table("fp32")}}}}}}};
+  const std::vector<Term> read = terms_from_document(doc);
+  ASSERT_EQ(read.size(), 3u);
+  const Term& bf16 = read[0];
+  EXPECT_EQ(bf16.name, "matmul");
+  ASSERT_EQ(bf16.points.size(), 1u);
+  EXPECT_EQ(bf16.points[0].record, lib);
+  EXPECT_EQ(bf16.records, std::vector<std::string>{lib});
+  EXPECT_EQ(read[1].points.size(), 2u);  // fp32: untouched
+  EXPECT_EQ(read[2].name, "matmul_autocast");
+  EXPECT_EQ(read[2].where.value("precision", ""), "bf16");
+  ASSERT_EQ(read[2].points.size(), 1u);
+  EXPECT_EQ(read[2].records, std::vector<std::string>{plan});
+  const Estimate e = matmul_autocast_seconds(read, Backend::cpu, "bf16", 512, 128, 128, "tn");
+  ASSERT_TRUE(e.seconds) << e.cannot_say;
+  EXPECT_NEAR(*e.seconds, 2.0 * 512 * 128 * 128 / 5e10, 1e-15);
+  EXPECT_NE(e.note.find("no tn matmul_autocast records"), std::string::npos) << e.note;
+  EXPECT_FALSE(matmul_autocast_seconds(read, Backend::cpu, "fp16", 512, 128, 128).seconds);
+}
+
 namespace {
 // A findings object of one family "g" with a matmul_in_step table of one point (bytes 1e6: y) and a
 // constant of `value` seconds.
