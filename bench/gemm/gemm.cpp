@@ -481,7 +481,7 @@ const gtb::RuleChange kSmallCallQuickRule =
 // block's last row (nt B x n x dh, nn B x dh x n, tn n x dh x B).
 std::vector<std::vector<std::int64_t>> attention_sites(const std::string& orient, bool full) {
   const std::vector<std::int64_t> seq = full ? std::vector<std::int64_t>{64, 128, 256, 512, 1024}
-                                             : std::vector<std::int64_t>{128, 256};
+                                             : std::vector<std::int64_t>{128, 256, 512};
   const std::vector<std::int64_t> keys = full ? std::vector<std::int64_t>{64, 128, 256, 512, 1024}
                                               : std::vector<std::int64_t>{64, 128, 512};
   const std::vector<std::int64_t> head = full ? std::vector<std::int64_t>{32, 64, 128} : std::vector<std::int64_t>{32, 64};
