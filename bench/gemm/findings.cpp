@@ -43,32 +43,43 @@ std::string precision_of(const Record& r) {
 
 std::string orientation_of(const Record& r) { return opt(r, "orientation", "nn"); }
 
+// Which records a matmul table of `term` takes: "matmul" the libraries' shapes and the steps' own
+// sites with operands in the GEMM's precision already; "matmul_autocast" the BF16 step sites run the
+// way the CPU steps run them (step_shapes variant plan: FP32 operands rounded as they enter the
+// product, the rounding included in the time); "matmul_batched" many small products at once.
+bool matmul_record_of(const std::string& term, const Record& r, const std::string& orient) {
+  if (term == "matmul_batched") return r.workload == "batched";
+  const bool rounding = r.workload == "step_shapes" && r.variant == "plan";
+  if (term == "matmul_autocast") return rounding;
+  return !rounding && (r.workload == "step_shapes" || (r.workload == "gemm" && orient == "nn"));
+}
+
 // One matmul table per backend, precision and orientation. The libraries' shapes are all A B
 // ("nn"); the step shapes add the step's own sites, the transposed ones (weight gradient "tn",
 // input gradient "nt") in tables of their own. "batched" is a workload of many small GEMMs at once,
-// one per thread, as attention runs one per sample and head: its own term, matmul_batched.
+// one per thread, as attention runs one per sample and head: its own term, matmul_batched. The
+// BF16 sites measured with their operands' rounding are their own term, matmul_autocast: a step
+// priced from them has no separate operand casts (docs/advise.md).
 void matmul_terms(const std::vector<Record>& records, Findings& f) {
   for (const Backend be : {Backend::cpu, Backend::cuda})
     for (const Precision step_precision : kTrainPrecisions)
-      for (const char* workload : {"gemm", "batched"})
+      for (const std::string term : {"matmul", "matmul_batched", "matmul_autocast"})
         for (const std::string orient : {"nn", "tn", "nt"}) {
-          const bool batched = std::string(workload) == "batched";
+          const bool batched = term == "matmul_batched";
           // A training step at bf16 or fp16 runs its GEMMs with FP32 accumulation.
           const std::string prec = to_string(step_precision), gemm_prec = to_string(gemm_precision(step_precision));
           auto pick = [&](const Record& r) {
-            const bool ours = batched ? r.workload == "batched"
-                                      : r.workload == "step_shapes" || (r.workload == "gemm" && orient == "nn");
-            return ours && orientation_of(r) == orient && precision_of(r) == gemm_prec &&
+            return matmul_record_of(term, r, orient) && orientation_of(r) == orient && precision_of(r) == gemm_prec &&
                    opt(r, "l2", "warm") != "cold" && r.params.contains("m") && r.params.contains("n") &&
                    r.params.contains("k");
           };
-          // A transposed or batched table only where such records exist: elsewhere the model prices
-          // those GEMMs at the nn rate and says so.
-          if ((batched || orient != "nn") &&
+          // A transposed, batched or autocast table only where such records exist: elsewhere the
+          // model prices those GEMMs at the nn rate (or the plain matmul rate) and says so.
+          if ((term != "matmul" || orient != "nn") &&
               std::none_of(records.begin(), records.end(), [&](const Record& r) { return r.backend == be && pick(r); }))
             continue;
           f.terms.push_back(cost::table_term(
-              batched ? "matmul_batched" : "matmul", be, json{{"precision", prec}, {"orientation", orient}},
+              term, be, json{{"precision", prec}, {"orientation", orient}},
               {"m", "n", "k"}, "flop_per_s", records, pick,
               [](const Record& r) { return json{{"m", r.params["m"]}, {"n", r.params["n"]}, {"k", r.params["k"]}}; },
               [](const Record& r) {
@@ -84,6 +95,8 @@ void matmul_terms(const std::vector<Record>& records, Findings& f) {
             t.where["library"] = "fastest verified per shape";
             t.note = batched ? "per GEMM, many of one shape at once (one per thread); warm caches"
                              : "warm caches; the rate of a shape between measured ones is interpolated log-log";
+            if (term == "matmul_autocast")
+              t.note += "; FP32 operands rounded to " + gemm_prec + " as they enter the product, the rounding included";
           }
         }
 }

@@ -27,6 +27,7 @@
 #include "kernels/gemm/cpu/gemm_dnnl.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_shapes.h"
+#include "kernels/transformer/block.h"
 #if GTB_HAVE_CUDA
 #include "harness/runtime/cuda_timing.h"
 #include "kernels/common/cuda/blas.h"
@@ -474,17 +475,28 @@ const gtb::RuleChange kSmallCallRule = gtb::RuleChange().warmup_samples(1).warmu
 const gtb::RuleChange kSmallCallQuickRule =
     gtb::RuleChange().min_samples(3).hard_min_samples(2).budget_seconds(0.02).noise_target(0.03);
 
-// Attention's sites for heads of dh columns over S positions, in one orientation.
+// Attention's sites for heads of dh columns over S positions, in one orientation: the materialised
+// step's whole products (S x S x dh, S x dh x S), then fused attention's blocks as the CPU kernel runs
+// them (kernels/transformer/cpu/blocks.cpp): B = kFusedBlock query rows against the n keys up to the
+// block's last row (nt B x n x dh, nn B x dh x n, tn n x dh x B).
 std::vector<std::vector<std::int64_t>> attention_sites(const std::string& orient, bool full) {
   const std::vector<std::int64_t> seq = full ? std::vector<std::int64_t>{64, 128, 256, 512, 1024}
-                                             : std::vector<std::int64_t>{128, 256};
+                                             : std::vector<std::int64_t>{128, 256, 512};
+  const std::vector<std::int64_t> keys = full ? std::vector<std::int64_t>{64, 128, 256, 512, 1024}
+                                              : std::vector<std::int64_t>{64, 128, 512};
   const std::vector<std::int64_t> head = full ? std::vector<std::int64_t>{32, 64, 128} : std::vector<std::int64_t>{32, 64};
+  const std::int64_t B = gtb::xfmr::kFusedBlock;
   std::vector<std::vector<std::int64_t>> out;
+  auto site = [&](std::int64_t rows, std::int64_t n, std::int64_t dh) {
+    std::vector<std::int64_t> s = orient == "nt" ? std::vector<std::int64_t>{rows, n, dh}
+                                  : orient == "nn" ? std::vector<std::int64_t>{rows, dh, n}
+                                                   : std::vector<std::int64_t>{n, dh, rows};
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(std::move(s));
+  };
   for (std::int64_t s : seq)
-    for (std::int64_t dh : head) {
-      if (orient == "nt") out.push_back({s, s, dh});
-      else out.push_back({s, dh, s});
-    }
+    for (std::int64_t dh : head) site(s, s, dh);
+  for (std::int64_t n : keys)
+    for (std::int64_t dh : head) site(B, n, dh);
   return out;
 }
 
@@ -716,10 +728,11 @@ void register_all() {
         .describe("a BF16 training step's GEMM sites (layer in -> out at R rows) the way the CPU steps run them: "
                   "FP32 operands rounded to BF16 as they enter the product, the library the per-shape plan "
                   "verified and timed fastest (its conversion and packing included)");
-  // A step's sequence of GEMMs and passes against the same GEMMs hot (matmul_in_step).
+  // A step's sequence of GEMMs and passes against the same GEMMs hot (matmul_in_step). 64 x 64 keeps
+  // its working set (213 KiB) within a core's L2 cache; the others range beyond it.
   gtb::add("gemm", "sequence", "plan", gtb::Backend::cpu, cpu_sequence)
-      .zip({"rows", "width", "layers"}, {{32, 256, 4}, {512, 128, 4}, {512, 512, 4}, {2048, 1024, 4}},
-           {{32, 256, 4}, {512, 128, 4}, {512, 512, 4}})
+      .zip({"rows", "width", "layers"}, {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 512, 4}, {2048, 1024, 4}},
+           {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 512, 4}})
       .option("precision", std::vector<std::string>{"fp32", "bf16_fp32acc"})
       .option("mode", std::vector<std::string>{"chain", "passes", "hot"})
       .rule(kSmallCallRule)

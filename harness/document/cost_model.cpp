@@ -103,6 +103,21 @@ struct Shape {
   bool batched = false;
 };
 
+// Fused attention's products per sample and head (`tasks` of each at once), as the CPU kernel runs
+// them: kFusedBlockRows query rows at a time, block i (rows b, keys n = its last row + 1, causal)
+// computing scores Q K^T, dP = dO V^T and, in the backward (no probabilities kept), Q K^T again
+// (b x n x dh, nt); P V and dQ = dS K (b x dh x n, nn); dV += P^T dO and dK += dS^T Q (n x dh x b, tn).
+// Each block's products are priced at the block's own shape.
+void fused_attention_shapes(std::vector<Shape>& s, double S, double dh, double tasks) {
+  const double B = std::min(kFusedBlockRows, S);
+  for (double i0 = 0; i0 < S; i0 += B) {
+    const double b = std::min(B, S - i0), n = i0 + b;
+    for (int i = 0; i < 3; ++i) s.push_back({b, n, dh, "nt", tasks, true});
+    for (int i = 0; i < 2; ++i) s.push_back({b, dh, n, "nn", tasks, true});
+    for (int i = 0; i < 2; ++i) s.push_back({n, dh, b, "tn", tasks, true});
+  }
+}
+
 // The GEMMs of one micro-batch of `rows` samples, forward and backward. A layer in -> out: the
 // forward Z = A W (nn: rows x out x in), the weight gradient dW = A^T dZ (tn: in x out x rows) and
 // the input gradient dA = dZ W^T (nt: rows x in x out).
@@ -125,13 +140,12 @@ std::vector<Shape> matmul_shapes(const StepConfig& c, double rows) {
       layer(T, 4 * d, d, true);  // MLP down
       // Attention, per sample and head: scores Q K^T and dP = dO V^T (S x S x dh, nt), context P V
       // and dQ = dS K (S x dh x S, nn), dV = P^T dO and dK = dS^T Q (S x dh x S, tn).
-      // Fused attention computes only the blocks on and below the diagonal (causal): a share
-      // causal_share(c) of each product.
-      const double heads = rows * h * causal_share(c);
-      for (const char* o : {"nt", "nt"}) s.push_back({S, S, dh, o, heads, true});
-      // Fused attention keeps no probabilities: its backward computes the scores Q K^T again.
-      if (c.attention == "fused") s.push_back({S, S, dh, "nt", heads, true});
-      for (const char* o : {"nn", "nn", "tn", "tn"}) s.push_back({S, dh, S, o, heads, true});
+      if (c.attention == "fused") {
+        fused_attention_shapes(s, S, dh, rows * h);
+        continue;
+      }
+      for (const char* o : {"nt", "nt"}) s.push_back({S, S, dh, o, rows * h, true});
+      for (const char* o : {"nn", "nn", "tn", "tn"}) s.push_back({S, dh, S, o, rows * h, true});
     }
   }
   return s;
@@ -173,12 +187,51 @@ std::vector<Pass> elementwise_bytes(const StepConfig& c, double rows) {
   return ops;
 }
 
+// How a step at a reduced precision rounds its GEMMs' FP32 operands. in_gemm: gtb's native MLP on
+// the CPU, each product rounding its operands as they enter it (the per-shape plan), priced from the
+// points measured so (matmul_autocast, the rounding in the time) where there are some. in_passes: gtb's
+// native transformer on the CPU, whose passes write rounded activations and whose optimizer writes a
+// rounded copy of the weights; its GEMMs take rounded operands (kernels/transformer/cpu/blocks.cpp).
+// casts: PyTorch's autocast (an operator per operand cast) and the GPU steps, a cast per operand.
+enum class Rounding { in_gemm, in_passes, casts };
+Rounding rounding_of(const StepConfig& c, Backend be) {
+  if (be != Backend::cpu || c.trained_with != "native") return Rounding::casts;
+  return c.model == "transformer" ? Rounding::in_passes : Rounding::in_gemm;
+}
+
+// A GEMM of the step at its precision: a layer GEMM that rounds its own operands from the
+// matmul_autocast points where measured (`rounding_included`). A layer GEMM of a step that rounds in
+// its passes takes FP32-stored rounded operands: a native BF16 library converts them to BF16 words in
+// the call, as the autocast points time it, an FP32 library runs them at the FP32 rate; the faster of
+// the two where both were measured (the matmul tables' BF16 points, operands converted outside the
+// time, would overstate it). Elsewhere from the matmul tables.
+Estimate gemm_seconds(const std::vector<Term>& terms, Backend be, const StepConfig& c, const Shape& s,
+                      bool& rounding_included) {
+  rounding_included = false;
+  if (s.batched) return matmul_batched_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation, s.count);
+  const Rounding r = rounding_of(c, be);
+  if (reduced_operands(c.precision) && r != Rounding::casts) {
+    const Estimate e = matmul_autocast_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation);
+    if (e.seconds && r == Rounding::in_gemm) return rounding_included = true, e;
+    const Estimate fp = matmul_seconds(terms, be, "fp32", s.m, s.n, s.k, s.orientation);
+    if (e.seconds && fp.seconds) return *fp.seconds < *e.seconds ? fp : e;
+  }
+  return matmul_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation);
+}
+
 // BF16 / FP16 operands: each GEMM's two operands cast from FP32 before the product (read 4 bytes,
-// write 2 per element), as autocast does; none at fp32 and tf32.
-std::vector<Pass> operand_casts(const StepConfig& c, double rows) {
+// write 2 per element), as autocast does; none at fp32 and tf32, none for a GEMM whose measured rate
+// includes its operands' rounding, and for a step that rounds in its passes only the weights' rounded
+// copy once per step (read 4 bytes, write 4 per parameter: one pass).
+std::vector<Pass> operand_casts(const std::vector<Term>& terms, Backend be, const StepConfig& c, double rows) {
   std::vector<Pass> ops;
   if (!reduced_operands(c.precision)) return ops;
-  for (const auto& s : matmul_shapes(c, rows)) ops.push_back({6.0 * (s.m * s.k + s.k * s.n) * s.count, false});
+  if (rounding_of(c, be) == Rounding::in_passes) return {{8.0 * parameter_count(c) / c.micro_batches, false}};
+  for (const auto& s : matmul_shapes(c, rows)) {
+    bool included = false;
+    if (!s.batched) gemm_seconds(terms, be, c, s, included);
+    if (!included) ops.push_back({6.0 * (s.m * s.k + s.k * s.n) * s.count, false});
+  }
   return ops;
 }
 
@@ -386,14 +439,15 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
     }
     n = 1;
   } else {
-    std::size_t outside = 0, stand_in = 0;
+    std::size_t outside = 0, stand_in = 0, rounded = 0;
     // A step's GEMMs read what its passes wrote, over a working set beyond the caches: the share of
     // the back-to-back rate they keep there (matmul_in_step), where measured; the per-head products
     // are measured as a batch over the threads already.
     const Estimate keep = matmul_in_step_fraction(terms, be, c.precision, working_set_bytes(c, rows));
     for (const auto& s : matmul_shapes(c, rows)) {
-      Estimate one = s.batched ? matmul_batched_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation, s.count)
-                               : matmul_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation);
+      bool included = false;
+      Estimate one = gemm_seconds(terms, be, c, s, included);
+      rounded += included;
       if (!s.batched && keep.seconds && one.seconds) {
         one.seconds = *one.seconds / *keep.seconds;
         one.records.insert(one.records.end(), keep.records.begin(), keep.records.end());
@@ -412,6 +466,17 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
     if (stand_in)
       mm.note += (mm.note.empty() ? "" : "; ") + std::to_string(stand_in) +
                  " transposed or per-head GEMMs priced at the plain A B rate (none of theirs measured)";
+    if (rounded)
+      mm.note += (mm.note.empty() ? "" : "; ") + std::to_string(rounded) + " " + c.precision +
+                 " GEMMs at the rates measured with the rounding of their FP32 operands (matmul_autocast): no "
+                 "separate casts for them";
+    else if (rounding_of(c, be) == Rounding::in_passes && reduced_operands(c.precision))
+      mm.note += (mm.note.empty() ? "" : "; ") + c.precision +
+                 " layer GEMMs on operands the step's passes rounded: the faster of the matmul_autocast rate "
+                 "(conversion in the call) and fp32's where both were measured; no casts";
+    else if (reduced_operands(c.precision))
+      mm.note += (mm.note.empty() ? "" : "; ") + c.precision + " GEMMs at the rates of operands already in " +
+                 c.precision + ": their casts are priced apart";
     if (keep.seconds) {
       std::ostringstream k;
       k.precision(3);
@@ -433,7 +498,7 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
 Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double rows) {
   Estimate ew = known(0);
   std::vector<Pass> ops = elementwise_bytes(c, rows);
-  const std::vector<Pass> casts = operand_casts(c, rows);
+  const std::vector<Pass> casts = operand_casts(terms, be, c, rows);
   ops.insert(ops.end(), casts.begin(), casts.end());
   std::size_t outside = 0;
   for (const Pass& pass : ops) {
@@ -451,7 +516,13 @@ Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backe
   std::ostringstream os;
   os.precision(3);
   os << ops.size() - casts.size() << " elementwise passes per micro-batch";
-  if (!casts.empty()) os << " and " << casts.size() << " casts of GEMM operands to " << c.precision;
+  if (rounding_of(c, be) == Rounding::in_passes && !casts.empty())
+    os << " and the weights' copy rounded to " << c.precision << " (the passes write rounded activations)";
+  else if (!casts.empty())
+    os << " and " << casts.size() << " casts of GEMM operands to " << c.precision;
+  if (rounding_of(c, be) == Rounding::in_gemm && reduced_operands(c.precision) &&
+      casts.size() < matmul_shapes(c, rows).size())
+    os << " (the other GEMMs' rounding is in their measured rates)";
   os << ", at the measured streaming bandwidth";
   return {"compute", "elementwise", os.str(), ew};
 }
@@ -770,7 +841,7 @@ void framework_elementwise(std::vector<Part>& parts, const std::vector<Term>& te
     return;
   }
   std::vector<Pass> passes = elementwise_bytes(c, rows);
-  const std::vector<Pass> casts = operand_casts(c, rows);
+  const std::vector<Pass> casts = operand_casts(terms, be, c, rows);
   passes.insert(passes.end(), casts.begin(), casts.end());
   Estimate sum = known(0);
   std::size_t outside = 0;

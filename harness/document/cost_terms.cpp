@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "harness/document/json_read.h"
+#include "harness/document/stats.h"
 
 namespace gtb::cost {
 
@@ -299,25 +300,120 @@ bool has_terms(const json& doc) {
   return false;
 }
 
-std::vector<Term> terms_from_document(const json& doc) {
+namespace {
+// Files written before matmul_autocast was its own term hold the BF16 step sites measured with their
+// operands' rounding (gemm/step_shapes/plan records) inside the reduced-precision matmul tables: their
+// points move to a matmul_autocast term of the same selector, so that no step is priced from them and
+// charged the operand casts again.
+void split_autocast_points(std::vector<Term>& terms) {
+  const std::string plan = "gemm/step_shapes/plan/";
+  std::vector<Term> moved;
+  for (Term& t : terms) {
+    if (t.name != "matmul" || t.form != "table" || t.where.value("precision", "fp32") == "fp32") continue;
+    Term a = t;
+    a.name = "matmul_autocast";
+    a.points.clear();
+    a.records.clear();
+    auto from_plan = [&](const std::string& id) { return id.rfind(plan, 0) == 0; };
+    for (const Point& p : t.points)
+      if (from_plan(p.record)) a.points.push_back(p);
+    if (a.points.empty()) continue;
+    t.points.erase(std::remove_if(t.points.begin(), t.points.end(), [&](const Point& p) { return from_plan(p.record); }),
+                   t.points.end());
+    for (const std::string& id : t.records)
+      if (from_plan(id)) a.records.push_back(id);
+    t.records.erase(std::remove_if(t.records.begin(), t.records.end(), from_plan), t.records.end());
+    moved.push_back(std::move(a));
+  }
+  terms.insert(terms.end(), moved.begin(), moved.end());
+}
+
+std::vector<Term> terms_of_findings(const json& findings) {
   std::vector<Term> out;
-  for (const auto& [family, entry] : json_read::object_at(doc, {"findings"}).items()) {
+  for (const auto& [family, entry] : findings.items()) {
     if (!entry.is_object() || !entry.contains("terms")) continue;
     if (!entry.at("terms").is_array()) bad("findings." + family + ".terms", "not a list");
     for (const auto& jt : entry.at("terms")) out.push_back(term_from_json(jt, family));
   }
+  split_autocast_points(out);
   return out;
 }
-
-std::vector<Step> steps_from_document(const json& doc) {
+std::vector<Step> steps_of_findings(const json& findings) {
   std::vector<Step> out;
-  for (const auto& [family, entry] : json_read::object_at(doc, {"findings"}).items()) {
+  for (const auto& [family, entry] : findings.items()) {
     if (!entry.is_object() || !entry.contains("steps")) continue;
     if (!entry.at("steps").is_array()) bad("findings." + family + ".steps", "not a list");
     for (const auto& js : entry.at("steps")) out.push_back(step_from_json(js, family));
   }
   return out;
 }
+
+// Each run's own findings of a file of several runs (run_findings); empty for a file of one run. A
+// run whose findings this version cannot read counts as absent: the merged figure stands.
+std::vector<json> findings_of_runs(const json& doc) {
+  std::vector<json> out;
+  const json* runs = json_read::find(doc, "run_findings");
+  if (!runs || !runs->is_array() || runs->size() < 2) return {};
+  for (const json& r : *runs)
+    if (r.is_object() && r.contains("findings") && r.at("findings").is_object()) out.push_back(r.at("findings"));
+  return out;
+}
+
+bool same_term(const Term& a, const Term& b) {
+  return a.family == b.family && a.name == b.name && a.backend == b.backend && a.form == b.form && a.where == b.where;
+}
+
+// A term's figure in a file of several runs: the median over the runs of each run's own figure
+// (run_findings), not the figure of the samples pooled over the runs. Each run measured its records
+// in one state of the machine; pooled, a figure derived from several records (matmul_in_step's hot /
+// (chain - passes)) can take each record from another state, and a run in a slower state moves every
+// pooled median towards it. A figure fewer than two runs hold keeps the merged value.
+void median_over_runs(std::vector<Term>& merged, const std::vector<std::vector<Term>>& runs) {
+  for (Term& t : merged) {
+    if (!t.usable() || (t.form != "table" && t.form != "constant")) continue;
+    std::vector<const Term*> same;
+    for (const auto& run : runs)
+      for (const Term& u : run)
+        if (u.usable() && same_term(t, u)) {
+          same.push_back(&u);
+          break;
+        }
+    if (same.size() < 2) continue;
+    if (t.form == "constant") {
+      std::vector<double> v;
+      for (const Term* u : same) v.push_back(u->value);
+      t.value = median(v);
+      continue;
+    }
+    for (Point& p : t.points) {
+      std::vector<double> v;
+      for (const Term* u : same)
+        for (const Point& q : u->points)
+          if (q.at == p.at) {
+            v.push_back(q.y);
+            break;
+          }
+      if (v.size() >= 2) p.y = median(v);
+    }
+  }
+}
+}  // namespace
+
+std::vector<Term> terms_from_document(const json& doc) {
+  std::vector<Term> out = terms_of_findings(json_read::object_at(doc, {"findings"}));
+  std::vector<std::vector<Term>> runs;
+  for (const json& f : findings_of_runs(doc)) {
+    try {
+      runs.push_back(terms_of_findings(f));
+    } catch (const std::runtime_error&) {
+      // A run whose terms this version cannot read: the merged figures stand for it.
+    }
+  }
+  median_over_runs(out, runs);
+  return out;
+}
+
+std::vector<Step> steps_from_document(const json& doc) { return steps_of_findings(json_read::object_at(doc, {"findings"})); }
 
 Estimate operator+(const Estimate& a, const Estimate& b) {
   Estimate e;
@@ -478,12 +574,12 @@ struct SpeedupRatio {
   std::vector<std::string> records;
 };
 std::optional<SpeedupRatio> nearest_speedup(const std::vector<Term>& terms, Backend b, const std::string& precision,
-                                            double m, double n, double k) {
+                                            double m, double n, double k, const std::string& name = "matmul") {
   std::string unused;
   const Point* best = nullptr;
   double dist = std::numeric_limits<double>::infinity();
   for (const Term* t : select(
-           terms, "matmul", b,
+           terms, name, b,
            [&](const Term& x) { return where_matches(x.where, "precision", precision) && orientation_is(x, "nn"); },
            unused)) {
     if (t->form != "table" || t->y != "flop_per_s") continue;
@@ -570,6 +666,34 @@ Estimate matmul_at_precision(const std::vector<Term>& terms, Backend b, const st
   return cannot(reason.empty() ? describe("matmul", b, "precision=" + precision) : reason);
 }
 }  // namespace
+
+Estimate matmul_autocast_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m,
+                                 double n, double k, const std::string& orientation) {
+  std::string reason;
+  for (const std::string& o : {orientation, std::string("nn")}) {
+    auto e = table_matmul(terms, "matmul_autocast", b, precision, o, m, n, k, 1, reason);
+    if (!e) continue;
+    // Outside its shapes (the small and skinny sites): the FP32 seconds of this shape over the
+    // speedup measured at the nearest autocast point, as matmul_seconds does for the library shapes.
+    const Estimate fp = matmul_at_precision(terms, b, "fp32", m, n, k, orientation);
+    const auto r = e->outside_measured && fp.seconds ? nearest_speedup(terms, b, precision, m, n, k, "matmul_autocast")
+                                                     : std::nullopt;
+    if (r) {
+      std::ostringstream os;
+      os.precision(3);
+      os << "the fp32 rate of this shape x the " << precision << " autocast/fp32 speedup " << r->ratio
+         << " measured at the nearest autocast shape";
+      *e = scaled(fp, 1.0 / r->ratio);
+      merge_records(e->records, r->records);
+      e->outside_measured = true;
+      e->note = os.str();
+    }
+    if (o != orientation) e->note = (e->note.empty() ? "" : e->note + "; ") + "no " + orientation +
+                                    " matmul_autocast records: priced at the A B rate";
+    return *e;
+  }
+  return cannot(reason.empty() ? describe("matmul_autocast", b, "precision=" + precision) : reason);
+}
 
 Estimate matmul_batched_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m,
                                 double n, double k, const std::string& orientation, double count) {

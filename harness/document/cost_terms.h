@@ -62,7 +62,9 @@ Term term_from_json(const json& j, const std::string& family);
 Step step_from_json(const json& j, const std::string& family);
 
 // Every family's terms / steps in a results document (findings.<family>.terms / .steps). Files
-// written before terms existed give an empty list; has_terms() tells the two apart.
+// written before terms existed give an empty list; has_terms() tells the two apart. A file of several
+// runs: each table point and constant is the median over the runs of that run's own value
+// (run_findings), where two or more runs hold it.
 std::vector<Term> terms_from_document(const json& results_document);
 std::vector<Step> steps_from_document(const json& results_document);
 bool has_terms(const json& results_document);
@@ -86,6 +88,10 @@ Estimate copy_seconds(const std::vector<Term>&, const std::string& name, Backend
 // without tables of that orientation is priced at its nn rate, with a note.
 Estimate matmul_seconds(const std::vector<Term>&, Backend, const std::string& precision, double m, double n, double k,
                         const std::string& orientation = "nn");
+// A reduced-precision GEMM from FP32 operands rounded as they enter the product, the rounding
+// included (matmul_autocast: the CPU steps' BF16 sites); cannot_say where none was measured.
+Estimate matmul_autocast_seconds(const std::vector<Term>&, Backend, const std::string& precision, double m, double n,
+                                 double k, const std::string& orientation = "nn");
 // `count` independent products of one shape at once (attention's per-head GEMMs): the
 // matmul_batched table, or each product alone at the matmul rate where none was measured.
 Estimate matmul_batched_seconds(const std::vector<Term>&, Backend, const std::string& precision, double m, double n,

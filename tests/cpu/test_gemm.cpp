@@ -565,6 +565,39 @@ TEST(GemmFindings, MatmulTermsPerOrientationAndBatched) {
   }
 }
 
+// The BF16 step sites measured through the per-shape plan (their FP32 operands rounded inside the
+// timed product) form their own term, matmul_autocast, and stay out of the BF16 matmul table (whose
+// operands were BF16 already): a planted plan record moves only matmul_autocast.
+TEST(GemmFindings, PlanRecordsAreTheAutocastTermNotTheMatmulTable) {
+  gtb::Record lib = rec(gtb::Backend::cpu, "onednn", 1024, 1024, 1024, "bf16_fp32acc", "", 0.1);
+  gtb::Stats st;
+  st.median = 2.0 * 1024 * 1024 * 1024 / 2e11;
+  lib.stats = st;
+  gtb::Record plan = timed("step_shapes", 512, 128, 128, "nn", 2.0 * 512 * 128 * 128 / 5e10);
+  plan.variant = "plan";
+  plan.options["precision"] = "bf16_fp32acc";
+  plan.id = gtb::make_record_id(plan.family, plan.workload, plan.variant, plan.backend, plan.params, plan.options);
+  const g::Findings f = g::compute_findings({lib, plan});
+  auto bf16 = [&](const std::string& name) -> const gtb::cost::Term* {
+    for (const auto& t : f.terms)
+      if (t.name == name && t.backend == gtb::Backend::cpu && t.where.value("precision", "") == "bf16" &&
+          t.where.value("orientation", "") == "nn")
+        return &t;
+    return nullptr;
+  };
+  const auto* table = bf16("matmul");
+  const auto* autocast = bf16("matmul_autocast");
+  ASSERT_TRUE(table && autocast);
+  ASSERT_EQ(table->points.size(), 1u);
+  EXPECT_EQ(table->points[0].record, lib.id);
+  ASSERT_EQ(autocast->points.size(), 1u);
+  EXPECT_EQ(autocast->points[0].record, plan.id);
+  EXPECT_NEAR(autocast->points[0].y, 5e10, 1);
+  EXPECT_NE(autocast->note.find("rounding included"), std::string::npos) << autocast->note;
+  // Without plan records there is no autocast term (the model then adds the casts).
+  for (const auto& t : g::compute_findings({lib}).terms) EXPECT_NE(t.name, "matmul_autocast");
+}
+
 namespace {
 // A sequence record (rows x width, 4 layers) of one mode that took `seconds` per repetition.
 gtb::Record sequence_rec(const std::string& precision, const std::string& mode, std::int64_t width, double seconds) {
@@ -604,22 +637,6 @@ TEST(GemmFindings, InStepShareFromTheSequenceRecords) {
   rs.pop_back();  // no hot record: no point, and the term says why
   f = g::compute_findings(rs);
   EXPECT_FALSE(in_step(f, "fp32")->usable());
-}
-
-// The BF16 step-shape records (FP32 operands rounded as they enter the product) join the bf16 tables.
-TEST(GemmFindings, Bf16StepShapesJoinTheBf16Tables) {
-  gtb::Record r = timed("step_shapes", 512, 128, 512, "tn", 2.0 * 512 * 128 * 512 / 4e11);
-  r.variant = "plan";
-  r.options["precision"] = "bf16_fp32acc";
-  r.id = gtb::make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
-  const g::Findings f = g::compute_findings({r});
-  const gtb::cost::Term* tn = nullptr;
-  for (const auto& t : f.terms)
-    if (t.name == "matmul" && t.where.value("precision", "") == "bf16" && t.where.value("orientation", "") == "tn") tn = &t;
-  ASSERT_TRUE(tn && tn->usable());
-  ASSERT_EQ(tn->points.size(), 1u);
-  EXPECT_NEAR(tn->points[0].y, 4e11, 1);
-  EXPECT_EQ(tn->points[0].record, r.id);
 }
 
 TEST(GemmFindings, EmptyInputGivesNoFindings) {

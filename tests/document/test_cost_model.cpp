@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <tuple>
 
 #include "harness/document/cost_model.h"
 #include "harness/document/results.h"
@@ -439,6 +440,107 @@ TEST(CostModel, Bf16CountsTheOperandCasts) {
                        (256.0 * 64 + 64.0 * 16) + (64.0 * 16 + 16.0 * 256);
   EXPECT_NEAR(*ew->estimate.seconds - fp32_ew, 6.0 * elems / stream, 1e-12);
   EXPECT_NE(ew->what.find("5 casts of GEMM operands to bf16"), std::string::npos) << ew->what;
+}
+
+// BF16 layer GEMMs priced from the points measured with their operands' rounding (matmul_autocast)
+// carry no separate casts; their rate is the autocast table's (a planted doubling halves the part);
+// without that term the casts come back.
+TEST(CostModel, Bf16FromAutocastPointsDropsTheOperandCasts) {
+  const double stream = 1e10, rate = 4e10;
+  Term autocast = flat_matmul("matmul_autocast", Backend::cpu, "nn", rate);
+  autocast.where["precision"] = "bf16";
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), bf16_squares(Backend::cpu, 1e11),
+                             flat_stream(Backend::cpu, "", stream), autocast};
+  StepConfig c = config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 2}, {"batch", 64}, {"input", 256}, {"classes", 16}});
+  const double fp32_ew = *part(predict(terms, c, Backend::cpu), "elementwise")->estimate.seconds;
+  c.precision = "bf16";
+  const Prediction p = predict(terms, c, Backend::cpu);
+  const Part* ew = part(p, "elementwise");
+  const Part* mm = part(p, "matmul");
+  ASSERT_TRUE(ew && ew->estimate.seconds && mm && mm->estimate.seconds);
+  EXPECT_NEAR(*ew->estimate.seconds, fp32_ew, 1e-15);
+  EXPECT_EQ(ew->what.find("casts of GEMM operands"), std::string::npos) << ew->what;
+  EXPECT_NEAR(*mm->estimate.seconds, flops_per_step(c) / rate, 1e-12);
+  EXPECT_NE(mm->estimate.note.find("matmul_autocast"), std::string::npos) << mm->estimate.note;
+  for (auto& t : terms)
+    if (t.name == "matmul_autocast")
+      for (auto& pt : t.points) pt.y *= 2;
+  EXPECT_NEAR(*part(predict(terms, c, Backend::cpu), "matmul")->estimate.seconds, flops_per_step(c) / rate / 2, 1e-12);
+  terms.pop_back();
+  const Prediction without = predict(terms, c, Backend::cpu);
+  EXPECT_GT(*part(without, "elementwise")->estimate.seconds, fp32_ew);
+  EXPECT_NE(part(without, "matmul")->estimate.note.find("casts are priced apart"), std::string::npos)
+      << part(without, "matmul")->estimate.note;
+}
+
+// gtb's CPU transformer step rounds in its passes (rounded activations, a rounded copy of the weights
+// after the optimizer): at BF16 it pays one pass over the weights, no operand casts, and never the
+// autocast rate (its products do not round); PyTorch's step casts every operand.
+TEST(CostModel, Bf16TransformerRoundsInItsPassesNotPerOperand) {
+  const double stream = 1e10;
+  Term autocast = flat_matmul("matmul_autocast", Backend::cpu, "nn", 1e9);
+  autocast.where["precision"] = "bf16";
+  const std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), bf16_squares(Backend::cpu, 1e11),
+                                   flat_stream(Backend::cpu, "", stream), flat_stream(Backend::cpu, "gelu", 1e9),
+                                   autocast};
+  StepConfig c = config_from_json({{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4},
+                                   {"seq_len", 64}, {"batch", 2}, {"attention", "fused"}});
+  const double fp32_ew = *part(predict(terms, c, Backend::cpu), "elementwise")->estimate.seconds;
+  const double fp32_mm = *part(predict(terms, c, Backend::cpu), "matmul")->estimate.seconds;
+  c.precision = "bf16";
+  const Prediction p = predict(terms, c, Backend::cpu);
+  EXPECT_NEAR(*part(p, "elementwise")->estimate.seconds - fp32_ew, 8.0 * parameter_count(c) / stream, 1e-12);
+  EXPECT_NE(part(p, "elementwise")->what.find("weights' copy rounded"), std::string::npos) << part(p, "elementwise")->what;
+  // Its layer GEMMs at the faster of the autocast rate and FP32's: the 1e9 autocast rate loses to FP32;
+  // a planted autocast rate above FP32's (and above the BF16 table's) prices them.
+  EXPECT_NEAR(*part(p, "matmul")->estimate.seconds, fp32_mm, 1e-12);
+  std::vector<Term> fast = terms;
+  for (auto& pt : fast.back().points) pt.y = 4e11;
+  const double layers = *part(p, "matmul")->estimate.seconds - *part(predict(fast, c, Backend::cpu), "matmul")->estimate.seconds;
+  double layer_flop = 0;
+  for (const auto& [m, n, k] : std::vector<std::tuple<double, double, double>>{{128, 384, 128}, {128, 128, 128}, {128, 512, 128}, {128, 128, 512}})
+    layer_flop += 3 * 2.0 * m * n * k;  // nn, tn, nt: the same FLOPs
+  EXPECT_NEAR(layers, layer_flop / 1e11 - layer_flop / 4e11, 1e-12);
+}
+
+// Fused attention's products are priced at the shapes of its 64-row query blocks: a planted slower
+// rate at the block shapes moves the fused step by exactly its attention FLOPs at that rate, and the
+// materialised step (whole S x S products) not at all.
+TEST(CostModel, FusedAttentionIsPricedAtItsBlockShapes) {
+  const double fast = 2e11, slow = 5e10;
+  auto batched = [](const std::string& o, double block_rate, double whole_rate) {
+    Term t = flat_matmul("matmul_batched", Backend::cpu, o, whole_rate);
+    t.points.clear();
+    t.records.clear();
+    // S = 128, dh = 32: the whole products, then the blocks (64 rows, keys 64 and 128).
+    const std::vector<std::vector<double>> whole = o == "nt" ? std::vector<std::vector<double>>{{128, 128, 32}}
+                                                             : std::vector<std::vector<double>>{{128, 32, 128}};
+    const std::vector<std::vector<double>> block =
+        o == "nt"   ? std::vector<std::vector<double>>{{64, 64, 32}, {64, 128, 32}}
+        : o == "nn" ? std::vector<std::vector<double>>{{64, 32, 64}, {64, 32, 128}}
+                    : std::vector<std::vector<double>>{{64, 32, 64}, {128, 32, 64}};
+    auto add = [&](const std::vector<double>& s, double y) {
+      const std::string id = "b/" + o + "/" + std::to_string(int(s[0])) + "," + std::to_string(int(s[1])) + "," +
+                             std::to_string(int(s[2]));
+      t.points.push_back({json{{"m", s[0]}, {"n", s[1]}, {"k", s[2]}}, y, id});
+      t.records.push_back(id);
+    };
+    for (const auto& s : whole) add(s, whole_rate);
+    for (const auto& s : block) add(s, block_rate);
+    return t;
+  };
+  auto attention = [&](const std::string& attn, double block_rate) {
+    std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
+                               flat_stream(Backend::cpu, "gelu", 1e9)};
+    for (const char* o : {"nn", "tn", "nt"}) terms.push_back(batched(o, block_rate, fast));
+    const StepConfig c = config_from_json({{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4},
+                                           {"seq_len", 128}, {"batch", 2}, {"attention", attn}});
+    return *part(predict(terms, c, Backend::cpu), "matmul")->estimate.seconds;
+  };
+  // Fused, per head: blocks of 64 x 64 and 64 x 128 keys, seven products each: 7 x 2 x 32 x 64 x 192.
+  const double fused_flop = 2 * 4 * 7 * 2.0 * 32 * 64 * (64 + 128);
+  EXPECT_NEAR(attention("fused", slow) - attention("fused", fast), fused_flop / slow - fused_flop / fast, 1e-12);
+  EXPECT_NEAR(attention("materialised", slow), attention("materialised", fast), 1e-15);
 }
 
 // A CPU step on a share of the cores (a rank bound to half of them), or one of N ranks on the CPU,

@@ -173,3 +173,80 @@ TEST(CostTerms, DocumentsWithoutTermsAreTold) {
   doc["findings"]["a"]["terms"] = "nope";
   EXPECT_THROW(terms_from_document(doc), std::runtime_error);
 }
+
+// A file written before matmul_autocast was its own term: the BF16 table's points from the plan
+// records (FP32 operands rounded inside the timed product) are read as matmul_autocast, the library
+// shapes stay matmul; an FP32 table is left whole.
+TEST(CostTerms, OldBf16TablesGiveTheirPlanPointsToMatmulAutocast) {
+  const std::string plan = "gemm/step_shapes/plan/cpu/m=512,n=128,k=128", lib = "gemm/gemm/onednn/cpu/m=1024,n=1024,k=1024";
+  auto table = [&](const std::string& precision) {
+    return json{{"name", "matmul"}, {"backend", "cpu"}, {"where", {{"precision", precision}, {"orientation", "nn"}}},
+                {"form", "table"}, {"axes", {"m", "n", "k"}}, {"y", "flop_per_s"},
+                {"points", {{{"at", {{"m", 512}, {"n", 128}, {"k", 128}}}, {"y", 5e10}, {"record", plan}},
+                            {{"at", {{"m", 1024}, {"n", 1024}, {"k", 1024}}}, {"y", 2e11}, {"record", lib}}}},
+                {"records", {plan, lib}}};
+  };
+  const json doc = {{"findings", {{"gemm", {{"terms", {table("bf16"), table("fp32")}}}}}}};
+  const std::vector<Term> read = terms_from_document(doc);
+  ASSERT_EQ(read.size(), 3u);
+  const Term& bf16 = read[0];
+  EXPECT_EQ(bf16.name, "matmul");
+  ASSERT_EQ(bf16.points.size(), 1u);
+  EXPECT_EQ(bf16.points[0].record, lib);
+  EXPECT_EQ(bf16.records, std::vector<std::string>{lib});
+  EXPECT_EQ(read[1].points.size(), 2u);  // fp32: untouched
+  EXPECT_EQ(read[2].name, "matmul_autocast");
+  EXPECT_EQ(read[2].where.value("precision", ""), "bf16");
+  ASSERT_EQ(read[2].points.size(), 1u);
+  EXPECT_EQ(read[2].records, std::vector<std::string>{plan});
+  const Estimate e = matmul_autocast_seconds(read, Backend::cpu, "bf16", 512, 128, 128, "tn");
+  ASSERT_TRUE(e.seconds) << e.cannot_say;
+  EXPECT_NEAR(*e.seconds, 2.0 * 512 * 128 * 128 / 5e10, 1e-15);
+  EXPECT_NE(e.note.find("no tn matmul_autocast records"), std::string::npos) << e.note;
+  EXPECT_FALSE(matmul_autocast_seconds(read, Backend::cpu, "fp16", 512, 128, 128).seconds);
+}
+
+namespace {
+// A findings object of one family "g" with a matmul_in_step table of one point (bytes 1e6: y) and a
+// constant of `value` seconds.
+json runs_findings(double y, double value) {
+  const json table = {{"name", "matmul_in_step"}, {"backend", "cpu"}, {"where", {{"precision", "bf16"}}},
+                      {"form", "table"}, {"axes", {"bytes"}}, {"y", "fraction"},
+                      {"points", {{{"at", {{"bytes", 1e6}}}, {"y", y}, {"record", "seq/chain"}}}},
+                      {"records", {"seq/chain"}}};
+  const json constant = {{"name", "host_sync"}, {"backend", "cpu"}, {"form", "constant"}, {"value", value},
+                         {"unit", "s"}, {"records", {"sync"}}};
+  return {{"g", {{"terms", {table, constant}}}}};
+}
+}  // namespace
+
+// A file of several runs: each term's figure is the median over the runs of each run's own figure,
+// not the merged (pooled) one; a point only one run holds, or a file of one run, keeps the merged one.
+TEST(CostTerms, SeveralRunsGiveTheMedianOfEachRunsFigure) {
+  json doc = {{"findings", runs_findings(0.67, 9e-6)}};
+  auto fraction = [&] { return terms_from_document(doc)[0].points[0].y; };
+  EXPECT_DOUBLE_EQ(fraction(), 0.67);
+  doc["run_findings"] = {{{"run", 1}, {"findings", runs_findings(0.97, 1e-6)}},
+                         {{"run", 2}, {"findings", runs_findings(0.66, 2e-6)}},
+                         {{"run", 3}, {"findings", runs_findings(0.96, 3e-6)}}};
+  EXPECT_DOUBLE_EQ(fraction(), 0.96);
+  EXPECT_DOUBLE_EQ(terms_from_document(doc)[1].value, 2e-6);
+  // What the model reads: the share a step's GEMMs keep, and the host read-back it prices.
+  const std::vector<Term> read = terms_from_document(doc);
+  EXPECT_DOUBLE_EQ(matmul_in_step_fraction(read, Backend::cpu, "bf16", 1e6).seconds.value_or(0), 0.96);
+  EXPECT_DOUBLE_EQ(host_sync_seconds(read, Backend::cpu).seconds.value_or(0), 2e-6);
+  // The matching is by family, name and selector: another precision in the runs leaves it merged.
+  for (auto& r : doc["run_findings"]) r["findings"]["g"]["terms"][0]["where"]["precision"] = "fp32";
+  EXPECT_DOUBLE_EQ(fraction(), 0.67);
+  for (auto& r : doc["run_findings"]) r["findings"]["g"]["terms"][0]["where"]["precision"] = "bf16";
+  // A point measured at another size in the runs: the merged figure.
+  for (auto& r : doc["run_findings"]) r["findings"]["g"]["terms"][0]["points"][0]["at"]["bytes"] = 2e6;
+  EXPECT_DOUBLE_EQ(fraction(), 0.67);
+  // One run only: the merged figure; an unreadable run counts as absent.
+  doc["run_findings"] = {{{"run", 1}, {"findings", runs_findings(0.97, 1e-6)}}};
+  EXPECT_DOUBLE_EQ(fraction(), 0.67);
+  doc["run_findings"] = {{{"run", 1}, {"findings", runs_findings(0.97, 1e-6)}},
+                         {{"run", 2}, {"findings", runs_findings(0.5, 1e-6)}},
+                         {{"run", 3}, {"findings", {{"g", {{"terms", "nope"}}}}}}};
+  EXPECT_DOUBLE_EQ(fraction(), 0.735);
+}
