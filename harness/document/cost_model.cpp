@@ -190,8 +190,8 @@ std::vector<Pass> elementwise_bytes(const StepConfig& c, double rows) {
 // How a step at a reduced precision rounds its GEMMs' FP32 operands. in_gemm: gtb's native MLP on
 // the CPU, each product rounding its operands as they enter it (the per-shape plan), priced from the
 // points measured so (matmul_autocast, the rounding in the time) where there are some. in_passes: gtb's
-// native transformer on the CPU, whose passes write rounded activations and whose optimizer writes a
-// rounded copy of the weights; its GEMMs take rounded operands (kernels/transformer/cpu/blocks.cpp).
+// native stack of attention blocks on the CPU, whose passes write rounded activations and whose
+// optimizer writes a rounded copy of the weights; its GEMMs take rounded operands.
 // casts: PyTorch's autocast (an operator per operand cast) and the GPU steps, a cast per operand.
 enum class Rounding { in_gemm, in_passes, casts };
 Rounding rounding_of(const StepConfig& c, Backend be) {

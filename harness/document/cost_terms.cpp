@@ -302,11 +302,11 @@ bool has_terms(const json& doc) {
 
 namespace {
 // Files written before matmul_autocast was its own term hold the BF16 step sites measured with their
-// operands' rounding (gemm/step_shapes/plan records) inside the reduced-precision matmul tables: their
+// operands' rounding (the step_shapes/plan records) inside the reduced-precision matmul tables: their
 // points move to a matmul_autocast term of the same selector, so that no step is priced from them and
 // charged the operand casts again.
 void split_autocast_points(std::vector<Term>& terms) {
-  const std::string plan = "gemm/step_shapes/plan/";
+  const std::string plan = "/step_shapes/plan/";  // workload and variant of the record id
   std::vector<Term> moved;
   for (Term& t : terms) {
     if (t.name != "matmul" || t.form != "table" || t.where.value("precision", "fp32") == "fp32") continue;
@@ -314,7 +314,7 @@ void split_autocast_points(std::vector<Term>& terms) {
     a.name = "matmul_autocast";
     a.points.clear();
     a.records.clear();
-    auto from_plan = [&](const std::string& id) { return id.rfind(plan, 0) == 0; };
+    auto from_plan = [&](const std::string& id) { return id.find(plan) != std::string::npos; };
     for (const Point& p : t.points)
       if (from_plan(p.record)) a.points.push_back(p);
     if (a.points.empty()) continue;
