@@ -53,8 +53,36 @@ step "CPU tests under the sanitizers"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure --no-tests=error -j "$jobs" -L cpu --timeout 900
 
+# The steps of ci/test.d/ in order, except that those with the line "# test.d: beside" (they measure
+# nothing and leave a core idle: the fuzzer is one process, the GPU check's test mostly waits on its
+# stand-in phases) run first, side by side, each into its own log, shown whole when all have ended;
+# the others (the A/A compare measures) run after them, alone.
+beside=() alone=()
 for extra in "$here"/test.d/*.sh; do
   [ -e "$extra" ] || continue
+  if grep -qx '# test.d: beside' "$extra"; then beside+=("$extra"); else alone+=("$extra"); fi
+done
+if [ ${#beside[@]} -gt 0 ]; then
+  names=$(for extra in "${beside[@]}"; do basename "$extra"; done | paste -sd+ | sed 's/+/ + /g')
+  step "$names (side by side)"
+  side_logs=$(mktemp -d)
+  pids=()
+  for extra in "${beside[@]}"; do
+    bash "$extra" "$gtb_root/build" >"$side_logs/$(basename "$extra").log" 2>&1 &
+    pids+=($!)
+  done
+  failed=()
+  for i in "${!beside[@]}"; do
+    wait "${pids[$i]}" || failed+=("$(basename "${beside[$i]}")")
+  done
+  for extra in "${beside[@]}"; do
+    echo "-- $(basename "$extra"):"
+    cat "$side_logs/$(basename "$extra").log"
+  done
+  rm -rf "$side_logs"
+  [ ${#failed[@]} -eq 0 ] || { echo "FAILED: ${failed[*]}" >&2; exit 1; }
+fi
+for extra in "${alone[@]}"; do
   step "$(basename "$extra")"
   bash "$extra" "$gtb_root/build"
 done

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # A short libFuzzer run over the results loader (compare/report/plot read what it accepts).
+# test.d: beside
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${GTB_FUZZ_SECONDS:-45}

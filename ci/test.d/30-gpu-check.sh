@@ -2,6 +2,7 @@
 # ci/gpu-check.sh without a GPU: its verdicts on fake test binaries (pass, fail, skip, hang), then a
 # smoke dry run on the real build, which must leave a results file and call nothing "pass" that did
 # not run. Cheap: the fakes take a few seconds, the dry run one short suite subset.
+# test.d: beside
 set -uo pipefail
 build=$1
 here=$(cd "$(dirname "$0")/.." && pwd)

@@ -582,11 +582,31 @@ Part launch_part(const std::vector<Term>& terms, const StepConfig& c, double dev
 }
 
 // Habits: the loss read back every loss_read_every steps.
+// A CPU step without a measured read computes its loss in host memory: reading it waits for no device.
 Part host_sync_part(const std::vector<Term>& terms, const StepConfig& c, Backend be) {
+  Estimate sync = host_sync_seconds(terms, be);
+  if (!sync.seconds && be == Backend::cpu)
+    sync = known(0, "no loss read measured on the CPU: the loss is in host memory, reading it waits for no device");
   return {"habits", "host_sync",
           c.loss_read_every == 1 ? std::string("the loss read back every step")
                                  : "the loss read back every " + std::to_string(c.loss_read_every) + " steps",
-          scaled(host_sync_seconds(terms, be), 1.0 / c.loss_read_every)};
+          scaled(sync, 1.0 / c.loss_read_every)};
+}
+
+// A CPU step's redundant copy where no copy of its kind was measured: a copy in host memory, read and
+// written once, at the measured streaming rate of its size. What it copies: the batch (inputs and
+// labels), the first layer's activations, or the weights.
+Estimate copy_as_stream(const std::vector<Term>& terms, const StepConfig& c, Backend be) {
+  double bytes = 0;
+  if (c.redundant_copy == "batch") bytes = double(c.batch) * (4.0 * (c.input > 0 ? c.input : c.width) + 4.0);
+  else if (c.redundant_copy == "activation") bytes = double(c.batch) * c.width * 4.0;
+  else if (c.redundant_copy == "weights") bytes = 4.0 * parameter_count(c);
+  if (bytes <= 0) return Estimate{};
+  Estimate e = stream_seconds(terms, be, 2.0 * bytes);
+  if (e.seconds)
+    e.note = (e.note.empty() ? "" : e.note + "; ") + std::string("no copy of this kind measured: a copy of ") +
+             fmt_bytes(bytes) + " at the measured streaming rate";
+  return e;
 }
 
 // Habits: a redundant copy every step, at the measured copy of its kind nearest in width and batch.
@@ -614,6 +634,9 @@ Part redundant_copy_part(const std::vector<Term>& terms, const StepConfig& c, Ba
       e.note = "measured at width " + best->where.value("width", json()).dump() + ", batch " +
                best->where.value("batch", json()).dump();
     }
+  } else if (be == Backend::cpu && c.model == "mlp") {
+    e = copy_as_stream(terms, c, be);
+    if (!e.seconds) e.cannot_say = reason.empty() ? "no measured redundant_copy of kind " + c.redundant_copy : reason;
   } else {
     e.cannot_say = reason.empty() ? "no measured redundant_copy of kind " + c.redundant_copy : reason;
   }

@@ -777,3 +777,60 @@ TEST(CostModel, FusedSoftmaxPassesRunAtTheRateOfOneBlock) {
   EXPECT_GT(fused_gain, 0);
   EXPECT_GT(fused_gain - mat_gain, 0.1 * fused_gain);
 }
+
+// A CPU step's redundant copy where no copy of its kind was measured: a read and a write of what it
+// copies at the streaming rate of that size; a planted halved streaming rate doubles it, and a copy
+// measured as such wins over the fallback.
+TEST(CostModel, UnmeasuredCpuCopyIsAStreamingPassOfWhatItCopies) {
+  const double rate = 1e10;
+  const std::vector<Term> terms{flat_stream(Backend::cpu, "", rate)};
+  StepConfig c = config_from_json({{"model", "mlp"}, {"width", 64}, {"depth", 4}, {"batch", 64},
+                                   {"redundant_copy", "weights"}});
+  const Part* copy = nullptr;
+  Prediction p = predict(terms, c, Backend::cpu);
+  copy = part(p, "redundant_copy");
+  ASSERT_TRUE(copy && copy->estimate.seconds) << (copy ? copy->estimate.cannot_say : "no part");
+  EXPECT_NEAR(*copy->estimate.seconds, 2.0 * 4.0 * parameter_count(c) / rate, 1e-15);
+  EXPECT_NE(copy->estimate.note.find("no copy of this kind measured"), std::string::npos) << copy->estimate.note;
+  const Prediction slower = predict({flat_stream(Backend::cpu, "", rate / 2)}, c, Backend::cpu);
+  EXPECT_NEAR(*part(slower, "redundant_copy")->estimate.seconds, 2 * *copy->estimate.seconds, 1e-15);
+  c.redundant_copy = "batch";  // inputs (width 64 here) and an int label per sample
+  p = predict(terms, c, Backend::cpu);
+  EXPECT_NEAR(*part(p, "redundant_copy")->estimate.seconds, 2.0 * 64 * (4.0 * 64 + 4.0) / rate, 1e-15);
+  Term measured;
+  measured.family = "pitfalls";
+  measured.name = "redundant_copy";
+  measured.backend = Backend::cpu;
+  measured.where = {{"kind", "batch"}, {"width", 64}, {"batch", 64}};
+  measured.form = "constant";
+  measured.value = 7e-6;
+  measured.records = {"pitfalls/copies/batch"};
+  std::vector<Term> with_measured = terms;
+  with_measured.push_back(measured);
+  EXPECT_DOUBLE_EQ(*part(predict(with_measured, c, Backend::cpu), "redundant_copy")->estimate.seconds, 7e-6);
+  // On the GPU a copy may cross the bus: without a measured one there it cannot say.
+  EXPECT_FALSE(part(predict(terms, c, Backend::cuda), "redundant_copy")->estimate.seconds.has_value());
+}
+
+// A CPU step reading its loss waits for no device: without a measured read it is priced at zero and
+// says why; a measured read is used as it is; on the GPU nothing stands in for a missing one.
+TEST(CostModel, UnmeasuredCpuLossReadCostsNothing) {
+  const std::vector<Term> terms{flat_stream(Backend::cpu, "", 1e10)};
+  const StepConfig c = config_from_json({{"model", "mlp"}, {"width", 64}, {"depth", 4}, {"batch", 64},
+                                         {"loss_read_every", 1}});
+  const Part* sync = part(predict(terms, c, Backend::cpu), "host_sync");
+  ASSERT_TRUE(sync && sync->estimate.seconds);
+  EXPECT_EQ(*sync->estimate.seconds, 0.0);
+  EXPECT_NE(sync->estimate.note.find("waits for no device"), std::string::npos);
+  Term read;
+  read.family = "pitfalls";
+  read.name = "host_sync";
+  read.backend = Backend::cpu;
+  read.form = "constant";
+  read.value = 2e-6;
+  read.records = {"pitfalls/loss_read"};
+  std::vector<Term> with_read = terms;
+  with_read.push_back(read);
+  EXPECT_DOUBLE_EQ(*part(predict(with_read, c, Backend::cpu), "host_sync")->estimate.seconds, 2e-6);
+  EXPECT_FALSE(part(predict(terms, c, Backend::cuda), "host_sync")->estimate.seconds.has_value());
+}
