@@ -792,11 +792,12 @@ TEST(CostModel, UnmeasuredCpuCopyIsAStreamingPassOfWhatItCopies) {
   ASSERT_TRUE(copy && copy->estimate.seconds) << (copy ? copy->estimate.cannot_say : "no part");
   EXPECT_NEAR(*copy->estimate.seconds, 2.0 * 4.0 * parameter_count(c) / rate, 1e-15);
   EXPECT_NE(copy->estimate.note.find("no copy of this kind measured"), std::string::npos) << copy->estimate.note;
+  const double weights_copy = *copy->estimate.seconds;
   const Prediction slower = predict({flat_stream(Backend::cpu, "", rate / 2)}, c, Backend::cpu);
-  EXPECT_NEAR(*part(slower, "redundant_copy")->estimate.seconds, 2 * *copy->estimate.seconds, 1e-15);
+  EXPECT_NEAR(*part(slower, "redundant_copy")->estimate.seconds, 2 * weights_copy, 1e-15);
   c.redundant_copy = "batch";  // inputs (width 64 here) and an int label per sample
-  p = predict(terms, c, Backend::cpu);
-  EXPECT_NEAR(*part(p, "redundant_copy")->estimate.seconds, 2.0 * 64 * (4.0 * 64 + 4.0) / rate, 1e-15);
+  const Prediction batch = predict(terms, c, Backend::cpu);
+  EXPECT_NEAR(*part(batch, "redundant_copy")->estimate.seconds, 2.0 * 64 * (4.0 * 64 + 4.0) / rate, 1e-15);
   Term measured;
   measured.family = "pitfalls";
   measured.name = "redundant_copy";
@@ -807,9 +808,11 @@ TEST(CostModel, UnmeasuredCpuCopyIsAStreamingPassOfWhatItCopies) {
   measured.records = {"pitfalls/copies/batch"};
   std::vector<Term> with_measured = terms;
   with_measured.push_back(measured);
-  EXPECT_DOUBLE_EQ(*part(predict(with_measured, c, Backend::cpu), "redundant_copy")->estimate.seconds, 7e-6);
+  const Prediction measured_copy = predict(with_measured, c, Backend::cpu);
+  EXPECT_DOUBLE_EQ(*part(measured_copy, "redundant_copy")->estimate.seconds, 7e-6);
   // On the GPU a copy may cross the bus: without a measured one there it cannot say.
-  EXPECT_FALSE(part(predict(terms, c, Backend::cuda), "redundant_copy")->estimate.seconds.has_value());
+  const Prediction gpu = predict(terms, c, Backend::cuda);
+  EXPECT_FALSE(part(gpu, "redundant_copy")->estimate.seconds.has_value());
 }
 
 // A CPU step reading its loss waits for no device: without a measured read it is priced at zero and
@@ -818,7 +821,8 @@ TEST(CostModel, UnmeasuredCpuLossReadCostsNothing) {
   const std::vector<Term> terms{flat_stream(Backend::cpu, "", 1e10)};
   const StepConfig c = config_from_json({{"model", "mlp"}, {"width", 64}, {"depth", 4}, {"batch", 64},
                                          {"loss_read_every", 1}});
-  const Part* sync = part(predict(terms, c, Backend::cpu), "host_sync");
+  const Prediction cpu = predict(terms, c, Backend::cpu);
+  const Part* sync = part(cpu, "host_sync");
   ASSERT_TRUE(sync && sync->estimate.seconds);
   EXPECT_EQ(*sync->estimate.seconds, 0.0);
   EXPECT_NE(sync->estimate.note.find("waits for no device"), std::string::npos);
@@ -831,6 +835,8 @@ TEST(CostModel, UnmeasuredCpuLossReadCostsNothing) {
   read.records = {"pitfalls/loss_read"};
   std::vector<Term> with_read = terms;
   with_read.push_back(read);
-  EXPECT_DOUBLE_EQ(*part(predict(with_read, c, Backend::cpu), "host_sync")->estimate.seconds, 2e-6);
-  EXPECT_FALSE(part(predict(terms, c, Backend::cuda), "host_sync")->estimate.seconds.has_value());
+  const Prediction with_measured_read = predict(with_read, c, Backend::cpu);
+  EXPECT_DOUBLE_EQ(*part(with_measured_read, "host_sync")->estimate.seconds, 2e-6);
+  const Prediction gpu = predict(terms, c, Backend::cuda);
+  EXPECT_FALSE(part(gpu, "host_sync")->estimate.seconds.has_value());
 }
