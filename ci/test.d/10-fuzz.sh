@@ -3,7 +3,7 @@
 # test.d: beside
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-seconds=${GTB_FUZZ_SECONDS:-45}
+seconds=${GTB_FUZZ_SECONDS:-30}
 log="$root/build-fuzz.log"
 echo "fuzzing the results loader: builds build-fuzz/ with clang + ASan/UBSan (minutes on 2 cores when" \
      "ccache lacks it, seconds when it has it), then feeds it mutated results files for $seconds s; log: $log"
