@@ -778,6 +778,21 @@ TEST(CostModel, FusedSoftmaxPassesRunAtTheRateOfOneBlock) {
   EXPECT_GT(fused_gain - mat_gain, 0.1 * fused_gain);
 }
 
+namespace {
+// A constant CPU term as the pitfalls family publishes one (seconds per step).
+Term cpu_constant(const std::string& name, const json& where, double seconds) {
+  Term t;
+  t.family = "pitfalls";
+  t.name = name;
+  t.backend = Backend::cpu;
+  t.where = where;
+  t.form = "constant";
+  t.value = seconds;
+  t.records = {"pitfalls/" + name};
+  return t;
+}
+}  // namespace
+
 // A CPU step's redundant copy where no copy of its kind was measured: a read and a write of what it
 // copies at the streaming rate of that size; a planted halved streaming rate doubles it, and a copy
 // measured as such wins over the fallback.
@@ -798,16 +813,8 @@ TEST(CostModel, UnmeasuredCpuCopyIsAStreamingPassOfWhatItCopies) {
   c.redundant_copy = "batch";  // inputs (width 64 here) and an int label per sample
   const Prediction batch = predict(terms, c, Backend::cpu);
   EXPECT_NEAR(*part(batch, "redundant_copy")->estimate.seconds, 2.0 * 64 * (4.0 * 64 + 4.0) / rate, 1e-15);
-  Term measured;
-  measured.family = "pitfalls";
-  measured.name = "redundant_copy";
-  measured.backend = Backend::cpu;
-  measured.where = {{"kind", "batch"}, {"width", 64}, {"batch", 64}};
-  measured.form = "constant";
-  measured.value = 7e-6;
-  measured.records = {"pitfalls/copies/batch"};
   std::vector<Term> with_measured = terms;
-  with_measured.push_back(measured);
+  with_measured.push_back(cpu_constant("redundant_copy", {{"kind", "batch"}, {"width", 64}, {"batch", 64}}, 7e-6));
   const Prediction measured_copy = predict(with_measured, c, Backend::cpu);
   EXPECT_DOUBLE_EQ(*part(measured_copy, "redundant_copy")->estimate.seconds, 7e-6);
   // On the GPU a copy may cross the bus: without a measured one there it cannot say.
@@ -826,15 +833,8 @@ TEST(CostModel, UnmeasuredCpuLossReadCostsNothing) {
   ASSERT_TRUE(sync && sync->estimate.seconds);
   EXPECT_EQ(*sync->estimate.seconds, 0.0);
   EXPECT_NE(sync->estimate.note.find("waits for no device"), std::string::npos);
-  Term read;
-  read.family = "pitfalls";
-  read.name = "host_sync";
-  read.backend = Backend::cpu;
-  read.form = "constant";
-  read.value = 2e-6;
-  read.records = {"pitfalls/loss_read"};
   std::vector<Term> with_read = terms;
-  with_read.push_back(read);
+  with_read.push_back(cpu_constant("host_sync", json::object(), 2e-6));
   const Prediction with_measured_read = predict(with_read, c, Backend::cpu);
   EXPECT_DOUBLE_EQ(*part(with_measured_read, "host_sync")->estimate.seconds, 2e-6);
   const Prediction gpu = predict(terms, c, Backend::cuda);
