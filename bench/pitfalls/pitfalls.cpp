@@ -54,12 +54,49 @@ bool first_step_checked(State& st, Loop& loop, const gtb::mlp::Config& cfg, int 
   return true;
 }
 
+// The FP32 GEMM library of the CPU step at one width and batch: the fastest of the available ones
+// on the clean loop (no habit), as the train family chooses its step's library, so that both sides
+// of every habit's A/B run the fastest library this machine offers, and the same one. The first
+// record at a width and batch chooses (outside any timed region, on a loop of its own); the others
+// reuse the choice. Each record still checks its own first step on the chosen library.
+struct LibraryChoice {
+  gtb::cpu::GemmLib lib = gtb::cpu::GemmLib::openblas;
+  gtb::json candidates = gtb::json::object();
+};
+const LibraryChoice& step_library(State& st, const gtb::mlp::Config& cfg, int batch) {
+  static std::map<std::pair<int, int>, LibraryChoice> chosen;
+  const auto key = std::make_pair(cfg.width, batch);
+  if (const auto it = chosen.find(key); it != chosen.end()) return it->second;
+  LibraryChoice c;
+  std::vector<pf::LibraryTiming> timed;
+  for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl}) {
+    gtb::json& entry = c.candidates[gtb::cpu::to_string(lib)];
+    if (!gtb::cpu::gemm_lib_available(lib)) {
+      entry["available"] = false;
+      timed.push_back({lib, false, 0});
+      continue;
+    }
+    pf::CpuStepLoop clean(cfg, batch, pf::Copy::none, 0);
+    clean.set_gemm_lib(lib);
+    // Three samples of >= 5 ms after an untimed step (a library's first call carries its set-up).
+    const double t = st.probe([&] { clean.run(1); }, gtb::ProbeRule{3, 5e-3, 0});
+    entry["step_ms"] = t * 1e3;
+    timed.push_back({lib, true, t});
+  }
+  c.lib = pf::fastest_library(timed);
+  return chosen.emplace(key, std::move(c)).first->second;
+}
+
 void cpu_step_case(State& st, pf::Copy copy, int every) {
   const gtb::mlp::Config cfg = config_of(st);
   const int batch = st.get_int("batch", 1);
+  const LibraryChoice& library = step_library(st, cfg, batch);
   pf::CpuStepLoop loop(cfg, batch, copy, every);
+  loop.set_gemm_lib(library.lib);
   if (!first_step_checked(st, loop, cfg, batch, 1)) return;
   st.info("threads", gtb::mlp::CpuMlp::threads());
+  st.info("gemm_library", gtb::cpu::to_string(library.lib));
+  st.info("gemm_candidates", library.candidates);
   // The loop runs its own steps (a loss read every `every` of them): one call times the batch.
   st.exec_batch_self_timed(gtb::Clock::host_wall,
                            [&](std::int64_t reps) { return gtb::batch_seconds(1, [&] { loop.run(reps); }); });

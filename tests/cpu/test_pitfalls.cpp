@@ -134,6 +134,41 @@ TEST(PitfallsSteps, WeightsCopyRestartsFromTheHostWeights) {
   EXPECT_LT(d_copied, 0.5 * d_clean);
 }
 
+TEST(PitfallsSteps, EveryAvailableLibraryKeepsEveryHabitCorrect) {
+  // The loop runs the library the choice names; each one the machine offers must pass the check.
+  int ran = 0;
+  for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl}) {
+    if (!gtb::cpu::gemm_lib_available(lib)) continue;
+    ++ran;
+    for (pf::Copy c : {pf::Copy::none, pf::Copy::weights}) {
+      pf::CpuStepLoop loop(small_model(), 40, c, 1);
+      loop.set_gemm_lib(lib);
+      EXPECT_EQ(loop.model().gemm_lib(), lib);
+      const gtb::mlp::VerifyResult v = loop.verify_first_step();
+      EXPECT_TRUE(v.ok) << gtb::cpu::to_string(lib) << ", " << pf::to_string(c) << ": " << v.detail;
+    }
+  }
+  EXPECT_GE(ran, 1);  // OpenBLAS is always built in
+}
+
+TEST(PitfallsSteps, TheFastestAvailableLibraryIsChosen) {
+  using L = gtb::cpu::GemmLib;
+  // The fastest wins, wherever it is in the list.
+  EXPECT_EQ(pf::fastest_library({{L::openblas, true, 3e-4}, {L::onednn, true, 2e-4}, {L::mkl, true, 2.5e-4}}), L::onednn);
+  EXPECT_EQ(pf::fastest_library({{L::openblas, true, 3e-4}, {L::onednn, true, 4e-4}, {L::mkl, true, 1e-4}}), L::mkl);
+  // A challenger within 5 % of the best so far does not flip the choice; one 6 % faster does.
+  EXPECT_EQ(pf::fastest_library({{L::openblas, true, 1.00e-4}, {L::onednn, true, 0.97e-4}}), L::openblas);
+  EXPECT_EQ(pf::fastest_library({{L::openblas, true, 1.00e-4}, {L::onednn, true, 0.94e-4}}), L::onednn);
+  // One that is not available is never chosen, however fast its (unread) time.
+  EXPECT_EQ(pf::fastest_library({{L::openblas, true, 3e-4}, {L::mkl, false, 1e-9}}), L::openblas);
+  EXPECT_EQ(pf::fastest_library({{L::openblas, false, 0}, {L::onednn, true, 5e-4}}), L::onednn);
+  // None available, or a time that is not a time: refused with the reason.
+  EXPECT_THROW(pf::fastest_library({}), std::invalid_argument);
+  EXPECT_THROW(pf::fastest_library({{L::openblas, false, 1e-4}}), std::invalid_argument);
+  EXPECT_THROW(pf::fastest_library({{L::openblas, true, 0}}), std::invalid_argument);
+  EXPECT_THROW(pf::fastest_library({{L::openblas, true, std::nan("")}}), std::invalid_argument);
+}
+
 TEST(PitfallsSteps, BadArgumentsAreRefused) {
   EXPECT_THROW(pf::CpuStepLoop(small_model(), 0, pf::Copy::none, 0), std::invalid_argument);
   EXPECT_THROW(pf::CpuStepLoop(small_model(), 8, pf::Copy::none, -1), std::invalid_argument);

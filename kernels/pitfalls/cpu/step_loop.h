@@ -10,6 +10,18 @@
 
 namespace gtb::pitfalls {
 
+// One FP32 GEMM library's brief timing of the clean step (seconds); `available` false where it is not
+// built in or does not load here (its seconds are then not read).
+struct LibraryTiming {
+  cpu::GemmLib lib;
+  bool available = true;
+  double seconds = 0;
+};
+// The library a CPU step loop runs: the fastest available one, in the order given, a challenger
+// having to beat the best so far by 5 % (the train family's rule: timing noise does not flip the
+// choice). Throws std::invalid_argument when none is available or a timing is not positive.
+cpu::GemmLib fastest_library(const std::vector<LibraryTiming>& timed);
+
 class CpuStepLoop {
  public:
   // A model of `cfg` trained on `batch` rows of the train family's synthetic clusters.
@@ -19,6 +31,9 @@ class CpuStepLoop {
   mlp::VerifyResult verify_first_step();
   // `steps` more steps. On the CPU the step is synchronous, so a loss read costs only the read.
   void run(std::int64_t steps);
+
+  // The FP32 GEMM library the step runs (default: the model's); set before the first step.
+  void set_gemm_lib(cpu::GemmLib lib) { model_.set_gemm_lib(lib); }
 
   float last_loss() const { return last_loss_; }
   std::int64_t loss_reads() const { return reads_; }
