@@ -197,6 +197,14 @@ GTB_HD void sgd_momentum(T& w, T& v, T g, T lr, T mu) {
   v = mu * v + g;
   w -= lr * v;
 }
+// An optimizer state that decays (momentum under a zero gradient shrinks by mu every step) falls
+// below the smallest normal float within a few hundred steps; on x86 CPUs an operation on such a
+// denormal takes a microcode assist, many times the normal cost, so a CPU step slows down as it
+// trains (a dead ReLU unit's momentum is enough). The CPU optimizers flush their state to zero
+// there, as `torch.set_flush_denormal(True)` does for PyTorch; GPUs compute denormals at full speed.
+// The change to a state is under 2^-126 in magnitude, far inside every check's tolerance.
+inline float flush_denormal(float x) { return std::fabs(x) < 1.17549435e-38f ? 0.0f : x; }  // FLT_MIN
+
 // Adam; c1 = 1/(1-beta1^t), c2 = 1/(1-beta2^t) are the bias corrections of step t.
 template <class T>
 GTB_HD void adam(T& w, T& m, T& v, T g, T lr, T b1, T b2, T eps, T c1, T c2) {

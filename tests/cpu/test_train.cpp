@@ -101,6 +101,30 @@ TEST(TrainMath, Optimizers) {
   EXPECT_NEAR(wa, 0.01, 1e-8);
 }
 
+TEST(TrainMath, DenormalsAreFlushed) {
+  EXPECT_EQ(mlp::flush_denormal(1e-39f), 0.0f);
+  EXPECT_EQ(mlp::flush_denormal(-1e-39f), 0.0f);
+  EXPECT_EQ(mlp::flush_denormal(1.2e-38f), 1.2e-38f);  // the smallest normal floats stay
+  EXPECT_EQ(mlp::flush_denormal(-0.5f), -0.5f);
+  EXPECT_TRUE(std::isnan(mlp::flush_denormal(std::nanf(""))));
+}
+
+// A state planted below the smallest normal float (as a momentum decays under zero gradients) leaves
+// the CPU optimizers flushed: no denormal is left to slow the next steps down. Padding and a dead
+// unit's weights have zero gradients, so their state is the decayed planted value.
+TEST(TrainStep, OptimizerStateHoldsNoDenormals) {
+  for (const mlp::Optim opt : {mlp::Optim::sgd, mlp::Optim::adam}) {
+    mlp::CpuMlp m(tiny(mlp::Act::relu, opt), 8);
+    const mlp::Dataset d = mlp::make_clusters(8, 12, 5, 1);
+    const std::size_t n = m.layout().total * std::size_t(m.opt_state_count());
+    std::fill(m.opt_state(), m.opt_state() + n, 1e-39f);
+    m.step(d.x.data(), d.y.data(), 8, 1);
+    std::size_t denormal = 0;
+    for (std::size_t i = 0; i < n; ++i) denormal += std::fpclassify(m.opt_state()[i]) == FP_SUBNORMAL;
+    EXPECT_EQ(denormal, 0u) << mlp::to_string(opt) << ": " << denormal << " of " << n << " state entries";
+  }
+}
+
 TEST(TrainMath, LossScaleStateMachine) {
   mlp::ScaleState s{1024.0f, 0, 0, 0, 0};
   s.found_inf = 1;

@@ -158,7 +158,10 @@ float DpMlp::step(const float* x, const int* labels) {
     const float lr = cfg_.lr, mu = cfg_.momentum;
     const std::size_t n = lay_.total;
 #pragma omp parallel for schedule(static)
-    for (std::size_t i = 0; i < n; ++i) mlp::sgd_momentum<float>(w[i], v[i], g[i], lr, mu);
+    for (std::size_t i = 0; i < n; ++i) {
+      mlp::sgd_momentum<float>(w[i], v[i], g[i], lr, mu);
+      v[i] = mlp::flush_denormal(v[i]);
+    }
   }
   const double t1 = host_seconds();
   times_.backward_s = t_comm - t_bwd;

@@ -224,13 +224,20 @@ GTB_MLP_CLONES void act_backward_rows(Act act, float* g, const float* z, float* 
 GTB_MLP_CLONES void sgd_range(float* __restrict w, float* __restrict v, const float* __restrict g, std::size_t n,
                               float lr, float mu) {
 #pragma omp simd
-  for (std::size_t i = 0; i < n; ++i) sgd_momentum(w[i], v[i], g[i], lr, mu);
+  for (std::size_t i = 0; i < n; ++i) {
+    sgd_momentum(w[i], v[i], g[i], lr, mu);
+    v[i] = flush_denormal(v[i]);
+  }
 }
 GTB_MLP_CLONES void adam_range(float* __restrict w, float* __restrict m, float* __restrict v,
                                const float* __restrict g, std::size_t n, float lr, float b1, float b2, float eps,
                                float c1, float c2) {
 #pragma omp simd
-  for (std::size_t i = 0; i < n; ++i) adam(w[i], m[i], v[i], g[i], lr, b1, b2, eps, c1, c2);
+  for (std::size_t i = 0; i < n; ++i) {
+    adam(w[i], m[i], v[i], g[i], lr, b1, b2, eps, c1, c2);
+    m[i] = flush_denormal(m[i]);
+    v[i] = flush_denormal(v[i]);
+  }
 }
 
 using cpu::parallel_ranges;

@@ -230,7 +230,11 @@ GTB_XF_CLONES void adamw_range(float* __restrict w, float* __restrict m, float* 
                                const float* __restrict g, std::size_t n, float lr, float b1, float b2, float eps,
                                float wd, float c1, float c2) {
 #pragma omp simd
-  for (std::size_t i = 0; i < n; ++i) adamw(w[i], m[i], v[i], g[i], lr, b1, b2, eps, wd, c1, c2);
+  for (std::size_t i = 0; i < n; ++i) {
+    adamw(w[i], m[i], v[i], g[i], lr, b1, b2, eps, wd, c1, c2);
+    m[i] = mlp::flush_denormal(m[i]);
+    v[i] = mlp::flush_denormal(v[i]);
+  }
 }
 
 // A strided block (rows x cols, leading dimension ld) rounded to BF16 or set to zero.
