@@ -111,6 +111,13 @@ Findings compute_findings(const std::vector<Record>& recs) {
         "stream_bandwidth", Backend::cpu, json{{"op", "adam"}}, {"bytes"}, "bytes_per_s", recs,
         [](const Record& r) { return r.workload == "adam"; }, [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
         [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "Adam update"));
+  // A pass over data other threads wrote last, per byte it moves: a parallel step's optimizer.
+  if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "handoff"; }))
+    f.terms.push_back(cost::table_term(
+        "stream_bandwidth", Backend::cpu, json{{"op", "handoff"}}, {"bytes"}, "bytes_per_s", recs,
+        [](const Record& r) { return r.workload == "handoff"; }, [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
+        [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; },
+        "pass over data other threads wrote"));
   return f;
 }
 

@@ -1,6 +1,8 @@
 // Vectorize family: the same elementwise work (axpy update, scale -> bias -> GELU chain) as launch
 // loops, serial loops, scalar and 16-byte vectorized kernels, unfused vs fused, Thrust and CUDA Graphs
 // on the GPU, and as scalar, compiler-vectorized and OpenMP loops on the CPU.
+#include <omp.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -322,6 +324,61 @@ void gpu_case(State& st, Work w, GpuVariant v) {
 void gpu_case(State&, Work, GpuVariant) { throw gtb::Skip("built without CUDA"); }
 #endif
 
+// A pass over data that other threads wrote last. A parallel step's optimizer reads the gradients
+// the GEMMs' slices wrote, each thread a different part than its own share of the update: within the
+// caches, such a pass moves every line from another core's cache, and runs at a fraction of the rate
+// of a pass over data its own core wrote (the axpy table), while beyond the caches both stream from
+// memory. Each repetition shifts the threads' partition by one thread, so every pass's data was
+// written by another thread in the repetition before. The pass writes what it reads (a rotation that
+// keeps the values bounded however many repetitions run): x += a y, then y -= a x.
+constexpr float kHandoffA = 1e-3f;
+
+void handoff_pass(float* __restrict x, float* __restrict y, std::size_t n, int shift) {
+#pragma omp parallel
+  {
+    const std::size_t nt = std::size_t(omp_get_num_threads());
+    const std::size_t part = (std::size_t(omp_get_thread_num()) + std::size_t(shift)) % nt;
+    const std::size_t b = n * part / nt, e = n * (part + 1) / nt;
+#pragma omp simd
+    for (std::size_t i = b; i < e; ++i) {
+      const float xi = x[i] + kHandoffA * y[i];
+      x[i] = xi;
+      y[i] -= kHandoffA * xi;
+    }
+  }
+}
+
+void cpu_handoff(State& st) {
+  const std::size_t n = elements(st);
+  require_host_bytes(double(n) * 16.0);
+  HostArray x = host_array(n), y = host_array(n);
+  std::vector<float> x0(n), y0(n);
+  gtb::fill_normal(x0.data(), n, 21);
+  gtb::fill_normal(y0.data(), n, 22);
+  gtb::cpu::parallel_copy(x.get(), x0.data(), n);
+  gtb::cpu::parallel_copy(y.get(), y0.data(), n);
+  handoff_pass(x.get(), y.get(), n, 0);
+  std::size_t bad = 0, first = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double xi = double(x0[i]) + double(kHandoffA) * y0[i], yi = double(y0[i]) - double(kHandoffA) * xi;
+    if (!(std::fabs(x.get()[i] - xi) <= 1e-6 * (1 + std::fabs(xi))) ||
+        !(std::fabs(y.get()[i] - yi) <= 1e-6 * (1 + std::fabs(yi)))) {
+      if (!bad) first = i;
+      ++bad;
+    }
+  }
+  st.check(bad == 0, bad == 0 ? "all " + std::to_string(n) + " pairs within 1e-6 of the float64 pass"
+                              : std::to_string(bad) + " pairs off the float64 pass, the first at " + std::to_string(first));
+  if (bad) return;
+  const double bytes = 4.0 * 4.0 * double(n);  // read x, y; write x, y
+  st.set_work(bytes);
+  st.info("cache_resident", gtb::cache_resident(bytes));
+  st.info("working_set_bytes", 2.0 * 4.0 * double(n));
+  st.info("threads", gtb::cpu::openmp_threads());
+  int shift = 1;  // the check's pass ran in partition 0
+  st.exec([&] { handoff_pass(x.get(), y.get(), n, shift++); });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Registration
 
@@ -387,6 +444,14 @@ bool register_all() {
       .ceiling("host_stream_gbps")
       .describe("an Adam update of n FP32 parameters (m, v, w from g), all cores, OpenMP parallel for simd; "
                 "bytes = 7 x 4n (read w, m, v, g; write w, m, v); " + std::string(kBytesRule));
+  gtb::add("vectorize", "handoff", "openmp", Backend::cpu, cpu_handoff)
+      .axis("n", std::vector<std::int64_t>{1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24},
+            {1 << 14, 1 << 16, 1 << 18, 1 << 20})
+      .rate("bandwidth", "GB/s", 1e9)
+      .ceiling("host_stream_gbps")
+      .describe("a pass over two arrays of n FP32 values that other threads wrote last (each repetition shifts "
+                "the threads' partition by one), as a parallel step's optimizer reads the gradients the GEMMs' "
+                "slices wrote; x += a y, y -= a x; bytes = 4 x 4n (read x, y; write x, y); " + std::string(kBytesRule));
   return true;
 }
 const bool kRegistered = register_all();

@@ -403,6 +403,16 @@ double parameter_count(const StepConfig& c) {
   return c.params;
 }
 
+bool update_reads_other_cores(const StepConfig& c, Backend be) {
+  if (be != Backend::cpu || c.trained_with != "native" || c.core_share < 1.0 || c.gpus > 1) return false;
+  if (c.model == "mlp") {
+    double macs = 0;
+    for (int l = 1; l <= c.depth; ++l) macs += double(l == 1 ? c.input : c.width) * (l == c.depth ? c.classes : c.width);
+    return 6.0 * double(c.batch) * macs >= kNativeSerialStepFlops;
+  }
+  return c.model == "transformer";
+}
+
 double flops_per_step(const StepConfig& c) {
   if (c.model == "generic") return c.flops_per_sample * c.batch;
   double f = 0;
@@ -529,6 +539,9 @@ Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backe
 
 // Compute, the optimizer: Adam at the measured rate of an Adam update (its square root and division
 // per parameter), where one was measured; SGD with momentum, and Adam elsewhere, at the streaming rate.
+// A step whose update reads what its products' slices wrote on other cores (update_reads_other_cores)
+// takes at least the seconds of a pass over data other threads wrote last (stream_bandwidth,
+// op=handoff), where measured: within the caches its lines come from another core's cache.
 Part optimizer_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double params) {
   const double opt_bytes = params * 4.0 * (c.optimizer == "sgd" ? 5.0 : 7.0);
   Estimate opt = stream_seconds(terms, be, opt_bytes);
@@ -536,6 +549,15 @@ Part optimizer_part(const std::vector<Term>& terms, const StepConfig& c, Backend
     const Estimate adam = stream_seconds_of(terms, be, opt_bytes, "adam");
     if (adam.seconds) opt = adam;
     else if (opt.seconds) opt.note = (opt.note.empty() ? "" : opt.note + "; ") + std::string("no measured Adam update: at the streaming rate");
+  }
+  if (opt.seconds && update_reads_other_cores(c, be)) {
+    Estimate handoff = stream_seconds_of(terms, be, opt_bytes, "handoff");
+    if (handoff.seconds && *handoff.seconds > *opt.seconds) {
+      handoff.note = (handoff.note.empty() ? "" : handoff.note + "; ") +
+                     std::string("at the rate of a pass over data other threads wrote (the gradients the products' "
+                                 "slices wrote), slower here than the update's own rate");
+      opt = handoff;
+    }
   }
   return {"compute", "optimizer",
           c.optimizer + " update of " + std::to_string(static_cast<long long>(params)) + " parameters (" +

@@ -118,6 +118,9 @@ struct Layout {
 // backward GEMMs (weight and input gradient) 4*B*in*out, i.e. 6*B*sum(in*out). It counts the first
 // layer's input gradient, which is never computed; elementwise work is not counted.
 inline double step_flops(const Layout& lay, double batch) { return 6.0 * batch * lay.macs_per_sample(); }
+// The CPU step runs a step of fewer step_flops than this on one thread: a second thread would cost
+// more to wake than it saves (the cost model reads the same figure: cost::kNativeSerialStepFlops).
+inline constexpr double kSerialStepFlops = 2e7;
 // The GEMM FLOPs the step executes: the customary count less the first layer's input gradient
 // (2*B*in*out of layer 0). A percent of a peak divides this.
 inline double executed_step_flops(const Layout& lay, double batch) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/train/findings.h"
+#include "harness/document/cost_model.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/mlp.h"
@@ -123,6 +124,11 @@ TEST(TrainStep, OptimizerStateHoldsNoDenormals) {
     for (std::size_t i = 0; i < n; ++i) denormal += std::fpclassify(m.opt_state()[i]) == FP_SUBNORMAL;
     EXPECT_EQ(denormal, 0u) << mlp::to_string(opt) << ": " << denormal << " of " << n << " state entries";
   }
+}
+
+// The cost model knows which native steps run on one thread (its update then reads its own writes).
+TEST(TrainStep, TheCostModelKnowsTheSerialRule) {
+  EXPECT_EQ(gtb::cost::kNativeSerialStepFlops, mlp::kSerialStepFlops);
 }
 
 TEST(TrainMath, LossScaleStateMachine) {

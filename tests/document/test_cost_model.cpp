@@ -353,6 +353,34 @@ TEST(CostModel, PlantedSlowAdamUpdateMovesOnlyTheAdamOptimizer) {
   EXPECT_NEAR(opt(sgd), params * 20 / 1e10, 1e-12);
 }
 
+// A step on all cores reads, in its update, what its products' slices wrote on other cores: its update
+// takes at least the seconds of the hand-off pass. A one-thread MLP step (below the native step's
+// serial FLOPs) and a step on a share of the cores keep the update's own rate; a hand-off faster than
+// that rate changes nothing.
+TEST(CostModel, PlantedSlowHandoffMovesOnlyTheParallelStepsUpdate) {
+  const StepConfig big = config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 2}, {"batch", 64}});
+  StepConfig small = big, share = big;
+  small.batch = 1;
+  share.core_share = 0.5;
+  ASSERT_TRUE(update_reads_other_cores(big, Backend::cpu));
+  ASSERT_FALSE(update_reads_other_cores(small, Backend::cpu));
+  ASSERT_FALSE(update_reads_other_cores(share, Backend::cpu));
+  ASSERT_FALSE(update_reads_other_cores(big, Backend::cuda));
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10)};
+  auto opt = [&](const StepConfig& c) {
+    const Prediction p = predict(terms, c, Backend::cpu);
+    return *part(p, "optimizer")->estimate.seconds;
+  };
+  const double bytes = parameter_count(big) * 20;
+  EXPECT_NEAR(opt(big), bytes / 1e10, 1e-12);
+  terms.push_back(flat_stream(Backend::cpu, "handoff", 2.5e9));
+  EXPECT_NEAR(opt(big), bytes / 2.5e9, 1e-12);
+  EXPECT_NEAR(opt(small), bytes / 1e10, 1e-12);
+  EXPECT_NEAR(opt(share), bytes / 1e10 / 0.5, 1e-12);  // the share's own scaling only
+  terms.back().points[0].y = terms.back().points[1].y = 1e11;
+  EXPECT_NEAR(opt(big), bytes / 1e10, 1e-12);
+}
+
 // Two publishers' streaming tables over different sizes: a pass is priced from the one whose
 // measured sizes cover it (a cache-sized pass never at the rate of arrays far larger than any cache).
 TEST(CostModel, AStreamingPassUsesTheTableThatCoversItsSize) {

@@ -41,8 +41,7 @@ int* HostAllocator::ints(std::size_t n) { return static_cast<int*>(raw(n * sizeo
 
 namespace {
 constexpr int kRowsPerThread = 32;  // rows mode needs at least this many rows per thread
-constexpr double kThreadGradBudget = 4e9;
-constexpr double kSerialStepFlops = 2e7;   // steps under this many FLOPs run on one thread  // bytes of per-thread gradient copies rows mode may use
+constexpr double kThreadGradBudget = 4e9;  // bytes of per-thread gradient copies rows mode may use
 }  // namespace
 
 int CpuMlp::threads() { return omp_get_max_threads(); }
