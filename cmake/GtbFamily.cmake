@@ -26,6 +26,16 @@ set(GTB_GTEST_SKIPPED "\\[  SKIPPED \\]")
 # would otherwise be parsed and their templates compiled once per file. The family's own sources a
 # test binary also lists stay units of their own. File-local helpers of two test files of one binary
 # need names of their own (or the file SKIP_UNITY_BUILD_INCLUSION).
+# The floating-point options of every measured CPU loop. GCC keeps a loop scalar when a conditional
+# (a clamp) feeds a division under the default -ftrapping-math: the GELU passes ran unvectorized on
+# AVX2. And it keeps a loop with a square root scalar under the default -fmath-errno (sqrtf must set
+# errno for a negative input): every Adam update ran one element at a time. No code of gtb reads
+# floating-point exception flags or a math function's errno, and neither option changes a value.
+function(gtb_loop_flags target)
+  target_compile_options(${target} PRIVATE
+    $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>>:-fno-trapping-math -fno-math-errno>)
+endfunction()
+
 function(gtb_unity_tests target)
   set_target_properties(${target} PROPERTIES UNITY_BUILD ON)
   gtb_document_code(${target})
@@ -78,10 +88,7 @@ function(gtb_add_family)
   if(ksrc)
     target_link_libraries(${klib} PUBLIC gtb_kernels_common)
     gtb_host_warnings(${klib})
-    # GCC keeps a loop scalar when a conditional (a clamp) feeds a division under the default
-    # -ftrapping-math: the GELU passes ran unvectorized on AVX2. No kernel reads floating-point
-    # exception flags, and the option changes no value.
-    target_compile_options(${klib} PRIVATE $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>>:-fno-trapping-math>)
+    gtb_loop_flags(${klib})
     if(GTB_HAVE_CUDA)
       gtb_cuda_flags(${klib})
       set_target_properties(${klib} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON)
@@ -123,6 +130,7 @@ function(gtb_add_family)
   endif()
 
   add_executable(gtb-${F_NAME} ${own_bench} ${root}/harness/runtime/family_main.cpp)
+  gtb_loop_flags(gtb-${F_NAME})  # a family's own loops (the vectorize family's Adam pass)
   target_link_libraries(gtb-${F_NAME} PRIVATE ${klib} gtb_runtime)
   if(shared)
     target_link_libraries(gtb-${F_NAME} PRIVATE gtb_${F_NAME}_shared)

@@ -38,3 +38,22 @@ if(GTB_HAVE_CUDA AND TARGET gtb_vectorize_kernels)
   set_tests_properties(static_checks_planted_cpu PROPERTIES
                        PASS_REGULAR_EXPRESSION "FAIL: CPU: gtb::cpu::chain_autovec should be scalar")
 endif()
+
+# The updates the cost model prices at the vectorize family's Adam rate are vector loops too: a
+# square root under -fmath-errno once kept every Adam update scalar (ci/vector-loops.sh). The planted
+# run checks the vectorize family's scalar axpy for packed instructions, and must fail.
+if(TARGET gtb_train_kernels AND TARGET gtb_transformer_kernels AND TARGET gtb-vectorize AND TARGET gtb_vectorize_kernels)
+  set(_vl bash ${PROJECT_SOURCE_DIR}/ci/vector-loops.sh)
+  add_test(NAME static_checks_updates COMMAND ${_vl}
+           $<TARGET_FILE:gtb_train_kernels> "gtb::mlp::(anonymous namespace)::adam_range" sqrtps sqrtf --
+           $<TARGET_FILE:gtb_train_kernels> "gtb::mlp::(anonymous namespace)::sgd_range" "mulps|fmadd[0-9]*ps|subps" --
+           $<TARGET_FILE:gtb_transformer_kernels> "gtb::xfmr::(anonymous namespace)::adamw_range" sqrtps sqrtf --
+           $<TARGET_FILE:gtb-vectorize> "(anonymous namespace)::adam_range" sqrtps sqrtf --
+           $<TARGET_FILE:gtb-vectorize> "(anonymous namespace)::handoff_range" "mulps|fmadd[0-9]*ps|addps")
+  add_test(NAME static_checks_planted_updates COMMAND ${_vl}
+           $<TARGET_FILE:gtb_vectorize_kernels> gtb::cpu::axpy_scalar "[a-z]+ps[[:space:]]")
+  set_tests_properties(static_checks_updates static_checks_planted_updates PROPERTIES LABELS "static" TIMEOUT 120
+                       SKIP_RETURN_CODE 77)
+  set_tests_properties(static_checks_planted_updates PROPERTIES PASS_REGULAR_EXPRESSION
+                       "FAIL: gtb::cpu::axpy_scalar in [^ ]+ has no instruction matching")
+endif()

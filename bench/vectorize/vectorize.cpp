@@ -166,16 +166,33 @@ void cpu_case(State& st, Work w, gtb::cpu::Loop loop) {
 // w -= lr * (m / c1) / (sqrt(v / c2) + eps) after m = b1 m + (1 - b1) g and v = b2 v + (1 - b2) g^2.
 constexpr float kAdamLr = 1e-3f, kAdamB1 = 0.9f, kAdamB2 = 0.999f, kAdamEps = 1e-8f;
 
-void adam_pass(float* __restrict w, float* __restrict m, float* __restrict v, const float* __restrict g,
-               std::size_t n, float c1, float c2) {
-  const float rc1 = 1.0f / c1, rc2 = 1.0f / c2;
-#pragma omp parallel for simd schedule(static)
-  for (std::size_t i = 0; i < n; ++i) {
+// Compiled for AVX-512 and AVX2 as well as the baseline and picked at run time, as the steps' own
+// updates are (kernels/train/cpu/mlp.cpp): the rate priced for them is that of the same code.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define GTB_PASS_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
+#else
+#define GTB_PASS_CLONES
+#endif
+
+GTB_PASS_CLONES void adam_range(float* __restrict w, float* __restrict m, float* __restrict v,
+                                const float* __restrict g, std::size_t b, std::size_t e, float rc1, float rc2) {
+#pragma omp simd
+  for (std::size_t i = b; i < e; ++i) {
     const float mi = kAdamB1 * m[i] + (1.0f - kAdamB1) * g[i];
     const float vi = kAdamB2 * v[i] + (1.0f - kAdamB2) * g[i] * g[i];
     m[i] = mi;
     v[i] = vi;
     w[i] -= kAdamLr * (mi * rc1) / (std::sqrt(vi * rc2) + kAdamEps);
+  }
+}
+
+void adam_pass(float* __restrict w, float* __restrict m, float* __restrict v, const float* __restrict g,
+               std::size_t n, float c1, float c2) {
+  const float rc1 = 1.0f / c1, rc2 = 1.0f / c2;
+#pragma omp parallel
+  {
+    const std::size_t nt = std::size_t(omp_get_num_threads()), t = std::size_t(omp_get_thread_num());
+    adam_range(w, m, v, g, n * t / nt, n * (t + 1) / nt, rc1, rc2);
   }
 }
 
@@ -333,18 +350,21 @@ void gpu_case(State&, Work, GpuVariant) { throw gtb::Skip("built without CUDA");
 // keeps the values bounded however many repetitions run): x += a y, then y -= a x.
 constexpr float kHandoffA = 1e-3f;
 
+GTB_PASS_CLONES void handoff_range(float* __restrict x, float* __restrict y, std::size_t b, std::size_t e) {
+#pragma omp simd
+  for (std::size_t i = b; i < e; ++i) {
+    const float xi = x[i] + kHandoffA * y[i];
+    x[i] = xi;
+    y[i] -= kHandoffA * xi;
+  }
+}
+
 void handoff_pass(float* __restrict x, float* __restrict y, std::size_t n, int shift) {
 #pragma omp parallel
   {
     const std::size_t nt = std::size_t(omp_get_num_threads());
     const std::size_t part = (std::size_t(omp_get_thread_num()) + std::size_t(shift)) % nt;
-    const std::size_t b = n * part / nt, e = n * (part + 1) / nt;
-#pragma omp simd
-    for (std::size_t i = b; i < e; ++i) {
-      const float xi = x[i] + kHandoffA * y[i];
-      x[i] = xi;
-      y[i] -= kHandoffA * xi;
-    }
+    handoff_range(x, y, n * part / nt, n * (part + 1) / nt);
   }
 }
 
