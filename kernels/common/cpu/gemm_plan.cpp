@@ -198,8 +198,8 @@ void Plan::call_mkl_bf16(const Shape& s, int m, int n, int k, const float* a, co
                   [&](int mm, int nn, const float* as, const float* bs, float* cs) {
                     thread_local std::vector<std::uint16_t> a16, b16;
                     const int ar = s.ta ? k : mm, ac = s.ta ? mm : k, br = s.tb ? nn : k, bc = s.tb ? k : nn;
-                    a16.resize(std::size_t(ar) * std::size_t(ac));
-                    b16.resize(std::size_t(br) * std::size_t(bc));
+                    if (a16.size() < std::size_t(ar) * std::size_t(ac)) a16.resize(std::size_t(ar) * std::size_t(ac));
+                    if (b16.size() < std::size_t(br) * std::size_t(bc)) b16.resize(std::size_t(br) * std::size_t(bc));
                     cpu::to_bf16_rows(as, ar, ac, s.lda, a16.data());
                     cpu::to_bf16_rows(bs, br, bc, s.ldb, b16.data());
                     mkl::gemm_bf16(s.ta, s.tb, mm, nn, k, 1.0f, a16.data(), ac, b16.data(), bc, beta, cs, s.ldc);
