@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <exception>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness/document/stats.h"
@@ -198,6 +200,41 @@ DpCase dp_case(gtb::State& st) {
   return d;
 }
 
+// The step's FP32 GEMM library: the fastest available one on rank 0's step alone (a model that does not
+// communicate, timed briefly outside any timed region, the train family's 5 % rule), broadcast so that
+// every rank, and every variant of one width, depth and rows per rank (both sides of the overlap and
+// bucket A/Bs, the one-rank baseline), runs the same one.
+struct DpLibrary {
+  gtb::cpu::GemmLib lib = gtb::cpu::GemmLib::openblas;
+  gtb::json candidates = gtb::json::object();  // rank 0's timings
+};
+const DpLibrary& dp_library(gtb::State& st, const DpCase& d, int global, const float* x, const int* y) {
+  static std::map<std::tuple<int, int, int>, DpLibrary> chosen;
+  const auto key = std::make_tuple(d.cfg.width, d.cfg.depth, d.rows);
+  if (const auto it = chosen.find(key); it != chosen.end()) return it->second;
+  DpLibrary c;
+  std::int64_t pick = 0;
+  if (mpi::rank() == 0) {
+    std::vector<gtb::cpu::LibraryTiming> timed;
+    for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl}) {
+      gtb::json& entry = c.candidates[gtb::cpu::to_string(lib)];
+      if (!gtb::cpu::gemm_lib_available(lib)) {
+        entry["available"] = false;
+        timed.push_back({lib, false, 0});
+        continue;
+      }
+      par::DpMlp alone(d.cfg, d.rows, global, par::plan_buckets(mlp::Layout(d.cfg), 1.0, 25.0), false, false);
+      alone.set_gemm_lib(lib);
+      const double t = st.probe([&] { alone.step(x, y); }, gtb::ProbeRule{3, 5e-3, 0});
+      entry["step_ms"] = t * 1e3;
+      timed.push_back({lib, true, t});
+    }
+    pick = static_cast<std::int64_t>(gtb::cpu::fastest_library(timed));
+  }
+  c.lib = static_cast<gtb::cpu::GemmLib>(mpi::broadcast(pick));
+  return chosen.emplace(key, std::move(c)).first->second;
+}
+
 // The harness's median of a rank's own per-step figures; 0 for a rank that took no step (one_rank's
 // waiting ranks).
 double median_of(const std::vector<double>& v) { return v.empty() ? 0.0 : gtb::median(v); }
@@ -252,6 +289,10 @@ void cpu_dp_step(gtb::State& st) {
   const std::size_t off = one_rank ? 0 : par::shard_first_row(me, d.rows);
   const float* x = data.x.data() + off * std::size_t(d.cfg.input);
   const int* y = data.y.data() + off;
+  const DpLibrary& library = dp_library(st, d, global, x, y);
+  model.set_gemm_lib(library.lib);
+  st.info("gemm_library", gtb::cpu::to_string(library.lib));
+  if (me == 0) st.info("gemm_candidates", library.candidates);
   // Check one step against a float64 single-process step on the whole global batch.
   bool ok = true;
   std::string detail;

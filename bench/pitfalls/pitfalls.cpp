@@ -68,7 +68,7 @@ const LibraryChoice& step_library(State& st, const gtb::mlp::Config& cfg, int ba
   const auto key = std::make_pair(cfg.width, batch);
   if (const auto it = chosen.find(key); it != chosen.end()) return it->second;
   LibraryChoice c;
-  std::vector<pf::LibraryTiming> timed;
+  std::vector<gtb::cpu::LibraryTiming> timed;
   for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl}) {
     gtb::json& entry = c.candidates[gtb::cpu::to_string(lib)];
     if (!gtb::cpu::gemm_lib_available(lib)) {
@@ -83,7 +83,7 @@ const LibraryChoice& step_library(State& st, const gtb::mlp::Config& cfg, int ba
     entry["step_ms"] = t * 1e3;
     timed.push_back({lib, true, t});
   }
-  c.lib = pf::fastest_library(timed);
+  c.lib = gtb::cpu::fastest_library(timed);
   return chosen.emplace(key, std::move(c)).first->second;
 }
 

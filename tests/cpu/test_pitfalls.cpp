@@ -154,19 +154,19 @@ TEST(PitfallsSteps, EveryAvailableLibraryKeepsEveryHabitCorrect) {
 TEST(PitfallsSteps, TheFastestAvailableLibraryIsChosen) {
   using L = gtb::cpu::GemmLib;
   // The fastest wins, wherever it is in the list.
-  EXPECT_EQ(pf::fastest_library({{L::openblas, true, 3e-4}, {L::onednn, true, 2e-4}, {L::mkl, true, 2.5e-4}}), L::onednn);
-  EXPECT_EQ(pf::fastest_library({{L::openblas, true, 3e-4}, {L::onednn, true, 4e-4}, {L::mkl, true, 1e-4}}), L::mkl);
+  EXPECT_EQ(gtb::cpu::fastest_library({{L::openblas, true, 3e-4}, {L::onednn, true, 2e-4}, {L::mkl, true, 2.5e-4}}), L::onednn);
+  EXPECT_EQ(gtb::cpu::fastest_library({{L::openblas, true, 3e-4}, {L::onednn, true, 4e-4}, {L::mkl, true, 1e-4}}), L::mkl);
   // A challenger within 5 % of the best so far does not flip the choice; one 6 % faster does.
-  EXPECT_EQ(pf::fastest_library({{L::openblas, true, 1.00e-4}, {L::onednn, true, 0.97e-4}}), L::openblas);
-  EXPECT_EQ(pf::fastest_library({{L::openblas, true, 1.00e-4}, {L::onednn, true, 0.94e-4}}), L::onednn);
+  EXPECT_EQ(gtb::cpu::fastest_library({{L::openblas, true, 1.00e-4}, {L::onednn, true, 0.97e-4}}), L::openblas);
+  EXPECT_EQ(gtb::cpu::fastest_library({{L::openblas, true, 1.00e-4}, {L::onednn, true, 0.94e-4}}), L::onednn);
   // One that is not available is never chosen, however fast its (unread) time.
-  EXPECT_EQ(pf::fastest_library({{L::openblas, true, 3e-4}, {L::mkl, false, 1e-9}}), L::openblas);
-  EXPECT_EQ(pf::fastest_library({{L::openblas, false, 0}, {L::onednn, true, 5e-4}}), L::onednn);
+  EXPECT_EQ(gtb::cpu::fastest_library({{L::openblas, true, 3e-4}, {L::mkl, false, 1e-9}}), L::openblas);
+  EXPECT_EQ(gtb::cpu::fastest_library({{L::openblas, false, 0}, {L::onednn, true, 5e-4}}), L::onednn);
   // None available, or a time that is not a time: refused with the reason.
-  EXPECT_THROW(pf::fastest_library({}), std::invalid_argument);
-  EXPECT_THROW(pf::fastest_library({{L::openblas, false, 1e-4}}), std::invalid_argument);
-  EXPECT_THROW(pf::fastest_library({{L::openblas, true, 0}}), std::invalid_argument);
-  EXPECT_THROW(pf::fastest_library({{L::openblas, true, std::nan("")}}), std::invalid_argument);
+  EXPECT_THROW(gtb::cpu::fastest_library({}), std::invalid_argument);
+  EXPECT_THROW(gtb::cpu::fastest_library({{L::openblas, false, 1e-4}}), std::invalid_argument);
+  EXPECT_THROW(gtb::cpu::fastest_library({{L::openblas, true, 0}}), std::invalid_argument);
+  EXPECT_THROW(gtb::cpu::fastest_library({{L::openblas, true, std::nan("")}}), std::invalid_argument);
 }
 
 TEST(PitfallsSteps, BadArgumentsAreRefused) {

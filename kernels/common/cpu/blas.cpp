@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <stdexcept>
+#include <string>
 
 #include "kernels/common/cpu/mkl.h"
 
@@ -35,6 +36,18 @@ std::string dnnl_version() {
 bool dnnl_built() { return false; }
 std::string dnnl_version() { return ""; }
 #endif
+
+GemmLib fastest_library(const std::vector<LibraryTiming>& timed) {
+  const LibraryTiming* best = nullptr;
+  for (const LibraryTiming& t : timed) {
+    if (!t.available) continue;
+    if (!(t.seconds > 0))
+      throw std::invalid_argument(std::string("the step's time on ") + to_string(t.lib) + " is not positive");
+    if (!best || t.seconds < 0.95 * best->seconds) best = &t;
+  }
+  if (!best) throw std::invalid_argument("no GEMM library is available for the CPU step");
+  return best->lib;
+}
 
 bool gemm_lib_available(GemmLib lib) {
   return lib == GemmLib::openblas || (lib == GemmLib::onednn && dnnl_built()) || (lib == GemmLib::mkl && mkl::available());

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "kernels/common/names.h"
 
@@ -21,6 +22,18 @@ inline constexpr NameTable<GemmLib, 3> kGemmLibNames = {
     {{GemmLib::openblas, "openblas"}, {GemmLib::onednn, "onednn"}, {GemmLib::mkl, "mkl"}}};
 inline const char* to_string(GemmLib lib) { return name_of(kGemmLibNames, lib); }
 bool gemm_lib_available(GemmLib lib);  // onednn: only when built with it; mkl: when it loads
+
+// One FP32 GEMM library's brief timing of a step (seconds); `available` false where it is not built
+// in or does not load here (its seconds are then not read).
+struct LibraryTiming {
+  GemmLib lib;
+  bool available = true;
+  double seconds = 0;
+};
+// The library a CPU step runs: the fastest available one, in the order given, a challenger having to
+// beat the best so far by 5 % (timing noise does not flip a choice; the train family's rule).
+// Throws std::invalid_argument when none is available or a timing is not positive.
+GemmLib fastest_library(const std::vector<LibraryTiming>& timed);
 void sgemm(GemmLib lib, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
            const float* b, int ldb, float beta, float* c, int ldc);
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/common/cpu/blas.h"
 #include "kernels/train/cpu/mlp.h"
@@ -68,6 +69,12 @@ void DpMlp::unpack(const Bucket& b, const std::vector<float>& buf) {
   }
 }
 
+void DpMlp::set_gemm_lib(cpu::GemmLib lib) {
+  if (!cpu::gemm_lib_available(lib))
+    throw std::invalid_argument(std::string("DpMlp: GEMM library ") + cpu::to_string(lib) + " is not available");
+  lib_ = lib;
+}
+
 float DpMlp::step(const float* x, const int* labels) {
   const int L = lay_.layers(), B = rows_, C = cfg_.classes;
   const double t0 = host_seconds();
@@ -77,7 +84,7 @@ float DpMlp::step(const float* x, const int* labels) {
     const float* A = l == 1 ? x : a_[std::size_t(l - 1)].data();
     float* Z = z_[std::size_t(l - 1)].data();
     const float* bias = params_.data() + lay_.b[std::size_t(l - 1)];
-    cpu::sgemm(false, false, B, out, in, 1.0f, A, in, params_.data() + lay_.w[std::size_t(l - 1)], out, 0.0f, Z, out);
+    cpu::sgemm(lib_, false, false, B, out, in, 1.0f, A, in, params_.data() + lay_.w[std::size_t(l - 1)], out, 0.0f, Z, out);
     float* An = l < L ? a_[std::size_t(l)].data() : nullptr;
     const mlp::Act act = cfg_.act;
 #pragma omp parallel for schedule(static)
@@ -113,14 +120,14 @@ float DpMlp::step(const float* x, const int* labels) {
     const float* A = l == 1 ? x : a_[std::size_t(l - 1)].data();
     float* dW = grads_.data() + lay_.w[std::size_t(l - 1)];
     float* db = grads_.data() + lay_.b[std::size_t(l - 1)];
-    cpu::sgemm(true, false, in, out, B, 1.0f, A, in, dz_.data(), out, 0.0f, dW, out);
+    cpu::sgemm(lib_, true, false, in, out, B, 1.0f, A, in, dz_.data(), out, 0.0f, dW, out);
     for (int j = 0; j < out; ++j) db[j] = 0.0f;
     for (int r = 0; r < B; ++r) {
       const float* g = dz_.data() + std::size_t(r) * std::size_t(out);
       for (int j = 0; j < out; ++j) db[j] += g[j];
     }
     if (l > 1) {
-      cpu::sgemm(false, true, B, in, out, 1.0f, dz_.data(), out, params_.data() + lay_.w[std::size_t(l - 1)], out,
+      cpu::sgemm(lib_, false, true, B, in, out, 1.0f, dz_.data(), out, params_.data() + lay_.w[std::size_t(l - 1)], out,
                  0.0f, dz_prev_.data(), in);
       const float* Zp = z_[std::size_t(l - 2)].data();
       float* d = dz_prev_.data();

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "kernels/common/cpu/blas.h"
 #include "kernels/parallel/buckets.h"
 #include "kernels/parallel/comm.h"
 #include "kernels/train/mlp.h"
@@ -34,6 +35,9 @@ class DpMlp {
   std::vector<float>& params() { return params_; }
   const std::vector<float>& grads() const { return grads_; }
   const StepTimes& last_times() const { return times_; }
+  // The FP32 GEMM library of the step's products (default OpenBLAS); throws where it is not available.
+  void set_gemm_lib(cpu::GemmLib lib);
+  cpu::GemmLib gemm_lib() const { return lib_; }
   void poison();  // NaN-fill gradients and bucket buffers before a checked step
 
  private:
@@ -49,6 +53,7 @@ class DpMlp {
   std::vector<float> dz_, dz_prev_;
   std::vector<std::vector<float>> bucket_bufs_;
   StepTimes times_;
+  cpu::GemmLib lib_ = cpu::GemmLib::openblas;
 };
 
 }  // namespace gtb::parallel

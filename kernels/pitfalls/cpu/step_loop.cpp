@@ -12,19 +12,6 @@ namespace {
 constexpr std::uint64_t kDataSeed = 8086;  // the train family's data seed
 }
 
-cpu::GemmLib fastest_library(const std::vector<LibraryTiming>& timed) {
-  const LibraryTiming* best = nullptr;
-  for (const LibraryTiming& t : timed) {
-    if (!t.available) continue;
-    if (!(t.seconds > 0))
-      throw std::invalid_argument(std::string("pitfalls: the step's time on ") + cpu::to_string(t.lib) +
-                                  " is not positive");
-    if (!best || t.seconds < 0.95 * best->seconds) best = &t;
-  }
-  if (!best) throw std::invalid_argument("pitfalls: no GEMM library is available for the CPU step");
-  return best->lib;
-}
-
 CpuStepLoop::CpuStepLoop(const mlp::Config& cfg, int batch, Copy copy, int sync_every)
     : cfg_(cfg), batch_(batch), copy_(copy), every_(sync_every), model_(cfg, batch) {
   if (batch < 1) throw std::invalid_argument("pitfalls: batch must be >= 1, got " + std::to_string(batch));

@@ -10,18 +10,6 @@
 
 namespace gtb::pitfalls {
 
-// One FP32 GEMM library's brief timing of the clean step (seconds); `available` false where it is not
-// built in or does not load here (its seconds are then not read).
-struct LibraryTiming {
-  cpu::GemmLib lib;
-  bool available = true;
-  double seconds = 0;
-};
-// The library a CPU step loop runs: the fastest available one, in the order given, a challenger
-// having to beat the best so far by 5 % (the train family's rule: timing noise does not flip the
-// choice). Throws std::invalid_argument when none is available or a timing is not positive.
-cpu::GemmLib fastest_library(const std::vector<LibraryTiming>& timed);
-
 class CpuStepLoop {
  public:
   // A model of `cfg` trained on `batch` rows of the train family's synthetic clusters.
