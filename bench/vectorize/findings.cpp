@@ -111,6 +111,13 @@ Findings compute_findings(const std::vector<Record>& recs) {
         "stream_bandwidth", Backend::cpu, json{{"op", "adam"}}, {"bytes"}, "bytes_per_s", recs,
         [](const Record& r) { return r.workload == "adam"; }, [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
         [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "Adam update"));
+  // A plain pass on one thread (the compiler-vectorized loop): what a step run on one thread streams at.
+  if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "axpy" && r.variant == "autovec"; }))
+    f.terms.push_back(cost::table_term(
+        "stream_bandwidth", Backend::cpu, json{{"op", "one_thread"}}, {"bytes"}, "bytes_per_s", recs,
+        [](const Record& r) { return r.workload == "axpy" && r.variant == "autovec" && !r.options.contains("chunk"); },
+        [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
+        [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "axpy on one thread"));
   // A pass over data other threads wrote last, per byte it moves: a parallel step's optimizer.
   if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "handoff"; }))
     f.terms.push_back(cost::table_term(

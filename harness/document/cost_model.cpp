@@ -403,13 +403,23 @@ double parameter_count(const StepConfig& c) {
   return c.params;
 }
 
+namespace {
+// The native MLP step's FLOPs as its serial rule counts them: 6 x batch x the layers' in x out.
+double native_mlp_flops(const StepConfig& c) {
+  double macs = 0;
+  for (int l = 1; l <= c.depth; ++l) macs += double(l == 1 ? c.input : c.width) * (l == c.depth ? c.classes : c.width);
+  return 6.0 * double(c.batch) * macs;
+}
+bool native_cpu(const StepConfig& c, Backend be) { return be == Backend::cpu && c.trained_with == "native"; }
+}  // namespace
+
+bool runs_on_one_thread(const StepConfig& c, Backend be) {
+  return native_cpu(c, be) && c.model == "mlp" && native_mlp_flops(c) < kNativeSerialStepFlops;
+}
+
 bool update_reads_other_cores(const StepConfig& c, Backend be) {
-  if (be != Backend::cpu || c.trained_with != "native" || c.core_share < 1.0 || c.gpus > 1) return false;
-  if (c.model == "mlp") {
-    double macs = 0;
-    for (int l = 1; l <= c.depth; ++l) macs += double(l == 1 ? c.input : c.width) * (l == c.depth ? c.classes : c.width);
-    return 6.0 * double(c.batch) * macs >= kNativeSerialStepFlops;
-  }
+  if (!native_cpu(c, be) || c.core_share < 1.0 || c.gpus > 1) return false;
+  if (c.model == "mlp") return !runs_on_one_thread(c, be);
   return c.model == "transformer";
 }
 
@@ -511,8 +521,12 @@ Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backe
   const std::vector<Pass> casts = operand_casts(terms, be, c, rows);
   ops.insert(ops.end(), casts.begin(), casts.end());
   std::size_t outside = 0;
+  // A step run on one thread streams its plain passes at one thread's rate, where measured.
+  const bool one_thread = runs_on_one_thread(c, be) &&
+                          stream_seconds_of(terms, be, 1.0, "one_thread").seconds.has_value();
   for (const Pass& pass : ops) {
-    Estimate one = stream_seconds_of(terms, be, pass.rate_at > 0 ? pass.rate_at : pass.bytes, pass.gelu ? "gelu" : "");
+    Estimate one = stream_seconds_of(terms, be, pass.rate_at > 0 ? pass.rate_at : pass.bytes,
+                                     pass.gelu ? "gelu" : one_thread ? "one_thread" : "");
     if (pass.rate_at > 0 && one.seconds) one.seconds = *one.seconds * pass.bytes / pass.rate_at;
     outside += one.outside_measured;
     one.note.clear();
@@ -533,7 +547,7 @@ Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backe
   if (rounding_of(c, be) == Rounding::in_gemm && reduced_operands(c.precision) &&
       casts.size() < matmul_shapes(c, rows).size())
     os << " (the other GEMMs' rounding is in their measured rates)";
-  os << ", at the measured streaming bandwidth";
+  os << ", at the measured streaming bandwidth" << (one_thread ? " of one thread (the step runs on one thread)" : "");
   return {"compute", "elementwise", os.str(), ew};
 }
 
@@ -549,6 +563,14 @@ Part optimizer_part(const std::vector<Term>& terms, const StepConfig& c, Backend
     const Estimate adam = stream_seconds_of(terms, be, opt_bytes, "adam");
     if (adam.seconds) opt = adam;
     else if (opt.seconds) opt.note = (opt.note.empty() ? "" : opt.note + "; ") + std::string("no measured Adam update: at the streaming rate");
+  }
+  if (c.optimizer == "sgd" && runs_on_one_thread(c, be)) {
+    Estimate one = stream_seconds_of(terms, be, opt_bytes, "one_thread");
+    if (one.seconds) {
+      one.note = (one.note.empty() ? "" : one.note + "; ") +
+                 std::string("the step runs on one thread (native MLP step under the serial FLOPs): one thread's rate");
+      opt = one;
+    }
   }
   if (opt.seconds && update_reads_other_cores(c, be)) {
     Estimate handoff = stream_seconds_of(terms, be, opt_bytes, "handoff");

@@ -76,6 +76,9 @@ inline constexpr double kNativeSerialStepFlops = 2e7;
 // Whether a step's update reads data its threads' products wrote on other cores (gtb's native CPU
 // step on all cores, not a one-thread MLP step): priced at the hand-off streaming rate.
 bool update_reads_other_cores(const StepConfig& c, Backend be);
+// Whether gtb's native CPU step runs on one thread (an MLP step under kNativeSerialStepFlops): its
+// plain passes and SGD update priced at one thread's streaming rate (stream_bandwidth, op=one_thread).
+bool runs_on_one_thread(const StepConfig& c, Backend be);
 
 // One part of a predicted step.
 struct Part {

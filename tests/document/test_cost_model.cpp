@@ -381,6 +381,29 @@ TEST(CostModel, PlantedSlowHandoffMovesOnlyTheParallelStepsUpdate) {
   EXPECT_NEAR(opt(big), bytes / 1e10, 1e-12);
 }
 
+// A native MLP step below the serial FLOPs runs on one thread: its plain passes and its SGD update
+// stream at one thread's measured rate; a step on all cores keeps the all-core rate.
+TEST(CostModel, PlantedOneThreadRateMovesOnlyTheSerialStep) {
+  const StepConfig small = config_from_json({{"model", "mlp"}, {"width", 64}, {"depth", 2}, {"batch", 8}});
+  StepConfig big = small;
+  big.batch = 4096;
+  ASSERT_TRUE(runs_on_one_thread(small, Backend::cpu));
+  ASSERT_FALSE(runs_on_one_thread(big, Backend::cpu));
+  ASSERT_FALSE(runs_on_one_thread(small, Backend::cuda));
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10)};
+  auto seconds = [&](const StepConfig& c, const char* name) {
+    const Prediction p = predict(terms, c, Backend::cpu);
+    return *part(p, name)->estimate.seconds;
+  };
+  const double opt_small = seconds(small, "optimizer"), ew_small = seconds(small, "elementwise");
+  const double opt_big = seconds(big, "optimizer"), ew_big = seconds(big, "elementwise");
+  terms.push_back(flat_stream(Backend::cpu, "one_thread", 2.5e9));
+  EXPECT_NEAR(seconds(small, "optimizer"), opt_small * 4, 1e-12);
+  EXPECT_NEAR(seconds(small, "elementwise"), ew_small * 4, 1e-12);
+  EXPECT_NEAR(seconds(big, "optimizer"), opt_big, 1e-12);
+  EXPECT_NEAR(seconds(big, "elementwise"), ew_big, 1e-12);
+}
+
 // Two publishers' streaming tables over different sizes: a pass is priced from the one whose
 // measured sizes cover it (a cache-sized pass never at the rate of arrays far larger than any cache).
 TEST(CostModel, AStreamingPassUsesTheTableThatCoversItsSize) {
