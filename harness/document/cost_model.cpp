@@ -790,7 +790,8 @@ Estimate stack_table(const std::vector<Term>& terms, const std::string& name, co
 // (counted for this model) x its host seconds per operator (the op cost at its smallest tensor,
 // where the work is negligible). On the GPU the part beyond the kernels' own `device_work` seconds
 // counts (the host runs ahead of the device), and it replaces gtb's launch cost.
-Part dispatch_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double device_work, double priced_whole) {
+Part dispatch_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double device_work, double priced_whole,
+                   double recorded_whole) {
   Estimate ops;
   if (c.model == "mlp") {
     ops = stack_table(terms, "framework_ops", c, be, {{"depth", c.depth}}, {{"model", c.model}, {"optimizer", c.optimizer}});
@@ -811,12 +812,29 @@ Part dispatch_part(const std::vector<Term>& terms, const StepConfig& c, Backend 
   Estimate e = ops.seconds ? scaled(per, count) : ops;
   if (!ops.seconds) e.records = ops.records;
   else e.records.insert(e.records.end(), ops.records.begin(), ops.records.end());
+  // The GEMMs are priced whole at torch.mm's seconds, a plain call's; in a training step autograd
+  // records each (and runs its backward ones): each pays the host time an autograd-recorded operator
+  // takes beyond a plain one (framework_step_op less framework_op, both at their smallest size),
+  // where both were measured.
+  double autograd_extra = 0;
+  if (recorded_whole > 0 && e.seconds && c.trained_with == "pytorch-eager") {
+    const Estimate plain = stack_table(terms, "framework_op", c, be, json::object(), json::object(), "n");
+    const Estimate recorded = stack_table(terms, "framework_step_op", c, be, json::object(), json::object(), "n");
+    if (plain.seconds && recorded.seconds && *recorded.seconds > *plain.seconds) {
+      autograd_extra = *recorded.seconds - *plain.seconds;
+      e.seconds = *e.seconds + recorded_whole * autograd_extra;
+      for (const Estimate* x : {&plain, &recorded}) e.records.insert(e.records.end(), x->records.begin(), x->records.end());
+    }
+  }
   std::ostringstream os;
   os.precision(3);
   os << c.trained_with << ": ";
   if (ops.seconds && per.seconds) {
     os << count << " operators x " << *per.seconds * 1e6 << " us of host time each";
     if (priced_whole > 0) os << " (of " << *ops.seconds * c.micro_batches << ": " << priced_whole << " priced whole in their parts)";
+    if (autograd_extra > 0)
+      os << "; and " << recorded_whole << " GEMMs x " << autograd_extra * 1e6
+         << " us of autograd's host time beyond a plain call (priced whole at torch.mm's, a plain call's)";
     if (be == Backend::cuda) {
       const double total = *e.seconds;
       e.seconds = std::max(0.0, total - device_work);
@@ -954,12 +972,12 @@ double framework_optimizer(std::vector<Part>& parts, const std::vector<Term>& te
 
 // A PyTorch step's compute from PyTorch's own kernels where they were measured, gtb's native terms
 // (with a note saying so) where not; returns the operators so priced whole (their dispatch included).
+// Returns the operators priced whole in their parts; `gemm_calls` the GEMMs among them (torch.mm's).
 double framework_compute(std::vector<Part>& parts, const std::vector<Term>& terms, const StepConfig& c, Backend be,
-                         double rows, double params) {
-  double whole = framework_matmul(parts, terms, c, be, rows, params);
+                         double rows, double params, double& gemm_calls) {
+  gemm_calls = framework_matmul(parts, terms, c, be, rows, params);
   framework_elementwise(parts, terms, c, be, rows);
-  whole += framework_optimizer(parts, terms, c, be, params);
-  return whole;
+  return gemm_calls + framework_optimizer(parts, terms, c, be, params);
 }
 
 // Input under PyTorch: `workers` DataLoader workers at the measured period per sample for this
@@ -1026,7 +1044,8 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
   p.parts.push_back(matmul_part(terms, c, be, rows, params));
   p.parts.push_back(elementwise_part(terms, c, be, rows));
   p.parts.push_back(optimizer_part(terms, c, be, params));
-  const double priced_whole = pytorch_stack(c) ? framework_compute(p.parts, terms, c, be, rows, params) : 0.0;
+  double gemm_calls = 0;
+  const double priced_whole = pytorch_stack(c) ? framework_compute(p.parts, terms, c, be, rows, params, gemm_calls) : 0.0;
   scale_to_core_share(p.parts, c, be);
   if (c.trained_with == "native") {
     if (be == Backend::cuda) p.parts.push_back(launch_part(terms, c, seconds_of(p.parts)));
@@ -1042,7 +1061,8 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
       p.parts.push_back({"overhead", "dispatch", "pytorch-graph on the CPU", e});
     }
   } else {
-    p.parts.push_back(dispatch_part(terms, c, be, be == Backend::cuda ? seconds_of(p.parts) : 0.0, priced_whole));
+    p.parts.push_back(
+        dispatch_part(terms, c, be, be == Backend::cuda ? seconds_of(p.parts) : 0.0, priced_whole, gemm_calls));
   }
   if (c.loss_read_every > 0) p.parts.push_back(host_sync_part(terms, c, be));
   if (!c.redundant_copy.empty()) p.parts.push_back(redundant_copy_part(terms, c, be));
