@@ -130,7 +130,7 @@ function(gtb_add_family)
   endif()
 
   add_executable(gtb-${F_NAME} ${own_bench} ${root}/harness/runtime/family_main.cpp)
-  gtb_loop_flags(gtb-${F_NAME})  # a family's own loops (the vectorize family's Adam pass)
+  gtb_loop_flags(gtb-${F_NAME})  # a family's own measured loops (an update pass written in its bench code)
   target_link_libraries(gtb-${F_NAME} PRIVATE ${klib} gtb_runtime)
   if(shared)
     target_link_libraries(gtb-${F_NAME} PRIVATE gtb_${F_NAME}_shared)

@@ -215,20 +215,14 @@ const DpLibrary& dp_library(gtb::State& st, const DpCase& d, int global, const f
   DpLibrary c;
   std::int64_t pick = 0;
   if (mpi::rank() == 0) {
-    std::vector<gtb::cpu::LibraryTiming> timed;
-    for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl}) {
-      gtb::json& entry = c.candidates[gtb::cpu::to_string(lib)];
-      if (!gtb::cpu::gemm_lib_available(lib)) {
-        entry["available"] = false;
-        timed.push_back({lib, false, 0});
-        continue;
-      }
+    const std::vector<gtb::cpu::LibraryTiming> timed = gtb::cpu::time_libraries([&](gtb::cpu::GemmLib lib) {
       par::DpMlp alone(d.cfg, d.rows, global, par::plan_buckets(mlp::Layout(d.cfg), 1.0, 25.0), false, false);
       alone.set_gemm_lib(lib);
-      const double t = st.probe([&] { alone.step(x, y); }, gtb::ProbeRule{3, 5e-3, 0});
-      entry["step_ms"] = t * 1e3;
-      timed.push_back({lib, true, t});
-    }
+      return st.probe([&] { alone.step(x, y); }, gtb::ProbeRule{3, 5e-3, 0});
+    });
+    for (const auto& t : timed)
+      c.candidates[gtb::cpu::to_string(t.lib)] =
+          t.available ? gtb::json{{"step_ms", t.seconds * 1e3}} : gtb::json{{"available", false}};
     pick = static_cast<std::int64_t>(gtb::cpu::fastest_library(timed));
   }
   c.lib = static_cast<gtb::cpu::GemmLib>(mpi::broadcast(pick));

@@ -68,21 +68,15 @@ const LibraryChoice& step_library(State& st, const gtb::mlp::Config& cfg, int ba
   const auto key = std::make_pair(cfg.width, batch);
   if (const auto it = chosen.find(key); it != chosen.end()) return it->second;
   LibraryChoice c;
-  std::vector<gtb::cpu::LibraryTiming> timed;
-  for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl}) {
-    gtb::json& entry = c.candidates[gtb::cpu::to_string(lib)];
-    if (!gtb::cpu::gemm_lib_available(lib)) {
-      entry["available"] = false;
-      timed.push_back({lib, false, 0});
-      continue;
-    }
+  const std::vector<gtb::cpu::LibraryTiming> timed = gtb::cpu::time_libraries([&](gtb::cpu::GemmLib lib) {
     pf::CpuStepLoop clean(cfg, batch, pf::Copy::none, 0);
     clean.set_gemm_lib(lib);
     // Three samples of >= 5 ms after an untimed step (a library's first call carries its set-up).
-    const double t = st.probe([&] { clean.run(1); }, gtb::ProbeRule{3, 5e-3, 0});
-    entry["step_ms"] = t * 1e3;
-    timed.push_back({lib, true, t});
-  }
+    return st.probe([&] { clean.run(1); }, gtb::ProbeRule{3, 5e-3, 0});
+  });
+  for (const auto& t : timed)
+    c.candidates[gtb::cpu::to_string(t.lib)] =
+        t.available ? gtb::json{{"step_ms", t.seconds * 1e3}} : gtb::json{{"available", false}};
   c.lib = gtb::cpu::fastest_library(timed);
   return chosen.emplace(key, std::move(c)).first->second;
 }

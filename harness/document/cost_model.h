@@ -71,7 +71,7 @@ double parameter_count(const StepConfig& c);
 double flops_per_step(const StepConfig& c);
 
 // gtb's native CPU MLP step runs a step of fewer FLOPs than this (6 x batch x the layers' in x out)
-// on one thread (kernels/train/mlp.h, mlp::kSerialStepFlops: a test keeps the two equal).
+// on one thread (mlp::kSerialStepFlops beside the CPU MLP step: a test keeps the two equal).
 inline constexpr double kNativeSerialStepFlops = 2e7;
 // Whether a step's update reads data its threads' products wrote on other cores (gtb's native CPU
 // step on all cores, not a one-thread MLP step): priced at the hand-off streaming rate.

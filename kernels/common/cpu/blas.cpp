@@ -49,6 +49,13 @@ GemmLib fastest_library(const std::vector<LibraryTiming>& timed) {
   return best->lib;
 }
 
+std::vector<LibraryTiming> time_libraries(const std::function<double(GemmLib)>& seconds_on) {
+  std::vector<LibraryTiming> timed;
+  for (const GemmLib lib : {GemmLib::openblas, GemmLib::onednn, GemmLib::mkl})
+    timed.push_back(gemm_lib_available(lib) ? LibraryTiming{lib, true, seconds_on(lib)} : LibraryTiming{lib, false, 0});
+  return timed;
+}
+
 bool gemm_lib_available(GemmLib lib) {
   return lib == GemmLib::openblas || (lib == GemmLib::onednn && dnnl_built()) || (lib == GemmLib::mkl && mkl::available());
 }

@@ -1,6 +1,7 @@
 // The CPU BLAS (OpenBLAS, and oneDNN's SGEMM where built): row-major SGEMM/DGEMM wrappers and thread control.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct LibraryTiming {
 // beat the best so far by 5 % (timing noise does not flip a choice; the train family's rule).
 // Throws std::invalid_argument when none is available or a timing is not positive.
 GemmLib fastest_library(const std::vector<LibraryTiming>& timed);
+// Each FP32 GEMM library this build offers (OpenBLAS, oneDNN, oneMKL, in that order) with the seconds
+// `seconds_on(lib)` gives for it (called only for an available one): what fastest_library chooses from.
+std::vector<LibraryTiming> time_libraries(const std::function<double(GemmLib)>& seconds_on);
 void sgemm(GemmLib lib, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
            const float* b, int ldb, float beta, float* c, int ldc);
 
