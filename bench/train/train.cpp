@@ -265,8 +265,18 @@ void cpu_case(gtb::State& st) {
   }
   st.info("gemm_candidates", candidates);
   float last = loss0;
+  model.reset_pieces();
   const auto& s = st.exec([&] { last = model.step(data.x.data(), data.y.data(), batch, micro); });
   common_counters(st, model.layout(), batch, s.stats.median);
+  // Where the timed steps went (thread 0's clock): the GEMM calls, the update, the rest (passes, the
+  // loss, parallel regions' starts and barriers). A cost model's parts can be set beside them.
+  const mlp::CpuMlp::Pieces& pc = model.pieces();
+  if (pc.steps > 0 && pc.total > 0) {
+    st.counter("share_gemm", pc.gemm / pc.total, "fraction");
+    st.counter("share_optimizer", pc.optimizer / pc.total, "fraction");
+    st.counter("share_other", std::max(0.0, pc.total - pc.gemm - pc.optimizer) / pc.total, "fraction");
+    st.counter("pieces_us_per_step", pc.total / double(pc.steps) * 1e6, "us");
+  }
   st.counter("model_host_bytes", double(model.bytes()), "bytes");
   st.counter("loss_first", loss0, "nats");
   st.counter("loss_last", last, "nats");

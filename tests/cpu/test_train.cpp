@@ -126,6 +126,28 @@ TEST(TrainStep, OptimizerStateHoldsNoDenormals) {
   }
 }
 
+// The step's pieces: its GEMM calls and its update take part of each step's time, never more than
+// all of it, in every threading mode; reset clears them. A model with no steps has none.
+TEST(TrainStep, PiecesSplitTheStepsTime) {
+  // Width 160, batch 64: above the serial FLOPs, so rows mode runs where there are two threads.
+  const mlp::Config c = mlp::bench_config(160);
+  for (const auto threading : {mlp::CpuMlp::Threading::rows, mlp::CpuMlp::Threading::split}) {
+    mlp::CpuMlp m(c, 64);
+    m.set_threading(threading);
+    const mlp::Dataset d = mlp::make_clusters(64, c.input, c.classes, 1);
+    EXPECT_EQ(m.pieces().steps, 0);
+    for (int i = 0; i < 5; ++i) m.step(d.x.data(), d.y.data(), 64, 1);
+    const mlp::CpuMlp::Pieces& p = m.pieces();
+    EXPECT_EQ(p.steps, 5);
+    EXPECT_GT(p.gemm, 0.0);
+    EXPECT_GT(p.optimizer, 0.0);
+    EXPECT_LE(p.gemm + p.optimizer, p.total);
+    m.reset_pieces();
+    EXPECT_EQ(m.pieces().steps, 0);
+    EXPECT_EQ(m.pieces().total, 0.0);
+  }
+}
+
 // The cost model knows which native steps run on one thread (its update then reads its own writes).
 TEST(TrainStep, TheCostModelKnowsTheSerialRule) {
   EXPECT_EQ(gtb::cost::kNativeSerialStepFlops, mlp::kSerialStepFlops);

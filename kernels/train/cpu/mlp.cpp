@@ -62,11 +62,16 @@ void CpuMlp::set_threading(Threading t) {
 void CpuMlp::gemm(int site, bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
                   float beta, float* c, int ldc) const {
   // The BF16 plan slices its own products (and rounds the operands as they enter them).
-  if (prec_ == Precision::bf16) return plan_.run_sized(std::size_t(site), m, n, k, a, b, beta, c);
-  cpu::split_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, threading_ == Threading::blas,
-                  [&](int mm, int nn, const float* as, const float* bs, float* cs) {
-                    leaf_gemm(site, ta, tb, mm, nn, k, as, lda, bs, ldb, beta, cs, ldc);
-                  });
+  const double t0 = omp_get_wtime();
+  if (prec_ == Precision::bf16) {
+    plan_.run_sized(std::size_t(site), m, n, k, a, b, beta, c);
+  } else {
+    cpu::split_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, threading_ == Threading::blas,
+                    [&](int mm, int nn, const float* as, const float* bs, float* cs) {
+                      leaf_gemm(site, ta, tb, mm, nn, k, as, lda, bs, ldb, beta, cs, ldc);
+                    });
+  }
+  pieces_.gemm += omp_get_wtime() - t0;
 }
 
 void CpuMlp::leaf_gemm(int site, bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b,
@@ -319,6 +324,12 @@ void CpuMlp::forward_backward(const float* x, const int* labels, int rows, float
 }
 
 void CpuMlp::optimizer_step() {
+  const double t0 = omp_get_wtime();
+  struct Lap {
+    double t0;
+    double& into;
+    ~Lap() { into += omp_get_wtime() - t0; }
+  } lap{t0, pieces_.optimizer};
   ++t_;
   const std::size_t n = lay_.total;
   if (cfg_.optim == Optim::sgd) {
@@ -344,6 +355,13 @@ GTB_MLP_CLONES void add_range(float* __restrict dst, const float* __restrict src
 }  // namespace
 
 float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_batches, int parts) {
+  // Thread 0's GEMM calls, timed (the pieces are thread 0's view of the shared region).
+  auto timed_leaf = [this](int thread, const auto& call) {
+    if (thread != 0) return call();
+    const double t0 = omp_get_wtime();
+    call();
+    pieces_.gemm += omp_get_wtime() - t0;
+  };
   const int L = lay_.layers();
   const Act act = cfg_.act;
   const auto& d = lay_.dims;
@@ -371,7 +389,10 @@ float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_
         const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];
         const auto O = std::size_t(out);
         float* z = z_[std::size_t(l - 1)] + r0 * O;
-        leaf_gemm(site_index(l, fwd), false, false, nr, out, in, aprev, in, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, z, out);
+        timed_leaf(t, [&] {
+          leaf_gemm(site_index(l, fwd), false, false, nr, out, in, aprev, in, params_ + lay_.w[std::size_t(l - 1)], out,
+                    0.0f, z, out);
+        });
         if (l < L) {
           float* a = a_[std::size_t(l)] + r0 * O;
           bias_act_rows(act, z, a, params_ + lay_.b[std::size_t(l - 1)], std::size_t(nr), O);
@@ -403,16 +424,23 @@ float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_
         const auto I = std::size_t(in), O = std::size_t(out);
         const float* ap = l == 1 ? xm : a_[std::size_t(l - 1)] + r0 * I;
         const float* dz = dz_[std::size_t(l - 1)] + r0 * O;
-        leaf_gemm(site_index(l, dw), true, false, in, out, nr, ap, in, dz, out, acc ? 1.0f : 0.0f, gw + lay_.w[std::size_t(l - 1)], out);
+        timed_leaf(t, [&] {
+          leaf_gemm(site_index(l, dw), true, false, in, out, nr, ap, in, dz, out, acc ? 1.0f : 0.0f,
+                    gw + lay_.w[std::size_t(l - 1)], out);
+        });
         if (l == 1) break;
         float* dprev = dz_[std::size_t(l - 2)] + r0 * I;
-        leaf_gemm(site_index(l, dx), false, true, nr, in, out, dz, out, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f, dprev, in);
+        timed_leaf(t, [&] {
+          leaf_gemm(site_index(l, dx), false, true, nr, in, out, dz, out, params_ + lay_.w[std::size_t(l - 1)], out, 0.0f,
+                    dprev, in);
+        });
         float* db = gw + lay_.b[std::size_t(l - 2)];
         if (!acc) std::fill(db, db + I, 0.0f);
         act_backward_rows(act, dprev, z_[std::size_t(l - 2)] + r0 * I, db, std::size_t(nr), I);
       }
     }
 #pragma omp barrier
+    const double t_update = t == 0 ? omp_get_wtime() : 0.0;
     // Each thread sums the gradients of its share of the parameters and updates that share.
     const std::size_t b = n * std::size_t(t) / std::size_t(parts) / 16 * 16;
     const std::size_t e = t + 1 == parts ? n : n * std::size_t(t + 1) / std::size_t(parts) / 16 * 16;
@@ -422,6 +450,7 @@ float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_
     else
       adam_range(params_ + b, opt_ + b, opt_ + n + b, grads_ + b, e - b, cfg_.lr, cfg_.beta1, cfg_.beta2, cfg_.eps, c1,
                  c2);
+    if (t == 0) pieces_.optimizer += omp_get_wtime() - t_update;
   }
   last_rows_ = rows;
   x_ = x + std::size_t(micro_batches - 1) * std::size_t(rows) * in0;
@@ -453,6 +482,14 @@ float CpuMlp::step(const float* x, const int* labels, int batch, int micro_batch
   } one_thread(step_flops(lay_, batch) < kSerialStepFlops);
   const int nt = omp_get_max_threads();
   if (prec_ == Precision::bf16) plan_gemms(rows);
+  struct Whole {
+    double t0;
+    Pieces& p;
+    ~Whole() {
+      p.total += omp_get_wtime() - t0;
+      ++p.steps;
+    }
+  } whole{omp_get_wtime(), pieces_};
   if (rows_mode(rows)) return step_rows(x, labels, batch, micro_batches, nt);
   double loss_sum = 0;
   const float scale = 1.0f / float(batch);

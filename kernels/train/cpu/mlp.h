@@ -103,6 +103,17 @@ class CpuMlp {
   // per GEMM and loop).
   bool rows_mode(int rows) const;
 
+  // Where the steps since reset_pieces() spent their time, on the calling thread's clock (in rows
+  // mode, thread 0's view of the shared region): its GEMM calls, its update (rows mode: the sum of
+  // the threads' gradients and the update), and the whole step; the rest is the passes, the loss
+  // and the parallel regions' starts and barriers.
+  struct Pieces {
+    double gemm = 0, optimizer = 0, total = 0;
+    long steps = 0;
+  };
+  const Pieces& pieces() const { return pieces_; }
+  void reset_pieces() { pieces_ = Pieces{}; }
+
  private:
   void forward_backward(const float* x, const int* labels, int rows, float grad_scale, bool accumulate,
                         double& loss_sum);
@@ -132,6 +143,7 @@ class CpuMlp {
   std::string plan_key_;  // what plan_ was chosen for: "" none
   std::optional<cpu::plan::Machine> plan_machine_;
   std::vector<float*> thread_grads_;  // gradient buffers of threads 1.. in rows mode
+  mutable Pieces pieces_;
   int t_ = 0;
   int last_rows_ = 0;
   const float* x_ = nullptr;
