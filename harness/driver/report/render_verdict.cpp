@@ -354,10 +354,18 @@ void causes_table(std::ostringstream& o, const json& doc, const Advice& a, std::
     } else if (f) {
       shown.push_back(f->id);
       fix = f->title + " (`" + f->change + "`)";
+      // A step bound by its loader keeps its time when a fix shrinks the work the loader hides.
+      const cost::Part* loader = nullptr;
+      for (const auto& q : p.parts)
+        if (q.name == "loader" && q.estimate.seconds && *q.estimate.seconds > 0) loader = &q;
+      const std::string none = loader && part->name != "loader"
+                                   ? "none predicted: the loader bounds the step (the rest of it hides behind the loader's "
+                                     "batch), and this fix leaves the loader as it is"
+                                   : "none predicted";
       saving = !f->saving_s ? "cannot say: " + f->cannot_say
                : *f->saving_s > 0 ? seconds_text(*f->saving_s) + " (" + pct(f->saving_fraction) + ")" +
                                         (f->caveat.empty() ? "" : " (" + f->caveat + ")")
-                                  : "none predicted";
+                                  : none;
       if (const cost::SavingRow* ab = measured_ab(a.savings, a.steps, *f, a.config))
         saving += "; " + measured_ab_text(*ab);
     }
