@@ -118,6 +118,22 @@ Findings compute_findings(const std::vector<Record>& recs) {
         [](const Record& r) { return r.workload == "axpy" && r.variant == "autovec" && !r.options.contains("chunk"); },
         [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
         [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "axpy on one thread"));
+  // How many threads the CPU's OpenMP loops ran on (the all-core axpy's): how a native CPU step
+  // divides its rows.
+  for (const auto& r : recs)
+    if (usable(r) && r.backend == Backend::cpu && r.workload == "axpy" && r.variant == "openmp" &&
+        r.info.contains("threads") && r.info["threads"].is_number() && r.info["threads"].get<double>() >= 1) {
+      cost::Term t;
+      t.name = "cpu_threads";
+      t.backend = Backend::cpu;
+      t.form = "constant";
+      t.unit = "count";
+      t.value = r.info["threads"].get<double>();
+      t.records = {r.id};
+      t.note = "OpenMP threads of the all-core loops";
+      f.terms.push_back(std::move(t));
+      break;
+    }
   // A pass over data other threads wrote last, per byte it moves: a parallel step's optimizer.
   if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "handoff"; }))
     f.terms.push_back(cost::table_term(

@@ -581,6 +581,26 @@ Part optimizer_part(const std::vector<Term>& terms, const StepConfig& c, Backend
       opt = handoff;
     }
   }
+  // Rows mode (gtb's native FP32 MLP step, `threads` >= 2 from cpu_threads, at least
+  // kNativeRowsPerThread rows per thread): the update first sums the other threads' gradient copies,
+  // (threads - 1) x params x 4 bytes read and the gradients read and written once, over data the
+  // other threads wrote: at the hand-off rate.
+  double sum_bytes = 0;
+  if (opt.seconds && update_reads_other_cores(c, be) && c.model == "mlp" && c.precision == "fp32") {
+    const Estimate threads = constant_value(terms, "cpu_threads", be);
+    const double rows = double(c.batch) / c.micro_batches;
+    if (threads.seconds && *threads.seconds >= 2 && rows >= kNativeRowsPerThread * *threads.seconds)
+      sum_bytes = params * 4.0 * (*threads.seconds - 1 + 2);
+  }
+  if (sum_bytes > 0) {
+    const Estimate sum = stream_seconds_of(terms, be, sum_bytes, "handoff");
+    if (sum.seconds) {
+      opt.seconds = *opt.seconds + *sum.seconds;
+      opt.records.insert(opt.records.end(), sum.records.begin(), sum.records.end());
+      opt.note = (opt.note.empty() ? "" : opt.note + "; ") +
+                 std::string("and, in rows mode, the sum of the threads' gradient copies at the hand-off rate");
+    }
+  }
   return {"compute", "optimizer",
           c.optimizer + " update of " + std::to_string(static_cast<long long>(params)) + " parameters (" +
               fmt_bytes(opt_bytes) + " moved)",

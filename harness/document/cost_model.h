@@ -73,6 +73,9 @@ double flops_per_step(const StepConfig& c);
 // gtb's native CPU MLP step runs a step of fewer FLOPs than this (6 x batch x the layers' in x out)
 // on one thread (mlp::kSerialStepFlops beside the CPU MLP step: a test keeps the two equal).
 inline constexpr double kNativeSerialStepFlops = 2e7;
+// Its FP32 step with at least this many rows per thread (micro-batch rows / threads) runs in rows
+// mode: each thread's gradients in a copy of its own, summed before the update (mlp::kRowsPerThread).
+inline constexpr int kNativeRowsPerThread = 32;
 // Whether a step's update reads data its threads' products wrote on other cores (gtb's native CPU
 // step on all cores, not a one-thread MLP step): priced at the hand-off streaming rate.
 bool update_reads_other_cores(const StepConfig& c, Backend be);

@@ -756,6 +756,10 @@ Estimate constant_seconds(const std::vector<Term>& terms, const std::string& nam
 }
 }  // namespace
 
+Estimate constant_value(const std::vector<Term>& terms, const std::string& name, Backend b) {
+  return constant_seconds(terms, name, b, [](const Term&) { return true; }, "");
+}
+
 Estimate launch_seconds(const std::vector<Term>& terms, const std::string& mode) {
   return constant_seconds(terms, "launch", Backend::cuda,
                           [&](const Term& t) { return where_matches(t.where, "mode", mode); }, "mode=" + mode);

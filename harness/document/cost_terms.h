@@ -101,6 +101,8 @@ Estimate matmul_batched_seconds(const std::vector<Term>&, Backend, const std::st
 Estimate matmul_in_step_fraction(const std::vector<Term>&, Backend, const std::string& precision,
                                  double working_set_bytes);
 Estimate launch_seconds(const std::vector<Term>&, const std::string& mode);
+// A constant term's value (not a time: a count such as cpu_threads) in Estimate::seconds.
+Estimate constant_value(const std::vector<Term>& terms, const std::string& name, Backend b);
 Estimate host_sync_seconds(const std::vector<Term>&, Backend);
 Estimate allreduce_seconds(const std::vector<Term>&, Backend, int ranks, double bytes);
 // Elementwise / streaming work moving `bytes` (read + written).

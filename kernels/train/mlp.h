@@ -121,6 +121,9 @@ inline double step_flops(const Layout& lay, double batch) { return 6.0 * batch *
 // The CPU step runs a step of fewer step_flops than this on one thread: a second thread would cost
 // more to wake than it saves (the cost model reads the same figure: cost::kNativeSerialStepFlops).
 inline constexpr double kSerialStepFlops = 2e7;
+// FP32 steps with at least this many rows per thread run in rows mode (each thread its rows through
+// the whole step, then the threads' gradient copies summed before the update).
+inline constexpr int kRowsPerThread = 32;
 // The GEMM FLOPs the step executes: the customary count less the first layer's input gradient
 // (2*B*in*out of layer 0). A percent of a peak divides this.
 inline double executed_step_flops(const Layout& lay, double batch) {

@@ -151,6 +151,7 @@ TEST(TrainStep, PiecesSplitTheStepsTime) {
 // The cost model knows which native steps run on one thread (its update then reads its own writes).
 TEST(TrainStep, TheCostModelKnowsTheSerialRule) {
   EXPECT_EQ(gtb::cost::kNativeSerialStepFlops, mlp::kSerialStepFlops);
+  EXPECT_EQ(gtb::cost::kNativeRowsPerThread, mlp::kRowsPerThread);
 }
 
 TEST(TrainMath, LossScaleStateMachine) {

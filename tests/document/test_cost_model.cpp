@@ -381,6 +381,29 @@ TEST(CostModel, PlantedSlowHandoffMovesOnlyTheParallelStepsUpdate) {
   EXPECT_NEAR(opt(big), bytes / 1e10, 1e-12);
 }
 
+// Rows mode: with two threads (cpu_threads) and at least 32 rows each, the native FP32 MLP step's update
+// first sums the other thread's gradient copy: (threads - 1 + 2) x params x 4 bytes at the hand-off rate
+// more. One thread, fewer rows per thread, or no thread count: nothing more.
+TEST(CostModel, PlantedThreadCountAddsTheRowsModeGradientSum) {
+  const StepConfig rows = config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 4}, {"batch", 64}});
+  StepConfig split = rows;
+  split.batch = 32;
+  ASSERT_TRUE(update_reads_other_cores(split, Backend::cpu));
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
+                             flat_stream(Backend::cpu, "handoff", 5e9)};
+  auto opt = [&](const StepConfig& c) { return *part(predict(terms, c, Backend::cpu), "optimizer")->estimate.seconds; };
+  const double params = parameter_count(rows), before_rows = opt(rows), before_split = opt(split);
+  EXPECT_NEAR(before_rows, params * 20 / 5e9, 1e-12);
+  Term threads;
+  threads.family = "vectorize", threads.name = "cpu_threads", threads.backend = Backend::cpu;
+  threads.form = "constant", threads.unit = "count", threads.value = 2, threads.records = {"vectorize/axpy/openmp"};
+  terms.push_back(threads);
+  EXPECT_NEAR(opt(rows), before_rows + params * 4 * 3 / 5e9, 1e-12);
+  EXPECT_NEAR(opt(split), before_split, 1e-12);  // 16 rows per thread: one region per product
+  terms.back().value = 1;
+  EXPECT_NEAR(opt(rows), before_rows, 1e-12);
+}
+
 // A native MLP step below the serial FLOPs runs on one thread: its plain passes and its SGD update
 // stream at one thread's measured rate; a step on all cores keeps the all-core rate.
 TEST(CostModel, PlantedOneThreadRateMovesOnlyTheSerialStep) {

@@ -40,7 +40,6 @@ float* HostAllocator::floats(std::size_t n) { return static_cast<float*>(raw(n *
 int* HostAllocator::ints(std::size_t n) { return static_cast<int*>(raw(n * sizeof(int))); }
 
 namespace {
-constexpr int kRowsPerThread = 32;  // rows mode needs at least this many rows per thread
 constexpr double kThreadGradBudget = 4e9;  // bytes of per-thread gradient copies rows mode may use
 }  // namespace
 
