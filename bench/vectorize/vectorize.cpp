@@ -42,10 +42,11 @@ constexpr std::uint64_t kSeed = 20240611;
 // n elements per array, 4 bytes each: 256 KiB (cache-resident everywhere) to 256 MiB per array
 // (more than 4x the 50-60 MB L2 of an H100/H200).
 const std::vector<std::int64_t> kFullN = {1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26};
-// The CPU loops also at cache sizes (a step's passes over its activations are that small): their rate
-// there, a parallel region's start and end included, prices those passes.
-const std::vector<std::int64_t> kFullCpuN = {1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26};
-const std::vector<std::int64_t> kQuickCpuN = {1 << 14, 1 << 16, 1 << 18, 1 << 24};
+// The quick suite's CPU loops also at a cache size (a step's passes over its activations are that
+// small): their rate there, a parallel region's start and end included, prices those passes. (At
+// 2^14 the two threads' loop has too little work to beat one thread's, which the plausibility check
+// rightly calls suspect: 2^16 is the smallest size both variants measure honestly.)
+const std::vector<std::int64_t> kQuickCpuN = {1 << 16, 1 << 18, 1 << 24};
 const std::vector<std::int64_t> kQuickGpuN = {1 << 18, 1 << 24, 1 << 26};
 // Elements per launch of the launch loop (256 = one block per launch, like a loop over short rows).
 const std::vector<std::int64_t> kFullChunk = {256, 1024, 4096};
@@ -414,7 +415,7 @@ std::string bytes_text(Work w) {
 gtb::Bench& cpu_bench(Work w, gtb::cpu::Loop loop, const std::string& how) {
   return gtb::add("vectorize", name(w), gtb::cpu::to_string(loop), Backend::cpu,
                   [w, loop](State& st) { cpu_case(st, w, loop); })
-      .axis("n", kFullCpuN, kQuickCpuN)
+      .axis("n", kFullN, kQuickCpuN)
       .rate("bandwidth", "GB/s", 1e9)
       .ceiling("host_stream_gbps")
       .describe(how + "; " + bytes_text(w) + "; " + kBytesRule);
