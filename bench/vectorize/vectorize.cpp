@@ -17,9 +17,11 @@
 
 #include "harness/runtime/context.h"
 #include "harness/runtime/gtb.h"
+#include "kernels/common/cpu/clones.h"
 #include "kernels/common/cpu/host_buffer.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
+#include "kernels/train/mlp.h"
 #include "kernels/vectorize/cpu/vectorize.h"
 #include "kernels/vectorize/elementwise.h"
 #if GTB_HAVE_CUDA
@@ -166,37 +168,23 @@ void cpu_case(State& st, Work w, gtb::cpu::Loop loop) {
 }
 
 // An optimizer update is an elementwise pass too, but Adam's square root and division per parameter
-// can cost more than its bytes at the streaming rate: measured as one, it prices a step's update.
-// w -= lr * (m / c1) / (sqrt(v / c2) + eps) after m = b1 m + (1 - b1) g and v = b2 v + (1 - b2) g^2.
+// can cost more than its bytes at the streaming rate: measured as one, it prices a step's update. The
+// update is the training steps' own (mlp::adam, kernels/train/mlp.h), compiled as their CPU loops are.
 constexpr float kAdamLr = 1e-3f, kAdamB1 = 0.9f, kAdamB2 = 0.999f, kAdamEps = 1e-8f;
 
-// Compiled for AVX-512 and AVX2 as well as the baseline and picked at run time, as the steps' own
-// updates are (kernels/train/cpu/mlp.cpp): the rate priced for them is that of the same code.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define GTB_PASS_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
-#else
-#define GTB_PASS_CLONES
-#endif
-
-GTB_PASS_CLONES void adam_range(float* __restrict w, float* __restrict m, float* __restrict v,
-                                const float* __restrict g, std::size_t b, std::size_t e, float rc1, float rc2) {
+// c1 = 1 / (1 - b1^t), c2 = 1 / (1 - b2^t): the bias corrections, as mlp::adam takes them.
+GTB_CPU_CLONES void adam_range(float* __restrict w, float* __restrict m, float* __restrict v,
+                               const float* __restrict g, std::size_t b, std::size_t e, float c1, float c2) {
 #pragma omp simd
-  for (std::size_t i = b; i < e; ++i) {
-    const float mi = kAdamB1 * m[i] + (1.0f - kAdamB1) * g[i];
-    const float vi = kAdamB2 * v[i] + (1.0f - kAdamB2) * g[i] * g[i];
-    m[i] = mi;
-    v[i] = vi;
-    w[i] -= kAdamLr * (mi * rc1) / (std::sqrt(vi * rc2) + kAdamEps);
-  }
+  for (std::size_t i = b; i < e; ++i) gtb::mlp::adam(w[i], m[i], v[i], g[i], kAdamLr, kAdamB1, kAdamB2, kAdamEps, c1, c2);
 }
 
 void adam_pass(float* __restrict w, float* __restrict m, float* __restrict v, const float* __restrict g,
                std::size_t n, float c1, float c2) {
-  const float rc1 = 1.0f / c1, rc2 = 1.0f / c2;
 #pragma omp parallel
   {
     const std::size_t nt = std::size_t(omp_get_num_threads()), t = std::size_t(omp_get_thread_num());
-    adam_range(w, m, v, g, n * t / nt, n * (t + 1) / nt, rc1, rc2);
+    adam_range(w, m, v, g, n * t / nt, n * (t + 1) / nt, c1, c2);
   }
 }
 
@@ -215,14 +203,17 @@ void cpu_adam(State& st) {
   gtb::cpu::parallel_copy(v.get(), v0.data(), n);
   gtb::cpu::parallel_copy(g.get(), g0.data(), n);
   // The first step's bias corrections (t = 1), the update's largest.
-  const float c1 = 1.0f - kAdamB1, c2 = 1.0f - kAdamB2;
+  float c1 = 0, c2 = 0;
+  gtb::mlp::adam_corrections(1, kAdamB1, kAdamB2, c1, c2);
   adam_pass(w.get(), m.get(), v.get(), g.get(), n, c1, c2);
-  // The float64 reference of the same update, outside the timed region.
+  // The float64 reference of the same update (the same definition in double), outside the timed region.
   std::vector<double> ref(n);
+  double dc1 = 0, dc2 = 0;
+  gtb::mlp::adam_corrections(1, double(kAdamB1), double(kAdamB2), dc1, dc2);
   for (std::size_t i = 0; i < n; ++i) {
-    const double mi = 0.9 * m0[i] + 0.1 * double(g0[i]);
-    const double vi = 0.999 * v0[i] + 0.001 * double(g0[i]) * g0[i];
-    ref[i] = w0[i] - 1e-3 * (mi / c1) / (std::sqrt(vi / c2) + 1e-8);
+    double wi = w0[i], mi = m0[i], vi = v0[i];
+    gtb::mlp::adam<double>(wi, mi, vi, g0[i], kAdamLr, kAdamB1, kAdamB2, kAdamEps, dc1, dc2);
+    ref[i] = wi;
   }
   std::size_t bad = 0, first = n;
   for (std::size_t i = 0; i < n; ++i)
@@ -354,7 +345,7 @@ void gpu_case(State&, Work, GpuVariant) { throw gtb::Skip("built without CUDA");
 // keeps the values bounded however many repetitions run): x += a y, then y -= a x.
 constexpr float kHandoffA = 1e-3f;
 
-GTB_PASS_CLONES void handoff_range(float* __restrict x, float* __restrict y, std::size_t b, std::size_t e) {
+GTB_CPU_CLONES void handoff_range(float* __restrict x, float* __restrict y, std::size_t b, std::size_t e) {
 #pragma omp simd
   for (std::size_t i = b; i < e; ++i) {
     const float xi = x[i] + kHandoffA * y[i];

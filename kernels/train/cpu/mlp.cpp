@@ -11,6 +11,7 @@
 #include <new>
 
 #include "kernels/common/cpu/blas.h"
+#include "kernels/common/cpu/clones.h"
 #include "kernels/common/cpu/mkl.h"
 #include "kernels/common/cpu/parallel.h"
 #include "kernels/common/errors.h"
@@ -172,13 +173,6 @@ namespace {
 // The elementwise loops are compiled for AVX-512 and AVX2 as well as the baseline and picked at run
 // time (the project builds for the generic x86-64 target). The activation is a template argument so
 // that each loop is branch-free and vectorizes.
-// The AVX2 clone is x86-64-v3 (AVX2 + FMA), chosen by the CPU's features: an arch= CPU name such
-// as haswell is chosen only on that model, so AMD's AVX2 CPUs ran the SSE2 baseline.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define GTB_MLP_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
-#else
-#define GTB_MLP_CLONES
-#endif
 
 template <Act A>
 inline void bias_act_rows_t(float* __restrict z, float* __restrict a, const float* __restrict b, std::size_t rows,
@@ -194,7 +188,7 @@ inline void bias_act_rows_t(float* __restrict z, float* __restrict a, const floa
     }
   }
 }
-GTB_MLP_CLONES void bias_act_rows(Act act, float* z, float* a, const float* b, std::size_t rows, std::size_t cols) {
+GTB_CPU_CLONES void bias_act_rows(Act act, float* z, float* a, const float* b, std::size_t rows, std::size_t cols) {
   if (act == Act::relu)
     bias_act_rows_t<Act::relu>(z, a, b, rows, cols);
   else
@@ -216,7 +210,7 @@ inline void act_backward_rows_t(float* __restrict g, const float* __restrict z, 
     }
   }
 }
-GTB_MLP_CLONES void act_backward_rows(Act act, float* g, const float* z, float* part, std::size_t rows,
+GTB_CPU_CLONES void act_backward_rows(Act act, float* g, const float* z, float* part, std::size_t rows,
                                       std::size_t cols) {
   if (act == Act::relu)
     act_backward_rows_t<Act::relu>(g, z, part, rows, cols);
@@ -224,7 +218,7 @@ GTB_MLP_CLONES void act_backward_rows(Act act, float* g, const float* z, float* 
     act_backward_rows_t<Act::gelu>(g, z, part, rows, cols);
 }
 
-GTB_MLP_CLONES void sgd_range(float* __restrict w, float* __restrict v, const float* __restrict g, std::size_t n,
+GTB_CPU_CLONES void sgd_range(float* __restrict w, float* __restrict v, const float* __restrict g, std::size_t n,
                               float lr, float mu) {
 #pragma omp simd
   for (std::size_t i = 0; i < n; ++i) {
@@ -232,7 +226,7 @@ GTB_MLP_CLONES void sgd_range(float* __restrict w, float* __restrict v, const fl
     v[i] = flush_denormal(v[i]);
   }
 }
-GTB_MLP_CLONES void adam_range(float* __restrict w, float* __restrict m, float* __restrict v,
+GTB_CPU_CLONES void adam_range(float* __restrict w, float* __restrict m, float* __restrict v,
                                const float* __restrict g, std::size_t n, float lr, float b1, float b2, float eps,
                                float c1, float c2) {
 #pragma omp simd
@@ -347,7 +341,7 @@ void CpuMlp::optimizer_step() {
 }
 
 namespace {
-GTB_MLP_CLONES void add_range(float* __restrict dst, const float* __restrict src, std::size_t n) {
+GTB_CPU_CLONES void add_range(float* __restrict dst, const float* __restrict src, std::size_t n) {
 #pragma omp simd
   for (std::size_t i = 0; i < n; ++i) dst[i] += src[i];
 }

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "kernels/common/cpu/blas.h"
+#include "kernels/common/cpu/clones.h"
 #include "kernels/common/cpu/parallel.h"
 #include "kernels/common/verify.h"
 #include "kernels/vectorize/elementwise.h"  // exp_approx: an exp the softmax loops can vectorize
@@ -20,13 +21,6 @@ namespace {
 
 // The passes are compiled for AVX-512 and AVX2 as well as the baseline and picked at run time (the
 // project builds for the generic x86-64 target).
-// The AVX2 clone is x86-64-v3 (AVX2 + FMA), chosen by the CPU's features: an arch= CPU name such
-// as haswell is chosen only on that model, so AMD's AVX2 CPUs ran the SSE2 baseline.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define GTB_XF_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
-#else
-#define GTB_XF_CLONES
-#endif
 
 enum Site : std::size_t {
   s_qkv, s_o, s_w1, s_w2, s_dw2, s_dg, s_dw1, s_dh2, s_dwo, s_do, s_dwqkv, s_dh1,
@@ -39,13 +33,13 @@ void par_rows(std::size_t n, double work, Fn fn) {
   cpu::parallel_ranges(n, work, fn);
 }
 
-GTB_XF_CLONES void round_range(float* __restrict x, std::size_t n) {
+GTB_CPU_CLONES void round_range(float* __restrict x, std::size_t n) {
 #pragma omp simd
   for (std::size_t i = 0; i < n; ++i) x[i] = round_bf16(x[i]);
 }
 
 // Layer norm of rows [r0, r1): h = LN(x) (rounded for BF16), with each row's mean and rstd kept.
-GTB_XF_CLONES void ln_rows(const float* __restrict x, float* __restrict h, float* __restrict mean,
+GTB_CPU_CLONES void ln_rows(const float* __restrict x, float* __restrict h, float* __restrict mean,
                            float* __restrict rstd, const float* __restrict gam, const float* __restrict bet,
                            std::size_t r0, std::size_t r1, std::size_t d, float eps, bool rnd) {
   for (std::size_t r = r0; r < r1; ++r) {
@@ -71,7 +65,7 @@ GTB_XF_CLONES void ln_rows(const float* __restrict x, float* __restrict h, float
 }
 
 // out = a + b + bias over rows [r0, r1) (the residual), in place allowed for out == a.
-GTB_XF_CLONES void residual_rows(const float* a, const float* __restrict b, const float* __restrict bias, float* out,
+GTB_CPU_CLONES void residual_rows(const float* a, const float* __restrict b, const float* __restrict bias, float* out,
                                  std::size_t r0, std::size_t r1, std::size_t d) {
   for (std::size_t r = r0; r < r1; ++r) {
 #pragma omp simd
@@ -79,7 +73,7 @@ GTB_XF_CLONES void residual_rows(const float* a, const float* __restrict b, cons
   }
 }
 
-GTB_XF_CLONES void bias_rows(float* __restrict y, const float* __restrict bias, std::size_t r0, std::size_t r1,
+GTB_CPU_CLONES void bias_rows(float* __restrict y, const float* __restrict bias, std::size_t r0, std::size_t r1,
                              std::size_t n, bool rnd) {
   for (std::size_t r = r0; r < r1; ++r) {
     float* __restrict yr = y + r * n;
@@ -93,7 +87,7 @@ GTB_XF_CLONES void bias_rows(float* __restrict y, const float* __restrict bias, 
   }
 }
 
-GTB_XF_CLONES void bias_gelu_rows(float* __restrict u, float* __restrict g, const float* __restrict bias,
+GTB_CPU_CLONES void bias_gelu_rows(float* __restrict u, float* __restrict g, const float* __restrict bias,
                                   std::size_t r0, std::size_t r1, std::size_t n, bool rnd) {
   for (std::size_t r = r0; r < r1; ++r) {
     float* __restrict ur = u + r * n;
@@ -109,7 +103,7 @@ GTB_XF_CLONES void bias_gelu_rows(float* __restrict u, float* __restrict g, cons
 }
 
 // Column sums of y rows [r0, r1) added to part; with `copy`, also y rounded to BF16 into copy.
-GTB_XF_CLONES void colsum_rows(const float* __restrict y, float* __restrict part, float* __restrict copy,
+GTB_CPU_CLONES void colsum_rows(const float* __restrict y, float* __restrict part, float* __restrict copy,
                                std::size_t r0, std::size_t r1, std::size_t n) {
   for (std::size_t r = r0; r < r1; ++r) {
     const float* __restrict yr = y + r * n;
@@ -123,7 +117,7 @@ GTB_XF_CLONES void colsum_rows(const float* __restrict y, float* __restrict part
 }
 
 // g = g * gelu'(u) (rounded for BF16), column sums into part.
-GTB_XF_CLONES void gelu_back_rows(float* __restrict g, const float* __restrict u, float* __restrict part,
+GTB_CPU_CLONES void gelu_back_rows(float* __restrict g, const float* __restrict u, float* __restrict part,
                                   std::size_t r0, std::size_t r1, std::size_t n, bool rnd) {
   for (std::size_t r = r0; r < r1; ++r) {
     float* __restrict gr = g + r * n;
@@ -138,7 +132,7 @@ GTB_XF_CLONES void gelu_back_rows(float* __restrict g, const float* __restrict u
 }
 
 // dx = dres + LN backward of dy (rows [r0, r1)); dgamma, dbeta into part (2 x d).
-GTB_XF_CLONES void ln_back_rows(const float* __restrict dy, const float* __restrict x, const float* __restrict mean,
+GTB_CPU_CLONES void ln_back_rows(const float* __restrict dy, const float* __restrict x, const float* __restrict mean,
                                 const float* __restrict rstd, const float* __restrict gam, const float* dres,
                                 float* dx, float* __restrict part, std::size_t r0, std::size_t r1, std::size_t d) {
   float* __restrict pg = part;
@@ -168,7 +162,7 @@ GTB_XF_CLONES void ln_back_rows(const float* __restrict dy, const float* __restr
 
 // Causal softmax of score rows [i0, i0 + rows) of width n (row r's keys: j <= i0 + r), in place;
 // the row log-sum-exp (of the scaled scores) into lse when given.
-GTB_XF_CLONES void softmax_rows(float* __restrict s, std::size_t ld, int i0, int rows, int n, float scale,
+GTB_CPU_CLONES void softmax_rows(float* __restrict s, std::size_t ld, int i0, int rows, int n, float scale,
                                 float* __restrict lse, bool rnd) {
   for (int r = 0; r < rows; ++r) {
     float* __restrict sr = s + std::size_t(r) * ld;
@@ -192,7 +186,7 @@ GTB_XF_CLONES void softmax_rows(float* __restrict s, std::size_t ld, int i0, int
 }
 
 // Probabilities recomputed from the scores and the row log-sum-exp (fused backward).
-GTB_XF_CLONES void softmax_from_lse(float* __restrict s, std::size_t ld, int i0, int rows, int n, float scale,
+GTB_CPU_CLONES void softmax_from_lse(float* __restrict s, std::size_t ld, int i0, int rows, int n, float scale,
                                     const float* __restrict lse, bool rnd) {
   for (int r = 0; r < rows; ++r) {
     float* __restrict sr = s + std::size_t(r) * ld;
@@ -208,7 +202,7 @@ GTB_XF_CLONES void softmax_from_lse(float* __restrict s, std::size_t ld, int i0,
 }
 
 // dS = softmax backward of dP given P (rows as in softmax_rows), in place in dp.
-GTB_XF_CLONES void softmax_back_rows(const float* __restrict p, float* __restrict dp, std::size_t ld, int i0, int rows,
+GTB_CPU_CLONES void softmax_back_rows(const float* __restrict p, float* __restrict dp, std::size_t ld, int i0, int rows,
                                      int n, float scale, bool rnd) {
   for (int r = 0; r < rows; ++r) {
     const float* __restrict pr = p + std::size_t(r) * ld;
@@ -226,7 +220,7 @@ GTB_XF_CLONES void softmax_back_rows(const float* __restrict p, float* __restric
   }
 }
 
-GTB_XF_CLONES void adamw_range(float* __restrict w, float* __restrict m, float* __restrict v,
+GTB_CPU_CLONES void adamw_range(float* __restrict w, float* __restrict m, float* __restrict v,
                                const float* __restrict g, std::size_t n, float lr, float b1, float b2, float eps,
                                float wd, float c1, float c2) {
 #pragma omp simd

@@ -7,35 +7,30 @@
 
 #include <omp.h>
 
+#include "kernels/common/cpu/clones.h"
+
 namespace gtb::cpu {
 
 // The project builds for the generic x86-64 target (SSE2); these loops are also compiled for AVX2
 // and AVX-512 and picked at run time, as a framework's CPU kernels are.
-// The AVX2 clone is x86-64-v3 (AVX2 + FMA), chosen by the CPU's features: an arch= CPU name such
-// as haswell is chosen only on that model, so AMD's AVX2 CPUs ran the SSE2 baseline.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define GTB_VEC_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
-#else
-#define GTB_VEC_CLONES
-#endif
 
 // __restrict tells the compiler x and y do not overlap, so it vectorizes without a runtime alias
 // check falling back to the scalar loop.
-GTB_VEC_CLONES void axpy_autovec(float a, const float* __restrict x, float* __restrict y, std::size_t n) {
+GTB_CPU_CLONES void axpy_autovec(float a, const float* __restrict x, float* __restrict y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) y[i] = gtb::axpy(a, x[i], y[i]);
 }
 
-GTB_VEC_CLONES void chain_autovec(ChainParams p, const float* __restrict x, float* __restrict y, std::size_t n) {
+GTB_CPU_CLONES void chain_autovec(ChainParams p, const float* __restrict x, float* __restrict y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) y[i] = gtb::chain(x[i], p);
 }
 
-GTB_VEC_CLONES void axpy_openmp(float a, const float* __restrict x, float* __restrict y, std::size_t n) {
+GTB_CPU_CLONES void axpy_openmp(float a, const float* __restrict x, float* __restrict y, std::size_t n) {
   const auto sn = static_cast<long long>(n);
 #pragma omp parallel for simd schedule(static)
   for (long long i = 0; i < sn; ++i) y[i] = gtb::axpy(a, x[i], y[i]);
 }
 
-GTB_VEC_CLONES void chain_openmp(ChainParams p, const float* __restrict x, float* __restrict y, std::size_t n) {
+GTB_CPU_CLONES void chain_openmp(ChainParams p, const float* __restrict x, float* __restrict y, std::size_t n) {
   const auto sn = static_cast<long long>(n);
 #pragma omp parallel for simd schedule(static)
   for (long long i = 0; i < sn; ++i) y[i] = gtb::chain(x[i], p);
