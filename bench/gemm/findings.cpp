@@ -102,8 +102,9 @@ void matmul_terms(const std::vector<Record>& records, Findings& f) {
 }
 
 // matmul_in_step: the share of the back-to-back rate a step's GEMMs keep, from the sequence records
-// of one precision, size and run: hot / (chain - passes), by the chain's working-set bytes. Where
-// several runs measured a size, the point of the run whose chain was fastest.
+// of one precision, size and run: hot / the chain's GEMM seconds timed inside it (gemm_s_in_step; in
+// older files chain - passes), by the FLOPs of one of the chain's GEMMs. Where several runs measured a
+// size, the point of the run whose chain was fastest.
 void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
   struct Triple {
     const Record *chain = nullptr, *passes = nullptr, *hot = nullptr;
@@ -129,15 +130,27 @@ void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
     t.backend = Backend::cpu;
     t.where = json{{"precision", prec}};
     t.form = "table";
-    t.axes = {"bytes"};
+    t.axes = {"flop"};
     t.y = "fraction";
     for (const auto& [key, tr] : by[gemm_prec]) {
-      if (!tr.chain || !tr.passes || !tr.hot) continue;
-      const double in_step = tr.chain->stats->median - tr.passes->stats->median;
-      const auto ws = tr.chain->counters.find("working_set_bytes");
-      if (!(in_step > 0) || ws == tr.chain->counters.end()) continue;
-      t.points.push_back({json{{"bytes", ws->second.value}}, tr.hot->stats->median / in_step, tr.chain->id});
-      for (const Record* r : {tr.chain, tr.passes, tr.hot}) t.records.push_back(r->id);
+      if (!tr.chain || !tr.hot) continue;
+      // The step's GEMM calls timed inside it where the chain record has them; otherwise (older
+      // files) the chain less its passes run alone.
+      const auto timed = tr.chain->counters.find("gemm_s_in_step");
+      const bool inside = timed != tr.chain->counters.end();
+      if (!inside && !tr.passes) continue;
+      const double in_step = inside ? timed->second.value : tr.chain->stats->median - tr.passes->stats->median;
+      if (!(in_step > 0)) continue;
+      // The point's place: one of the chain's GEMMs (rows x width x width, every GEMM of the chain the
+      // same FLOPs): the smaller a product, the more of it goes to fetching what the step's passes
+      // wrote (one table over the step's working set, as older gtb wrote it, let a step of small
+      // GEMMs borrow the share of a large chain).
+      const double rows = tr.chain->params.value("rows", 0.0), width = tr.chain->params.value("width", 0.0);
+      if (!(rows > 0 && width > 0)) continue;
+      t.points.push_back({json{{"flop", 2.0 * rows * width * width}}, tr.hot->stats->median / in_step, tr.chain->id});
+      t.records.push_back(tr.chain->id);
+      if (!inside) t.records.push_back(tr.passes->id);
+      t.records.push_back(tr.hot->id);
     }
     if (t.points.empty()) {
       f.terms.push_back(cost::cannot_say_term(
@@ -147,8 +160,8 @@ void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
                             gemm_prec + " GEMM sequence")));
       continue;
     }
-    t.note = "hot / (chain - passes): the share of the back-to-back GEMM rate a step's GEMMs keep, by the step's "
-             "working set";
+    t.note = "hot / the chain's GEMM seconds inside the step (gemm_s_in_step; older files: chain - passes): the "
+             "share of the back-to-back GEMM rate a step's GEMMs keep, by a GEMM's FLOPs";
     f.terms.push_back(std::move(t));
   }
 }

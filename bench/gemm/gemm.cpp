@@ -328,18 +328,31 @@ void cpu_step_shape_bf16(gtb::State& st) {
 }
 
 // A step's GEMMs do not run back to back on operands held in cache, as the records above run them:
-// each reads an activation a pass wrote just before, and the step's weights and activations together
-// outgrow the caches. A chain of `layers` layers at R rows and width W, as a step's forward pass runs
-// it: Z_l = A_{l-1} W_l (each layer its own weights) and A_l = relu(Z_l) over the threads. `mode`
-// runs the whole chain, its passes alone, or its first GEMM `layers` times on the same operands (hot,
-// as the step-shape records run it); the findings divide (chain - passes) by hot: the factor by which
-// a step's working set slows its GEMMs, by precision and working-set bytes (the matmul_in_step term).
+// each reads an activation a pass wrote just before (in the backward pass, rows the other threads
+// wrote: a weight gradient sums over every row), and the step's weights, gradients and activations
+// together outgrow the caches. A stack of `layers` layers at R rows and width W trained as a step
+// runs it, every GEMM through the per-shape plan cut into one slice per thread:
+//   forward   Z_l = A_{l-1} W_l, A_l = relu(Z_l)                         (A B, R x W x W)
+//   backward  dZ_l = dA_l * relu'(Z_l), dW_l = A_{l-1}^T dZ_l              (A^T B, W x W x R)
+//             dA_{l-1} = dZ_l W_l^T                                         (A B^T, R x W x W)
+// with dA of the top layer its own activation (a loss gradient stand-in). `mode` runs the whole
+// step, its passes alone, or each of the three GEMMs `layers` times on the same operands (hot, as
+// the step-shape records run them); the findings divide hot by (step - passes): the share of the
+// back-to-back rate a step's GEMMs keep, by precision and working-set bytes (matmul_in_step).
 struct Chain {
   int rows = 0, width = 0, layers = 0;
-  std::vector<float> x, w, z, a;  // x: R x W; w, z, a: `layers` blocks
+  std::vector<float> x, w, z, a, dz, da, dw;  // x: R x W; the others `layers` blocks (w, dw: W x W)
   std::size_t act() const { return std::size_t(rows) * std::size_t(width); }
   std::size_t wsz() const { return std::size_t(width) * std::size_t(width); }
   const float* in(int l) const { return l == 0 ? x.data() : a.data() + act() * std::size_t(l - 1); }
+  float* W(int l) { return w.data() + wsz() * std::size_t(l); }
+  float* Z(int l) { return z.data() + act() * std::size_t(l); }
+  float* A(int l) { return a.data() + act() * std::size_t(l); }
+  float* dZ(int l) { return dz.data() + act() * std::size_t(l); }
+  float* dW(int l) { return dw.data() + wsz() * std::size_t(l); }
+  // dA_l: the top layer's is its activation; below it, what the layer above wrote.
+  const float* dA(int l) const { return l == layers - 1 ? a.data() + act() * std::size_t(l) : da.data() + act() * std::size_t(l); }
+  float* dA_out(int l) { return da.data() + act() * std::size_t(l); }
 };
 
 void relu_pass(const float* z, float* a, std::size_t rows, std::size_t cols) {
@@ -353,6 +366,26 @@ void relu_pass(const float* z, float* a, std::size_t rows, std::size_t cols) {
   });
 }
 
+void relu_backward_pass(const float* z, const float* da, float* dz, std::size_t rows, std::size_t cols) {
+  gtb::cpu::parallel_ranges(rows, double(rows) * double(cols), [&](std::size_t r0, std::size_t r1, int) {
+    for (std::size_t r = r0; r < r1; ++r) {
+      const float* __restrict zr = z + r * cols;
+      const float* __restrict dar = da + r * cols;
+      float* __restrict dzr = dz + r * cols;
+#pragma omp simd
+      for (std::size_t j = 0; j < cols; ++j) dzr[j] = dar[j] * (zr[j] > 0.0f ? 1.0f : 0.0f);  // no branch: a vector loop
+    }
+  });
+}
+
+// Row-major transpose of a rows x cols matrix (for the float64 references).
+std::vector<float> transposed(const float* m, int rows, int cols) {
+  std::vector<float> t(std::size_t(rows) * std::size_t(cols));
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) t[std::size_t(j) * std::size_t(rows) + std::size_t(i)] = m[std::size_t(i) * std::size_t(cols) + std::size_t(j)];
+  return t;
+}
+
 void cpu_sequence(gtb::State& st) {
   const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
   if (prec != Precision::fp32 && prec != Precision::bf16_fp32acc)
@@ -364,59 +397,105 @@ void cpu_sequence(gtb::State& st) {
   Chain ch;
   ch.rows = dim(st, "rows"), ch.width = dim(st, "width"), ch.layers = dim(st, "layers");
   const std::size_t L = std::size_t(ch.layers);
-  ch.x.resize(ch.act()), ch.w.resize(ch.wsz() * L), ch.z.resize(ch.act() * L), ch.a.resize(ch.act() * L);
+  ch.x.resize(ch.act()), ch.w.resize(ch.wsz() * L), ch.dw.resize(ch.wsz() * L);
+  for (auto* v : {&ch.z, &ch.a, &ch.dz, &ch.da}) v->resize(ch.act() * L);
   gtb::fill_normal(ch.x.data(), ch.x.size(), kSeed);
   gtb::fill_normal(ch.w.data(), ch.w.size(), kSeed + 1);
   const float scale = 1.0f / std::sqrt(float(ch.width));  // keeps the activations of order one
   for (float& v : ch.w) v *= scale;
-  gtb::poison(ch.z.data(), ch.z.size());
-  gtb::poison(ch.a.data(), ch.a.size());
+  for (auto* v : {&ch.z, &ch.a, &ch.dz, &ch.da, &ch.dw}) gtb::poison(v->data(), v->size());
   const gtb::cpu::BlasThreadsScope one(1);
-  const int R = ch.rows, W = ch.width;
-  gtb::cpu::plan::Plan plan;  // the steps' per-shape choice, FP32 or BF16 (operands rounded as they enter)
-  plan.choose({{"layer", false, false, R, W, W, W, W, W, false}}, bf16, bf16);
-  if (plan.choices().front().chosen < 0) throw gtb::Skip("no GEMM candidate verified at this shape: " + plan.summary());
-  auto gemm = [&](int l, int from) {
-    plan.run(0, ch.in(from), ch.w.data() + ch.wsz() * std::size_t(l), 0.0f, ch.z.data() + ch.act() * std::size_t(l));
+  const int R = ch.rows, Wd = ch.width;
+  // The steps' per-shape choice, FP32 or BF16 (operands rounded as they enter), for each GEMM.
+  gtb::cpu::plan::Plan plan;
+  plan.choose({{"layer", false, false, R, Wd, Wd, Wd, Wd, Wd, false},
+               {"layer.dW", true, false, Wd, Wd, R, Wd, Wd, Wd, false},
+               {"layer.dX", false, true, R, Wd, Wd, Wd, Wd, Wd, false}},
+              bf16, bf16);
+  for (const auto& c : plan.choices())
+    if (c.chosen < 0) throw gtb::Skip("no GEMM candidate verified at this shape: " + plan.summary());
+  // Inside the step each GEMM call is timed on its own (the calling thread's clock, the call's fork
+  // and join included): the step's GEMM seconds without subtracting a separate run of its passes.
+  double gemm_s = 0;
+  auto timed = [&](std::size_t site, const float* a, const float* b, float* c) {
+    gemm_s += plan.run_timed(site, a, b, 0.0f, c);
   };
+  auto forward = [&](int l, int from) { timed(0, ch.in(from), ch.W(l), ch.Z(l)); };
+  auto grad_w = [&](int l) { timed(1, ch.in(l), ch.dZ(l), ch.dW(l)); };
+  auto grad_x = [&](int l) { timed(2, ch.dZ(l), ch.W(l), ch.dA_out(l - 1)); };
+  auto relu = [&](int l) { relu_pass(ch.Z(l), ch.A(l), std::size_t(R), std::size_t(Wd)); };
+  auto relu_back = [&](int l) { relu_backward_pass(ch.Z(l), ch.dA(l), ch.dZ(l), std::size_t(R), std::size_t(Wd)); };
+  auto step = [&](bool gemms) {
+    for (int l = 0; l < ch.layers; ++l) {
+      if (gemms) forward(l, l);
+      relu(l);
+    }
+    for (int l = ch.layers - 1; l >= 0; --l) {
+      relu_back(l);
+      if (gemms) grad_w(l);
+      if (gemms && l > 0) grad_x(l);
+    }
+  };
+  std::vector<double> gemm_per_step;  // every timed call of `run` (warm-ups too): its GEMM seconds
   auto run = [&] {
-    for (int l = 0; l < ch.layers; ++l) {
-      if (mode == "hot") {
-        gemm(0, 0);
-        continue;
-      }
-      if (mode == "chain") gemm(l, l);
-      relu_pass(ch.z.data() + ch.act() * std::size_t(l), ch.a.data() + ch.act() * std::size_t(l), std::size_t(R),
-                std::size_t(W));
-    }
-  };
-  // The check: the chain once, every layer's Z against float64 from the previous layer's A as computed.
-  {
-    for (int l = 0; l < ch.layers; ++l) {
-      gemm(l, l);
-      relu_pass(ch.z.data() + ch.act() * std::size_t(l), ch.a.data() + ch.act() * std::size_t(l), std::size_t(R),
-                std::size_t(W));
-    }
-    const int l = ch.layers - 1;
-    std::vector<float> prev(ch.in(l), ch.in(l) + ch.act()), wl(ch.w.begin() + std::ptrdiff_t(ch.wsz() * std::size_t(l)),
-                                                              ch.w.begin() + std::ptrdiff_t(ch.wsz() * std::size_t(l + 1)));
-    const std::vector<int> rows = gtb::cpu::gemm_check_rows(R, std::min(R, kCheckRows), kSeed + 2);
-    const std::vector<double> ref = gtb::cpu::gemm_reference_rows(prev.data(), wl.data(), W, W, rows);
-    if (!gtb::gemm::record_gemm_check(st, ch.z.data() + ch.act() * std::size_t(l), R, W, rows, ref,
-                                      gtb::gemm::tolerance(prec, W)))
+    if (mode == "chain") {
+      gemm_s = 0;
+      step(true);
+      gemm_per_step.push_back(gemm_s);
       return;
-    for (std::size_t i = 0; i < ch.act() * L; ++i)
-      if (!(ch.a[i] == (ch.z[i] > 0.0f ? ch.z[i] : 0.0f))) {
-        st.check(false, "relu pass: element " + std::to_string(i) + " wrong");
+    }
+    if (mode == "passes") return step(false);
+    // Hot: the step's GEMMs (layers forward, layers weight gradients, layers - 1 input gradients),
+    // each kind repeated on one layer's operands.
+    for (int l = 0; l < ch.layers; ++l) forward(0, 0);
+    for (int l = 0; l < ch.layers; ++l) grad_w(0);
+    for (int l = 1; l < ch.layers; ++l) grad_x(1);
+  };
+  // The check: one step, then a forward, a weight-gradient and an input-gradient GEMM against float64
+  // from the operands as computed, and every pass elementwise.
+  {
+    step(true);
+    const int l = ch.layers - 1;
+    std::vector<float> prev(ch.in(l), ch.in(l) + ch.act()), wl(ch.W(l), ch.W(l) + ch.wsz());
+    const std::vector<int> rows = gtb::cpu::gemm_check_rows(R, std::min(R, kCheckRows), kSeed + 2);
+    const std::vector<double> ref = gtb::cpu::gemm_reference_rows(prev.data(), wl.data(), Wd, Wd, rows);
+    if (!gtb::gemm::record_gemm_check(st, ch.Z(l), R, Wd, rows, ref, gtb::gemm::tolerance(prec, Wd))) return;
+    const std::vector<float> at = transposed(ch.in(0), R, Wd);
+    const std::vector<int> wrows = gtb::cpu::gemm_check_rows(Wd, std::min(Wd, kCheckRows), kSeed + 3);
+    if (!gtb::gemm::record_gemm_check(st, ch.dW(0), Wd, Wd, wrows,
+                                      gtb::cpu::gemm_reference_rows(at.data(), ch.dZ(0), Wd, R, wrows),
+                                      gtb::gemm::tolerance(prec, R)))
+      return;
+    if (ch.layers > 1) {
+      const std::vector<float> wt = transposed(ch.W(l), Wd, Wd);
+      if (!gtb::gemm::record_gemm_check(st, ch.dA_out(l - 1), R, Wd, rows,
+                                        gtb::cpu::gemm_reference_rows(ch.dZ(l), wt.data(), Wd, Wd, rows),
+                                        gtb::gemm::tolerance(prec, Wd)))
         return;
+    }
+    for (int k = 0; k < ch.layers; ++k)
+      for (std::size_t i = 0; i < ch.act(); ++i) {
+        const std::size_t o = ch.act() * std::size_t(k) + i;
+        const bool on = ch.z[o] > 0.0f;
+        if (!(ch.a[o] == (on ? ch.z[o] : 0.0f)) || !(ch.dz[o] == (on ? ch.dA(k)[i] : 0.0f))) {  // -0 == 0
+          st.check(false, std::string(ch.a[o] == (on ? ch.z[o] : 0.0f) ? "relu backward" : "relu") +
+                              " pass: layer " + std::to_string(k) + " element " + std::to_string(i) + " wrong");
+          return;
+        }
       }
   }
-  const double flop = 2.0 * double(R) * double(W) * double(W) * double(ch.layers);
+  const double flop = 2.0 * double(R) * double(Wd) * double(Wd) * double(3 * ch.layers - 1);
   if (mode != "passes") st.set_work(flop);
-  st.counter("working_set_bytes", 4.0 * double(ch.wsz() * L + ch.act() * (2 * L + 1)), "bytes");
+  // Weights and their gradients, the input, and per layer Z, A, dZ and dA.
+  st.counter("working_set_bytes", 4.0 * double(2 * ch.wsz() * L + ch.act() * (4 * L + 1)), "bytes");
   st.info("threads", omp_get_max_threads());
   st.info("gemm_plan", plan.summary());
   st.exec(run);
+  if (mode == "chain" && !gemm_per_step.empty()) {
+    std::nth_element(gemm_per_step.begin(), gemm_per_step.begin() + std::ptrdiff_t(gemm_per_step.size() / 2),
+                     gemm_per_step.end());
+    st.counter("gemm_s_in_step", gemm_per_step[gemm_per_step.size() / 2], "s");
+  }
 }
 
 // Attention's GEMMs: one small product per sample and head, the tasks spread over the threads
@@ -728,18 +807,19 @@ void register_all() {
         .describe("a BF16 training step's GEMM sites (layer in -> out at R rows) the way the CPU steps run them: "
                   "FP32 operands rounded to BF16 as they enter the product, the library the per-shape plan "
                   "verified and timed fastest (its conversion and packing included)");
-  // A step's sequence of GEMMs and passes against the same GEMMs hot (matmul_in_step). 64 x 64 keeps
-  // its working set (213 KiB) within a core's L2 cache; the others range beyond it.
+  // A step's sequence of GEMMs and passes against the same GEMMs hot (matmul_in_step), at GEMMs of
+  // 0.5 MFLOP (64 x 64 x 64, the whole step within a core's L2 cache) to 268 MFLOP (512 x 512 x 512).
   gtb::add("gemm", "sequence", "plan", gtb::Backend::cpu, cpu_sequence)
-      .zip({"rows", "width", "layers"}, {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 512, 4}, {2048, 1024, 4}},
-           {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 512, 4}})
+      .zip({"rows", "width", "layers"},
+           {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}, {2048, 1024, 4}},
+           {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}})
       .option("precision", std::vector<std::string>{"fp32", "bf16_fp32acc"})
       .option("mode", std::vector<std::string>{"chain", "passes", "hot"})
       .rule(kSmallCallRule)
       .rule(gtb::Suite::quick, kSmallCallQuickRule)
-      .describe("a step's forward chain (each layer's GEMM on the activation the previous layer's pass wrote, every "
-                "layer its own weights) against its passes alone and its first GEMM repeated hot: the slowdown of "
-                "a step's GEMMs over back-to-back calls");
+      .describe("a step's forward and backward GEMMs (each on what the previous pass wrote, the weight gradients "
+                "summing over rows the other threads wrote, every layer its own weights) against its passes alone "
+                "and each of its GEMMs repeated hot: the slowdown of a step's GEMMs over back-to-back calls");
   // Attention's per-head products, 16 at once (a batch of 4 samples of 4 heads; more tasks than
   // threads, as the transformer steps run).
   for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn})

@@ -460,17 +460,22 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
     n = 1;
   } else {
     std::size_t outside = 0, stand_in = 0, rounded = 0;
-    // A step's GEMMs read what its passes wrote, over a working set beyond the caches: the share of
-    // the back-to-back rate they keep there (matmul_in_step), where measured; the per-head products
-    // are measured as a batch over the threads already.
-    const Estimate keep = matmul_in_step_fraction(terms, be, c.precision, working_set_bytes(c, rows));
+    // A step's GEMMs read what its passes wrote (in the backward pass, rows other threads wrote): the
+    // share of the back-to-back rate a GEMM of its size keeps there (matmul_in_step), where measured;
+    // the per-head products are measured as a batch over the threads already.
+    const double ws = working_set_bytes(c, rows);
+    double kept_lo = 0, kept_hi = 0;
     for (const auto& s : matmul_shapes(c, rows)) {
       bool included = false;
       Estimate one = gemm_seconds(terms, be, c, s, included);
       rounded += included;
-      if (!s.batched && keep.seconds && one.seconds) {
+      const Estimate keep =
+          s.batched ? Estimate{} : matmul_in_step_fraction(terms, be, c.precision, ws, 2.0 * s.m * s.n * s.k);
+      if (keep.seconds && one.seconds) {
         one.seconds = *one.seconds / *keep.seconds;
         one.records.insert(one.records.end(), keep.records.begin(), keep.records.end());
+        kept_lo = kept_lo > 0 ? std::min(kept_lo, *keep.seconds) : *keep.seconds;
+        kept_hi = std::max(kept_hi, *keep.seconds);
       }
       outside += one.outside_measured;
       stand_in += one.note.find("priced at the A B rate") != std::string::npos ||
@@ -497,11 +502,13 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
     else if (reduced_operands(c.precision))
       mm.note += (mm.note.empty() ? "" : "; ") + c.precision + " GEMMs at the rates of operands already in " +
                  c.precision + ": their casts are priced apart";
-    if (keep.seconds) {
+    if (kept_hi > 0) {
       std::ostringstream k;
       k.precision(3);
-      k << "the layers' GEMMs at " << *keep.seconds << " of their back-to-back rate (a step's working set of "
-        << fmt_bytes(working_set_bytes(c, rows)) << ", matmul_in_step)";
+      k << "the layers' GEMMs at ";
+      if (kept_lo < kept_hi) k << kept_lo << " to ";
+      k << kept_hi << " of their back-to-back rate (matmul_in_step, by each GEMM's size; a step's working set of "
+        << fmt_bytes(ws) << ")";
       mm.note += (mm.note.empty() ? "" : "; ") + k.str();
     }
   }

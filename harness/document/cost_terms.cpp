@@ -722,14 +722,18 @@ Estimate matmul_batched_seconds(const std::vector<Term>& terms, Backend b, const
 }
 
 Estimate matmul_in_step_fraction(const std::vector<Term>& terms, Backend b, const std::string& precision,
-                                 double working_set_bytes) {
+                                 double working_set_bytes, double gemm_flop) {
   std::string reason;
   const auto found = select(
       terms, "matmul_in_step", b, [&](const Term& t) { return where_matches(t.where, "precision", precision); },
       reason);
   for (const Term* t : found) {
     if (t->form != "table" || t->y != "fraction") continue;
-    const auto ip = interpolate(*t, json{{t->axes.empty() ? "bytes" : t->axes[0], working_set_bytes}});
+    // Over one GEMM's FLOPs (this gtb's sequence records), or over the step's working set (older files).
+    const std::string axis = t->axes.empty() ? "bytes" : t->axes[0];
+    const double at = axis == "flop" ? gemm_flop : working_set_bytes;
+    if (!(at > 0)) continue;
+    const auto ip = interpolate(*t, json{{axis, at}});
     if (!ip || !(ip->y > 0)) continue;
     Estimate e;
     e.seconds = ip->y;  // a fraction, carried in the estimate's number

@@ -96,10 +96,11 @@ Estimate matmul_autocast_seconds(const std::vector<Term>&, Backend, const std::s
 // matmul_batched table, or each product alone at the matmul rate where none was measured.
 Estimate matmul_batched_seconds(const std::vector<Term>&, Backend, const std::string& precision, double m, double n,
                                 double k, const std::string& orientation, double count);
-// The share (0..) of the back-to-back GEMM rate a step's GEMMs keep at `precision`, for a step whose
-// weights and activations span `working_set_bytes` (matmul_in_step); cannot_say where none was measured.
+// The share (0..) of the back-to-back GEMM rate a GEMM of `gemm_flop` FLOPs keeps inside a step at
+// `precision` (matmul_in_step over a GEMM's FLOPs; files of older gtb hold it over the step's weights
+// and activations, `working_set_bytes`); cannot_say where none was measured.
 Estimate matmul_in_step_fraction(const std::vector<Term>&, Backend, const std::string& precision,
-                                 double working_set_bytes);
+                                 double working_set_bytes, double gemm_flop);
 Estimate launch_seconds(const std::vector<Term>&, const std::string& mode);
 // A constant term's value (not a time: a count such as cpu_threads) in Estimate::seconds.
 Estimate constant_value(const std::vector<Term>& terms, const std::string& name, Backend b);

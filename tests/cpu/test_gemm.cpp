@@ -616,8 +616,9 @@ const gtb::cost::Term* in_step(const g::Findings& f, const std::string& precisio
 }
 }  // namespace
 
-// matmul_in_step: hot / (chain - passes) per size, at the chain's working set, naming all three
-// records; a planted slower chain lowers the share; a precision without sequence records cannot say.
+// matmul_in_step: hot / (chain - passes) per size for a chain record without its GEMMs timed inside
+// (older files), at one GEMM's FLOPs, naming all three records; a planted slower chain lowers the
+// share; a precision without sequence records cannot say.
 TEST(GemmFindings, InStepShareFromTheSequenceRecords) {
   std::vector<gtb::Record> rs = {sequence_rec("fp32", "chain", 128, 1.2e-3), sequence_rec("fp32", "passes", 128, 0.2e-3),
                                  sequence_rec("fp32", "hot", 128, 0.8e-3)};
@@ -626,7 +627,7 @@ TEST(GemmFindings, InStepShareFromTheSequenceRecords) {
   ASSERT_TRUE(t && t->usable());
   ASSERT_EQ(t->points.size(), 1u);
   EXPECT_NEAR(t->points[0].y, 0.8, 1e-12);
-  EXPECT_DOUBLE_EQ(t->points[0].at["bytes"].get<double>(), 4.0 * (4 * 128 * 128 + 9 * 512 * 128));
+  EXPECT_DOUBLE_EQ(t->points[0].at["flop"].get<double>(), 2.0 * 512 * 128 * 128);
   EXPECT_EQ(t->records.size(), 3u);
   const auto* b = in_step(f, "bf16");
   ASSERT_TRUE(b);
@@ -637,6 +638,36 @@ TEST(GemmFindings, InStepShareFromTheSequenceRecords) {
   rs.pop_back();  // no hot record: no point, and the term says why
   f = g::compute_findings(rs);
   EXPECT_FALSE(in_step(f, "fp32")->usable());
+}
+
+// A chain record with its GEMMs timed inside the step (gemm_s_in_step) gives hot / those seconds, and
+// needs no passes record; a planted slower in-step time lowers the share by exactly that; sizes
+// are separate points by their GEMMs' FLOPs.
+TEST(GemmFindings, InStepShareFromTheGemmsTimedInsideTheChain) {
+  gtb::Record chain = sequence_rec("fp32", "chain", 128, 1.2e-3);
+  chain.counters["gemm_s_in_step"] = {1.0e-3, "s"};
+  std::vector<gtb::Record> rs = {chain, sequence_rec("fp32", "hot", 128, 0.8e-3)};
+  g::Findings f = g::compute_findings(rs);
+  const auto* t = in_step(f, "fp32");
+  ASSERT_TRUE(t && t->usable());
+  ASSERT_EQ(t->points.size(), 1u);
+  EXPECT_NEAR(t->points[0].y, 0.8, 1e-12);
+  EXPECT_EQ(t->records.size(), 2u);
+  rs[0].counters["gemm_s_in_step"] = {1.6e-3, "s"};  // planted: the GEMMs 0.6 ms slower inside the step
+  f = g::compute_findings(rs);
+  EXPECT_NEAR(in_step(f, "fp32")->points[0].y, 0.5, 1e-12);
+  gtb::Record wide = sequence_rec("fp32", "chain", 512, 9e-3);
+  wide.counters["gemm_s_in_step"] = {8e-3, "s"};
+  rs.push_back(wide);
+  rs.push_back(sequence_rec("fp32", "hot", 512, 7.2e-3));
+  f = g::compute_findings(rs);
+  t = in_step(f, "fp32");
+  ASSERT_EQ(t->points.size(), 2u);
+  for (const auto& p : t->points) {
+    const double flop = p.at["flop"].get<double>();
+    EXPECT_TRUE(flop == 2.0 * 512 * 128 * 128 || flop == 2.0 * 512 * 512 * 512) << flop;
+    EXPECT_NEAR(p.y, flop > 1e8 ? 0.9 : 0.5, 1e-12);
+  }
 }
 
 TEST(GemmFindings, EmptyInputGivesNoFindings) {

@@ -808,21 +808,50 @@ TEST(CostModel, PlantedHalvedInStepShareDoublesTheLayersGemms) {
   EXPECT_TRUE(std::any_of(mm->estimate.records.begin(), mm->estimate.records.end(),
                           [](const std::string& r) { return r.rfind("sequence/fp32/", 0) == 0; }));
   // The GPU has no such term: untouched.
-  EXPECT_FALSE(matmul_in_step_fraction(terms, Backend::cuda, "fp32", 1e7).seconds);
+  EXPECT_FALSE(matmul_in_step_fraction(terms, Backend::cuda, "fp32", 1e7, 1e8).seconds);
 }
 
-// The share is looked up at the step's working set: a larger batch reads a larger one.
+// An older file's share is looked up at the step's working set: a larger batch reads a larger one.
 TEST(CostModel, InStepShareIsReadAtTheStepsWorkingSet) {
   Term t = in_step_share("fp32", 1.0);
   t.points[0].y = 1.0, t.points[1].y = 0.5;  // 1e5 bytes: 1.0; 1e10 bytes: 0.5, log-log between
   const std::vector<Term> terms = {t};
-  const Estimate small = matmul_in_step_fraction(terms, Backend::cpu, "fp32", 1e5);
-  const Estimate mid = matmul_in_step_fraction(terms, Backend::cpu, "fp32", std::sqrt(1e5 * 1e10));
+  const Estimate small = matmul_in_step_fraction(terms, Backend::cpu, "fp32", 1e5, 1e12);
+  const Estimate mid = matmul_in_step_fraction(terms, Backend::cpu, "fp32", std::sqrt(1e5 * 1e10), 1e3);
   ASSERT_TRUE(small.seconds && mid.seconds);
   EXPECT_NEAR(*small.seconds, 1.0, 1e-12);
   EXPECT_NEAR(*mid.seconds, std::sqrt(0.5), 1e-9);
-  EXPECT_TRUE(matmul_in_step_fraction(terms, Backend::cpu, "fp32", 1e12).outside_measured);
-  EXPECT_FALSE(matmul_in_step_fraction(terms, Backend::cpu, "bf16", 1e7).seconds);
+  EXPECT_TRUE(matmul_in_step_fraction(terms, Backend::cpu, "fp32", 1e12, 1e8).outside_measured);
+  EXPECT_FALSE(matmul_in_step_fraction(terms, Backend::cpu, "bf16", 1e7, 1e8).seconds);
+}
+
+// This gtb's share is looked up at each GEMM's FLOPs: in a step of two GEMM sizes, a planted lower
+// share for the small products moves only them, and the note gives the range of shares.
+TEST(CostModel, InStepShareIsReadAtEachGemmsSize) {
+  const StepConfig c = config_from_json({{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4},
+                                         {"seq_len", 128}, {"batch", 2}});
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
+                             flat_stream(Backend::cpu, "gelu", 1e9)};
+  for (const char* o : {"nn", "tn", "nt"}) terms.push_back(flat_matmul("matmul_batched", Backend::cpu, o, 1e11));
+  auto by_flop = [](double small_share) {
+    Term t = in_step_share("fp32", 1.0);
+    t.axes = {"flop"};
+    // Two points: 1e3 FLOPs at small_share, 1e7 at 1.0; the step's layer GEMMs (256 rows at width
+    // 128: 8.4e6 to 3.4e7 FLOPs) read from their neighbourhood.
+    t.points = {{json{{"flop", 1e3}}, small_share, "sequence/small"}, {json{{"flop", 1e7}}, 1.0, "sequence/large"}};
+    t.records = {"sequence/small", "sequence/large"};
+    return t;
+  };
+  terms.push_back(by_flop(1.0));
+  const double flat = matmul_part(terms, c);
+  EXPECT_NEAR(matmul_in_step_fraction(terms, Backend::cpu, "fp32", 1e12, 1e3).seconds.value_or(0), 1.0, 1e-12);
+  terms.back() = by_flop(0.5);
+  const double planted = matmul_part(terms, c);
+  EXPECT_GT(planted, flat);  // the products below 1e7 FLOPs (the 128 x 128 projections) slow down
+  EXPECT_NEAR(matmul_in_step_fraction(terms, Backend::cpu, "fp32", 1.0, 1e3).seconds.value_or(0), 0.5, 1e-12);
+  EXPECT_NEAR(matmul_in_step_fraction(terms, Backend::cpu, "fp32", 1.0, 1e7).seconds.value_or(0), 1.0, 1e-12);
+  const Part* mm = part(predict(terms, c, Backend::cpu), "matmul");
+  EXPECT_NE(mm->estimate.note.find(" to 1 of their back-to-back rate"), std::string::npos) << mm->estimate.note;
 }
 
 // A fused softmax pass is priced at the rate of one block of scores (64 rows x S, in cache), the

@@ -233,7 +233,7 @@ TEST(CostTerms, SeveralRunsGiveTheMedianOfEachRunsFigure) {
   EXPECT_DOUBLE_EQ(terms_from_document(doc)[1].value, 2e-6);
   // What the model reads: the share a step's GEMMs keep, and the host read-back it prices.
   const std::vector<Term> read = terms_from_document(doc);
-  EXPECT_DOUBLE_EQ(matmul_in_step_fraction(read, Backend::cpu, "bf16", 1e6).seconds.value_or(0), 0.96);
+  EXPECT_DOUBLE_EQ(matmul_in_step_fraction(read, Backend::cpu, "bf16", 1e6, 1e8).seconds.value_or(0), 0.96);
   EXPECT_DOUBLE_EQ(host_sync_seconds(read, Backend::cpu).seconds.value_or(0), 2e-6);
   // The matching is by family, name and selector: another precision in the runs leaves it merged.
   for (auto& r : doc["run_findings"]) r["findings"]["g"]["terms"][0]["where"]["precision"] = "fp32";

@@ -83,6 +83,9 @@ class Plan {
   void choose(const std::vector<Shape>& shapes, bool bf16, bool round_operands, const Machine& machine);
   // Runs site `i` (the index in the vector given to choose). alpha is 1.
   void run(std::size_t i, const float* a, const float* b, float beta, float* c) const;
+  // run() on the calling thread's host clock (the call's fork and join included): seconds. For a
+  // measurement that times a step's products one by one inside it (the gemm family's sequence).
+  double run_timed(std::size_t i, const float* a, const float* b, float beta, float* c) const;
   // Same shape as site i but m (and for fused attention n and k) changed: a block of a site.
   void run_sized(std::size_t i, int m, int n, int k, const float* a, const float* b, float beta, float* c) const;
   const std::vector<Choice>& choices() const { return choices_; }
