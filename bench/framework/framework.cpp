@@ -115,6 +115,7 @@ void note_worker(State& st) {
   const json& h = fw::Worker::get().hello();
   st.info("torch", h.value("torch", json()));
   st.info("torch_threads", h.value("threads", json()));
+  st.info("torch_flush_denormal", h.value("flush_denormal", json()));
   const gtb::Record& r = st.record();
   // gtb's records of the same work: the merge pairs them (counter time_vs_same_work).
   if (auto ids = fw::same_work_ids(r.workload, r.backend, r.params, r.options); !ids.empty()) st.info("same_work_as", ids);

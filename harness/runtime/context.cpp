@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "harness/runtime/gpu.h"
+#include "kernels/common/denormals.h"
 #include "harness/document/results.h"
 
 extern "C" {
@@ -214,6 +215,7 @@ json host_context() {
   h["logical_cpus"] = static_cast<int>(std::thread::hardware_concurrency());
   h["omp_threads"] = omp_get_max_threads();
   h["isa"] = cpu_isa_flags();
+  h["denormals"] = denormals_mode();
   const CpuCaches caches = cpu_caches();
   // Per instance as seen by CPU 0 (an L3 is usually shared by several cores).
   h["caches"] = {{"l1d_bytes", caches.l1d_bytes},

@@ -21,6 +21,7 @@
 #include "harness/runtime/gtb.h"
 #include "harness/runtime/publish.h"
 #include "harness/runtime/startup.h"
+#include "kernels/common/denormals.h"
 #include "harness/document/results.h"
 
 namespace gtb {
@@ -766,6 +767,9 @@ int family_main(int argc, char** argv, const std::string& family) {
 
   // Before any case loads data or starts threads: this may re-execute the binary.
   run_startup_before_cases(argv);
+  // Every CPU thread of a measuring process flushes denormals (kernels/common/denormals.h),
+  // before any process group or case starts threads of its own (they inherit it).
+  flush_denormals_on_every_thread();
   const auto group_it = registry().groups.find(family);
   const ProcessGroup* group = group_it == registry().groups.end() ? nullptr : &group_it->second;
   struct Finish {

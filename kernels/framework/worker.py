@@ -55,6 +55,8 @@ def hello(threads):
         return h, None
     if threads > 0:
         torch.set_num_threads(threads)
+    # gtb's own CPU steps flush denormals (FTZ and DAZ on every thread): PyTorch's side the same.
+    h["flush_denormal"] = bool(torch.set_flush_denormal(True))
     h["torch"] = torch.__version__
     h["threads"] = torch.get_num_threads()
     h["cuda"] = torch.version.cuda
