@@ -41,9 +41,12 @@ inline constexpr double kSavingStepTolerance = 0.03;  // of the step without the
 
 // The measured saving A - B (the steps' median seconds) and its noise: the half-widths of the two
 // medians' ~95% confidence intervals (relative, from each record's samples, times its step) added in
-// quadrature; infinite where a record has too few samples to say (under 6).
+// quadrature; infinite where a record has too few samples to say (under 6). In a file of several
+// runs, no less than half the range of the savings the runs measured one by one (run_spread_s): the
+// drift of the machine between runs, which no record's own samples show.
 struct MeasuredSaving {
   double seconds = 0, noise_s = 0, step_s = 0;  // step_s: A's median
+  double run_spread_s = 0;                      // 0: fewer than two runs hold both records
 };
 MeasuredSaving measured_saving(const Step& a, const Record& ra, const Step& b, const Record& rb);
 

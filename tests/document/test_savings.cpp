@@ -175,6 +175,45 @@ TEST(Savings, ASavingInsideItsOwnNoiseIsNotScored) {
   EXPECT_NE(v.rows[0].why.find(c.pairs[0].b), std::string::npos) << v.rows[0].why;
 }
 
+// A file of several runs: a saving the records' own samples call clear, but whose runs measured it
+// with opposite signs, is inside its noise (half the range of the runs' savings); runs that agree
+// leave it scored. A record whose runs are missing keeps the samples' noise.
+TEST(Savings, RunsThatDisagreeMakeASavingNoise) {
+  Case c;
+  const double want = c.predicted(1024), step_a = 20 * want;
+  c.add(1024, step_a, step_a * 0.95);  // a 5 % saving, samples +-1 %: clear on its own
+  auto runs = [](Record& r, std::vector<double> medians) {
+    r.stats = Stats{};
+    r.stats->median = r.samples[r.samples.size() / 2];
+    for (std::size_t i = 0; i < medians.size(); ++i) {
+      RunStat x;
+      x.run = int(i) + 1;
+      x.stats = Stats{};
+      x.stats->median = medians[i];
+      r.runs.push_back(x);
+    }
+  };
+  const double b = step_a * 0.95;
+  runs(c.records[0], {step_a, step_a * 0.88, step_a});
+  runs(c.records[1], {b, b, b * 1.02});  // the runs' savings: +5 %, -7 %, +3.1 % of A
+  SavingsValidation v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  ASSERT_TRUE(v.rows[0].measured);
+  EXPECT_EQ(v.rows[0].status, "in_noise") << v.rows[0].measured->noise_s;
+  EXPECT_NEAR(v.rows[0].measured->run_spread_s, (0.05 + 0.07) / 2 * step_a, 1e-3 * step_a);
+  // Runs that agree: scored as before.
+  c.records[0].runs.clear(), c.records[1].runs.clear();
+  runs(c.records[0], {step_a, step_a * 1.001, step_a});
+  runs(c.records[1], {b, b, b * 1.001});
+  v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  EXPECT_EQ(v.rows[0].status, "scored");
+  EXPECT_LT(v.rows[0].measured->run_spread_s, 0.01 * step_a);
+  // One record without runs: the samples' noise alone.
+  c.records[1].runs.clear();
+  v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  EXPECT_EQ(v.rows[0].status, "scored");
+  EXPECT_EQ(v.rows[0].measured->run_spread_s, 0.0);
+}
+
 TEST(Savings, RankingAgreementCountsTheFixesTheTwoOrdersSwap) {
   Case c;
   const double p256 = c.predicted(256), p1024 = c.predicted(1024);
