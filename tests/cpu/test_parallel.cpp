@@ -112,6 +112,11 @@ TEST(DpStep, OneRankMatchesFloat64Reference) {
   const std::vector<float> p1 = m.params();
   m.step(d.x.data(), d.y.data());
   EXPECT_NE(p1, m.params());
+  // Without communication the gradients never go through the buckets (poisoned, still untouched),
+  // and no time is counted as communication: a one-rank baseline pays only for its step.
+  for (const auto& buf : m.bucket_buffers())
+    for (float v : buf) ASSERT_TRUE(std::isnan(v));
+  EXPECT_LT(m.last_times().comm_s, 0.05 * m.last_times().total_s);
 }
 
 // Half the batch normalized by the whole batch gives half of the gradient sum: the property the

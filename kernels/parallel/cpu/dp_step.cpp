@@ -137,7 +137,9 @@ float DpMlp::step(const float* x, const int* labels) {
       for (std::size_t k = 0; k < n; ++k) d[k] *= mlp::act_derivative<float>(act, Zp[k]);
       dz_.swap(dz_prev_);
     }
-    if (next_bucket < buckets_.size() && buckets_[next_bucket].last_layer == l) {
+    // A one-rank baseline (no communication) keeps its gradients where they are: copying them into
+    // buckets and back is the cost of communicating, not of the step.
+    if (communicate_ && next_bucket < buckets_.size() && buckets_[next_bucket].last_layer == l) {
       pack(buckets_[next_bucket], bucket_bufs_[next_bucket]);
       if (overlap_ && communicate_)
         inflight[next_bucket] = mpi::Request::iallreduce(bucket_bufs_[next_bucket].data(), buckets_[next_bucket].elems);
@@ -148,11 +150,9 @@ float DpMlp::step(const float* x, const int* labels) {
       for (auto& r : inflight) r.test();
   }
   const double t_comm = host_seconds();
-  for (std::size_t i = 0; i < buckets_.size(); ++i) {
-    if (communicate_) {
-      if (overlap_) inflight[i].wait();
-      else mpi::allreduce_sum(bucket_bufs_[i].data(), buckets_[i].elems);
-    }
+  for (std::size_t i = 0; communicate_ && i < buckets_.size(); ++i) {
+    if (overlap_) inflight[i].wait();
+    else mpi::allreduce_sum(bucket_bufs_[i].data(), buckets_[i].elems);
     unpack(buckets_[i], bucket_bufs_[i]);
   }
   const double t_opt = host_seconds();

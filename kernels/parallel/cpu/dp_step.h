@@ -35,6 +35,8 @@ class DpMlp {
   std::vector<float>& params() { return params_; }
   const std::vector<float>& grads() const { return grads_; }
   const StepTimes& last_times() const { return times_; }
+  // The buckets' send buffers (a one-rank step, which does not communicate, never fills them).
+  const std::vector<std::vector<float>>& bucket_buffers() const { return bucket_bufs_; }
   // The FP32 GEMM library of the step's products (default OpenBLAS); throws where it is not available.
   void set_gemm_lib(cpu::GemmLib lib);
   cpu::GemmLib gemm_lib() const { return lib_; }
