@@ -337,8 +337,9 @@ void cpu_step_shape_bf16(gtb::State& st) {
 //             dA_{l-1} = dZ_l W_l^T                                         (A B^T, R x W x W)
 // with dA of the top layer its own activation (a loss gradient stand-in). `mode` runs the whole
 // step, its passes alone, or each of the three GEMMs `layers` times on the same operands (hot, as
-// the step-shape records run them); the findings divide hot by (step - passes): the share of the
-// back-to-back rate a step's GEMMs keep, by precision and working-set bytes (matmul_in_step).
+// the step-shape records run them); the whole step's record also holds its GEMM calls' seconds
+// (gemm_s_in_step), and the findings divide hot by them: the share of the back-to-back rate a
+// step's GEMMs keep, by precision and one GEMM's FLOPs (matmul_in_step).
 struct Chain {
   int rows = 0, width = 0, layers = 0;
   std::vector<float> x, w, z, a, dz, da, dw;  // x: R x W; the others `layers` blocks (w, dw: W x W)

@@ -850,7 +850,9 @@ TEST(CostModel, InStepShareIsReadAtEachGemmsSize) {
   EXPECT_GT(planted, flat);  // the products below 1e7 FLOPs (the 128 x 128 projections) slow down
   EXPECT_NEAR(matmul_in_step_fraction(terms, Backend::cpu, "fp32", 1.0, 1e3).seconds.value_or(0), 0.5, 1e-12);
   EXPECT_NEAR(matmul_in_step_fraction(terms, Backend::cpu, "fp32", 1.0, 1e7).seconds.value_or(0), 1.0, 1e-12);
-  const Part* mm = part(predict(terms, c, Backend::cpu), "matmul");
+  const Prediction p = predict(terms, c, Backend::cpu);
+  const Part* mm = part(p, "matmul");
+  ASSERT_TRUE(mm);
   EXPECT_NE(mm->estimate.note.find(" to 1 of their back-to-back rate"), std::string::npos) << mm->estimate.note;
 }
 
