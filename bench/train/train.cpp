@@ -226,7 +226,7 @@ void cpu_case(gtb::State& st) {
   for (std::size_t n = 0; n < timed_cands.size() && !found; ++n) {
     std::size_t pick = timed_cands.size();
     for (std::size_t i = 0; i < timed_cands.size(); ++i)
-      if (!tried[i] && (pick == timed_cands.size() || timed_cands[i].second < 0.95 * timed_cands[pick].second))
+      if (!tried[i] && (pick == timed_cands.size() || gtb::cpu::clearly_faster(timed_cands[i].second, timed_cands[pick].second)))
         pick = i;
     tried[pick] = true;
     const std::size_t ci = timed_cands[pick].first;

@@ -43,7 +43,7 @@ GemmLib fastest_library(const std::vector<LibraryTiming>& timed) {
     if (!t.available) continue;
     if (!(t.seconds > 0))
       throw std::invalid_argument(std::string("the step's time on ") + to_string(t.lib) + " is not positive");
-    if (!best || t.seconds < 0.95 * best->seconds) best = &t;
+    if (!best || clearly_faster(t.seconds, best->seconds)) best = &t;
   }
   if (!best) throw std::invalid_argument("no GEMM library is available for the CPU step");
   return best->lib;
@@ -51,7 +51,7 @@ GemmLib fastest_library(const std::vector<LibraryTiming>& timed) {
 
 std::vector<LibraryTiming> time_libraries(const std::function<double(GemmLib)>& seconds_on) {
   std::vector<LibraryTiming> timed;
-  for (const GemmLib lib : {GemmLib::openblas, GemmLib::onednn, GemmLib::mkl})
+  for (const auto& [lib, name] : kGemmLibNames)
     timed.push_back(gemm_lib_available(lib) ? LibraryTiming{lib, true, seconds_on(lib)} : LibraryTiming{lib, false, 0});
   return timed;
 }

@@ -31,11 +31,14 @@ struct LibraryTiming {
   bool available = true;
   double seconds = 0;
 };
-// The library a CPU step runs: the fastest available one, in the order given, a challenger having to
-// beat the best so far by 5 % (timing noise does not flip a choice; the train family's rule).
+// A challenger replaces the best timing so far only when at least 5 % faster, so that timing noise on a
+// busy machine does not flip a choice: the rule of every CPU library choice (the steps' libraries, the
+// GEMM plan's sites).
+inline bool clearly_faster(double challenger_s, double best_s) { return challenger_s < 0.95 * best_s; }
+// The library a CPU step runs: the fastest available one, in the order given, by clearly_faster.
 // Throws std::invalid_argument when none is available or a timing is not positive.
 GemmLib fastest_library(const std::vector<LibraryTiming>& timed);
-// Each FP32 GEMM library this build offers (OpenBLAS, oneDNN, oneMKL, in that order) with the seconds
+// Each FP32 GEMM library (kGemmLibNames' order: OpenBLAS, oneDNN, oneMKL) with the seconds
 // `seconds_on(lib)` gives for it (called only for an available one): what fastest_library chooses from.
 std::vector<LibraryTiming> time_libraries(const std::function<double(GemmLib)>& seconds_on);
 void sgemm(GemmLib lib, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,

@@ -252,7 +252,7 @@ int pick(const std::vector<Choice::Tried>& tried) {
   for (std::size_t i = 0; i < tried.size(); ++i) {
     const Choice::Tried& t = tried[i];
     if (!t.available || !t.verified) continue;
-    if (best < 0 || t.seconds < 0.95 * tried[std::size_t(best)].seconds) best = int(i);
+    if (best < 0 || cpu::clearly_faster(t.seconds, tried[std::size_t(best)].seconds)) best = int(i);
   }
   return best;
 }

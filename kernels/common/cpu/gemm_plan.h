@@ -68,8 +68,8 @@ struct Choice {
   std::vector<Tried> tried;
 };
 
-// The choice among the candidates tried on one site: the fastest verified one, a challenger having to
-// beat the first verified candidate by 5 % (timing noise on a busy machine); -1 when none verified.
+// The choice among the candidates tried on one site: the fastest verified one by cpu::clearly_faster
+// (a challenger at least 5 % faster than the best so far); -1 when none verified.
 int pick(const std::vector<Choice::Tried>& tried);
 
 class Plan {
