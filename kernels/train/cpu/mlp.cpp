@@ -10,6 +10,7 @@
 #include <cstring>
 #include <new>
 
+#include "kernels/common/clock.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/clones.h"
 #include "kernels/common/cpu/mkl.h"
@@ -62,7 +63,7 @@ void CpuMlp::set_threading(Threading t) {
 void CpuMlp::gemm(int site, bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
                   float beta, float* c, int ldc) const {
   // The BF16 plan slices its own products (and rounds the operands as they enter them).
-  const double t0 = omp_get_wtime();
+  const double t0 = host_seconds();
   if (prec_ == Precision::bf16) {
     plan_.run_sized(std::size_t(site), m, n, k, a, b, beta, c);
   } else {
@@ -71,7 +72,7 @@ void CpuMlp::gemm(int site, bool ta, bool tb, int m, int n, int k, const float* 
                       leaf_gemm(site, ta, tb, mm, nn, k, as, lda, bs, ldb, beta, cs, ldc);
                     });
   }
-  pieces_.gemm += omp_get_wtime() - t0;
+  pieces_.gemm += host_seconds() - t0;
 }
 
 void CpuMlp::leaf_gemm(int site, bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b,
@@ -317,11 +318,11 @@ void CpuMlp::forward_backward(const float* x, const int* labels, int rows, float
 }
 
 void CpuMlp::optimizer_step() {
-  const double t0 = omp_get_wtime();
+  const double t0 = host_seconds();
   struct Lap {
     double t0;
     double& into;
-    ~Lap() { into += omp_get_wtime() - t0; }
+    ~Lap() { into += host_seconds() - t0; }
   } lap{t0, pieces_.optimizer};
   ++t_;
   const std::size_t n = lay_.total;
@@ -351,9 +352,9 @@ float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_
   // Thread 0's GEMM calls, timed (the pieces are thread 0's view of the shared region).
   auto timed_leaf = [this](int thread, const auto& call) {
     if (thread != 0) return call();
-    const double t0 = omp_get_wtime();
+    const double t0 = host_seconds();
     call();
-    pieces_.gemm += omp_get_wtime() - t0;
+    pieces_.gemm += host_seconds() - t0;
   };
   const int L = lay_.layers();
   const Act act = cfg_.act;
@@ -433,7 +434,7 @@ float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_
       }
     }
 #pragma omp barrier
-    const double t_update = t == 0 ? omp_get_wtime() : 0.0;
+    const double t_update = t == 0 ? host_seconds() : 0.0;
     // Each thread sums the gradients of its share of the parameters and updates that share.
     const std::size_t b = n * std::size_t(t) / std::size_t(parts) / 16 * 16;
     const std::size_t e = t + 1 == parts ? n : n * std::size_t(t + 1) / std::size_t(parts) / 16 * 16;
@@ -443,7 +444,7 @@ float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_
     else
       adam_range(params_ + b, opt_ + b, opt_ + n + b, grads_ + b, e - b, cfg_.lr, cfg_.beta1, cfg_.beta2, cfg_.eps, c1,
                  c2);
-    if (t == 0) pieces_.optimizer += omp_get_wtime() - t_update;
+    if (t == 0) pieces_.optimizer += host_seconds() - t_update;
   }
   last_rows_ = rows;
   x_ = x + std::size_t(micro_batches - 1) * std::size_t(rows) * in0;
@@ -479,10 +480,10 @@ float CpuMlp::step(const float* x, const int* labels, int batch, int micro_batch
     double t0;
     Pieces& p;
     ~Whole() {
-      p.total += omp_get_wtime() - t0;
+      p.total += host_seconds() - t0;
       ++p.steps;
     }
-  } whole{omp_get_wtime(), pieces_};
+  } whole{host_seconds(), pieces_};
   if (rows_mode(rows)) return step_rows(x, labels, batch, micro_batches, nt);
   double loss_sum = 0;
   const float scale = 1.0f / float(batch);
