@@ -152,6 +152,17 @@ TEST(TrainStep, PiecesSplitTheStepsTime) {
 TEST(TrainStep, TheCostModelKnowsTheSerialRule) {
   EXPECT_EQ(gtb::cost::kNativeSerialStepFlops, mlp::kSerialStepFlops);
   EXPECT_EQ(gtb::cost::kNativeRowsPerThread, mlp::kRowsPerThread);
+  // The model counts a step's FLOPs as the step does: the same configurations, on both sides of the
+  // threshold, run on one thread in both.
+  for (int width : {64, 256})
+    for (int batch : {1, 16, 64, 100, 256}) {
+      const mlp::Config cfg = mlp::bench_config(width, 4);
+      const bool step_serial = mlp::step_flops(mlp::Layout(cfg), batch) < mlp::kSerialStepFlops;
+      const gtb::cost::StepConfig c = gtb::cost::config_from_json(
+          {{"model", "mlp"}, {"width", width}, {"depth", 4}, {"input", cfg.input}, {"classes", cfg.classes},
+           {"batch", batch}, {"input_bytes_per_sample", 0}});
+      EXPECT_EQ(gtb::cost::runs_on_one_thread(c, gtb::Backend::cpu), step_serial) << width << " x " << batch;
+    }
 }
 
 TEST(TrainMath, LossScaleStateMachine) {
