@@ -101,28 +101,83 @@ void matmul_terms(const std::vector<Record>& records, Findings& f) {
         }
 }
 
+// passes_in_step and update_in_step: the share of the back-to-back rate a step's elementwise passes
+// and its optimizer update keep inside it, from the sequence records of one precision and size: the
+// passes' record's seconds for them alone (pass_s, update_s: run back to back on what they wrote
+// last) / the chain's timed inside the step (pass_s_in_step, update_s_in_step), by the bytes they
+// move per step (pass_bytes, update_bytes). Sizes that move the same bytes (the update of one width
+// at several rows) are one point, the mean of their shares.
+struct SequenceRecords {
+  const Record *chain = nullptr, *passes = nullptr, *hot = nullptr;
+};
+using SequencesByPrecision = std::map<std::string, std::map<std::string, SequenceRecords>>;
+
+void pass_in_step_terms(const std::map<std::string, SequencesByPrecision>& by_threads, Findings& f) {
+  struct Kind {
+    const char *name, *alone, *inside, *bytes, *what;
+  };
+  for (const Kind k : {Kind{"passes_in_step", "pass_s", "pass_s_in_step", "pass_bytes", "elementwise passes"},
+                       Kind{"update_in_step", "update_s", "update_s_in_step", "update_bytes", "optimizer update"}})
+    for (const auto& [threads, by] : by_threads)
+    for (const Precision step_precision : {Precision::fp32, Precision::bf16}) {
+      const std::string gemm_prec = to_string(gemm_precision(step_precision));
+      const auto sequences = by.find(gemm_prec);
+      if (sequences == by.end()) continue;
+      std::map<double, std::vector<std::pair<double, std::vector<std::string>>>> at;  // bytes -> shares
+      for (const auto& [key, tr] : sequences->second) {
+        if (!tr.chain || !tr.passes) continue;
+        const auto alone = tr.passes->counters.find(k.alone);
+        const auto inside = tr.chain->counters.find(k.inside);
+        const auto bytes = tr.chain->counters.find(k.bytes);
+        if (alone == tr.passes->counters.end() || inside == tr.chain->counters.end() || bytes == tr.chain->counters.end())
+          continue;  // an older file: its sequences timed only their GEMMs
+        if (!(alone->second.value > 0 && inside->second.value > 0 && bytes->second.value > 0)) continue;
+        at[bytes->second.value].push_back({alone->second.value / inside->second.value, {tr.chain->id, tr.passes->id}});
+      }
+      if (at.empty()) continue;
+      cost::Term t;
+      t.name = k.name;
+      t.backend = Backend::cpu;
+      t.where = json{{"precision", to_string(step_precision)}, {"threads", threads}};
+      t.form = "table";
+      t.axes = {"bytes"};
+      t.y = "fraction";
+      for (const auto& [bytes, shares] : at) {
+        double sum = 0;
+        for (const auto& [share, ids] : shares) {
+          sum += share;
+          t.records.insert(t.records.end(), ids.begin(), ids.end());
+        }
+        t.points.push_back({json{{"bytes", bytes}}, sum / double(shares.size()), shares.front().second.front()});
+      }
+      t.note = std::string("the ") + k.what + "' seconds alone (" + k.alone + ") / inside the step (" + k.inside +
+               "): the share of the back-to-back rate a step's " + k.what + " keep, by the bytes they move per step" +
+               (threads == "one" ? ", the step on one thread" : ", the step on all threads");
+      f.terms.push_back(std::move(t));
+    }
+}
+
 // matmul_in_step: the share of the back-to-back rate a step's GEMMs keep, from the sequence records
 // of one precision, size and run: hot / the chain's GEMM seconds timed inside it (gemm_s_in_step; in
 // older files chain - passes), by the FLOPs of one of the chain's GEMMs. Where several runs measured a
 // size, the point of the run whose chain was fastest.
 void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
-  struct Triple {
-    const Record *chain = nullptr, *passes = nullptr, *hot = nullptr;
-  };
-  std::map<std::string, std::map<std::string, Triple>> by;  // precision -> rows,width,layers -> records
+  // threads (all, one; older files: all) -> precision -> rows,width,layers -> records
+  std::map<std::string, SequencesByPrecision> by_threads;
   bool any = false;
   for (const Record& r : records) {
     if (r.workload != "sequence" || r.backend != Backend::cpu) continue;
     any = true;
     if (!gtb::usable(r) || !r.stats || !(r.stats->median > 0)) continue;
     const std::string key = r.params.dump();
-    Triple& t = by[precision_of(r)][key];
+    SequenceRecords& t = by_threads[opt(r, "threads", "all")][precision_of(r)][key];
     const std::string mode = opt(r, "mode", "");
     const Record*& slot = mode == "chain" ? t.chain : mode == "passes" ? t.passes : t.hot;
     if (mode != "chain" && mode != "passes" && mode != "hot") continue;
     if (!slot || r.stats->median < slot->stats->median) slot = &r;
   }
   if (!any) return;
+  auto& by = by_threads["all"];  // the GEMMs' share: the steps on all threads
   for (const Precision step_precision : {Precision::fp32, Precision::bf16}) {
     const std::string prec = to_string(step_precision), gemm_prec = to_string(gemm_precision(step_precision));
     cost::Term t;
@@ -164,6 +219,7 @@ void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
              "share of the back-to-back GEMM rate a step's GEMMs keep, by a GEMM's FLOPs";
     f.terms.push_back(std::move(t));
   }
+  pass_in_step_terms(by_threads, f);
 }
 }  // namespace
 

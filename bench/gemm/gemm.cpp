@@ -17,6 +17,7 @@
 #include "bench/gemm/findings.h"
 #include "harness/runtime/blas_core.h"
 #include "harness/runtime/gtb.h"
+#include "kernels/common/clock.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/gemm_plan.h"
 #include "kernels/common/cpu/mkl.h"
@@ -27,6 +28,7 @@
 #include "kernels/gemm/cpu/gemm_dnnl.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/gemm_shapes.h"
+#include "kernels/train/mlp.h"
 #include "kernels/transformer/block.h"
 #if GTB_HAVE_CUDA
 #include "harness/runtime/cuda_timing.h"
@@ -335,14 +337,20 @@ void cpu_step_shape_bf16(gtb::State& st) {
 //   forward   Z_l = A_{l-1} W_l, A_l = relu(Z_l)                         (A B, R x W x W)
 //   backward  dZ_l = dA_l * relu'(Z_l), dW_l = A_{l-1}^T dZ_l              (A^T B, W x W x R)
 //             dA_{l-1} = dZ_l W_l^T                                         (A B^T, R x W x W)
-// with dA of the top layer its own activation (a loss gradient stand-in). `mode` runs the whole
-// step, its passes alone, or each of the three GEMMs `layers` times on the same operands (hot, as
-// the step-shape records run them); the whole step's record also holds its GEMM calls' seconds
-// (gemm_s_in_step), and the findings divide hot by them: the share of the back-to-back rate a
-// step's GEMMs keep, by precision and one GEMM's FLOPs (matmul_in_step).
+// with dA of the top layer its own activation (a loss gradient stand-in), then the optimizer: SGD
+// with momentum over every layer's weights from the gradients the products' slices wrote (the train
+// family's update). `mode` runs the whole step, its passes and update alone (back to back on data
+// they wrote last, as the vectorize family's passes run), or each of the three GEMMs `layers`
+// times on the same operands (hot, as the step-shape records run them). The whole step's record
+// holds the seconds of its GEMM calls, its passes and its update timed inside it (gemm_s_in_step,
+// pass_s_in_step, update_s_in_step), the passes' record those of its passes and update alone
+// (pass_s, update_s); the findings divide: the share of the back-to-back rate a step's GEMMs keep,
+// by precision and one GEMM's FLOPs (matmul_in_step), and the shares its passes and its update
+// keep, by the bytes they move (passes_in_step, update_in_step). `threads` one runs it all on one
+// thread, as the CPU MLP step runs a step under its serial FLOPs (matmul_in_step: all threads only).
 struct Chain {
   int rows = 0, width = 0, layers = 0;
-  std::vector<float> x, w, z, a, dz, da, dw;  // x: R x W; the others `layers` blocks (w, dw: W x W)
+  std::vector<float> x, w, z, a, dz, da, dw, mom;  // x: R x W; the others `layers` blocks (w, dw, mom: W x W)
   std::size_t act() const { return std::size_t(rows) * std::size_t(width); }
   std::size_t wsz() const { return std::size_t(width) * std::size_t(width); }
   const float* in(int l) const { return l == 0 ? x.data() : a.data() + act() * std::size_t(l - 1); }
@@ -379,6 +387,31 @@ void relu_backward_pass(const float* z, const float* da, float* dz, std::size_t 
   });
 }
 
+// The optimizer's learning rate and momentum: the top layer's stand-in gradient is that of half its
+// activations' squared sum, so the steps descend it, slowly enough to keep every value of order one.
+constexpr float kSequenceLr = 1e-6f, kSequenceMomentum = 0.9f;
+
+// SGD with momentum (the train family's update and its split over the threads), flushing a
+// denormal momentum as the step does.
+void sgd_pass(float* w, float* v, const float* g, std::size_t n) {
+  gtb::cpu::parallel_ranges(n, double(n), [&](std::size_t b, std::size_t e, int) {
+    float* __restrict wp = w + b;
+    float* __restrict vp = v + b;
+    const float* __restrict gp = g + b;
+#pragma omp simd
+    for (std::size_t i = 0; i < e - b; ++i) {
+      gtb::mlp::sgd_momentum(wp[i], vp[i], gp[i], kSequenceLr, kSequenceMomentum);
+      vp[i] = gtb::mlp::flush_denormal(vp[i]);
+    }
+  });
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
 // Row-major transpose of a rows x cols matrix (for the float64 references).
 std::vector<float> transposed(const float* m, int rows, int cols) {
   std::vector<float> t(std::size_t(rows) * std::size_t(cols));
@@ -395,15 +428,28 @@ void cpu_sequence(gtb::State& st) {
   const std::string mode = st.get_string("mode");
   if (mode != "chain" && mode != "passes" && mode != "hot")
     throw std::invalid_argument("gemm: mode must be chain, passes or hot, got " + mode);
+  const std::string threads = st.get_string("threads");
+  if (threads != "all" && threads != "one") throw std::invalid_argument("gemm: threads must be all or one, got " + threads);
+  struct OneThread {  // the OpenMP threads every slice and pass uses, restored at the end
+    int saved = omp_get_max_threads();
+    bool on;
+    explicit OneThread(bool one) : on(one) {
+      if (on) omp_set_num_threads(1);
+    }
+    ~OneThread() {
+      if (on) omp_set_num_threads(saved);
+    }
+  } one_thread(threads == "one");
   Chain ch;
   ch.rows = dim(st, "rows"), ch.width = dim(st, "width"), ch.layers = dim(st, "layers");
   const std::size_t L = std::size_t(ch.layers);
-  ch.x.resize(ch.act()), ch.w.resize(ch.wsz() * L), ch.dw.resize(ch.wsz() * L);
+  ch.x.resize(ch.act()), ch.w.resize(ch.wsz() * L), ch.dw.resize(ch.wsz() * L), ch.mom.resize(ch.wsz() * L);
   for (auto* v : {&ch.z, &ch.a, &ch.dz, &ch.da}) v->resize(ch.act() * L);
   gtb::fill_normal(ch.x.data(), ch.x.size(), kSeed);
   gtb::fill_normal(ch.w.data(), ch.w.size(), kSeed + 1);
   const float scale = 1.0f / std::sqrt(float(ch.width));  // keeps the activations of order one
   for (float& v : ch.w) v *= scale;
+  gtb::fill_normal(ch.mom.data(), ch.mom.size(), kSeed + 4);
   for (auto* v : {&ch.z, &ch.a, &ch.dz, &ch.da, &ch.dw}) gtb::poison(v->data(), v->size());
   const gtb::cpu::BlasThreadsScope one(1);
   const int R = ch.rows, Wd = ch.width;
@@ -417,15 +463,22 @@ void cpu_sequence(gtb::State& st) {
     if (c.chosen < 0) throw gtb::Skip("no GEMM candidate verified at this shape: " + plan.summary());
   // Inside the step each GEMM call is timed on its own (the calling thread's clock, the call's fork
   // and join included): the step's GEMM seconds without subtracting a separate run of its passes.
-  double gemm_s = 0;
+  // Its passes and its update are timed the same way (the same clock, fork and join included).
+  double gemm_s = 0, pass_s = 0, update_s = 0;
   auto timed = [&](std::size_t site, const float* a, const float* b, float* c) {
     gemm_s += plan.run_timed(site, a, b, 0.0f, c);
   };
+  auto timed_pass = [&](double& into, const auto& pass) { into += gtb::seconds_of_call(pass); };
   auto forward = [&](int l, int from) { timed(0, ch.in(from), ch.W(l), ch.Z(l)); };
   auto grad_w = [&](int l) { timed(1, ch.in(l), ch.dZ(l), ch.dW(l)); };
   auto grad_x = [&](int l) { timed(2, ch.dZ(l), ch.W(l), ch.dA_out(l - 1)); };
-  auto relu = [&](int l) { relu_pass(ch.Z(l), ch.A(l), std::size_t(R), std::size_t(Wd)); };
-  auto relu_back = [&](int l) { relu_backward_pass(ch.Z(l), ch.dA(l), ch.dZ(l), std::size_t(R), std::size_t(Wd)); };
+  auto relu = [&](int l) {
+    timed_pass(pass_s, [&] { relu_pass(ch.Z(l), ch.A(l), std::size_t(R), std::size_t(Wd)); });
+  };
+  auto relu_back = [&](int l) {
+    timed_pass(pass_s, [&] { relu_backward_pass(ch.Z(l), ch.dA(l), ch.dZ(l), std::size_t(R), std::size_t(Wd)); });
+  };
+  auto update = [&] { timed_pass(update_s, [&] { sgd_pass(ch.w.data(), ch.mom.data(), ch.dw.data(), ch.w.size()); }); };
   auto step = [&](bool gemms) {
     for (int l = 0; l < ch.layers; ++l) {
       if (gemms) forward(l, l);
@@ -437,23 +490,26 @@ void cpu_sequence(gtb::State& st) {
       if (gemms && l > 0) grad_x(l);
     }
   };
-  std::vector<double> gemm_per_step;  // every timed call of `run` (warm-ups too): its GEMM seconds
+  // Every timed call of `run` (warm-ups too): the seconds of its GEMMs, its passes and its update.
+  std::vector<double> gemm_per_step, pass_per_step, update_per_step;
   auto run = [&] {
-    if (mode == "chain") {
-      gemm_s = 0;
-      step(true);
-      gemm_per_step.push_back(gemm_s);
+    if (mode == "hot") {
+      // Hot: the step's GEMMs (layers forward, layers weight gradients, layers - 1 input gradients),
+      // each kind repeated on one layer's operands.
+      for (int l = 0; l < ch.layers; ++l) forward(0, 0);
+      for (int l = 0; l < ch.layers; ++l) grad_w(0);
+      for (int l = 1; l < ch.layers; ++l) grad_x(1);
       return;
     }
-    if (mode == "passes") return step(false);
-    // Hot: the step's GEMMs (layers forward, layers weight gradients, layers - 1 input gradients),
-    // each kind repeated on one layer's operands.
-    for (int l = 0; l < ch.layers; ++l) forward(0, 0);
-    for (int l = 0; l < ch.layers; ++l) grad_w(0);
-    for (int l = 1; l < ch.layers; ++l) grad_x(1);
+    gemm_s = pass_s = update_s = 0;
+    step(mode == "chain");
+    update();
+    gemm_per_step.push_back(gemm_s);
+    pass_per_step.push_back(pass_s);
+    update_per_step.push_back(update_s);
   };
   // The check: one step, then a forward, a weight-gradient and an input-gradient GEMM against float64
-  // from the operands as computed, and every pass elementwise.
+  // from the operands as computed, every pass elementwise, and the update against float64.
   {
     step(true);
     const int l = ch.layers - 1;
@@ -484,18 +540,37 @@ void cpu_sequence(gtb::State& st) {
           return;
         }
       }
+    const std::vector<float> w0 = ch.w, v0 = ch.mom;
+    update();
+    for (std::size_t i = 0; i < ch.w.size(); ++i) {
+      const double v = double(kSequenceMomentum) * double(v0[i]) + double(ch.dw[i]);
+      const double w = double(w0[i]) - double(kSequenceLr) * v;
+      if (!(std::fabs(ch.mom[i] - v) <= 1e-5 * (std::fabs(v) + 1.0) && std::fabs(ch.w[i] - w) <= 1e-6 * (std::fabs(w) + 1.0))) {
+        st.check(false, "update: parameter " + std::to_string(i) + " wrong");
+        return;
+      }
+    }
   }
   const double flop = 2.0 * double(R) * double(Wd) * double(Wd) * double(3 * ch.layers - 1);
   if (mode != "passes") st.set_work(flop);
-  // Weights and their gradients, the input, and per layer Z, A, dZ and dA.
-  st.counter("working_set_bytes", 4.0 * double(2 * ch.wsz() * L + ch.act() * (4 * L + 1)), "bytes");
+  // Weights, their gradients and momentum, the input, and per layer Z, A, dZ and dA.
+  st.counter("working_set_bytes", 4.0 * double(3 * ch.wsz() * L + ch.act() * (4 * L + 1)), "bytes");
+  // What the passes and the update move per step, read and written (ReLU: Z read, A written; its
+  // gradient: Z and dA read, dZ written; the update: weights, momentum and gradient read, weights
+  // and momentum written).
+  st.counter("pass_bytes", 4.0 * double(ch.act()) * 5.0 * double(L), "bytes");
+  st.counter("update_bytes", 4.0 * double(ch.w.size()) * 5.0, "bytes");
   st.info("threads", omp_get_max_threads());
   st.info("gemm_plan", plan.summary());
   st.exec(run);
   if (mode == "chain" && !gemm_per_step.empty()) {
-    std::nth_element(gemm_per_step.begin(), gemm_per_step.begin() + std::ptrdiff_t(gemm_per_step.size() / 2),
-                     gemm_per_step.end());
-    st.counter("gemm_s_in_step", gemm_per_step[gemm_per_step.size() / 2], "s");
+    st.counter("gemm_s_in_step", median_of(gemm_per_step), "s");
+    st.counter("pass_s_in_step", median_of(pass_per_step), "s");
+    st.counter("update_s_in_step", median_of(update_per_step), "s");
+  }
+  if (mode == "passes" && !pass_per_step.empty()) {
+    st.counter("pass_s", median_of(pass_per_step), "s");
+    st.counter("update_s", median_of(update_per_step), "s");
   }
 }
 
@@ -816,6 +891,7 @@ void register_all() {
            {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}})
       .option("precision", std::vector<std::string>{"fp32", "bf16_fp32acc"})
       .option("mode", std::vector<std::string>{"chain", "passes", "hot"})
+      .option("threads", std::vector<std::string>{"all", "one"})
       .rule(kSmallCallRule)
       .rule(gtb::Suite::quick, kSmallCallQuickRule)
       .describe("a step's forward and backward GEMMs (each on what the previous pass wrote, the weight gradients "

@@ -520,6 +520,17 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
   return {"compute", "matmul", os.str(), mm};
 }
 
+// The share of their back-to-back rate a native CPU step's passes or update keep inside it
+// (passes_in_step, update_in_step at `bytes`), measured on a step run as this one runs: on all cores
+// (its products' slices on every core), or on one thread (a native MLP step under the serial FLOPs);
+// none for a step on a share of the cores or one of several ranks.
+Estimate in_step_share(const std::vector<Term>& terms, const StepConfig& c, Backend be, const std::string& name,
+                       double bytes) {
+  if (runs_on_one_thread(c, be)) return pass_in_step_fraction(terms, be, name, c.precision, "one", bytes);
+  if (update_reads_other_cores(c, be)) return pass_in_step_fraction(terms, be, name, c.precision, "all", bytes);
+  return Estimate{};
+}
+
 // Compute, the elementwise passes and the operand casts at the measured streaming bandwidth of
 // their size.
 Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double rows) {
@@ -542,6 +553,16 @@ Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backe
   if (outside)
     ew.note = std::to_string(outside) + " of " + std::to_string(ops.size()) +
               " passes lie outside the measured sizes: the nearest measured rates are used";
+  // Inside gtb's native CPU step the passes read what a product or another pass wrote just before
+  // (often on the other core): the share of their back-to-back rate a step's passes keep
+  // (passes_in_step, at the bytes this micro-batch's passes move), where measured.
+  double pass_bytes = 0;
+  for (const Pass& pass : ops) pass_bytes += pass.bytes;
+  const Estimate keep = ew.seconds ? in_step_share(terms, c, be, "passes_in_step", pass_bytes) : Estimate{};
+  if (keep.seconds) {
+    ew.seconds = *ew.seconds / *keep.seconds;
+    ew.records.insert(ew.records.end(), keep.records.begin(), keep.records.end());
+  }
   ew = scaled(ew, c.micro_batches);
   if (c.model == "generic") ew = known(0, "generic model: elementwise work not modelled (in its FLOPs)");
   std::ostringstream os;
@@ -555,6 +576,9 @@ Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backe
       casts.size() < matmul_shapes(c, rows).size())
     os << " (the other GEMMs' rounding is in their measured rates)";
   os << ", at the measured streaming bandwidth" << (one_thread ? " of one thread (the step runs on one thread)" : "");
+  if (keep.seconds && c.model != "generic")
+    os << ", at " << *keep.seconds << " of it inside a step (passes_in_step, " << fmt_bytes(pass_bytes)
+       << " moved per micro-batch)";
   return {"compute", "elementwise", os.str(), ew};
 }
 
@@ -579,7 +603,19 @@ Part optimizer_part(const std::vector<Term>& terms, const StepConfig& c, Backend
       opt = one;
     }
   }
-  if (opt.seconds && update_reads_other_cores(c, be)) {
+  // Inside gtb's native CPU step the update reads the gradients the products' slices wrote (on every
+  // core) and the weights they read: the share of its back-to-back rate an update keeps there
+  // (update_in_step, at the bytes an SGD update of these parameters moves), where measured; the
+  // hand-off rate otherwise.
+  const Estimate keep = opt.seconds ? in_step_share(terms, c, be, "update_in_step", params * 20.0) : Estimate{};
+  if (keep.seconds) {
+    opt.seconds = *opt.seconds / *keep.seconds;
+    opt.records.insert(opt.records.end(), keep.records.begin(), keep.records.end());
+    std::ostringstream k;
+    k.precision(3);
+    k << "at " << *keep.seconds << " of its back-to-back rate inside a step (update_in_step)";
+    opt.note = (opt.note.empty() ? "" : opt.note + "; ") + k.str();
+  } else if (opt.seconds && update_reads_other_cores(c, be)) {
     Estimate handoff = stream_seconds_of(terms, be, opt_bytes, "handoff");
     if (handoff.seconds && *handoff.seconds > *opt.seconds) {
       handoff.note = (handoff.note.empty() ? "" : handoff.note + "; ") +

@@ -744,6 +744,28 @@ Estimate matmul_in_step_fraction(const std::vector<Term>& terms, Backend b, cons
   return cannot(reason.empty() ? describe("matmul_in_step", b, "precision=" + precision) : reason);
 }
 
+Estimate pass_in_step_fraction(const std::vector<Term>& terms, Backend b, const std::string& name,
+                               const std::string& precision, const std::string& threads, double bytes) {
+  std::string reason;
+  const auto found = select(
+      terms, name, b,
+      [&](const Term& t) {
+        return where_matches(t.where, "precision", precision) && t.where.value("threads", "all") == threads;
+      },
+      reason);
+  for (const Term* t : found) {
+    if (t->form != "table" || t->y != "fraction" || t->axes != std::vector<std::string>{"bytes"} || !(bytes > 0)) continue;
+    const auto ip = interpolate(*t, json{{"bytes", bytes}});
+    if (!ip || !(ip->y > 0)) continue;
+    Estimate e;
+    e.seconds = ip->y;  // a fraction, carried in the estimate's number
+    e.records = t->records;
+    e.outside_measured = ip->outside_measured;
+    return e;
+  }
+  return cannot(reason.empty() ? describe(name, b, "precision=" + precision + " threads=" + threads) : reason);
+}
+
 namespace {
 Estimate constant_seconds(const std::vector<Term>& terms, const std::string& name, Backend b,
                           const std::function<bool(const Term&)>& ok, const std::string& sel) {

@@ -59,6 +59,31 @@ Stats compute_stats(const std::vector<double>& samples) {
   return st;
 }
 
+Stats compute_stats_of_runs(const std::vector<std::vector<double>>& runs) {
+  std::size_t n = 0;
+  bool equal = true;
+  for (const auto& r : runs) {
+    if (n && r.size() != n) equal = false;
+    n = std::max(n, r.size());
+  }
+  std::vector<double> pooled;
+  for (const auto& r : runs) {
+    if (r.empty()) continue;
+    if (equal) {
+      pooled.insert(pooled.end(), r.begin(), r.end());
+      continue;
+    }
+    std::vector<double> s(r);
+    std::sort(s.begin(), s.end());
+    for (std::size_t j = 0; j < n; ++j) pooled.push_back(quantile_sorted(s, (double(j) + 0.5) / double(n)));
+  }
+  Stats st = compute_stats(pooled);
+  std::int64_t count = 0;
+  for (const auto& r : runs) count += static_cast<std::int64_t>(r.size());
+  st.count = count;  // the samples kept, not the stand-ins
+  return st;
+}
+
 double median_ci_relative_halfwidth(const std::vector<double>& samples) {
   const std::size_t n = samples.size();
   if (n < 6) return std::numeric_limits<double>::infinity();

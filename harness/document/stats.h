@@ -16,6 +16,11 @@ struct Stats {
 
 // Throws std::invalid_argument on an empty input or a non-finite sample.
 Stats compute_stats(const std::vector<double>& samples);
+// The statistics of several runs' samples, each run weighing the same however many samples it
+// kept: each run stands in as `n` of its own quantiles at (j + 0.5) / n, n the largest run's count
+// (the runs' samples as they are when every run kept the same count). A disturbed run whose
+// stopping rule kept sampling longer so counts no more than a calm one. Throws as compute_stats.
+Stats compute_stats_of_runs(const std::vector<std::vector<double>>& runs);
 // Linear-interpolated quantile (Hyndman-Fan type 7, as numpy's default) of sorted data.
 double quantile_sorted(const std::vector<double>& sorted, double q);
 // The same quantile of data in any order (sorts a copy). Throws std::invalid_argument when empty.

@@ -11,4 +11,13 @@ inline double host_seconds() {
   return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
 }
 
+// The host seconds one call of `fn` takes: a part of a step timed inside it (a parallel pass's fork
+// and join included), as the CPU steps time their pieces.
+template <class Fn>
+double seconds_of_call(Fn&& fn) {
+  const double t0 = host_seconds();
+  fn();
+  return host_seconds() - t0;
+}
+
 }  // namespace gtb

@@ -6,6 +6,7 @@
 
 #include "harness/driver/compare/compare_core.h"
 #include "harness/driver/compare/compare_stats.h"
+#include "harness/document/stats.h"
 #include "harness/driver/run/runs.h"
 #include "test_compare_util.h"
 
@@ -220,6 +221,30 @@ TEST(MergeRuns, KeepsEveryRunAndPoolsTheSamples) {
   EXPECT_EQ(failed[0].status, Status::failed);
   EXPECT_EQ(failed[0].status_detail, "run 2: cudaErrorIllegalAddress");
   EXPECT_FALSE(failed[0].value.has_value());
+}
+
+// Every run weighs the same in the merged statistics: a disturbed run whose stopping rule kept 200
+// slow samples does not outvote two calm runs of 10 (pooled, its samples would be the median); runs
+// of equal counts give the pooled statistics exactly; every sample is kept either way.
+TEST(MergeRuns, EveryRunWeighsTheSameHoweverManySamplesItKept) {
+  compare::Rng rng(8);
+  std::vector<std::vector<Record>> runs;
+  for (const auto& [n, seconds] : std::vector<std::pair<int, double>>{{10, 1e-3}, {200, 2e-3}, {10, 1.05e-3}})
+    runs.push_back({rate_record("w", json{{"b", 1}}, lognormal(rng, n, seconds, 0.01))});
+  const auto merged = driver::merge_runs(runs);
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].samples.size(), 220u);
+  EXPECT_EQ(merged[0].stats->count, 220);
+  EXPECT_LT(merged[0].stats->median, 1.2e-3);
+  EXPECT_GT(merged[0].stats->median, 0.9e-3);
+  EXPECT_GT(compute_stats(merged[0].samples).median, 1.9e-3);  // pooled: the disturbed run's
+  EXPECT_DOUBLE_EQ(*merged[0].value, merged[0].metric_of_seconds(merged[0].stats->median));
+  runs[1] = {rate_record("w", json{{"b", 1}}, lognormal(rng, 10, 2e-3, 0.01))};
+  const auto equal = driver::merge_runs(runs);
+  const Stats pooled = compute_stats(equal[0].samples);
+  EXPECT_DOUBLE_EQ(equal[0].stats->median, pooled.median);
+  EXPECT_DOUBLE_EQ(equal[0].stats->q1, pooled.q1);
+  EXPECT_DOUBLE_EQ(equal[0].stats->stddev, pooled.stddev);
 }
 
 // A per-run figure (a step's milliseconds) follows the runs: the median over the ok runs, not the

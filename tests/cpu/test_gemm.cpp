@@ -670,6 +670,84 @@ TEST(GemmFindings, InStepShareFromTheGemmsTimedInsideTheChain) {
   }
 }
 
+namespace {
+const gtb::cost::Term* named(const g::Findings& f, const std::string& name, const std::string& precision) {
+  for (const auto& t : f.terms)
+    if (t.name == name && t.where.value("precision", "") == precision && t.where.value("threads", "") == "all") return &t;
+  return nullptr;
+}
+// A chain and a passes record of one size whose passes and update took `pass_in`/`update_in` seconds
+// inside the step and `pass_alone`/`update_alone` alone.
+std::vector<gtb::Record> timed_passes(std::int64_t width, double pass_in, double pass_alone, double update_in,
+                                      double update_alone) {
+  gtb::Record chain = sequence_rec("fp32", "chain", width, 2e-3), passes = sequence_rec("fp32", "passes", width, 1e-3);
+  chain.counters["pass_s_in_step"] = {pass_in, "s"};
+  chain.counters["update_s_in_step"] = {update_in, "s"};
+  chain.counters["pass_bytes"] = {4.0 * 512 * double(width) * 20, "bytes"};
+  chain.counters["update_bytes"] = {4.0 * double(width * width) * 4 * 5, "bytes"};
+  passes.counters["pass_s"] = {pass_alone, "s"};
+  passes.counters["update_s"] = {update_alone, "s"};
+  return {chain, passes};
+}
+}  // namespace
+
+// passes_in_step and update_in_step: the passes record's seconds alone / the chain's inside the step,
+// at the bytes they move, naming both records; a planted slower update inside the step lowers only its
+// share; a file whose sequences timed only their GEMMs (no such counters) gives neither term.
+TEST(GemmFindings, PassAndUpdateSharesFromTheSequenceRecords) {
+  std::vector<gtb::Record> rs = timed_passes(128, 0.4e-3, 0.3e-3, 0.2e-3, 0.1e-3);
+  g::Findings f = g::compute_findings(rs);
+  const auto* p = named(f, "passes_in_step", "fp32");
+  const auto* u = named(f, "update_in_step", "fp32");
+  ASSERT_TRUE(p && u && p->usable() && u->usable());
+  ASSERT_EQ(p->points.size(), 1u);
+  EXPECT_NEAR(p->points[0].y, 0.75, 1e-12);
+  EXPECT_DOUBLE_EQ(p->points[0].at["bytes"].get<double>(), 4.0 * 512 * 128 * 20);
+  EXPECT_NEAR(u->points[0].y, 0.5, 1e-12);
+  EXPECT_DOUBLE_EQ(u->points[0].at["bytes"].get<double>(), 4.0 * 128 * 128 * 4 * 5);
+  EXPECT_EQ(u->records, (std::vector<std::string>{rs[0].id, rs[1].id}));
+  EXPECT_EQ(u->where.value("threads", ""), "all");  // records without the option: an older file's, all threads
+  EXPECT_FALSE(named(f, "passes_in_step", "bf16"));
+  // The same size on one thread is a term of its own; the all-thread one keeps its share.
+  std::vector<gtb::Record> one = timed_passes(128, 0.2e-3, 0.1e-3, 0.2e-3, 0.2e-3);
+  for (auto& r : one) {
+    r.options["threads"] = "one";
+    r.id = gtb::make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
+  }
+  std::vector<gtb::Record> both = rs;
+  both.insert(both.end(), one.begin(), one.end());
+  f = g::compute_findings(both);
+  int on_one = 0;
+  for (const auto& t : f.terms)
+    if (t.name == "passes_in_step" && t.where.value("threads", "") == "one") {
+      ++on_one;
+      EXPECT_NEAR(t.points.at(0).y, 0.5, 1e-12);
+    }
+  EXPECT_EQ(on_one, 1);
+  EXPECT_NEAR(named(f, "passes_in_step", "fp32")->points[0].y, 0.75, 1e-12);
+  rs[0].counters["update_s_in_step"] = {0.4e-3, "s"};  // planted: the update twice as slow inside the step
+  f = g::compute_findings(rs);
+  EXPECT_NEAR(named(f, "update_in_step", "fp32")->points[0].y, 0.25, 1e-12);
+  EXPECT_NEAR(named(f, "passes_in_step", "fp32")->points[0].y, 0.75, 1e-12);
+  // Two sizes whose updates move the same bytes are one point, the mean of their shares.
+  std::vector<gtb::Record> more = timed_passes(128, 0.4e-3, 0.3e-3, 0.1e-3, 0.1e-3);
+  for (auto& r : more) {
+    r.params["rows"] = 64;
+    r.id = gtb::make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
+  }
+  more[0].counters["pass_bytes"] = {4.0 * 64 * 128 * 20, "bytes"};
+  rs.insert(rs.end(), more.begin(), more.end());
+  f = g::compute_findings(rs);
+  ASSERT_EQ(named(f, "update_in_step", "fp32")->points.size(), 1u);
+  EXPECT_NEAR(named(f, "update_in_step", "fp32")->points[0].y, (0.25 + 1.0) / 2, 1e-12);
+  EXPECT_EQ(named(f, "update_in_step", "fp32")->records.size(), 4u);
+  EXPECT_EQ(named(f, "passes_in_step", "fp32")->points.size(), 2u);
+  // Older files: sequences without the counters publish no pass or update share.
+  f = g::compute_findings({sequence_rec("fp32", "chain", 128, 1.2e-3), sequence_rec("fp32", "passes", 128, 0.2e-3)});
+  EXPECT_FALSE(named(f, "passes_in_step", "fp32"));
+  EXPECT_FALSE(named(f, "update_in_step", "fp32"));
+}
+
 TEST(GemmFindings, EmptyInputGivesNoFindings) {
   gtb::json f = gtb::json::object();
   const g::Findings found = g::compute_findings({});

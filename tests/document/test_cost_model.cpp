@@ -404,6 +404,84 @@ TEST(CostModel, PlantedThreadCountAddsTheRowsModeGradientSum) {
   EXPECT_NEAR(opt(rows), before_rows, 1e-12);
 }
 
+namespace {
+// A passes_in_step or update_in_step table of one share over a range of bytes, for one precision.
+Term pass_share(const std::string& name, const std::string& precision, double fraction,
+               const std::string& threads = "all") {
+  Term t;
+  t.family = "gemm", t.name = name, t.backend = Backend::cpu, t.where = {{"precision", precision}, {"threads", threads}};
+  t.form = "table", t.axes = {"bytes"}, t.y = "fraction";
+  for (double b : {1e3, 1e10}) {
+    const std::string rec = "sequence/" + name + "/" + precision + "/" + std::to_string(b);
+    t.points.push_back({json{{"bytes", b}}, fraction, rec});
+    t.records.push_back(rec);
+  }
+  return t;
+}
+}  // namespace
+
+// A native CPU step's passes and update at the share of their back-to-back rate the sequence records
+// measured inside a step: halving the passes' share doubles the elementwise part, halving the
+// update's doubles the optimizer's and replaces the hand-off rate (which the share includes); another
+// precision's shares, the one-thread shares, the GPU, and a step PyTorch runs do not move; the parts
+// name the records. A step on one thread reads the one-thread shares only.
+TEST(CostModel, PlantedHalvedPassAndUpdateSharesDoubleThoseParts) {
+  const StepConfig c = config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 4}, {"batch", 32}});
+  ASSERT_TRUE(update_reads_other_cores(c, Backend::cpu));
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
+                             flat_stream(Backend::cpu, "handoff", 5e9)};
+  auto seconds = [&](const StepConfig& s, const char* name, Backend be = Backend::cpu) {
+    const Prediction p = predict(terms, s, be);
+    const Part* x = part(p, name);
+    return x && x->estimate.seconds ? *x->estimate.seconds : -1.0;
+  };
+  const double ew = seconds(c, "elementwise"), params = parameter_count(c);
+  ASSERT_GT(ew, 0);
+  EXPECT_NEAR(seconds(c, "optimizer"), params * 20 / 5e9, 1e-12);  // the hand-off rate
+  terms.push_back(pass_share("passes_in_step", "bf16", 0.25));
+  terms.push_back(pass_share("update_in_step", "bf16", 0.25));
+  terms.push_back(pass_share("passes_in_step", "fp32", 0.25, "one"));
+  terms.push_back(pass_share("update_in_step", "fp32", 0.25, "one"));
+  EXPECT_NEAR(seconds(c, "elementwise"), ew, 1e-15);
+  EXPECT_NEAR(seconds(c, "optimizer"), params * 20 / 5e9, 1e-12);
+  terms.push_back(pass_share("passes_in_step", "fp32", 0.5));
+  EXPECT_NEAR(seconds(c, "elementwise"), 2 * ew, 1e-15);
+  EXPECT_NEAR(seconds(c, "optimizer"), params * 20 / 5e9, 1e-12);
+  terms.push_back(pass_share("update_in_step", "fp32", 0.5));
+  EXPECT_NEAR(seconds(c, "optimizer"), params * 20 / 1e10 / 0.5, 1e-12);  // its own rate over the share
+  const Prediction p = predict(terms, c, Backend::cpu);
+  for (const char* name : {"elementwise", "optimizer"}) {
+    const Part* x = part(p, name);
+    EXPECT_TRUE(std::any_of(x->estimate.records.begin(), x->estimate.records.end(),
+                            [](const std::string& r) { return r.rfind("sequence/", 0) == 0; }))
+        << name;
+  }
+  EXPECT_NE(part(p, "elementwise")->what.find("passes_in_step"), std::string::npos) << part(p, "elementwise")->what;
+  EXPECT_NE(part(p, "optimizer")->estimate.note.find("update_in_step"), std::string::npos);
+  EXPECT_FALSE(pass_in_step_fraction(terms, Backend::cuda, "passes_in_step", "fp32", "all", 1e6).seconds);
+  // A step on one thread: the one-thread shares (0.25), not the all-thread ones.
+  StepConfig one = c;
+  one.batch = 1;
+  ASSERT_TRUE(runs_on_one_thread(one, Backend::cpu));
+  std::vector<Term> all_only(terms);
+  all_only.erase(all_only.begin() + 5, all_only.begin() + 7);
+  std::swap(terms, all_only);
+  const double one_ew = seconds(one, "elementwise"), one_opt = seconds(one, "optimizer");
+  std::swap(terms, all_only);
+  EXPECT_NEAR(seconds(one, "elementwise"), one_ew / 0.25, 1e-15);
+  EXPECT_NEAR(seconds(one, "optimizer"), one_opt / 0.25, 1e-12);
+  StepConfig eager = c;
+  eager.trained_with = "pytorch-eager";
+  std::vector<Term> none(terms.begin(), terms.begin() + 3);
+  const double eager_ew = [&] {
+    std::swap(terms, none);
+    const double v = seconds(eager, "elementwise");
+    std::swap(terms, none);
+    return v;
+  }();
+  EXPECT_NEAR(seconds(eager, "elementwise"), eager_ew, 1e-15);
+}
+
 // A native MLP step below the serial FLOPs runs on one thread: its plain passes and its SGD update
 // stream at one thread's measured rate; a step on all cores keeps the all-core rate.
 TEST(CostModel, PlantedOneThreadRateMovesOnlyTheSerialStep) {

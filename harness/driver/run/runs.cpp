@@ -289,8 +289,9 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
   if (runs.size() == 1) return runs.front();
   std::vector<Record> merged;
   std::map<std::string, std::size_t> at;
-  // Each merged record's counters from every ok run, in order.
+  // Each merged record's counters and samples from every ok run, in order.
   std::vector<std::vector<std::map<std::string, Counter>>> run_counters;
+  std::vector<std::vector<std::vector<double>>> run_samples;
   for (std::size_t k = 0; k < runs.size(); ++k) {
     for (const Record& r : runs[k]) {
       auto it = at.find(r.id);
@@ -303,6 +304,7 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
         first.value.reset();
         merged.push_back(std::move(first));
         run_counters.emplace_back();
+        run_samples.emplace_back();
       }
       Record& m = merged[it->second];
       RunStat x;
@@ -313,6 +315,7 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
         x.stats = r.stats;
         m.samples.insert(m.samples.end(), r.samples.begin(), r.samples.end());
         run_counters[it->second].push_back(r.counters);
+        if (!r.samples.empty()) run_samples[it->second].push_back(r.samples);
         if (m.status != Status::ok && status_rank(m.status) < status_rank(Status::ok)) {
           // The first ok run supplies the descriptive fields (check, counters, info).
           m.check = r.check;
@@ -348,7 +351,9 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
       }
     }
     if (m.status == Status::ok && !m.samples.empty()) {
-      m.stats = compute_stats(m.samples);
+      // Every run weighs the same (a run its stopping rule sampled longer, often a disturbed one,
+      // no more than the others); the samples are all kept.
+      m.stats = compute_stats_of_runs(run_samples[i]);
       m.value = m.metric_of_seconds(m.stats->median);
     } else if (m.status == Status::ok) {
       // Ok runs without kept samples: the median of their values stands for the record.
