@@ -430,16 +430,7 @@ void cpu_sequence(gtb::State& st) {
     throw std::invalid_argument("gemm: mode must be chain, passes or hot, got " + mode);
   const std::string threads = st.get_string("threads");
   if (threads != "all" && threads != "one") throw std::invalid_argument("gemm: threads must be all or one, got " + threads);
-  struct OneThread {  // the OpenMP threads every slice and pass uses, restored at the end
-    int saved = omp_get_max_threads();
-    bool on;
-    explicit OneThread(bool one) : on(one) {
-      if (on) omp_set_num_threads(1);
-    }
-    ~OneThread() {
-      if (on) omp_set_num_threads(saved);
-    }
-  } one_thread(threads == "one");
+  const gtb::cpu::OneThreadScope one_thread(threads == "one");  // every slice and pass
   Chain ch;
   ch.rows = dim(st, "rows"), ch.width = dim(st, "width"), ch.layers = dim(st, "layers");
   const std::size_t L = std::size_t(ch.layers);

@@ -721,6 +721,19 @@ Estimate matmul_batched_seconds(const std::vector<Term>& terms, Backend b, const
   return e;
 }
 
+namespace {
+// A fraction table's value at `at` (the share in the estimate's number, the table's records), or none.
+std::optional<Estimate> fraction_at(const Term& t, const json& at) {
+  const auto ip = interpolate(t, at);
+  if (!ip || !(ip->y > 0)) return std::nullopt;
+  Estimate e;
+  e.seconds = ip->y;  // a fraction, carried in the estimate's number
+  e.records = t.records;
+  e.outside_measured = ip->outside_measured;
+  return e;
+}
+}  // namespace
+
 Estimate matmul_in_step_fraction(const std::vector<Term>& terms, Backend b, const std::string& precision,
                                  double working_set_bytes, double gemm_flop) {
   std::string reason;
@@ -733,13 +746,7 @@ Estimate matmul_in_step_fraction(const std::vector<Term>& terms, Backend b, cons
     const std::string axis = t->axes.empty() ? "bytes" : t->axes[0];
     const double at = axis == "flop" ? gemm_flop : working_set_bytes;
     if (!(at > 0)) continue;
-    const auto ip = interpolate(*t, json{{axis, at}});
-    if (!ip || !(ip->y > 0)) continue;
-    Estimate e;
-    e.seconds = ip->y;  // a fraction, carried in the estimate's number
-    e.records = t->records;
-    e.outside_measured = ip->outside_measured;
-    return e;
+    if (auto e = fraction_at(*t, json{{axis, at}})) return *e;
   }
   return cannot(reason.empty() ? describe("matmul_in_step", b, "precision=" + precision) : reason);
 }
@@ -755,13 +762,7 @@ Estimate pass_in_step_fraction(const std::vector<Term>& terms, Backend b, const 
       reason);
   for (const Term* t : found) {
     if (t->form != "table" || t->y != "fraction" || t->axes != std::vector<std::string>{"bytes"} || !(bytes > 0)) continue;
-    const auto ip = interpolate(*t, json{{"bytes", bytes}});
-    if (!ip || !(ip->y > 0)) continue;
-    Estimate e;
-    e.seconds = ip->y;  // a fraction, carried in the estimate's number
-    e.records = t->records;
-    e.outside_measured = ip->outside_measured;
-    return e;
+    if (auto e = fraction_at(*t, json{{"bytes", bytes}})) return *e;
   }
   return cannot(reason.empty() ? describe(name, b, "precision=" + precision + " threads=" + threads) : reason);
 }

@@ -15,6 +15,24 @@ inline constexpr double kMinParallelWork = 32768.0;
 // Below this many multiply-adds a GEMM is one library call: slicing it costs more than it saves.
 inline constexpr double kMinSplitGemmFlops = 4.0e6;
 
+// While it lives, with `on`, every OpenMP region of the calling thread runs on one thread
+// (omp_set_num_threads(1)); the count before is restored at the end.
+class OneThreadScope {
+ public:
+  explicit OneThreadScope(bool on) : saved_(omp_get_max_threads()), on_(on) {
+    if (on_) omp_set_num_threads(1);
+  }
+  ~OneThreadScope() {
+    if (on_) omp_set_num_threads(saved_);
+  }
+  OneThreadScope(const OneThreadScope&) = delete;
+  OneThreadScope& operator=(const OneThreadScope&) = delete;
+
+ private:
+  int saved_;
+  bool on_;
+};
+
 // Splits [0, n) into one contiguous range per thread (one thread below kMinParallelWork) and calls
 // fn(begin, end, thread).
 template <class Fn>

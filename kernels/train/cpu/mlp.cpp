@@ -464,16 +464,7 @@ float CpuMlp::step(const float* x, const int* labels, int batch, int micro_batch
                                 std::to_string(max_rows_) + " the model was built for");
   // A step this small finishes before a second thread would pay for waking up (and on a busy
   // machine every synchronization can cost a scheduler time slice): run it on one thread.
-  struct OneThread {
-    int saved;
-    bool on;
-    explicit OneThread(bool small) : saved(omp_get_max_threads()), on(small) {
-      if (on) omp_set_num_threads(1);
-    }
-    ~OneThread() {
-      if (on) omp_set_num_threads(saved);
-    }
-  } one_thread(step_flops(lay_, batch) < kSerialStepFlops);
+  const cpu::OneThreadScope one_thread(step_flops(lay_, batch) < kSerialStepFlops);
   const int nt = omp_get_max_threads();
   if (prec_ == Precision::bf16) plan_gemms(rows);
   struct Whole {
