@@ -93,20 +93,22 @@ MeasuredSaving measured_saving(const Step& a, const Record& ra, const Step& b, c
   m.noise_s = std::isfinite(ha) && std::isfinite(hb) ? std::sqrt(ha * ha + hb * hb)
                                                      : std::numeric_limits<double>::infinity();
   // A file of several runs: the saving each run measured (its own two medians, at the steps' scale)
-  // also spreads with the machine's state from run to run, which no record's samples show.
+  // also spreads with the machine's state from run to run, which no record's samples show. The
+  // measured saving is then the median of those (A and B paired by run): a machine that changed speed
+  // between runs, slowing A in one run and B in another, does not read as a saving.
   if (std::isfinite(m.noise_s) && ra.stats && rb.stats && ra.stats->median > 0 && rb.stats->median > 0) {
     const double scale_a = a.seconds / ra.stats->median, scale_b = b.seconds / rb.stats->median;
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    int runs = 0;
+    std::vector<double> d;
     for (const RunStat& x : ra.runs)
       for (const RunStat& y : rb.runs)
-        if (x.run == y.run && x.stats && y.stats && x.stats->median > 0 && y.stats->median > 0) {
-          const double d = x.stats->median * scale_a - y.stats->median * scale_b;
-          lo = std::min(lo, d), hi = std::max(hi, d), ++runs;
-        }
-    if (runs >= 2) {
-      m.run_spread_s = (hi - lo) / 2;
+        if (x.run == y.run && x.stats && y.stats && x.stats->median > 0 && y.stats->median > 0)
+          d.push_back(x.stats->median * scale_a - y.stats->median * scale_b);
+    if (d.size() >= 2) {
+      const auto [lo, hi] = std::minmax_element(d.begin(), d.end());
+      m.run_spread_s = (*hi - *lo) / 2;
       m.noise_s = std::max(m.noise_s, m.run_spread_s);
+      m.seconds = median(d);
+      m.paired_runs = int(d.size());
     }
   }
   return m;
@@ -196,6 +198,7 @@ json to_json(const SavingsValidation& v) {
       j["measured_saving_s"] = r.measured->seconds;
       j["measured_noise_s"] = std::isfinite(r.measured->noise_s) ? json(r.measured->noise_s) : json(nullptr);
       j["measured_run_spread_s"] = r.measured->run_spread_s;
+      j["measured_paired_runs"] = r.measured->paired_runs;
       j["step_s"] = r.measured->step_s;
     }
     j["predicted_saving_s"] = r.predicted_s ? json(*r.predicted_s) : json(nullptr);

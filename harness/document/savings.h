@@ -47,6 +47,7 @@ inline constexpr double kSavingStepTolerance = 0.03;  // of the step without the
 struct MeasuredSaving {
   double seconds = 0, noise_s = 0, step_s = 0;  // step_s: A's median
   double run_spread_s = 0;                      // 0: fewer than two runs hold both records
+  int paired_runs = 0;  // >= 2: `seconds` is the median of the runs' own savings (A and B paired by run)
 };
 MeasuredSaving measured_saving(const Step& a, const Record& ra, const Step& b, const Record& rb);
 

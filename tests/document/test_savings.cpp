@@ -214,6 +214,39 @@ TEST(Savings, RunsThatDisagreeMakeASavingNoise) {
   EXPECT_EQ(v.rows[0].measured->run_spread_s, 0.0);
 }
 
+// A file of several runs: the measured saving is the median of the savings the runs measured, A and
+// B paired by run. A machine that ran A slow in one run and fast in the others (B alike) gives the
+// runs' saving, not the difference of the two records' pooled medians; with one run, the medians'.
+TEST(Savings, TheMeasuredSavingPairsTheRuns) {
+  Case c;
+  const double want = c.predicted(1024), step_a = 20 * want, b = step_a * 0.95;
+  c.add(1024, step_a, b);
+  auto runs = [](Record& r, double median, std::vector<double> medians) {
+    r.stats = Stats{};
+    r.stats->median = median;  // the step's seconds: the runs' medians at the steps' scale as they are
+    for (std::size_t i = 0; i < medians.size(); ++i) {
+      RunStat x;
+      x.run = int(i) + 1;
+      x.stats = Stats{};
+      x.stats->median = medians[i];
+      r.runs.push_back(x);
+    }
+  };
+  // The runs: A at step_a, 2 step_a, step_a; B 1 % below A in each: the runs' savings 1, 2, 1 % of A.
+  runs(c.records[0], step_a, {step_a, 2 * step_a, step_a});
+  runs(c.records[1], b, {0.99 * step_a, 1.98 * step_a, 0.99 * step_a});
+  SavingsValidation v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  ASSERT_TRUE(v.rows[0].measured);
+  EXPECT_NEAR(v.rows[0].measured->seconds, 0.01 * step_a, 1e-9 * step_a);  // not step_a - b (5 %)
+  EXPECT_EQ(v.rows[0].measured->paired_runs, 3);
+  EXPECT_NEAR(v.rows[0].measured->run_spread_s, 0.005 * step_a, 1e-9 * step_a);
+  // One record without runs: the two medians' difference, as before.
+  c.records[1].runs.clear();
+  v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  EXPECT_NEAR(v.rows[0].measured->seconds, step_a - b, 1e-12);
+  EXPECT_EQ(v.rows[0].measured->paired_runs, 0);
+}
+
 TEST(Savings, RankingAgreementCountsTheFixesTheTwoOrdersSwap) {
   Case c;
   const double p256 = c.predicted(256), p1024 = c.predicted(1024);
