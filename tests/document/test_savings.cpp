@@ -175,6 +175,21 @@ TEST(Savings, ASavingInsideItsOwnNoiseIsNotScored) {
   EXPECT_NE(v.rows[0].why.find(c.pairs[0].b), std::string::npos) << v.rows[0].why;
 }
 
+namespace {
+// Gives a record of a file of several runs its merged median and each run's median.
+void with_runs(Record& r, double median, const std::vector<double>& medians) {
+  r.stats = Stats{};
+  r.stats->median = median;
+  for (std::size_t i = 0; i < medians.size(); ++i) {
+    RunStat x;
+    x.run = int(i) + 1;
+    x.stats = Stats{};
+    x.stats->median = medians[i];
+    r.runs.push_back(x);
+  }
+}
+}  // namespace
+
 // A file of several runs: a saving the records' own samples call clear, but whose runs measured it
 // with opposite signs, is inside its noise (half the range of the runs' savings); runs that agree
 // leave it scored. A record whose runs are missing keeps the samples' noise.
@@ -182,17 +197,7 @@ TEST(Savings, RunsThatDisagreeMakeASavingNoise) {
   Case c;
   const double want = c.predicted(1024), step_a = 20 * want;
   c.add(1024, step_a, step_a * 0.95);  // a 5 % saving, samples +-1 %: clear on its own
-  auto runs = [](Record& r, std::vector<double> medians) {
-    r.stats = Stats{};
-    r.stats->median = r.samples[r.samples.size() / 2];
-    for (std::size_t i = 0; i < medians.size(); ++i) {
-      RunStat x;
-      x.run = int(i) + 1;
-      x.stats = Stats{};
-      x.stats->median = medians[i];
-      r.runs.push_back(x);
-    }
-  };
+  auto runs = [](Record& r, const std::vector<double>& medians) { with_runs(r, r.samples[r.samples.size() / 2], medians); };
   const double b = step_a * 0.95;
   runs(c.records[0], {step_a, step_a * 0.88, step_a});
   runs(c.records[1], {b, b, b * 1.02});  // the runs' savings: +5 %, -7 %, +3.1 % of A
@@ -221,20 +226,10 @@ TEST(Savings, TheMeasuredSavingPairsTheRuns) {
   Case c;
   const double want = c.predicted(1024), step_a = 20 * want, b = step_a * 0.95;
   c.add(1024, step_a, b);
-  auto runs = [](Record& r, double median, std::vector<double> medians) {
-    r.stats = Stats{};
-    r.stats->median = median;  // the step's seconds: the runs' medians at the steps' scale as they are
-    for (std::size_t i = 0; i < medians.size(); ++i) {
-      RunStat x;
-      x.run = int(i) + 1;
-      x.stats = Stats{};
-      x.stats->median = medians[i];
-      r.runs.push_back(x);
-    }
-  };
+  // The merged medians at the steps' seconds: the runs' medians at the steps' scale as they are.
   // The runs: A at step_a, 2 step_a, step_a; B 1 % below A in each: the runs' savings 1, 2, 1 % of A.
-  runs(c.records[0], step_a, {step_a, 2 * step_a, step_a});
-  runs(c.records[1], b, {0.99 * step_a, 1.98 * step_a, 0.99 * step_a});
+  with_runs(c.records[0], step_a, {step_a, 2 * step_a, step_a});
+  with_runs(c.records[1], b, {0.99 * step_a, 1.98 * step_a, 0.99 * step_a});
   SavingsValidation v = validate_savings(c.terms, c.steps, c.pairs, c.records);
   ASSERT_TRUE(v.rows[0].measured);
   EXPECT_NEAR(v.rows[0].measured->seconds, 0.01 * step_a, 1e-9 * step_a);  // not step_a - b (5 %)
