@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "harness/document/findings.h"
+#include "harness/document/stats.h"
 
 namespace gtb::pitfalls {
 
@@ -64,9 +65,15 @@ void step_findings(const std::vector<Record>& recs, std::vector<Step>& steps, st
     if (r.variant == clean_variant) continue;
     const Record* c = match(recs, r, clean_variant);
     if (!c) continue;
-    const double clean = *c->value, step = *r.value, extra = step - clean;
+    // In a file of several runs, the habit's cost is the median of the costs each run measured (the
+    // habit's step and the clean one paired by run): a machine whose speed changed between runs does
+    // not read as a cost.
+    const double clean = *c->value, step = *r.value;
+    const std::vector<double> per_run = paired_run_differences(r, step / r.stats->median, *c, clean / c->stats->median);
+    const double extra = per_run.size() >= 2 ? median(per_run) : step - clean;
     Step row{to_string(r.backend), r.workload, r.variant, int_param(r, "width"), int_param(r, "batch"), clean,
-             step, extra, 100.0 * extra / clean, extra >= clean, std::nullopt, std::nullopt};
+             step, extra, 100.0 * extra / clean, extra >= clean, std::nullopt, std::nullopt,
+             per_run.size() >= 2 ? int(per_run.size()) : 0};
     if (loss && r.variant.rfind("every_", 0) == 0) {
       const double every = std::stod(r.variant.substr(6));
       row.loss_reads_per_step = 1.0 / every;
@@ -202,6 +209,7 @@ void to_json(const Findings& found, json& findings) {
     json row = {{"backend", s.backend}, {"pitfall", s.pitfall}, {"variant", s.variant}, {"width", s.width},
                 {"batch", s.batch}, {"clean_us", s.clean_us}, {"step_us", s.step_us}, {"extra_us", s.extra_us},
                 {"pct_of_clean", s.pct_of_clean}, {"dominates", s.dominates}};
+    if (s.paired_runs) row["paired_runs"] = s.paired_runs;
     if (s.loss_reads_per_step) row["loss_reads_per_step"] = *s.loss_reads_per_step;
     if (s.us_per_read) row["us_per_read"] = *s.us_per_read;
     steps.push_back(std::move(row));

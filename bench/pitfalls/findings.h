@@ -29,6 +29,7 @@ struct Step {
   double clean_us = 0, step_us = 0, extra_us = 0, pct_of_clean = 0;
   bool dominates = false;
   std::optional<double> loss_reads_per_step, us_per_read;  // loss_read every_<k> only, both or neither
+  int paired_runs = 0;  // >= 2: extra_us is the median of the runs' own costs (steps paired by run)
 };
 struct Dominance {
   std::string backend, pitfall, variant;

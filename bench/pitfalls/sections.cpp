@@ -1,5 +1,7 @@
 // The pitfalls family's findings for the report and plots: each habit's cost per step, where it
 // stops dominating, each build's slowdown against the project's default build.
+#include <algorithm>
+
 #include "bench/pitfalls/findings.h"
 #include "harness/runtime/gtb.h"
 
@@ -24,6 +26,10 @@ void sections(const std::vector<gtb::Record>& recs, const pf::Findings& found, g
                       noise ? json("within noise") : json(r.extra_us), or_null(r.us_per_read),
                       noise ? json("within noise") : json(r.pct_of_clean)});
   }
+  if (std::any_of(found.steps.begin(), found.steps.end(), [](const pf::Step& s) { return s.paired_runs > 0; }))
+    habits.say("Over several runs, \"extra\" is the median of the costs each run measured (the habit's step and "
+               "the clean one paired by run); the two steps' medians beside it can be further apart where the "
+               "machine's speed changed between runs.");
   if (t.rows.empty()) habits.not_measured = "no habit and clean step of the same model ran" + (gpu_note.empty() ? "" : "; " + gpu_note);
   auto& g = habits.figure("pitfalls_steps", "Cost of a habit per training step against the clean loop");
   g.source = "steps";

@@ -97,12 +97,8 @@ MeasuredSaving measured_saving(const Step& a, const Record& ra, const Step& b, c
   // measured saving is then the median of those (A and B paired by run): a machine that changed speed
   // between runs, slowing A in one run and B in another, does not read as a saving.
   if (std::isfinite(m.noise_s) && ra.stats && rb.stats && ra.stats->median > 0 && rb.stats->median > 0) {
-    const double scale_a = a.seconds / ra.stats->median, scale_b = b.seconds / rb.stats->median;
-    std::vector<double> d;
-    for (const RunStat& x : ra.runs)
-      for (const RunStat& y : rb.runs)
-        if (x.run == y.run && x.stats && y.stats && x.stats->median > 0 && y.stats->median > 0)
-          d.push_back(x.stats->median * scale_a - y.stats->median * scale_b);
+    const std::vector<double> d =
+        paired_run_differences(ra, a.seconds / ra.stats->median, rb, b.seconds / rb.stats->median);
     if (d.size() >= 2) {
       const auto [lo, hi] = std::minmax_element(d.begin(), d.end());
       m.run_spread_s = (*hi - *lo) / 2;

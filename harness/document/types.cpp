@@ -7,6 +7,16 @@
 
 namespace gtb {
 
+std::vector<double> paired_run_differences(const Record& a, double scale_a, const Record& b, double scale_b) {
+  std::vector<double> d;
+  for (const RunStat& x : a.runs)
+    for (const RunStat& y : b.runs)
+      if (x.run == y.run && x.status == Status::ok && y.status == Status::ok && x.stats && y.stats &&
+          x.stats->median > 0 && y.stats->median > 0)
+        d.push_back(x.stats->median * scale_a - y.stats->median * scale_b);
+  return d;
+}
+
 double Record::metric_of_seconds(double seconds) const {
   if (metric.kind == MetricKind::rate) return seconds > 0 ? work_per_rep / seconds / metric.scale : 0.0;
   return seconds / metric.scale;

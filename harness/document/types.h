@@ -90,7 +90,8 @@ struct Record {
   json device_timing = json::object();  // cuda_event records: blocking kernel, enqueue vs device time
   std::string suspect;            // why not to trust the (kept) number; empty when nothing looks wrong
   // Per-run statistics when the file holds several runs (empty for one run): the record's own
-  // value, stats and samples_s are then over all runs' kept samples together.
+  // samples_s are then all runs' kept samples, its value and stats over them with every run weighing
+  // the same (compute_stats_of_runs).
   std::vector<RunStat> runs;
 
   // Metric value of one sample (same direction as value).
@@ -100,6 +101,12 @@ struct Record {
 // A record whose number can be used: status ok and a finite value. Callers that need more (samples,
 // a positive median) say so under their own name.
 inline bool usable(const Record& r) { return r.status == Status::ok && r.value && std::isfinite(*r.value); }
+
+// The differences a - b of two records' run medians (each times its scale: seconds to the caller's
+// unit), paired by run: one per run both measured ok, in run order. A change of the machine's speed
+// between runs moves both sides of a pair alike, which the difference of the two records' medians
+// over all runs does not cancel (the A/B savings and the pitfalls habits' cost read these).
+std::vector<double> paired_run_differences(const Record& a, double scale_a, const Record& b, double scale_b);
 
 json to_json(const Record& r);
 Record record_from_json(const json& j);  // throws std::runtime_error with a clear message

@@ -243,6 +243,40 @@ TEST(PitfallsFindings, StepCostAndWhereItStopsDominating) {
   EXPECT_TRUE(found.builds.empty());
 }
 
+// A file of several runs: a habit's cost is the median of the costs the runs measured, the habit's
+// step and the clean one paired by run. A machine slow in run 1 for both steps and in run 2 for the
+// copy's alone gives the runs' cost (a copy that costs the step again by the two medians); with one
+// run, the medians' difference.
+TEST(PitfallsFindings, AHabitsCostPairsTheRuns) {
+  using gtb::Backend;
+  const gtb::json p = {{"width", 256}, {"batch", 64}};
+  gtb::Record clean = rec("copies", "none", Backend::cpu, p, 550), copy = rec("copies", "weights", Backend::cpu, p, 1200);
+  auto runs = [](gtb::Record& r, std::vector<double> us) {
+    for (std::size_t i = 0; i < us.size(); ++i) {
+      gtb::RunStat x;
+      x.run = int(i) + 1;
+      x.stats = gtb::Stats{};
+      x.stats->median = us[i] * 1e-6;
+      r.runs.push_back(x);
+    }
+  };
+  runs(clean, {1180, 550, 520});
+  runs(copy, {1200, 1240, 530});  // each run's cost: 20, 690, 10 us
+  pf::Findings found = pf::compute_findings({clean, copy});
+  ASSERT_EQ(found.steps.size(), 1u);
+  EXPECT_NEAR(found.steps[0].extra_us, 20.0, 1e-9);
+  EXPECT_NEAR(found.steps[0].pct_of_clean, 100.0 * 20 / 550, 1e-9);
+  EXPECT_FALSE(found.steps[0].dominates);
+  EXPECT_DOUBLE_EQ(found.steps[0].clean_us, 550.0);  // the records' own figures stay
+  EXPECT_DOUBLE_EQ(found.steps[0].step_us, 1200.0);
+  EXPECT_EQ(found.steps[0].paired_runs, 3);
+  copy.runs.clear();  // one run: the two medians' difference
+  found = pf::compute_findings({clean, copy});
+  EXPECT_NEAR(found.steps[0].extra_us, 650.0, 1e-9);
+  EXPECT_TRUE(found.steps[0].dominates);
+  EXPECT_EQ(found.steps[0].paired_runs, 0);
+}
+
 TEST(PitfallsFindings, BuildSlowdownAgainstTheDefaultBuild) {
   using gtb::Backend;
   const gtb::json n = {{"n", 1024}};
