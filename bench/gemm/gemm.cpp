@@ -15,6 +15,7 @@
 
 #include "bench/gemm/check.h"
 #include "bench/gemm/findings.h"
+#include "harness/document/stats.h"
 #include "harness/runtime/blas_core.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/clock.h"
@@ -406,12 +407,6 @@ void sgd_pass(float* w, float* v, const float* g, std::size_t n) {
   });
 }
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
 // Row-major transpose of a rows x cols matrix (for the float64 references).
 std::vector<float> transposed(const float* m, int rows, int cols) {
   std::vector<float> t(std::size_t(rows) * std::size_t(cols));
@@ -555,13 +550,13 @@ void cpu_sequence(gtb::State& st) {
   st.info("gemm_plan", plan.summary());
   st.exec(run);
   if (mode == "chain" && !gemm_per_step.empty()) {
-    st.counter("gemm_s_in_step", median_of(gemm_per_step), "s");
-    st.counter("pass_s_in_step", median_of(pass_per_step), "s");
-    st.counter("update_s_in_step", median_of(update_per_step), "s");
+    st.counter("gemm_s_in_step", gtb::median(gemm_per_step), "s");
+    st.counter("pass_s_in_step", gtb::median(pass_per_step), "s");
+    st.counter("update_s_in_step", gtb::median(update_per_step), "s");
   }
   if (mode == "passes" && !pass_per_step.empty()) {
-    st.counter("pass_s", median_of(pass_per_step), "s");
-    st.counter("update_s", median_of(update_per_step), "s");
+    st.counter("pass_s", gtb::median(pass_per_step), "s");
+    st.counter("update_s", gtb::median(update_per_step), "s");
   }
 }
 
