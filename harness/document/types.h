@@ -105,7 +105,7 @@ inline bool usable(const Record& r) { return r.status == Status::ok && r.value &
 // The differences a - b of two records' run medians (each times its scale: seconds to the caller's
 // unit), paired by run: one per run both measured ok, in run order. A change of the machine's speed
 // between runs moves both sides of a pair alike, which the difference of the two records' medians
-// over all runs does not cancel (the A/B savings and the pitfalls habits' cost read these).
+// over all runs does not cancel (an A/B saving, or a habit's cost against its clean step, read these).
 std::vector<double> paired_run_differences(const Record& a, double scale_a, const Record& b, double scale_b);
 
 json to_json(const Record& r);
