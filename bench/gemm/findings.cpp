@@ -108,7 +108,7 @@ void matmul_terms(const std::vector<Record>& records, Findings& f) {
 // move per step (pass_bytes, update_bytes). Sizes that move the same bytes (the update of one width
 // at several rows) are one point, the mean of their shares.
 struct SequenceRecords {
-  const Record *chain = nullptr, *passes = nullptr, *hot = nullptr;
+  const Record *chain = nullptr, *passes = nullptr, *hot = nullptr, *cold = nullptr;
 };
 using SequencesByPrecision = std::map<std::string, std::map<std::string, SequenceRecords>>;
 
@@ -157,6 +157,45 @@ void pass_in_step_terms(const std::map<std::string, SequencesByPrecision>& by_th
     }
 }
 
+// matmul_from_memory: the share of the back-to-back rate GEMMs keep when every cache was emptied
+// before each call (their operands come from memory, as in a step whose working set outgrows the
+// caches): the cold record's hot / cold seconds of the same calls, each cold call paired with the
+// same call right after it (hot_over_cold), by one GEMM's FLOPs, the steps on all threads. The
+// term applies above the last-level cache the cold records emptied (x_min, bytes of a step's working
+// set); a file without cold records (older gtb) publishes none.
+void matmul_from_memory_terms(const SequencesByPrecision& by, Findings& f) {
+  for (const Precision step_precision : {Precision::fp32, Precision::bf16}) {
+    const auto sequences = by.find(to_string(gemm_precision(step_precision)));
+    if (sequences == by.end()) continue;
+    cost::Term t;
+    t.name = "matmul_from_memory";
+    t.backend = Backend::cpu;
+    t.where = json{{"precision", to_string(step_precision)}};
+    t.form = "table";
+    t.axes = {"flop"};
+    t.y = "fraction";
+    t.x = "working_set_bytes";
+    for (const auto& [key, tr] : sequences->second) {
+      if (!tr.cold) continue;
+      const auto share = tr.cold->counters.find("hot_over_cold");
+      const auto llc = tr.cold->counters.find("last_level_cache_bytes");
+      if (share == tr.cold->counters.end() || !(share->second.value > 0)) continue;
+      if (llc == tr.cold->counters.end() || !(llc->second.value > 0)) continue;  // nothing said where it applies
+      const double rows = tr.cold->params.value("rows", 0.0), width = tr.cold->params.value("width", 0.0);
+      if (!(rows > 0 && width > 0)) continue;
+      t.x_min = std::max(t.x_min, llc->second.value);
+      t.points.push_back({json{{"flop", 2.0 * rows * width * width}}, share->second.value, tr.cold->id});
+      t.records.push_back(tr.cold->id);
+    }
+    if (t.points.empty()) continue;
+    t.note = "hot / cold (every cache emptied before each call) seconds of a step's GEMMs, each call paired with "
+             "itself again right after (hot_over_cold): the share of the "
+             "back-to-back GEMM rate GEMMs keep with their operands in memory, by a GEMM's FLOPs; for a step whose "
+             "working set is above the last-level cache (x_min bytes)";
+    f.terms.push_back(std::move(t));
+  }
+}
+
 // matmul_in_step: the share of the back-to-back rate a step's GEMMs keep, from the sequence records
 // of one precision, size and run: hot / the chain's GEMM seconds timed inside it (gemm_s_in_step; in
 // older files chain - passes), by the FLOPs of one of the chain's GEMMs. Where several runs measured a
@@ -172,8 +211,8 @@ void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
     const std::string key = r.params.dump();
     SequenceRecords& t = by_threads[opt(r, "threads", "all")][precision_of(r)][key];
     const std::string mode = opt(r, "mode", "");
-    const Record*& slot = mode == "chain" ? t.chain : mode == "passes" ? t.passes : t.hot;
-    if (mode != "chain" && mode != "passes" && mode != "hot") continue;
+    if (mode != "chain" && mode != "passes" && mode != "hot" && mode != "cold") continue;
+    const Record*& slot = mode == "chain" ? t.chain : mode == "passes" ? t.passes : mode == "hot" ? t.hot : t.cold;
     if (!slot || r.stats->median < slot->stats->median) slot = &r;
   }
   if (!any) return;
@@ -219,6 +258,7 @@ void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
              "share of the back-to-back GEMM rate a step's GEMMs keep, by a GEMM's FLOPs";
     f.terms.push_back(std::move(t));
   }
+  matmul_from_memory_terms(by, f);
   pass_in_step_terms(by_threads, f);
 }
 }  // namespace

@@ -17,7 +17,9 @@
 #include "bench/gemm/findings.h"
 #include "harness/document/stats.h"
 #include "harness/runtime/blas_core.h"
+#include "harness/runtime/context.h"
 #include "harness/runtime/gtb.h"
+#include "harness/runtime/host_timing.h"
 #include "kernels/common/clock.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/gemm_plan.h"
@@ -341,13 +343,17 @@ void cpu_step_shape_bf16(gtb::State& st) {
 // with dA of the top layer its own activation (a loss gradient stand-in), then the optimizer: SGD
 // with momentum over every layer's weights from the gradients the products' slices wrote (the train
 // family's update). `mode` runs the whole step, its passes and update alone (back to back on data
-// they wrote last, as the vectorize family's passes run), or each of the three GEMMs `layers`
-// times on the same operands (hot, as the step-shape records run them). The whole step's record
+// they wrote last, as the vectorize family's passes run), each of the three GEMMs `layers` times
+// on the same operands (hot, as the step-shape records run them), or the same GEMMs with every
+// cache emptied before each call (cold: a write over twice the last-level cache, outside the timed
+// call; each call then repeated hot, timed apart, for the share hot / cold at the same moment): the
+// operands of a step whose working set outgrows the caches come from memory. The whole step's record
 // holds the seconds of its GEMM calls, its passes and its update timed inside it (gemm_s_in_step,
 // pass_s_in_step, update_s_in_step), the passes' record those of its passes and update alone
 // (pass_s, update_s); the findings divide: the share of the back-to-back rate a step's GEMMs keep,
-// by precision and one GEMM's FLOPs (matmul_in_step), and the shares its passes and its update
-// keep, by the bytes they move (passes_in_step, update_in_step). `threads` one runs it all on one
+// by precision and one GEMM's FLOPs (matmul_in_step), the share they keep with their operands in
+// memory (hot / cold: matmul_from_memory), and the shares its passes and its update keep, by the
+// bytes they move (passes_in_step, update_in_step). `threads` one runs it all on one
 // thread, as the CPU MLP step runs a step under its serial FLOPs (matmul_in_step: all threads only).
 struct Chain {
   int rows = 0, width = 0, layers = 0;
@@ -421,8 +427,8 @@ void cpu_sequence(gtb::State& st) {
     throw std::invalid_argument("gemm: the sequence runs fp32 or bf16_fp32acc");
   const bool bf16 = prec == Precision::bf16_fp32acc;
   const std::string mode = st.get_string("mode");
-  if (mode != "chain" && mode != "passes" && mode != "hot")
-    throw std::invalid_argument("gemm: mode must be chain, passes or hot, got " + mode);
+  if (mode != "chain" && mode != "passes" && mode != "hot" && mode != "cold")
+    throw std::invalid_argument("gemm: mode must be chain, passes, hot or cold, got " + mode);
   const std::string threads = st.get_string("threads");
   if (threads != "all" && threads != "one") throw std::invalid_argument("gemm: threads must be all or one, got " + threads);
   const gtb::cpu::OneThreadScope one_thread(threads == "one");  // every slice and pass
@@ -476,15 +482,18 @@ void cpu_sequence(gtb::State& st) {
       if (gemms && l > 0) grad_x(l);
     }
   };
+  // Hot and cold: the step's GEMMs (layers forward, layers weight gradients, layers - 1 input
+  // gradients), each kind repeated on one layer's operands.
+  auto each_gemm = [&](const auto& around) {
+    for (int l = 0; l < ch.layers; ++l) around([&] { forward(0, 0); });
+    for (int l = 0; l < ch.layers; ++l) around([&] { grad_w(0); });
+    for (int l = 1; l < ch.layers; ++l) around([&] { grad_x(1); });
+  };
   // Every timed call of `run` (warm-ups too): the seconds of its GEMMs, its passes and its update.
   std::vector<double> gemm_per_step, pass_per_step, update_per_step;
   auto run = [&] {
     if (mode == "hot") {
-      // Hot: the step's GEMMs (layers forward, layers weight gradients, layers - 1 input gradients),
-      // each kind repeated on one layer's operands.
-      for (int l = 0; l < ch.layers; ++l) forward(0, 0);
-      for (int l = 0; l < ch.layers; ++l) grad_w(0);
-      for (int l = 1; l < ch.layers; ++l) grad_x(1);
+      each_gemm([](const auto& call) { call(); });
       return;
     }
     gemm_s = pass_s = update_s = 0;
@@ -548,6 +557,44 @@ void cpu_sequence(gtb::State& st) {
   st.counter("update_bytes", 4.0 * double(ch.w.size()) * 5.0, "bytes");
   st.info("threads", omp_get_max_threads());
   st.info("gemm_plan", plan.summary());
+  if (mode == "cold") {
+    // Twice the last-level cache (8 MiB where it is unknown, at most 1 GiB), written with the threads
+    // the step runs on before each GEMM: what the call reads then comes from memory. Only the calls
+    // are timed.
+    const long long llc = gtb::cpu_caches().last_level_bytes();
+    const std::size_t flush_bytes =
+        std::size_t(std::clamp(2.0 * double(llc), double(8 << 20), double(std::size_t(1) << 30)));
+    std::vector<float> flush(flush_bytes / sizeof(float), 1.0f);
+    float stamp = 0.0f;
+    auto empty_caches = [&] {
+      stamp += 1.0f;
+      gtb::cpu::parallel_ranges(flush.size(), double(flush.size()), [&](std::size_t b, std::size_t e, int) {
+        std::fill(flush.data() + b, flush.data() + e, stamp);
+      });
+    };
+    st.counter("flush_bytes", double(flush_bytes), "bytes");
+    st.counter("last_level_cache_bytes", double(llc), "bytes");
+    // Each call is followed by the same call again, hot (its operands now in cache), timed apart: the
+    // share hot / cold of each repetition pairs the two at the same moment, whatever the machine's
+    // speed does between samples (hot_over_cold, the median over every repetition).
+    std::vector<double> hot_over_cold;
+    st.exec_batch_self_timed(gtb::Clock::host_wall, [&](std::int64_t reps) {
+      double cold = 0;
+      for (std::int64_t r = 0; r < reps; ++r) {
+        double cold_rep = 0, hot_rep = 0;
+        each_gemm([&](const auto& call) {
+          empty_caches();
+          cold_rep += gtb::batch_seconds(1, call);
+          hot_rep += gtb::batch_seconds(1, call);
+        });
+        cold += cold_rep;
+        if (cold_rep > 0) hot_over_cold.push_back(hot_rep / cold_rep);
+      }
+      return cold;
+    });
+    if (!hot_over_cold.empty()) st.counter("hot_over_cold", gtb::median(hot_over_cold), "fraction");
+    return;
+  }
   st.exec(run);
   if (mode == "chain" && !gemm_per_step.empty()) {
     st.counter("gemm_s_in_step", gtb::median(gemm_per_step), "s");
@@ -882,7 +929,23 @@ void register_all() {
       .rule(gtb::Suite::quick, kSmallCallQuickRule)
       .describe("a step's forward and backward GEMMs (each on what the previous pass wrote, the weight gradients "
                 "summing over rows the other threads wrote, every layer its own weights) against its passes alone "
-                "and each of its GEMMs repeated hot: the slowdown of a step's GEMMs over back-to-back calls");
+                "and each of its GEMMs repeated hot, or cold (every cache emptied before each call): the slowdown of "
+                "a step's GEMMs over back-to-back calls");
+  // The same GEMMs cold, every cache emptied before each call (matmul_from_memory), all threads: a
+  // repetition is as many cache flushes as GEMMs, so the quick suite's budget of small calls would
+  // stop at two samples; five at least.
+  gtb::add("gemm", "sequence", "plan", gtb::Backend::cpu, cpu_sequence)
+      .zip({"rows", "width", "layers"},
+           {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}, {2048, 1024, 4}},
+           {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}})
+      .option("precision", std::vector<std::string>{"fp32", "bf16_fp32acc"})
+      .option("mode", std::vector<std::string>{"cold"})
+      .option("threads", std::vector<std::string>{"all"})
+      .rule(kSmallCallRule)
+      .rule(gtb::Suite::quick, gtb::RuleChange().min_samples(5).hard_min_samples(5).budget_seconds(1.0).noise_target(0.03))
+      .describe("a step's GEMMs (as the sequence's hot mode runs them) with every cache emptied before each call, "
+                "each call then repeated hot and timed apart: the share of the back-to-back rate GEMMs keep when "
+                "their operands come from memory (hot_over_cold)");
   // Attention's per-head products, 16 at once (a batch of 4 samples of 4 heads; more tasks than
   // threads, as the transformer steps run).
   for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn})

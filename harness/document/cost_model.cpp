@@ -463,14 +463,22 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
     // A step's GEMMs read what its passes wrote (in the backward pass, rows other threads wrote): the
     // share of the back-to-back rate a GEMM of its size keeps there (matmul_in_step), where measured;
     // the per-head products are measured as a batch over the threads already.
+    // A step whose working set is above the last-level cache reads its GEMMs' operands from memory:
+    // the share measured with every cache emptied before each call (matmul_from_memory) instead.
     const double ws = working_set_bytes(c, rows);
     double kept_lo = 0, kept_hi = 0;
+    std::size_t from_memory = 0;
     for (const auto& s : matmul_shapes(c, rows)) {
       bool included = false;
       Estimate one = gemm_seconds(terms, be, c, s, included);
       rounded += included;
-      const Estimate keep =
-          s.batched ? Estimate{} : matmul_in_step_fraction(terms, be, c.precision, ws, 2.0 * s.m * s.n * s.k);
+      Estimate keep;
+      if (!s.batched) {
+        const double flop = 2.0 * s.m * s.n * s.k;
+        keep = matmul_from_memory_fraction(terms, be, c.precision, ws, flop);
+        if (keep.seconds) ++from_memory;
+        else keep = matmul_in_step_fraction(terms, be, c.precision, ws, flop);
+      }
       if (keep.seconds && one.seconds) {
         one.seconds = *one.seconds / *keep.seconds;
         one.records.insert(one.records.end(), keep.records.begin(), keep.records.end());
@@ -507,8 +515,10 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
       k.precision(3);
       k << "the layers' GEMMs at ";
       if (kept_lo < kept_hi) k << kept_lo << " to ";
-      k << kept_hi << " of their back-to-back rate (matmul_in_step, by each GEMM's size; a step's working set of "
-        << fmt_bytes(ws) << ")";
+      k << kept_hi << " of their back-to-back rate ("
+        << (from_memory ? "matmul_from_memory: operands from memory, the working set above the last-level cache"
+                        : "matmul_in_step")
+        << ", by each GEMM's size; a step's working set of " << fmt_bytes(ws) << ")";
       mm.note += (mm.note.empty() ? "" : "; ") + k.str();
     }
   }
@@ -959,14 +969,14 @@ double framework_matmul(std::vector<Part>& parts, const std::vector<Term>& terms
     add_note(mm, "no PyTorch matmul records on " + std::string(to_string(be)) + ": gtb's native GEMM rates");
     return 0;
   }
-  // gtb's own FP32 GEMM tables give way to PyTorch's; so does the share of the back-to-back rate
-  // gtb's GEMMs keep inside a step (matmul_in_step): it was measured on gtb's library calls, and
-  // torch.mm's records are whole calls from Python (their dispatch included), whose in-step share
-  // nothing measures.
+  // gtb's own FP32 GEMM tables give way to PyTorch's; so do the shares of the back-to-back rate
+  // gtb's GEMMs keep inside a step and from memory (matmul_in_step, matmul_from_memory): they were
+  // measured on gtb's library calls, and torch.mm's records are whole calls from Python (their
+  // dispatch included), whose shares nothing measures.
   view.erase(std::remove_if(view.begin(), view.end(),
                             [&](const Term& t) {
                               if (t.backend != be || t.where.contains(kStackKey)) return false;
-                              return t.name == "matmul_in_step" ||
+                              return t.name == "matmul_in_step" || t.name == "matmul_from_memory" ||
                                      (t.name == "matmul" && t.where.value("precision", "") == "fp32");
                             }),
              view.end());

@@ -198,6 +198,12 @@ json to_json(const Term& t) {
   } else if (t.form == "table") {
     j["axes"] = t.axes;
     j["y"] = t.y;
+    // A table that applies only above a size of something else (matmul_from_memory: a step's working
+    // set above the last-level cache): that quantity and the bound.
+    if (!t.x.empty()) {
+      j["x"] = t.x;
+      j["x_min"] = t.x_min;
+    }
     json pts = json::array();
     for (const auto& p : t.points) pts.push_back({{"at", p.at}, {"y", p.y}, {"record", p.record}});
     j["points"] = pts;
@@ -248,6 +254,8 @@ Term term_from_json(const json& j, const std::string& family) {
   } else if (t.form == "table") {
     t.axes = strings(j, "axes", where);
     t.y = str(j, "y", where, true);
+    t.x = str(j, "x", where);
+    t.x_min = num(j, "x_min", where, false);
     if (std::none_of(std::begin(kYUnits), std::end(kYUnits), [&](const char* u) { return t.y == u; }))
       bad(where, "\"y\": unknown unit \"" + t.y + "\"");
     const auto it = j.find("points");
@@ -749,6 +757,20 @@ Estimate matmul_in_step_fraction(const std::vector<Term>& terms, Backend b, cons
     if (auto e = fraction_at(*t, json{{axis, at}})) return *e;
   }
   return cannot(reason.empty() ? describe("matmul_in_step", b, "precision=" + precision) : reason);
+}
+
+Estimate matmul_from_memory_fraction(const std::vector<Term>& terms, Backend b, const std::string& precision,
+                                     double working_set_bytes, double gemm_flop) {
+  std::string reason;
+  const auto found = select(
+      terms, "matmul_from_memory", b, [&](const Term& t) { return where_matches(t.where, "precision", precision); },
+      reason);
+  for (const Term* t : found) {
+    if (t->form != "table" || t->y != "fraction" || t->axes != std::vector<std::string>{"flop"}) continue;
+    if (!(t->x_min > 0 && working_set_bytes > t->x_min && gemm_flop > 0)) continue;
+    if (auto e = fraction_at(*t, json{{"flop", gemm_flop}})) return *e;
+  }
+  return cannot(reason.empty() ? describe("matmul_from_memory", b, "precision=" + precision) : reason);
 }
 
 Estimate pass_in_step_fraction(const std::vector<Term>& terms, Backend b, const std::string& name,

@@ -101,6 +101,11 @@ Estimate matmul_batched_seconds(const std::vector<Term>&, Backend, const std::st
 // and activations, `working_set_bytes`); cannot_say where none was measured.
 Estimate matmul_in_step_fraction(const std::vector<Term>&, Backend, const std::string& precision,
                                  double working_set_bytes, double gemm_flop);
+// The share of the back-to-back GEMM rate a GEMM of `gemm_flop` FLOPs keeps with its operands in
+// memory (matmul_from_memory), for a step whose working set is above the last-level cache the term
+// was measured against (its x_min); cannot say below it or where no such term was measured.
+Estimate matmul_from_memory_fraction(const std::vector<Term>&, Backend, const std::string& precision,
+                                     double working_set_bytes, double gemm_flop);
 // The share (0..) of the back-to-back rate a step's elementwise passes (name "passes_in_step", at the
 // bytes all its passes move per step) or its optimizer update ("update_in_step", at the bytes an SGD
 // update of its parameters moves) keep inside a step at `precision` run on `threads` ("all" or

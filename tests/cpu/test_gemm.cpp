@@ -606,7 +606,7 @@ gtb::Record sequence_rec(const std::string& precision, const std::string& mode, 
   r.params = {{"rows", 512}, {"width", width}, {"layers", 4}};
   r.options = {{"precision", precision}, {"mode", mode}};
   r.id = gtb::make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
-  r.counters["working_set_bytes"] = {4.0 * (4 * width * width + 9 * 512 * width), "bytes"};
+  r.counters["working_set_bytes"] = {4.0 * double(4 * width * width + 9 * 512 * width), "bytes"};
   return r;
 }
 const gtb::cost::Term* in_step(const g::Findings& f, const std::string& precision) {
@@ -668,6 +668,42 @@ TEST(GemmFindings, InStepShareFromTheGemmsTimedInsideTheChain) {
     EXPECT_TRUE(flop == 2.0 * 512 * 128 * 128 || flop == 2.0 * 512 * 512 * 512) << flop;
     EXPECT_NEAR(p.y, flop > 1e8 ? 0.9 : 0.5, 1e-12);
   }
+}
+
+// matmul_from_memory: each cold record's own hot / cold share (hot_over_cold) at one GEMM's FLOPs,
+// naming the cold record, applying above the last-level cache it emptied (x_min); a planted lower
+// share moves the point by exactly that; a cold record that does not say which cache it emptied, or
+// a file without cold records (older gtb), publishes no term; hot records alone play no part.
+TEST(GemmFindings, FromMemoryShareFromTheColdRecords) {
+  auto cold = [](std::int64_t width, double share, double llc) {
+    gtb::Record r = sequence_rec("fp32", "cold", width, 2e-3);
+    r.counters["hot_over_cold"] = {share, "fraction"};
+    if (llc > 0) r.counters["last_level_cache_bytes"] = {llc, "bytes"};
+    return r;
+  };
+  auto term = [](const g::Findings& f, const std::string& precision) -> const gtb::cost::Term* {
+    for (const auto& t : f.terms)
+      if (t.name == "matmul_from_memory" && t.where.value("precision", "") == precision) return &t;
+    return nullptr;
+  };
+  std::vector<gtb::Record> rs = {cold(128, 0.6, 32.0 * 1048576), sequence_rec("fp32", "hot", 128, 0.8e-3)};
+  g::Findings f = g::compute_findings(rs);
+  const auto* t = term(f, "fp32");
+  ASSERT_TRUE(t && t->usable());
+  ASSERT_EQ(t->points.size(), 1u);
+  EXPECT_NEAR(t->points[0].y, 0.6, 1e-12);
+  EXPECT_DOUBLE_EQ(t->points[0].at["flop"].get<double>(), 2.0 * 512 * 128 * 128);
+  EXPECT_EQ(t->records, std::vector<std::string>{rs[0].id});
+  EXPECT_EQ(t->x, "working_set_bytes");
+  EXPECT_DOUBLE_EQ(t->x_min, 32.0 * 1048576);
+  EXPECT_FALSE(term(f, "bf16"));
+  rs[0] = cold(128, 0.3, 32.0 * 1048576);  // planted: the cold calls twice as slow against their hot twins
+  EXPECT_NEAR(term(g::compute_findings(rs), "fp32")->points[0].y, 0.3, 1e-12);
+  rs.push_back(cold(512, 0.9, 32.0 * 1048576));
+  f = g::compute_findings(rs);
+  ASSERT_EQ(term(f, "fp32")->points.size(), 2u);
+  EXPECT_FALSE(term(g::compute_findings({cold(128, 0.6, 0)}), "fp32"));  // no cache size: applies nowhere
+  EXPECT_FALSE(term(g::compute_findings({sequence_rec("fp32", "hot", 128, 0.8e-3)}), "fp32"));
 }
 
 namespace {

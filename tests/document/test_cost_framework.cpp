@@ -108,6 +108,15 @@ TEST(CostModelPyTorch, ItsOwnKernelsPriceTheCompute) {
   native.trained_with = "native";
   EXPECT_GT(*fwc_part(predict(in_step, native, Backend::cpu), "matmul").estimate.seconds,
             1.5 * *fwc_part(predict(terms, native, Backend::cpu), "matmul").estimate.seconds);
+  // Nor the share they keep with their operands in memory, here for any working set above 1 byte.
+  auto from_memory = terms;
+  from_memory.push_back(fwc_table("matmul_from_memory", Backend::cpu, {{"precision", "fp32"}}, {"flop"}, "fraction",
+                                  {{{{"flop", 1e3}}, 0.5, "gemm/cold/a"}, {{{"flop", 1e12}}, 0.5, "gemm/cold/b"}}));
+  from_memory.back().x = "working_set_bytes";
+  from_memory.back().x_min = 1;
+  EXPECT_NEAR(*predict(from_memory, c, Backend::cpu).total.seconds, *p.total.seconds, 1e-15);
+  EXPECT_NEAR(*fwc_part(predict(from_memory, native, Backend::cpu), "matmul").estimate.seconds,
+              2 * *fwc_part(predict(terms, native, Backend::cpu), "matmul").estimate.seconds, 1e-12);
   // Planted: a slower optimizer step moves the optimizer part by exactly that.
   auto opt = terms;
   fwc_scale(opt, "framework_optimizer", 3.0);

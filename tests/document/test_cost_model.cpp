@@ -934,6 +934,70 @@ TEST(CostModel, InStepShareIsReadAtEachGemmsSize) {
   EXPECT_NE(mm->estimate.note.find(" to 1 of their back-to-back rate"), std::string::npos) << mm->estimate.note;
 }
 
+namespace {
+// A matmul_from_memory table of one share at every GEMM size, for one precision, applying above a
+// working set of `above` bytes (the last-level cache its cold records emptied).
+Term from_memory_share(const std::string& precision, double fraction, double above) {
+  Term t;
+  t.family = "gemm";
+  t.name = "matmul_from_memory";
+  t.backend = Backend::cpu;
+  t.where = {{"precision", precision}};
+  t.form = "table";
+  t.axes = {"flop"};
+  t.y = "fraction";
+  t.x = "working_set_bytes";
+  t.x_min = above;
+  for (double f : {1e3, 1e12}) {
+    const std::string rec = "sequence/cold/" + precision + "/" + std::to_string(f);
+    t.points.push_back({json{{"flop", f}}, fraction, rec});
+    t.records.push_back(rec);
+  }
+  return t;
+}
+}  // namespace
+
+// A step whose working set is above the last-level cache the cold records emptied takes their share
+// (matmul_from_memory) in place of matmul_in_step: a planted share of 0.5 doubles its layer GEMMs
+// exactly, whatever the in-step share; the same term under a larger cache (the step fits) leaves the
+// in-step share in force; another precision's, a PyTorch step's and the GPU's GEMMs do not move; the
+// term survives its JSON form.
+TEST(CostModel, FromMemoryShareReplacesTheInStepOneAboveTheCache) {
+  const StepConfig c = config_from_json({{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4},
+                                         {"seq_len", 128}, {"batch", 2}});
+  // The step's working set (weights and gradients 1.6 MB, activations 4 MB) lies between these two.
+  const double fits = 1e9, outgrows = 1e5, ws = 1e7;
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
+                             flat_stream(Backend::cpu, "gelu", 1e9)};
+  for (const char* o : {"nn", "tn", "nt"}) terms.push_back(flat_matmul("matmul_batched", Backend::cpu, o, 1e11));
+  const double plain = matmul_part(terms, c);
+  const double attention = 6 * 8 * 2.0 * 128 * 128 * 32 / 1e11;
+  terms.push_back(in_step_share("fp32", 0.8));
+  const double in_step = matmul_part(terms, c);
+  EXPECT_NEAR(in_step, attention + (plain - attention) / 0.8, 1e-12);
+  terms.push_back(from_memory_share("fp32", 0.5, fits));  // the step fits in the cache: in-step share
+  EXPECT_NEAR(matmul_part(terms, c), in_step, 1e-12);
+  terms.back() = from_memory_share("bf16", 0.25, outgrows);  // another precision's
+  EXPECT_NEAR(matmul_part(terms, c), in_step, 1e-12);
+  terms.back() = from_memory_share("fp32", 0.5, outgrows);  // the step outgrows the cache
+  EXPECT_NEAR(matmul_part(terms, c), attention + 2 * (plain - attention), 1e-12);
+  const Prediction p = predict(terms, c, Backend::cpu);
+  const Part* mm = part(p, "matmul");
+  ASSERT_TRUE(mm);
+  EXPECT_NE(mm->estimate.note.find("matmul_from_memory"), std::string::npos) << mm->estimate.note;
+  EXPECT_TRUE(std::any_of(mm->estimate.records.begin(), mm->estimate.records.end(),
+                          [](const std::string& r) { return r.rfind("sequence/cold/fp32/", 0) == 0; }));
+  const Term back = term_from_json(to_json(terms.back()), "gemm");
+  EXPECT_EQ(back.x, "working_set_bytes");
+  EXPECT_DOUBLE_EQ(back.x_min, outgrows);
+  EXPECT_NEAR(matmul_from_memory_fraction({back}, Backend::cpu, "fp32", ws, 1e8).seconds.value_or(0), 0.5, 1e-12);
+  EXPECT_FALSE(matmul_from_memory_fraction({back}, Backend::cpu, "fp32", 0.5 * outgrows, 1e8).seconds);
+  EXPECT_FALSE(matmul_from_memory_fraction(terms, Backend::cuda, "fp32", ws, 1e8).seconds);
+  // A table without its bound (x_min 0) applies nowhere: where it applies is part of the measurement.
+  Term unbounded = from_memory_share("fp32", 0.5, 0.0);
+  EXPECT_FALSE(matmul_from_memory_fraction({unbounded}, Backend::cpu, "fp32", ws, 1e8).seconds);
+}
+
 // A fused softmax pass is priced at the rate of one block of scores (64 rows x S, in cache), the
 // materialised one at the rate of all the step's scores: a streaming table faster at small sizes
 // makes the fused passes cheaper per byte, the materialised ones not.
