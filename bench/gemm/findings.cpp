@@ -103,21 +103,25 @@ void matmul_terms(const std::vector<Record>& records, Findings& f) {
 
 // passes_in_step and update_in_step: the share of the back-to-back rate a step's elementwise passes
 // and its optimizer update keep inside it, from the sequence records of one precision and size: the
-// passes' record's seconds for them alone (pass_s, update_s: run back to back on what they wrote
-// last) / the chain's timed inside the step (pass_s_in_step, update_s_in_step), by the bytes they
+// paired record's own shares (each call inside the step against the same call repeated at once:
+// pass_hot_over_in_step, update_hot_over_in_step), or in files without one the passes' record's
+// seconds for them alone (pass_s, update_s: run back to back on what they wrote last) / the
+// chain's timed inside the step (pass_s_in_step, update_s_in_step), by the bytes they
 // move per step (pass_bytes, update_bytes). Sizes that move the same bytes (the update of one width
 // at several rows) are one point, the mean of their shares.
 struct SequenceRecords {
-  const Record *chain = nullptr, *passes = nullptr, *hot = nullptr, *cold = nullptr;
+  const Record *chain = nullptr, *passes = nullptr, *hot = nullptr, *cold = nullptr, *paired = nullptr;
 };
 using SequencesByPrecision = std::map<std::string, std::map<std::string, SequenceRecords>>;
 
 void pass_in_step_terms(const std::map<std::string, SequencesByPrecision>& by_threads, Findings& f) {
   struct Kind {
-    const char *name, *alone, *inside, *bytes, *what;
+    const char *name, *alone, *inside, *bytes, *what, *paired;
   };
-  for (const Kind k : {Kind{"passes_in_step", "pass_s", "pass_s_in_step", "pass_bytes", "elementwise passes"},
-                       Kind{"update_in_step", "update_s", "update_s_in_step", "update_bytes", "optimizer update"}})
+  for (const Kind k : {Kind{"passes_in_step", "pass_s", "pass_s_in_step", "pass_bytes", "elementwise passes",
+                            "pass_hot_over_in_step"},
+                       Kind{"update_in_step", "update_s", "update_s_in_step", "update_bytes", "optimizer update",
+                            "update_hot_over_in_step"}})
     for (const auto& [threads, by] : by_threads)
     for (const Precision step_precision : {Precision::fp32, Precision::bf16}) {
       const std::string gemm_prec = to_string(gemm_precision(step_precision));
@@ -125,6 +129,16 @@ void pass_in_step_terms(const std::map<std::string, SequencesByPrecision>& by_th
       if (sequences == by.end()) continue;
       std::map<double, std::vector<std::pair<double, std::vector<std::string>>>> at;  // bytes -> shares
       for (const auto& [key, tr] : sequences->second) {
+        // The paired record's own share, its in-step and hot calls a moment apart, where there is one.
+        if (tr.paired) {
+          const auto share = tr.paired->counters.find(k.paired);
+          const auto bytes = tr.paired->counters.find(k.bytes);
+          if (share != tr.paired->counters.end() && bytes != tr.paired->counters.end() && share->second.value > 0 &&
+              bytes->second.value > 0) {
+            at[bytes->second.value].push_back({share->second.value, {tr.paired->id}});
+            continue;
+          }
+        }
         if (!tr.chain || !tr.passes) continue;
         const auto alone = tr.passes->counters.find(k.alone);
         const auto inside = tr.chain->counters.find(k.inside);
@@ -150,7 +164,8 @@ void pass_in_step_terms(const std::map<std::string, SequencesByPrecision>& by_th
         }
         t.points.push_back({json{{"bytes", bytes}}, sum / double(shares.size()), shares.front().second.front()});
       }
-      t.note = std::string("the ") + k.what + "' seconds alone (" + k.alone + ") / inside the step (" + k.inside +
+      t.note = std::string("the ") + k.what + "' hot seconds (each call repeated at once, " + k.paired +
+               "; files without paired records: " + k.alone + ", alone) / inside the step (" + k.inside +
                "): the share of the back-to-back rate a step's " + k.what + " keep, by the bytes they move per step" +
                (threads == "one" ? ", the step on one thread" : ", the step on all threads");
       f.terms.push_back(std::move(t));
@@ -197,9 +212,10 @@ void matmul_from_memory_terms(const SequencesByPrecision& by, Findings& f) {
 }
 
 // matmul_in_step: the share of the back-to-back rate a step's GEMMs keep, from the sequence records
-// of one precision, size and run: hot / the chain's GEMM seconds timed inside it (gemm_s_in_step; in
-// older files chain - passes), by the FLOPs of one of the chain's GEMMs. Where several runs measured a
-// size, the point of the run whose chain was fastest.
+// of one precision and size: the paired record's gemm_hot_over_in_step (each call inside the step
+// against the same call repeated at once), or in files without one hot / the chain's GEMM seconds
+// timed inside it (gemm_s_in_step; in older files chain - passes), by the FLOPs of one of the
+// chain's GEMMs.
 void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
   // threads (all, one; older files: all) -> precision -> rows,width,layers -> records
   std::map<std::string, SequencesByPrecision> by_threads;
@@ -211,8 +227,12 @@ void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
     const std::string key = r.params.dump();
     SequenceRecords& t = by_threads[opt(r, "threads", "all")][precision_of(r)][key];
     const std::string mode = opt(r, "mode", "");
-    if (mode != "chain" && mode != "passes" && mode != "hot" && mode != "cold") continue;
-    const Record*& slot = mode == "chain" ? t.chain : mode == "passes" ? t.passes : mode == "hot" ? t.hot : t.cold;
+    if (mode != "chain" && mode != "passes" && mode != "hot" && mode != "cold" && mode != "paired") continue;
+    const Record*& slot = mode == "chain"    ? t.chain
+                          : mode == "passes" ? t.passes
+                          : mode == "hot"    ? t.hot
+                          : mode == "cold"   ? t.cold
+                                             : t.paired;
     if (!slot || r.stats->median < slot->stats->median) slot = &r;
   }
   if (!any) return;
@@ -227,6 +247,23 @@ void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
     t.axes = {"flop"};
     t.y = "fraction";
     for (const auto& [key, tr] : by[gemm_prec]) {
+      // The point's place: one of the chain's GEMMs (rows x width x width, every GEMM of the chain the
+      // same FLOPs): the smaller a product, the more of it goes to fetching what the step's passes
+      // wrote (one table over the step's working set, as older gtb wrote it, let a step of small
+      // GEMMs borrow the share of a large chain).
+      const Record* sized = tr.paired ? tr.paired : tr.chain;
+      if (!sized) continue;
+      const double flop = 2.0 * sized->params.value("rows", 0.0) * sized->params.value("width", 0.0) *
+                          sized->params.value("width", 0.0);
+      // The paired record's own share (each GEMM call repeated hot a moment after its in-step run).
+      if (tr.paired) {
+        const auto share = tr.paired->counters.find("gemm_hot_over_in_step");
+        if (share != tr.paired->counters.end() && share->second.value > 0 && flop > 0) {
+          t.points.push_back({json{{"flop", flop}}, share->second.value, tr.paired->id});
+          t.records.push_back(tr.paired->id);
+          continue;
+        }
+      }
       if (!tr.chain || !tr.hot) continue;
       // The step's GEMM calls timed inside it where the chain record has them; otherwise (older
       // files) the chain less its passes run alone.
@@ -234,14 +271,8 @@ void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
       const bool inside = timed != tr.chain->counters.end();
       if (!inside && !tr.passes) continue;
       const double in_step = inside ? timed->second.value : tr.chain->stats->median - tr.passes->stats->median;
-      if (!(in_step > 0)) continue;
-      // The point's place: one of the chain's GEMMs (rows x width x width, every GEMM of the chain the
-      // same FLOPs): the smaller a product, the more of it goes to fetching what the step's passes
-      // wrote (one table over the step's working set, as older gtb wrote it, let a step of small
-      // GEMMs borrow the share of a large chain).
-      const double rows = tr.chain->params.value("rows", 0.0), width = tr.chain->params.value("width", 0.0);
-      if (!(rows > 0 && width > 0)) continue;
-      t.points.push_back({json{{"flop", 2.0 * rows * width * width}}, tr.hot->stats->median / in_step, tr.chain->id});
+      if (!(in_step > 0 && flop > 0)) continue;
+      t.points.push_back({json{{"flop", flop}}, tr.hot->stats->median / in_step, tr.chain->id});
       t.records.push_back(tr.chain->id);
       if (!inside) t.records.push_back(tr.passes->id);
       t.records.push_back(tr.hot->id);
@@ -254,8 +285,9 @@ void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
                             gemm_prec + " GEMM sequence")));
       continue;
     }
-    t.note = "hot / the chain's GEMM seconds inside the step (gemm_s_in_step; older files: chain - passes): the "
-             "share of the back-to-back GEMM rate a step's GEMMs keep, by a GEMM's FLOPs";
+    t.note = "each GEMM call hot (repeated at once, gemm_hot_over_in_step; files without paired records: the hot "
+             "record) / inside the step (older files: chain - passes): the share of the back-to-back GEMM rate a "
+             "step's GEMMs keep, by a GEMM's FLOPs";
     f.terms.push_back(std::move(t));
   }
   matmul_from_memory_terms(by, f);

@@ -347,13 +347,17 @@ void cpu_step_shape_bf16(gtb::State& st) {
 // on the same operands (hot, as the step-shape records run them), or the same GEMMs with every
 // cache emptied before each call (cold: a write over twice the last-level cache, outside the timed
 // call; each call then repeated hot, timed apart, for the share hot / cold at the same moment): the
-// operands of a step whose working set outgrows the caches come from memory. The whole step's record
+// operands of a step whose working set outgrows the caches come from memory. `paired` runs the
+// whole step with every GEMM, pass and update call repeated at once and timed apart: the share of
+// its hot rate each keeps inside the step, both taken at one moment (the machine's speed can change
+// between two records; a share of two records taken apart can read its change). The whole step's record
 // holds the seconds of its GEMM calls, its passes and its update timed inside it (gemm_s_in_step,
 // pass_s_in_step, update_s_in_step), the passes' record those of its passes and update alone
-// (pass_s, update_s); the findings divide: the share of the back-to-back rate a step's GEMMs keep,
-// by precision and one GEMM's FLOPs (matmul_in_step), the share they keep with their operands in
-// memory (hot / cold: matmul_from_memory), and the shares its passes and its update keep, by the
-// bytes they move (passes_in_step, update_in_step). `threads` one runs it all on one
+// (pass_s, update_s). The findings take the share of the back-to-back rate a step's GEMMs keep, by
+// precision and one GEMM's FLOPs (matmul_in_step), and the shares its passes and its update keep,
+// by the bytes they move (passes_in_step, update_in_step), from the paired record (from the chain,
+// hot and passes records in files without one); and the share GEMMs keep with their operands in
+// memory from the cold record (matmul_from_memory). `threads` one runs it all on one
 // thread, as the CPU MLP step runs a step under its serial FLOPs (matmul_in_step: all threads only).
 struct Chain {
   int rows = 0, width = 0, layers = 0;
@@ -427,8 +431,8 @@ void cpu_sequence(gtb::State& st) {
     throw std::invalid_argument("gemm: the sequence runs fp32 or bf16_fp32acc");
   const bool bf16 = prec == Precision::bf16_fp32acc;
   const std::string mode = st.get_string("mode");
-  if (mode != "chain" && mode != "passes" && mode != "hot" && mode != "cold")
-    throw std::invalid_argument("gemm: mode must be chain, passes, hot or cold, got " + mode);
+  if (mode != "chain" && mode != "passes" && mode != "hot" && mode != "cold" && mode != "paired")
+    throw std::invalid_argument("gemm: mode must be chain, passes, hot, cold or paired, got " + mode);
   const std::string threads = st.get_string("threads");
   if (threads != "all" && threads != "one") throw std::invalid_argument("gemm: threads must be all or one, got " + threads);
   const gtb::cpu::OneThreadScope one_thread(threads == "one");  // every slice and pass
@@ -456,21 +460,31 @@ void cpu_sequence(gtb::State& st) {
   // Inside the step each GEMM call is timed on its own (the calling thread's clock, the call's fork
   // and join included): the step's GEMM seconds without subtracting a separate run of its passes.
   // Its passes and its update are timed the same way (the same clock, fork and join included).
-  double gemm_s = 0, pass_s = 0, update_s = 0;
+  // Paired (once checked): every call then repeated at once, timed apart into the *_hot sums: the
+  // same call back to back on what it just read and wrote, a moment after its in-step run.
+  double gemm_s = 0, pass_s = 0, update_s = 0, gemm_hot = 0, pass_hot = 0, update_hot = 0;
+  bool twins = false;
   auto timed = [&](std::size_t site, const float* a, const float* b, float* c) {
     gemm_s += plan.run_timed(site, a, b, 0.0f, c);
+    if (twins) gemm_hot += plan.run_timed(site, a, b, 0.0f, c);
   };
-  auto timed_pass = [&](double& into, const auto& pass) { into += gtb::seconds_of_call(pass); };
+  auto timed_pass = [&](double& into, double& hot_into, const auto& pass) {
+    into += gtb::seconds_of_call(pass);
+    if (twins) hot_into += gtb::seconds_of_call(pass);
+  };
   auto forward = [&](int l, int from) { timed(0, ch.in(from), ch.W(l), ch.Z(l)); };
   auto grad_w = [&](int l) { timed(1, ch.in(l), ch.dZ(l), ch.dW(l)); };
   auto grad_x = [&](int l) { timed(2, ch.dZ(l), ch.W(l), ch.dA_out(l - 1)); };
   auto relu = [&](int l) {
-    timed_pass(pass_s, [&] { relu_pass(ch.Z(l), ch.A(l), std::size_t(R), std::size_t(Wd)); });
+    timed_pass(pass_s, pass_hot, [&] { relu_pass(ch.Z(l), ch.A(l), std::size_t(R), std::size_t(Wd)); });
   };
   auto relu_back = [&](int l) {
-    timed_pass(pass_s, [&] { relu_backward_pass(ch.Z(l), ch.dA(l), ch.dZ(l), std::size_t(R), std::size_t(Wd)); });
+    timed_pass(pass_s, pass_hot,
+               [&] { relu_backward_pass(ch.Z(l), ch.dA(l), ch.dZ(l), std::size_t(R), std::size_t(Wd)); });
   };
-  auto update = [&] { timed_pass(update_s, [&] { sgd_pass(ch.w.data(), ch.mom.data(), ch.dw.data(), ch.w.size()); }); };
+  auto update = [&] {
+    timed_pass(update_s, update_hot, [&] { sgd_pass(ch.w.data(), ch.mom.data(), ch.dw.data(), ch.w.size()); });
+  };
   auto step = [&](bool gemms) {
     for (int l = 0; l < ch.layers; ++l) {
       if (gemms) forward(l, l);
@@ -491,17 +505,23 @@ void cpu_sequence(gtb::State& st) {
   };
   // Every timed call of `run` (warm-ups too): the seconds of its GEMMs, its passes and its update.
   std::vector<double> gemm_per_step, pass_per_step, update_per_step;
+  // Paired: each step's hot twins over its in-step calls, for the GEMMs, the passes and the update.
+  std::vector<double> gemm_pairs, pass_pairs, update_pairs;
   auto run = [&] {
     if (mode == "hot") {
       each_gemm([](const auto& call) { call(); });
       return;
     }
-    gemm_s = pass_s = update_s = 0;
-    step(mode == "chain");
+    gemm_s = pass_s = update_s = gemm_hot = pass_hot = update_hot = 0;
+    step(mode != "passes");
     update();
     gemm_per_step.push_back(gemm_s);
     pass_per_step.push_back(pass_s);
     update_per_step.push_back(update_s);
+    if (!twins) return;
+    if (gemm_s > 0) gemm_pairs.push_back(gemm_hot / gemm_s);
+    if (pass_s > 0) pass_pairs.push_back(pass_hot / pass_s);
+    if (update_s > 0) update_pairs.push_back(update_hot / update_s);
   };
   // The check: one step, then a forward, a weight-gradient and an input-gradient GEMM against float64
   // from the operands as computed, every pass elementwise, and the update against float64.
@@ -547,7 +567,7 @@ void cpu_sequence(gtb::State& st) {
     }
   }
   const double flop = 2.0 * double(R) * double(Wd) * double(Wd) * double(3 * ch.layers - 1);
-  if (mode != "passes") st.set_work(flop);
+  if (mode != "passes") st.set_work(mode == "paired" ? 2 * flop : flop);  // paired: every GEMM twice
   // Weights, their gradients and momentum, the input, and per layer Z, A, dZ and dA.
   st.counter("working_set_bytes", 4.0 * double(3 * ch.wsz() * L + ch.act() * (4 * L + 1)), "bytes");
   // What the passes and the update move per step, read and written (ReLU: Z read, A written; its
@@ -595,7 +615,13 @@ void cpu_sequence(gtb::State& st) {
     if (!hot_over_cold.empty()) st.counter("hot_over_cold", gtb::median(hot_over_cold), "fraction");
     return;
   }
+  twins = mode == "paired";
   st.exec(run);
+  if (mode == "paired" && !gemm_pairs.empty()) {
+    st.counter("gemm_hot_over_in_step", gtb::median(gemm_pairs), "fraction");
+    if (!pass_pairs.empty()) st.counter("pass_hot_over_in_step", gtb::median(pass_pairs), "fraction");
+    if (!update_pairs.empty()) st.counter("update_hot_over_in_step", gtb::median(update_pairs), "fraction");
+  }
   if (mode == "chain" && !gemm_per_step.empty()) {
     st.counter("gemm_s_in_step", gtb::median(gemm_per_step), "s");
     st.counter("pass_s_in_step", gtb::median(pass_per_step), "s");
@@ -931,6 +957,21 @@ void register_all() {
                 "summing over rows the other threads wrote, every layer its own weights) against its passes alone "
                 "and each of its GEMMs repeated hot, or cold (every cache emptied before each call): the slowdown of "
                 "a step's GEMMs over back-to-back calls");
+  // The whole step with every GEMM, pass and update call repeated at once, hot, and timed apart from
+  // its in-step run: the shares in-step / hot of one moment (matmul_in_step, passes_in_step,
+  // update_in_step), whatever the machine's speed does between records; five samples at least.
+  gtb::add("gemm", "sequence", "plan", gtb::Backend::cpu, cpu_sequence)
+      .zip({"rows", "width", "layers"},
+           {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}, {2048, 1024, 4}},
+           {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}})
+      .option("precision", std::vector<std::string>{"fp32", "bf16_fp32acc"})
+      .option("mode", std::vector<std::string>{"paired"})
+      .option("threads", std::vector<std::string>{"all", "one"})
+      .rule(kSmallCallRule)
+      .rule(gtb::Suite::quick, gtb::RuleChange().min_samples(5).hard_min_samples(5).budget_seconds(0.5).noise_target(0.03))
+      .describe("a step's GEMMs, passes and update (as the chain mode runs them), each call repeated at once and "
+                "timed apart: the share of its hot rate each keeps inside the step, the two of one moment "
+                "(gemm_hot_over_in_step, pass_hot_over_in_step, update_hot_over_in_step)");
   // The same GEMMs cold, every cache emptied before each call (matmul_from_memory), all threads: a
   // repetition is as many cache flushes as GEMMs, so the quick suite's budget of small calls would
   // stop at two samples; five at least.

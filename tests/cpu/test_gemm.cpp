@@ -784,6 +784,57 @@ TEST(GemmFindings, PassAndUpdateSharesFromTheSequenceRecords) {
   EXPECT_FALSE(named(f, "update_in_step", "fp32"));
 }
 
+// A paired record's own shares (each call inside the step against the same call repeated at once)
+// make the points of matmul_in_step, passes_in_step and update_in_step, naming only it, whatever the
+// chain, hot and passes records of the same size say (taken at other moments); a planted lower share
+// moves its point by exactly that; a size without a paired record keeps the older way.
+TEST(GemmFindings, PairedRecordGivesTheInStepSharesOfOneMoment) {
+  auto paired = [](std::int64_t width, double gemm, double pass, double update) {
+    gtb::Record r = sequence_rec("fp32", "paired", width, 3e-3);
+    r.counters["gemm_hot_over_in_step"] = {gemm, "fraction"};
+    r.counters["pass_hot_over_in_step"] = {pass, "fraction"};
+    r.counters["update_hot_over_in_step"] = {update, "fraction"};
+    r.counters["pass_bytes"] = {4.0 * 512 * double(width) * 20, "bytes"};
+    r.counters["update_bytes"] = {4.0 * double(width * width) * 4 * 5, "bytes"};
+    return r;
+  };
+  // The older records of the same size say otherwise: 0.8 for the GEMMs, 0.75 and 0.5 for the passes
+  // and the update.
+  std::vector<gtb::Record> rs = timed_passes(128, 0.4e-3, 0.3e-3, 0.2e-3, 0.1e-3);
+  rs[0].counters["gemm_s_in_step"] = {1.0e-3, "s"};
+  rs.push_back(sequence_rec("fp32", "hot", 128, 0.8e-3));
+  g::Findings f = g::compute_findings(rs);
+  ASSERT_NEAR(in_step(f, "fp32")->points.at(0).y, 0.8, 1e-12);
+  rs.push_back(paired(128, 0.9, 0.6, 0.3));
+  f = g::compute_findings(rs);
+  const auto* mm = in_step(f, "fp32");
+  const auto* p = named(f, "passes_in_step", "fp32");
+  const auto* u = named(f, "update_in_step", "fp32");
+  ASSERT_TRUE(mm && p && u);
+  ASSERT_EQ(mm->points.size(), 1u);
+  EXPECT_NEAR(mm->points[0].y, 0.9, 1e-12);
+  EXPECT_DOUBLE_EQ(mm->points[0].at["flop"].get<double>(), 2.0 * 512 * 128 * 128);
+  EXPECT_EQ(mm->records, std::vector<std::string>{rs.back().id});
+  ASSERT_EQ(p->points.size(), 1u);
+  EXPECT_NEAR(p->points[0].y, 0.6, 1e-12);
+  EXPECT_DOUBLE_EQ(p->points[0].at["bytes"].get<double>(), 4.0 * 512 * 128 * 20);
+  EXPECT_NEAR(u->points.at(0).y, 0.3, 1e-12);
+  EXPECT_EQ(u->records, std::vector<std::string>{rs.back().id});
+  rs.back() = paired(128, 0.45, 0.6, 0.3);  // planted: the GEMMs half as fast inside the step
+  f = g::compute_findings(rs);
+  EXPECT_NEAR(in_step(f, "fp32")->points.at(0).y, 0.45, 1e-12);
+  EXPECT_NEAR(named(f, "passes_in_step", "fp32")->points.at(0).y, 0.6, 1e-12);
+  // A second size with only the older records keeps their share.
+  gtb::Record wide = sequence_rec("fp32", "chain", 512, 9e-3);
+  wide.counters["gemm_s_in_step"] = {8e-3, "s"};
+  rs.push_back(wide);
+  rs.push_back(sequence_rec("fp32", "hot", 512, 7.2e-3));
+  f = g::compute_findings(rs);
+  ASSERT_EQ(in_step(f, "fp32")->points.size(), 2u);
+  for (const auto& pt : in_step(f, "fp32")->points)
+    EXPECT_NEAR(pt.y, pt.at["flop"].get<double>() > 1e8 ? 0.9 : 0.45, 1e-12);
+}
+
 TEST(GemmFindings, EmptyInputGivesNoFindings) {
   gtb::json f = gtb::json::object();
   const g::Findings found = g::compute_findings({});
