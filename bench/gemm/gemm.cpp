@@ -557,13 +557,10 @@ void cpu_sequence(gtb::State& st) {
       }
     const std::vector<float> w0 = ch.w, v0 = ch.mom;
     update();
-    for (std::size_t i = 0; i < ch.w.size(); ++i) {
-      const double v = double(kSequenceMomentum) * double(v0[i]) + double(ch.dw[i]);
-      const double w = double(w0[i]) - double(kSequenceLr) * v;
-      if (!(std::fabs(ch.mom[i] - v) <= 1e-5 * (std::fabs(v) + 1.0) && std::fabs(ch.w[i] - w) <= 1e-6 * (std::fabs(w) + 1.0))) {
-        st.check(false, "update: parameter " + std::to_string(i) + " wrong");
-        return;
-      }
+    const long wrong = gtb::gemm::first_wrong_sgd_update(w0, v0, ch.dw.data(), ch.w, ch.mom, kSequenceLr, kSequenceMomentum);
+    if (wrong >= 0) {
+      st.check(false, "update: parameter " + std::to_string(wrong) + " wrong");
+      return;
     }
   }
   const double flop = 2.0 * double(R) * double(Wd) * double(Wd) * double(3 * ch.layers - 1);

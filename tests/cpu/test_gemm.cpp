@@ -835,6 +835,39 @@ TEST(GemmFindings, PairedRecordGivesTheInStepSharesOfOneMoment) {
     EXPECT_NEAR(pt.y, pt.at["flop"].get<double>() > 1e8 ? 0.9 : 0.45, 1e-12);
 }
 
+// The sequence's update check against float64: a right update passes; a planted wrong weight, a
+// wrong momentum, a NaN and an update applied twice are each caught at their parameter; sizes that
+// differ are refused.
+TEST(GemmSequenceCheck, UpdateCheckCatchesAPlantedWrongParameter) {
+  const float lr = 1e-3f, mu = 0.9f;
+  std::vector<float> w0(1000), v0(1000), g(1000);
+  for (std::size_t i = 0; i < w0.size(); ++i) {
+    w0[i] = std::sin(float(i)), v0[i] = std::cos(float(i)) * 0.1f, g[i] = float(i % 7) - 3.0f;
+  }
+  std::vector<float> w = w0, v = v0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    v[i] = mu * v[i] + g[i];
+    w[i] -= lr * v[i];
+  }
+  EXPECT_EQ(g::first_wrong_sgd_update(w0, v0, g.data(), w, v, lr, mu), -1);
+  auto planted = w;
+  planted[417] += 1e-3f;
+  EXPECT_EQ(g::first_wrong_sgd_update(w0, v0, g.data(), planted, v, lr, mu), 417);
+  auto momentum = v;
+  momentum[3] *= 1.01f;
+  EXPECT_EQ(g::first_wrong_sgd_update(w0, v0, g.data(), w, momentum, lr, mu), 3);
+  planted = w;
+  planted[999] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(g::first_wrong_sgd_update(w0, v0, g.data(), planted, v, lr, mu), 999);
+  auto twice_w = w, twice_v = v;  // the update applied twice: wrong from the first parameter with a gradient
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    twice_v[i] = mu * twice_v[i] + g[i];
+    twice_w[i] -= lr * twice_v[i];
+  }
+  EXPECT_EQ(g::first_wrong_sgd_update(w0, v0, g.data(), twice_w, twice_v, lr, mu), 0);
+  EXPECT_THROW(g::first_wrong_sgd_update(w0, v0, g.data(), std::vector<float>(999), v, lr, mu), std::invalid_argument);
+}
+
 TEST(GemmFindings, EmptyInputGivesNoFindings) {
   gtb::json f = gtb::json::object();
   const g::Findings found = g::compute_findings({});
