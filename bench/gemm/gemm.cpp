@@ -939,51 +939,42 @@ void register_all() {
         .describe("a BF16 training step's GEMM sites (layer in -> out at R rows) the way the CPU steps run them: "
                   "FP32 operands rounded to BF16 as they enter the product, the library the per-shape plan "
                   "verified and timed fastest (its conversion and packing included)");
+  // The sequence's cases, every mode at the same sizes (rows, width, layers) and precisions.
+  auto sequence_cases = [](std::vector<std::string> modes, std::vector<std::string> threads,
+                           const gtb::RuleChange& quick_rule, const std::string& what) {
+    gtb::add("gemm", "sequence", "plan", gtb::Backend::cpu, cpu_sequence)
+        .zip({"rows", "width", "layers"},
+             {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}, {2048, 1024, 4}},
+             {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}})
+        .option("precision", std::vector<std::string>{"fp32", "bf16_fp32acc"})
+        .option("mode", std::move(modes))
+        .option("threads", std::move(threads))
+        .rule(kSmallCallRule)
+        .rule(gtb::Suite::quick, quick_rule)
+        .describe(what);
+  };
   // A step's sequence of GEMMs and passes against the same GEMMs hot (matmul_in_step), at GEMMs of
   // 0.5 MFLOP (64 x 64 x 64, the whole step within a core's L2 cache) to 268 MFLOP (512 x 512 x 512).
-  gtb::add("gemm", "sequence", "plan", gtb::Backend::cpu, cpu_sequence)
-      .zip({"rows", "width", "layers"},
-           {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}, {2048, 1024, 4}},
-           {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}})
-      .option("precision", std::vector<std::string>{"fp32", "bf16_fp32acc"})
-      .option("mode", std::vector<std::string>{"chain", "passes", "hot"})
-      .option("threads", std::vector<std::string>{"all", "one"})
-      .rule(kSmallCallRule)
-      .rule(gtb::Suite::quick, kSmallCallQuickRule)
-      .describe("a step's forward and backward GEMMs (each on what the previous pass wrote, the weight gradients "
-                "summing over rows the other threads wrote, every layer its own weights) against its passes alone "
-                "and each of its GEMMs repeated hot, or cold (every cache emptied before each call): the slowdown of "
-                "a step's GEMMs over back-to-back calls");
+  sequence_cases({"chain", "passes", "hot"}, {"all", "one"}, kSmallCallQuickRule,
+                 "a step's forward and backward GEMMs (each on what the previous pass wrote, the weight gradients "
+                 "summing over rows the other threads wrote, every layer its own weights) against its passes alone "
+                 "and each of its GEMMs repeated hot: the slowdown of a step's GEMMs over back-to-back calls");
   // The whole step with every GEMM, pass and update call repeated at once, hot, and timed apart from
   // its in-step run: the shares in-step / hot of one moment (matmul_in_step, passes_in_step,
   // update_in_step), whatever the machine's speed does between records; five samples at least.
-  gtb::add("gemm", "sequence", "plan", gtb::Backend::cpu, cpu_sequence)
-      .zip({"rows", "width", "layers"},
-           {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}, {2048, 1024, 4}},
-           {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}})
-      .option("precision", std::vector<std::string>{"fp32", "bf16_fp32acc"})
-      .option("mode", std::vector<std::string>{"paired"})
-      .option("threads", std::vector<std::string>{"all", "one"})
-      .rule(kSmallCallRule)
-      .rule(gtb::Suite::quick, gtb::RuleChange().min_samples(5).hard_min_samples(5).budget_seconds(0.5).noise_target(0.03))
-      .describe("a step's GEMMs, passes and update (as the chain mode runs them), each call repeated at once and "
-                "timed apart: the share of its hot rate each keeps inside the step, the two of one moment "
-                "(gemm_hot_over_in_step, pass_hot_over_in_step, update_hot_over_in_step)");
+  sequence_cases({"paired"}, {"all", "one"},
+                 gtb::RuleChange().min_samples(5).hard_min_samples(5).budget_seconds(0.5).noise_target(0.03),
+                 "a step's GEMMs, passes and update (as the chain mode runs them), each call repeated at once and "
+                 "timed apart: the share of its hot rate each keeps inside the step, the two of one moment "
+                 "(gemm_hot_over_in_step, pass_hot_over_in_step, update_hot_over_in_step)");
   // The same GEMMs cold, every cache emptied before each call (matmul_from_memory), all threads: a
   // repetition is as many cache flushes as GEMMs, so the quick suite's budget of small calls would
   // stop at two samples; five at least.
-  gtb::add("gemm", "sequence", "plan", gtb::Backend::cpu, cpu_sequence)
-      .zip({"rows", "width", "layers"},
-           {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}, {2048, 1024, 4}},
-           {{64, 64, 4}, {32, 256, 4}, {512, 128, 4}, {512, 256, 4}, {512, 512, 4}})
-      .option("precision", std::vector<std::string>{"fp32", "bf16_fp32acc"})
-      .option("mode", std::vector<std::string>{"cold"})
-      .option("threads", std::vector<std::string>{"all"})
-      .rule(kSmallCallRule)
-      .rule(gtb::Suite::quick, gtb::RuleChange().min_samples(5).hard_min_samples(5).budget_seconds(1.0).noise_target(0.03))
-      .describe("a step's GEMMs (as the sequence's hot mode runs them) with every cache emptied before each call, "
-                "each call then repeated hot and timed apart: the share of the back-to-back rate GEMMs keep when "
-                "their operands come from memory (hot_over_cold)");
+  sequence_cases({"cold"}, {"all"},
+                 gtb::RuleChange().min_samples(5).hard_min_samples(5).budget_seconds(1.0).noise_target(0.03),
+                 "a step's GEMMs (as the sequence's hot mode runs them) with every cache emptied before each call, "
+                 "each call then repeated hot and timed apart: the share of the back-to-back rate GEMMs keep when "
+                 "their operands come from memory (hot_over_cold)");
   // Attention's per-head products, 16 at once (a batch of 4 samples of 4 heads; more tasks than
   // threads, as the transformer steps run).
   for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn})

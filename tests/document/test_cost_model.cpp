@@ -938,16 +938,13 @@ namespace {
 // A matmul_from_memory table of one share at every GEMM size, for one precision, applying above a
 // working set of `above` bytes (the last-level cache its cold records emptied).
 Term from_memory_share(const std::string& precision, double fraction, double above) {
-  Term t;
-  t.family = "gemm";
+  Term t = in_step_share(precision, fraction);  // the same table, over a GEMM's FLOPs
   t.name = "matmul_from_memory";
-  t.backend = Backend::cpu;
-  t.where = {{"precision", precision}};
-  t.form = "table";
   t.axes = {"flop"};
-  t.y = "fraction";
   t.x = "working_set_bytes";
   t.x_min = above;
+  t.points.clear();
+  t.records.clear();
   for (double f : {1e3, 1e12}) {
     const std::string rec = "sequence/cold/" + precision + "/" + std::to_string(f);
     t.points.push_back({json{{"flop", f}}, fraction, rec});
