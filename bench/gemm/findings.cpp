@@ -215,7 +215,7 @@ void matmul_from_memory_terms(const SequencesByPrecision& by, Findings& f) {
 // of one precision and size: the paired record's gemm_hot_over_in_step (each call inside the step
 // against the same call repeated at once), or in files without one hot / the chain's GEMM seconds
 // timed inside it (gemm_s_in_step; in older files chain - passes), by the FLOPs of one of the
-// chain's GEMMs.
+// chain's GEMMs. Where a size has several records of one mode, the fastest stands for it.
 void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
   // threads (all, one; older files: all) -> precision -> rows,width,layers -> records
   std::map<std::string, SequencesByPrecision> by_threads;
