@@ -1,5 +1,6 @@
 // The gemm family's findings for the report and plots: the best rate per backend and precision,
-// its error, GPU over CPU at the same precision, misaligned shapes.
+// its error, GPU over CPU at the same precision, misaligned shapes, and what a step's GEMMs, passes
+// and update keep of their back-to-back rate.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -83,11 +84,72 @@ void against(const gtb::gemm::Findings& found, fx::Family& f) {
   if (s.lines.empty()) s.not_measured = "needs GPU and CPU records of the same precision, or misaligned shapes beside aligned ones";
 }
 
+// What a step's GEMMs, passes and update keep of their back-to-back rate, by sequence size: the
+// paired records' shares (each call inside the step against itself repeated at once) and the cold
+// records' (each GEMM with every cache emptied first), as the cost model reads them.
+void inside_a_step(const std::vector<gtb::Record>& recs, fx::Family& f) {
+  auto& s = f.section("in_step", "A step's GEMMs, passes and update against back-to-back calls");
+  struct Row {
+    double flop = 0;
+    json gemm_in, gemm_cold, pass_all, update_all, pass_one, update_one;
+  };
+  std::map<std::pair<std::string, std::string>, Row> rows;  // (precision, rows x width) -> shares
+  auto share = [](const gtb::Record& r, const char* name) {
+    const auto it = r.counters.find(name);
+    return it != r.counters.end() && it->second.value > 0 ? json(it->second.value) : json(nullptr);
+  };
+  for (const auto& r : recs) {
+    if (r.workload != "sequence" || r.backend != gtb::Backend::cpu || !gtb::usable(r)) continue;
+    const std::string mode = fx::option_text(r, "mode"), threads = fx::option_text(r, "threads");
+    if (mode != "paired" && mode != "cold") continue;
+    const double m = r.params.value("rows", 0.0), w = r.params.value("width", 0.0);
+    Row& row = rows[{fx::option_text(r, "precision"), std::to_string(int(m)) + " x " + std::to_string(int(w))}];
+    row.flop = 2.0 * m * w * w;
+    if (mode == "cold") {
+      row.gemm_cold = share(r, "hot_over_cold");
+    } else if (threads == "one") {
+      row.pass_one = share(r, "pass_hot_over_in_step");
+      row.update_one = share(r, "update_hot_over_in_step");
+    } else {
+      row.gemm_in = share(r, "gemm_hot_over_in_step");
+      row.pass_all = share(r, "pass_hot_over_in_step");
+      row.update_all = share(r, "update_hot_over_in_step");
+    }
+  }
+  if (rows.empty()) {
+    s.not_measured = "no paired or cold GEMM sequence record (a file of older gtb, or the sequence did not run)";
+    return;
+  }
+  s.say("The share of its back-to-back rate each part of a training step keeps (1: as fast as the same call "
+        "repeated at once; 0.5: twice its time), measured on a step of 4 layers at rows x width through the "
+        "steps' GEMM plan: the GEMMs inside the step, and with every cache emptied before each call (their "
+        "operands from memory, as in a step whose working set outgrows the last-level cache); the ReLU passes "
+        "and the SGD update inside the step, on all threads and on one. The cost model divides a step's "
+        "parts by them (docs/advise.md).");
+  auto& t = s.table("in_step", {{"precision"},
+                                {"rows x width"},
+                                {"one GEMM", "MFLOP", Hint::number},
+                                {"GEMMs inside the step", "", Hint::fraction},
+                                {"GEMMs from memory", "", Hint::fraction},
+                                {"passes inside (all threads)", "", Hint::fraction},
+                                {"update inside (all threads)", "", Hint::fraction},
+                                {"passes inside (one thread)", "", Hint::fraction},
+                                {"update inside (one thread)", "", Hint::fraction}});
+  std::vector<std::pair<std::pair<std::string, std::string>, Row>> sorted(rows.begin(), rows.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.first.first != b.first.first ? a.first.first > b.first.first : a.second.flop < b.second.flop;
+  });
+  for (const auto& [key, row] : sorted)
+    t.rows.push_back({key.first, key.second, row.flop / 1e6, row.gemm_in, row.gemm_cold, row.pass_all, row.update_all,
+                      row.pass_one, row.update_one});
+}
+
 const bool kFindings = gtb::add_family_findings<gtb::gemm::Findings>(
     "gemm", "Matrix multiply", 40, gtb::gemm::compute_findings, gtb::gemm::to_json,
     [](const std::vector<gtb::Record>& recs, const gtb::gemm::Findings& found, fx::Family& f) {
       best_rates(recs, f);
       against(found, f);
+      inside_a_step(recs, f);
     });
 
 }  // namespace
