@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# What three families' report sections (and A/B pairs) say about synthetic records (--gtb_findings_from): the CPU's
+# What four families' report sections (and A/B pairs) say about synthetic records (--gtb_findings_from): the CPU's
 # mixed precision is reported whenever a CPU BF16 step and its FP32 step were measured (a slower BF16
 # step included); the transformer's sweep figures are named only where their records are (the plots
-# draw none without points); a habit that never dominated reads "never", with no width it "stops" at.
-# usage: family_sections.sh GTB_TRAIN GTB_TRANSFORMER GTB_PITFALLS PYTHON FIXTURE WORK
+# draw none without points); a habit that never dominated reads "never", with no width it "stops" at;
+# the gemm family's step parts take each size's shares from its paired records (all threads, one
+# thread) and its cold record, FP32 first, by GEMM size, hot records playing no part, and a file
+# without paired or cold records says it measured none.
+# usage: family_sections.sh GTB_TRAIN GTB_TRANSFORMER GTB_PITFALLS GTB_GEMM PYTHON FIXTURE WORK
 set -euo pipefail
-train=$1 xfmr=$2 pitfalls=$3 py=$4 fixture=$5 work=$6
+train=$1 xfmr=$2 pitfalls=$3 gemm=$4 py=$5 fixture=$6 work=$7
 rm -rf "$work" && mkdir -p "$work"
 "$py" - "$fixture" "$work" <<'PY'
 import copy, json, sys
@@ -46,12 +49,29 @@ for w, clean, every10 in ((64, 100.0, 105.0), (256, 1000.0, 1020.0)):
     habit.append(rec("pitfalls", "loss_read", "never", p, {}, clean, "us", "time", clean * 1e-6))
     habit.append(rec("pitfalls", "loss_read", "every_10", p, {}, every10, "us", "time", every10 * 1e-6))
 write("pitfalls", habit)
+def seq(rows, width, precision, mode, threads, counters):
+    p, o = {"rows": rows, "width": width, "layers": 4}, {"precision": precision, "mode": mode, "threads": threads}
+    r = rec("gemm", "sequence", "plan", p, o, 1e-3, "s", "time", 1e-3)
+    r["counters"] = {k: {"value": v, "unit": "fraction"} for k, v in counters.items()}
+    return r
+paired = {"gemm_hot_over_in_step": 0.9, "pass_hot_over_in_step": 0.5, "update_hot_over_in_step": 0.25}
+write("gemm", [
+    seq(512, 256, "fp32", "paired", "all", paired),
+    seq(512, 256, "fp32", "paired", "one", {"pass_hot_over_in_step": 0.8, "update_hot_over_in_step": 0.7}),
+    seq(512, 256, "fp32", "cold", "all", {"hot_over_cold": 0.6, "last_level_cache_bytes": 2 ** 25}),
+    seq(64, 64, "fp32", "paired", "all", {"gemm_hot_over_in_step": 0.95}),
+    seq(64, 64, "bf16_fp32acc", "paired", "all", paired),
+    seq(64, 64, "fp32", "hot", "all", {"gemm_hot_over_in_step": 0.1}),  # a hot record: no share of its own
+])
+write("gemm_none", [seq(64, 64, "fp32", "chain", "all", {})])
 PY
 "$train" --gtb_findings_from="$work/train.json" >"$work/train.out"
 "$xfmr" --gtb_findings_from="$work/xfmr_no_sweeps.json" >"$work/xfmr_no_sweeps.out"
 "$xfmr" --gtb_findings_from="$work/xfmr_batch_sweep.json" >"$work/xfmr_batch_sweep.out"
 "$xfmr" --gtb_findings_from="$work/xfmr_graph.json" >"$work/xfmr_graph.out"
 "$pitfalls" --gtb_findings_from="$work/pitfalls.json" >"$work/pitfalls.out"
+"$gemm" --gtb_findings_from="$work/gemm.json" >"$work/gemm.out"
+"$gemm" --gtb_findings_from="$work/gemm_none.json" >"$work/gemm_none.out"
 "$py" - "$work" <<'PY'
 import json, sys
 w = sys.argv[1]
@@ -90,5 +110,13 @@ row = rows[0]
 check(str(row[3]).startswith("never"), f"a habit that never dominated: {row}")
 check(row[4] == "-", f"no width it stops dominating at: {row}")
 check(row[5] == 64, f"under 10% from the smallest width: {row}")
+rows = section("gemm", "in_step")["tables"][0]["rows"]
+check([r[:3] for r in rows] == [["fp32", "64 x 64", 0.524288], ["fp32", "512 x 256", 2 * 512 * 256 * 256 / 1e6],
+                                ["bf16_fp32acc", "64 x 64", 0.524288]], rows)
+check(rows[0][3:] == [0.95, None, None, None, None, None], f"the smallest FP32 size: only its GEMMs' share: {rows[0]}")
+check(rows[1][3:] == [0.9, 0.6, 0.5, 0.25, 0.8, 0.7], f"every share where it was measured: {rows[1]}")
+check(rows[2][3] == 0.9 and rows[2][4] is None, rows[2])
+none = section("gemm_none", "in_step")
+check("no paired or cold" in none.get("not_measured", ""), none)
 print("family_sections: ok")
 PY
