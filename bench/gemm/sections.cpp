@@ -91,6 +91,7 @@ void inside_a_step(const std::vector<gtb::Record>& recs, fx::Family& f) {
   auto& s = f.section("in_step", "A step's GEMMs, passes and update against back-to-back calls");
   struct Row {
     double flop = 0;
+    std::string gemm;  // one of its GEMMs, rows x width x width
     json gemm_in, gemm_cold, pass_all, update_all, pass_one, update_one;
   };
   std::map<std::pair<std::string, std::string>, Row> rows;  // (precision, rows x width) -> shares
@@ -105,6 +106,7 @@ void inside_a_step(const std::vector<gtb::Record>& recs, fx::Family& f) {
     const double m = r.params.value("rows", 0.0), w = r.params.value("width", 0.0);
     Row& row = rows[{fx::option_text(r, "precision"), std::to_string(int(m)) + " x " + std::to_string(int(w))}];
     row.flop = 2.0 * m * w * w;
+    row.gemm = std::to_string(int(m)) + " x " + std::to_string(int(w)) + " x " + std::to_string(int(w));
     if (mode == "cold") {
       row.gemm_cold = share(r, "hot_over_cold");
     } else if (threads == "one") {
@@ -128,7 +130,7 @@ void inside_a_step(const std::vector<gtb::Record>& recs, fx::Family& f) {
         "parts by them (docs/advise.md).");
   auto& t = s.table("in_step", {{"precision"},
                                 {"rows x width"},
-                                {"one GEMM", "MFLOP", Hint::number},
+                                {"one GEMM (m x n x k)"},
                                 {"GEMMs inside the step", "", Hint::fraction},
                                 {"GEMMs from memory", "", Hint::fraction},
                                 {"passes inside (all threads)", "", Hint::fraction},
@@ -140,7 +142,7 @@ void inside_a_step(const std::vector<gtb::Record>& recs, fx::Family& f) {
     return a.first.first != b.first.first ? a.first.first > b.first.first : a.second.flop < b.second.flop;
   });
   for (const auto& [key, row] : sorted)
-    t.rows.push_back({key.first, key.second, row.flop / 1e6, row.gemm_in, row.gemm_cold, row.pass_all, row.update_all,
+    t.rows.push_back({key.first, key.second, row.gemm, row.gemm_in, row.gemm_cold, row.pass_all, row.update_all,
                       row.pass_one, row.update_one});
 }
 
