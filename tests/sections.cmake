@@ -8,3 +8,10 @@ if(TARGET gtb-train AND TARGET gtb-transformer AND TARGET gtb-pitfalls AND TARGE
   set_tests_properties(driver.family_sections PROPERTIES LABELS cpu TIMEOUT 60)
 endif()
 
+
+# The report's own paragraphs (the savings validation's wording).
+add_executable(test_render_savings ${PROJECT_SOURCE_DIR}/tests/driver/test_render_savings.cpp)
+target_link_libraries(test_render_savings PRIVATE gtb_driver GTest::gtest GTest::gtest_main)
+gtb_host_warnings(test_render_savings)
+gtest_add_tests(TARGET test_render_savings TEST_PREFIX "driver." TEST_LIST _render_savings_tests)
+set_tests_properties(${_render_savings_tests} PROPERTIES LABELS cpu TIMEOUT 60)

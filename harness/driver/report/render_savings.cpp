@@ -72,8 +72,9 @@ std::string render_savings(const json& doc, const cost::SavingsValidation& v) {
   o << format::count_of(v.rows.size(), "pair") << ": **" << v.scored << " scored, " << v.passed << " within the target**; " << in_noise
     << " inside their noise; " << cannot << " cannot say.";
   if (v.ranked_pairs > 0)
-    o << " Ranking: of " << v.ranked_pairs << " pairs of scored fixes, **" << v.discordant
-      << "** are in the other order by measured saving (Kendall's tau " << fixed2(*v.kendall_tau) << ").";
+    o << " Ranking: of " << format::count_of(std::size_t(v.ranked_pairs), "pair") << " of scored fixes, **"
+      << v.discordant << "** " << (v.discordant == 1 ? "is" : "are") << " in the other order by measured saving "
+      << "(Kendall's tau " << fixed2(*v.kendall_tau) << ").";
   else if (v.scored == 1)
     o << " Ranking: one scored fix, nothing to order.";
   o << "\n\n| fix | change | step without the fix (A) | A | measured saving | predicted saving | |\n"
