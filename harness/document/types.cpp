@@ -227,4 +227,14 @@ Record record_from_json(const json& j) {
   return r;
 }
 
+void median_counters(std::map<std::string, Counter>& into, const std::vector<std::map<std::string, Counter>>& each) {
+  if (each.size() < 2) return;
+  for (auto& [name, c] : into) {
+    std::vector<double> v;
+    for (const auto& one : each)
+      if (auto f = one.find(name); f != one.end() && f->second.unit == c.unit) v.push_back(f->second.value);
+    if (v.size() == each.size()) c.value = median(v);
+  }
+}
+
 }  // namespace gtb

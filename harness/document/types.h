@@ -108,6 +108,11 @@ inline bool usable(const Record& r) { return r.status == Status::ok && r.value &
 // over all runs does not cancel (an A/B saving, or a habit's cost against its clean step, read these).
 std::vector<double> paired_run_differences(const Record& a, double scale_a, const Record& b, double scale_b);
 
+// Counters of one record measured several times (the runs of `gtb run --runs K`, the repetitions of
+// one run): `into` keeps its counters, each that every one of `each` reports in the same unit taking
+// the median of their values, never one run's figure alone.
+void median_counters(std::map<std::string, Counter>& into, const std::vector<std::map<std::string, Counter>>& each);
+
 json to_json(const Record& r);
 Record record_from_json(const json& j);  // throws std::runtime_error with a clear message
 

@@ -404,11 +404,19 @@ std::vector<Case> expand(const std::string& family, Suite suite) {
   return out;
 }
 
+// What the repetitions of one case measured (Google Benchmark's --benchmark_repetitions; gtb run
+// --repetitions): each ok repetition's kept samples and counters.
+struct Repeats {
+  std::vector<std::vector<double>> samples;
+  std::vector<std::map<std::string, Counter>> counters;
+};
+
 struct RunState {
   Suite suite = Suite::quick;
   double budget_override = 0;
   std::map<std::string, std::size_t> index;  // record id -> position in records
   std::vector<Record> records;
+  std::map<std::string, Repeats> repeats;    // record id -> its ok repetitions
   std::optional<std::string> sticky_cuda_error;
 };
 
@@ -682,21 +690,58 @@ int print_findings_from(const std::string& family, const std::string& from, cons
   return 0;
 }
 
-// One Google Benchmark entry a case: it runs the case into `rs` and reports its median.
+// A repetition's fresh record joins the record of the case's first run (its kept samples and
+// counters are those of the ok repetitions so far, this one's added).
+void join_repetition(Record& into, Record&& rep, std::vector<std::vector<double>>& samples,
+                     std::vector<std::map<std::string, Counter>>& counters) {
+  if (into.status != Status::ok) return;  // a failed, invalid or skipped first outcome stands
+  if (rep.status == Status::invalid || rep.status == Status::failed) {
+    const std::string detail = "repetition " + std::to_string(samples.size() + 1) + ": " + rep.status_detail;
+    into = std::move(rep);
+    into.status_detail = detail;
+    into.value.reset();
+    if (into.status != Status::invalid) into.stats.reset(), into.samples.clear();
+    return;
+  }
+  if (rep.status != Status::ok || rep.samples.empty()) return;  // skipped this time: the others stand
+  samples.push_back(rep.samples);
+  counters.push_back(rep.counters);
+  into.samples.insert(into.samples.end(), rep.samples.begin(), rep.samples.end());
+  // Every repetition weighs the same, as the runs of `gtb run --runs K` do.
+  into.stats = compute_stats_of_runs(samples);
+  into.value = into.metric_of_seconds(into.stats->median);
+  median_counters(into.counters, counters);
+  into.info["repetitions"] = samples.size();
+}
+
+// One Google Benchmark entry a case: it runs the case into `rs` and reports its median. Run again
+// (repetitions), the case measures into a fresh record that joins the first (join_repetition).
 void register_cases(RunState& rs, const std::vector<Case>& cases) {
   rs.records.reserve(cases.size());
   for (const Case& c : cases) {
     benchmark::RegisterBenchmark(c.id.c_str(), [&rs, &c](benchmark::State& gb) {
       auto it = rs.index.find(c.id);
-      Record fresh = base_record(c);
-      Record* r = &fresh;
-      if (it != rs.index.end()) r = &rs.records[it->second];  // a repetition: samples accumulate
-      note_case_started(c.id);
-      run_case(rs, c, *r);
+      Record* r = nullptr;
       if (it == rs.index.end()) {
+        Record fresh = base_record(c);
+        note_case_started(c.id);
+        run_case(rs, c, fresh);
         rs.index[c.id] = rs.records.size();
-        rs.records.push_back(fresh);
+        rs.records.push_back(std::move(fresh));
         r = &rs.records.back();
+        if (r->status == Status::ok && !r->samples.empty()) {
+          rs.repeats[c.id].samples.push_back(r->samples);
+          rs.repeats[c.id].counters.push_back(r->counters);
+        }
+      } else {
+        r = &rs.records[it->second];
+        if (r->status == Status::ok) {  // not run again after a failure, a failed check or a skip
+          Record fresh = base_record(c);
+          note_case_started(c.id);
+          run_case(rs, c, fresh);
+          Repeats& rp = rs.repeats[c.id];
+          join_repetition(*r, std::move(fresh), rp.samples, rp.counters);
+        }
       }
       if (r->status != Status::ok) {
         const std::string msg = std::string(to_string(r->status)) + ": " + r->status_detail;
@@ -799,6 +844,12 @@ int family_main(int argc, char** argv, const std::string& family) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   const double seconds = host_seconds() - t0;
+  // The records in the cases' order, however Google Benchmark ordered their runs (random interleaving).
+  std::map<std::string, std::size_t> order;
+  for (std::size_t i = 0; i < cases.size(); ++i) order.emplace(cases[i].id, i);
+  std::stable_sort(rs.records.begin(), rs.records.end(),
+                   [&](const Record& a, const Record& b) { return order[a.id] < order[b.id]; });
+  rs.index.clear();
 
   json findings = json::object();
   if (json f = family_findings(family, rs.records); !f.is_null()) findings[family] = f;

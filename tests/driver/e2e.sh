@@ -153,6 +153,22 @@ runs)
   GTB_FAMILIES=selftest expect_rc 2 "$gtb" run --family selftest --runs 0 --out "$work/r2.json"
   [ ! -e "$work/r2.json" ] || fail "wrote a file"
   ;;
+repetitions)
+  # Each case run three times in one process, in a shuffled order: a record pools its repetitions'
+  # samples and takes the median of their counters (the case's call number: 1, 2, 3 -> 2).
+  GTB_FAMILIES=selftest expect_rc 0 "$gtb" run --family selftest --repetitions 3 --budget 0.05 --out "$work/r.json"
+  validate "$work/r.json"
+  json_check "$work/r.json" "d['repetitions']==3 and all(r['status']=='ok' for r in d['records'])"
+  json_check "$work/r.json" "all(r['info']['repetitions']==3 and r['counters']['call']['value']==2 for r in d['records'])"
+  json_check "$work/r.json" "all(r['stats']['count']==len(r['samples_s']) and r['stats']['count']>=9 for r in d['records'])"
+  # A check that fails on a later repetition makes the record invalid, and says which repetition.
+  GTB_FAMILIES=selftest GTB_SELFTEST_FAIL_CALL='2@*steps=262144' expect_rc 0 "$gtb" run --family selftest --repetitions 3 --budget 0.05 --out "$work/f.json"
+  json_check "$work/f.json" "[(r['params']['steps'], r['status']) for r in d['records']]==[(262144,'invalid'),(1048576,'ok')]"
+  json_check "$work/f.json" "[r['status_detail'][:13] for r in d['records'] if r['status']=='invalid']==['repetition 2:']"
+  GTB_FAMILIES=selftest expect_rc 2 "$gtb" run --family selftest --repetitions 0 --out "$work/r2.json"
+  grep -q "repetitions" "$work/out.txt" || fail "a bad --repetitions is not named"
+  [ ! -e "$work/r2.json" ] || fail "wrote a file"
+  ;;
 ab)
   build=$(dirname "$gtb")
   GTB_FAMILIES=selftest expect_rc 0 "$gtb" ab "$build" "$build" --family selftest --rounds 3 --budget 0.05 --format json --out "$work/ab.json"

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include "harness/runtime/gtb.h"
@@ -29,6 +30,24 @@ double planted_slowdown(const std::string& id) {
 }
 
 volatile float g_sink = 0;
+
+// How many times this process has run each case (a run of gtb run --repetitions R runs each R times):
+// the record's counter `call`, so a test can see which repetition a figure came from.
+int call_of(const std::string& id) {
+  static std::map<std::string, int> calls;
+  return ++calls[id];
+}
+
+// GTB_SELFTEST_FAIL_CALL=N[@GLOB]: the N-th run of a matching case (default all) fails its check, as
+// a kernel that goes wrong on a later repetition would.
+bool planted_failure(const std::string& id, int call) {
+  const char* env = std::getenv("GTB_SELFTEST_FAIL_CALL");
+  if (!env || !*env) return false;
+  const std::string spec = env;
+  const auto at = spec.find('@');
+  if (at != std::string::npos && fnmatch(spec.substr(at + 1).c_str(), id.c_str(), 0) != 0) return false;
+  return std::atoi(spec.substr(0, at).c_str()) == call;
+}
 
 // GTB_SELFTEST_HANG=GLOB: a case whose id matches GLOB spins for ever, as a kernel that never
 // returns would, so the driver's time limit can be tested on a real family binary.
@@ -66,7 +85,8 @@ void run_spin(gtb::State& st) {
   const double extra = planted_slowdown(st.record().id);
   const auto ballast = static_cast<std::int64_t>(std::llround(extra * static_cast<double>(steps)));
   const float seed = 0.125f + static_cast<float>(std::rand() % 1000) / 8000.0f;  // not a constant the compiler folds
-  const float got = spin(steps, seed);
+  const int call = call_of(st.record().id);
+  const float got = spin(steps, seed) + (planted_failure(st.record().id, call) ? 1.0f : 0.0f);
   const double want = spin_reference(steps, seed);
   const double rel = std::fabs(got - want) / std::fabs(want);
   st.check(rel < 1e-3, "spin sum " + std::to_string(got) + " vs float64 " + std::to_string(want));
@@ -79,6 +99,7 @@ void run_spin(gtb::State& st) {
     if (ballast > 0) acc += spin(ballast, seed);
   });
   g_sink = acc;
+  st.counter("call", call, "count");
 }
 
 auto& spin_bench = gtb::add("selftest", "spin", "scalar", gtb::Backend::cpu, run_spin)

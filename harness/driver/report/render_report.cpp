@@ -110,6 +110,18 @@ void machine_section(Md& md, const Doc& d, const std::string& source) {
   rows.push_back({"file", "`" + source + "`"});
   rows.push_back({"generated", string_at(d.j, {"generated_at"})});
   rows.push_back({"suite", string_at(d.j, {"suite"})});
+  {
+    const json* runs = find(d.j, "runs");
+    const json* reps = find(d.j, "repetitions");
+    const bool several_runs = has_num(runs) && runs->get<double>() > 1, repeated = has_num(reps) && reps->get<double>() > 1;
+    if (several_runs || repeated) {
+      std::string s = several_runs ? num(runs->get<double>()) + " runs of the families in turn" : "one run";
+      if (repeated)
+        s += "; within " + std::string(several_runs ? "each" : "it") + ", each family's cases " + num(reps->get<double>()) +
+             " times in a random interleaved order, every record pooling its repetitions";
+      rows.push_back({"runs", s});
+    }
+  }
   const json* gpu = find(ctx, {"gpu"});
   const json* avail = gpu ? find(*gpu, "available") : nullptr;
   if (avail && avail->is_boolean() && avail->get<bool>()) {

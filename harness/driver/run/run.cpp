@@ -97,6 +97,7 @@ struct RunOptions {
   double budget = 0;
   double wait_idle = 0;
   int runs = 1;
+  int repetitions = 1;
   std::string timeout_text;
   bool timeout_given = false;
   std::string backend, cases_text;  // --backend, --cases: passed on to each family binary
@@ -116,6 +117,13 @@ std::optional<int> parse_run_flags(int argc, char** argv, RunOptions& o) {
                  "Run the families K times, interleaved (A, B, C, A, B, C...); the file keeps each run's "
                  "statistics. A CI baseline wants K >= 3")
       ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  app.add_option("--repetitions", o.repetitions,
+                 "Within each run, run each family's cases R times in a random interleaved order (Google Benchmark's "
+                 "random interleaving), each record pooling its repetitions' samples: the two sides of an A/B pair "
+                 "then share the machine's moments instead of meeting it at two")
+      ->check(CLI::Range(1, 20))
+      ->type_name("R")
       ->capture_default_str();
   CLI::Option* timeout_opt = app.add_option("--family-timeout", o.timeout_text,
                  "Seconds one run of a family may take before it is stopped (with its process group) and "
@@ -150,6 +158,7 @@ std::string check_run_request(RunOptions& o, RunSettings& settings, std::vector<
   if (const std::string why = prepare_launch(o.launch); !why.empty()) return why;
   settings.suite = gtb::to_string(o.full ? Suite::full : Suite::quick);
   settings.budget = o.budget;
+  settings.repetitions = o.repetitions;
   if (!o.backend.empty()) settings.selection.push_back("--gtb_backend=" + o.backend);
   if (!o.cases_text.empty()) settings.selection.push_back("--gtb_cases=" + o.cases_text);
   settings.launch = o.launch;
@@ -267,6 +276,7 @@ RunTally run_families(const std::vector<std::string>& families, int runs, const 
 json results_document(const RunTally& r, const RunSettings& settings, int runs, const json& context) {
   const std::vector<Record> merged = merge_runs(r.per_run);
   json doc = make_merged_document(context, settings.suite, r.fams, merged, r.findings, runs);
+  if (settings.repetitions > 1) doc["repetitions"] = settings.repetitions;
   if (runs > 1) {
     json per = json::array();
     for (int k = 0; k < runs; ++k) per.push_back({{"run", k + 1}, {"findings", r.run_findings[static_cast<std::size_t>(k)]}});

@@ -24,14 +24,18 @@ namespace gtb::driver {
 namespace fs = std::filesystem;
 
 namespace {
-// Cases finished so far: Google Benchmark's console prints one line per case, named by record id.
+// Cases finished so far: Google Benchmark's console prints a case's lines once it has run (each
+// repetition's, or their aggregates), named by record id: the distinct ids among them.
 int count_finished(const std::string& log_path, const std::string& family) {
   std::ifstream in(log_path);
   std::string line;
-  int n = 0;
+  std::set<std::string> ids;
   while (std::getline(in, line))
-    if (line.rfind(family + "/", 0) == 0) ++n;
-  return n;
+    if (line.rfind(family + "/", 0) == 0) {
+      const std::string name = line.substr(0, line.find_first_of(" \t"));
+      ids.insert(name.substr(0, name.find("/iterations:")));
+    }
+  return static_cast<int>(ids.size());
 }
 
 // The id the family binary wrote when it started its last case (GTB_CASE_FILE), or "".
@@ -65,7 +69,17 @@ double default_family_timeout(const std::string& suite, double budget) {
 }
 
 double family_timeout_of(const RunSettings& s) {
-  return s.family_timeout > 0 ? s.family_timeout : default_family_timeout(s.suite, s.budget);
+  return s.family_timeout > 0 ? s.family_timeout
+                              : default_family_timeout(s.suite, s.budget) * double(std::max(1, s.repetitions));
+}
+
+std::vector<std::string> repetition_flags(int repetitions, bool interleave) {
+  if (repetitions <= 1) return {};
+  // Only the aggregates on the console: fewer lines, one case's at a time.
+  std::vector<std::string> f = {"--benchmark_repetitions=" + std::to_string(repetitions),
+                                "--benchmark_display_aggregates_only=true"};
+  if (interleave) f.push_back("--benchmark_enable_random_interleaving=true");
+  return f;
 }
 
 std::string family_precheck(const std::string& binary) {
@@ -184,6 +198,8 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int tot
                                    "--benchmark_out_format=json"};
   if (s.budget > 0) args.push_back("--gtb_budget=" + std::to_string(s.budget));
   args.insert(args.end(), s.selection.begin(), s.selection.end());
+  for (const std::string& f : repetition_flags(s.repetitions, !(runs_as_ranks(job.family) && s.launch.ranks > 1)))
+    args.push_back(f);
   const double t0 = host_seconds();
   health::Monitor monitor;
   if (s.health) monitor.start();
@@ -341,15 +357,7 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
     Record& m = merged[i];
     // A counter every ok run reports (a step's milliseconds, a share of the step) is the median over
     // those runs, as the statistics pool the runs' samples: never the first run's figure alone.
-    const auto& per_run = run_counters[i];
-    if (m.status == Status::ok && per_run.size() > 1) {
-      for (auto& [name, c] : m.counters) {
-        std::vector<double> v;
-        for (const auto& rc : per_run)
-          if (auto f = rc.find(name); f != rc.end() && f->second.unit == c.unit) v.push_back(f->second.value);
-        if (v.size() == per_run.size()) c.value = median(v);
-      }
-    }
+    if (m.status == Status::ok) median_counters(m.counters, run_counters[i]);
     if (m.status == Status::ok && !m.samples.empty()) {
       // Every run weighs the same (a run its stopping rule sampled longer, often a disturbed one,
       // no more than the others); the samples are all kept.

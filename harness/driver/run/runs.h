@@ -33,11 +33,21 @@ struct RunSettings {
   // The cases each family binary takes (--gtb_backend=..., --gtb_cases=...; gtb run --backend,
   // --cases), passed to its run and to its count alike; empty: all of the suite's.
   std::vector<std::string> selection;
+  // Each family's cases run this many times in one process, in a random interleaved order (Google
+  // Benchmark's random interleaving), each record pooling the samples of its repetitions (gtb run
+  // --repetitions); 1: each case once, in registration order.
+  int repetitions = 1;
 };
+
+// The family binary's flags for `repetitions` (none for 1). `interleave` false: each case R times in
+// a row, for a family run as MPI ranks, every rank of which must run the same case at the same time
+// (Google Benchmark draws its random order in each process apart).
+std::vector<std::string> repetition_flags(int repetitions, bool interleave);
 
 // The time limit of one family run when none is given: 600 s in the quick suite, 3600 s in the full
 // one, times budget / the suite's default budget when a larger --budget stretches every record.
-// Each run of `--runs K` is a process of its own with its own limit, so K does not enter.
+// Each run of `--runs K` is a process of its own with its own limit, so K does not enter; R
+// repetitions make one run R times as long, so the limit a RunSettings gets grows R times.
 double default_family_timeout(const std::string& suite, double budget);
 double family_timeout_of(const RunSettings& s);  // the limit that applies to `s`
 
