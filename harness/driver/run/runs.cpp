@@ -73,13 +73,11 @@ double family_timeout_of(const RunSettings& s) {
                               : default_family_timeout(s.suite, s.budget) * double(std::max(1, s.repetitions));
 }
 
-std::vector<std::string> repetition_flags(int repetitions, bool interleave) {
-  if (repetitions <= 1) return {};
+std::vector<std::string> repetition_flags(int repetitions, bool ranked) {
+  if (repetitions <= 1 || ranked) return {};
   // Only the aggregates on the console: fewer lines, one case's at a time.
-  std::vector<std::string> f = {"--benchmark_repetitions=" + std::to_string(repetitions),
-                                "--benchmark_display_aggregates_only=true"};
-  if (interleave) f.push_back("--benchmark_enable_random_interleaving=true");
-  return f;
+  return {"--benchmark_repetitions=" + std::to_string(repetitions), "--benchmark_enable_random_interleaving=true",
+          "--benchmark_display_aggregates_only=true"};
 }
 
 std::string family_precheck(const std::string& binary) {
@@ -198,7 +196,7 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int tot
                                    "--benchmark_out_format=json"};
   if (s.budget > 0) args.push_back("--gtb_budget=" + std::to_string(s.budget));
   args.insert(args.end(), s.selection.begin(), s.selection.end());
-  for (const std::string& f : repetition_flags(s.repetitions, !(runs_as_ranks(job.family) && s.launch.ranks > 1)))
+  for (const std::string& f : repetition_flags(s.repetitions, runs_as_ranks(job.family) && s.launch.ranks > 1))
     args.push_back(f);
   const double t0 = host_seconds();
   health::Monitor monitor;

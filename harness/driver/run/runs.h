@@ -39,10 +39,10 @@ struct RunSettings {
   int repetitions = 1;
 };
 
-// The family binary's flags for `repetitions` (none for 1). `interleave` false: each case R times in
-// a row, for a family run as MPI ranks, every rank of which must run the same case at the same time
-// (Google Benchmark draws its random order in each process apart).
-std::vector<std::string> repetition_flags(int repetitions, bool interleave);
+// The family binary's flags for `repetitions` (none for 1). None either for a family run as MPI
+// ranks (`ranked`): its ranks must run the same case at the same time, sample for sample, and Google
+// Benchmark draws its random order in each process apart.
+std::vector<std::string> repetition_flags(int repetitions, bool ranked);
 
 // The time limit of one family run when none is given: 600 s in the quick suite, 3600 s in the full
 // one, times budget / the suite's default budget when a larger --budget stretches every record.
