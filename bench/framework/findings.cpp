@@ -310,6 +310,18 @@ void kernel_terms(const std::vector<Record>& recs, Findings& f) {
             return 2.0 * a["m"].get<double>() * a["n"].get<double>() * a["k"].get<double>() / r.stats->median;
           },
           "PyTorch matmul"));
+    // torch.bmm at attention's per-head shapes: the rate of the whole batch of products, as gtb's own
+    // matmul_batched term has it, which it stands in for in a PyTorch step.
+    for (const char* o : {"nn", "tn", "nt"})
+      f.terms.push_back(cost::table_term(
+          "framework_matmul_batched", be, json{{"framework", "pytorch"}, {"precision", "fp32"}, {"orientation", o}},
+          {"m", "n", "k"}, "flop_per_s", recs, [o](const Record& r) { return r.workload == "bmm" && opt(r, "orientation") == o; },
+          [](const Record& r) { return json{{"m", r.params.at("m")}, {"n", r.params.at("n")}, {"k", r.params.at("k")}}; },
+          [](const Record& r) {
+            return 2.0 * r.params.at("count").get<double>() * r.params.at("m").get<double>() *
+                   r.params.at("n").get<double>() * r.params.at("k").get<double>() / r.stats->median;
+          },
+          "PyTorch batched matmul"));
     for (const char* kind : {"sgd", "adamw"}) {
       auto pick = [kind](const Record& r) { return r.workload == "optimizer" && opt(r, "optimizer") == kind; };
       auto at = [](const Record& r) { return json{{"params", r.params.at("params")}, {"tensors", r.params.at("tensors")}}; };

@@ -318,6 +318,45 @@ void matmul_case(State& st) {
   time_in_worker(st);
 }
 
+// PyTorch's batched matmul at attention's per-head shapes: `count` products C[m x n] = op(A) op(B)
+// over k with torch.bmm, nt the scores (Q K^T: B stored n x k), nn the context (P V) and the query and
+// key gradients, tn the value gradient (P^T dO: A stored k x m). gtb writes A (count x m x k) and B
+// (count x k x n) row-major; rows of the first and the last product are checked against float64.
+void bmm_case(State& st) {
+  worker();
+  const std::int64_t count = st.get_int("count"), m = st.get_int("m"), n = st.get_int("n"), k = st.get_int("k");
+  if (count <= 0 || m <= 0 || n <= 0 || k <= 0) throw std::invalid_argument("framework: count, m, n and k must be > 0");
+  std::vector<float> a(std::size_t(count * m * k)), b(std::size_t(count * k * n));
+  gtb::fill_uniform(a.data(), a.size(), kSeed + 5, -1.0f, 1.0f);
+  gtb::fill_uniform(b.data(), b.size(), kSeed + 6, -1.0f, 1.0f);
+  write_file("a.f32", a);
+  write_file("b.f32", b);
+  poison_file("c.f32", std::size_t(count * m * n));
+  prepare(st, {{"count", count}, {"m", m}, {"n", n}, {"k", k}});
+  const std::vector<float> c = read_floats("c.f32", std::size_t(count * m * n));
+  std::vector<float> got;
+  std::vector<double> ref;
+  const std::int64_t checked = std::min(m, kMatmulCheckRows / 2);
+  for (const std::int64_t q : {std::int64_t(0), count - 1})
+    for (std::int64_t r = 0; r < checked; ++r) {
+      const std::int64_t i = checked == 1 ? 0 : r * (m - 1) / (checked - 1);
+      const float* aq = a.data() + q * m * k;
+      const float* bq = b.data() + q * k * n;
+      for (std::int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (std::int64_t p = 0; p < k; ++p) acc += double(aq[i * k + p]) * double(bq[p * n + j]);
+        ref.push_back(acc);
+        got.push_back(c[std::size_t(q * m * n + i * n + j)]);
+      }
+    }
+  const gtb::ErrorReport e = gtb::compare_relative_norm(got.data(), ref.data(), got.size(), 1e-5);
+  st.check(e.ok, std::to_string(checked) + " rows of the first and the last product against float64: " + e.detail);
+  if (!e.ok) return;
+  note_worker(st);
+  st.set_work(2.0 * double(count) * double(m) * double(n) * double(k));
+  time_in_worker(st);
+}
+
 // gtb's optimizers, one step from (p, g) in float64: SGD momentum 0.9 lr 0.05 from a zero buffer,
 // AdamW lr 1e-3 (betas 0.9, 0.999, eps 1e-8, weight decay 0.01) from zero moments.
 double optimizer_reference(const std::string& kind, double p, double g) {
@@ -408,6 +447,25 @@ void register_kernels() {
         .describe("torch.mm at a layer in -> out's GEMMs over `rows` samples: nn the forward (rows x out over in), tn the "
                   "weight gradient through a transposed view (in x out over rows), nt the input gradient (rows x in over "
                   "out); FP32; 16 rows of C checked against float64");
+    // Attention's per-head products of a block stack (batch x heads products of sequence x head_dim):
+    // the scores (nt, S x S over dh), the context and the query/key gradients (nn, S x dh over S), the
+    // value gradient (tn, S x dh over S); 16 products, S 128 and 512, dh 32 and 64.
+    for (const char* o : {"nt", "nn", "tn"}) {
+      const bool scores = std::string(o) == "nt";
+      std::vector<std::vector<I>> shapes;
+      for (I S : {128, 512})
+        for (I dh : {32, 64}) shapes.push_back(scores ? std::vector<I>{S, S, dh} : std::vector<I>{S, dh, S});
+      gtb::add("framework", "bmm", "pytorch", be, bmm_case)
+          .axis("count", std::vector<I>{16})
+          .zip({"m", "n", "k"}, shapes, shapes)
+          .option("orientation", std::vector<std::string>{o})
+          .rate("rate", "GFLOP/s", 1e9)
+          .rule(gtb::Suite::quick, kQuickRule)
+          .describe("torch.bmm over `count` products of attention's per-head shapes (batch x heads): nt the scores "
+                    "Q K^T through a transposed view, nn the context P V and the query and key gradients, tn the value "
+                    "gradient P^T dO through a transposed view; FP32; rows of the first and the last product checked "
+                    "against float64");
+    }
     gtb::add("framework", "optimizer", "pytorch", be, optimizer_case)
         .axis("params", std::vector<I>{1 << 12, 1 << 16, 1 << 20, 1 << 22}, std::vector<I>{1 << 12, 1 << 16, 1 << 20})
         .axis("tensors", std::vector<I>{8, 24, 48}, std::vector<I>{8, 24})

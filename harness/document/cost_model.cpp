@@ -952,15 +952,16 @@ void add_note(Part& p, const std::string& note) { p.estimate.note += (p.estimate
 double framework_matmul(std::vector<Part>& parts, const std::vector<Term>& terms, const StepConfig& c, Backend be,
                         double rows, double params) {
   std::vector<Term> view;
-  bool any = false;
+  bool any = false, any_batched = false;
   for (const auto& t : terms) {
-    const bool own = t.name == "framework_matmul" && t.backend == be && json_read::string_at(t.where, {kStackKey}) == kLibrary;
-    if (own && t.usable() && !t.points.empty()) {
+    const bool library = t.backend == be && json_read::string_at(t.where, {kStackKey}) == kLibrary;
+    const bool own = library && t.name == "framework_matmul", own_batched = library && t.name == "framework_matmul_batched";
+    if ((own || own_batched) && t.usable() && !t.points.empty()) {
       Term u = t;
-      u.name = "matmul";
+      u.name = own ? "matmul" : "matmul_batched";
       view.push_back(std::move(u));
-      any = true;
-    } else if (!own) {
+      (own ? any : any_batched) = true;
+    } else if (!own && !own_batched) {
       view.push_back(t);
     }
   }
@@ -973,18 +974,42 @@ double framework_matmul(std::vector<Part>& parts, const std::vector<Term>& terms
   // gtb's GEMMs keep inside a step and from memory (matmul_in_step, matmul_from_memory): they were
   // measured on gtb's library calls, and torch.mm's records are whole calls from Python (their
   // dispatch included), whose shares nothing measures.
+  // Attention's per-head products likewise take torch.bmm's rates where the framework family measured
+  // them (framework_matmul_batched), gtb's own batched rates where not.
   view.erase(std::remove_if(view.begin(), view.end(),
                             [&](const Term& t) {
                               if (t.backend != be || t.where.contains(kStackKey)) return false;
+                              const bool fp32 = t.where.value("precision", "") == "fp32";
                               return t.name == "matmul_in_step" || t.name == "matmul_from_memory" ||
-                                     (t.name == "matmul" && t.where.value("precision", "") == "fp32");
+                                     (t.name == "matmul" && fp32) || (any_batched && t.name == "matmul_batched" && fp32);
                             }),
              view.end());
   mm = matmul_part(view, c, be, rows, params);
-  mm.what += ", at torch.mm's measured rates";
+  mm.what += any_batched ? ", at torch.mm's and (attention's per-head products) torch.bmm's measured rates"
+                         : ", at torch.mm's measured rates";
   double calls = 0;
   for (const auto& sh : matmul_shapes(c, rows)) calls += sh.batched ? 0 : 1;
   return calls * c.micro_batches;
+}
+
+// The passes PyTorch's written-out attention (materialised: scores, mask, softmax, context as
+// operators, as gtb's framework model and most hand-written blocks run it) dispatches beyond the
+// passes of gtb's own step, per layer: over the scores, the scaling and the mask (masked_fill)
+// forward and the same two on their gradient backward; over the activations, the heads of the fused
+// QKV output made contiguous for the batched products (q, k, v) and the context merged back, forward,
+// four such copies of the gradients backward, and the three heads' gradients joined into the QKV
+// gradient (a cat of 3 x tokens x d_model).
+std::vector<Pass> pytorch_attention_passes(const StepConfig& c, double rows) {
+  std::vector<Pass> p;
+  if (c.model != "transformer" || c.attention != "materialised") return p;
+  const double e = kActivationBytes, T = rows * c.seq_len, d = c.d_model;
+  const double scores = rows * c.heads * double(c.seq_len) * c.seq_len;
+  for (int l = 0; l < c.layers; ++l) {
+    for (int i = 0; i < 4; ++i) p.push_back({2 * e * scores, false});
+    for (int i = 0; i < 8; ++i) p.push_back({2 * e * T * d, false});
+    p.push_back({2 * e * 3 * T * d, false});
+  }
+  return p;
 }
 
 // Each elementwise pass at the measured seconds of an eager operator over as many bytes (framework_op
@@ -999,8 +1024,9 @@ void framework_elementwise(std::vector<Part>& parts, const std::vector<Term>& te
     return;
   }
   std::vector<Pass> passes = elementwise_bytes(c, rows);
-  const std::vector<Pass> casts = operand_casts(terms, be, c, rows);
+  const std::vector<Pass> casts = operand_casts(terms, be, c, rows), attention = pytorch_attention_passes(c, rows);
   passes.insert(passes.end(), casts.begin(), casts.end());
+  passes.insert(passes.end(), attention.begin(), attention.end());
   Estimate sum = known(0);
   std::size_t outside = 0;
   for (const Pass& pass : passes) {
@@ -1022,6 +1048,9 @@ void framework_elementwise(std::vector<Part>& parts, const std::vector<Term>& te
   ew.estimate = sum;
   ew.what = std::to_string(passes.size()) + " elementwise passes per micro-batch at the measured seconds of an eager "
             "PyTorch operator over as many bytes, less its dispatch";
+  if (!attention.empty())
+    ew.what += " (" + std::to_string(attention.size()) + " of them the written-out attention's: scores scaled and masked, "
+               "heads split and merged)";
 }
 
 // The optimizer step at PyTorch's measured seconds for this many parameters and tensors; returns the

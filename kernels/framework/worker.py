@@ -510,6 +510,32 @@ class Matmul(Work):
         self.torch.mm(self.a, self.b)
 
 
+class BatchedMatmul(Work):
+    """PyTorch's batched matmul at attention's per-head shapes: `count` products C[m x n] = op(A) op(B)
+    over k with torch.bmm, nn (the context P V, the query and key gradients), nt (the scores Q K^T: B
+    stored n x k, read through a transposed view) or tn (the value gradient P^T dO: A stored k x m).
+    gtb writes A (count x m x k) and B (count x k x n) row-major; the products go back for its check."""
+
+    def __init__(self, torch, device, p, o, d):
+        count, m, n, k = int(p["count"]), int(p["m"]), int(p["n"]), int(p["k"])
+        orient = o.get("orientation", "nn")
+        if orient not in ("nn", "tn", "nt"):
+            raise ValueError(f"orientation must be nn, tn or nt, got {orient}")
+        a = read_f32(torch, os.path.join(d, "a.f32"), count * m * k).view(count, m, k)
+        b = read_f32(torch, os.path.join(d, "b.f32"), count * k * n).view(count, k, n)
+        # The stored operand of a transposed form is each product's transpose, contiguous.
+        self.a = a.transpose(1, 2).contiguous().to(device).transpose(1, 2) if orient == "tn" else a.to(device)
+        self.b = b.transpose(1, 2).contiguous().to(device).transpose(1, 2) if orient == "nt" else b.to(device)
+        self.torch = torch
+        c = torch.bmm(self.a, self.b)
+        sync(torch, device)
+        write_f32(os.path.join(d, "c.f32"), c)
+        self.info = {"operators_per_rep": 1}
+
+    def step(self):
+        self.torch.bmm(self.a, self.b)
+
+
 class OptimizerStep(Work):
     """PyTorch's optimizer step alone, as a training step calls it: gtb's SGD (momentum 0.9, lr 0.05)
     or AdamW (lr 1e-3, weight decay 0.01) over `tensors` parameter tensors holding `params` values in
@@ -678,6 +704,8 @@ def prepare(torch, req):
         work = AutogradChain(torch, device, p, d)
     elif w == "matmul":
         work = Matmul(torch, device, p, o, d)
+    elif w == "bmm":
+        work = BatchedMatmul(torch, device, p, o, d)
     elif w == "optimizer":
         work = OptimizerStep(torch, device, p, o, d)
     elif w == "dataloader":

@@ -142,6 +142,68 @@ TEST(CostModelPyTorch, ElementwisePassesAtTheOperatorCostBySizeLessItsDispatch) 
   EXPECT_GT(*ew2.estimate.seconds, 1.5 * *ew.estimate.seconds);
 }
 
+TEST(CostModelPyTorch, WrittenOutAttentionPaysItsOwnPasses) {
+  const auto terms = fwc_pytorch();
+  json j = {{"model", "transformer"}, {"layers", 2}, {"d_model", 128}, {"heads", 4}, {"seq_len", 128}, {"batch", 4},
+            {"optimizer", "adamw"}, {"framework", "pytorch-eager"}, {"attention", "materialised"}};
+  const StepConfig written = config_from_json(j);
+  const Prediction p = predict(terms, written, Backend::cpu);
+  const Part& ew = fwc_part(p, "elementwise");
+  ASSERT_TRUE(ew.estimate.seconds) << ew.estimate.cannot_say;
+  // gtb's own step: 12 passes a layer (two norms and two residuals forward and backward, the GELU, the
+  // softmax); PyTorch's written-out attention 13 more a layer (4 over the scores, 8 head copies, a cat).
+  EXPECT_NE(ew.what.find("50 elementwise passes"), std::string::npos) << ew.what;
+  EXPECT_NE(ew.what.find("26 of them the written-out attention's"), std::string::npos) << ew.what;
+  // Under gtb's native stack the same step has only its own 24.
+  j["framework"] = "native";
+  const Prediction n = predict(terms, config_from_json(j), Backend::cpu);
+  EXPECT_NE(fwc_part(n, "elementwise").what.find("24 elementwise passes"), std::string::npos) << fwc_part(n, "elementwise").what;
+  // Priced: without its 13 passes a block the written-out step would move less than the fused one (whose
+  // softmax passes cover three quarters of the scores, three times); with them it moves more.
+  j["framework"] = "pytorch-eager";
+  j["attention"] = "fused";
+  const Prediction f = predict(terms, config_from_json(j), Backend::cpu);
+  ASSERT_TRUE(fwc_part(f, "elementwise").estimate.seconds);
+  EXPECT_GT(*ew.estimate.seconds, 1.2 * *fwc_part(f, "elementwise").estimate.seconds);
+}
+
+TEST(CostModelPyTorch, AttentionProductsAtTorchBmmRatesWhereMeasured) {
+  auto terms = fwc_pytorch();
+  const StepConfig c = config_from_json({{"model", "transformer"}, {"layers", 2}, {"d_model", 128}, {"heads", 4},
+                                         {"seq_len", 128}, {"batch", 4}, {"optimizer", "adamw"},
+                                         {"framework", "pytorch-eager"}, {"attention", "materialised"}});
+  // torch.bmm at 1e10 FLOP/s (of the whole batch) in every orientation around attention's shapes.
+  auto with_bmm = [&](double rate) {
+    auto t = terms;
+    for (const char* o : {"nn", "tn", "nt"}) {
+      std::vector<Point> pts;
+      for (double m : {16.0, 1024.0})
+        for (double n : {16.0, 1024.0})
+          for (double k : {16.0, 1024.0}) pts.push_back({{{"m", m}, {"n", n}, {"k", k}}, rate, std::string("fw/bmm/") + o});
+      t.push_back(fwc_table("framework_matmul_batched", Backend::cpu,
+                            {{"framework", "pytorch"}, {"precision", "fp32"}, {"orientation", o}}, {"m", "n", "k"},
+                            "flop_per_s", pts));
+    }
+    return t;
+  };
+  const Prediction p = predict(with_bmm(1e10), c, Backend::cpu);
+  const Part& mm = fwc_part(p, "matmul");
+  ASSERT_TRUE(mm.estimate.seconds) << mm.estimate.cannot_say;
+  EXPECT_TRUE(fwc_has(mm.estimate.records, "fw/bmm/nt"));
+  EXPECT_NE(mm.what.find("torch.bmm"), std::string::npos) << mm.what;
+  // Every GEMM at 1e10 FLOP/s (torch.mm's and torch.bmm's): the step's FLOPs / 1e10.
+  EXPECT_NEAR(*mm.estimate.seconds, flops_per_step(c) / 1e10, 1e-9);
+  // Planted: torch.bmm half as fast adds exactly the attention products' time again: per block six
+  // products of 2 x 128 x 128 x 32 FLOPs for each of 4 samples x 4 heads.
+  const double attention_flops = 2 * 6 * 2.0 * 128 * 128 * 32 * 16;
+  EXPECT_NEAR(*fwc_part(predict(with_bmm(0.5e10), c, Backend::cpu), "matmul").estimate.seconds,
+              *mm.estimate.seconds + attention_flops / 1e10, 1e-9);
+  // Without torch.bmm's records gtb's own batched rates stand in (the fixture's), and the part says
+  // torch.mm's alone.
+  const Part& native = fwc_part(predict(terms, c, Backend::cpu), "matmul");
+  EXPECT_EQ(native.what.find("torch.bmm"), std::string::npos) << native.what;
+}
+
 TEST(CostModelPyTorch, WithoutItsKernelsGtbsTermsStandInAndSaySo) {
   const auto terms = fwc_pytorch(false);
   const StepConfig c = fwc_step();
