@@ -130,6 +130,19 @@ TEST(Report, ValidationSaysWhetherTheTargetIsMet) {
       for (auto& st : entry["steps"]) st["seconds"] = st["seconds"].get<double>() * 10;
   const std::string slow = report::render_markdown(doc, "cost_synthetic.json");
   EXPECT_TRUE(has(slow, "both are over the target.")) << slow.substr(slow.find("predicted steps"), 300);
+  // ... and all of them on one side: under-predicted, the side count says so and misses its target.
+  const auto n_at = slow.find(" steps 0 are predicted above the measurement and ");
+  ASSERT_NE(n_at, std::string::npos) << slow.substr(slow.find("predicted steps"), 500);
+  EXPECT_TRUE(has(slow.substr(n_at, 200), "below (target: no more than two thirds on one side): over it.")) << slow.substr(n_at, 200);
+  // Half of them ten times faster instead (predicted above), half ten times slower: within it.
+  int i = 0;
+  for (auto& [fam, entry] : doc["findings"].items())
+    if (entry.is_object() && entry.contains("steps"))
+      for (auto& st : entry["steps"]) st["seconds"] = st["seconds"].get<double>() * (i++ % 2 ? 1.0 : 0.01);
+  const std::string mixed = report::render_markdown(doc, "cost_synthetic.json");
+  const auto m_at = mixed.find("predicted steps the median error is **");
+  const std::string mline = mixed.substr(m_at, mixed.find('\n', m_at) - m_at);
+  EXPECT_TRUE(has(mline, "(target: no more than two thirds on one side): within the target.")) << mline;
 }
 
 // A file of several runs keeps each run's findings: the report validates the model within each run

@@ -412,6 +412,19 @@ void validation_errors(std::ostringstream& o, const json& doc, const cost::Valid
     o << "Over " << v.predicted << " predicted steps the median error is **" << pct1(*v.median_abs_error)
       << "** and the worst **" << pct1(*v.worst_abs_error) << "** (target: median at most 15%, worst at most 35%): "
       << against_target(*v.median_abs_error, *v.worst_abs_error);
+  // A model whose errors lie on one side misses a term (or mis-measures one): no more than two thirds
+  // of the steps on either side.
+  int over = 0, under = 0, predicted = 0;
+  for (const auto& r : v.rows) {
+    if (!r.predicted.seconds || !r.error) continue;
+    ++predicted;
+    over += *r.error > 0;
+    under += *r.error < 0;
+  }
+  if (predicted > 0)
+    o << " Of the " << predicted << " steps " << over << " are predicted above the measurement and " << under
+      << " below (target: no more than two thirds on one side): "
+      << (3 * std::max(over, under) <= 2 * predicted ? "within the target." : "over it.");
   const auto per = per_run_validation(doc);
   if (per.empty()) return;
   std::vector<double> medians, worsts;
