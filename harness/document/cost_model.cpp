@@ -974,8 +974,8 @@ double framework_matmul(std::vector<Part>& parts, const std::vector<Term>& terms
   // gtb's GEMMs keep inside a step and from memory (matmul_in_step, matmul_from_memory): they were
   // measured on gtb's library calls, and torch.mm's records are whole calls from Python (their
   // dispatch included), whose shares nothing measures.
-  // Attention's per-head products likewise take torch.bmm's rates where the framework family measured
-  // them (framework_matmul_batched), gtb's own batched rates where not.
+  // Attention's per-head products likewise take torch.bmm's rates where they were measured
+  // (framework_matmul_batched), gtb's own batched rates where not.
   view.erase(std::remove_if(view.begin(), view.end(),
                             [&](const Term& t) {
                               if (t.backend != be || t.where.contains(kStackKey)) return false;
@@ -993,7 +993,7 @@ double framework_matmul(std::vector<Part>& parts, const std::vector<Term>& terms
 }
 
 // The passes PyTorch's written-out attention (materialised: scores, mask, softmax, context as
-// operators, as gtb's framework model and most hand-written blocks run it) dispatches beyond the
+// operators, as gtb's PyTorch model and most hand-written blocks run it) dispatches beyond the
 // passes of gtb's own step, per layer: over the scores, the scaling and the mask (masked_fill)
 // forward and the same two on their gradient backward; over the activations, the heads of the fused
 // QKV output made contiguous for the batched products (q, k, v) and the context merged back, forward,
@@ -1001,7 +1001,7 @@ double framework_matmul(std::vector<Part>& parts, const std::vector<Term>& terms
 // gradient (a cat of 3 x tokens x d_model).
 std::vector<Pass> pytorch_attention_passes(const StepConfig& c, double rows) {
   std::vector<Pass> p;
-  if (c.model != "transformer" || c.attention != "materialised") return p;
+  if (!(c.model == "transformer") || c.attention != "materialised") return p;
   const double e = kActivationBytes, T = rows * c.seq_len, d = c.d_model;
   const double scores = rows * c.heads * double(c.seq_len) * c.seq_len;
   for (int l = 0; l < c.layers; ++l) {
