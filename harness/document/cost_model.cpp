@@ -985,10 +985,10 @@ double framework_matmul(std::vector<Part>& parts, const std::vector<Term>& terms
                             }),
              view.end());
   mm = matmul_part(view, c, be, rows, params);
-  mm.what += any_batched ? ", at torch.mm's and (attention's per-head products) torch.bmm's measured rates"
-                         : ", at torch.mm's measured rates";
-  double calls = 0;
-  for (const auto& sh : matmul_shapes(c, rows)) calls += sh.batched ? 0 : 1;
+  double calls = 0, batched = 0;
+  for (const auto& sh : matmul_shapes(c, rows)) (sh.batched ? batched : calls) += 1;
+  mm.what += any_batched && batched > 0 ? ", at torch.mm's and (attention's per-head products) torch.bmm's measured rates"
+                                        : ", at torch.mm's measured rates";
   return calls * c.micro_batches;
 }
 

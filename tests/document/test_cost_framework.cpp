@@ -198,9 +198,14 @@ TEST(CostModelPyTorch, AttentionProductsAtTorchBmmRatesWhereMeasured) {
   const double attention_flops = 2 * 6 * 2.0 * 128 * 128 * 32 * 16;
   EXPECT_NEAR(*fwc_part(predict(with_bmm(0.5e10), c, Backend::cpu), "matmul").estimate.seconds,
               *mm.estimate.seconds + attention_flops / 1e10, 1e-9);
+  // An MLP, which has no per-head products, says torch.mm's alone whatever torch.bmm records exist.
+  const Prediction mlp_p = predict(with_bmm(1e10), fwc_step(), Backend::cpu);  // kept: the part refers into it
+  const Part& mlp = fwc_part(mlp_p, "matmul");
+  EXPECT_EQ(mlp.what.find("torch.bmm"), std::string::npos) << mlp.what;
   // Without torch.bmm's records gtb's own batched rates stand in (the fixture's), and the part says
   // torch.mm's alone.
-  const Part& native = fwc_part(predict(terms, c, Backend::cpu), "matmul");
+  const Prediction native_p = predict(terms, c, Backend::cpu);
+  const Part& native = fwc_part(native_p, "matmul");
   EXPECT_EQ(native.what.find("torch.bmm"), std::string::npos) << native.what;
 }
 
