@@ -284,6 +284,24 @@ void mlp_case(State& st) {
 // Rows of C checked against float64 (the reference costs rows x n x k).
 constexpr std::int64_t kMatmulCheckRows = 16;
 
+// Up to `rows` evenly spaced rows of C = A B (row-major, A m x k, B k x n; the first and the last
+// among them) as computed (`got`) and in float64 from the operands (`ref`), appended; returns how
+// many rows.
+std::int64_t rows_against_float64(const float* a, const float* b, const float* c, std::int64_t m, std::int64_t n,
+                                  std::int64_t k, std::int64_t rows, std::vector<float>& got, std::vector<double>& ref) {
+  const std::int64_t checked = std::min(m, rows);
+  for (std::int64_t r = 0; r < checked; ++r) {
+    const std::int64_t i = checked == 1 ? 0 : r * (m - 1) / (checked - 1);
+    for (std::int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (std::int64_t p = 0; p < k; ++p) acc += double(a[i * k + p]) * double(b[p * n + j]);
+      ref.push_back(acc);
+      got.push_back(c[i * n + j]);
+    }
+  }
+  return checked;
+}
+
 void matmul_case(State& st) {
   worker();
   const std::int64_t rows = st.get_int("rows"), in = st.get_int("in"), out = st.get_int("out");
@@ -297,19 +315,9 @@ void matmul_case(State& st) {
   poison_file("c.f32", std::size_t(m * n));
   prepare(st, {{"m", m}, {"n", n}, {"k", k}});
   const std::vector<float> c = read_floats("c.f32", std::size_t(m * n));
-  // Evenly spaced rows of C (the first and the last among them) against float64.
-  const std::int64_t checked = std::min(m, kMatmulCheckRows);
   std::vector<float> got;
   std::vector<double> ref;
-  for (std::int64_t r = 0; r < checked; ++r) {
-    const std::int64_t i = checked == 1 ? 0 : r * (m - 1) / (checked - 1);
-    for (std::int64_t j = 0; j < n; ++j) {
-      double acc = 0;
-      for (std::int64_t p = 0; p < k; ++p) acc += double(a[std::size_t(i * k + p)]) * double(b[std::size_t(p * n + j)]);
-      ref.push_back(acc);
-      got.push_back(c[std::size_t(i * n + j)]);
-    }
-  }
+  const std::int64_t checked = rows_against_float64(a.data(), b.data(), c.data(), m, n, k, kMatmulCheckRows, got, ref);
   const gtb::ErrorReport e = gtb::compare_relative_norm(got.data(), ref.data(), got.size(), 1e-5);
   st.check(e.ok, std::to_string(checked) + " rows of C against float64: " + e.detail);
   if (!e.ok) return;
@@ -336,19 +344,10 @@ void bmm_case(State& st) {
   const std::vector<float> c = read_floats("c.f32", std::size_t(count * m * n));
   std::vector<float> got;
   std::vector<double> ref;
-  const std::int64_t checked = std::min(m, kMatmulCheckRows / 2);
+  std::int64_t checked = 0;
   for (const std::int64_t q : {std::int64_t(0), count - 1})
-    for (std::int64_t r = 0; r < checked; ++r) {
-      const std::int64_t i = checked == 1 ? 0 : r * (m - 1) / (checked - 1);
-      const float* aq = a.data() + q * m * k;
-      const float* bq = b.data() + q * k * n;
-      for (std::int64_t j = 0; j < n; ++j) {
-        double acc = 0;
-        for (std::int64_t p = 0; p < k; ++p) acc += double(aq[i * k + p]) * double(bq[p * n + j]);
-        ref.push_back(acc);
-        got.push_back(c[std::size_t(q * m * n + i * n + j)]);
-      }
-    }
+    checked = rows_against_float64(a.data() + q * m * k, b.data() + q * k * n, c.data() + q * m * n, m, n, k,
+                                   kMatmulCheckRows / 2, got, ref);
   const gtb::ErrorReport e = gtb::compare_relative_norm(got.data(), ref.data(), got.size(), 1e-5);
   st.check(e.ok, std::to_string(checked) + " rows of the first and the last product against float64: " + e.detail);
   if (!e.ok) return;

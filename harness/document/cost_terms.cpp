@@ -742,35 +742,42 @@ std::optional<Estimate> fraction_at(const Term& t, const json& at) {
 }
 }  // namespace
 
-Estimate matmul_in_step_fraction(const std::vector<Term>& terms, Backend b, const std::string& precision,
-                                 double working_set_bytes, double gemm_flop) {
+namespace {
+// The first of a precision's fraction tables `name` of backend `b` that gives a value where `at_of`
+// places the query (nullopt: the table does not apply), or why none does.
+Estimate first_fraction(const std::vector<Term>& terms, const std::string& name, Backend b, const std::string& precision,
+                        const std::function<std::optional<json>(const Term&)>& at_of) {
   std::string reason;
   const auto found = select(
-      terms, "matmul_in_step", b, [&](const Term& t) { return where_matches(t.where, "precision", precision); },
-      reason);
+      terms, name, b, [&](const Term& t) { return where_matches(t.where, "precision", precision); }, reason);
   for (const Term* t : found) {
     if (t->form != "table" || t->y != "fraction") continue;
-    // Over one GEMM's FLOPs (this gtb's sequence records), or over the step's working set (older files).
-    const std::string axis = t->axes.empty() ? "bytes" : t->axes[0];
-    const double at = axis == "flop" ? gemm_flop : working_set_bytes;
-    if (!(at > 0)) continue;
-    if (auto e = fraction_at(*t, json{{axis, at}})) return *e;
+    if (const auto at = at_of(*t))
+      if (auto e = fraction_at(*t, *at)) return *e;
   }
-  return cannot(reason.empty() ? describe("matmul_in_step", b, "precision=" + precision) : reason);
+  return cannot(reason.empty() ? describe(name, b, "precision=" + precision) : reason);
+}
+}  // namespace
+
+Estimate matmul_in_step_fraction(const std::vector<Term>& terms, Backend b, const std::string& precision,
+                                 double working_set_bytes, double gemm_flop) {
+  return first_fraction(terms, "matmul_in_step", b, precision, [&](const Term& t) -> std::optional<json> {
+    // Over one GEMM's FLOPs (this gtb's sequence records), or over the step's working set (older files).
+    const std::string axis = t.axes.empty() ? "bytes" : t.axes[0];
+    const double at = axis == "flop" ? gemm_flop : working_set_bytes;
+    if (!(at > 0)) return std::nullopt;
+    return json{{axis, at}};
+  });
 }
 
 Estimate matmul_from_memory_fraction(const std::vector<Term>& terms, Backend b, const std::string& precision,
                                      double working_set_bytes, double gemm_flop) {
-  std::string reason;
-  const auto found = select(
-      terms, "matmul_from_memory", b, [&](const Term& t) { return where_matches(t.where, "precision", precision); },
-      reason);
-  for (const Term* t : found) {
-    if (t->form != "table" || t->y != "fraction" || t->axes != std::vector<std::string>{"flop"}) continue;
-    if (!(t->x_min > 0 && working_set_bytes > t->x_min && gemm_flop > 0)) continue;
-    if (auto e = fraction_at(*t, json{{"flop", gemm_flop}})) return *e;
-  }
-  return cannot(reason.empty() ? describe("matmul_from_memory", b, "precision=" + precision) : reason);
+  return first_fraction(terms, "matmul_from_memory", b, precision, [&](const Term& t) -> std::optional<json> {
+    // Over one GEMM's FLOPs, for a step whose working set is above the cache the term was measured past.
+    if (t.axes != std::vector<std::string>{"flop"} || !(t.x_min > 0 && working_set_bytes > t.x_min && gemm_flop > 0))
+      return std::nullopt;
+    return json{{"flop", gemm_flop}};
+  });
 }
 
 Estimate pass_in_step_fraction(const std::vector<Term>& terms, Backend b, const std::string& name,

@@ -18,6 +18,7 @@ Requests and answers (one line each):
 usage: worker.py --threads N
 """
 import json
+import math
 import os
 import platform
 import sys
@@ -487,53 +488,32 @@ class TransformerStep(Work):
 class Matmul(Work):
     """PyTorch's own GEMM at a training step's shape: C[m x n] = op(A) op(B) over k with torch.mm, in
     the orientation the step calls it: nn (the forward, A B), tn (a weight gradient, A^T B: A stored
-    k x m and read through a transposed view) or nt (an input gradient, A B^T: B stored n x k). gtb
-    writes A (m x k) and B (k x n) row-major; the product goes back for gtb's float64 check."""
+    k x m and read through a transposed view) or nt (an input gradient, A B^T: B stored n x k). With
+    `count` (workload bmm), `count` such products at once with torch.bmm, as attention's per-head
+    products run (nt the scores Q K^T, nn the context P V and the query and key gradients, tn the value
+    gradient P^T dO). gtb writes A ([count x] m x k) and B ([count x] k x n) row-major; the product
+    goes back for gtb's float64 check."""
 
     def __init__(self, torch, device, p, o, d):
         m, n, k = int(p["m"]), int(p["n"]), int(p["k"])
+        batch = (int(p["count"]),) if "count" in p else ()
         orient = o.get("orientation", "nn")
         if orient not in ("nn", "tn", "nt"):
             raise ValueError(f"orientation must be nn, tn or nt, got {orient}")
-        a = read_f32(torch, os.path.join(d, "a.f32"), m * k).view(m, k)
-        b = read_f32(torch, os.path.join(d, "b.f32"), k * n).view(k, n)
-        # The stored operand of a transposed form is the transpose, contiguous; the view is op(A) = A.
-        self.a = (a.t().contiguous().to(device).t() if orient == "tn" else a.to(device))
-        self.b = (b.t().contiguous().to(device).t() if orient == "nt" else b.to(device))
-        self.torch = torch
-        c = torch.mm(self.a, self.b)
+        a = read_f32(torch, os.path.join(d, "a.f32"), math.prod(batch + (m, k))).view(*batch, m, k)
+        b = read_f32(torch, os.path.join(d, "b.f32"), math.prod(batch + (k, n))).view(*batch, k, n)
+        # The stored operand of a transposed form is (each product's) transpose, contiguous; the view
+        # is op(A) = A.
+        self.a = a.transpose(-2, -1).contiguous().to(device).transpose(-2, -1) if orient == "tn" else a.to(device)
+        self.b = b.transpose(-2, -1).contiguous().to(device).transpose(-2, -1) if orient == "nt" else b.to(device)
+        self.op = torch.bmm if batch else torch.mm
+        c = self.op(self.a, self.b)
         sync(torch, device)
         write_f32(os.path.join(d, "c.f32"), c)
         self.info = {"operators_per_rep": 1}
 
     def step(self):
-        self.torch.mm(self.a, self.b)
-
-
-class BatchedMatmul(Work):
-    """PyTorch's batched matmul at attention's per-head shapes: `count` products C[m x n] = op(A) op(B)
-    over k with torch.bmm, nn (the context P V, the query and key gradients), nt (the scores Q K^T: B
-    stored n x k, read through a transposed view) or tn (the value gradient P^T dO: A stored k x m).
-    gtb writes A (count x m x k) and B (count x k x n) row-major; the products go back for its check."""
-
-    def __init__(self, torch, device, p, o, d):
-        count, m, n, k = int(p["count"]), int(p["m"]), int(p["n"]), int(p["k"])
-        orient = o.get("orientation", "nn")
-        if orient not in ("nn", "tn", "nt"):
-            raise ValueError(f"orientation must be nn, tn or nt, got {orient}")
-        a = read_f32(torch, os.path.join(d, "a.f32"), count * m * k).view(count, m, k)
-        b = read_f32(torch, os.path.join(d, "b.f32"), count * k * n).view(count, k, n)
-        # The stored operand of a transposed form is each product's transpose, contiguous.
-        self.a = a.transpose(1, 2).contiguous().to(device).transpose(1, 2) if orient == "tn" else a.to(device)
-        self.b = b.transpose(1, 2).contiguous().to(device).transpose(1, 2) if orient == "nt" else b.to(device)
-        self.torch = torch
-        c = torch.bmm(self.a, self.b)
-        sync(torch, device)
-        write_f32(os.path.join(d, "c.f32"), c)
-        self.info = {"operators_per_rep": 1}
-
-    def step(self):
-        self.torch.bmm(self.a, self.b)
+        self.op(self.a, self.b)
 
 
 class OptimizerStep(Work):
@@ -702,10 +682,8 @@ def prepare(torch, req):
         work = TransformerStep(torch, device, p, o)
     elif w == "autograd_chain":
         work = AutogradChain(torch, device, p, d)
-    elif w == "matmul":
+    elif w in ("matmul", "bmm"):
         work = Matmul(torch, device, p, o, d)
-    elif w == "bmm":
-        work = BatchedMatmul(torch, device, p, o, d)
     elif w == "optimizer":
         work = OptimizerStep(torch, device, p, o, d)
     elif w == "dataloader":

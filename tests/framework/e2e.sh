@@ -46,6 +46,8 @@ with_torch)
   filter='op_chain/eager/cpu/n=256/|loop_vs_vector/.*/cpu/n=256/|mlp_step/pytorch/cpu/width=64|dataloader/.*sample_us=50,'
   # PyTorch's own kernels the step is priced with: torch.mm, the optimizer step, the autograd operator.
   filter="$filter|matmul/pytorch/cpu/in=64,out=16,rows=32,|optimizer/pytorch/cpu/params=4096,tensors=8,|autograd_chain/eager/cpu/n=256/"
+  # torch.bmm at attention's smallest per-head shapes, one per orientation.
+  filter="$filter|bmm/pytorch/cpu/count=16,m=128,n=128,k=32,|bmm/pytorch/cpu/count=16,m=128,n=32,k=128,"
   expect_rc 0 "$fwbin" --gtb_out="$work/r.json" --gtb_budget=0.05 --benchmark_filter="$filter"
   validate "$work/r.json"
   json_check "$work/r.json" "all(r['status']=='ok' and r['check']['passed'] for r in d['records'] if r['backend']=='cpu' and r['options'].get('mode')!='compiled')"
@@ -56,7 +58,7 @@ with_torch)
   json_check "$work/r.json" "all(r['status']=='skipped' for r in d['records'] if r['backend']=='cuda') or d['context']['framework']['cuda_available']"
   json_check "$work/r.json" "'fed' in d['findings']['framework']['data'] and 'loops' in d['findings']['framework']['data']"
   json_check "$work/r.json" "any(t['name']=='framework_op' and t['backend']=='cpu' and t['points'] for t in d['findings']['framework']['terms'])"
-  for term in framework_matmul framework_optimizer framework_step_op framework_loader; do
+  for term in framework_matmul framework_matmul_batched framework_optimizer framework_step_op framework_loader; do
     json_check "$work/r.json" "any(t['name']=='$term' and t['backend']=='cpu' and t.get('points') for t in d['findings']['framework']['terms'])"
   done
   # gtb advise prices PyTorch's dispatch from those terms: by default, since the file measured it.
@@ -71,8 +73,8 @@ planted)
   need_torch
   # A worker whose output is off by 1e-2 fails gtb's float64 check: the record is invalid, not a number.
   GTB_FRAMEWORK_PLANT=1 expect_rc 0 "$fwbin" --gtb_out="$work/r.json" --gtb_budget=0.05 \
-    --benchmark_filter='op_chain/eager/cpu/n=256/|mlp_step/pytorch/cpu/width=64,.*eager|matmul/pytorch/cpu/in=64,out=16,rows=32,orientation=nn|optimizer/pytorch/cpu/params=4096,tensors=8,optimizer=sgd|autograd_chain/eager/cpu/n=256/'
-  json_check "$work/r.json" "len(d['records'])==5 and all(r['status']=='invalid' and 'value' not in r for r in d['records'])"
+    --benchmark_filter='op_chain/eager/cpu/n=256/|mlp_step/pytorch/cpu/width=64,.*eager|matmul/pytorch/cpu/in=64,out=16,rows=32,orientation=nn|optimizer/pytorch/cpu/params=4096,tensors=8,optimizer=sgd|autograd_chain/eager/cpu/n=256/|bmm/pytorch/cpu/count=16,m=128,n=128,k=32,orientation=nt'
+  json_check "$work/r.json" "len(d['records'])==6 and all(r['status']=='invalid' and 'value' not in r for r in d['records'])"
   # A step whose last row differs from gtb's data: the check covers every row the step trains on.
   GTB_FRAMEWORK_PLANT=last_row expect_rc 0 "$fwbin" --gtb_out="$work/r.json" --gtb_budget=0.05 \
     --benchmark_filter='mlp_step/pytorch/cpu/width=64,.*eager'
