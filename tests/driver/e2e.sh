@@ -161,6 +161,9 @@ repetitions)
   json_check "$work/r.json" "d['repetitions']==3 and all(r['status']=='ok' for r in d['records'])"
   json_check "$work/r.json" "all(r['info']['repetitions']==3 and r['counters']['call']['value']==2 for r in d['records'])"
   json_check "$work/r.json" "all(r['stats']['count']==len(r['samples_s']) and r['stats']['count']>=9 for r in d['records'])"
+  # The report's header says how the file was measured.
+  expect_rc 0 "$gtb" report "$work/r.json" --out "$work/r.md"
+  grep -q "^| runs | one run; within it, each family's cases 3 times in a random interleaved order" "$work/r.md" || fail "the report does not say the cases ran 3 times"
   # A check that fails on a later repetition makes the record invalid, and says which repetition.
   GTB_FAMILIES=selftest GTB_SELFTEST_FAIL_CALL='2@*steps=262144' expect_rc 0 "$gtb" run --family selftest --repetitions 3 --budget 0.05 --out "$work/f.json"
   json_check "$work/f.json" "[(r['params']['steps'], r['status']) for r in d['records']]==[(262144,'invalid'),(1048576,'ok')]"

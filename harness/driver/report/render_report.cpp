@@ -118,7 +118,8 @@ void machine_section(Md& md, const Doc& d, const std::string& source) {
       std::string s = several_runs ? num(runs->get<double>()) + " runs of the families in turn" : "one run";
       if (repeated)
         s += "; within " + std::string(several_runs ? "each" : "it") + ", each family's cases " + num(reps->get<double>()) +
-             " times in a random interleaved order, every record pooling its repetitions";
+             " times in a random interleaved order (a family run as MPI ranks, once), every record pooling "
+             "its repetitions";
       rows.push_back({"runs", s});
     }
   }
