@@ -111,6 +111,16 @@ Findings compute_findings(const std::vector<Record>& recs) {
         "stream_bandwidth", Backend::cpu, json{{"op", "adam"}}, {"bytes"}, "bytes_per_s", recs,
         [](const Record& r) { return r.workload == "adam"; }, [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
         [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "Adam update"));
+  // The MLP step's loss (softmax cross-entropy, two exponentials per logit), per logit, on one thread
+  // and over all threads: what its loss pass costs beyond the bytes it moves.
+  for (const bool all : {false, true})
+    if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "softmax_xent"; }))
+      f.terms.push_back(cost::table_term(
+          "softmax_xent", Backend::cpu, json{{"threads", all ? "all" : "one"}}, {"logits"}, "logits_per_s", recs,
+          [all](const Record& r) { return r.workload == "softmax_xent" && r.variant == (all ? "openmp" : "autovec"); },
+          [](const Record& r) { return json{{"logits", r.work_per_rep}}; },
+          [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; },
+          all ? "softmax cross-entropy on all cores" : "softmax cross-entropy on one thread"));
   // A plain pass on one thread (the compiler-vectorized loop): what a step run on one thread streams at.
   if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "axpy" && r.variant == "autovec"; }))
     f.terms.push_back(cost::table_term(

@@ -4,7 +4,9 @@ gtb_add_family(NAME vectorize RUN_ORDER 30
   CPU_SOURCES kernels/vectorize/cpu/vectorize.cpp kernels/vectorize/cpu/vectorize_scalar.cpp
   CUDA_SOURCES kernels/vectorize/cuda/vectorize.cu kernels/vectorize/cuda/vectorize_thrust.cu
   CPU_TESTS tests/cpu/test_vectorize.cpp
-  GPU_TESTS tests/gpu/test_vectorize.cpp)
+  GPU_TESTS tests/gpu/test_vectorize.cpp
+  # Its softmax_xent records run the CPU MLP step's own loss function (NEEDS train).
+  NEEDS train)
 
 # The scalar loops stay scalar: no loop or straight-line vectorization in their translation unit
 # (ci/static-checks.sh verifies it in the object code).

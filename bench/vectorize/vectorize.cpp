@@ -3,6 +3,7 @@
 // on the GPU, and as scalar, compiler-vectorized and OpenMP loops on the CPU.
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include "kernels/common/cpu/host_buffer.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
+#include "kernels/train/cpu/mlp.h"
 #include "kernels/train/mlp.h"
 #include "kernels/vectorize/cpu/vectorize.h"
 #include "kernels/vectorize/elementwise.h"
@@ -231,6 +233,104 @@ void cpu_adam(State& st) {
   st.info("working_set_bytes", 4.0 * 4.0 * double(n));
   st.info("threads", gtb::cpu::openmp_threads());
   st.exec([&] { adam_pass(w.get(), m.get(), v.get(), g.get(), n, c1, c2); });
+}
+
+// The MLP step's loss, softmax cross-entropy over rows of logits (the last layer's bias added, the
+// gradient and its column sums written): two exponentials per logit, which cost far more than the
+// bytes the pass moves. The code is the CPU step's own (mlp::softmax_xent_rows); `autovec` runs it on
+// one thread, as the step does below its parallel-work size, and `openmp` splits the rows over all
+// threads as the step does above it (each thread its column sums, then summed).
+constexpr int kXentClasses = 16;  // the train family's class count (mlp::Config::classes)
+
+void xent_pass(bool all_threads, float* z, float* dz, const float* b, const int* labels, std::size_t rows,
+               float scale, float* db) {
+  const std::size_t C = kXentClasses;
+  if (!all_threads) {  // as the step's rows loop on one thread: no parallel region
+    std::fill(db, db + C, 0.0f);
+    gtb::mlp::softmax_xent_rows(z, dz, b, labels, rows, C, scale, db);
+    return;
+  }
+  const int nt = omp_get_max_threads();
+  std::vector<double> loss(std::size_t(nt), 0.0);
+  std::vector<float> parts(std::size_t(nt) * C, 0.0f);
+#pragma omp parallel num_threads(nt)
+  {
+    const std::size_t t = std::size_t(omp_get_thread_num()), n = std::size_t(omp_get_num_threads());
+    const std::size_t r0 = rows * t / n, r1 = rows * (t + 1) / n;
+    loss[t] = gtb::mlp::softmax_xent_rows(z + r0 * C, dz + r0 * C, b, labels + r0, r1 - r0, C, scale,
+                                          parts.data() + t * C);
+  }
+  for (std::size_t j = 0; j < C; ++j) {
+    float s = 0.0f;
+    for (int t = 0; t < nt; ++t) s += parts[std::size_t(t) * C + j];
+    db[j] = s;
+  }
+}
+
+void cpu_softmax_xent(State& st, bool all_threads) {
+  const std::int64_t rows_arg = st.get_int("rows");
+  if (rows_arg <= 0) throw std::invalid_argument("rows must be > 0, got " + std::to_string(rows_arg));
+  const auto rows = std::size_t(rows_arg);
+  const std::size_t C = kXentClasses, n = rows * C;
+  std::vector<float> z0(n), b(C), nb(C), z(n), dz(n), db(C);
+  std::vector<int> labels(rows);
+  gtb::fill_normal(z0.data(), n, kSeed + 21, 2.0f);
+  gtb::fill_normal(b.data(), C, kSeed + 22, 0.5f);
+  for (std::size_t r = 0; r < rows; ++r) labels[r] = int(gtb::mix64(kSeed + 23 + r) % C);
+  for (std::size_t j = 0; j < C; ++j) nb[j] = -b[j];
+  const float scale = 1.0f / float(rows);
+  z = z0;
+  gtb::poison(dz.data(), n);
+  gtb::poison(db.data(), C);
+  xent_pass(all_threads, z.data(), dz.data(), b.data(), labels.data(), rows, scale, db.data());
+  // float64 reference, outside the timed region: the loss, each gradient and each column sum.
+  double loss_ref = 0;
+  std::vector<double> g(n), db_ref(C, 0.0);
+  for (std::size_t r = 0; r < rows; ++r) {
+    double mx = -1e300, sum = 0;
+    for (std::size_t j = 0; j < C; ++j) mx = std::max(mx, double(z0[r * C + j]) + double(b[j]));
+    for (std::size_t j = 0; j < C; ++j) sum += std::exp(double(z0[r * C + j]) + double(b[j]) - mx);
+    for (std::size_t j = 0; j < C; ++j) {
+      const double p = std::exp(double(z0[r * C + j]) + double(b[j]) - mx) / sum;
+      g[r * C + j] = (p - (int(j) == labels[r] ? 1.0 : 0.0)) * double(scale);
+      db_ref[j] += g[r * C + j];
+    }
+    loss_ref += std::log(sum) + mx - (double(z0[r * C + std::size_t(labels[r])]) + double(b[std::size_t(labels[r])]));
+  }
+  std::size_t bad = 0, first = n;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!(std::fabs(double(dz[i]) - g[i]) <= 1e-6 * double(scale))) {
+      if (!bad) first = i;
+      ++bad;
+    }
+  for (std::size_t j = 0; j < C; ++j)
+    if (!(std::fabs(double(db[j]) - db_ref[j]) <= 1e-5)) ++bad;
+  // The loss is checked through a second pass from the same logits (the pass returns it per thread).
+  z = z0;
+  double loss = 0;
+  {
+    std::vector<float> dz2(n), db2(C, 0.0f);
+    loss = gtb::mlp::softmax_xent_rows(z.data(), dz2.data(), b.data(), labels.data(), rows, C, scale, db2.data());
+  }
+  const bool loss_ok = std::fabs(loss - loss_ref) <= 1e-5 * std::max(1.0, std::fabs(loss_ref));
+  st.check(bad == 0 && loss_ok,
+           bad == 0 && loss_ok
+               ? "all " + std::to_string(n) + " gradients, " + std::to_string(C) +
+                     " column sums and the loss within tolerance of float64 (gradients 1e-6 of 1/rows)"
+               : !loss_ok ? "the loss " + std::to_string(loss) + " is off the float64 " + std::to_string(loss_ref)
+                          : std::to_string(bad) + " gradients or column sums off float64, the first at " +
+                                std::to_string(first));
+  if (bad || !loss_ok) return;
+  st.set_work(double(n));
+  st.info("classes", double(C));
+  st.info("threads", all_threads ? gtb::cpu::openmp_threads() : 1);
+  // The bias alternates with its negative, so the logits stay where they began (z0 + b, z0, ...).
+  z = z0;
+  bool flip = false;
+  st.exec([&] {
+    xent_pass(all_threads, z.data(), dz.data(), flip ? nb.data() : b.data(), labels.data(), rows, scale, db.data());
+    flip = !flip;
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -459,6 +559,15 @@ bool register_all() {
       .ceiling("host_stream_gbps")
       .describe("an Adam update of n FP32 parameters (m, v, w from g), all cores, OpenMP parallel for simd; "
                 "bytes = 7 x 4n (read w, m, v, g; write w, m, v); " + std::string(kBytesRule));
+  for (const bool all : {false, true})
+    gtb::add("vectorize", "softmax_xent", all ? "openmp" : "autovec", Backend::cpu,
+             [all](State& st) { cpu_softmax_xent(st, all); })
+        .axis("rows", std::vector<std::int64_t>{64, 256, 1024, 4096, 16384}, {64, 256, 1024, 4096})
+        .rate("throughput", "Glogit/s", 1e9)
+        .describe(std::string("the CPU MLP step's loss over rows of 16 logits: the last layer's bias added, softmax "
+                              "cross-entropy, the gradient and its column sums (mlp::softmax_xent_rows, two "
+                              "exponentials per logit), ") +
+                  (all ? "the rows split over all cores (OpenMP)" : "one core") + "; work = logits (rows x 16)");
   gtb::add("vectorize", "handoff", "openmp", Backend::cpu, cpu_handoff)
       .axis("n", std::vector<std::int64_t>{1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24},
             {1 << 14, 1 << 16, 1 << 18, 1 << 20})

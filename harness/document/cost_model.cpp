@@ -158,6 +158,7 @@ struct Pass {
   double bytes;
   bool gelu;
   double rate_at = 0;  // the size whose streaming rate applies (0: bytes): a pass run block by block in cache
+  bool loss = false;   // the MLP's softmax cross-entropy: priced from its own record where one was measured
 };
 std::vector<Pass> elementwise_bytes(const StepConfig& c, double rows) {
   std::vector<Pass> ops;
@@ -168,7 +169,7 @@ std::vector<Pass> elementwise_bytes(const StepConfig& c, double rows) {
       ops.push_back({2 * e * rows * c.width, gelu});  // bias + activation forward: read Z, write A
       ops.push_back({3 * e * rows * c.width, gelu});  // activation backward: read dA and Z, write dZ
     }
-    ops.push_back({3 * 4.0 * rows * c.classes, false});  // loss: logits in, gradient out, labels
+    ops.push_back({3 * 4.0 * rows * c.classes, false, 0, true});  // loss: logits in, gradient out, labels
   } else if (c.model == "transformer") {
     const double T = rows * c.seq_len, d = c.d_model;
     for (int l = 0; l < c.layers; ++l) {
@@ -541,11 +542,32 @@ Estimate in_step_share(const std::vector<Term>& terms, const StepConfig& c, Back
   return Estimate{};
 }
 
+// The native CPU MLP step's loss (softmax cross-entropy: two exponentials per logit, far more than
+// its bytes at a streaming rate) at the measured seconds of the step's own loss code (softmax_xent),
+// on the threads the step runs it on: one below the parallel-work size (rows x classes x 8, the step's
+// count) or in a step run on one thread; all in rows mode (each thread its rows) and above that size.
+// None where no such record was measured (the loss then priced as a plain pass).
+Estimate native_loss_seconds(const std::vector<Term>& terms, const StepConfig& c, Backend be, double rows,
+                             std::string& threads) {
+  if (!native_cpu(c, be) || c.model != "mlp") return Estimate{};
+  const double logits = rows * c.classes;
+  const Estimate cores = constant_value(terms, "cpu_threads", be);
+  const bool rows_mode = c.precision == "fp32" && cores.seconds && *cores.seconds >= 2 &&
+                         rows >= kNativeRowsPerThread * *cores.seconds;
+  threads = !runs_on_one_thread(c, be) && (rows_mode || logits * 8.0 > kNativeMinParallelWork) ? "all" : "one";
+  Estimate e = softmax_xent_seconds(terms, be, threads, logits);
+  return e.seconds ? e : Estimate{};
+}
+
 // Compute, the elementwise passes and the operand casts at the measured streaming bandwidth of
 // their size.
 Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double rows) {
   Estimate ew = known(0);
   std::vector<Pass> ops = elementwise_bytes(c, rows);
+  std::string loss_threads;
+  const Estimate loss = native_loss_seconds(terms, c, be, rows, loss_threads);
+  if (loss.seconds)
+    ops.erase(std::remove_if(ops.begin(), ops.end(), [](const Pass& p) { return p.loss; }), ops.end());
   const std::vector<Pass> casts = operand_casts(terms, be, c, rows);
   ops.insert(ops.end(), casts.begin(), casts.end());
   std::size_t outside = 0;
@@ -573,6 +595,12 @@ Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backe
     ew.seconds = *ew.seconds / *keep.seconds;
     ew.records.insert(ew.records.end(), keep.records.begin(), keep.records.end());
   }
+  if (loss.seconds) {
+    const std::string note = ew.note;
+    ew = ew + loss;
+    ew.note = note;
+    if (loss.outside_measured) ew.note = (note.empty() ? "" : note + "; ") + std::string("the loss outside the measured sizes");
+  }
   ew = scaled(ew, c.micro_batches);
   if (c.model == "generic") ew = known(0, "generic model: elementwise work not modelled (in its FLOPs)");
   std::ostringstream os;
@@ -589,6 +617,9 @@ Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backe
   if (keep.seconds && c.model != "generic")
     os << ", at " << *keep.seconds << " of it inside a step (passes_in_step, " << fmt_bytes(pass_bytes)
        << " moved per micro-batch)";
+  if (loss.seconds)
+    os << "; the loss (softmax cross-entropy over " << rows * c.classes << " logits) at its measured seconds on "
+       << (loss_threads == "all" ? "all cores" : "one thread") << " (softmax_xent): " << *loss.seconds * 1e6 << " us";
   return {"compute", "elementwise", os.str(), ew};
 }
 

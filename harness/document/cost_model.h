@@ -76,6 +76,9 @@ inline constexpr double kNativeSerialStepFlops = 2e7;
 // Its FP32 step with at least this many rows per thread (micro-batch rows / threads) runs in rows
 // mode: each thread's gradients in a copy of its own, summed before the update (mlp::kRowsPerThread).
 inline constexpr int kNativeRowsPerThread = 32;
+// Below this much work (rows x classes x 8 for the loss) the native CPU step runs a pass on one thread
+// (cpu::kMinParallelWork beside the CPU step: a test keeps the two equal).
+inline constexpr double kNativeMinParallelWork = 32768.0;
 // Whether a step's update reads data its threads' products wrote on other cores (gtb's native CPU
 // step on all cores, not a one-thread MLP step): priced at the hand-off streaming rate.
 bool update_reads_other_cores(const StepConfig& c, Backend be);

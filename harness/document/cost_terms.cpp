@@ -19,7 +19,7 @@ Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double byt
 namespace {
 
 const char* const kForms[] = {"latency_bandwidth", "table", "constant"};
-const char* const kYUnits[] = {"seconds", "flop_per_s", "bytes_per_s", "samples_per_s", "fraction", "count"};
+const char* const kYUnits[] = {"seconds", "flop_per_s", "bytes_per_s", "samples_per_s", "logits_per_s", "fraction", "count"};
 
 using json_read::bad;
 
@@ -878,6 +878,24 @@ Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double byt
     return e;
   }
   return cannot(reason.empty() ? describe("stream_bandwidth", b, op.empty() ? "" : "op=" + op) : reason);
+}
+
+Estimate softmax_xent_seconds(const std::vector<Term>& terms, Backend b, const std::string& threads, double logits) {
+  std::string reason;
+  const auto found = select(
+      terms, "softmax_xent", b, [&](const Term& t) { return t.form == "table" && where_matches(t.where, "threads", threads); },
+      reason);
+  for (const Term* t : found) {
+    if (t->y != "logits_per_s") continue;
+    const auto ip = interpolate(*t, json{{t->axes.empty() ? "logits" : t->axes[0], logits}});
+    if (!ip || ip->y <= 0) continue;
+    Estimate e;
+    e.seconds = logits / ip->y;
+    e.records = ip->records;
+    e.outside_measured = ip->outside_measured;
+    return e;
+  }
+  return cannot(reason.empty() ? describe("softmax_xent", b, "threads=" + threads) : reason);
 }
 
 Estimate loader_seconds(const std::vector<Term>& terms, Backend b, int workers, double sample_us, double batch) {

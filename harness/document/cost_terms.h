@@ -25,7 +25,7 @@ struct Point {
 
 // One cost term. `form` says which fields carry the numbers:
 //   latency_bandwidth: seconds(x) = latency_s + x / per_second, trusted for x within [x_min, x_max];
-//   table: `points` over `axes`, y in unit `y` (seconds, flop_per_s, bytes_per_s, samples_per_s, count,
+//   table: `points` over `axes`, y in unit `y` (seconds, flop_per_s, bytes_per_s, samples_per_s, logits_per_s, count,
 //          fraction), interpolated log-log between neighbours;
 //   constant: `value` in `unit` ("s" or "fraction").
 // A term with `cannot_say` set carries no number, only the reason.
@@ -120,6 +120,9 @@ Estimate allreduce_seconds(const std::vector<Term>&, Backend, int ranks, double 
 // Elementwise / streaming work moving `bytes` (read + written).
 Estimate stream_seconds(const std::vector<Term>&, Backend, double bytes);
 // Seconds per batch of a loader at `workers` for a per-sample preprocessing cost `sample_us`.
+// The CPU MLP step's loss (softmax cross-entropy) over `logits` logits on `threads` ("one" or "all"),
+// where measured (vectorize/softmax_xent).
+Estimate softmax_xent_seconds(const std::vector<Term>&, Backend, const std::string& threads, double logits);
 Estimate loader_seconds(const std::vector<Term>&, Backend, int workers, double sample_us, double batch);
 // The hidden fraction of communication (0..1).
 Estimate overlap_fraction(const std::vector<Term>&, Backend);

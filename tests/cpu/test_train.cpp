@@ -10,6 +10,7 @@
 #include "bench/train/findings.h"
 #include "harness/document/cost_model.h"
 #include "harness/runtime/gtb.h"
+#include "kernels/common/cpu/parallel.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/mlp.h"
 #include "tests/common/small_configs.h"
@@ -87,6 +88,32 @@ TEST(TrainMath, SoftmaxCrossEntropyRow) {
   EXPECT_NEAR(gb[0], 0.0f, 1e-6f);
 }
 
+// The CPU step's loss over rows (the bias added in place, the gradient and its column sums added): row
+// by row what softmax_xent_row gives on the biased logits, the column sums added onto what was there.
+TEST(TrainMath, SoftmaxCrossEntropyRowsAddTheBiasAndTheColumnSums) {
+  const std::size_t rows = 3, C = 4;
+  std::vector<float> z = {0.5f, -1.0f, 2.0f, 0.0f, 1.5f, 1.5f, -0.5f, 3.0f, -2.0f, 0.25f, 0.75f, 1.0f};
+  const std::vector<float> z0 = z, b = {0.1f, -0.2f, 0.3f, 0.4f};
+  const int labels[3] = {2, 0, 3};
+  std::vector<float> dz(rows * C, -7.0f), colsum = {1.0f, 2.0f, 3.0f, 4.0f};
+  const double loss = mlp::softmax_xent_rows(z.data(), dz.data(), b.data(), labels, rows, C, 0.25f, colsum.data());
+  double want = 0;
+  std::vector<double> sums = {1.0, 2.0, 3.0, 4.0};
+  for (std::size_t r = 0; r < rows; ++r) {
+    double g[4];
+    want += mlp::softmax_xent_row<double>(
+        int(C), labels[r], 0.25, [&](int j) { return double(z0[r * C + j]) + double(b[std::size_t(j)]); },
+        [&](int j, double v) { g[j] = v; });
+    for (std::size_t j = 0; j < C; ++j) {
+      EXPECT_NEAR(z[r * C + j], z0[r * C + j] + b[j], 1e-6) << r << "," << j;
+      EXPECT_NEAR(dz[r * C + j], g[j], 1e-6) << r << "," << j;
+      sums[j] += g[j];
+    }
+  }
+  EXPECT_NEAR(loss, want, 1e-5);
+  for (std::size_t j = 0; j < C; ++j) EXPECT_NEAR(colsum[j], sums[j], 1e-6) << j;
+}
+
 TEST(TrainMath, Optimizers) {
   double w = 1.0, v = 0.5;
   mlp::sgd_momentum(w, v, 2.0, 0.1, 0.9);  // v = 0.45 + 2 = 2.45; w = 1 - 0.245
@@ -152,6 +179,7 @@ TEST(TrainStep, PiecesSplitTheStepsTime) {
 TEST(TrainStep, TheCostModelKnowsTheSerialRule) {
   EXPECT_EQ(gtb::cost::kNativeSerialStepFlops, mlp::kSerialStepFlops);
   EXPECT_EQ(gtb::cost::kNativeRowsPerThread, mlp::kRowsPerThread);
+  EXPECT_EQ(gtb::cost::kNativeMinParallelWork, gtb::cpu::kMinParallelWork);
   // The model counts a step's FLOPs as the step does: the same configurations, on both sides of the
   // threshold, run on one thread in both.
   for (int width : {64, 256})

@@ -1084,3 +1084,73 @@ TEST(CostModel, UnmeasuredCpuLossReadCostsNothing) {
   const Prediction gpu = predict(terms, c, Backend::cuda);
   EXPECT_FALSE(part(gpu, "host_sync")->estimate.seconds.has_value());
 }
+
+namespace {
+// A softmax_xent table (the CPU MLP step's loss, vectorize/softmax_xent) of one rate, on `threads`.
+Term xent_table(const std::string& threads, double logits_per_s) {
+  Term t;
+  t.family = "vectorize", t.name = "softmax_xent", t.backend = Backend::cpu, t.where = {{"threads", threads}};
+  t.form = "table", t.axes = {"logits"}, t.y = "logits_per_s";
+  for (double n : {1e3, 1e6}) {
+    const std::string rec = "vectorize/softmax_xent/" + threads + "/" + std::to_string(n);
+    t.points.push_back({json{{"logits", n}}, logits_per_s, rec});
+    t.records.push_back(rec);
+  }
+  return t;
+}
+}  // namespace
+
+// The native CPU MLP step's loss (two exponentials per logit) at the measured seconds of the step's own
+// loss code instead of a plain pass over its bytes: on one thread for a step run on one thread or
+// below the parallel-work size (rows x classes x 8), on all cores in rows mode and above it. A planted
+// slower rate moves exactly that part, by the logits over the rate; the other threads' rate, the GPU
+// and a step PyTorch runs do not move; the part names the record.
+TEST(CostModel, PlantedSlowLossMovesTheNativeMlpsElementwise) {
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10)};
+  auto ew = [&](const StepConfig& c, Backend be = Backend::cpu) {
+    const Prediction p = predict(terms, c, be);
+    const Part* x = part(p, "elementwise");
+    return x && x->estimate.seconds ? *x->estimate.seconds : -1.0;
+  };
+  auto mlp = [](int width, int batch, const char* precision = "fp32") {
+    return config_from_json({{"model", "mlp"}, {"width", width}, {"depth", 4}, {"batch", batch}, {"precision", precision}});
+  };
+  const StepConfig serial = mlp(64, 64);                // under the serial FLOPs: one thread
+  const StepConfig small = mlp(256, 32);                // all cores, 512 logits x 8 under the parallel work
+  const StepConfig large = mlp(256, 512, "bf16");       // 8192 logits x 8 over it (no rows mode in BF16)
+  ASSERT_TRUE(runs_on_one_thread(serial, Backend::cpu));
+  ASSERT_FALSE(runs_on_one_thread(small, Backend::cpu));
+  StepConfig eager = serial;
+  eager.trained_with = "pytorch-eager";
+  const double plain_serial = ew(serial), plain_small = ew(small), plain_large = ew(large), plain_eager = ew(eager);
+  ASSERT_GT(plain_serial, 0);
+  // The plain pass the loss was: 12 bytes per logit at the streaming rate.
+  const double pass = [](double logits) { return 12.0 * logits / 1e10; }(64 * 16);
+  terms.push_back(xent_table("one", 1e8));
+  terms.push_back(xent_table("all", 2e8));
+  EXPECT_NEAR(ew(serial), plain_serial - pass + 64 * 16 / 1e8, 1e-12);
+  EXPECT_NEAR(ew(small), plain_small - 12.0 * 32 * 16 / 1e10 + 32 * 16 / 1e8, 1e-12);
+  EXPECT_NEAR(ew(large), plain_large - 12.0 * 512 * 16 / 1e10 + 512 * 16 / 2e8, 1e-12);
+  const Prediction with = predict(terms, serial, Backend::cpu);
+  const Part* x = part(with, "elementwise");
+  ASSERT_NE(x, nullptr);
+  EXPECT_TRUE(std::any_of(x->estimate.records.begin(), x->estimate.records.end(),
+                          [](const std::string& r) { return r.rfind("vectorize/softmax_xent/one/", 0) == 0; }));
+  EXPECT_NE(x->what.find("softmax_xent"), std::string::npos) << x->what;
+  // Planted: the one-thread rate halved moves the one-thread steps by the loss's seconds, not the other.
+  const double before_serial = ew(serial), before_large = ew(large);
+  terms[2] = xent_table("one", 5e7);
+  EXPECT_NEAR(ew(serial), before_serial + 64 * 16 / 1e8, 1e-12);
+  EXPECT_NEAR(ew(large), before_large, 1e-15);
+  // Rows mode (FP32, two threads, 32 rows each or more): each thread runs its rows' loss.
+  Term threads;
+  threads.family = "vectorize", threads.name = "cpu_threads", threads.backend = Backend::cpu;
+  threads.form = "constant", threads.unit = "count", threads.value = 2, threads.records = {"vectorize/axpy/openmp"};
+  const StepConfig rows = mlp(256, 64);
+  const double one_rows = ew(rows);
+  terms.push_back(threads);
+  EXPECT_NEAR(ew(rows), one_rows - 64 * 16 / 5e7 + 64 * 16 / 2e8, 1e-12);
+  // Neither PyTorch's step nor the GPU reads it.
+  EXPECT_NEAR(ew(eager), plain_eager, 1e-15);
+  EXPECT_FALSE(softmax_xent_seconds(terms, Backend::cuda, "one", 1e4).seconds);
+}

@@ -250,6 +250,20 @@ void reduce_parts(const std::vector<float>& parts, int nparts, std::size_t cols,
 }
 }  // namespace
 
+double softmax_xent_rows(float* z, float* dz, const float* b, const int* labels, std::size_t n, std::size_t classes,
+                         float scale, float* colsum) {
+  double loss = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    float* zr = z + r * classes;
+    float* gr = dz + r * classes;
+    for (std::size_t j = 0; j < classes; ++j) zr[j] += b[j];
+    loss += double(softmax_xent_row<float>(
+        int(classes), labels[r], scale, [&](int j) { return zr[j]; }, [&](int j, float g) { gr[j] = g; }));
+    for (std::size_t j = 0; j < classes; ++j) colsum[j] += gr[j];
+  }
+  return loss;
+}
+
 void CpuMlp::forward_backward(const float* x, const int* labels, int rows, float grad_scale, bool accumulate,
                               double& loss_sum) {
   const int L = lay_.layers();
@@ -275,25 +289,15 @@ void CpuMlp::forward_backward(const float* x, const int* labels, int rows, float
   }
   // Loss: bias of the last layer, softmax cross-entropy, dZ_L and its column sums (db_L).
   {
-    const int C = d[std::size_t(L)];
-    const auto CC = std::size_t(C);
+    const auto CC = std::size_t(d[std::size_t(L)]);
     float* z = z_[std::size_t(L - 1)];
     float* dz = dz_[std::size_t(L - 1)];
     const float* b = params_ + lay_.b[std::size_t(L - 1)];
     std::vector<double> thread_loss(std::size_t(nt), 0.0);
     colsum_scratch_.assign(std::size_t(nt) * CC, 0.0f);
     parallel_ranges(R, double(R) * double(CC) * 8.0, [&](std::size_t r0, std::size_t r1, int t) {
-      float* part = colsum_scratch_.data() + std::size_t(t) * CC;
-      double lsum = 0;
-      for (std::size_t r = r0; r < r1; ++r) {
-        float* zr = z + r * CC;
-        float* gr = dz + r * CC;
-        for (std::size_t j = 0; j < CC; ++j) zr[j] += b[j];
-        lsum += double(softmax_xent_row<float>(
-            C, labels[r], grad_scale, [&](int j) { return zr[j]; }, [&](int j, float g) { gr[j] = g; }));
-        for (std::size_t j = 0; j < CC; ++j) part[j] += gr[j];
-      }
-      thread_loss[std::size_t(t)] = lsum;
+      thread_loss[std::size_t(t)] = softmax_xent_rows(z + r0 * CC, dz + r0 * CC, b, labels + r0, r1 - r0, CC, grad_scale,
+                                                      colsum_scratch_.data() + std::size_t(t) * CC);
     });
     reduce_parts(colsum_scratch_, nt, CC, grads_ + lay_.b[std::size_t(L - 1)], accumulate);
     for (double v : thread_loss) loss_sum += v;
@@ -394,24 +398,13 @@ float CpuMlp::step_rows(const float* x, const int* labels, int batch, int micro_
         }
       }
       {
-        const int C = d[std::size_t(L)];
-        const auto CC = std::size_t(C);
+        const auto CC = std::size_t(d[std::size_t(L)]);
         float* z = z_[std::size_t(L - 1)] + r0 * CC;
         float* dz = dz_[std::size_t(L - 1)] + r0 * CC;
         const float* b = params_ + lay_.b[std::size_t(L - 1)];
         float* db = gw + lay_.b[std::size_t(L - 1)];
         if (!acc) std::fill(db, db + CC, 0.0f);
-        double lsum = 0;
-        for (int r = 0; r < nr; ++r) {
-          float* zr = z + std::size_t(r) * CC;
-          float* gr = dz + std::size_t(r) * CC;
-          for (std::size_t j = 0; j < CC; ++j) zr[j] += b[j];
-          lsum += double(softmax_xent_row<float>(
-              C, labels[base + std::size_t(r)], scale, [&](int j) { return zr[j]; },
-              [&](int j, float g) { gr[j] = g; }));
-          for (std::size_t j = 0; j < CC; ++j) db[j] += gr[j];
-        }
-        tloss[std::size_t(t)] += lsum;
+        tloss[std::size_t(t)] += softmax_xent_rows(z, dz, b, labels + base, std::size_t(nr), CC, scale, db);
       }
       for (int l = L; l >= 1; --l) {
         const int in = d[std::size_t(l - 1)], out = d[std::size_t(l)];

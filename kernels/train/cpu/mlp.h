@@ -21,6 +21,14 @@
 
 namespace gtb::mlp {
 
+// The CPU step's loss over n rows of `classes` logits (row-major z, labels[r] for row r): adds the
+// last layer's bias b to each row of z in place, writes scale * dLoss/dz into dz and adds it, column
+// by column, into colsum; returns the rows' summed loss (unscaled). One compiled definition for both
+// of the CPU step's threading modes and for the record that prices it (the vectorize family's
+// softmax_xent, which calls this very function).
+double softmax_xent_rows(float* z, float* dz, const float* b, const int* labels, std::size_t n, std::size_t classes,
+                         float scale, float* colsum);
+
 // Counts the bytes a model allocates and enforces an optional cap: going over it (or the system
 // refusing) throws gtb::OutOfMemory, so a too-large batch becomes a skipped record, not a crash.
 class HostAllocator {
