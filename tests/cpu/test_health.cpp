@@ -301,6 +301,49 @@ json ctx_with(double l3_bytes, double ceiling) {
           {"ceilings", {{"host_copy_gbps", ceiling}}}};
 }
 
+// The speed reading: positive figures on the threads it was given, the slowest wake at least the median.
+TEST(HealthSpeed, AReadingHasEveryFigure) {
+  const health::Speed s = health::measure_speed(2);
+  EXPECT_EQ(s.threads, 2);
+  EXPECT_GT(s.one_core, 0);
+  EXPECT_GT(s.all_cores, 0);
+  EXPECT_GT(s.wake_us, 0);
+  EXPECT_GE(s.wake_max_us, s.wake_us);
+  const json j = health::to_json(s);
+  for (const char* k : {"threads", "one_core_gmadd_per_s", "all_cores_gmadd_per_s", "wake_us", "wake_max_us"})
+    EXPECT_TRUE(j.contains(k)) << k;
+}
+
+// The spread over a run: every family's before and after readings; a reading without figures (or a
+// family without readings) is left out; a file without any has none.
+TEST(HealthSpeed, SpreadOverTheFamiliesReadings) {
+  auto reading = [](double one, double all, double wake, double wake_max) {
+    return json{{"threads", 2}, {"one_core_gmadd_per_s", one}, {"all_cores_gmadd_per_s", all}, {"wake_us", wake},
+                {"wake_max_us", wake_max}};
+  };
+  json doc = {{"families", json::array()}};
+  EXPECT_FALSE(health::speed_spread(doc));
+  doc["families"].push_back({{"name", "a"}, {"health", {{"speed", {{"before", reading(10, 20, 5, 9)},
+                                                                  {"after", reading(12, 16, 7, 40)}}}}}});
+  doc["families"].push_back({{"name", "b"}, {"health", {{"seconds", 1}}}});
+  doc["families"].push_back({{"name", "c"}, {"health", {{"speed", {{"before", reading(0, 0, 0, 0)},
+                                                                  {"after", reading(8, 18, 6, 2000)}}}}}});
+  const auto sp = health::speed_spread(doc);
+  ASSERT_TRUE(sp);
+  EXPECT_EQ(sp->readings, 3);
+  EXPECT_DOUBLE_EQ(sp->one_core_min, 8);
+  EXPECT_DOUBLE_EQ(sp->one_core_max, 12);
+  EXPECT_DOUBLE_EQ(sp->all_cores_min, 16);
+  EXPECT_DOUBLE_EQ(sp->all_cores_max, 20);
+  EXPECT_DOUBLE_EQ(sp->wake_us_median, 6);
+  EXPECT_DOUBLE_EQ(sp->wake_max_us, 2000);
+  EXPECT_DOUBLE_EQ(sp->low_over_high(), 0.8);
+  EXPECT_NE(health::speed_sentence(*sp).find("changed during the run"), std::string::npos);
+  doc["families"][0]["health"]["speed"]["after"] = reading(12, 19, 7, 40);
+  doc["families"][2]["health"]["speed"]["after"] = reading(8, 18, 6, 2000);
+  EXPECT_EQ(health::speed_sentence(*health::speed_spread(doc)).find("changed during the run"), std::string::npos);
+}
+
 TEST(Suspect, RateAboveTheCeilingAtAMemorySize) {
   std::vector<Record> v = {rate("big", Backend::cpu, 30), rate("small", Backend::cpu, 30), rate("under", Backend::cpu, 15)};
   for (auto& r : v) r.ceiling = "host_copy_gbps";

@@ -145,6 +145,35 @@ TEST(Report, ValidationSaysWhetherTheTargetIsMet) {
   EXPECT_TRUE(has(mline, "(target: no more than two thirds on one side): within the target.")) << mline;
 }
 
+// The machine's speed read before and after each family: the health section gives its range; where
+// the slowest all-core reading is under 85% of the fastest, the validation says so beside its errors.
+TEST(Report, AMachineWhoseSpeedChangedIsSaidBesideTheValidation) {
+  json doc = load_document(fixture("cost/cost_synthetic.json"));
+  auto reading = [](double one, double all, double wake) {
+    return json{{"threads", 2}, {"one_core_gmadd_per_s", one}, {"all_cores_gmadd_per_s", all}, {"wake_us", wake},
+                {"wake_max_us", 10 * wake}};
+  };
+  const std::string none = report::render_markdown(doc, "cost_synthetic.json");
+  EXPECT_FALSE(has(none, "fixed multiply-add loop")) << "no readings, nothing said";
+  doc["families"] = json::array();
+  doc["families"].push_back({{"name", "gemm"}, {"health", {{"seconds", 1}, {"busy", false}, {"warnings", json::array()},
+                                                           {"speed", {{"before", reading(14, 28, 5)}, {"after", reading(15, 27, 6)}}}}}});
+  doc["families"].push_back({{"name", "train"}, {"health", {{"seconds", 1}, {"busy", false}, {"warnings", json::array()},
+                                                            {"speed", {{"before", reading(14, 26, 7)}, {"after", reading(13, 25, 9)}}}}}});
+  const std::string steady = report::render_markdown(doc, "cost_synthetic.json");
+  EXPECT_TRUE(has(steady, "ran at 13 to 15 G multiply-adds/s on one core and 25 to 28 on all cores")) << steady;
+  EXPECT_FALSE(has(steady, "speed changed during"));
+  doc["families"][1]["health"]["speed"]["after"] = reading(7, 14, 3000);  // half the speed, a slow wake
+  const std::string drift = report::render_markdown(doc, "cost_synthetic.json");
+  EXPECT_TRUE(has(drift, "**The machine's speed changed during the run**: its slowest all-core reading was 50% of its "
+                         "fastest"))
+      << drift;
+  const auto v = drift.find("### How far to trust it");
+  ASSERT_NE(v, std::string::npos);
+  EXPECT_TRUE(has(drift.substr(v, 1500), "The machine's speed changed during this run")) << drift.substr(v, 1500);
+  EXPECT_TRUE(has(drift, "a thread asleep took 6.5 us to wake (median; the slowest 30 ms)")) << drift;
+}
+
 // A file of several runs keeps each run's findings: the report validates the model within each run
 // too (that run's terms against its own steps), run by run, with the medians over the runs.
 TEST(Report, SeveralRunsAreValidatedWithinEachRun) {

@@ -170,7 +170,7 @@ void machine_section(Md& md, const Doc& d, const std::string& source) {
 void health_section(Md& md, const Doc& d) {
   const auto warn = health::warnings(d.j);
   const json* start = find(d.j, {"context", "health", "start"});
-  if (warn.empty() && !start) return;  // a file from before health readings
+  if (warn.empty() && !start && !health::speed_spread(d.j)) return;  // a file from before health readings
   md.h2("Measurement health");
   if (!warn.empty()) {
     md.p("> **Measured on a busy machine: the numbers of these families may be low.** Rerun on an idle "
@@ -184,6 +184,7 @@ void health_section(Md& md, const Doc& d) {
     md.p("Limits: other processes at most " + fmt("%.0f%%", 100 * number_at(*t, {"other_cpu_fraction"}, 0)) +
          " of the CPUs, steal at most " + fmt("%.0f%%", 100 * number_at(*t, {"steal_fraction"}, 0)) +
          " of the CPU time, no thermal or hardware clock slowdown (see docs/harness.md).");
+  if (const auto sp = health::speed_spread(d.j)) md.p(health::speed_sentence(*sp));
   if (start && start->is_object()) {
     std::string s = "At the start: load average " + (has_num(find(*start, "loadavg_1min")) ? num(number_at(*start, {"loadavg_1min"})) : "unknown") +
                     ", CPU governor " + (string_at(*start, {"cpu_governor"}).empty() ? "unknown" : string_at(*start, {"cpu_governor"}));

@@ -8,9 +8,11 @@
 #include <map>
 #include <sstream>
 
+#include "harness/document/format.h"
 #include "harness/document/json_read.h"
 #include "harness/document/stats.h"
 #include "harness/driver/report/render_savings.h"
+#include "harness/driver/run/speed.h"
 
 namespace gtb::verdict {
 
@@ -451,6 +453,13 @@ void validation_section(std::ostringstream& o, const json& doc, const std::vecto
   o << "Each step measured whole is predicted from the cost terms of the *other* families (never from its own "
        "records) and set beside the measurement. ";
   validation_errors(o, doc, v);
+  // The machine's own drift bounds what any model can match: said where it is over the limit.
+  if (const auto sp = health::speed_spread(doc); sp && sp->low_over_high() < 1.0 - health::kSpeedSpreadLimit)
+    o << "\n\nThe machine's speed changed during this run: a fixed loop read before and after each family ran on "
+         "all cores at "
+      << format::printf_number("%.0f", 100 * sp->low_over_high())
+      << "% of its fastest at its slowest (Measurement health). A step and the records it is predicted from, "
+         "measured minutes apart, differ by up to that much with no change in the work: the errors above include it.";
   o << "\n\n| measured step | backend | measured | predicted | error |\n| --- | --- | ---: | ---: | ---: |\n";
   std::map<std::string, int> cannot;
   for (const auto& r : v.rows) {

@@ -336,6 +336,8 @@ json judge(const Snapshot& before, const Snapshot& after, const During& during, 
 Monitor::Monitor(Sources src, Thresholds t) : src_(std::move(src)), t_(t) {}
 
 void Monitor::start() {
+  speed_before_.reset();
+  if (src_.speed) speed_before_ = measure_speed();
   before_ = take(src_);
   last_tick_ = before_.wall_s;
   reasons_seen_ = 0;
@@ -378,7 +380,9 @@ json Monitor::finish() {
   d.sm_mhz_min = min_sm_mhz_;
   d.sm_mhz_max = max_sm_mhz_;
   d.loadavg_max = max_load_;
-  return judge(before_, after, d, t_);
+  json h = judge(before_, after, d, t_);
+  if (speed_before_) h["speed"] = {{"before", to_json(*speed_before_)}, {"after", to_json(measure_speed())}};
+  return h;
 }
 
 bool Settle::add(double other_fraction, double steal_fraction) {

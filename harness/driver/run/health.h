@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/document/types.h"
+#include "harness/driver/run/speed.h"
 
 namespace gtb::health {
 
@@ -81,6 +82,7 @@ struct Sources {
   std::string proc = "/proc";
   std::string sys = "/sys";
   bool gpu = true;  // read NVML (loaded with dlopen; absent on machines without the NVIDIA driver)
+  bool speed = true;  // the Monitor reads the machine's speed before and after (speed.h, ~15 ms each)
 };
 Snapshot take(const Sources& src = {});
 
@@ -98,7 +100,8 @@ struct Thresholds {
 std::vector<std::string> throttle_reason_names(std::uint64_t bits, bool include_benign = false);
 
 // Watches one family: before, a reading every second while it runs (GPU clocks and throttle
-// reasons, the load average), after. `judge` turns it into the per-family record.
+// reasons, the load average), after. `judge` turns it into the per-family record, to which finish()
+// adds the machine's speed read before and after (health.speed, speed.h).
 class Monitor {
  public:
   explicit Monitor(Sources src = {}, Thresholds t = {});
@@ -114,6 +117,7 @@ class Monitor {
   bool reasons_read_ = false;
   std::optional<unsigned> min_sm_mhz_, max_sm_mhz_;
   std::optional<double> max_load_;
+  std::optional<Speed> speed_before_;
 };
 
 // The per-family record: what was read, how busy the machine was, and warnings when over a limit.

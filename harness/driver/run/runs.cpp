@@ -198,9 +198,9 @@ FamilyOutcome run_one_family(const FamilyJob& job, const RunSettings& s, int tot
   args.insert(args.end(), s.selection.begin(), s.selection.end());
   for (const std::string& f : repetition_flags(s.repetitions, runs_as_ranks(job.family) && s.launch.ranks > 1))
     args.push_back(f);
-  const double t0 = host_seconds();
   health::Monitor monitor;
-  if (s.health) monitor.start();
+  if (s.health) monitor.start();  // before the clock: its speed reading is not the family's time
+  const double t0 = host_seconds();
   auto progress = [&] {
     if (s.health) monitor.tick();
     if (job.on_tick) job.on_tick();

@@ -1,0 +1,183 @@
+#include "harness/driver/run/speed.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "harness/document/format.h"
+#include "harness/document/json_read.h"
+
+namespace gtb::health {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+constexpr long kLoopIterations = 200000;  // x 48 multiply-adds: about half a millisecond on one core
+// Enough independent chains (12 SSE registers) that the loop is bound by the core's arithmetic
+// throughput, not by one chain's latency: a core shared with other work shows it.
+constexpr int kChains = 48;
+
+// kChains independent multiply-add chains, `n` steps each; the result keeps the compiler from
+// dropping the work. The same loop on every reading and every machine: only its speed changes.
+float madd_loop(long n) {
+  float a[kChains];
+  for (int j = 0; j < kChains; ++j) a[j] = 1.0f + 1e-3f * float(j);
+  const float m = 0.999999f, c = 1e-6f;
+  for (long i = 0; i < n; ++i)
+    for (int j = 0; j < kChains; ++j) a[j] = a[j] * m + c;
+  float s = 0;
+  for (float v : a) s += v;
+  return s;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+std::atomic<float> g_sink{0};
+
+// G multiply-adds per second of `threads` threads running the loop at once (started together).
+double loop_rate(int threads) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  auto body = [&] {
+    ready.fetch_add(1);
+    while (!go.load(std::memory_order_acquire)) {
+    }
+    g_sink.store(madd_loop(kLoopIterations), std::memory_order_relaxed);
+  };
+  std::vector<std::thread> others;
+  for (int t = 1; t < threads; ++t) others.emplace_back(body);
+  while (ready.load() < threads - 1) {
+  }
+  ready.fetch_add(1);
+  const auto t0 = Clock::now();
+  go.store(true, std::memory_order_release);
+  g_sink.store(madd_loop(kLoopIterations), std::memory_order_relaxed);
+  for (auto& th : others) th.join();
+  const double s = since(t0);
+  return s > 0 ? double(threads) * double(kLoopIterations) * kChains / s / 1e9 : 0.0;
+}
+
+// Microseconds from notifying a thread asleep on a condition variable until it runs, over `rounds`
+// rounds, each after a third of a millisecond of work on this thread (as a step's serial part keeps
+// its other threads waiting).
+std::vector<double> wake_rounds(int rounds) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int round = 0;
+  bool stop = false;
+  std::atomic<int> ack{0};
+  std::thread worker([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    int seen = 0;
+    for (;;) {
+      cv.wait(lock, [&] { return stop || round != seen; });
+      if (stop) return;
+      seen = round;
+      ack.store(seen, std::memory_order_release);
+    }
+  });
+  std::vector<double> us;
+  for (int r = 1; r <= rounds; ++r) {
+    const auto busy = Clock::now();
+    while (since(busy) < 300e-6) {
+    }
+    const auto t0 = Clock::now();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      round = r;
+    }
+    cv.notify_one();
+    while (ack.load(std::memory_order_acquire) != r) {
+    }
+    us.push_back(since(t0) * 1e6);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stop = true;
+  }
+  cv.notify_one();
+  worker.join();
+  return us;
+}
+
+}  // namespace
+
+Speed measure_speed(int threads) {
+  Speed s;
+  s.threads = threads > 0 ? threads : int(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  std::vector<double> one, all;
+  for (int i = 0; i < 7; ++i) one.push_back(loop_rate(1));
+  for (int i = 0; i < 5; ++i) all.push_back(loop_rate(s.threads));
+  s.one_core = median_of(one);
+  s.all_cores = median_of(all);
+  const std::vector<double> wake = wake_rounds(16);
+  s.wake_us = median_of(wake);
+  s.wake_max_us = *std::max_element(wake.begin(), wake.end());
+  return s;
+}
+
+json to_json(const Speed& s) {
+  return {{"threads", s.threads},
+          {"one_core_gmadd_per_s", s.one_core},
+          {"all_cores_gmadd_per_s", s.all_cores},
+          {"wake_us", s.wake_us},
+          {"wake_max_us", s.wake_max_us}};
+}
+
+std::optional<SpeedSpread> speed_spread(const json& doc) {
+  SpeedSpread out;
+  std::vector<double> wakes;
+  for (const auto& f : json_read::array_at(doc, {"families"}))
+    for (const char* when : {"before", "after"}) {
+      const json& r = json_read::object_at(f, {"health", "speed", when});
+      const double one = json_read::number_at(r, {"one_core_gmadd_per_s"}, 0.0);
+      const double all = json_read::number_at(r, {"all_cores_gmadd_per_s"}, 0.0);
+      if (!(one > 0) || !(all > 0)) continue;
+      out.one_core_min = out.readings ? std::min(out.one_core_min, one) : one;
+      out.one_core_max = std::max(out.one_core_max, one);
+      out.all_cores_min = out.readings ? std::min(out.all_cores_min, all) : all;
+      out.all_cores_max = std::max(out.all_cores_max, all);
+      wakes.push_back(json_read::number_at(r, {"wake_us"}, 0.0));
+      out.wake_max_us = std::max(out.wake_max_us, json_read::number_at(r, {"wake_max_us"}, 0.0));
+      ++out.readings;
+    }
+  if (!out.readings) return std::nullopt;
+  out.wake_us_median = median_of(wakes);
+  return out;
+}
+
+namespace {
+std::string micros_text(double us) {
+  return us >= 1000 ? format::printf_number("%.3g", us / 1000) + " ms" : format::printf_number("%.3g", us) + " us";
+}
+}  // namespace
+
+std::string speed_sentence(const SpeedSpread& s) {
+  using format::printf_number;
+  const double low = s.low_over_high();
+  std::string t = "A fixed multiply-add loop, run before and after each family (" + std::to_string(s.readings) +
+                  " readings), ran at " + printf_number("%.3g", s.one_core_min) + " to " +
+                  printf_number("%.3g", s.one_core_max) + " G multiply-adds/s on one core and " +
+                  printf_number("%.3g", s.all_cores_min) + " to " + printf_number("%.3g", s.all_cores_max) +
+                  " on all cores; a thread asleep took " + micros_text(s.wake_us_median) +
+                  " to wake (median; the slowest " + micros_text(s.wake_max_us) + ").";
+  if (low < 1.0 - kSpeedSpreadLimit)
+    t += " **The machine's speed changed during the run**: its slowest all-core reading was " +
+         printf_number("%.0f", 100 * low) +
+         "% of its fastest, which neither the load average nor the steal time shows (a host's other work on a "
+         "shared or virtual machine): two records measured minutes apart can differ by that much with no "
+         "change in the work.";
+  return t;
+}
+
+}  // namespace gtb::health

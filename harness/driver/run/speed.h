@@ -1,0 +1,46 @@
+// How fast the machine runs at one moment: a few milliseconds of fixed work, read before and after
+// each family. On a shared or virtual machine the host's other work changes the speed of a core, how
+// well the cores scale together and how long a sleeping thread takes to wake, from one minute to the
+// next, and neither the load average nor the steal time sees it: records measured minutes apart (a
+// step and the records its prediction comes from) then differ by that much before any model is wrong.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/document/types.h"
+
+namespace gtb::health {
+
+struct Speed {
+  int threads = 0;           // the threads the all-core reading ran (the online CPUs)
+  double one_core = 0;       // G multiply-adds/s of a fixed loop on one thread (median of its repeats)
+  double all_cores = 0;      // the same loop on every thread at once, summed (median of its repeats)
+  double wake_us = 0;        // median microseconds from notifying a thread asleep on a condition variable
+  double wake_max_us = 0;    // until it runs; and the slowest of the rounds
+};
+
+// Reads it (about 15 ms); `threads` < 1 means the online CPUs.
+Speed measure_speed(int threads = 0);
+json to_json(const Speed& s);
+
+// The spread over a run: every family's before and after readings (families[].health.speed), or
+// nothing when the file has none. `low_over_high`: the slowest all-core reading over the fastest.
+struct SpeedSpread {
+  int readings = 0;
+  double one_core_min = 0, one_core_max = 0;
+  double all_cores_min = 0, all_cores_max = 0;
+  double wake_us_median = 0, wake_max_us = 0;
+  double low_over_high() const { return all_cores_max > 0 ? all_cores_min / all_cores_max : 1.0; }
+};
+std::optional<SpeedSpread> speed_spread(const json& doc);
+
+// A speed that changed by more than this during a run (the slowest all-core reading under
+// 1 - kSpeedSpreadLimit of the fastest) is called out in the report, beside the model's validation.
+inline constexpr double kSpeedSpreadLimit = 0.15;
+
+// One sentence on the spread for the report ("The machine's speed ... "), empty when there is none.
+std::string speed_sentence(const SpeedSpread& s);
+
+}  // namespace gtb::health
