@@ -174,9 +174,9 @@ std::string speed_sentence(const SpeedSpread& s) {
   if (low < 1.0 - kSpeedSpreadLimit)
     t += " **The machine's speed changed during the run**: its slowest all-core reading was " +
          printf_number("%.0f", 100 * low) +
-         "% of its fastest, which neither the load average nor the steal time shows (a host's other work on a "
-         "shared or virtual machine): two records measured minutes apart can differ by that much with no "
-         "change in the work.";
+         "% of its fastest (a host's other work on a shared or virtual machine, which the load average does not "
+         "show and the steal time not always): two records measured minutes apart can differ by that much with "
+         "no change in the work.";
   return t;
 }
 
