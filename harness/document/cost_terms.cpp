@@ -847,6 +847,21 @@ Estimate stream_seconds(const std::vector<Term>& terms, Backend b, double bytes)
   return stream_seconds_of(terms, b, bytes, "");
 }
 
+namespace {
+// `amount` (bytes, logits) at the rate a table term in unit `y` gives at it (along `axis` where the
+// term names no axis), or none when the term is no such table or has no positive rate there.
+std::optional<Estimate> seconds_at_rate(const Term& t, const std::string& y, const std::string& axis, double amount) {
+  if (t.form != "table" || t.y != y) return std::nullopt;
+  const auto ip = interpolate(t, json{{t.axes.empty() ? axis : t.axes[0], amount}});
+  if (!ip || ip->y <= 0) return std::nullopt;
+  Estimate e;
+  e.seconds = amount / ip->y;
+  e.records = ip->records;
+  e.outside_measured = ip->outside_measured;
+  return e;
+}
+}  // namespace
+
 Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double bytes, const std::string& op) {
   std::string reason;
   // A plain pass uses the terms without an op; a GELU pass those measured computing one.
@@ -867,34 +882,20 @@ Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double byt
   std::stable_sort(found.begin(), found.end(), [&](const Term* x, const Term* y) { return distance(x) < distance(y); });
   for (const Term* t : found) {
     if (t->form == "latency_bandwidth") return from_latency_bandwidth(*t, bytes);
-    if (t->form != "table" || t->y != "bytes_per_s") continue;
-    const auto ip = interpolate(*t, json{{t->axes.empty() ? "bytes" : t->axes[0], bytes}});
-    if (!ip || ip->y <= 0) continue;
-    Estimate e;
-    e.seconds = bytes / ip->y;
-    e.records = ip->records;
-    e.outside_measured = ip->outside_measured;
-    if (e.outside_measured) e.note = "streaming work outside the measured sizes: the nearest measured rate is used";
-    return e;
+    auto e = seconds_at_rate(*t, "bytes_per_s", "bytes", bytes);
+    if (!e) continue;
+    if (e->outside_measured) e->note = "streaming work outside the measured sizes: the nearest measured rate is used";
+    return *e;
   }
   return cannot(reason.empty() ? describe("stream_bandwidth", b, op.empty() ? "" : "op=" + op) : reason);
 }
 
 Estimate softmax_xent_seconds(const std::vector<Term>& terms, Backend b, const std::string& threads, double logits) {
   std::string reason;
-  const auto found = select(
-      terms, "softmax_xent", b, [&](const Term& t) { return t.form == "table" && where_matches(t.where, "threads", threads); },
-      reason);
-  for (const Term* t : found) {
-    if (t->y != "logits_per_s") continue;
-    const auto ip = interpolate(*t, json{{t->axes.empty() ? "logits" : t->axes[0], logits}});
-    if (!ip || ip->y <= 0) continue;
-    Estimate e;
-    e.seconds = logits / ip->y;
-    e.records = ip->records;
-    e.outside_measured = ip->outside_measured;
-    return e;
-  }
+  const auto found =
+      select(terms, "softmax_xent", b, [&](const Term& t) { return where_matches(t.where, "threads", threads); }, reason);
+  for (const Term* t : found)
+    if (auto e = seconds_at_rate(*t, "logits_per_s", "logits", logits)) return *e;
   return cannot(reason.empty() ? describe("softmax_xent", b, "threads=" + threads) : reason);
 }
 

@@ -11,6 +11,7 @@
 
 #include "harness/document/format.h"
 #include "harness/document/json_read.h"
+#include "harness/document/stats.h"
 
 namespace gtb::health {
 
@@ -35,11 +36,6 @@ float madd_loop(long n) {
   float s = 0;
   for (float v : a) s += v;
   return s;
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
 std::atomic<float> g_sink{0};
@@ -118,10 +114,10 @@ Speed measure_speed(int threads) {
   std::vector<double> one, all;
   for (int i = 0; i < 7; ++i) one.push_back(loop_rate(1));
   for (int i = 0; i < 5; ++i) all.push_back(loop_rate(s.threads));
-  s.one_core = median_of(one);
-  s.all_cores = median_of(all);
+  s.one_core = median(one);
+  s.all_cores = median(all);
   const std::vector<double> wake = wake_rounds(16);
-  s.wake_us = median_of(wake);
+  s.wake_us = median(wake);
   s.wake_max_us = *std::max_element(wake.begin(), wake.end());
   return s;
 }
@@ -152,7 +148,7 @@ std::optional<SpeedSpread> speed_spread(const json& doc) {
       ++out.readings;
     }
   if (!out.readings) return std::nullopt;
-  out.wake_us_median = median_of(wakes);
+  out.wake_us_median = median(wakes);
   return out;
 }
 
