@@ -618,7 +618,8 @@ Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backe
     os << ", at " << *keep.seconds << " of it inside a step (passes_in_step, " << fmt_bytes(pass_bytes)
        << " moved per micro-batch)";
   if (loss.seconds)
-    os << "; the loss (softmax cross-entropy over " << rows * c.classes << " logits) at its measured seconds on "
+    os << "; the loss (softmax cross-entropy over " << static_cast<long long>(rows * c.classes)
+       << " logits) at its measured seconds on "
        << (loss_threads == "all" ? "all cores" : "one thread") << " (softmax_xent): " << *loss.seconds * 1e6 << " us";
   return {"compute", "elementwise", os.str(), ew};
 }

@@ -455,11 +455,11 @@ void validation_section(std::ostringstream& o, const json& doc, const std::vecto
   validation_errors(o, doc, v);
   // The machine's own drift bounds what any model can match: said where it is over the limit.
   if (const auto sp = health::speed_spread(doc); sp && sp->low_over_high() < 1.0 - health::kSpeedSpreadLimit)
-    o << "\n\nThe machine's speed changed during this run: a fixed loop read before and after each family ran on "
-         "all cores at "
+    o << "\n\nThe machine's speed changed during this run: at its slowest, a fixed loop run on all cores before "
+         "and after each family ran at "
       << format::printf_number("%.0f", 100 * sp->low_over_high())
-      << "% of its fastest at its slowest (Measurement health). A step and the records it is predicted from, "
-         "measured minutes apart, differ by up to that much with no change in the work: the errors above include it.";
+      << "% of its fastest (Measurement health). A step and the records it is predicted from, measured minutes "
+         "apart, can differ by as much with no change in the work: the errors above include it.";
   o << "\n\n| measured step | backend | measured | predicted | error |\n| --- | --- | ---: | ---: | ---: |\n";
   std::map<std::string, int> cannot;
   for (const auto& r : v.rows) {
