@@ -544,8 +544,9 @@ Estimate in_step_share(const std::vector<Term>& terms, const StepConfig& c, Back
 
 // The native CPU MLP step's loss (softmax cross-entropy: two exponentials per logit, far more than
 // its bytes at a streaming rate) at the measured seconds of the step's own loss code (softmax_xent),
-// on the threads the step runs it on: one below the parallel-work size (rows x classes x 8, the step's
-// count) or in a step run on one thread; all in rows mode (each thread its rows) and above that size.
+// on the threads the step runs it on: one where its work (rows x classes x 8, the step's count) is
+// under kNativeMinParallelWork or the whole step runs on one thread; all in rows mode (each thread its
+// rows) and above that work.
 // None where no such record was measured (the loss then priced as a plain pass).
 Estimate native_loss_seconds(const std::vector<Term>& terms, const StepConfig& c, Backend be, double rows,
                              std::string& threads) {

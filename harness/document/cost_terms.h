@@ -121,7 +121,7 @@ Estimate allreduce_seconds(const std::vector<Term>&, Backend, int ranks, double 
 Estimate stream_seconds(const std::vector<Term>&, Backend, double bytes);
 // Seconds per batch of a loader at `workers` for a per-sample preprocessing cost `sample_us`.
 // The CPU MLP step's loss (softmax cross-entropy) over `logits` logits on `threads` ("one" or "all"),
-// where measured (vectorize/softmax_xent).
+// where measured (the records of the step's own loss function that publish softmax_xent).
 Estimate softmax_xent_seconds(const std::vector<Term>&, Backend, const std::string& threads, double logits);
 Estimate loader_seconds(const std::vector<Term>&, Backend, int workers, double sample_us, double batch);
 // The hidden fraction of communication (0..1).
