@@ -26,6 +26,9 @@ set_tests_properties(driver.planted PROPERTIES RUN_SERIAL TRUE)
 # first, beside the short tests, rather than last on their own (CTest starts higher costs first; a
 # fresh build folder has no timings of its own yet).
 set_tests_properties(driver.run_valid driver.large_cache PROPERTIES COST 1000)
+# It reports every committed results file: a few seconds here, near two minutes in the sanitizer build
+# (the driver at -O0 there), where started last it was the whole tail of the run.
+set_tests_properties(driver.report_sections PROPERTIES COST 1000)
 set_tests_properties(driver.no_host_ceiling driver.timeout_stubborn driver.timeout_grandchild driver.interrupt_stubborn
                      driver.timeout_hang PROPERTIES COST 500)
 # The OpenBLAS core type of a family process (user's choice respected, detection measured in a child).

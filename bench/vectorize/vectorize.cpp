@@ -310,7 +310,7 @@ void cpu_softmax_xent(State& st, bool all_threads) {
   for (std::size_t j = 0; j < C; ++j)
     if (!(std::fabs(double(db[j]) - db_ref[j]) <= 1e-5)) ++bad_sums;
   const bool loss_ok = std::fabs(loss - loss_ref) <= 1e-5 * std::max(1.0, std::fabs(loss_ref));
-  std::string detail = "all " + std::to_string(n) + " gradients (within 1e-6 of 1/rows), " + std::to_string(C) +
+  std::string detail = "all " + std::to_string(n) + " gradients (within 1e-6/rows), " + std::to_string(C) +
                        " column sums (1e-5) and the loss (1e-5 relative) agree with float64";
   if (bad) detail = std::to_string(bad) + " of " + std::to_string(n) + " gradients off float64, the first at " +
                     std::to_string(first);
