@@ -1422,7 +1422,8 @@ Validation validate(const std::vector<Term>& terms, const std::vector<Step>& ste
     }
     if (row.predicted.seconds && s.seconds > 0) {
       row.error = (*row.predicted.seconds - s.seconds) / s.seconds;
-      errs.push_back(std::fabs(*row.error));
+      // A measured median that is not a steady figure is shown beside its prediction, not scored.
+      if (s.not_scored.empty()) errs.push_back(std::fabs(*row.error));
     }
     v.rows.push_back(std::move(row));
   }
@@ -1470,6 +1471,7 @@ json to_json(const Validation& v) {
     json j = {{"record", r.step.record}, {"backend", to_string(r.step.backend)}, {"measured_s", r.step.seconds}};
     j["predicted"] = to_json(r.predicted);
     j["error"] = r.error ? json(*r.error) : json(nullptr);
+    if (!r.step.not_scored.empty()) j["not_scored"] = r.step.not_scored;
     rows.push_back(j);
   }
   json j = {{"rows", rows}, {"predicted", v.predicted}};

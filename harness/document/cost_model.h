@@ -130,16 +130,19 @@ struct Crossover {
 };
 Crossover crossover_batch(const std::vector<Term>& terms, StepConfig c);
 
-// Validation: each measured step predicted from the terms of every other publisher.
+// Validation: each measured step predicted from the terms of every other publisher. A step whose
+// measured median is not a steady figure (Step::not_scored) keeps its row and error but is left out
+// of the median, the worst and `predicted`.
 struct ValidationRow {
   Step step;
   Estimate predicted;
   std::optional<double> error;  // (predicted - measured) / measured
+  bool scored() const { return error.has_value() && step.not_scored.empty(); }
 };
 struct Validation {
   std::vector<ValidationRow> rows;
   std::optional<double> median_abs_error, worst_abs_error;
-  int predicted = 0;
+  int predicted = 0;  // the scored steps
 };
 Validation validate(const std::vector<Term>& terms, const std::vector<Step>& steps);
 

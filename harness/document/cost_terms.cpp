@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "harness/document/format.h"
 #include "harness/document/json_read.h"
 #include "harness/document/stats.h"
 
@@ -421,7 +422,61 @@ std::vector<Term> terms_from_document(const json& doc) {
   return out;
 }
 
-std::vector<Step> steps_from_document(const json& doc) { return steps_of_findings(json_read::object_at(doc, {"findings"})); }
+std::vector<Step> steps_from_document(const json& doc) {
+  std::vector<Step> out = steps_of_findings(json_read::object_at(doc, {"findings"}));
+  // A step's seconds in a file of several runs: the median of the runs' own, as for the terms (a run
+  // in a slower state moves a pooled median towards it; the model's terms come from the runs' medians).
+  std::vector<std::vector<Step>> runs;
+  for (const json& f : findings_of_runs(doc)) {
+    try {
+      runs.push_back(steps_of_findings(f));
+    } catch (const std::runtime_error&) {
+      // A run whose steps this version cannot read: the merged figure stands for it.
+    }
+  }
+  std::map<std::string, std::string> suspect;
+  if (const json* recs = json_read::find(doc, "records"); recs && recs->is_array())
+    for (const json& r : *recs)
+      if (r.is_object() && r.value("suspect", json()).is_string() && !r["suspect"].get<std::string>().empty())
+        suspect[r.value("id", std::string())] = r["suspect"].get<std::string>();
+  for (Step& s : out) {
+    std::vector<double> v;
+    for (const auto& run : runs)
+      for (const Step& u : run)
+        if (u.record == s.record && u.backend == s.backend && u.seconds > 0) {
+          v.push_back(u.seconds);
+          break;
+        }
+    if (v.size() >= 2) s.seconds = median(v);
+    if (const auto it = suspect.find(s.record); it != suspect.end()) s.not_scored = it->second;
+  }
+  return out;
+}
+
+std::vector<Step> steps_of_run(const json& doc, int run, double max_spread) {
+  const json* runs = json_read::find(doc, "run_findings");
+  if (!runs || !runs->is_array()) return {};
+  std::vector<Step> out;
+  for (const json& r : *runs)
+    if (r.is_object() && r.value("run", json()) == json(run) && r.contains("findings") && r.at("findings").is_object())
+      out = steps_of_findings(r.at("findings"));
+  if (out.empty()) return out;
+  std::map<std::string, double> spread;  // record -> that run's interquartile range / median
+  if (const json* recs = json_read::find(doc, "records"); recs && recs->is_array())
+    for (const json& rec : *recs) {
+      if (!rec.is_object() || !rec.value("runs", json()).is_array()) continue;
+      for (const json& one : rec["runs"]) {
+        if (!one.is_object() || one.value("run", json()) != json(run)) continue;
+        const double iqr = json_read::number_at(one, {"stats", "iqr"}), med = json_read::number_at(one, {"stats", "median"});
+        if (med > 0 && iqr >= 0) spread[rec.value("id", std::string())] = iqr / med;
+      }
+    }
+  for (Step& s : out)
+    if (const auto it = spread.find(s.record); it != spread.end() && it->second > max_spread)
+      s.not_scored = "in run " + std::to_string(run) + " the samples spread over " + format::sig3(100 * it->second) +
+                     "% of their median (interquartile range): the median is not a steady figure";
+  return out;
+}
 
 Estimate operator+(const Estimate& a, const Estimate& b) {
   Estimate e;

@@ -53,6 +53,10 @@ struct Step {
   // came from the step's own record ("record": a family whose terms price a part of a step it also
   // measures whole, from other records of its own).
   std::string leave_out = "family";
+  // Why the validation shows this step without scoring it (its measured median is not a steady
+  // figure: the record was flagged suspect); empty: scored. Set from the results document, never
+  // published.
+  std::string not_scored = {};
 };
 
 json to_json(const Term& t);
@@ -63,10 +67,15 @@ Step step_from_json(const json& j, const std::string& family);
 
 // Every family's terms / steps in a results document (findings.<family>.terms / .steps). Files
 // written before terms existed give an empty list; has_terms() tells the two apart. A file of several
-// runs: each table point and constant is the median over the runs of that run's own value
-// (run_findings), where two or more runs hold it.
+// runs: each table point and constant, and each step's seconds, is the median over the runs of that
+// run's own value (run_findings), where two or more runs hold it. A step whose record the file flags
+// `suspect` carries the flag's reason in `not_scored`.
 std::vector<Term> terms_from_document(const json& results_document);
 std::vector<Step> steps_from_document(const json& results_document);
+// One run's steps of a file of several runs (`run_findings` entry `run`): that run's own seconds; a
+// step whose record's samples in that run spread over more than `max_spread` of their median
+// (interquartile range) is not scored. Empty when the file holds no such run.
+std::vector<Step> steps_of_run(const json& results_document, int run, double max_spread);
 bool has_terms(const json& results_document);
 
 // What the model can say about one part of a step.

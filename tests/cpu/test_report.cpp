@@ -117,7 +117,7 @@ TEST(Report, CpuOnlyFileSaysWhatIsMissing) {
 TEST(Report, ValidationSaysWhetherTheTargetIsMet) {
   json doc = load_document(fixture("cost/cost_synthetic.json"));
   const std::string md = report::render_markdown(doc, "cost_synthetic.json");
-  const auto at = md.find("predicted steps the median error is **");
+  const auto at = md.find("scored steps the median error is **");
   ASSERT_NE(at, std::string::npos) << md;
   const std::string line = md.substr(at, md.find('\n', at) - at);
   EXPECT_NE(line.find(".") , std::string::npos) << line;
@@ -129,10 +129,10 @@ TEST(Report, ValidationSaysWhetherTheTargetIsMet) {
     if (entry.is_object() && entry.contains("steps"))
       for (auto& st : entry["steps"]) st["seconds"] = st["seconds"].get<double>() * 10;
   const std::string slow = report::render_markdown(doc, "cost_synthetic.json");
-  EXPECT_TRUE(has(slow, "both are over the target.")) << slow.substr(slow.find("predicted steps"), 300);
+  EXPECT_TRUE(has(slow, "both are over the target.")) << slow.substr(slow.find("scored steps"), 300);
   // ... and all of them on one side: under-predicted, the side count says so and misses its target.
   const auto n_at = slow.find(" steps 0 are predicted above the measurement and ");
-  ASSERT_NE(n_at, std::string::npos) << slow.substr(slow.find("predicted steps"), 500);
+  ASSERT_NE(n_at, std::string::npos) << slow.substr(slow.find("scored steps"), 500);
   EXPECT_TRUE(has(slow.substr(n_at, 200), "below (target: no more than two thirds on one side): over it.")) << slow.substr(n_at, 200);
   // Half of them ten times faster instead (predicted above), half ten times slower: within it.
   int i = 0;
@@ -140,9 +140,42 @@ TEST(Report, ValidationSaysWhetherTheTargetIsMet) {
     if (entry.is_object() && entry.contains("steps"))
       for (auto& st : entry["steps"]) st["seconds"] = st["seconds"].get<double>() * (i++ % 2 ? 1.0 : 0.01);
   const std::string mixed = report::render_markdown(doc, "cost_synthetic.json");
-  const auto m_at = mixed.find("predicted steps the median error is **");
+  const auto m_at = mixed.find("scored steps the median error is **");
   const std::string mline = mixed.substr(m_at, mixed.find('\n', m_at) - m_at);
   EXPECT_TRUE(has(mline, "(target: no more than two thirds on one side): within the target.")) << mline;
+}
+
+// A step whose record is flagged suspect stays in the table, marked, and leaves the scored count.
+TEST(Report, AnUnsteadyStepIsShownButNotScored) {
+  json doc = load_document(fixture("cost/cost_synthetic.json"));
+  auto scored = [](const std::string& md) {
+    const auto at = md.find("Over ");
+    return at == std::string::npos ? -1 : std::atoi(md.c_str() + at + 5);
+  };
+  const std::string before = report::render_markdown(doc, "cost_synthetic.json");
+  const int n = scored(before);
+  ASSERT_GT(n, 0) << before;
+  EXPECT_FALSE(has(before, "(not scored)"));
+  // A measured step of the fixture whose record the file holds and whose row the table shows.
+  std::string rec;
+  for (auto& r : doc["records"]) {
+    const std::string id = r.value("id", std::string());
+    if (rec.empty() && id.rfind("train/precision/", 0) == 0 && has(before, "| " + id + " | cuda |")) {
+      r["suspect"] = "the samples spread over 80% of their median";
+      rec = id;
+    }
+  }
+  ASSERT_FALSE(rec.empty()) << before;
+  const std::string after = report::render_markdown(doc, "cost_synthetic.json");
+  const auto row = after.find("| " + rec + " | cuda |");
+  ASSERT_NE(row, std::string::npos) << after;
+  EXPECT_TRUE(has(after.substr(row, after.find('\n', row) - row), "% (not scored) |")) << after.substr(row, 200);
+  EXPECT_TRUE(has(after, "- 1 measured step is shown but not scored: the step's own samples are not a steady figure"))
+      << after;
+  if (n > 1)
+    EXPECT_EQ(scored(after), n - 1);
+  else
+    EXPECT_FALSE(has(after, "scored steps the median error")) << after;
 }
 
 // The machine's speed read before and after each family: the health section gives its range; where

@@ -160,6 +160,76 @@ TEST(CostModel, ValidationLeavesTheStepsOwnPublisherOut) {
   EXPECT_NEAR(*v.median_abs_error, std::fabs(*v.rows[0].error), 1e-12);
 }
 
+// A step whose record the file flags suspect (its samples spread too wide for the median to be one
+// figure) keeps its row and error, and leaves the median, the worst and the count; in a file of
+// several runs, a step's seconds are the median of the runs' own, and each run's validation judges
+// that run's spread.
+TEST(CostModel, ValidationShowsAnUnsteadyStepWithoutScoringIt) {
+  json doc = fixture();
+  const std::string rec = "synthetic/step/cpu/mlp256";
+  auto cpu_step = [&](const std::vector<Step>& all) {
+    std::vector<Step> out;
+    for (const auto& s : all)
+      if (s.record == rec) out.push_back(s);
+    return out;
+  };
+  const Validation steady = validate(terms_from_document(doc), cpu_step(steps_from_document(doc)));
+  ASSERT_EQ(steady.predicted, 1);
+  ASSERT_TRUE(steady.rows[0].scored());
+  bool flagged = false;
+  for (auto& r : doc["records"])
+    if (r.value("id", std::string()) == rec) r["suspect"] = "the samples spread over 80% of their median", flagged = true;
+  if (!flagged) doc["records"].push_back({{"id", rec}, {"suspect", "the samples spread over 80% of their median"}});
+  const Validation v = validate(terms_from_document(doc), cpu_step(steps_from_document(doc)));
+  ASSERT_EQ(v.rows.size(), 1u);
+  EXPECT_EQ(v.rows[0].step.not_scored, "the samples spread over 80% of their median");
+  ASSERT_TRUE(v.rows[0].error);  // still shown with its error
+  EXPECT_NEAR(*v.rows[0].error, *steady.rows[0].error, 1e-12);
+  EXPECT_FALSE(v.rows[0].scored());
+  EXPECT_EQ(v.predicted, 0);
+  EXPECT_FALSE(v.median_abs_error);
+  EXPECT_FALSE(v.worst_abs_error);
+  EXPECT_EQ(to_json(v)["rows"][0].value("not_scored", ""), "the samples spread over 80% of their median");
+
+  // Three runs of the step at 1, 3 and 2 ms (pooled: 5 ms, a figure none of them measured).
+  json three = fixture();
+  for (auto& [fam, entry] : three["findings"].items())
+    if (entry.is_object() && entry.contains("steps"))
+      for (auto& st : entry["steps"])
+        if (st["record"] == rec) st["seconds"] = 5e-3;
+  three["run_findings"] = json::array();
+  const double per_run[] = {1e-3, 3e-3, 2e-3}, iqr[] = {0.1e-3, 2.4e-3, 0.2e-3};
+  for (int k = 0; k < 3; ++k) {
+    json f = three["findings"];
+    for (auto& [fam, entry] : f.items())
+      if (entry.is_object() && entry.contains("steps"))
+        for (auto& st : entry["steps"])
+          if (st["record"] == rec) st["seconds"] = per_run[k];
+    three["run_findings"].push_back({{"run", k + 1}, {"findings", f}});
+  }
+  json runs = json::array();
+  for (int k = 0; k < 3; ++k)
+    runs.push_back({{"run", k + 1}, {"stats", {{"median", per_run[k]}, {"iqr", iqr[k]}}}});
+  bool found = false;
+  for (auto& r : three["records"])
+    if (r.value("id", std::string()) == rec) r["runs"] = runs, found = true;
+  if (!found) three["records"].push_back({{"id", rec}, {"runs", runs}});
+  const auto merged = cpu_step(steps_from_document(three));
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_DOUBLE_EQ(merged[0].seconds, 2e-3);
+  EXPECT_TRUE(merged[0].not_scored.empty());
+  const auto run1 = cpu_step(steps_of_run(three, 1, 0.5)), run2 = cpu_step(steps_of_run(three, 2, 0.5));
+  ASSERT_EQ(run1.size(), 1u);
+  ASSERT_EQ(run2.size(), 1u);
+  EXPECT_DOUBLE_EQ(run1[0].seconds, 1e-3);
+  EXPECT_TRUE(run1[0].not_scored.empty());
+  EXPECT_DOUBLE_EQ(run2[0].seconds, 3e-3);
+  EXPECT_EQ(run2[0].not_scored,
+            "in run 2 the samples spread over 80% of their median (interquartile range): the median is not a steady figure");
+  EXPECT_TRUE(steps_of_run(three, 4, 0.5).empty());
+  EXPECT_TRUE(steps_of_run(doc, 1, 0.5).empty());
+}
+
 TEST(CostModel, DataParallelCommunicationUsesBucketsAndOverlap) {
   const auto terms = terms_from_document(fixture());
   StepConfig c = config_from_json({{"model", "mlp"}, {"width", 1024}, {"depth", 4}, {"batch", 64}, {"gpus", 2},

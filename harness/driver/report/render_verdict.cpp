@@ -10,6 +10,7 @@
 
 #include "harness/document/format.h"
 #include "harness/document/json_read.h"
+#include "harness/document/plausibility.h"
 #include "harness/document/stats.h"
 #include "harness/driver/report/render_savings.h"
 #include "harness/driver/run/speed.h"
@@ -294,8 +295,10 @@ std::vector<std::pair<int, cost::Validation>> per_run_validation(const json& doc
       continue;
     const json one = {{"findings", r["findings"]}};
     try {
-      cost::Validation v = cost::validate(cost::terms_from_document(one), cost::steps_from_document(one));
-      if (v.median_abs_error && v.worst_abs_error) out.emplace_back(r["run"].get<int>(), std::move(v));
+      const int run = r["run"].get<int>();
+      cost::Validation v =
+          cost::validate(cost::terms_from_document(one), cost::steps_of_run(doc, run, PlausibilityLimits{}.max_spread));
+      if (v.median_abs_error && v.worst_abs_error) out.emplace_back(run, std::move(v));
     } catch (const std::exception&) {
       // A run whose findings do not read as terms and steps says nothing here.
     }
@@ -411,14 +414,14 @@ const char* against_target(double median, double worst) {
 // machine's speed may drift between runs; within one run the terms and the steps share its state).
 void validation_errors(std::ostringstream& o, const json& doc, const cost::Validation& v) {
   if (v.median_abs_error)
-    o << "Over " << v.predicted << " predicted steps the median error is **" << pct1(*v.median_abs_error)
+    o << "Over " << v.predicted << " scored steps the median error is **" << pct1(*v.median_abs_error)
       << "** and the worst **" << pct1(*v.worst_abs_error) << "** (target: median at most 15%, worst at most 35%): "
       << against_target(*v.median_abs_error, *v.worst_abs_error);
   // A model whose errors lie on one side misses a term (or mis-measures one): no more than two thirds
   // of the steps on either side.
   int over = 0, under = 0, predicted = 0;
   for (const auto& r : v.rows) {
-    if (!r.predicted.seconds || !r.error) continue;
+    if (!r.scored()) continue;
     ++predicted;
     over += *r.error > 0;
     under += *r.error < 0;
@@ -432,7 +435,7 @@ void validation_errors(std::ostringstream& o, const json& doc, const cost::Valid
   std::vector<double> medians, worsts;
   o << "\n\nWithin each run (that run's terms against its own steps):";
   for (const auto& [run, rv] : per) {
-    o << " run " << run << ", " << rv.predicted << " steps: median **" << pct1(*rv.median_abs_error) << "**, worst **"
+    o << " run " << run << ", " << rv.predicted << " scored steps: median **" << pct1(*rv.median_abs_error) << "**, worst **"
       << pct1(*rv.worst_abs_error) << "**;";
     medians.push_back(*rv.median_abs_error);
     worsts.push_back(*rv.worst_abs_error);
@@ -462,6 +465,7 @@ void validation_section(std::ostringstream& o, const json& doc, const std::vecto
          "apart, can differ by as much with no change in the work: the errors above include it.";
   o << "\n\n| measured step | backend | measured | predicted | error |\n| --- | --- | ---: | ---: | ---: |\n";
   std::map<std::string, int> cannot;
+  int unscored = 0;
   for (const auto& r : v.rows) {
     if (!r.predicted.seconds) {
       cannot[r.predicted.cannot_say]++;
@@ -469,13 +473,19 @@ void validation_section(std::ostringstream& o, const json& doc, const std::vecto
     }
     char err[32];
     std::snprintf(err, sizeof err, "%+.0f%%", 100 * r.error.value_or(0));
+    const bool scored = r.scored();
+    unscored += !scored && r.error;
     o << "| " << r.step.record << " | " << to_string(r.step.backend) << " | " << seconds_text(r.step.seconds) << " | "
       << seconds_text(*r.predicted.seconds) << (r.predicted.outside_measured ? " (outside measured shapes)" : "")
-      << " | " << err << " |\n";
+      << " | " << err << (scored || !r.error ? "" : " (not scored)") << " |\n";
   }
   o << "\n";
+  if (unscored > 0)
+    o << "- " << unscored << " measured step" << (unscored > 1 ? "s are" : " is")
+      << " shown but not scored: the step's own samples are not a steady figure (its record is flagged in "
+         "Measurement health), so its median says more about the moment it was measured than about the step\n";
   for (const auto& [why, n] : cannot) o << "- " << n << " measured step" << (n > 1 ? "s" : "") << ": cannot say (" << why << ")\n";
-  if (!cannot.empty()) o << "\n";
+  if (!cannot.empty() || unscored > 0) o << "\n";
   o << render_savings(doc, a.savings);
 }
 
