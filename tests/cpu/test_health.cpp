@@ -310,8 +310,22 @@ TEST(HealthSpeed, AReadingHasEveryFigure) {
   EXPECT_GT(s.wake_us, 0);
   EXPECT_GE(s.wake_max_us, s.wake_us);
   const json j = health::to_json(s);
-  for (const char* k : {"threads", "one_core_gmadd_per_s", "all_cores_gmadd_per_s", "wake_us", "wake_max_us"})
+  for (const char* k : {"threads", "one_core_gmadd_per_s", "all_cores_gmadd_per_s", "wake_us", "wake_max_us",
+                        "cache_sweep_bytes", "cache_scaling"})
     EXPECT_TRUE(j.contains(k)) << k;
+}
+
+// The cache reading: a buffer per thread of kCacheSweepShare of the L2 it is given (whole blocks of 8
+// floats), a scaling that is a share of the threads' sum; none without an L2 size or a second thread.
+TEST(HealthSpeed, TheCacheReadingSweepsItsShareOfTheL2) {
+  const health::Speed s = health::measure_speed(2, 256 * 1024);
+  EXPECT_DOUBLE_EQ(s.cache_sweep_bytes, double(std::size_t(health::kCacheSweepShare * 256 * 1024 / 4) / 8 * 8 * 4));
+  EXPECT_GT(s.cache_scaling, 0.0);
+  EXPECT_LT(s.cache_scaling, 2.0);
+  const health::Speed none = health::measure_speed(2, 0);
+  EXPECT_EQ(none.cache_scaling, 0.0);
+  EXPECT_EQ(none.cache_sweep_bytes, 0.0);
+  EXPECT_EQ(health::measure_speed(1, 256 * 1024).cache_scaling, 0.0);
 }
 
 // The spread over a run: every family's before and after readings; a reading without figures (or a
@@ -342,6 +356,41 @@ TEST(HealthSpeed, SpreadOverTheFamiliesReadings) {
   doc["families"][0]["health"]["speed"]["after"] = reading(12, 19, 7, 40);
   doc["families"][2]["health"]["speed"]["after"] = reading(8, 18, 6, 2000);
   EXPECT_EQ(health::speed_sentence(*health::speed_spread(doc)).find("changed during the run"), std::string::npos);
+  EXPECT_EQ(health::speed_sentence(*health::speed_spread(doc)).find("L2"), std::string::npos)
+      << "readings without the cache reading say nothing of it";
+}
+
+// The cache reading over a run: its range, and how many readings found the CPUs sharing one core's
+// cache (a scaling under kCacheSharedLimit); readings of files without it are left out.
+TEST(HealthSpeed, CPUsThatShareACoresCacheAreSaid) {
+  auto reading = [](double scaling) {
+    json r = {{"threads", 2}, {"one_core_gmadd_per_s", 10}, {"all_cores_gmadd_per_s", 20}, {"wake_us", 5},
+              {"wake_max_us", 9}};
+    if (scaling > 0) r["cache_sweep_bytes"] = 629145.6, r["cache_scaling"] = scaling;
+    return r;
+  };
+  json doc = {{"families", json::array()}};
+  doc["families"].push_back({{"name", "a"}, {"health", {{"speed", {{"before", reading(0.97)}, {"after", reading(0.9)}}}}}});
+  doc["families"].push_back({{"name", "b"}, {"health", {{"speed", {{"before", reading(0)}, {"after", reading(0.8)}}}}}});
+  auto sp = health::speed_spread(doc);
+  ASSERT_TRUE(sp);
+  EXPECT_EQ(sp->readings, 4);
+  EXPECT_EQ(sp->cache_readings, 3);
+  EXPECT_EQ(sp->cache_shared, 0);
+  EXPECT_DOUBLE_EQ(sp->cache_scaling_min, 0.8);
+  EXPECT_DOUBLE_EQ(sp->cache_scaling_max, 0.97);
+  std::string t = health::speed_sentence(*sp);
+  EXPECT_NE(t.find("Each of the 2 CPUs summing a buffer of its own that fits one core's L2 (0.629 MB each), all at "
+                   "once, ran at 0.80 to 0.97 of one CPU's rate alone (each CPU has a core's cache of its own)."),
+            std::string::npos)
+      << t;
+  doc["families"][1]["health"]["speed"]["after"] = reading(0.51);
+  sp = health::speed_spread(doc);
+  EXPECT_EQ(sp->cache_shared, 1);
+  t = health::speed_sentence(*sp);
+  EXPECT_NE(t.find("ran at 0.51 to 0.97 of one CPU's rate alone: **the CPUs shared one core's cache** in 1 of 3 readings"),
+            std::string::npos)
+      << t;
 }
 
 TEST(Suspect, RateAboveTheCeilingAtAMemorySize) {

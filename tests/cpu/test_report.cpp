@@ -204,6 +204,18 @@ TEST(Report, AMachineWhoseSpeedChangedIsSaidBesideTheValidation) {
   const auto v = drift.find("### How far to trust it");
   ASSERT_NE(v, std::string::npos);
   EXPECT_TRUE(has(drift.substr(v, 1500), "The machine's speed changed during this run")) << drift.substr(v, 1500);
+  EXPECT_FALSE(has(drift.substr(v, 1500), "shared one core's cache")) << "no cache reading, nothing said of it";
+  doc["families"][1]["health"]["speed"]["after"]["cache_scaling"] = 0.5;
+  doc["families"][1]["health"]["speed"]["after"]["cache_sweep_bytes"] = 629145.6;
+  doc["families"][0]["health"]["speed"]["after"]["cache_scaling"] = 0.98;
+  doc["families"][0]["health"]["speed"]["after"]["cache_sweep_bytes"] = 629145.6;
+  const std::string shared = report::render_markdown(doc, "cost_synthetic.json");
+  const auto sv = shared.find("### How far to trust it");
+  ASSERT_NE(sv, std::string::npos);
+  EXPECT_TRUE(has(shared.substr(sv, 1500), "of its fastest (Measurement health), and in 1 of 2 readings its CPUs shared "
+                                           "one core's cache."))
+      << shared.substr(sv, 1500);
+  EXPECT_TRUE(has(shared, "**the CPUs shared one core's cache** in 1 of 2 readings")) << shared;
   EXPECT_TRUE(has(drift, "a thread asleep took 6.5 us to wake (median; the slowest 30 ms)")) << drift;
 }
 

@@ -461,7 +461,12 @@ void validation_section(std::ostringstream& o, const json& doc, const std::vecto
     o << "\n\nThe machine's speed changed during this run: at its slowest, a fixed loop run on all cores before "
          "and after each family ran at "
       << format::printf_number("%.0f", 100 * sp->low_over_high())
-      << "% of its fastest (Measurement health). A step and the records it is predicted from, measured minutes "
+      << "% of its fastest (Measurement health)"
+      << (sp->cache_shared > 0 ? ", and in " + std::to_string(sp->cache_shared) + " of " +
+                                     std::to_string(sp->cache_readings) +
+                                     " readings its CPUs shared one core's cache"
+                               : std::string())
+      << ". A step and the records it is predicted from, measured minutes "
          "apart, can differ by as much with no change in the work: the errors above include it.";
   o << "\n\n| measured step | backend | measured | predicted | error |\n| --- | --- | ---: | ---: | ---: |\n";
   std::map<std::string, int> cannot;

@@ -39,29 +39,55 @@ __attribute__((no_sanitize("address", "undefined"))) float madd_loop(long n) {
   return s;
 }
 
+// Sums `n` floats `passes` times (eight independent sums, so that the loop is bound by the cache's
+// bandwidth, not by one addition's latency). Never instrumented, as madd_loop.
+__attribute__((no_sanitize("address", "undefined"))) float sweep_loop(const float* p, std::size_t n, int passes) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int r = 0; r < passes; ++r)
+    for (std::size_t i = 0; i + 8 <= n; i += 8)
+      for (int j = 0; j < 8; ++j) acc[j] += p[i + j];
+  float s = 0;
+  for (float v : acc) s += v;
+  return s;
+}
+
 std::atomic<float> g_sink{0};
 
-// G multiply-adds per second of `threads` threads running the loop at once (started together).
-double loop_rate(int threads) {
+// Seconds of `threads` threads running work(thread) at once (started together, timed until the
+// last is done).
+template <class Work>
+double together(int threads, Work work) {
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
-  auto body = [&] {
+  auto body = [&](int t) {
     ready.fetch_add(1);
     while (!go.load(std::memory_order_acquire)) {
     }
-    g_sink.store(madd_loop(kLoopIterations), std::memory_order_relaxed);
+    g_sink.store(work(t), std::memory_order_relaxed);
   };
   std::vector<std::thread> others;
-  for (int t = 1; t < threads; ++t) others.emplace_back(body);
+  for (int t = 1; t < threads; ++t) others.emplace_back(body, t);
   while (ready.load() < threads - 1) {
   }
   ready.fetch_add(1);
   const auto t0 = Clock::now();
   go.store(true, std::memory_order_release);
-  g_sink.store(madd_loop(kLoopIterations), std::memory_order_relaxed);
+  g_sink.store(work(0), std::memory_order_relaxed);
   for (auto& th : others) th.join();
-  const double s = since(t0);
+  return since(t0);
+}
+
+// G multiply-adds per second of `threads` threads running the loop at once.
+double loop_rate(int threads) {
+  const double s = together(threads, [](int) { return madd_loop(kLoopIterations); });
   return s > 0 ? double(threads) * double(kLoopIterations) * kChains / s / 1e9 : 0.0;
+}
+
+// Bytes per second each of `threads` threads summed from its own buffer, all at once.
+constexpr int kSweepPasses = 320;  // about 2 ms on one thread at 100 GB/s
+double sweep_rate(int threads, const std::vector<std::vector<float>>& buffers) {
+  const double s = together(threads, [&](int t) { return sweep_loop(buffers[std::size_t(t)].data(), buffers[std::size_t(t)].size(), kSweepPasses); });
+  return s > 0 ? double(threads) * double(buffers[0].size()) * sizeof(float) * kSweepPasses / s : 0.0;
 }
 
 // Microseconds from notifying a thread asleep on a condition variable until it runs, over `rounds`
@@ -109,7 +135,7 @@ std::vector<double> wake_rounds(int rounds) {
 
 }  // namespace
 
-Speed measure_speed(int threads) {
+Speed measure_speed(int threads, long long l2_bytes) {
   Speed s;
   s.threads = threads > 0 ? threads : int(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   std::vector<double> one, all;
@@ -117,6 +143,22 @@ Speed measure_speed(int threads) {
   for (int i = 0; i < 5; ++i) all.push_back(loop_rate(s.threads));
   s.one_core = median(one);
   s.all_cores = median(all);
+  if (l2_bytes < 0) l2_bytes = std::max(0L, ::sysconf(_SC_LEVEL2_CACHE_SIZE));
+  if (l2_bytes > 0 && s.threads > 1) {
+    const auto n = std::size_t(kCacheSweepShare * double(l2_bytes) / sizeof(float)) / 8 * 8;
+    std::vector<std::vector<float>> buffers(std::size_t(s.threads), std::vector<float>(std::max<std::size_t>(n, 8)));
+    for (auto& b : buffers)
+      for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(i % 7) * 1e-3f;
+    sweep_rate(s.threads, buffers);  // first touch and a first pass: the buffers in their caches
+    std::vector<double> one_sweep, all_sweep;
+    for (int i = 0; i < 5; ++i) {
+      one_sweep.push_back(sweep_rate(1, buffers));
+      all_sweep.push_back(sweep_rate(s.threads, buffers));
+    }
+    const double alone = median(one_sweep);
+    s.cache_sweep_bytes = double(buffers[0].size() * sizeof(float));
+    s.cache_scaling = alone > 0 ? median(all_sweep) / (double(s.threads) * alone) : 0.0;
+  }
   const std::vector<double> wake = wake_rounds(16);
   s.wake_us = median(wake);
   s.wake_max_us = *std::max_element(wake.begin(), wake.end());
@@ -128,7 +170,9 @@ json to_json(const Speed& s) {
           {"one_core_gmadd_per_s", s.one_core},
           {"all_cores_gmadd_per_s", s.all_cores},
           {"wake_us", s.wake_us},
-          {"wake_max_us", s.wake_max_us}};
+          {"wake_max_us", s.wake_max_us},
+          {"cache_sweep_bytes", s.cache_sweep_bytes},
+          {"cache_scaling", s.cache_scaling}};
 }
 
 std::optional<SpeedSpread> speed_spread(const json& doc) {
@@ -146,7 +190,16 @@ std::optional<SpeedSpread> speed_spread(const json& doc) {
       out.all_cores_max = std::max(out.all_cores_max, all);
       wakes.push_back(json_read::number_at(r, {"wake_us"}, 0.0));
       out.wake_max_us = std::max(out.wake_max_us, json_read::number_at(r, {"wake_max_us"}, 0.0));
+      out.threads = std::max(out.threads, int(json_read::number_at(r, {"threads"}, 0.0)));
       ++out.readings;
+      const double cs = json_read::number_at(r, {"cache_scaling"}, 0.0);
+      if (cs > 0) {
+        out.cache_scaling_min = out.cache_readings ? std::min(out.cache_scaling_min, cs) : cs;
+        out.cache_scaling_max = std::max(out.cache_scaling_max, cs);
+        out.cache_sweep_bytes = json_read::number_at(r, {"cache_sweep_bytes"}, 0.0);
+        out.cache_shared += cs < kCacheSharedLimit;
+        ++out.cache_readings;
+      }
     }
   if (!out.readings) return std::nullopt;
   out.wake_us_median = median(wakes);
@@ -168,6 +221,23 @@ std::string speed_sentence(const SpeedSpread& s) {
                   printf_number("%.3g", s.all_cores_min) + " to " + printf_number("%.3g", s.all_cores_max) +
                   " on all cores; a thread asleep took " + micros_text(s.wake_us_median) +
                   " to wake (median; the slowest " + micros_text(s.wake_max_us) + ").";
+  if (s.cache_readings > 0) {
+    t += " Each of the " + std::to_string(s.threads) + " CPUs summing a buffer of its own that fits one core's L2 (" +
+         format::printf_number("%.3g", s.cache_sweep_bytes / 1e6) + " MB each), all at once, ran at " +
+         printf_number("%.2f", s.cache_scaling_min) +
+         (s.cache_scaling_max > s.cache_scaling_min ? " to " + printf_number("%.2f", s.cache_scaling_max) : "") +
+         " of one CPU's rate alone";
+    if (s.cache_shared > 0)
+      t += ": **the CPUs shared one core's cache** in " + std::to_string(s.cache_shared) + " of " +
+           std::to_string(s.cache_readings) +
+           " readings (under " + printf_number("%.2f", kCacheSharedLimit) +
+           "; SMT siblings of one core, or one core shared in time, as a host may place a virtual machine's CPUs): work "
+           "that fits a core's cache "
+           "per thread, a GEMM's blocks among it, then does not scale across them, and a step's threads can run "
+           "slower together than one alone.";
+    else
+      t += " (each CPU has a core's cache of its own).";
+  }
   if (low < 1.0 - kSpeedSpreadLimit)
     t += " **The machine's speed changed during the run**: its slowest all-core reading was " +
          printf_number("%.0f", 100 * low) +
