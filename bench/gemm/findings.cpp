@@ -107,8 +107,10 @@ void matmul_terms(const std::vector<Record>& records, Findings& f) {
 // pass_hot_over_in_step, update_hot_over_in_step), or in files without one the passes' record's
 // seconds for them alone (pass_s, update_s: run back to back on what they wrote last) / the
 // chain's timed inside the step (pass_s_in_step, update_s_in_step), by the bytes they
-// move per step (pass_bytes, update_bytes). Sizes that move the same bytes (the update of one width
-// at several rows) are one point, the mean of their shares.
+// move per step (pass_bytes, update_bytes). The update's bytes are the parameters' whatever the rows,
+// while what the step's GEMMs and passes stream through the caches between two updates grows with
+// them: update_in_step is a table over bytes and the step's rows (the records' `rows`). Sizes that
+// give the same point (passes of the same bytes) are one point, the mean of their shares.
 struct SequenceRecords {
   const Record *chain = nullptr, *passes = nullptr, *hot = nullptr, *cold = nullptr, *paired = nullptr;
 };
@@ -127,7 +129,12 @@ void pass_in_step_terms(const std::map<std::string, SequencesByPrecision>& by_th
       const std::string gemm_prec = to_string(gemm_precision(step_precision));
       const auto sequences = by.find(gemm_prec);
       if (sequences == by.end()) continue;
-      std::map<double, std::vector<std::pair<double, std::vector<std::string>>>> at;  // bytes -> shares
+      const bool by_rows = std::string(k.name) == "update_in_step";
+      // (bytes, rows: 0 where the table is over bytes alone) -> shares
+      std::map<std::pair<double, double>, std::vector<std::pair<double, std::vector<std::string>>>> at;
+      auto point = [&](const Record& r, double bytes) {
+        return std::make_pair(bytes, by_rows ? r.params.value("rows", 0.0) : 0.0);
+      };
       for (const auto& [key, tr] : sequences->second) {
         // The paired record's own share, its in-step and hot calls a moment apart, where there is one.
         if (tr.paired) {
@@ -135,7 +142,7 @@ void pass_in_step_terms(const std::map<std::string, SequencesByPrecision>& by_th
           const auto bytes = tr.paired->counters.find(k.bytes);
           if (share != tr.paired->counters.end() && bytes != tr.paired->counters.end() && share->second.value > 0 &&
               bytes->second.value > 0) {
-            at[bytes->second.value].push_back({share->second.value, {tr.paired->id}});
+            at[point(*tr.paired, bytes->second.value)].push_back({share->second.value, {tr.paired->id}});
             continue;
           }
         }
@@ -146,27 +153,41 @@ void pass_in_step_terms(const std::map<std::string, SequencesByPrecision>& by_th
         if (alone == tr.passes->counters.end() || inside == tr.chain->counters.end() || bytes == tr.chain->counters.end())
           continue;  // an older file: its sequences timed only their GEMMs
         if (!(alone->second.value > 0 && inside->second.value > 0 && bytes->second.value > 0)) continue;
-        at[bytes->second.value].push_back({alone->second.value / inside->second.value, {tr.chain->id, tr.passes->id}});
+        at[point(*tr.chain, bytes->second.value)].push_back(
+            {alone->second.value / inside->second.value, {tr.chain->id, tr.passes->id}});
       }
       if (at.empty()) continue;
+      // A table over rows needs every point's rows (records of an older sequence without them: bytes alone).
+      const bool rows_axis = by_rows && std::all_of(at.begin(), at.end(), [](const auto& e) { return e.first.second > 0; });
+      if (by_rows && !rows_axis) {
+        decltype(at) merged;
+        for (auto& [key, shares] : at) {
+          auto& into = merged[{key.first, 0.0}];
+          into.insert(into.end(), shares.begin(), shares.end());
+        }
+        at = std::move(merged);
+      }
       cost::Term t;
       t.name = k.name;
       t.backend = Backend::cpu;
       t.where = json{{"precision", to_string(step_precision)}, {"threads", threads}};
       t.form = "table";
-      t.axes = {"bytes"};
+      t.axes = rows_axis ? std::vector<std::string>{"bytes", "rows"} : std::vector<std::string>{"bytes"};
       t.y = "fraction";
-      for (const auto& [bytes, shares] : at) {
+      for (const auto& [key, shares] : at) {
         double sum = 0;
         for (const auto& [share, ids] : shares) {
           sum += share;
           t.records.insert(t.records.end(), ids.begin(), ids.end());
         }
-        t.points.push_back({json{{"bytes", bytes}}, sum / double(shares.size()), shares.front().second.front()});
+        json where_at = {{"bytes", key.first}};
+        if (rows_axis) where_at["rows"] = key.second;
+        t.points.push_back({where_at, sum / double(shares.size()), shares.front().second.front()});
       }
       t.note = std::string("the ") + k.what + "' hot seconds (each call repeated at once, " + k.paired +
                "; files without paired records: " + k.alone + ", alone) / inside the step (" + k.inside +
                "): the share of the back-to-back rate a step's " + k.what + " keep, by the bytes they move per step" +
+               (rows_axis ? " and the step's rows" : "") +
                (threads == "one" ? ", the step on one thread" : ", the step on all threads");
       f.terms.push_back(std::move(t));
     }

@@ -111,6 +111,16 @@ Findings compute_findings(const std::vector<Record>& recs) {
         "stream_bandwidth", Backend::cpu, json{{"op", "adam"}}, {"bytes"}, "bytes_per_s", recs,
         [](const Record& r) { return r.workload == "adam"; }, [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
         [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "Adam update"));
+  // The MLP step's SGD-with-momentum update, per byte it moves, on all threads (op sgd) and on one
+  // (op sgd_one_thread): the optimizer part of a native step that runs SGD.
+  for (const bool all : {false, true})
+    if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "sgd"; }))
+      f.terms.push_back(cost::table_term(
+          "stream_bandwidth", Backend::cpu, json{{"op", all ? "sgd" : "sgd_one_thread"}}, {"bytes"}, "bytes_per_s", recs,
+          [all](const Record& r) { return r.workload == "sgd" && r.variant == (all ? "openmp" : "autovec"); },
+          [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
+          [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; },
+          all ? "SGD-momentum update on all cores" : "SGD-momentum update on one thread"));
   // The MLP step's loss (softmax cross-entropy, two exponentials per logit), per logit, on one thread
   // and over all threads: what its loss pass costs beyond the bytes it moves.
   for (const bool all : {false, true})

@@ -20,6 +20,7 @@
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/clones.h"
 #include "kernels/common/cpu/host_buffer.h"
+#include "kernels/common/cpu/parallel.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
 #include "kernels/train/cpu/mlp.h"
@@ -233,6 +234,52 @@ void cpu_adam(State& st) {
   st.info("working_set_bytes", 4.0 * 4.0 * double(n));
   st.info("threads", gtb::cpu::openmp_threads());
   st.exec([&] { adam_pass(w.get(), m.get(), v.get(), g.get(), n, c1, c2); });
+}
+
+// The MLP step's SGD-with-momentum update (mlp::sgd_update, the step's own code): three arrays read
+// and two written per parameter, a different stream mix from axpy's. `autovec` runs it on one thread,
+// as a step under the serial FLOPs does; `openmp` splits it over the threads as the step's
+// optimizer_step does (one thread below the parallel-work size).
+constexpr float kSgdLr = 0.05f, kSgdMomentum = 0.9f;  // the train family's (mlp::bench_config)
+
+void sgd_pass(bool all_threads, float* w, float* v, const float* g, std::size_t n) {
+  if (!all_threads) return gtb::mlp::sgd_update(w, v, g, n, kSgdLr, kSgdMomentum);
+  gtb::cpu::parallel_ranges(n, double(n), [&](std::size_t b, std::size_t e, int) {
+    gtb::mlp::sgd_update(w + b, v + b, g + b, e - b, kSgdLr, kSgdMomentum);
+  });
+}
+
+void cpu_sgd(State& st, bool all_threads) {
+  const std::size_t n = elements(st);
+  require_host_bytes(double(n) * 12.0);
+  HostArray w = host_array(n), v = host_array(n), g = host_array(n);
+  std::vector<float> w0(n), v0(n), g0(n);
+  gtb::fill_normal(w0.data(), n, kSeed + 31);
+  gtb::fill_normal(v0.data(), n, kSeed + 32);
+  gtb::fill_normal(g0.data(), n, kSeed + 33);
+  gtb::cpu::parallel_copy(w.get(), w0.data(), n);
+  gtb::cpu::parallel_copy(v.get(), v0.data(), n);
+  gtb::cpu::parallel_copy(g.get(), g0.data(), n);
+  sgd_pass(all_threads, w.get(), v.get(), g.get(), n);
+  // The float64 reference of the same update, outside the timed region: every weight and momentum.
+  std::size_t bad = 0, first = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    double wi = w0[i], vi = v0[i];
+    gtb::mlp::sgd_momentum<double>(wi, vi, g0[i], kSgdLr, kSgdMomentum);
+    const bool ok = std::fabs(double(w.get()[i]) - wi) <= 1e-6 + 1e-6 * std::fabs(wi) &&
+                    std::fabs(double(v.get()[i]) - vi) <= 1e-6 + 1e-6 * std::fabs(vi);
+    if (!ok && !bad++) first = i;
+  }
+  st.check(bad == 0, bad == 0 ? "all " + std::to_string(n) + " weights and momenta within 1e-6 of the float64 update"
+                              : std::to_string(bad) + " weights or momenta off the float64 update, the first at " +
+                                    std::to_string(first));
+  if (bad) return;
+  const double bytes = 5.0 * 4.0 * double(n);  // read w, v, g; write w, v
+  st.set_work(bytes);
+  st.info("cache_resident", gtb::cache_resident(3.0 * 4.0 * double(n)));
+  st.info("working_set_bytes", 3.0 * 4.0 * double(n));
+  st.info("threads", all_threads ? gtb::cpu::openmp_threads() : 1);
+  st.exec([&] { sgd_pass(all_threads, w.get(), v.get(), g.get(), n); });
 }
 
 // The MLP step's loss, softmax cross-entropy over rows of logits (the last layer's bias added, the
@@ -557,6 +604,16 @@ bool register_all() {
       .ceiling("host_stream_gbps")
       .describe("an Adam update of n FP32 parameters (m, v, w from g), all cores, OpenMP parallel for simd; "
                 "bytes = 7 x 4n (read w, m, v, g; write w, m, v); " + std::string(kBytesRule));
+  for (const bool all : {false, true})
+    gtb::add("vectorize", "sgd", all ? "openmp" : "autovec", Backend::cpu, [all](State& st) { cpu_sgd(st, all); })
+        .axis("n", std::vector<std::int64_t>{1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24},
+              {1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22})
+        .rate("bandwidth", "GB/s", 1e9)
+        .ceiling("host_stream_gbps")
+        .describe(std::string("the CPU MLP step's SGD-with-momentum update of n FP32 parameters (mlp::sgd_update: v = mu "
+                              "v + g, w -= lr v), ") +
+                  (all ? "split over all cores as the step's optimizer splits it (OpenMP)" : "one core") +
+                  "; bytes = 5 x 4n (read w, v, g; write w, v); " + std::string(kBytesRule));
   for (const bool all : {false, true})
     gtb::add("vectorize", "softmax_xent", all ? "openmp" : "autovec", Backend::cpu,
              [all](State& st) { cpu_softmax_xent(st, all); })

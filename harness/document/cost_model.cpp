@@ -537,8 +537,10 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
 // none for a step on a share of the cores or one of several ranks.
 Estimate in_step_share(const std::vector<Term>& terms, const StepConfig& c, Backend be, const std::string& name,
                        double bytes) {
-  if (runs_on_one_thread(c, be)) return pass_in_step_fraction(terms, be, name, c.precision, "one", bytes);
-  if (update_reads_other_cores(c, be)) return pass_in_step_fraction(terms, be, name, c.precision, "all", bytes);
+  // The rows its GEMMs run over per micro-batch (a transformer's: its tokens).
+  const double rows = double(c.batch) * (c.model == "transformer" ? std::max(1, c.seq_len) : 1) / std::max(1, c.micro_batches);
+  if (runs_on_one_thread(c, be)) return pass_in_step_fraction(terms, be, name, c.precision, "one", bytes, rows);
+  if (update_reads_other_cores(c, be)) return pass_in_step_fraction(terms, be, name, c.precision, "all", bytes, rows);
   return Estimate{};
 }
 
@@ -626,7 +628,8 @@ Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backe
 }
 
 // Compute, the optimizer: Adam at the measured rate of an Adam update (its square root and division
-// per parameter), where one was measured; SGD with momentum, and Adam elsewhere, at the streaming rate.
+// per parameter), SGD with momentum at the measured rate of the step's own SGD update (sgd,
+// sgd_one_thread), where measured; either elsewhere at the streaming rate.
 // A step whose update reads what its products' slices wrote on other cores (update_reads_other_cores)
 // takes at least the seconds of a pass over data other threads wrote last (stream_bandwidth,
 // op=handoff), where measured: within the caches its lines come from another core's cache.
@@ -638,7 +641,18 @@ Part optimizer_part(const std::vector<Term>& terms, const StepConfig& c, Backend
     if (adam.seconds) opt = adam;
     else if (opt.seconds) opt.note = (opt.note.empty() ? "" : opt.note + "; ") + std::string("no measured Adam update: at the streaming rate");
   }
-  if (c.optimizer == "sgd" && runs_on_one_thread(c, be)) {
+  // SGD with momentum at the measured rate of the CPU step's own update code (its three reads and two
+  // writes per parameter stream at their own rate, not a plain pass's), on the threads the step runs
+  // it on, where measured; a plain pass's rate otherwise.
+  const bool one_thread = c.optimizer == "sgd" && runs_on_one_thread(c, be);
+  Estimate own = c.optimizer == "sgd" && be == Backend::cpu
+                     ? stream_seconds_of(terms, be, opt_bytes, one_thread ? "sgd_one_thread" : "sgd")
+                     : Estimate{};
+  if (own.seconds) {
+    own.note = (own.note.empty() ? "" : own.note + "; ") + std::string("at the measured rate of the step's own update") +
+               (one_thread ? " on one thread (native MLP step under the serial FLOPs)" : "");
+    opt = own;
+  } else if (one_thread) {
     Estimate one = stream_seconds_of(terms, be, opt_bytes, "one_thread");
     if (one.seconds) {
       one.note = (one.note.empty() ? "" : one.note + "; ") +

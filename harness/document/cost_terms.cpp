@@ -836,7 +836,7 @@ Estimate matmul_from_memory_fraction(const std::vector<Term>& terms, Backend b, 
 }
 
 Estimate pass_in_step_fraction(const std::vector<Term>& terms, Backend b, const std::string& name,
-                               const std::string& precision, const std::string& threads, double bytes) {
+                               const std::string& precision, const std::string& threads, double bytes, double rows) {
   std::string reason;
   const auto found = select(
       terms, name, b,
@@ -845,8 +845,12 @@ Estimate pass_in_step_fraction(const std::vector<Term>& terms, Backend b, const 
       },
       reason);
   for (const Term* t : found) {
-    if (t->form != "table" || t->y != "fraction" || t->axes != std::vector<std::string>{"bytes"} || !(bytes > 0)) continue;
-    if (auto e = fraction_at(*t, json{{"bytes", bytes}})) return *e;
+    if (t->form != "table" || t->y != "fraction" || !(bytes > 0)) continue;
+    if (t->axes == std::vector<std::string>{"bytes"}) {
+      if (auto e = fraction_at(*t, json{{"bytes", bytes}})) return *e;
+    } else if (t->axes == std::vector<std::string>{"bytes", "rows"} && rows > 0) {
+      if (auto e = fraction_at(*t, json{{"bytes", bytes}, {"rows", rows}})) return *e;
+    }
   }
   return cannot(reason.empty() ? describe(name, b, "precision=" + precision + " threads=" + threads) : reason);
 }

@@ -117,10 +117,11 @@ Estimate matmul_from_memory_fraction(const std::vector<Term>&, Backend, const st
                                      double working_set_bytes, double gemm_flop);
 // The share (0..) of the back-to-back rate a step's elementwise passes (name "passes_in_step", at the
 // bytes all its passes move per step) or its optimizer update ("update_in_step", at the bytes an SGD
-// update of its parameters moves) keep inside a step at `precision` run on `threads` ("all" or
-// "one"); cannot_say where none was measured.
+// update of its parameters moves and, where the table has the axis, the step's `rows` per
+// micro-batch) keep inside a step at `precision` run on `threads` ("all" or "one"); cannot_say where
+// none was measured.
 Estimate pass_in_step_fraction(const std::vector<Term>&, Backend, const std::string& name, const std::string& precision,
-                               const std::string& threads, double bytes);
+                               const std::string& threads, double bytes, double rows = 0);
 Estimate launch_seconds(const std::vector<Term>&, const std::string& mode);
 // A constant term's value (not a time: a count such as cpu_threads) in Estimate::seconds.
 Estimate constant_value(const std::vector<Term>& terms, const std::string& name, Backend b);

@@ -765,7 +765,9 @@ TEST(GemmFindings, PassAndUpdateSharesFromTheSequenceRecords) {
   f = g::compute_findings(rs);
   EXPECT_NEAR(named(f, "update_in_step", "fp32")->points[0].y, 0.25, 1e-12);
   EXPECT_NEAR(named(f, "passes_in_step", "fp32")->points[0].y, 0.75, 1e-12);
-  // Two sizes whose updates move the same bytes are one point, the mean of their shares.
+  // Two sizes whose updates move the same bytes at different rows are two points of the update's
+  // table over bytes and rows, each its own share (what streams through the caches between two
+  // updates grows with the rows); the passes, whose bytes grow with the rows, stay over bytes.
   std::vector<gtb::Record> more = timed_passes(128, 0.4e-3, 0.3e-3, 0.1e-3, 0.1e-3);
   for (auto& r : more) {
     r.params["rows"] = 64;
@@ -774,10 +776,17 @@ TEST(GemmFindings, PassAndUpdateSharesFromTheSequenceRecords) {
   more[0].counters["pass_bytes"] = {4.0 * 64 * 128 * 20, "bytes"};
   rs.insert(rs.end(), more.begin(), more.end());
   f = g::compute_findings(rs);
-  ASSERT_EQ(named(f, "update_in_step", "fp32")->points.size(), 1u);
-  EXPECT_NEAR(named(f, "update_in_step", "fp32")->points[0].y, (0.25 + 1.0) / 2, 1e-12);
-  EXPECT_EQ(named(f, "update_in_step", "fp32")->records.size(), 4u);
+  const auto* update = named(f, "update_in_step", "fp32");
+  ASSERT_EQ(update->points.size(), 2u);
+  EXPECT_EQ(update->axes, (std::vector<std::string>{"bytes", "rows"}));
+  const double rows_first = rs[0].params.value("rows", 0.0);
+  ASSERT_GT(rows_first, 0);
+  ASSERT_NE(rows_first, 64);
+  for (const auto& pt : update->points)
+    EXPECT_NEAR(pt.y, pt.at["rows"].get<double>() == 64 ? 1.0 : 0.25, 1e-12) << pt.at.dump();
+  EXPECT_EQ(update->records.size(), 4u);
   EXPECT_EQ(named(f, "passes_in_step", "fp32")->points.size(), 2u);
+  EXPECT_EQ(named(f, "passes_in_step", "fp32")->axes, std::vector<std::string>{"bytes"});
   // Older files: sequences without the counters publish no pass or update share.
   f = g::compute_findings({sequence_rec("fp32", "chain", 128, 1.2e-3), sequence_rec("fp32", "passes", 128, 0.2e-3)});
   EXPECT_FALSE(named(f, "passes_in_step", "fp32"));

@@ -1175,6 +1175,70 @@ Term xent_table(const std::string& threads, double logits_per_s) {
 // below the parallel-work size (rows x classes x 8), on all cores in rows mode and above it. A planted
 // slower rate moves exactly that part, by the logits over the rate; the other threads' rate, the GPU
 // and a step PyTorch runs do not move; the part names the record.
+// SGD with momentum at the measured rate of the step's own update (stream_bandwidth op sgd on all
+// cores, sgd_one_thread on one), on the threads the step runs it on; Adam and the GPU keep theirs; a
+// planted halved rate doubles exactly the part it prices.
+TEST(CostModel, TheSgdUpdateIsPricedAtItsOwnMeasuredRate) {
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
+                             flat_stream(Backend::cpu, "one_thread", 5e9), flat_stream(Backend::cuda, "", 1e12),
+                             flat_matmul("matmul", Backend::cuda, "nn", 1e13)};
+  auto opt = [&](const StepConfig& c, Backend be = Backend::cpu) {
+    const Prediction p = predict(terms, c, be);
+    const Part* x = part(p, "optimizer");
+    return x && x->estimate.seconds ? *x->estimate.seconds : -1.0;
+  };
+  auto mlp = [](int width, int batch, const char* optimizer = "sgd") {
+    return config_from_json({{"model", "mlp"}, {"width", width}, {"depth", 4}, {"batch", batch}, {"optimizer", optimizer}});
+  };
+  const StepConfig serial = mlp(64, 64), all = mlp(512, 512), adam = mlp(512, 512, "adam");
+  ASSERT_TRUE(runs_on_one_thread(serial, Backend::cpu));
+  ASSERT_FALSE(runs_on_one_thread(all, Backend::cpu));
+  const double bytes_serial = 20.0 * parameter_count(serial), bytes_all = 20.0 * parameter_count(all);
+  EXPECT_NEAR(opt(serial), bytes_serial / 5e9, 1e-12);  // a plain pass on one thread
+  EXPECT_NEAR(opt(all), bytes_all / 1e10, 1e-12);
+  const double adam_before = opt(adam), gpu_before = opt(all, Backend::cuda);
+  terms.push_back(flat_stream(Backend::cpu, "sgd", 2e10));
+  terms.push_back(flat_stream(Backend::cpu, "sgd_one_thread", 8e9));
+  EXPECT_NEAR(opt(serial), bytes_serial / 8e9, 1e-12);
+  EXPECT_NEAR(opt(all), bytes_all / 2e10, 1e-12);
+  const Prediction p = predict(terms, all, Backend::cpu);
+  EXPECT_NE(part(p, "optimizer")->estimate.note.find("the step's own update"), std::string::npos)
+      << part(p, "optimizer")->estimate.note;
+  EXPECT_TRUE(std::any_of(part(p, "optimizer")->estimate.records.begin(), part(p, "optimizer")->estimate.records.end(),
+                          [](const std::string& r) { return r.rfind("stream/sgd", 0) == 0; }));
+  terms.back() = flat_stream(Backend::cpu, "sgd_one_thread", 4e9);  // planted: the one-thread rate halved
+  EXPECT_NEAR(opt(serial), bytes_serial / 4e9, 1e-12);
+  EXPECT_NEAR(opt(all), bytes_all / 2e10, 1e-12);
+  EXPECT_NEAR(opt(adam), adam_before, 1e-15);
+  EXPECT_NEAR(opt(all, Backend::cuda), gpu_before, 1e-15);
+}
+
+// update_in_step over the bytes and the step's rows: a step at a measured rows reads that row's share,
+// a step between them one between the two, and a table over bytes alone (older files) still applies.
+TEST(CostModel, TheUpdatesInStepShareFollowsTheStepsRows) {
+  Term t;
+  t.family = "gemm", t.name = "update_in_step", t.backend = Backend::cpu;
+  t.where = {{"precision", "fp32"}, {"threads", "one"}};
+  t.form = "table", t.axes = {"bytes", "rows"}, t.y = "fraction";
+  t.points = {{json{{"bytes", 4e6}, {"rows", 32}}, 0.95, "seq/rows=32"}, {json{{"bytes", 4e6}, {"rows", 512}}, 0.6, "seq/rows=512"}};
+  t.records = {"seq/rows=32", "seq/rows=512"};
+  const std::vector<Term> terms = {t};
+  EXPECT_NEAR(*pass_in_step_fraction(terms, Backend::cpu, "update_in_step", "fp32", "one", 4e6, 32).seconds, 0.95, 1e-12);
+  EXPECT_NEAR(*pass_in_step_fraction(terms, Backend::cpu, "update_in_step", "fp32", "one", 4e6, 512).seconds, 0.6, 1e-12);
+  const double mid = *pass_in_step_fraction(terms, Backend::cpu, "update_in_step", "fp32", "one", 4e6, 128).seconds;
+  EXPECT_GT(mid, 0.6);
+  EXPECT_LT(mid, 0.95);
+  const Estimate below = pass_in_step_fraction(terms, Backend::cpu, "update_in_step", "fp32", "one", 4e6, 1);
+  EXPECT_NEAR(*below.seconds, 0.95, 1e-12);  // clamped to the smallest rows measured
+  EXPECT_TRUE(below.outside_measured);
+  EXPECT_FALSE(pass_in_step_fraction(terms, Backend::cpu, "update_in_step", "fp32", "one", 4e6, 0).seconds)
+      << "a table over rows needs the step's rows";
+  Term old = t;
+  old.axes = {"bytes"};
+  old.points = {{json{{"bytes", 4e6}}, 0.7, "seq/old"}};
+  EXPECT_NEAR(*pass_in_step_fraction({old}, Backend::cpu, "update_in_step", "fp32", "one", 4e6, 32).seconds, 0.7, 1e-12);
+}
+
 TEST(CostModel, PlantedSlowLossMovesTheNativeMlpsElementwise) {
   std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10)};
   auto ew = [&](const StepConfig& c, Backend be = Backend::cpu) {

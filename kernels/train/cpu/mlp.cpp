@@ -321,6 +321,8 @@ void CpuMlp::forward_backward(const float* x, const int* labels, int rows, float
   }
 }
 
+void sgd_update(float* w, float* v, const float* g, std::size_t n, float lr, float mu) { sgd_range(w, v, g, n, lr, mu); }
+
 void CpuMlp::optimizer_step() {
   const double t0 = host_seconds();
   struct Lap {

@@ -29,6 +29,11 @@ namespace gtb::mlp {
 double softmax_xent_rows(float* z, float* dz, const float* b, const int* labels, std::size_t n, std::size_t classes,
                          float scale, float* colsum);
 
+// The CPU step's SGD-with-momentum update of n parameters (sgd_momentum, the momentum flushed to zero
+// below the smallest normal float): v = mu v + g, w -= lr v. One compiled definition for both of the
+// CPU step's threading modes and for the record that prices it (the vectorize family's sgd).
+void sgd_update(float* w, float* v, const float* g, std::size_t n, float lr, float mu);
+
 // Counts the bytes a model allocates and enforces an optional cap: going over it (or the system
 // refusing) throws gtb::OutOfMemory, so a too-large batch becomes a skipped record, not a crash.
 class HostAllocator {
