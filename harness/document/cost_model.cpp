@@ -537,7 +537,7 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
 // none for a step on a share of the cores or one of several ranks.
 Estimate in_step_share(const std::vector<Term>& terms, const StepConfig& c, Backend be, const std::string& name,
                        double bytes) {
-  // The rows its GEMMs run over per micro-batch (a transformer's: its tokens).
+  // The rows its GEMMs run over per micro-batch (a model of blocks over sequences: its tokens).
   const double rows = double(c.batch) * (c.model == "transformer" ? std::max(1, c.seq_len) : 1) / std::max(1, c.micro_batches);
   if (runs_on_one_thread(c, be)) return pass_in_step_fraction(terms, be, name, c.precision, "one", bytes, rows);
   if (update_reads_other_cores(c, be)) return pass_in_step_fraction(terms, be, name, c.precision, "all", bytes, rows);
