@@ -466,7 +466,7 @@ void register_kernels() {
                     "against float64");
     }
     gtb::add("framework", "optimizer", "pytorch", be, optimizer_case)
-        .axis("params", std::vector<I>{1 << 12, 1 << 16, 1 << 20, 1 << 22}, std::vector<I>{1 << 12, 1 << 16, 1 << 20})
+        .axis("params", std::vector<I>{1 << 12, 1 << 16, 1 << 20, 1 << 22}, std::vector<I>{1 << 12, 1 << 16, 1 << 20, 1 << 22})
         .axis("tensors", std::vector<I>{8, 24, 48}, std::vector<I>{8, 24})
         .option("optimizer", std::vector<std::string>{"sgd", "adamw"})
         .rate("rate", "parameters/s", 1.0)
