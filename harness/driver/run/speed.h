@@ -31,8 +31,8 @@ struct Speed {
 // The share of one core's L2 each thread's buffer of the cache reading takes: one fits, two do not.
 inline constexpr double kCacheSweepShare = 0.6;
 
-// Reads it (about 30 ms); `threads` < 1 means the online CPUs; `l2_bytes` < 0 means this machine's
-// L2 per core (0: the cache reading is left out).
+// Reads it (well under a second); `threads` < 1 means the online CPUs; `l2_bytes` < 0 means this
+// machine's L2 per core (0: the cache reading is left out).
 Speed measure_speed(int threads = 0, long long l2_bytes = -1);
 json to_json(const Speed& s);
 
