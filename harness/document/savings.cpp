@@ -88,8 +88,9 @@ MeasuredSaving measured_saving(const Step& a, const Record& ra, const Step& b, c
   MeasuredSaving m;
   m.step_s = a.seconds;
   m.seconds = a.seconds - b.seconds;
-  const double ha = median_ci_relative_halfwidth(ra.samples) * a.seconds,
-               hb = median_ci_relative_halfwidth(rb.samples) * b.seconds;
+  // Each median's noise over its samples' groups (repetitions, runs): samples of one moment agree with
+  // each other more than with the next moment's, which the spread of the groups' medians shows.
+  const double ha = median_noise(ra) * a.seconds, hb = median_noise(rb) * b.seconds;
   m.noise_s = std::isfinite(ha) && std::isfinite(hb) ? std::sqrt(ha * ha + hb * hb)
                                                      : std::numeric_limits<double>::infinity();
   // A file of several runs: the saving each run measured (its own two medians, at the steps' scale)

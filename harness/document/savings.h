@@ -40,7 +40,8 @@ inline constexpr double kSavingRelTolerance = 0.25;   // of the measured saving
 inline constexpr double kSavingStepTolerance = 0.03;  // of the step without the fix
 
 // The measured saving A - B (the steps' median seconds) and its noise: the half-widths of the two
-// medians' ~95% confidence intervals (relative, from each record's samples, times its step) added in
+// medians' ~95% confidence intervals (relative, from each record's samples and the spread of their
+// groups' medians where they came in repetitions or runs: median_noise; times its step) added in
 // quadrature; infinite where a record has too few samples to say (under 6). In a file of several
 // runs, no less than half the range of the savings the runs measured one by one (run_spread_s): the
 // drift of the machine between runs, which no record's own samples show.

@@ -98,4 +98,21 @@ double median_ci_relative_halfwidth(const std::vector<double>& samples) {
   return (s[hi] - s[lo]) / (2.0 * med);
 }
 
+double median_noise_relative_halfwidth(const std::vector<std::vector<double>>& groups) {
+  std::vector<double> pooled, medians;
+  for (const auto& g : groups) {
+    if (g.empty()) continue;
+    pooled.insert(pooled.end(), g.begin(), g.end());
+    medians.push_back(median(g));
+  }
+  const double within = median_ci_relative_halfwidth(pooled);
+  if (medians.size() < 2 || !std::isfinite(within)) return within;
+  std::sort(medians.begin(), medians.end());
+  const double mid = quantile_sorted(medians, 0.5);
+  if (mid <= 0) return std::numeric_limits<double>::infinity();
+  const double between = medians.size() >= 6 ? median_ci_relative_halfwidth(medians)
+                                             : (medians.back() - medians.front()) / (2.0 * mid);
+  return std::max(within, between);
+}
+
 }  // namespace gtb

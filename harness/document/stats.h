@@ -33,5 +33,13 @@ double median_inplace(std::vector<double>& v);
 // statistics, normal approximation to the binomial). Shrinks as samples accumulate even when each
 // sample is noisy, so it is the stopping rule's noise measure. Returns +inf below 6 samples.
 double median_ci_relative_halfwidth(const std::vector<double>& samples);
+// The noise of a median whose samples came in groups measured apart (the repetitions of a run, the
+// runs of a file). Samples of one group share the machine's moment, so pooled they are not independent
+// draws of the measurement, and median_ci_relative_halfwidth over them reads too little noise when that
+// moment moved between groups (a host that sometimes puts two threads on one core). Returns the larger
+// of that and the spread of the groups' own medians, relative to their median: with six groups or more
+// the same order-statistic interval over the group medians, with two to five half their range. Empty
+// groups are left out; one group: median_ci_relative_halfwidth of it. +inf below 6 samples in all.
+double median_noise_relative_halfwidth(const std::vector<std::vector<double>>& groups);
 
 }  // namespace gtb

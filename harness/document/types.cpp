@@ -1,6 +1,7 @@
 // Records to and from JSON, record ids.
 #include "harness/document/types.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -15,6 +16,31 @@ std::vector<double> paired_run_differences(const Record& a, double scale_a, cons
           x.stats->median > 0 && y.stats->median > 0)
         d.push_back(x.stats->median * scale_a - y.stats->median * scale_b);
   return d;
+}
+
+std::vector<std::vector<double>> sample_groups_of(const Record& r) {
+  if (r.sample_groups.empty()) return {r.samples};
+  std::vector<std::vector<double>> out;
+  std::size_t at = 0;
+  for (std::int64_t n : r.sample_groups) {
+    const std::size_t end = std::min(r.samples.size(), at + static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+    out.emplace_back(r.samples.begin() + static_cast<std::ptrdiff_t>(at), r.samples.begin() + static_cast<std::ptrdiff_t>(end));
+    at = end;
+  }
+  return out;
+}
+
+double median_noise(const Record& r) { return median_noise_relative_halfwidth(sample_groups_of(r)); }
+
+void add_sample_group(Record& r, const std::vector<double>& more, const std::vector<std::int64_t>& more_groups) {
+  if (more.empty()) return;
+  if (r.sample_groups.empty() && !r.samples.empty()) r.sample_groups.push_back(std::int64_t(r.samples.size()));
+  if (more_groups.empty())
+    r.sample_groups.push_back(std::int64_t(more.size()));
+  else
+    r.sample_groups.insert(r.sample_groups.end(), more_groups.begin(), more_groups.end());
+  r.samples.insert(r.samples.end(), more.begin(), more.end());
+  if (r.sample_groups.size() == 1) r.sample_groups.clear();  // one group: said by its absence
 }
 
 double Record::metric_of_seconds(double seconds) const {
@@ -73,6 +99,7 @@ json to_json(const Record& r) {
   if (r.stats) {
     j["stats"] = stats_json(*r.stats);
     j["samples_s"] = r.samples;
+    if (r.sample_groups.size() >= 2) j["sample_groups"] = r.sample_groups;
     j["reps_per_sample"] = r.reps_per_sample;
     j["warmup_samples"] = r.warmup_samples;
     j["stop_reason"] = r.stop_reason;
@@ -176,6 +203,21 @@ Record record_from_json(const json& j) {
         if (!std::isfinite(v) || v < 0) throw std::runtime_error("samples_s holds a non-finite or negative value");
         r.samples.push_back(v);
       }
+    }
+    if (j.contains("sample_groups")) {
+      const json& a = j.at("sample_groups");
+      if (!a.is_array()) throw std::runtime_error("sample_groups is not an array");
+      std::int64_t sum = 0;
+      for (const auto& x : a) {
+        if (!x.is_number_integer() || x.get<std::int64_t>() < 1)
+          throw std::runtime_error("sample_groups holds a count that is not a positive integer");
+        r.sample_groups.push_back(x.get<std::int64_t>());
+        sum += r.sample_groups.back();
+      }
+      if (sum != std::int64_t(r.samples.size()))
+        throw std::runtime_error("sample_groups count " + std::to_string(sum) + " samples, samples_s holds " +
+                                 std::to_string(r.samples.size()));
+      if (r.sample_groups.size() == 1) r.sample_groups.clear();
     }
     if (j.contains("reps_per_sample")) r.reps_per_sample = need_count(j, "reps_per_sample", where);
     if (j.contains("warmup_samples")) r.warmup_samples = need_count(j, "warmup_samples", where);

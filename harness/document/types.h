@@ -80,6 +80,11 @@ struct Record {
   Clock clock = Clock::host_wall;
   std::optional<Stats> stats;     // over samples, seconds per repetition
   std::vector<double> samples;    // seconds per repetition
+  // How the kept samples came in groups measured apart (a repetition of `gtb run --repetitions R`, a
+  // run of `--runs K`): each group's count, in samples order (they sum to samples.size()). Empty when
+  // they are one group. Samples of one group share the machine's moment; the groups show how far that
+  // moment moves the median (median_noise_relative_halfwidth).
+  std::vector<std::int64_t> sample_groups;
   std::int64_t reps_per_sample = 1;
   std::int64_t warmup_samples = 0;
   std::string stop_reason;
@@ -107,6 +112,14 @@ inline bool usable(const Record& r) { return r.status == Status::ok && r.value &
 // between runs moves both sides of a pair alike, which the difference of the two records' medians
 // over all runs does not cancel (an A/B saving, or a habit's cost against its clean step, read these).
 std::vector<double> paired_run_differences(const Record& a, double scale_a, const Record& b, double scale_b);
+
+// The record's samples grouped as measured (one group when sample_groups is empty).
+std::vector<std::vector<double>> sample_groups_of(const Record& r);
+// The ~95% noise of the record's median, relative to it (median_noise_relative_halfwidth over its
+// groups); infinity when there are too few samples to say.
+double median_noise(const Record& r);
+// The groups of a record that joins `more` samples measured apart to `r`'s (a repetition, a run).
+void add_sample_group(Record& r, const std::vector<double>& more, const std::vector<std::int64_t>& more_groups = {});
 
 // Counters of one record measured several times (the runs of `gtb run --runs K`, the repetitions of
 // one run): `into` keeps its counters, each that every one of `each` reports in the same unit taking

@@ -493,6 +493,7 @@ void run_case(RunState& rs, const Case& c, Record& r) {
     if (r.status != Status::invalid) {
       r.stats.reset();
       r.samples.clear();
+      r.sample_groups.clear();
     }
   }
   if (errored && r.backend == Backend::cuda) {
@@ -700,13 +701,13 @@ void join_repetition(Record& into, Record&& rep, std::vector<std::vector<double>
     into = std::move(rep);
     into.status_detail = detail;
     into.value.reset();
-    if (into.status != Status::invalid) into.stats.reset(), into.samples.clear();
+    if (into.status != Status::invalid) into.stats.reset(), into.samples.clear(), into.sample_groups.clear();
     return;
   }
   if (rep.status != Status::ok || rep.samples.empty()) return;  // skipped this time: the others stand
   samples.push_back(rep.samples);
   counters.push_back(rep.counters);
-  into.samples.insert(into.samples.end(), rep.samples.begin(), rep.samples.end());
+  add_sample_group(into, rep.samples);  // each repetition its own group: it met the machine apart
   // Every repetition weighs the same, as the runs of `gtb run --runs K` do.
   into.stats = compute_stats_of_runs(samples);
   into.value = into.metric_of_seconds(into.stats->median);

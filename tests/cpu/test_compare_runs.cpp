@@ -206,6 +206,9 @@ TEST(MergeRuns, KeepsEveryRunAndPoolsTheSamples) {
   EXPECT_DOUBLE_EQ(*w.runs[1].value, *b.value);
   EXPECT_EQ(w.samples.size(), 22u);
   EXPECT_EQ(w.stats->count, 22);
+  // Each run's samples stay a group of their own (a run's repetitions would each stay one).
+  EXPECT_EQ(w.sample_groups, (std::vector<std::int64_t>{std::int64_t(a.samples.size()), std::int64_t(b.samples.size())}));
+  EXPECT_TRUE(merged[1].sample_groups.empty());
   EXPECT_DOUBLE_EQ(*w.value, w.metric_of_seconds(w.stats->median));
   EXPECT_EQ(merged[1].runs.size(), 1u);
   // One run alone comes back as it was.

@@ -62,6 +62,32 @@ TEST(RecordJson, RoundTripKeepsTypedParamsAndStats) {
   EXPECT_DOUBLE_EQ(back.metric_of_seconds(back.stats->median), 20.0);
 }
 
+// The groups the samples came in (repetitions, runs) travel with them, and are said only when there
+// are two or more; a record that joins another's samples keeps both groups.
+TEST(RecordJson, SampleGroupsRoundTripAndJoin) {
+  Record r = make("openmp", Backend::cpu, 20.0);
+  const std::size_t n = r.samples.size();
+  ASSERT_GE(n, 2u);
+  EXPECT_FALSE(to_json(r).contains("sample_groups"));
+  const std::vector<double> more(r.samples.begin(), r.samples.begin() + 2);
+  add_sample_group(r, more);
+  ASSERT_EQ(r.sample_groups, (std::vector<std::int64_t>{std::int64_t(n), 2}));
+  const Record back = record_from_json(to_json(r));
+  EXPECT_EQ(back.sample_groups, r.sample_groups);
+  ASSERT_EQ(sample_groups_of(back).size(), 2u);
+  EXPECT_EQ(sample_groups_of(back)[1], more);
+  // A run's own groups join as they were.
+  Record m = make("openmp", Backend::cpu, 20.0);
+  m.samples.clear();
+  add_sample_group(m, r.samples, r.sample_groups);
+  EXPECT_EQ(m.sample_groups, r.sample_groups);  // the first run's groups as they were
+  EXPECT_EQ(m.samples.size(), n + 2);
+  Record k;
+  add_sample_group(k, {1.0});
+  add_sample_group(k, r.samples, r.sample_groups);
+  EXPECT_EQ(k.sample_groups, (std::vector<std::int64_t>{1, std::int64_t(n), 2}));
+}
+
 TEST(RecordJson, NonOkRecordsCarryNoValue) {
   Record r = make("pinned", Backend::cuda, 1.0);
   r.status = Status::skipped;
@@ -102,6 +128,22 @@ TEST(RecordJson, ClearErrorsOnBadInput) {
   json frac = j;
   frac["reps_per_sample"] = 2.5;
   EXPECT_THROW(record_from_json(frac), std::runtime_error);
+  // Groups that do not count the samples, or a group of none, are refused with what they say.
+  const std::int64_t n = std::int64_t(j["samples_s"].size());
+  json groups = j;
+  groups["sample_groups"] = json::array({n - 1, 2});
+  try {
+    record_from_json(groups);
+    FAIL() << "groups of the wrong count were accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("samples_s holds " + std::to_string(n)), std::string::npos) << e.what();
+  }
+  groups["sample_groups"] = json::array({n, 0});
+  EXPECT_THROW(record_from_json(groups), std::runtime_error);
+  groups["sample_groups"] = json::array({1.5, double(n) - 1.5});
+  EXPECT_THROW(record_from_json(groups), std::runtime_error);
+  groups["sample_groups"] = json::array({n - 1, 1});
+  EXPECT_EQ(record_from_json(groups).sample_groups.size(), 2u);
 }
 
 TEST(RecordId, ListsParamsThenOptions) {

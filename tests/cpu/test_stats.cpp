@@ -94,6 +94,41 @@ TEST(Stats, MedianCiShrinksWithMoreSamples) {
   EXPECT_DOUBLE_EQ(gtb::median_ci_relative_halfwidth(std::vector<double>(50, 2.0)), 0.0);
 }
 
+// Samples that came in groups measured apart (repetitions, runs): each group tight around its own
+// level, the levels apart (a host that sometimes shares one core between the threads). Pooled, the
+// many samples read a narrow interval; the groups' medians show how far the moment moved the median.
+TEST(Stats, MedianNoiseReadsTheSpreadOfGroupsMeasuredApart) {
+  std::mt19937_64 rng(2);
+  std::lognormal_distribution<double> d(0.0, 0.005);
+  auto group = [&](double level) {
+    std::vector<double> g;
+    for (int i = 0; i < 20; ++i) g.push_back(level * d(rng));
+    return g;
+  };
+  // Nine groups: six at 1.0, three at 2.0.
+  std::vector<std::vector<double>> apart;
+  for (double level : {1.0, 2.0, 1.0, 1.0, 2.0, 1.0, 1.0, 2.0, 1.0}) apart.push_back(group(level));
+  std::vector<double> pooled;
+  for (const auto& g : apart) pooled.insert(pooled.end(), g.begin(), g.end());
+  const double within = gtb::median_ci_relative_halfwidth(pooled), grouped = gtb::median_noise_relative_halfwidth(apart);
+  EXPECT_LT(within, 0.05);  // 180 samples: a narrow interval, though a third of them sit twice as high
+  EXPECT_GT(grouped, 0.4);  // the group medians' interval spans both levels
+  // Groups that agree: the pooled interval stands (the groups add nothing).
+  std::vector<std::vector<double>> alike;
+  for (int i = 0; i < 9; ++i) alike.push_back(group(1.0));
+  std::vector<double> all;
+  for (const auto& g : alike) all.insert(all.end(), g.begin(), g.end());
+  EXPECT_LT(gtb::median_noise_relative_halfwidth(alike), 0.01);
+  EXPECT_GE(gtb::median_noise_relative_halfwidth(alike), gtb::median_ci_relative_halfwidth(all));
+  // Two to five groups: half the range of their medians.
+  const double three = gtb::median_noise_relative_halfwidth({group(1.0), group(1.0), group(1.5)});
+  EXPECT_NEAR(three, 0.25, 0.02);
+  // One group, or empty groups beside it: the samples' own interval. Too few samples: no figure.
+  const std::vector<double> one = group(1.0);
+  EXPECT_DOUBLE_EQ(gtb::median_noise_relative_halfwidth({one, {}}), gtb::median_ci_relative_halfwidth(one));
+  EXPECT_TRUE(std::isinf(gtb::median_noise_relative_halfwidth({{1.0, 1.1}, {2.0, 2.1}})));
+}
+
 namespace {
 gtb::StopRule rule() {
   gtb::StopRule r;

@@ -219,6 +219,37 @@ TEST(Savings, RunsThatDisagreeMakeASavingNoise) {
   EXPECT_EQ(v.rows[0].measured->run_spread_s, 0.0);
 }
 
+// One run of several repetitions (gtb run --repetitions R): each repetition's samples tight, but the
+// repetitions of A met the machine at two speeds. Pooled, the samples call a 5 % saving clear; the
+// repetitions' medians put it inside A's noise. Repetitions that agree leave it scored.
+TEST(Savings, RepetitionsThatDisagreeMakeASavingNoise) {
+  Case c;
+  const double want = c.predicted(1024), step_a = 20 * want, b = step_a * 0.95;
+  c.add(1024, step_a, b, 0.01, 60);
+  auto regroup = [](Record& r, const std::vector<double>& levels) {
+    const std::vector<double> one = r.samples;  // 60 samples +-1 % around the median
+    r.samples.clear();
+    r.sample_groups.clear();
+    for (std::size_t g = 0; g < levels.size(); ++g) {
+      std::vector<double> part;
+      for (std::size_t i = g; i < one.size(); i += levels.size()) part.push_back(one[i] * levels[g]);
+      add_sample_group(r, part);
+    }
+  };
+  regroup(c.records[0], {1.0, 1.0, 1.0});
+  regroup(c.records[1], {1.0, 1.0, 1.0});
+  SavingsValidation v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  ASSERT_TRUE(v.rows[0].measured);
+  EXPECT_EQ(v.rows[0].status, "scored") << v.rows[0].measured->noise_s;
+  const double calm = v.rows[0].measured->noise_s;
+  // A's third repetition ran 1.3 times slower (its medians' half range: 15 % of A).
+  regroup(c.records[0], {1.0, 1.0, 1.3});
+  v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  EXPECT_EQ(v.rows[0].status, "in_noise") << v.rows[0].measured->noise_s;
+  EXPECT_GT(v.rows[0].measured->noise_s, 0.1 * step_a);
+  EXPECT_GT(v.rows[0].measured->noise_s, 5 * calm);
+}
+
 // A file of several runs: the measured saving is the median of the savings the runs measured, A and
 // B paired by run. A machine that ran A slow in one run and fast in the others (B alike) gives the
 // runs' saving, not the difference of the two records' pooled medians; with one run, the medians'.

@@ -146,6 +146,7 @@ runs)
   validate "$work/r.json"
   json_check "$work/r.json" "d['runs']==3 and [(f['name'], f['run']) for f in d['families']]==[('selftest',1),('selftest',2),('selftest',3)]"
   json_check "$work/r.json" "all([x['run'] for x in r['runs']]==[1,2,3] and r['stats']['count']==sum(x['stats']['count'] for x in r['runs']) for r in d['records'])"
+  json_check "$work/r.json" "all(r['sample_groups']==[x['stats']['count'] for x in r['runs']] for r in d['records'])"
   # Each run's own findings kept beside the merged ones, one entry per run, each with the family's.
   json_check "$work/r.json" "[x['run'] for x in d['run_findings']]==[1,2,3] and all(set(x['findings'])==set(d['findings']) for x in d['run_findings'])"
   expect_rc 0 "$gtb" compare "$work/r.json" "$work/r.json"
@@ -161,6 +162,8 @@ repetitions)
   json_check "$work/r.json" "d['repetitions']==3 and all(r['status']=='ok' for r in d['records'])"
   json_check "$work/r.json" "all(r['info']['repetitions']==3 and r['counters']['call']['value']==2 for r in d['records'])"
   json_check "$work/r.json" "all(r['stats']['count']==len(r['samples_s']) and r['stats']['count']>=9 for r in d['records'])"
+  # Each repetition's samples are a group of their own (they met the machine apart).
+  json_check "$work/r.json" "all(len(r['sample_groups'])==3 and sum(r['sample_groups'])==len(r['samples_s']) for r in d['records'])"
   # The report's header says how the file was measured.
   expect_rc 0 "$gtb" report "$work/r.json" --out "$work/r.md"
   grep -q "^| runs | one run; within it, each family's cases 3 times in a random interleaved order" "$work/r.md" || fail "the report does not say the cases ran 3 times"

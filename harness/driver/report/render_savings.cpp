@@ -60,7 +60,8 @@ std::string render_savings(const json& doc, const cost::SavingsValidation& v) {
        "cost terms of the *other* families (never the pair's own): the predicted saving is A minus B as the "
        "model has them, beside the measured saving (median A minus median B; in a file of several runs, the "
        "median of the savings the runs measured one by one, A and B paired by run; ± the ~95% noise of the two "
-       "medians from their samples, or half the range of the savings the runs measured one by one where that is "
+       "medians, each from its samples or, where they came in repetitions or runs measured apart, from the "
+       "spread of those groups' own medians if that is wider; or half the range of the savings the runs measured one by one where that is "
        "larger). A saving inside its own noise is not scored. Target: the predicted saving "
        "has the measured sign and is within 25% of it or within 3% of the step, whichever is larger; and the "
        "fixes ranked by predicted saving (as a share of their step) in the order of the measured ones.\n\n";

@@ -314,6 +314,7 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
         Record first = r;
         first.runs.clear();
         first.samples.clear();
+        first.sample_groups.clear();
         first.stats.reset();
         first.value.reset();
         merged.push_back(std::move(first));
@@ -327,7 +328,7 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
       if (r.status == Status::ok) {
         x.value = r.value;
         x.stats = r.stats;
-        m.samples.insert(m.samples.end(), r.samples.begin(), r.samples.end());
+        add_sample_group(m, r.samples, r.sample_groups);  // the run's repetitions stay groups
         run_counters[it->second].push_back(r.counters);
         if (!r.samples.empty()) run_samples[it->second].push_back(r.samples);
         if (m.status != Status::ok && status_rank(m.status) < status_rank(Status::ok)) {
@@ -369,6 +370,7 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
       if (!v.empty()) m.value = median(v);
     } else {
       m.samples.clear();
+      m.sample_groups.clear();
     }
   }
   return merged;
