@@ -758,18 +758,22 @@ Part host_sync_part(const std::vector<Term>& terms, const StepConfig& c, Backend
 }
 
 // A CPU step's redundant copy where no copy of its kind was measured: a copy in host memory, read and
-// written once, at the measured streaming rate of its size. What it copies: the batch (inputs and
-// labels), the first layer's activations, or the weights.
+// written once, as a training loop's host copy runs (a memcpy, std::copy or assignment: one thread),
+// at the measured streaming rate of one thread at its size where measured, else of all cores. What
+// it copies: the batch (inputs and labels), the first layer's activations, or the weights.
 Estimate copy_as_stream(const std::vector<Term>& terms, const StepConfig& c, Backend be) {
   double bytes = 0;
   if (c.redundant_copy == "batch") bytes = double(c.batch) * (4.0 * (c.input > 0 ? c.input : c.width) + 4.0);
   else if (c.redundant_copy == "activation") bytes = double(c.batch) * c.width * 4.0;
   else if (c.redundant_copy == "weights") bytes = 4.0 * parameter_count(c);
   if (bytes <= 0) return Estimate{};
-  Estimate e = stream_seconds(terms, be, 2.0 * bytes);
+  Estimate e = stream_seconds_of(terms, be, 2.0 * bytes, "one_thread");
+  const bool one = e.seconds.has_value();
+  if (!one) e = stream_seconds(terms, be, 2.0 * bytes);
   if (e.seconds)
     e.note = (e.note.empty() ? "" : e.note + "; ") + std::string("no copy of this kind measured: a copy of ") +
-             fmt_bytes(bytes) + " at the measured streaming rate";
+             fmt_bytes(bytes) + (one ? " on one thread at the measured streaming rate of one thread"
+                                     : " at the measured streaming rate (all cores: no one-thread rate measured)");
   return e;
 }
 
@@ -1486,6 +1490,7 @@ json to_json(const Validation& v) {
     j["predicted"] = to_json(r.predicted);
     j["error"] = r.error ? json(*r.error) : json(nullptr);
     if (!r.step.not_scored.empty()) j["not_scored"] = r.step.not_scored;
+    if (std::isfinite(r.step.noise)) j["measured_noise"] = r.step.noise;
     rows.push_back(j);
   }
   json j = {{"rows", rows}, {"predicted", v.predicted}};

@@ -422,6 +422,29 @@ std::vector<Term> terms_from_document(const json& doc) {
   return out;
 }
 
+namespace {
+// A record's median noise (median_noise_relative_halfwidth) from its JSON: its samples in the groups
+// they came in; infinity where it keeps too few, or groups that do not count them.
+double median_noise_of_json(const json& r) {
+  const json& a = r.value("samples_s", json());
+  if (!a.is_array()) return std::numeric_limits<double>::infinity();
+  std::vector<double> samples;
+  for (const json& x : a)
+    if (x.is_number()) samples.push_back(x.get<double>());
+  std::vector<std::vector<double>> groups;
+  const json& g = r.value("sample_groups", json());
+  std::size_t at = 0;
+  if (g.is_array())
+    for (const json& n : g) {
+      if (!n.is_number_integer() || n.get<std::int64_t>() < 1 || at + n.get<std::size_t>() > samples.size()) break;
+      groups.emplace_back(samples.begin() + std::ptrdiff_t(at), samples.begin() + std::ptrdiff_t(at + n.get<std::size_t>()));
+      at += n.get<std::size_t>();
+    }
+  if (at != samples.size()) groups = {samples};
+  return median_noise_relative_halfwidth(groups);
+}
+}  // namespace
+
 std::vector<Step> steps_from_document(const json& doc) {
   std::vector<Step> out = steps_of_findings(json_read::object_at(doc, {"findings"}));
   // A step's seconds in a file of several runs: the median of the runs' own, as for the terms (a run
@@ -435,10 +458,14 @@ std::vector<Step> steps_from_document(const json& doc) {
     }
   }
   std::map<std::string, std::string> suspect;
+  std::map<std::string, double> noise;
   if (const json* recs = json_read::find(doc, "records"); recs && recs->is_array())
-    for (const json& r : *recs)
-      if (r.is_object() && r.value("suspect", json()).is_string() && !r["suspect"].get<std::string>().empty())
+    for (const json& r : *recs) {
+      if (!r.is_object()) continue;
+      if (r.value("suspect", json()).is_string() && !r["suspect"].get<std::string>().empty())
         suspect[r.value("id", std::string())] = r["suspect"].get<std::string>();
+      noise[r.value("id", std::string())] = median_noise_of_json(r);
+    }
   for (Step& s : out) {
     std::vector<double> v;
     for (const auto& run : runs)
@@ -449,6 +476,7 @@ std::vector<Step> steps_from_document(const json& doc) {
         }
     if (v.size() >= 2) s.seconds = median(v);
     if (const auto it = suspect.find(s.record); it != suspect.end()) s.not_scored = it->second;
+    if (const auto it = noise.find(s.record); it != noise.end()) s.noise = it->second;
   }
   return out;
 }

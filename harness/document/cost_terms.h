@@ -57,6 +57,10 @@ struct Step {
   // figure: the record was flagged suspect); empty: scored. Set from the results document, never
   // published.
   std::string not_scored = {};
+  // The ~95% noise of the measured median, relative to it (median_noise_relative_halfwidth over the
+  // record's samples and the groups they came in); infinity when the record cannot say. Set from the
+  // results document, never published.
+  double noise = std::numeric_limits<double>::infinity();
 };
 
 json to_json(const Term& t);

@@ -84,6 +84,20 @@ std::vector<Pair> pairs_differing_in(const std::vector<Step>& steps, const std::
   return out;
 }
 
+namespace {
+// Whether a record of several runs kept more groups of samples than runs: each run's repetitions.
+bool repeated_within_runs(const Record& r) { return !r.runs.empty() && r.sample_groups.size() > r.runs.size(); }
+// A step's seconds per second of its record: the step's seconds are the median of the runs' own (each
+// at the record's run median times the family's fixed unit), so the unit is their ratio.
+double step_per_record_second(const Step& s, const Record& r) {
+  std::vector<double> medians;
+  for (const RunStat& x : r.runs)
+    if (x.status == Status::ok && x.stats && x.stats->median > 0) medians.push_back(x.stats->median);
+  const double per = medians.size() >= 2 ? median(medians) : r.stats->median;
+  return per > 0 ? s.seconds / per : 0.0;
+}
+}  // namespace
+
 MeasuredSaving measured_saving(const Step& a, const Record& ra, const Step& b, const Record& rb) {
   MeasuredSaving m;
   m.step_s = a.seconds;
@@ -97,15 +111,24 @@ MeasuredSaving measured_saving(const Step& a, const Record& ra, const Step& b, c
   // also spreads with the machine's state from run to run, which no record's samples show. The
   // measured saving is then the median of those (A and B paired by run): a machine that changed speed
   // between runs, slowing A in one run and B in another, does not read as a saving.
+  //
+  // Where each run measured its records in several repetitions (sample_groups finer than the runs), A and
+  // B of one run met the machine at moments as far apart as A and B of two runs: pairing by run then
+  // only adds the noise of each run's few repetitions. The saving is then the difference of the two
+  // records' medians over all their samples (every run weighing the same, as their stats do), at the
+  // steps' scale; the runs' spread still bounds its noise from below.
   if (std::isfinite(m.noise_s) && ra.stats && rb.stats && ra.stats->median > 0 && rb.stats->median > 0) {
-    const std::vector<double> d =
-        paired_run_differences(ra, a.seconds / ra.stats->median, rb, b.seconds / rb.stats->median);
+    const std::vector<double> d = paired_run_differences(ra, step_per_record_second(a, ra), rb, step_per_record_second(b, rb));
     if (d.size() >= 2) {
       const auto [lo, hi] = std::minmax_element(d.begin(), d.end());
       m.run_spread_s = (*hi - *lo) / 2;
       m.noise_s = std::max(m.noise_s, m.run_spread_s);
-      m.seconds = median(d);
-      m.paired_runs = int(d.size());
+      if (repeated_within_runs(ra) && repeated_within_runs(rb)) {
+        m.seconds = ra.stats->median * step_per_record_second(a, ra) - rb.stats->median * step_per_record_second(b, rb);
+      } else {
+        m.seconds = median(d);
+        m.paired_runs = int(d.size());
+      }
     }
   }
   return m;

@@ -48,7 +48,10 @@ inline constexpr double kSavingStepTolerance = 0.03;  // of the step without the
 struct MeasuredSaving {
   double seconds = 0, noise_s = 0, step_s = 0;  // step_s: A's median
   double run_spread_s = 0;                      // 0: fewer than two runs hold both records
-  int paired_runs = 0;  // >= 2: `seconds` is the median of the runs' own savings (A and B paired by run)
+  // >= 2: `seconds` is the median of the runs' own savings (A and B paired by run); 0 with one run, or
+  // where each run repeated its records (the difference of the medians over all samples, every run
+  // weighing the same: the repetitions of one run are as far apart as two runs)
+  int paired_runs = 0;
 };
 MeasuredSaving measured_saving(const Step& a, const Record& ra, const Step& b, const Record& rb);
 

@@ -178,6 +178,61 @@ TEST(Report, AnUnsteadyStepIsShownButNotScored) {
     EXPECT_FALSE(has(after, "scored steps the median error")) << after;
 }
 
+// Beside the count of steps on each side, the report counts the errors beyond the noise of the step's
+// own median: steady samples (no noise) leave every error beyond it; repetitions that met the machine
+// at two speeds put every error inside it.
+TEST(Report, ErrorsBeyondTheStepsOwnNoiseAreCounted) {
+  json doc = load_document(fixture("cost/cost_synthetic.json"));
+  auto beyond = [](const std::string& md) {
+    const std::string key = "runs they came in): ";
+    const auto at = md.find(key);
+    if (at == std::string::npos) return std::pair<int, int>{-1, -1};
+    const char* p = md.c_str() + at + key.size();
+    char* end = nullptr;
+    const int above = int(std::strtol(p, &end, 10));
+    const auto below_at = md.find(" above and ", at);
+    return std::pair<int, int>{above, std::atoi(md.c_str() + below_at + 11)};
+  };
+  auto sides = [](const std::string& md) {
+    const auto at = md.find(" steps ", md.find("Of the "));
+    const int over = std::atoi(md.c_str() + at + 7);
+    const auto und = md.find(" are predicted above the measurement and ", at);
+    return std::pair<int, int>{over, std::atoi(md.c_str() + und + 41)};
+  };
+  // Every record: samples equal to its median (no noise at all).
+  for (auto& r : doc["records"])
+    if (r.value("status", "") == "ok" && r.contains("stats")) {
+      const double m = r["stats"]["median"].get<double>();
+      r["samples_s"] = std::vector<double>(20, m);
+      r.erase("sample_groups");
+    }
+  const std::string steady = report::render_markdown(doc, "cost_synthetic.json");
+  const auto [over, under] = sides(steady);
+  ASSERT_GT(over + under, 0) << steady;
+  // Steps whose record keeps no samples cannot say (the fixture has one): the sentence says of how many.
+  int known = over + under;
+  if (const auto at = steady.find(" whose records can say)"); at != std::string::npos)
+    known = std::atoi(steady.c_str() + steady.rfind("(of the ", at) + 8);
+  ASSERT_GT(known, 0) << steady;
+  const auto [above, below] = beyond(steady);
+  EXPECT_EQ(above + below, known) << steady;  // no noise: every error is beyond it
+  EXPECT_LE(above, over);
+  EXPECT_LE(below, under);
+  // Four repetitions each: two at the median, two a thousand times slower (a noise of ~100%).
+  for (auto& r : doc["records"])
+    if (r.value("status", "") == "ok" && r.contains("stats")) {
+      const double m = r["stats"]["median"].get<double>();
+      std::vector<double> v;
+      for (double level : {1.0, 1000.0, 1.0, 1000.0})
+        for (int i = 0; i < 5; ++i) v.push_back(m * level);
+      r["samples_s"] = v;
+      r["sample_groups"] = {5, 5, 5, 5};
+    }
+  const std::string apart = report::render_markdown(doc, "cost_synthetic.json");
+  EXPECT_EQ(sides(apart), std::make_pair(over, under)) << apart;  // the errors themselves: the steps' seconds
+  EXPECT_EQ(beyond(apart), std::make_pair(0, 0)) << apart;
+}
+
 // The machine's speed read before and after each family: the health section gives its range; where
 // the slowest all-core reading is under 85% of the fastest, the validation says so beside its errors.
 TEST(Report, AMachineWhoseSpeedChangedIsSaidBesideTheValidation) {

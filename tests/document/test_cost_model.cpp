@@ -1108,7 +1108,7 @@ Term cpu_constant(const std::string& name, const json& where, double seconds) {
 }  // namespace
 
 // A CPU step's redundant copy where no copy of its kind was measured: a read and a write of what it
-// copies at the streaming rate of that size; a planted halved streaming rate doubles it, and a copy
+// copies at the streaming rate of that size (one thread's where measured); a planted halved streaming rate doubles it, and a copy
 // measured as such wins over the fallback.
 TEST(CostModel, UnmeasuredCpuCopyIsAStreamingPassOfWhatItCopies) {
   const double rate = 1e10;
@@ -1134,6 +1134,15 @@ TEST(CostModel, UnmeasuredCpuCopyIsAStreamingPassOfWhatItCopies) {
   // On the GPU a copy may cross the bus: without a measured one there it cannot say.
   const Prediction gpu = predict(terms, c, Backend::cuda);
   EXPECT_FALSE(part(gpu, "redundant_copy")->estimate.seconds.has_value());
+  // A host copy runs on one thread: where one thread's streaming rate was measured it prices the
+  // copy (a planted one-thread rate a quarter of the all-core one makes it four times dearer).
+  std::vector<Term> with_one = terms;
+  with_one.push_back(flat_stream(Backend::cpu, "one_thread", rate / 4));
+  c.redundant_copy = "weights";
+  const Part* one = part(predict(with_one, c, Backend::cpu), "redundant_copy");
+  ASSERT_TRUE(one && one->estimate.seconds);
+  EXPECT_NEAR(*one->estimate.seconds, 4 * weights_copy, 1e-15);
+  EXPECT_NE(one->estimate.note.find("on one thread"), std::string::npos) << one->estimate.note;
 }
 
 // A CPU step reading its loss waits for no device: without a measured read it is priced at zero and

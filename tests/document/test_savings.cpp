@@ -255,22 +255,45 @@ TEST(Savings, RepetitionsThatDisagreeMakeASavingNoise) {
 // runs' saving, not the difference of the two records' pooled medians; with one run, the medians'.
 TEST(Savings, TheMeasuredSavingPairsTheRuns) {
   Case c;
-  const double want = c.predicted(1024), step_a = 20 * want, b = step_a * 0.95;
-  c.add(1024, step_a, b);
-  // The merged medians at the steps' seconds: the runs' medians at the steps' scale as they are.
-  // The runs: A at step_a, 2 step_a, step_a; B 1 % below A in each: the runs' savings 1, 2, 1 % of A.
-  with_runs(c.records[0], step_a, {step_a, 2 * step_a, step_a});
-  with_runs(c.records[1], b, {0.99 * step_a, 1.98 * step_a, 0.99 * step_a});
+  const double s = 20 * c.predicted(1024);
+  // The steps' seconds are the median of their runs' own (each run's median at the steps' scale).
+  // The runs: A at s, 2 s, 3 s; B at 0.5 s, 2.5 s, 2.9 s: the runs' savings 0.5, -0.5, 0.1 s.
+  c.add(1024, 2 * s, 2.5 * s);
+  with_runs(c.records[0], 2 * s, {s, 2 * s, 3 * s});
+  with_runs(c.records[1], 2.5 * s, {0.5 * s, 2.5 * s, 2.9 * s});
   SavingsValidation v = validate_savings(c.terms, c.steps, c.pairs, c.records);
   ASSERT_TRUE(v.rows[0].measured);
-  EXPECT_NEAR(v.rows[0].measured->seconds, 0.01 * step_a, 1e-9 * step_a);  // not step_a - b (5 %)
+  EXPECT_NEAR(v.rows[0].measured->seconds, 0.1 * s, 1e-9 * s);  // not A - B (-0.5 s)
   EXPECT_EQ(v.rows[0].measured->paired_runs, 3);
-  EXPECT_NEAR(v.rows[0].measured->run_spread_s, 0.005 * step_a, 1e-9 * step_a);
+  EXPECT_NEAR(v.rows[0].measured->run_spread_s, 0.5 * s, 1e-9 * s);
   // One record without runs: the two medians' difference, as before.
   c.records[1].runs.clear();
   v = validate_savings(c.terms, c.steps, c.pairs, c.records);
-  EXPECT_NEAR(v.rows[0].measured->seconds, step_a - b, 1e-12);
+  EXPECT_NEAR(v.rows[0].measured->seconds, -0.5 * s, 1e-9 * s);
   EXPECT_EQ(v.rows[0].measured->paired_runs, 0);
+}
+
+TEST(Savings, RepeatedWithinRunsTheSavingIsTheDifferenceOfTheMedians) {
+  Case c;
+  const double x = 20 * c.predicted(1024);
+  // Steps at the median of their runs' medians: A 1.3 x, B 0.95 x.
+  c.add(1024, 1.3 * x, 0.95 * x);
+  with_runs(c.records[0], 1.2 * x, {1.0 * x, 1.3 * x, 1.3 * x});  // all samples: median 1.2 x
+  with_runs(c.records[1], 1.0 * x, {0.95 * x, 0.95 * x, 1.25 * x});  // 1.0 x; runs' savings .05, .35, .05 x
+  auto groups = [&](std::vector<std::int64_t> g) {
+    for (Record& r : c.records) r.sample_groups = g;
+  };
+  groups({14, 13, 13});  // one group a run
+  SavingsValidation v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  ASSERT_TRUE(v.rows[0].measured);
+  EXPECT_NEAR(v.rows[0].measured->seconds, 0.05 * x, 1e-9 * x);
+  EXPECT_EQ(v.rows[0].measured->paired_runs, 3);
+  groups({7, 7, 7, 7, 6, 6});  // two repetitions a run
+  v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  EXPECT_NEAR(v.rows[0].measured->seconds, 0.2 * x, 1e-9 * x);
+  EXPECT_EQ(v.rows[0].measured->paired_runs, 0);
+  EXPECT_NEAR(v.rows[0].measured->run_spread_s, 0.15 * x, 1e-9 * x);  // still bounds the noise
+  EXPECT_GE(v.rows[0].measured->noise_s, v.rows[0].measured->run_spread_s);
 }
 
 TEST(Savings, RankingAgreementCountsTheFixesTheTwoOrdersSwap) {

@@ -58,8 +58,8 @@ std::string render_savings(const json& doc, const cost::SavingsValidation& v) {
   }
   o << "Each fix a family measured as a pair of steps (A without the fix, B with it) is predicted from the "
        "cost terms of the *other* families (never the pair's own): the predicted saving is A minus B as the "
-       "model has them, beside the measured saving (median A minus median B; in a file of several runs, the "
-       "median of the savings the runs measured one by one, A and B paired by run; ± the ~95% noise of the two "
+       "model has them, beside the measured saving (median A minus median B; in a file of several runs that each "
+       "measured a record once, the median of the savings the runs measured one by one, A and B paired by run; ± the ~95% noise of the two "
        "medians, each from its samples or, where they came in repetitions or runs measured apart, from the "
        "spread of those groups' own medians if that is wider; or half the range of the savings the runs measured one by one where that is "
        "larger). A saving inside its own noise is not scored. Target: the predicted saving "

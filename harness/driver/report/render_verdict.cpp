@@ -419,17 +419,27 @@ void validation_errors(std::ostringstream& o, const json& doc, const cost::Valid
       << against_target(*v.median_abs_error, *v.worst_abs_error);
   // A model whose errors lie on one side misses a term (or mis-measures one): no more than two thirds
   // of the steps on either side.
-  int over = 0, under = 0, predicted = 0;
+  int over = 0, under = 0, predicted = 0, over_noise = 0, under_noise = 0, noise_known = 0;
   for (const auto& r : v.rows) {
     if (!r.scored()) continue;
     ++predicted;
     over += *r.error > 0;
     under += *r.error < 0;
+    // An error the step's own median could move by is no evidence of a side: the prediction is
+    // (1 + error) times the measured median, outside [1 - noise, 1 + noise] only beyond it.
+    if (!std::isfinite(r.step.noise)) continue;
+    ++noise_known;
+    over_noise += *r.error > r.step.noise;
+    under_noise += *r.error < -r.step.noise;
   }
   if (predicted > 0)
     o << " Of the " << predicted << " steps " << over << " are predicted above the measurement and " << under
       << " below (target: no more than two thirds on one side): "
       << (3 * std::max(over, under) <= 2 * predicted ? "within the target." : "over it.");
+  if (noise_known > 0)
+    o << " Beyond the ~95% noise of the step's own median (its samples, and the medians of the repetitions and "
+         "runs they came in): "
+      << over_noise << " above and " << under_noise << " below" << (noise_known < predicted ? " (of the " + std::to_string(noise_known) + " whose records can say)" : std::string()) << ".";
   const auto per = per_run_validation(doc);
   if (per.empty()) return;
   std::vector<double> medians, worsts;
