@@ -124,7 +124,11 @@ MeasuredSaving measured_saving(const Step& a, const Record& ra, const Step& b, c
       m.run_spread_s = (*hi - *lo) / 2;
       m.noise_s = std::max(m.noise_s, m.run_spread_s);
       if (repeated_within_runs(ra) && repeated_within_runs(rb)) {
-        m.seconds = ra.stats->median * step_per_record_second(a, ra) - rb.stats->median * step_per_record_second(b, rb);
+        // Both medians, and their noise with them, at the scale of the medians over all samples.
+        const double pa = ra.stats->median * step_per_record_second(a, ra), pb = rb.stats->median * step_per_record_second(b, rb);
+        m.seconds = pa - pb;
+        const double na = median_noise(ra) * pa, nb = median_noise(rb) * pb;
+        m.noise_s = std::max(std::sqrt(na * na + nb * nb), m.run_spread_s);
       } else {
         m.seconds = median(d);
         m.paired_runs = int(d.size());

@@ -294,6 +294,9 @@ TEST(Savings, RepeatedWithinRunsTheSavingIsTheDifferenceOfTheMedians) {
   EXPECT_EQ(v.rows[0].measured->paired_runs, 0);
   EXPECT_NEAR(v.rows[0].measured->run_spread_s, 0.15 * x, 1e-9 * x);  // still bounds the noise
   EXPECT_GE(v.rows[0].measured->noise_s, v.rows[0].measured->run_spread_s);
+  // The noise at the scale of the medians the saving compares (1.2 x and 1.0 x), not the steps' seconds.
+  const double na = median_noise(c.records[0]) * 1.2 * x, nb = median_noise(c.records[1]) * 1.0 * x;
+  EXPECT_NEAR(v.rows[0].measured->noise_s, std::max(std::sqrt(na * na + nb * nb), 0.15 * x), 1e-9 * x);
 }
 
 TEST(Savings, RankingAgreementCountsTheFixesTheTwoOrdersSwap) {
