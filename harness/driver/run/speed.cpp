@@ -202,7 +202,9 @@ std::optional<SpeedSpread> speed_spread(const json& doc) {
       }
     }
   if (!out.readings) return std::nullopt;
-  out.wake_us_median = median(wakes);
+  // The middle reading (the lower of the two middle ones for an even count): a figure one reading gave.
+  std::sort(wakes.begin(), wakes.end());
+  out.wake_us_median = wakes.empty() ? 0.0 : wakes[(wakes.size() - 1) / 2];
   return out;
 }
 

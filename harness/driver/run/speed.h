@@ -42,7 +42,7 @@ struct SpeedSpread {
   int readings = 0;
   double one_core_min = 0, one_core_max = 0;
   double all_cores_min = 0, all_cores_max = 0;
-  double wake_us_median = 0, wake_max_us = 0;
+  double wake_us_median = 0, wake_max_us = 0;  // the middle reading (the lower middle one of an even count)
   // The cache reading over the readings that hold it (cache_readings of them); `cache_shared`: how
   // many read a scaling under kCacheSharedLimit.
   int cache_readings = 0, cache_shared = 0;
