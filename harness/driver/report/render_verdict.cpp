@@ -437,9 +437,11 @@ void validation_errors(std::ostringstream& o, const json& doc, const cost::Valid
       << " below (target: no more than two thirds on one side): "
       << (3 * std::max(over, under) <= 2 * predicted ? "within the target." : "over it.");
   if (noise_known > 0)
-    o << " Beyond the ~95% noise of the step's own median (its samples, and the medians of the repetitions and "
-         "runs they came in): "
-      << over_noise << " above and " << under_noise << " below" << (noise_known < predicted ? " (of the " + std::to_string(noise_known) + " whose records can say)" : std::string()) << ".";
+    o << " Counted only where the error is beyond the ~95% noise of the step's own median (its samples, and the "
+         "medians of the repetitions and runs they came in): "
+      << over_noise << " above and " << under_noise << " below"
+      << (noise_known < predicted ? " (of the " + std::to_string(noise_known) + " whose records can say)" : std::string())
+      << "; the other " << noise_known - over_noise - under_noise << " are inside it.";
   const auto per = per_run_validation(doc);
   if (per.empty()) return;
   std::vector<double> medians, worsts;
