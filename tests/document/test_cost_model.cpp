@@ -1139,7 +1139,8 @@ TEST(CostModel, UnmeasuredCpuCopyIsAStreamingPassOfWhatItCopies) {
   std::vector<Term> with_one = terms;
   with_one.push_back(flat_stream(Backend::cpu, "one_thread", rate / 4));
   c.redundant_copy = "weights";
-  const Part* one = part(predict(with_one, c, Backend::cpu), "redundant_copy");
+  const Prediction on_one = predict(with_one, c, Backend::cpu);
+  const Part* one = part(on_one, "redundant_copy");
   ASSERT_TRUE(one && one->estimate.seconds);
   EXPECT_NEAR(*one->estimate.seconds, 4 * weights_copy, 1e-15);
   EXPECT_NE(one->estimate.note.find("on one thread"), std::string::npos) << one->estimate.note;
