@@ -423,25 +423,14 @@ std::vector<Term> terms_from_document(const json& doc) {
 }
 
 namespace {
-// A record's median noise (median_noise_relative_halfwidth) from its JSON: its samples in the groups
-// they came in; infinity where it keeps too few, or groups that do not count them.
+// A record's median noise (median_noise) read as the results file holds it; infinity where the record
+// cannot be read (a file this reader validates elsewhere) or keeps too few samples.
 double median_noise_of_json(const json& r) {
-  const json& a = r.value("samples_s", json());
-  if (!a.is_array()) return std::numeric_limits<double>::infinity();
-  std::vector<double> samples;
-  for (const json& x : a)
-    if (x.is_number()) samples.push_back(x.get<double>());
-  std::vector<std::vector<double>> groups;
-  const json& g = r.value("sample_groups", json());
-  std::size_t at = 0;
-  if (g.is_array())
-    for (const json& n : g) {
-      if (!n.is_number_integer() || n.get<std::int64_t>() < 1 || at + n.get<std::size_t>() > samples.size()) break;
-      groups.emplace_back(samples.begin() + std::ptrdiff_t(at), samples.begin() + std::ptrdiff_t(at + n.get<std::size_t>()));
-      at += n.get<std::size_t>();
-    }
-  if (at != samples.size()) groups = {samples};
-  return median_noise_relative_halfwidth(groups);
+  try {
+    return median_noise(record_from_json(r));
+  } catch (const std::runtime_error&) {
+    return std::numeric_limits<double>::infinity();
+  }
 }
 }  // namespace
 
