@@ -207,12 +207,28 @@ planted)
   printf '#!/bin/sh\nGTB_SELFTEST_SLOWDOWN=0.5@*steps=262144 exec "%s" "$@"\n' "$(dirname "$gtb")/gtb-selftest" > "$work/new/gtb-selftest"
   chmod +x "$work/new/gtb-selftest"
   # Five rounds: with three (2 degrees of freedom) a test running beside it on two cores could widen
-  # the interval past a 50% change.
-  GTB_FAMILIES=selftest expect_rc 1 "$gtb" ab "$(dirname "$gtb")" "$work/new" --family selftest --rounds 5 --budget 0.05 --format json --out "$work/ab.json"
+  # the interval past a 50% change. A shared machine can still have a burst that makes every record
+  # noisy (gtb ab then honestly exits 0 with "0 regressions, 0 faster, N noisy"): only that outcome is
+  # tried again, at most twice; a missed slowdown ("same") or a wrong verdict fails at once.
+  ab_slower() {
+    local try
+    for try in 1 2 3; do
+      GTB_FAMILIES=selftest "$gtb" "$@" >"$work/out.txt" 2>&1
+      local rc=$?
+      [ "$rc" -eq 1 ] && return 0
+      if [ "$rc" -eq 0 ] && grep -Eq "^gtb ab: 0 regressions, 0 faster, [1-9][0-9]* noisy of" "$work/out.txt" && [ "$try" -lt 3 ]; then
+        echo "gtb ab found only noise on try $try (a busy machine); trying again:"; tail -n 1 "$work/out.txt"
+        continue
+      fi
+      cat "$work/out.txt" >&2; fail "exit $rc, wanted 1: $*"
+    done
+  }
+  ab_slower ab "$(dirname "$gtb")" "$work/new" --family selftest --rounds 5 --budget 0.05 --format json --out "$work/ab.json"
   json_check "$work/ab.json" "[r['id'] for r in d['records'] if r['verdict']=='slower']==['selftest/spin/scalar/cpu/steps=262144']"
   # Found slower in five rounds, then confirmed on five fresh rounds of its family (kept apart).
   json_check "$work/ab.json" "d['settings']['confirm_rounds']==5 and d['settings']['confirmed_families']==['selftest'] and all('confirmed: slower on 5 fresh rounds' in r['note'] for r in d['records'] if r['verdict']=='slower')"
-  GTB_FAMILIES=selftest expect_rc 1 "$gtb" ab "$(dirname "$gtb")" "$work/new" --family selftest --rounds 5 --budget 0.05 --keep "$work/keep"
+  rm -rf "$work/keep"
+  ab_slower ab "$(dirname "$gtb")" "$work/new" --family selftest --rounds 5 --budget 0.05 --keep "$work/keep"
   json_check "$work/keep/new.confirm.json" "d['runs']==5 and all(len(r['runs'])==5 for r in d['records'] if r['status']=='ok')"
   json_check "$work/keep/new.json" "d['runs']==5"
   # The kept files decide again as gtb ab did.
@@ -220,7 +236,7 @@ planted)
   json_check "$work/again.json" "d['settings']['confirm_rounds']==5 and [r['id'] for r in d['records'] if r['verdict']=='slower']==['selftest/spin/scalar/cpu/steps=262144']"
   expect_rc 2 "$gtb" compare "$work/keep/base.json" "$work/keep/new.json" --confirmed-by "$work/keep/base.confirm.json" "$work/keep/new.confirm.json"
   # Without the confirmation the first five rounds decide alone.
-  GTB_FAMILIES=selftest expect_rc 1 "$gtb" ab "$(dirname "$gtb")" "$work/new" --family selftest --rounds 5 --budget 0.05 --confirm-rounds 0 --format json --out "$work/ab0.json"
+  ab_slower ab "$(dirname "$gtb")" "$work/new" --family selftest --rounds 5 --budget 0.05 --confirm-rounds 0 --format json --out "$work/ab0.json"
   json_check "$work/ab0.json" "d['settings']['confirm_rounds']==0 and d['settings']['confirmed_families']==[]"
   GTB_SELFTEST_SLOWDOWN=nonsense expect_rc 0 "$(dirname "$gtb")/gtb-ceilings" --gtb_list
   GTB_SELFTEST_SLOWDOWN=nonsense "$(dirname "$gtb")/gtb-selftest" --gtb_out="$work/s.json" >"$work/out.txt" 2>&1
