@@ -83,13 +83,35 @@ def commit(doc):
     return f"commit {sha}" + (" with uncommitted changes" if build.get("git_dirty") is True else "")
 
 
+SPEED_SPREAD_LIMIT = 0.15  # harness/driver/run/speed.h: kSpeedSpreadLimit
+CACHE_SHARED_LIMIT = 0.75  # kCacheSharedLimit
+
+
+def speed_changed(speed):
+    """Whether a family's speed readings (health.speed) moved while it ran, as gtb's health::speed_change
+    judges them: a loop rate by more than SPEED_SPREAD_LIMIT, or the cache reading across
+    CACHE_SHARED_LIMIT by more than it."""
+    if not isinstance(speed, dict) or not isinstance(speed.get("before"), dict) or not isinstance(speed.get("after"), dict):
+        return False
+    b, a = speed["before"], speed["after"]
+    for key in ("one_core_gmadd_per_s", "all_cores_gmadd_per_s"):
+        x, y = b.get(key), a.get(key)
+        if is_num(x) and is_num(y) and x > 0 and y > 0 and min(x, y) / max(x, y) < 1 - SPEED_SPREAD_LIMIT:
+            return True
+    x, y = b.get("cache_scaling"), a.get("cache_scaling")
+    return (is_num(x) and is_num(y) and x > 0 and y > 0 and min(x, y) < CACHE_SHARED_LIMIT <= max(x, y)
+            and max(x, y) - min(x, y) > SPEED_SPREAD_LIMIT)
+
+
 def busy(doc, family=None):
-    """Whether the machine was busy (gtb's health readings) while the family ran, or any family."""
+    """Whether the machine was busy (gtb's health readings, or its speed readings moved) while the
+    family ran, or any family."""
     fams = [f for f in doc.get("families", []) or [] if isinstance(f, dict)]
     read = [f for f in fams if isinstance(f.get("health"), dict) and (family is None or f.get("name") == family)]
     if not read:
         return "machine load not recorded"
-    hot = [str(f.get("name")) for f in read if f["health"].get("busy") is True]
+    hot = sorted({str(f.get("name")) for f in read if f["health"].get("busy") is True or speed_changed(f["health"].get("speed"))},
+                 key=[str(f.get("name")) for f in read].index)
     if not hot:
         return "machine idle" if family else "machine idle during every family"
     return "machine BUSY (numbers may be low)" if family else "machine BUSY during " + ", ".join(hot)

@@ -193,6 +193,34 @@ TEST(CompareDocuments, SlowerOnABusyMachineIsUnconfirmedNeverAPass) {
   EXPECT_EQ(idle.exit_code(), 1);
 }
 
+// A family whose speed readings changed while it ran (the host's other work on a shared or virtual
+// machine) cannot tell a regression from a slower moment either: unconfirmed, also in a file written
+// before gtb judged the readings (busy false, readings kept).
+TEST(CompareDocuments, SlowerWhileTheMachinesSpeedChangedIsUnconfirmed) {
+  const Record b = rate_record("w", json{{"b", 1}}, steady(1e-3, 1));
+  const Record n = rate_record("w", json{{"b", 1}}, steady(1.5e-3, 2));
+  auto reading = [](double all, double cache) {
+    return json{{"threads", 2}, {"one_core_gmadd_per_s", 12}, {"all_cores_gmadd_per_s", all},
+                {"cache_sweep_bytes", 629145.6}, {"cache_scaling", cache}};
+  };
+  json base = doc_of({b}), next = doc_of({n});
+  base["families"] = json::array({{{"name", "transfer"}, {"health", {{"busy", false}, {"warnings", json::array()},
+                                                                     {"speed", {{"before", reading(24, 0.97)}, {"after", reading(24, 0.95)}}}}}}});
+  next["families"] = base["families"];
+  auto steady_res = compare::compare_documents(base, next, compare::Config{});
+  compare::mark_unconfirmed_on_busy(steady_res, base, next);
+  ASSERT_EQ(steady_res.rows[0].d.verdict, Verdict::slower) << "steady readings: a regression";
+  next["families"][0]["health"]["speed"]["after"] = reading(13, 0.5);
+  auto res = compare::compare_documents(base, next, compare::Config{});
+  compare::mark_unconfirmed_on_busy(res, base, next);
+  EXPECT_EQ(res.rows[0].d.verdict, Verdict::unconfirmed);
+  EXPECT_NE(res.rows[0].d.note.find("NEW: the machine's speed changed while it ran: all cores 24 -> "
+                                    "13 G multiply-adds/s, the CPUs' cache reading 0.97 -> 0.50"),
+            std::string::npos)
+      << res.rows[0].d.note;
+  EXPECT_EQ(res.exit_code(), compare::kExitUnconfirmed);
+}
+
 TEST(CompareDocuments, RegressionImprovementMissingNewAndBroken) {
   std::vector<Record> base = {rate_record("slow", json{{"b", 1}}, steady(1e-3, 1)),
                               rate_record("fast", json{{"b", 1}}, steady(1e-3, 2)),

@@ -279,6 +279,54 @@ TEST(HealthWarnings, FromADocument) {
   EXPECT_TRUE(health::warnings(json::array()).empty());
 }
 
+// A family whose speed readings moved while it ran: a loop rate beyond kSpeedSpreadLimit, or a cache
+// reading that crossed kCacheSharedLimit by more than it. Steady readings, a steadily shared cache,
+// small moves and missing readings are not a change. busy_text carries it (for files written before
+// the judgement too), once, beside the judged warnings.
+TEST(HealthSpeed, AChangeOfSpeedWhileAFamilyRanMakesItBusy) {
+  auto reading = [](double one, double all, double cache) {
+    json r = {{"threads", 2}, {"one_core_gmadd_per_s", one}, {"all_cores_gmadd_per_s", all}, {"wake_us", 5},
+              {"wake_max_us", 9}};
+    if (cache > 0) r["cache_sweep_bytes"] = 629145.6, r["cache_scaling"] = cache;
+    return r;
+  };
+  auto speed = [](const json& b, const json& a) { return json{{"before", b}, {"after", a}}; };
+  EXPECT_EQ(health::speed_change(speed(reading(12, 24, 0.97), reading(11.5, 22.5, 0.93))), "");
+  EXPECT_EQ(health::speed_change(speed(reading(12, 13, 0.50), reading(12, 12.5, 0.52))), "")
+      << "CPUs that always share a core are slow, not changing";
+  EXPECT_EQ(health::speed_change(speed(reading(12, 24, 0.74), reading(12, 24, 0.80))), "")
+      << "a crossing smaller than the limit is a reading's own noise";
+  EXPECT_EQ(health::speed_change(json::object()), "");
+  EXPECT_EQ(health::speed_change(speed(reading(0, 0, 0), reading(12, 24, 0.97))), "");
+  EXPECT_EQ(health::speed_change(speed(reading(12, 24.1, 0.97), reading(12, 15.4, 0.97))),
+            "the machine's speed changed while it ran: all cores 24.1 -> 15.4 G "
+            "multiply-adds/s");
+  const std::string both = health::speed_change(speed(reading(14.8, 24, 0.58), reading(6.05, 24, 0.97)));
+  EXPECT_NE(both.find("one core 14.8 -> 6.05 G multiply-adds/s, the CPUs' cache reading 0.58 -> 0.97"), std::string::npos)
+      << both;
+  EXPECT_EQ(both.find("all cores"), std::string::npos);
+
+  json h = {{"busy", false}, {"warnings", json::array()}, {"speed", speed(reading(12, 24, 0.97), reading(12, 12, 0.5))}};
+  const std::string moved = health::speed_change(h["speed"]);
+  EXPECT_EQ(health::busy_text(h), moved);
+  h["busy"] = true;
+  h["warnings"] = {"other processes used 55% of the CPUs", moved};
+  EXPECT_EQ(health::busy_text(h), "other processes used 55% of the CPUs; " + moved) << "said once";
+  h["speed"] = speed(reading(12, 24, 0.97), reading(12, 24, 0.97));
+  h["warnings"] = {"other processes used 55% of the CPUs"};
+  EXPECT_EQ(health::busy_text(h), "other processes used 55% of the CPUs");
+  h["busy"] = false;
+  EXPECT_EQ(health::busy_text(h), "");
+  json doc = {{"families", {{{"name", "gemm"}, {"health", {{"speed", speed(reading(12, 24, 0.97), reading(12, 24, 0.5))}}}}}}};
+  const auto w = health::warnings(doc);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].rfind("gemm: the machine's speed changed while it ran", 0), 0u) << w[0];
+  // A file of several runs names the run of each entry.
+  doc["runs"] = 2;
+  doc["families"][0]["run"] = 2;
+  EXPECT_EQ(health::warnings(doc)[0].rfind("gemm (run 2): the machine's speed changed", 0), 0u) << health::warnings(doc)[0];
+}
+
 // ------------------------------------------------------------------------------ suspect records
 
 Record rate(const std::string& variant, Backend be, double value, const json& params = {{"n", 1}}) {

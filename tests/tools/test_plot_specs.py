@@ -126,6 +126,15 @@ def main():
         check(want in cap, f"caption lacks {want!r}: {cap}")
     busy = gtb_plot.caption(doc(busy=True), "fam")
     check("BUSY" in busy, f"caption of a busy run must say so: {busy}")
+    # Speed readings that moved while the family ran (a file from before gtb judged them): busy too;
+    # readings that held are not.
+    def read(all_cores, cache):
+        return {"one_core_gmadd_per_s": 12.0, "all_cores_gmadd_per_s": all_cores, "cache_scaling": cache}
+    moved = doc(busy=False)
+    moved["families"][0]["health"]["speed"] = {"before": read(24.0, 0.97), "after": read(24.0, 0.5)}
+    check("BUSY" in gtb_plot.caption(moved, "fam"), "caption of a family whose speed changed must say busy")
+    moved["families"][0]["health"]["speed"] = {"before": read(24.0, 0.97), "after": read(23.0, 0.93)}
+    check("idle" in gtb_plot.caption(moved, "fam"), "caption of a family whose speed held must say idle")
     dirty = doc(busy=False)
     dirty["context"]["build"]["git_dirty"] = True
     check("uncommitted" in gtb_plot.caption(dirty, "fam"), "caption of a dirty tree must say so")

@@ -13,6 +13,7 @@
 #include "harness/document/stats.h"
 #include "harness/driver/compare/compare_common.h"
 #include "harness/driver/compare/compare_stats.h"
+#include "harness/driver/run/health.h"
 
 namespace gtb::compare {
 
@@ -445,15 +446,14 @@ int Result::exit_code() const {
 }
 
 namespace {
-// The health warnings of `family` in a document; empty when it was not measured busy.
+// The health warnings of `family` in a document (every run of it); empty when it was not measured
+// busy and its speed readings did not change (health::busy_text).
 std::string busy_warnings(const json& doc, const std::string& family) {
   std::string out;
   for (const auto& f : array_at(doc, {"families"})) {
-    if (string_at(f, {"name"}) != family || !json_read::bool_at(f, {"health", "busy"})) continue;
-    std::string w;
-    for (const auto& x : array_at(f, {"health", "warnings"}))
-      if (x.is_string()) w += (w.empty() ? "" : "; ") + x.get<std::string>();
-    if (out.find(w) == std::string::npos) out += (out.empty() ? "" : "; ") + (w.empty() ? std::string("busy") : w);
+    if (string_at(f, {"name"}) != family) continue;
+    const std::string w = health::busy_text(object_at(f, {"health"}));
+    if (!w.empty() && out.find(w) == std::string::npos) out += (out.empty() ? "" : "; ") + w;
   }
   return out;
 }

@@ -174,7 +174,9 @@ void health_section(Md& md, const Doc& d) {
   md.h2("Measurement health");
   if (!warn.empty()) {
     md.p("> **Measured on a busy machine: the numbers of these families may be low.** Rerun on an idle "
-         "machine (or with `gtb run --wait-idle`) before drawing conclusions from them.");
+         "machine (or with `gtb run --wait-idle`) before drawing conclusions from them. A speed that changed "
+         "while a family ran is the host's (a shared or virtual machine) and waiting does not cure it: decide a "
+         "change between two builds with `gtb ab`, which alternates them.");
     for (const auto& w : warn) md.li(w);
     md.o << "\n";
   } else {
@@ -183,7 +185,9 @@ void health_section(Md& md, const Doc& d) {
   if (const json* t = find(d.j, {"context", "health", "thresholds"}); t && t->is_object())
     md.p("Limits: other processes at most " + fmt("%.0f%%", 100 * number_at(*t, {"other_cpu_fraction"}, 0)) +
          " of the CPUs, steal at most " + fmt("%.0f%%", 100 * number_at(*t, {"steal_fraction"}, 0)) +
-         " of the CPU time, no thermal or hardware clock slowdown (see docs/harness.md).");
+         " of the CPU time, no thermal or hardware clock slowdown, a loop's speed before and after a family within " +
+         fmt("%.0f%%", 100 * health::kSpeedSpreadLimit) + " of each other, and the CPUs' cache reading on one side of " +
+         fmt("%.2f", health::kCacheSharedLimit) + " (see docs/harness.md).");
   if (const auto sp = health::speed_spread(d.j)) md.p(health::speed_sentence(*sp));
   if (start && start->is_object()) {
     std::string s = "At the start: load average " + (has_num(find(*start, "loadavg_1min")) ? num(number_at(*start, {"loadavg_1min"})) : "unknown") +

@@ -54,7 +54,8 @@ void print_health(std::ostream& os, const json& doc) {
   const auto warn = health::warnings(doc);
   if (!warn.empty()) {
     os << "\nWARNING: measured on a busy machine; these numbers may be low (limits in docs/harness.md;\n"
-          "rerun on an idle machine, or with gtb run --wait-idle):\n";
+          "rerun on an idle machine, or with gtb run --wait-idle; a speed that changed while a family ran is\n"
+          "the host's: decide a change between two builds with gtb ab):\n";
     for (const auto& w : warn) os << "  " << w << "\n";
     return;
   }

@@ -381,7 +381,13 @@ json Monitor::finish() {
   d.sm_mhz_max = max_sm_mhz_;
   d.loadavg_max = max_load_;
   json h = judge(before_, after, d, t_);
-  if (speed_before_) h["speed"] = {{"before", to_json(*speed_before_)}, {"after", to_json(measure_speed())}};
+  if (speed_before_) {
+    h["speed"] = {{"before", to_json(*speed_before_)}, {"after", to_json(measure_speed())}};
+    if (const std::string moved = speed_change(h["speed"]); !moved.empty()) {
+      h["warnings"].push_back(moved);
+      h["busy"] = true;
+    }
+  }
   return h;
 }
 
@@ -427,16 +433,17 @@ json wait_idle(double max_seconds, const Sources& src, Thresholds t) {
           {"last_steal_fraction", steal}};
 }
 
-namespace {
-// A family health record's warnings in one line, or "" when it was not busy.
 std::string busy_text(const json& h) {
-  if (!json_read::bool_at(h, {"busy"})) return "";
   std::string s;
-  for (const auto& w : json_read::array_at(h, {"warnings"}))
-    if (w.is_string()) s += (s.empty() ? "" : "; ") + w.get<std::string>();
-  return s.empty() ? "busy" : s;
+  if (json_read::bool_at(h, {"busy"})) {
+    for (const auto& w : json_read::array_at(h, {"warnings"}))
+      if (w.is_string()) s += (s.empty() ? "" : "; ") + w.get<std::string>();
+    if (s.empty()) s = "busy";
+  }
+  const std::string moved = speed_change(json_read::object_at(h, {"speed"}));
+  if (!moved.empty() && s.find(moved) == std::string::npos) s += (s.empty() ? "" : "; ") + moved;
+  return s;
 }
-}  // namespace
 
 void print_family_warning(std::FILE* f, const std::string& label, const json& h) {
   const std::string s = busy_text(h);
@@ -452,7 +459,10 @@ std::vector<std::string> warnings(const json& doc) {
                   " s; the run measured anyway");
   for (const auto& f : json_read::array_at(doc, {"families"})) {
     const std::string s = busy_text(json_read::object_at(f, {"health"}));
-    if (!s.empty()) out.push_back(json_read::string_at(f, {"name"}, "?") + ": " + s);
+    // A file of several runs (gtb run --runs K) has an entry per family and run: the run is named.
+    const double run = json_read::number_at(doc, {"runs"}, 1.0) > 1 ? json_read::number_at(f, {"run"}, 0.0) : 0.0;
+    const std::string label = json_read::string_at(f, {"name"}, "?") + (run > 0 ? format::printf_number(" (run %.0f)", run) : "");
+    if (!s.empty()) out.push_back(label + ": " + s);
   }
   return out;
 }

@@ -153,6 +153,11 @@ json wait_idle(double max_seconds, const Sources& src = {}, Thresholds t = {});
 double other_cpu_fraction(const Snapshot& a, const Snapshot& b);
 double steal_fraction(const Snapshot& a, const Snapshot& b);
 
+// A family's health record in one line: its warnings when it was judged busy, and a change of the
+// machine's speed its readings show (speed_change; files written before that judgement included);
+// "" when neither.
+std::string busy_text(const json& family_health);
+
 // One stderr line when a family's health says busy: "<label> measured on a busy machine: ...".
 void print_family_warning(std::FILE* f, const std::string& label, const json& family_health);
 

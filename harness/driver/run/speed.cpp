@@ -208,6 +208,28 @@ std::optional<SpeedSpread> speed_spread(const json& doc) {
   return out;
 }
 
+std::string speed_change(const json& family_speed) {
+  using format::printf_number;
+  const json& b = json_read::object_at(family_speed, {"before"});
+  const json& a = json_read::object_at(family_speed, {"after"});
+  std::vector<std::string> moved;
+  for (const auto& [key, label] : {std::pair<const char*, const char*>{"one_core_gmadd_per_s", "one core"},
+                                   std::pair<const char*, const char*>{"all_cores_gmadd_per_s", "all cores"}}) {
+    const double x = json_read::number_at(b, {key}, 0.0), y = json_read::number_at(a, {key}, 0.0);
+    if (x > 0 && y > 0 && std::min(x, y) / std::max(x, y) < 1.0 - kSpeedSpreadLimit)
+      moved.push_back(std::string(label) + " " + printf_number("%.3g", x) + " -> " + printf_number("%.3g", y) +
+                      " G multiply-adds/s");
+  }
+  const double cx = json_read::number_at(b, {"cache_scaling"}, 0.0), cy = json_read::number_at(a, {"cache_scaling"}, 0.0);
+  if (cx > 0 && cy > 0 && std::min(cx, cy) < kCacheSharedLimit && std::max(cx, cy) >= kCacheSharedLimit &&
+      std::max(cx, cy) - std::min(cx, cy) > kSpeedSpreadLimit)
+    moved.push_back("the CPUs' cache reading " + printf_number("%.2f", cx) + " -> " + printf_number("%.2f", cy));
+  if (moved.empty()) return "";
+  std::string t = "the machine's speed changed while it ran: ";
+  for (std::size_t i = 0; i < moved.size(); ++i) t += (i ? ", " : "") + moved[i];
+  return t;
+}
+
 namespace {
 std::string micros_text(double us) {
   return us >= 1000 ? format::printf_number("%.3g", us / 1000) + " ms" : format::printf_number("%.3g", us) + " us";

@@ -59,6 +59,14 @@ inline constexpr double kSpeedSpreadLimit = 0.15;
 // says so, and how often).
 inline constexpr double kCacheSharedLimit = 0.75;
 
+// Whether the machine's speed changed while one family ran, from its before and after readings
+// (families[].health.speed): a loop rate (one core or all cores) that moved by more than
+// kSpeedSpreadLimit, or a cache reading that crossed kCacheSharedLimit by more than kSpeedSpreadLimit
+// (the CPUs on cores of their own at one reading, sharing one core's cache at the other). The
+// warning that says what moved, or "" when nothing did (or a reading is missing). A machine that is
+// steadily slow (CPUs that always share a core) is not flagged: only a change is.
+std::string speed_change(const json& family_speed);
+
 // One sentence on the spread for the report ("The machine's speed ... "), empty when there is none.
 std::string speed_sentence(const SpeedSpread& s);
 
