@@ -275,6 +275,37 @@ TEST(Report, AMachineWhoseSpeedChangedIsSaidBesideTheValidation) {
   EXPECT_TRUE(has(drift, "a thread asleep took 6 us to wake (median; the slowest 30 ms)")) << drift;
 }
 
+// Family runs whose only warning is a change of speed: a line each while there are three or fewer,
+// one line naming them (family and runs) when there are more; another warning keeps its own line.
+TEST(Report, ManyFamilyRunsWhoseSpeedMovedShareOneLine) {
+  json doc = load_document(fixture("cost/cost_synthetic.json"));
+  auto reading = [](double all) {
+    return json{{"threads", 2}, {"one_core_gmadd_per_s", 12}, {"all_cores_gmadd_per_s", all}, {"wake_us", 5},
+                {"wake_max_us", 9}};
+  };
+  auto family = [&](const std::string& name, int run, double after) {
+    return json{{"name", name}, {"run", run},
+                {"health", {{"seconds", 1}, {"busy", false}, {"warnings", json::array()},
+                            {"speed", {{"before", reading(24)}, {"after", reading(after)}}}}}};
+  };
+  doc["runs"] = 3;
+  doc["families"] = json::array({family("gemm", 1, 12), family("train", 1, 24), family("gemm", 2, 13), family("train", 2, 12)});
+  std::string md = report::render_markdown(doc, "cost_synthetic.json");
+  EXPECT_TRUE(has(md, "- gemm (run 1): the machine's speed changed while it ran: all cores 24 -> 12 G multiply-adds/s")) << md;
+  EXPECT_TRUE(has(md, "- train (run 2): the machine's speed changed while it ran")) << md;
+  EXPECT_FALSE(has(md, "family runs ran")) << md;
+  doc["families"].push_back(family("pitfalls", 3, 12));
+  doc["families"].push_back(family("gemm", 3, 24));
+  doc["families"][1]["health"]["busy"] = true;
+  doc["families"][1]["health"]["warnings"] = {"the hypervisor took 8% of the CPU time (steal; limit 5%)"};
+  md = report::render_markdown(doc, "cost_synthetic.json");
+  EXPECT_TRUE(has(md, "- the machine's speed changed while 4 of 6 family runs ran, and nothing else was over a limit: "
+                      "gemm (runs 1, 2), train (run 2), pitfalls (run 3)"))
+      << md;
+  EXPECT_TRUE(has(md, "- train (run 1): the hypervisor took 8% of the CPU time (steal; limit 5%)")) << md;
+  EXPECT_FALSE(has(md, "- gemm (run 1):")) << md;
+}
+
 // A file of several runs keeps each run's findings: the report validates the model within each run
 // too (that run's terms against its own steps), run by run, with the medians over the runs.
 TEST(Report, SeveralRunsAreValidatedWithinEachRun) {

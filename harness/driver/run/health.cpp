@@ -450,6 +450,23 @@ void print_family_warning(std::FILE* f, const std::string& label, const json& h)
   if (!s.empty()) std::fprintf(f, "%s WARNING: measured on a busy machine: %s\n", label.c_str(), s.c_str());
 }
 
+std::vector<BusyFamily> busy_families(const json& doc) {
+  std::vector<BusyFamily> out;
+  const bool several_runs = json_read::number_at(doc, {"runs"}, 1.0) > 1;
+  for (const auto& f : json_read::array_at(doc, {"families"})) {
+    const json& h = json_read::object_at(f, {"health"});
+    BusyFamily b;
+    b.text = busy_text(h);
+    if (b.text.empty()) continue;
+    b.name = json_read::string_at(f, {"name"}, "?");
+    // A file of several runs (gtb run --runs K) has an entry per family and run: the run is named.
+    b.run = several_runs ? int(json_read::number_at(f, {"run"}, 0.0)) : 0;
+    b.speed_only = b.text == speed_change(json_read::object_at(h, {"speed"}));
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
 std::vector<std::string> warnings(const json& doc) {
   std::vector<std::string> out;
   const json& wait = json_read::object_at(doc, {"context", "health", "wait_idle"});
@@ -457,13 +474,8 @@ std::vector<std::string> warnings(const json& doc) {
     out.push_back("--wait-idle: the machine did not settle in " +
                   format::printf_number("%.0f", json_read::number_at(wait, {"waited_s"}, 0.0)) +
                   " s; the run measured anyway");
-  for (const auto& f : json_read::array_at(doc, {"families"})) {
-    const std::string s = busy_text(json_read::object_at(f, {"health"}));
-    // A file of several runs (gtb run --runs K) has an entry per family and run: the run is named.
-    const double run = json_read::number_at(doc, {"runs"}, 1.0) > 1 ? json_read::number_at(f, {"run"}, 0.0) : 0.0;
-    const std::string label = json_read::string_at(f, {"name"}, "?") + (run > 0 ? format::printf_number(" (run %.0f)", run) : "");
-    if (!s.empty()) out.push_back(label + ": " + s);
-  }
+  for (const auto& b : busy_families(doc))
+    out.push_back(b.name + (b.run > 0 ? " (run " + std::to_string(b.run) + ")" : "") + ": " + b.text);
   return out;
 }
 

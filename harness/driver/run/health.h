@@ -161,6 +161,16 @@ std::string busy_text(const json& family_health);
 // One stderr line when a family's health says busy: "<label> measured on a busy machine: ...".
 void print_family_warning(std::FILE* f, const std::string& label, const json& family_health);
 
+// Each family entry of a document whose health reads busy (busy_text), in file order: its name, its
+// run in a file of several runs (0 otherwise), the text, and whether a change of speed is all it says.
+struct BusyFamily {
+  std::string name;
+  int run = 0;
+  std::string text;
+  bool speed_only = false;
+};
+std::vector<BusyFamily> busy_families(const json& doc);
+
 // Lines for the summary and the report: one per family whose health says busy, and the start
 // reading's own warnings. Empty when all is well or the file predates health readings.
 std::vector<std::string> warnings(const json& doc);
