@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -130,6 +131,14 @@ def main():
     # readings that held are not.
     def read(all_cores, cache):
         return {"one_core_gmadd_per_s": 12.0, "all_cores_gmadd_per_s": all_cores, "cache_scaling": cache}
+    # The figures' captions and gtb's health judgement use the same limits (one rule in two languages).
+    speed_h = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                           "harness", "driver", "run", "speed.h")
+    with open(speed_h) as fh:
+        header = fh.read()
+    for name, value in (("kSpeedSpreadLimit", gtb_plot.SPEED_SPREAD_LIMIT), ("kCacheSharedLimit", gtb_plot.CACHE_SHARED_LIMIT)):
+        m = re.search(r"\b" + name + r"\s*=\s*([0-9.]+)", header)
+        check(m is not None and float(m.group(1)) == value, f"{name} in speed.h and gtb_plot.py differ")
     moved = doc(busy=False)
     moved["families"][0]["health"]["speed"] = {"before": read(24.0, 0.97), "after": read(24.0, 0.5)}
     check("BUSY" in gtb_plot.caption(moved, "fam"), "caption of a family whose speed changed must say busy")
