@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "bench/framework/findings.h"
@@ -431,21 +432,118 @@ const char* kStepDoc =
     "the train family's step in PyTorch (input = width, depth Linear layers, 16 classes, ReLU, cross-entropy, SGD "
     "momentum 0.9 lr 0.05; gtb's initial parameters and data): zero_grad + forward + backward + step; samples/s";
 
+// The registrations the GPU's first cases (below) share with their workloads: the same axes in the same
+// order (a case's id reads them in order), with the values given.
+using Points = std::vector<std::vector<I>>;
+using Names = std::vector<std::string>;
+
+gtb::Bench& add_mlp_step(Backend be, const Points& full, const Points& quick, const Names& modes) {
+  return gtb::add("framework", "mlp_step", "pytorch", be, mlp_case)
+      .zip({"width", "depth", "batch"}, full, quick)
+      .option("mode", modes)
+      .rate("throughput", "samples/s", 1.0)
+      .rule(gtb::Suite::quick, kStepQuickRule)
+      .describe(std::string(kStepDoc) + "; mode eager, compiled (torch.compile) or graph (a CUDA graph replayed)");
+}
+
+gtb::Bench& add_mixed_precision(Backend be, const Points& full, const Points& quick, const Names& precisions) {
+  return gtb::add("framework", "mixed_precision", "pytorch", be, mlp_case)
+      .zip({"width", "depth", "batch"}, full, quick)
+      .option("precision", precisions)
+      .rate("throughput", "samples/s", 1.0)
+      .rule(gtb::Suite::quick, kStepQuickRule)
+      .describe(std::string(kStepDoc) +
+                "; precision fp32, bf16 (torch.autocast, FP32 master weights) or fp16 (autocast + GradScaler); "
+                "counters: the loss after k_steps steps from the same start, step_memory_bytes (the tensors one step "
+                "holds, counted: docs/framework.md), peak_memory_bytes on the GPU (measured)");
+}
+
+gtb::Bench& add_transformer_step(Backend be, const Points& full, const Points& quick, const Names& attention,
+                                 const Names& precisions, const Names& quick_precisions) {
+  return gtb::add("framework", "transformer_step", "pytorch", be, worker_checked_case)
+      .zip({"layers", "d_model", "heads", "seq_len", "batch"}, full, quick)
+      .option("attention", attention)
+      .option("precision", precisions, quick_precisions)
+      .rate("throughput", "tokens/s", 1.0)
+      .rule(gtb::Suite::quick, kStepQuickRule)
+      .describe("the transformer family's block stack in PyTorch (pre-LN blocks, causal attention written out or "
+                "F.scaled_dot_product_attention, AdamW, 0.5 mean squared error), eager; checked against the same "
+                "model in float64 (loss and first update); tokens/s");
+}
+
+gtb::Bench& add_matmul(Backend be, const Points& layers, const std::vector<I>& rows, const std::vector<I>& quick_rows,
+                       const Names& orientations) {
+  return gtb::add("framework", "matmul", "pytorch", be, matmul_case)
+      .zip({"in", "out"}, layers, layers)
+      .axis("rows", rows, quick_rows)
+      .option("orientation", orientations)
+      .rate("rate", "GFLOP/s", 1e9)
+      .rule(gtb::Suite::quick, kQuickRule)
+      .describe("torch.mm at a layer in -> out's GEMMs over `rows` samples: nn the forward (rows x out over in), tn the "
+                "weight gradient through a transposed view (in x out over rows), nt the input gradient (rows x in over "
+                "out); FP32; 16 rows of C checked against float64");
+}
+
+// The GPU's first cases: ci/gpu-check.sh's first minutes on a GPU take the first two of every family's
+// GPU quick cases and then, in this family's phase (bench/framework/ci.sh), the rest of its first eight:
+// these, one case of each GPU workload a training step's time is made of (the MLP step eager and as a
+// CUDA graph, mixed precision in bf16 and in fp16 with GradScaler, the transformer block step, a GEMM,
+// the batch's copy to the GPU from pageable and from pinned memory). They are registered on the GPU
+// before the family's other cases, from their workloads' registrations with these values only; each
+// workload's registration leaves them out (without()).
+struct GpuLeads {
+  const gtb::Bench* mlp_step = nullptr;
+  const gtb::Bench* mixed_precision = nullptr;
+  const gtb::Bench* transformer_step = nullptr;
+  const gtb::Bench* matmul = nullptr;
+};
+
+GpuLeads register_gpu_leads() {
+  GpuLeads lead;
+  lead.mlp_step = &add_mlp_step(Backend::cuda, {{1024, 4, 256}}, {}, {"eager", "graph"});
+  lead.mixed_precision = &add_mixed_precision(Backend::cuda, {{512, 4, 512}}, {}, {"bf16", "fp16"});
+  lead.transformer_step = &add_transformer_step(Backend::cuda, {{2, 256, 4, 128, 4}}, {}, {"fused"}, {"fp32"}, {});
+  lead.matmul = &add_matmul(Backend::cuda, {{1024, 1024}}, {4096}, {}, {"nn"});
+  gtb::add("framework", "to_device", "pytorch", Backend::cuda, worker_checked_case)
+      .axis("bytes", std::vector<I>{1 << 20, 1 << 26}, std::vector<I>{1 << 24})
+      .option("memory", std::vector<std::string>{"pageable", "pinned"})
+      .rate("bandwidth", "GB/s", 1e9)
+      .rule(gtb::Suite::quick, kQuickRule)
+      .describe("a batch copied to the GPU with .to('cuda'): from pageable memory, or from pinned memory with "
+                "non_blocking=True; checked byte for byte");
+  return lead;
+}
+
+// Whether a case is one of `b`'s: each of b's axes holds the case's values.
+bool among(const gtb::Bench& b, const json& params, const json& options, gtb::Suite s) {
+  for (const gtb::Axis& a : b.axes()) {
+    const json& of = a.is_option ? options : params;
+    bool held = false;
+    for (const auto& point : a.values(s)) {
+      bool same = true;
+      for (std::size_t j = 0; j < a.names.size() && same; ++j)
+        same = of.contains(a.names[j]) && std::visit([&](const auto& v) { return of.at(a.names[j]) == json(v); }, point[j]);
+      held = held || same;
+    }
+    if (!held) return false;
+  }
+  return true;
+}
+
+// `b` without the cases of `lead` (none when it is null: on the CPU).
+gtb::Bench& without(gtb::Bench& b, const gtb::Bench* lead) {
+  if (lead) b.filter([lead](const json& p, const json& o, gtb::Suite s) { return !among(*lead, p, o, s); });
+  return b;
+}
+
 // PyTorch's own kernels, the terms its steps are priced with (docs/framework.md): torch.mm at the
 // GEMM shapes the train family's steps run (each layer's forward and two backward forms, over the
 // rows), and the optimizer step alone by size and tensor count.
-void register_kernels() {
-  const std::vector<std::vector<I>> kLayers = {{64, 64}, {64, 16}, {256, 256}, {256, 16}, {1024, 1024}, {1024, 16}};
+void register_kernels(const GpuLeads& lead) {
+  const Points kLayers = {{64, 64}, {64, 16}, {256, 256}, {256, 16}, {1024, 1024}, {1024, 16}};
   for (Backend be : {Backend::cpu, Backend::cuda}) {
-    gtb::add("framework", "matmul", "pytorch", be, matmul_case)
-        .zip({"in", "out"}, kLayers, kLayers)
-        .axis("rows", std::vector<I>{1, 8, 32, 128, 512, 2048, 4096}, std::vector<I>{1, 32, 512, 4096})
-        .option("orientation", std::vector<std::string>{"nn", "tn", "nt"})
-        .rate("rate", "GFLOP/s", 1e9)
-        .rule(gtb::Suite::quick, kQuickRule)
-        .describe("torch.mm at a layer in -> out's GEMMs over `rows` samples: nn the forward (rows x out over in), tn the "
-                  "weight gradient through a transposed view (in x out over rows), nt the input gradient (rows x in over "
-                  "out); FP32; 16 rows of C checked against float64");
+    without(add_matmul(be, kLayers, {1, 8, 32, 128, 512, 2048, 4096}, {1, 32, 512, 4096}, {"nn", "tn", "nt"}),
+            be == Backend::cuda ? lead.matmul : nullptr);
     // Attention's per-head products of a block stack (batch x heads products of sequence x head_dim):
     // the scores (nt, S x S over dh), the context and the query/key gradients (nn, S x dh over S), the
     // value gradient (tn, S x dh over S); 16 products, S 128 and 512, dh 32 and 64.
@@ -477,8 +575,10 @@ void register_kernels() {
 }
 
 bool register_all() {
+  GpuLeads lead;  // none on the CPU
   for (Backend be : {Backend::cpu, Backend::cuda}) {
     const bool cpu = be == Backend::cpu;
+    if (!cpu) lead = register_gpu_leads();
     gtb::add("framework", "op_chain", "eager", be, op_chain_case)
         // The quick suite's sizes include the vectorize family's quick chain sizes (2^18, 2^24), so
         // that gtb's own time for the same chain stands beside PyTorch's in the report and figure.
@@ -506,39 +606,22 @@ bool register_all() {
     }
     std::vector<std::string> modes = {"eager", "compiled"};
     if (!cpu) modes.push_back("graph");
-    gtb::add("framework", "mlp_step", "pytorch", be, mlp_case)
-        .zip({"width", "depth", "batch"}, kStepFull, kStepQuick)
-        .option("mode", modes)
-        .rate("throughput", "samples/s", 1.0)
-        .rule(gtb::Suite::quick, kStepQuickRule)
-        .describe(std::string(kStepDoc) + "; mode eager, compiled (torch.compile) or graph (a CUDA graph replayed)");
-    gtb::add("framework", "mixed_precision", "pytorch", be, mlp_case)
-        .zip({"width", "depth", "batch"}, {{512, 4, 512}, {1024, 4, 1024}}, {{512, 4, 512}})
-        .option("precision", cpu ? std::vector<std::string>{"fp32", "bf16"} : std::vector<std::string>{"fp32", "bf16", "fp16"})
-        .rate("throughput", "samples/s", 1.0)
-        .rule(gtb::Suite::quick, kStepQuickRule)
-        .describe(std::string(kStepDoc) +
-                  "; precision fp32, bf16 (torch.autocast, FP32 master weights) or fp16 (autocast + GradScaler); "
-                  "counters: the loss after k_steps steps from the same start, step_memory_bytes (the tensors one step "
-                  "holds, counted: docs/framework.md), peak_memory_bytes on the GPU (measured)");
+    without(add_mlp_step(be, kStepFull, kStepQuick, modes), lead.mlp_step);
+    without(add_mixed_precision(be, {{512, 4, 512}, {1024, 4, 1024}}, {{512, 4, 512}},
+                                cpu ? Names{"fp32", "bf16"} : Names{"fp32", "bf16", "fp16"}),
+            lead.mixed_precision);
     gtb::add("framework", "loss_read", "pytorch", be, mlp_case)
         .zip({"width", "depth", "batch"}, {{256, 4, 32}, {1024, 4, 256}}, {{256, 4, 32}})
         .option("loss_read_every", std::vector<I>{1, 100})
         .time("step_time", "us", 1e-6)
         .rule(gtb::Suite::quick, kStepQuickRule)
         .describe(std::string(kStepDoc) + "; loss.item() every loss_read_every steps (a host sync on the GPU)");
-    gtb::add("framework", "transformer_step", "pytorch", be, worker_checked_case)
-        .zip({"layers", "d_model", "heads", "seq_len", "batch"}, {{2, 128, 4, 128, 4}, {2, 256, 4, 128, 4}, {2, 320, 5, 128, 4}},
-             {{2, 128, 4, 128, 4}, {2, 256, 4, 128, 4}})
-        .option("attention", std::vector<std::string>{"materialised", "fused"})
-        .option("precision", std::vector<std::string>{"fp32", "bf16"}, std::vector<std::string>{"fp32"})
-        .rate("throughput", "tokens/s", 1.0)
-        .rule(gtb::Suite::quick, kStepQuickRule)
-        .describe("the transformer family's block stack in PyTorch (pre-LN blocks, causal attention written out or "
-                  "F.scaled_dot_product_attention, AdamW, 0.5 mean squared error), eager; checked against the same "
-                  "model in float64 (loss and first update); tokens/s");
+    without(add_transformer_step(be, {{2, 128, 4, 128, 4}, {2, 256, 4, 128, 4}, {2, 320, 5, 128, 4}},
+                                 {{2, 128, 4, 128, 4}, {2, 256, 4, 128, 4}}, {"materialised", "fused"}, {"fp32", "bf16"},
+                                 {"fp32"}),
+            lead.transformer_step);
   }
-  register_kernels();
+  register_kernels(lead);
   gtb::add("framework", "dataloader", "pytorch", Backend::cpu, worker_checked_case)
       .axis("sample_us", std::vector<I>{0, 50, 200, 1000, 4000}, std::vector<I>{50, 1000})
       .axis("num_workers", worker_counts())
@@ -557,13 +640,6 @@ bool register_all() {
                 "consumer whose step takes step_ms (a sleep, as a GPU step leaves the host); one repetition = one batch "
                 "taken and consumed; samples/s delivered, counter idle_fraction = the consumer's wait for batches; "
                 "checked: an epoch delivers every sample once, in order");
-  gtb::add("framework", "to_device", "pytorch", Backend::cuda, worker_checked_case)
-      .axis("bytes", std::vector<I>{1 << 20, 1 << 26}, std::vector<I>{1 << 24})
-      .option("memory", std::vector<std::string>{"pageable", "pinned"})
-      .rate("bandwidth", "GB/s", 1e9)
-      .rule(gtb::Suite::quick, kQuickRule)
-      .describe("a batch copied to the GPU with .to('cuda'): from pageable memory, or from pinned memory with "
-                "non_blocking=True; checked byte for byte");
   for (const char* v : {"data_parallel", "ddp"})
     gtb::add("framework", "multi_gpu", v, Backend::cuda, worker_checked_case)
         .zip({"width", "depth", "batch"}, {{1024, 4, 1024}})
