@@ -7,9 +7,10 @@
 #     calibrate-ab  ci/calibrate-compare.sh: the `gtb ab` A/A pairs
 #     gpu-smoke     ci/gpu-check.sh --smoke: the subset of the quick suite
 #     gpu-dry-run   ci/test.d/30-gpu-check.sh: the smoke dry run without a GPU (one short family)
-# and may declare a phase of ci/gpu-check.sh of its own: gpu_check_phase="NAME SECONDS" (its name and
-# default budget, GTB_<NAME>_SECONDS overriding it) and the function gpu_check_step that runs it
-# after the GPU records (see there); and the variables ci/static-checks.sh reads (sc_*, see there).
+# and may declare a phase of ci/gpu-check.sh of its own: gpu_check_phase="NAME SECONDS [after=PHASE]
+# [gpu-records=FROM:TO]" (its name and default budget, GTB_<NAME>_SECONDS overriding it; where it runs
+# and which of its GPU records it runs: gc_plan in ci/gpu-check-lib.sh) and the function gpu_check_step
+# that runs it (see ci/gpu-check.sh); and the variables ci/static-checks.sh reads (sc_*, see there).
 # A family's GPU records need nothing here: `gtb run --backend cuda` runs every family's. Nothing
 # else in ci/ names a family.
 
@@ -30,11 +31,12 @@ ci_families() {
   printf '%s\n' "$out"
 }
 
-# ci_gpu_phases ROOT: "NAME SECONDS" of each family's own gpu-check phase, in bench/ order.
+# ci_gpu_phases ROOT: each family's own gpu-check phase as declared, then family=FAMILY, in bench/ order.
 ci_gpu_phases() {
   local f
   for f in "$1"/bench/*/ci.sh; do
     [ -f "$f" ] || continue
-    ( gpu_check_phase=""; source "$f" >/dev/null; [ -z "$gpu_check_phase" ] || echo "$gpu_check_phase" )
+    ( gpu_check_phase=""; source "$f" >/dev/null
+      [ -z "$gpu_check_phase" ] || echo "$gpu_check_phase family=$(basename "$(dirname "$f")")" )
   done
 }

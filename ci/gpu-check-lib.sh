@@ -8,26 +8,41 @@
 # GPU work first, in passes over every family's GPU quick records (`gtb run --backend cuda --cases
 # FROM:TO`): the first two records of every family, then the next six, then the rest, so that every
 # family is measured before any family's whole list (gtb run drops a family cut by the budget, so a
-# pass's cut costs one family's slice, not its whole list); the GPU tests after the second pass; the
-# families' own GPU phases (bench/<family>/ci.sh), PyTorch's figures and memcheck; the CPU records and
-# the CPU tests last. GC_RESERVE seconds of --deadline are kept for the summary, the table and the
-# archive.
+# pass's cut costs one family's slice, not its whole list). The GPU tests run after the first pass,
+# before the second; a family's own phase (bench/<family>/ci.sh) follows the phase its declaration
+# names (one that runs the rest of a family's first GPU records follows the GPU tests, so that the
+# first minutes reach one case of each of that family's GPU workloads), the others follow the GPU
+# passes; then PyTorch's figures and memcheck; the CPU records and the CPU tests last. GC_RESERVE
+# seconds of --deadline are kept for the summary, the table and the archive. ci/gpu-check-plan.py
+# plays this plan with a stand-in clock (docs/gpu-check.md).
 GC_RESERVE=15
 GC_KILL_GRACE=10
-# gc_plan ROOT: "NAME BUDGET KIND [CASES]" lines in run order; KIND: build, gpu-suite (CASES: the
-# slice of each family's GPU records), gpu-tests, family (a bench/<family>/ci.sh phase), torch,
-# memcheck, cpu-suite, cpu-tests.
+# gc_plan ROOT: "NAME BUDGET KIND [CASES [FAMILY]]" lines in run order; KIND: build, gpu-suite (CASES:
+# the slice of each family's GPU records), gpu-tests, family (a bench/<family>/ci.sh phase), family-gpu
+# (such a phase that runs FAMILY's own GPU quick records in CASES, those the phases before it did not
+# hold), torch, memcheck, cpu-suite, cpu-tests. A family declares its phase (ci/families.sh) as
+# "NAME SECONDS [after=PHASE] [gpu-records=FROM:TO]": it runs after PHASE (default gpu-rest), in
+# bench/ order among those after the same phase.
 gc_plan() {
-  echo "build 300 build"
-  echo "gpu-first 110 gpu-suite 0:2"
-  echo "gpu-second 90 gpu-suite 2:8"
-  echo "gpu-tests 90 gpu-tests"
-  echo "gpu-rest 150 gpu-suite 8:"
-  ci_gpu_phases "$1" | while read -r name secs; do echo "$name $secs family"; done
-  echo "torch-reference 90 torch"
-  echo "memcheck 120 memcheck"
-  echo "cpu-suite 120 cpu-suite"
-  echo "cpu-tests 240 cpu-tests"
+  local fams line
+  fams=$(ci_gpu_phases "$1")
+  for line in "build 300 build" "gpu-first 120 gpu-suite 0:2" "gpu-tests 90 gpu-tests" \
+      "gpu-second 90 gpu-suite 2:8" "gpu-rest 150 gpu-suite 8:" "torch-reference 90 torch" \
+      "memcheck 120 memcheck" "cpu-suite 120 cpu-suite" "cpu-tests 240 cpu-tests"; do
+    echo "$line"
+    [ -n "$fams" ] || continue
+    awk -v prev="${line%% *}" '{
+      after = "gpu-rest"; cases = ""; fam = ""
+      for (i = 3; i <= NF; i++) {
+        if ($i ~ /^after=/) after = substr($i, 7)
+        else if ($i ~ /^gpu-records=/) cases = substr($i, 13)
+        else if ($i ~ /^family=/) fam = substr($i, 8)
+      }
+      if (after != prev) next
+      if (cases != "") print $1, $2, "family-gpu", cases, fam
+      else print $1, $2, "family"
+    }' <<<"$fams"
+  done
 }
 # gc_default_budget ROOT NAME: a phase's default budget from the plan; gc_plan_cases ROOT NAME: its slice.
 gc_default_budget() { gc_plan "$1" | awk -v n="$2" '$1 == n { print $2; exit }'; }

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The one check for a machine with an NVIDIA GPU, GPU work first: builds what the check needs, runs a
-# first pass of every family's GPU quick records, the GPU tests, the rest of the GPU records, the
-# families' own GPU phases, PyTorch's figures for the same work (gtb vs PyTorch) and compute-sanitizer
-# memcheck; then the CPU quick records, the rest of the build and the CPU tests. Logs and results in
-# OUTDIR. The phases and their budgets: gc_plan (ci/gpu-check-lib.sh); docs/gpu-check.md.
+# first pass of every family's GPU quick records, the GPU tests, the families' phases declared to
+# follow them (the rest of a family's first GPU records), the rest of the GPU records, the families'
+# other GPU phases, PyTorch's figures for the same work (gtb vs PyTorch) and compute-sanitizer memcheck;
+# then the CPU quick records, the rest of the build and the CPU tests. Logs and results in OUTDIR. The
+# phases, their order and their budgets: gc_plan (ci/gpu-check-lib.sh), which this script runs line by
+# line; docs/gpu-check.md.
 #
 # usage: ci/gpu-check.sh OUTDIR [--build DIR] [--arch LIST] [--smoke] [--deadline SECONDS] [--export DIR]
 #   --build DIR      use an existing build folder instead of configuring build-gpu/
@@ -130,39 +132,11 @@ command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current \
   --format=csv >"$out/nvidia-smi.csv" 2>&1 || echo "nvidia-smi: not available" >"$out/nvidia-smi.csv"
 
-# 2. Build only what the GPU tests and the suite need (the rest is built before the CPU tests).
-# Ninja keeps going past a failed target, so one broken test does not cost the results file.
-keep_going() { grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build/CMakeCache.txt" 2>/dev/null && echo "-k 0"; }
-b=$(phase_budget build)
-phase_begin build "$b"
-t_end=$(( $(gc_now) + b ))
-rc=0
-if [ -z "$build" ]; then
-  build=$root/build-gpu
-  gc_timeout "$b" cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_ARCHITECTURES="$arch" "${prefix_args[@]}" >"$out/configure.log" 2>&1 || rc=$?
-  [ $rc = 0 ] || tail -30 "$out/configure.log"
-  what="configure (configure.log)"
-else
-  build=$(cd "$build" && pwd) || exit 2
-fi
-if [ $rc = 0 ]; then
-  left=$(( t_end - $(gc_now) )); [ $left -lt 1 ] && left=1
-  gc_timeout "$left" cmake --build "$build" -j "$jobs" --target gpu_check_targets -- $(keep_going) >"$out/build.log" 2>&1 || rc=$?
-  [ $rc = 0 ] || grep -m20 -E "error|Error" "$out/build.log"
-  what="build (build.log)"
-fi
-case $rc in
-  0) phase_end build pass ;;
-  124|137) phase_end build "timeout: $what" ;;
-  *) phase_end build "FAIL: $what" ;;
-esac
+# The phases, in the plan's order (gc_plan): one function per kind, each given the phase's name.
 # GTB_BUILT_WITH_CUDA is written by CMakeLists.txt: the one reliable sign of a CUDA build.
-has_cuda=0
-grep -q '^GTB_BUILT_WITH_CUDA:INTERNAL=ON$' "$build/CMakeCache.txt" 2>/dev/null && has_cuda=1
-[ $has_cuda = 1 ] || [ ! -f "$build/CMakeCache.txt" ] ||
-  log "WARNING: $build has no CUDA backend: the GPU records will be skipped and no GPU test exists"
-
+has_cuda() { grep -q '^GTB_BUILT_WITH_CUDA:INTERNAL=ON$' "$build/CMakeCache.txt" 2>/dev/null; }
+configure=0
+if [ -z "$build" ]; then build=$root/build-gpu configure=1; else build=$(cd "$build" && pwd) || exit 2; fi
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr -c 'A-Za-z0-9\n' '-' | tr -s '-' | sed 's/-$//')
 [ -n "$gpu" ] || gpu=no-gpu
 day=$(date -u +%Y%m%d)
@@ -170,6 +144,49 @@ first="$out/gtb-${gpu}-first-${day}.json"   # every family's first GPU records
 second="$out/gtb-${gpu}-second-${day}.json"  # their next few
 results="$out/gtb-${gpu}-${day}.json"        # the rest of the GPU records
 cpu_results="$out/gtb-${gpu}-cpu-${day}.json"
+# A results file counts only when this check wrote it (a family's phase reads what the passes held).
+rm -f "$first" "$second" "$results" "$cpu_results"
+suite_file() { case $1 in gpu-first) echo "$first" ;; gpu-second) echo "$second" ;; gpu-rest) echo "$results" ;;
+  cpu-suite) echo "$cpu_results" ;; *) echo "$out/gtb-${gpu}-$1-${day}.json" ;; esac; }
+gpu_files=()       # the GPU passes' results files, in the order they ran
+extra_results=()   # results files of the families' phases for the gtb vs PyTorch table
+# gpu_records_held FAMILY FROM: FROM, or how many of FAMILY's GPU records the GPU passes so far hold
+# when that is more (a pass holds the first of a family's records, or none of them).
+gpu_records_held() {
+  local n=0 f
+  for f in "${gpu_files[@]}"; do n=$(( n + $(gc_count_records "$f" "$1" cuda) )); done
+  [ "$n" -gt "$2" ] && echo "$n" || echo "$2"
+}
+
+# Build only what the GPU tests and the suite need (the rest is built before the CPU tests).
+# Ninja keeps going past a failed target, so one broken test does not cost the results file.
+keep_going() { grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build/CMakeCache.txt" 2>/dev/null && echo "-k 0"; }
+build_phase() {
+  local name=$1 b t_end rc=0 what left
+  b=$(phase_budget "$name")
+  phase_begin "$name" "$b"
+  t_end=$(( $(gc_now) + b ))
+  if [ $configure = 1 ]; then
+    gc_timeout "$b" cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CUDA_ARCHITECTURES="$arch" "${prefix_args[@]}" >"$out/configure.log" 2>&1 || rc=$?
+    [ $rc = 0 ] || tail -30 "$out/configure.log"
+    what="configure (configure.log)"
+  fi
+  if [ $rc = 0 ]; then
+    left=$(( t_end - $(gc_now) )); [ $left -lt 1 ] && left=1
+    gc_timeout "$left" cmake --build "$build" -j "$jobs" --target gpu_check_targets -- $(keep_going) >"$out/build.log" 2>&1 || rc=$?
+    [ $rc = 0 ] || grep -m20 -E "error|Error" "$out/build.log"
+    what="build (build.log)"
+  fi
+  case $rc in
+    0) phase_end "$name" pass ;;
+    124|137) phase_end "$name" "timeout: $what" ;;
+    *) phase_end "$name" "FAIL: $what" ;;
+  esac
+  has_cuda || [ ! -f "$build/CMakeCache.txt" ] ||
+    log "WARNING: $build has no CUDA backend: the GPU records will be skipped and no GPU test exists"
+}
+
 # suite_phase NAME FILE ARGS...: one `gtb run --quick` phase into FILE. SIGTERM before the budget's
 # end (gc_timeout): gtb then writes the families that completed.
 suite_phase() {
@@ -179,130 +196,182 @@ suite_phase() {
   elif [ "$b" -eq 0 ]; then not_run "$name" "out of time (overall deadline)"
   else
     phase_begin "$name" "$b"
+    rm -f "$file"
     gc_timeout "$b" "$build/bin/gtb" run --quick --out "$file" --logs "$out/suite-logs/$name" "$@" >"$out/$name.txt" 2>&1
     phase_end "$name" "$(gc_suite_verdict $? "$file")"
   fi
 }
 
-# 3. The first two passes over every family's GPU quick records (the smoke check: the smoke
-# families' GPU records with short budgets, in one pass).
-if [ $smoke = 1 ]; then
-  suite_phase gpu-first "$first" --backend cuda --family "${GTB_SMOKE_FAMILIES:-$(ci_families "$root" gpu-smoke)}" --budget 0.05
-  not_run gpu-second "smoke check"
-else
-  suite_phase gpu-first "$first" --backend cuda --cases "$(gc_plan_cases "$root" gpu-first)"
-  suite_phase gpu-second "$second" --backend cuda --cases "$(gc_plan_cases "$root" gpu-second)"
-fi
-
-# 4. GPU tests: each binary directly (one CUDA context each), one at a time (they share the device).
-mapfile -t gpu_bins < <(gc_test_binaries "$build" gpu | grep .)
-b=$(phase_budget gpu-tests)
-if [ ! -f "$build/CMakeCache.txt" ]; then not_run gpu-tests "no configured build"
-elif [ $has_cuda = 0 ]; then not_run gpu-tests "the build has no CUDA backend"
-elif [ ${#gpu_bins[@]} -eq 0 ]; then not_run gpu-tests "no GPU test binaries in $build"
-elif [ "$b" -eq 0 ]; then not_run gpu-tests "out of time (overall deadline)"
-else
-  phase_begin gpu-tests "$b"
-  gc_run_binaries "$out/gpu-tests" "$b" -- "${gpu_bins[@]}" >"$out/gpu-tests.txt"
-  v=$(gc_verdict "GPU test binaries" <"$out/gpu-tests.txt")
-  # Nothing ran: say why (no usable GPU and the CUDA error, or every test skipped).
-  case $v in skipped*) v="$v: $(gc_skip_reason "$out/gpu-tests")" ;; esac
-  phase_end gpu-tests "$v"
-  cat "$out/gpu-tests.txt"
-fi
-gpu_usable=1
-case ${verdict[gpu-tests]:-} in skipped*|"not run"*) gpu_usable=0 ;; esac
-
-# 5. The rest of every family's GPU quick records.
-if [ $smoke = 1 ]; then not_run gpu-rest "smoke check"
-else suite_phase gpu-rest "$results" --backend cuda --cases "$(gc_plan_cases "$root" gpu-rest)"
-fi
-
-# 6. The families' own phases: gpu_check_step of each bench/<family>/ci.sh (ci/families.sh), in
-# bench/ order. A step runs in this shell with its helpers and variables (phase_budget, budget,
-# phase_begin, phase_end, not_run, gc_timeout, gc_suite_verdict; $build, $out, $gpu, $smoke) and adds
-# any results file it writes for the gtb vs PyTorch table to extra_results.
-extra_results=()
-for step_file in "$root"/bench/*/ci.sh; do
-  unset -f gpu_check_step
-  source "$step_file"
-  if declare -F gpu_check_step >/dev/null; then gpu_check_step; fi
-done
-unset -f gpu_check_step
-
-# 7. PyTorch's figures for the same work on the same GPU, then the table.
-torch_reference=$root/tests/torch/torch-reference.py
-b=$(phase_budget torch-reference)
-torch_json="$out/torch-reference.json"
-if [ $smoke = 1 ]; then not_run torch-reference "smoke check"
-elif [ "$b" -eq 0 ]; then not_run torch-reference "out of time (overall deadline)"
-elif ! gc_timeout 30 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
-    >"$out/torch-probe.log" 2>&1; then
-  not_run torch-reference "PyTorch with a usable CUDA device not found"
-else
-  phase_begin torch-reference "$b"
-  gc_timeout "$b" python3 "$torch_reference" "$torch_json" >"$out/torch-reference.log" 2>&1
-  rc=$?
-  phase_end torch-reference "$(case $rc in 0) echo done ;; 124|137) echo timeout ;; *) echo "FAIL (exit $rc)" ;; esac)"
-fi
-# The table reads every GPU results file (a gtb figure is the best of its variants over them).
-gtb_files=()
-for f in "$first" "$second" "$results" "${extra_results[@]}"; do gtb_files+=(--gtb "$f"); done
-if command -v python3 >/dev/null; then
-  between_phases 30 python3 "$torch_reference" --table "${gtb_files[@]}" --torch "$torch_json" \
-    >"$out/gtb-vs-torch.md" 2>>"$out/gpu-check.log"
-fi
-for f in "$results" "$second" "$first"; do
-  [ -f "$f" ] && { between_phases 30 "$build/bin/gtb" report "$f" >"$out/report.md" 2>/dev/null; break; }
-done
-export_now "$(export_bound)"
-
-# 8. compute-sanitizer memcheck on the GPU test binaries, all at once (the GPU has room; the
-# sanitizer's cost is mostly on the host), each with the phase's budget.
-for d in /usr/local/cuda/compute-sanitizer /usr/local/cuda/bin; do
-  command -v compute-sanitizer >/dev/null || { [ -x "$d/compute-sanitizer" ] && export PATH="$d:$PATH"; }
-done
-b=$(phase_budget memcheck)
-if [ $smoke = 1 ]; then not_run memcheck "smoke check"
-elif [ $gpu_usable = 0 ]; then not_run memcheck "no GPU tests ran (${verdict[gpu-tests]:-})"
-elif ! command -v compute-sanitizer >/dev/null; then not_run memcheck "compute-sanitizer not found"
-elif [ "$b" -eq 0 ]; then not_run memcheck "out of time (overall deadline)"
-else
-  phase_begin memcheck "$b"
-  GC_PARALLEL=1 GC_WRAP="compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full" \
-    gc_run_binaries "$out/memcheck" "$b" GTB_NO_TIMING_ASSERTS=1 -- "${gpu_bins[@]}" >"$out/memcheck.txt"
-  phase_end memcheck "$(gc_verdict "memcheck runs" <"$out/memcheck.txt")"
-fi
-
-# 9. The CPU quick records: the same machine's CPU side, after every GPU phase.
-if [ $smoke = 1 ]; then not_run cpu-suite "smoke check"
-else suite_phase cpu-suite "$cpu_results" --backend cpu
-fi
-
-# 10. The rest of the build, then the CPU tests, several at once.
-b=$(phase_budget cpu-tests)
-if [ $smoke = 1 ]; then not_run cpu-tests "smoke check"
-elif [ "$b" -eq 0 ]; then not_run cpu-tests "out of time (overall deadline)"
-else
-  phase_begin cpu-tests "$b"
-  t_end=$(( $(gc_now) + b ))
-  if ! gc_timeout "$b" cmake --build "$build" -j "$jobs" >>"$out/build.log" 2>&1; then
-    phase_end cpu-tests "$([ $(gc_now) -ge $(( t_end - GC_KILL_GRACE )) ] && echo "timeout (building the CPU tests)" || echo "FAIL: build (build.log)")"
+# A pass over every family's GPU quick records (the smoke check: its first pass is the smoke
+# families' GPU records with short budgets, and there is no other).
+smoke_pass_done=0
+gpu_suite_phase() {
+  local name=$1 cases=$2 file
+  file=$(suite_file "$name")
+  if [ $smoke = 1 ]; then
+    if [ $smoke_pass_done = 1 ]; then not_run "$name" "smoke check"; return; fi
+    smoke_pass_done=1
+    suite_phase "$name" "$file" --backend cuda --family "${GTB_SMOKE_FAMILIES:-$(ci_families "$root" gpu-smoke)}" --budget 0.05
   else
-    left=$(( t_end - $(gc_now) )); [ "$left" -ge 3 ] || left=3
-    gc_timeout "$left" ctest --test-dir "$build" -L '^cpu$' -j "$jobs" --timeout 120 --output-on-failure \
-      >"$out/ctest-cpu.log" 2>&1
-    phase_end cpu-tests "$(gc_ctest_verdict $?): $(grep -hE 'tests passed|tests failed' "$out/ctest-cpu.log" | tail -1)"
+    suite_phase "$name" "$file" --backend cuda --cases "$cases"
   fi
-fi
+  [ -f "$file" ] && gpu_files+=("$file")
+}
 
-# 11. The summary: verdicts, seconds per phase, and gtb vs PyTorch (within the reserve).
+# The GPU tests: each binary directly (one CUDA context each), one at a time (they share the device).
+gpu_bins=()
+gpu_usable=0
+gpu_tests_phase() {
+  local name=$1 b v
+  mapfile -t gpu_bins < <(gc_test_binaries "$build" gpu | grep .)
+  b=$(phase_budget "$name")
+  if [ ! -f "$build/CMakeCache.txt" ]; then not_run "$name" "no configured build"
+  elif ! has_cuda; then not_run "$name" "the build has no CUDA backend"
+  elif [ ${#gpu_bins[@]} -eq 0 ]; then not_run "$name" "no GPU test binaries in $build"
+  elif [ "$b" -eq 0 ]; then not_run "$name" "out of time (overall deadline)"
+  else
+    phase_begin "$name" "$b"
+    gc_run_binaries "$out/$name" "$b" -- "${gpu_bins[@]}" >"$out/$name.txt"
+    v=$(gc_verdict "GPU test binaries" <"$out/$name.txt")
+    # Nothing ran: say why (no usable GPU and the CUDA error, or every test skipped).
+    case $v in skipped*) v="$v: $(gc_skip_reason "$out/$name")" ;; esac
+    phase_end "$name" "$v"
+    cat "$out/$name.txt"
+  fi
+  case ${verdict[$name]} in skipped*|"not run"*) gpu_usable=0 ;; *) gpu_usable=1 ;; esac
+  gpu_tests_verdict=${verdict[$name]}
+}
+
+# A family's own phase: gpu_check_step of the bench/<family>/ci.sh that declares it (ci/families.sh).
+# The step runs in this shell with its helpers and variables (phase_budget, budget, phase_begin,
+# phase_end, not_run, gc_timeout, gc_suite_verdict, gc_plan_cases, gpu_records_held; $root, $build,
+# $out, $gpu, $smoke) and adds any results file it writes for the gtb vs PyTorch table to extra_results.
+family_phase() {
+  local name=$1 step_file
+  for step_file in "$root"/bench/*/ci.sh; do
+    unset -f gpu_check_step
+    gpu_check_phase=""
+    source "$step_file"
+    if [ "${gpu_check_phase%% *}" = "$name" ] && declare -F gpu_check_step >/dev/null; then
+      gpu_check_step
+      unset -f gpu_check_step
+      return
+    fi
+  done
+  unset -f gpu_check_step
+  not_run "$name" "no bench/*/ci.sh has its gpu_check_step"
+}
+
+# PyTorch's figures for the same work on the same GPU (its probe, PyTorch's cold import, inside the
+# phase: at most half of it), then the table and the report.
+torch_reference=$root/tests/torch/torch-reference.py
+torch_json="$out/torch-reference.json"
+torch_phase() {
+  local name=$1 b t_end left rc
+  b=$(phase_budget "$name")
+  if [ $smoke = 1 ]; then not_run "$name" "smoke check"
+  elif [ "$b" -eq 0 ]; then not_run "$name" "out of time (overall deadline)"
+  else
+    phase_begin "$name" "$b"
+    t_end=$(( $(gc_now) + b ))
+    gc_timeout $(( b / 2 )) python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
+      >"$out/torch-probe.log" 2>&1
+    rc=$?
+    case $rc in
+      0)
+        left=$(( t_end - $(gc_now) )); [ "$left" -ge 1 ] || left=1
+        gc_timeout "$left" python3 "$torch_reference" "$torch_json" >"$out/torch-reference.log" 2>&1
+        rc=$?
+        phase_end "$name" "$(case $rc in 0) echo done ;; 124|137) echo timeout ;; *) echo "FAIL (exit $rc)" ;; esac)" ;;
+      124|137) phase_end "$name" "timeout: python3 took over $(( b / 2 )) s to import torch (torch-probe.log)" ;;
+      *) phase_end "$name" "not run: PyTorch with a usable CUDA device not found (torch-probe.log)" ;;
+    esac
+  fi
+  # The table reads every GPU results file (a gtb figure is the best of its variants over them).
+  local gtb_files=() f
+  for f in "${gpu_files[@]}" "${extra_results[@]}"; do gtb_files+=(--gtb "$f"); done
+  if command -v python3 >/dev/null; then
+    between_phases 30 python3 "$torch_reference" --table "${gtb_files[@]}" --torch "$torch_json" \
+      >"$out/gtb-vs-torch.md" 2>>"$out/gpu-check.log"
+  fi
+  for ((f = ${#gpu_files[@]} - 1; f >= 0; f--)); do
+    between_phases 30 "$build/bin/gtb" report "${gpu_files[$f]}" >"$out/report.md" 2>/dev/null
+    break
+  done
+  export_now "$(export_bound)"
+}
+
+# compute-sanitizer memcheck on the GPU test binaries, all at once (the GPU has room; the
+# sanitizer's cost is mostly on the host), each with the phase's budget.
+memcheck_phase() {
+  local name=$1 b d
+  for d in /usr/local/cuda/compute-sanitizer /usr/local/cuda/bin; do
+    command -v compute-sanitizer >/dev/null || { [ -x "$d/compute-sanitizer" ] && export PATH="$d:$PATH"; }
+  done
+  b=$(phase_budget "$name")
+  if [ $smoke = 1 ]; then not_run "$name" "smoke check"
+  elif [ $gpu_usable = 0 ]; then not_run "$name" "no GPU tests ran (${gpu_tests_verdict:-})"
+  elif ! command -v compute-sanitizer >/dev/null; then not_run "$name" "compute-sanitizer not found"
+  elif [ "$b" -eq 0 ]; then not_run "$name" "out of time (overall deadline)"
+  else
+    phase_begin "$name" "$b"
+    GC_PARALLEL=1 GC_WRAP="compute-sanitizer --tool memcheck --error-exitcode 99 --leak-check full" \
+      gc_run_binaries "$out/$name" "$b" GTB_NO_TIMING_ASSERTS=1 -- "${gpu_bins[@]}" >"$out/$name.txt"
+    phase_end "$name" "$(gc_verdict "memcheck runs" <"$out/$name.txt")"
+  fi
+}
+
+# The CPU quick records: the same machine's CPU side, after every GPU phase.
+cpu_suite_phase() {
+  if [ $smoke = 1 ]; then not_run "$1" "smoke check"
+  else suite_phase "$1" "$(suite_file "$1")" --backend cpu
+  fi
+}
+
+# The rest of the build, then the CPU tests, several at once.
+cpu_tests_phase() {
+  local name=$1 b t_end left
+  b=$(phase_budget "$name")
+  if [ $smoke = 1 ]; then not_run "$name" "smoke check"
+  elif [ "$b" -eq 0 ]; then not_run "$name" "out of time (overall deadline)"
+  else
+    phase_begin "$name" "$b"
+    t_end=$(( $(gc_now) + b ))
+    if ! gc_timeout "$b" cmake --build "$build" -j "$jobs" >>"$out/build.log" 2>&1; then
+      phase_end "$name" "$([ $(gc_now) -ge $(( t_end - GC_KILL_GRACE )) ] && echo "timeout (building the CPU tests)" || echo "FAIL: build (build.log)")"
+    else
+      left=$(( t_end - $(gc_now) )); [ "$left" -ge 3 ] || left=3
+      gc_timeout "$left" ctest --test-dir "$build" -L '^cpu$' -j "$jobs" --timeout 120 --output-on-failure \
+        >"$out/ctest-$name.log" 2>&1
+      phase_end "$name" "$(gc_ctest_verdict $?): $(grep -hE 'tests passed|tests failed' "$out/ctest-$name.log" | tail -1)"
+    fi
+  fi
+}
+
+# 2. The plan, phase by phase (its lines read before any phase runs: no phase reads them from stdin).
+mapfile -t plan < <(gc_plan "$root")
+for line in "${plan[@]}"; do
+  read -r name _ kind cases _ <<<"$line"
+  case $kind in
+    build) build_phase "$name" ;;
+    gpu-suite) gpu_suite_phase "$name" "$cases" ;;
+    gpu-tests) gpu_tests_phase "$name" ;;
+    family|family-gpu) family_phase "$name" ;;
+    torch) torch_phase "$name" ;;
+    memcheck) memcheck_phase "$name" ;;
+    cpu-suite) cpu_suite_phase "$name" ;;
+    cpu-tests) cpu_tests_phase "$name" ;;
+    *) not_run "$name" "unknown kind of phase '$kind' in the plan" ;;
+  esac
+done
+
+# 3. The summary: verdicts, seconds per phase, and gtb vs PyTorch (within the reserve).
 {
   echo
   echo "gpu-check summary ($(( $(gc_now) - start )) s; GPU: $(sed -n 2p "$out/nvidia-smi.csv" 2>/dev/null | grep . || echo none))"
   for k in "${order[@]}"; do printf '  %-16s %5s s  %s\n' "$k" "${secs[$k]}" "${verdict[$k]}"; done
   n=0
-  for f in "$first" "$second" "$results" "$cpu_results"; do [ -f "$f" ] && { echo "  results file: $f"; n=$((n + 1)); }; done
+  while read -r f; do echo "  results file: $f"; n=$((n + 1)); done < <(find "$out" -maxdepth 1 -name 'gtb-*.json' -newermt "@$start" | sort)
   [ $n -gt 0 ] || echo "  results file: none"
   echo
   [ -f "$out/gtb-vs-torch.md" ] && cat "$out/gtb-vs-torch.md"

@@ -100,19 +100,31 @@ plan=$(gc_plan "$here/..")
 kinds=$(awk '{ print $3 }' <<<"$plan" | tr '\n' ' ')
 expect "the plan starts with the build and the first GPU pass" "$(head -2 <<<"$plan" | awk '{ print $1 }' | tr '\n' ' ')" "build gpu-first "
 expect "the plan runs no CPU phase before a GPU phase" "$(grep -Eo 'cpu-[a-z]+ .*(gpu|family|torch|memcheck)' <<<"$kinds" | wc -l)" "0"
-expect "the families' phases are in the plan" "$(grep -c ' family$' <<<"$plan")" "$(ci_gpu_phases "$here/.." | wc -l)"
+expect "the families' phases are in the plan" "$(awk '$3 ~ /^family/' <<<"$plan" | wc -l)" "$(ci_gpu_phases "$here/.." | wc -l)"
+expect "the GPU tests run before the second GPU pass" \
+  "$(awk '$1 == "gpu-tests" { t = NR } $1 == "gpu-second" { s = NR } END { print (t && s && t < s) }' <<<"$plan")" "1"
+expect "a family's phase over its GPU records names its slice and family" \
+  "$(awk '$3 == "family-gpu" && (NF != 5 || $4 !~ /:/)' <<<"$plan" | wc -l)" "0"
 expect "every budget is whole seconds" "$(awk '$2 !~ /^[0-9]+$/' <<<"$plan" | wc -l)" "0"
 
 # The dry run with a stand-in clock (ci/gpu-check-plan.py): on a planted listing, the passes take
 # each family's slice in run order, a family cut by a pass's budget is dropped (as gtb run drops it),
-# the deadline leaves later phases not run, and bad input exits 2.
+# the deadline leaves later phases not run, a family's own phase runs the records of its slice the
+# passes did not hold after its probe, a family's start cost counts in every process of it, records
+# are labelled by their axes where the axes make the cases, requirements fail with exit 1 and bad input
+# exits 2. The real plan and listing: the CTest test ci.gpu_check_plan (tests/ci.cmake).
 cat >"$work/list.json" <<'EOF2'
 [{"family": "a", "workloads": [{"workload": "w", "variant": "v", "backend": "cuda", "cases": 3},
                                {"workload": "w", "variant": "v", "backend": "cpu", "cases": 2}]},
  {"family": "b", "workloads": [{"workload": "x", "variant": "v", "backend": "cuda", "cases": 80}]},
+ {"family": "f", "workloads": [{"workload": "m", "variant": "v", "backend": "cuda", "cases": 4,
+    "axes": [{"name": "w,n", "names": ["w", "n"], "kind": "param", "values": [[1, 2], [3, 4]]},
+             {"name": "mode", "kind": "option", "values": ["eager", "graph"]}]},
+   {"workload": "u", "variant": "v", "backend": "cuda", "cases": 1, "axes": [{"name": "k", "kind": "param", "values": [1, 2]}]},
+   {"workload": "z", "variant": "v", "backend": "cuda", "cases": 20}]},
  {"family": "c", "workloads": [{"workload": "y", "variant": "v", "backend": "cpu", "cases": 4}]}]
 EOF2
-printf 'build 100 build\ngpu-first 60 gpu-suite 0:2\ngpu-rest 60 gpu-suite 2:\ncpu-suite 60 cpu-suite\n' >"$work/plan.txt"
+printf 'build 100 build\ngpu-first 60 gpu-suite 0:2\nown 60 family-gpu :5 f\ngpu-rest 60 gpu-suite 2:\ncpu-suite 60 cpu-suite\n' >"$work/plan.txt"
 sim() {  # sim QUERY [FLAGS...]: QUERY (Python) reads the dry run's JSON as d
   local q=$1; shift
   python3 "$here/gpu-check-plan.py" --plan "$work/plan.txt" --list "$work/list.json" --build 50 --gpu-record 1 \
@@ -121,28 +133,40 @@ sim() {  # sim QUERY [FLAGS...]: QUERY (Python) reads the dry run's JSON as d
 pyq='import json, sys; d = json.load(sys.stdin); p = {r["phase"]: r for r in d["phases"]}'
 expect "dry run: the first pass takes two of each family's GPU records" \
   "$(sim "$pyq; print(' '.join(f + ':' + ','.join(v) for f, v in p['gpu-first']['kept'].items()))" --deadline 480)" \
-  "a:w/v,w/v b:x/v,x/v"
+  "a:w/v/cuda#0,w/v/cuda#1 b:x/v/cuda#0,x/v/cuda#1 f:m/v/cuda/w=1,n=2,mode=eager,m/v/cuda/w=3,n=4,mode=eager"
+expect "dry run: a family's own phase runs the rest of its slice" \
+  "$(sim "$pyq; r = p['own']; print(r['verdict'], r['seconds'], *r['kept']['f'])" --deadline 480)" \
+  "done 4.0 m/v/cuda/w=1,n=2,mode=graph m/v/cuda/w=3,n=4,mode=graph u/v/cuda#0"
+expect "dry run: a family's start cost counts in each of its processes, and its phase's probe" \
+  "$(sim "$pyq; print(p['gpu-first']['seconds'], p['own']['seconds'])" --deadline 480 --start f=7)" "16.0 18.0"
+expect "dry run: a family's phase runs the slice from its start when the passes hold none of it" \
+  "$(sim "$pyq; print(p['gpu-first']['verdict'], p['own']['verdict'], p['own']['records'])" --deadline 480 --family-start 25)" \
+  "timeout: b cut, dropped done 5"
+expect "dry run: a probe over half the phase is a timeout" \
+  "$(sim "$pyq; print(p['own']['verdict'], p['own']['records'])" --deadline 480 --start f=31)" \
+  "timeout: the probe's import 0"
 expect "dry run: a family cut by its pass is dropped" \
   "$(sim "$pyq; r = p['gpu-rest']; print(r['verdict'], *r['kept'], *d['gpu_records_kept'].values())" --deadline 480)" \
-  "timeout: b cut, dropped a 3 2"
+  "timeout: b cut, dropped a 3 2 5"
 expect "dry run: the deadline leaves the CPU records not run" \
   "$(sim "$pyq; print(p['cpu-suite']['verdict'], d['predicted_seconds'] <= 120)" --deadline 120)" \
   "not run: out of time (overall deadline) True"
 expect "dry run: no deadline runs everything" \
   "$(sim "$pyq; print(p['cpu-suite']['records'], p['gpu-rest']['verdict'])" --deadline 0)" "6 timeout: b cut, dropped"
+req() { python3 "$here/gpu-check-plan.py" --plan "$work/plan.txt" --list "$work/list.json" --build 50 --gpu-record 1 "$@" >/dev/null 2>&1; echo $?; }
+expect "dry run: requirements met exit 0" "$(req --require-phase own --require-records 2 --require-case 'f:m/*mode=graph')" "0"
+expect "dry run: a record not kept fails" "$(req --require-case 'f:z/*')" "1"
+expect "dry run: a phase cut fails" "$(req --require-phase gpu-rest)" "1"
+expect "dry run: a family short of records fails" "$(req --require-records 3)" "1"
 rc=0; python3 "$here/gpu-check-plan.py" --plan "$work/list.json" --list "$work/list.json" >/dev/null 2>&1 || rc=$?
 expect "dry run: a bad plan exits 2" "$rc" "2"
-# The real plan and the build's listing: an eight-minute check with every GPU record planted at 3 s
-# keeps some GPU records of every family that has any.
-if "$build/bin/gtb" list --json >"$work/real-list.json" 2>/dev/null; then
-  gc_plan "$here/.." >"$work/real-plan.txt"
-  expect "dry run: every family with GPU records keeps some in eight minutes" \
-    "$(python3 "$here/gpu-check-plan.py" --plan "$work/real-plan.txt" --list "$work/real-list.json" --gpu-record 3 --json |
-       python3 -c 'import json, sys; d = json.load(sys.stdin); print(*[f for f, n in d["gpu_records_kept"].items() if n == 0], d["predicted_seconds"] <= 480)')" \
-    "True"
-else
+printf 'own 60 family-gpu :5\n' >"$work/plan-nofam.txt"
+rc=0; python3 "$here/gpu-check-plan.py" --plan "$work/plan-nofam.txt" --list "$work/list.json" >/dev/null 2>&1 || rc=$?
+expect "dry run: a family's phase without its family exits 2" "$rc" "2"
+rc=0; python3 "$here/gpu-check-plan.py" --plan "$work/plan.txt" --list "$work/list.json" --start f >/dev/null 2>&1 || rc=$?
+expect "dry run: --start without seconds exits 2" "$rc" "2"
+"$build/bin/gtb" list --json >"$work/real-list.json" 2>/dev/null ||
   expect "dry run: gtb list --json on the build" "no listing from $build/bin/gtb" "a listing"
-fi
 
 # The selection the GPU passes rely on: gtb run --backend cuda --cases FROM:TO on a family of the
 # build with at least three GPU records (chosen from the listing, not named): the two slices hold
