@@ -26,6 +26,18 @@ if(Python3_Interpreter_FOUND)
                    bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/results_clean_planted.sh ${Python3_EXECUTABLE} ${_src}
                    ${CMAKE_CURRENT_BINARY_DIR}/results-clean-planted)
   list(APPEND _docs_tests results.clean results.clean_planted)
+  # The working tree travels: at most 40 MiB of files (tracked, and untracked ones not ignored), so a
+  # lent GPU machine receives it (it takes 64 MiB, a build's carried files included). Planted: an
+  # untracked 41 MiB file fails, named; the same file in an ignored folder does not travel and passes.
+  add_test(NAME tree.size COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_tree_size.py ${_src})
+  add_test(NAME tree.size_planted_over
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/expect_fail.sh "41\\.00 MiB  results/gtb-planted-big\\.json"
+                   bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/tree_size_planted.sh over ${Python3_EXECUTABLE} ${_src}
+                   ${CMAKE_CURRENT_BINARY_DIR}/tree-size-planted-over)
+  add_test(NAME tree.size_planted_ignored
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/tree_size_planted.sh ignored ${Python3_EXECUTABLE} ${_src}
+                   ${CMAKE_CURRENT_BINARY_DIR}/tree-size-planted-ignored)
+  list(APPEND _docs_tests tree.size tree.size_planted_over tree.size_planted_ignored)
   set_tests_properties(docs.figures ${_docs_tests} PROPERTIES
                        LABELS cpu TIMEOUT 60 SKIP_RETURN_CODE 77 WORKING_DIRECTORY ${_src})
 else()
