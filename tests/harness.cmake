@@ -13,7 +13,7 @@ set(_validate ${CMAKE_CURRENT_SOURCE_DIR}/tools/validate_schema.py)
 set(_e2e ${CMAKE_CURRENT_SOURCE_DIR}/driver/e2e.sh)
 foreach(case IN ITEMS run_valid large_cache no_host_ceiling unknown_family bad_flags unwritable crash_isolated interrupt_before_any interrupt_int
                      interrupt_term interrupt_runs interrupt_stubborn timeout_hang timeout_stubborn timeout_grandchild
-                     timeout_flags fail_exit3 fail_no_results fail_garbage fail_missing logs report_sections runs repetitions ab
+                     timeout_flags fail_exit3 fail_no_results fail_garbage fail_missing logs summary report_sections runs repetitions ab
                      planted list every_family version)
   add_test(NAME driver.${case}
            COMMAND bash ${_e2e} ${case} $<TARGET_FILE:gtb> ${Python3_EXECUTABLE} ${_validate}

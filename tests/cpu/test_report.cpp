@@ -5,6 +5,7 @@
 
 #include "harness/driver/report/render_report.h"
 #include "harness/driver/report/render_summary.h"
+#include "harness/driver/report/render_verdict.h"
 #include "harness/document/findings.h"
 #include "harness/document/results.h"
 
@@ -78,6 +79,180 @@ TEST(Summary, LabelsAndReasonsAreNeverCut) {
   EXPECT_TRUE(has(out, "dtype=fp32_accumulate_two")) << out;
   EXPECT_TRUE(has(out, reason + " end")) << out;
   EXPECT_FALSE(has(out, "~")) << out;
+}
+
+// The rows a text takes on a terminal of `columns` (a longer line wraps), counted by characters.
+std::size_t screen_rows(const std::string& text, std::size_t columns) {
+  std::size_t rows = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::size_t chars = 0;
+    for (unsigned char c : line) chars += (c & 0xC0) != 0x80;
+    rows += chars == 0 ? 1 : (chars + columns - 1) / columns;
+  }
+  return rows;
+}
+
+// A results document as a long busy run leaves it: 9 families of 3 runs each, every family run
+// with a warning (most of them only a change of speed, the others other processes' load, one of them
+// also long), a family that failed with a long reason, thousands of records (skipped for 40 reasons,
+// failed, invalid, suspect), 60 CPU vs GPU pairs and 3 ceilings not measured; the cost terms of the
+// synthetic fixture, so that the verdict has causes and fixes.
+json crowded_document() {
+  json doc = load_document(fixture("cost/cost_synthetic.json"));
+  auto reading = [](double all) {
+    return json{{"threads", 2}, {"one_core_gmadd_per_s", 12}, {"all_cores_gmadd_per_s", all}, {"wake_us", 5},
+                {"wake_max_us", 9}};
+  };
+  const std::vector<std::string> names = {"ceilings", "transfer", "vectorize", "gemm", "train",
+                                          "transformer", "framework", "parallel", "pitfalls"};
+  doc["families"] = json::array();
+  for (int run = 1; run <= 3; ++run)
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      json h = {{"seconds", 10}, {"busy", false}, {"warnings", json::array()},
+                {"speed", {{"before", reading(24)}, {"after", reading(11 + double(i))}}}};
+      if (i % 3 == 0) {
+        h["busy"] = true;
+        h["warnings"] = {"other processes used " + std::to_string(20 + 7 * int(i) + run) + "% of the CPUs (limit 10%)",
+                         "the hypervisor took 9% of the CPU time (steal; limit 5%)" + std::string(i == 0 ? 120 : 0, '!')};
+      }
+      json f = {{"name", names[i]}, {"run", run}, {"status", "ok"}, {"exit_code", 0}, {"seconds", 31.5}, {"records", 400},
+                {"health", h}};
+      if (names[i] == "parallel" && run == 2)
+        f.update({{"status", "failed"}, {"exit_code", -1},
+                  {"error", "timed out after 600 s (last case started: parallel/collective/mpi/cpu/ranks=2," +
+                                std::string(200, 'x') + ")"}});
+      doc["families"].push_back(f);
+    }
+  for (int k = 0; k < 3000; ++k) {
+    json r = {{"family", names[std::size_t(k) % names.size()]}, {"workload", "workload_" + std::to_string(k % 37)},
+              {"variant", "a_variant_with_a_long_name_" + std::to_string(k % 11)}, {"backend", k % 2 ? "cuda" : "cpu"},
+              {"params", {{"bytes", 1 << (k % 20)}, {"n", k}}}, {"options", json::object()}};
+    if (k % 2) {
+      r.update({{"status", "skipped"}, {"status_detail", "no usable GPU, reason " + std::to_string(k % 40)}});
+    } else if (k % 250 == 0) {
+      r.update({{"status", "invalid"}, {"status_detail", "output differs from the float64 reference by " + std::string(90, '9')}});
+    } else if (k % 500 == 2) {
+      r.update({{"status", "failed"}, {"status_detail", "planted failure"}});
+    } else {
+      r.update({{"status", "ok"}, {"value", 1.5 + k}, {"unit", "GB/s"}, {"stats", {{"median", 1e-3}, {"iqr", 1e-5}}}});
+      if (k % 100 == 4) r["suspect"] = "planted: faster than the machine can be";
+    }
+    doc["records"].push_back(r);
+  }
+  doc["comparisons"] = json::array();
+  for (int k = 0; k < 60; ++k)
+    doc["comparisons"].push_back({{"family", "gemm"}, {"workload", "gemm"}, {"params", {{"n", k}}},
+                                  {"gpu_over_cpu", 0.5 + k}, {"winner", k ? "cuda" : "cpu"}, {"cuda", {{"variant", "cublas"}}}});
+  doc["context"]["ceilings_missing"] = {{"host_copy_gbps", "a host array of 3072 MiB does not fit " + std::string(120, 'm')},
+                                        {"host_triad_gbps", "a host array of 3072 MiB does not fit"},
+                                        {"device_copy_gbps", "planted: not measured"}};
+  return doc;
+}
+
+// The end of a run fits one screen (50 lines of 100 columns) on a document of many records and many
+// warnings, with room left for the paths printed after it (the results file, and the main job's
+// findings report and figures): the families, the warnings grouped, the records counted, the
+// verdict's headline and the table's file named. The whole table is print_summary's, not the screen's.
+TEST(Summary, TheEndOfARunFitsOneScreen) {
+  const json doc = crowded_document();
+  const std::string table = "results/local/gtb-a-host-name-20261202T101010Z-summary.txt";
+  std::ostringstream os;
+  driver::print_short_summary(os, doc, table);
+  const std::string out = os.str();
+  EXPECT_LE(screen_rows(out, 100), 50u - 5u) << out;
+  // Each family once, a family of several runs in one line that says so, the failed run's reason cut.
+  for (const std::string f : {"ceilings", "transfer", "vectorize", "gemm", "train", "transformer", "framework",
+                              "parallel", "pitfalls"})
+    EXPECT_TRUE(has(out, "\n  " + f + " ")) << f << "\n" << out;
+  EXPECT_TRUE(has(out, "  parallel      mixed    1200 records    94.5 s  3 runs, 2 ok, 1 failed; run 2: timed out after")) << out;
+  EXPECT_TRUE(has(out, "1200 records")) << out;
+  // The warnings: the runs whose speed alone moved in one line (the report's grouping), the rest as
+  // many as the screen has room for, and how many more and where.
+  EXPECT_TRUE(has(out, "WARNING: measured on a busy machine")) << out;
+  EXPECT_TRUE(has(out, "family runs ran, and nothing else was over a limit: transfer (runs 1, 2, 3)")) << out;
+  EXPECT_TRUE(has(out, " more: in the table, and in gtb report's Measurement health")) << out;
+  EXPECT_TRUE(has(out, "WARNING: 3 ceilings not measured")) << out;
+  // The records and the pairs counted.
+  EXPECT_TRUE(has(out, "Records: 3116: ")) << out;
+  EXPECT_TRUE(has(out, "30 of them suspect), 1501 skipped, 12 invalid, 6 failed\n")) << out;
+  EXPECT_TRUE(has(out, "CPU vs GPU: 60 problems measured on both, the GPU better in 59")) << out;
+  // The verdict's headline, then the table's file, last.
+  EXPECT_TRUE(has(out, "\nVerdict, predicted from this file's cost terms for the reference step: MLP of width 1024")) << out;
+  EXPECT_TRUE(has(out, "    1. ")) << out;
+  EXPECT_TRUE(has(out, "    3. ")) << out;
+  EXPECT_TRUE(has(out, "    largest saving: ")) << out;
+  EXPECT_GT(out.rfind("\ntable: " + table + " ("), out.find("\nVerdict")) << out;
+  EXPECT_FALSE(has(out, "\nrecord ")) << "the per-record table is the file's\n" << out;
+
+  // The whole table keeps every record and every warning.
+  std::ostringstream whole;
+  driver::print_summary(whole, doc);
+  EXPECT_TRUE(has(whole.str(), "a_variant_with_a_long_name_10/cpu")) << "a record left out of the table";
+  EXPECT_TRUE(has(whole.str(), "  framework (run 3): other processes used")) << whole.str();
+  EXPECT_TRUE(has(whole.str(), "  75 records skipped: no usable GPU, reason 39\n")) << whole.str();
+  EXPECT_TRUE(has(whole.str(), "\n  transformer #1 ok ")) << whole.str();
+  EXPECT_GT(screen_rows(whole.str(), 100), 1000u);
+}
+
+// A quiet run's end has no warning and nothing cut; a file without cost terms says so in a line.
+TEST(Summary, AQuietRunsEndSaysAllAndNamesNoMissingFile) {
+  json doc = load_document(fixture("cost/old_no_terms.json"));
+  std::ostringstream os;
+  driver::print_short_summary(os, doc, "");
+  const std::string out = os.str();
+  EXPECT_FALSE(has(out, "WARNING")) << out;
+  EXPECT_FALSE(has(out, "table:")) << out;
+  EXPECT_FALSE(has(out, "...")) << out;
+  EXPECT_TRUE(has(out, "Verdict: none (no family of this file published cost terms")) << out;
+  EXPECT_TRUE(has(out, "\nFamilies\n")) << out;
+}
+
+TEST(Summary, TheTablesFileSitsBesideTheResults) {
+  EXPECT_EQ(driver::summary_path("results/local/gtb-h-1.json"), "results/local/gtb-h-1-summary.txt");
+  EXPECT_EQ(driver::summary_path("r"), "r-summary.txt");
+  EXPECT_EQ(driver::summary_path("a.json.d/r.out"), "a.json.d/r.out-summary.txt");
+  EXPECT_EQ(driver::summary_path(".json"), ".json-summary.txt");
+}
+
+// The verdict's headline is the report's verdict in a few lines: per backend the same causes in the
+// same order (the first three of its table), and the fix with the largest saving; a backend that
+// cannot say, one line.
+TEST(Summary, TheHeadlineIsTheVerdictsFirstLines) {
+  const json doc = load_document(fixture("cost/cost_synthetic.json"));
+  const auto lines = verdict::render_headline(doc);
+  const std::string md = verdict::render_report_verdict(doc);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0].rfind("Verdict, predicted from this file's cost terms for the reference step: MLP of width 1024", 0), 0u)
+      << lines[0];
+  int backends = 0;
+  for (const std::string backend : {"CPU", "GPU"}) {
+    const auto at = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind("  " + backend + ": ", 0) == 0; });
+    ASSERT_NE(at, lines.end()) << backend;
+    ++backends;
+    if (has(*at, "cannot say")) {
+      EXPECT_TRUE(has(md, "**" + backend + ": cannot say**")) << md;
+      continue;
+    }
+    // The causes table of this backend in the report: its rows' names, in order.
+    const auto from = md.find("**" + backend + ": ");
+    ASSERT_NE(from, std::string::npos) << md;
+    std::vector<std::string> rows;
+    for (auto p = md.find("\n| ", md.find("| --- |", from)); p != std::string::npos && rows.size() < 3; p = md.find("\n| ", p + 1)) {
+      if (md.compare(p, 4, "\n| -") == 0 || p > md.find("\n\n", md.find("| --- |", from))) break;
+      rows.push_back(md.substr(p + 3, md.find(':', p) - p - 3));
+    }
+    ASSERT_FALSE(rows.empty()) << md;
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const std::string& l = *(at + 1 + std::ptrdiff_t(k));
+      EXPECT_EQ(l.rfind("    " + std::to_string(k + 1) + ". " + rows[k] + " ", 0), 0u) << l << "\n" << md;
+    }
+    EXPECT_EQ((at + 1 + std::ptrdiff_t(rows.size()))->rfind("    largest saving: ", 0), 0u) << *(at + 1 + std::ptrdiff_t(rows.size()));
+  }
+  EXPECT_EQ(backends, 2);
+  const auto none = verdict::render_headline(load_document(fixture("cost/old_no_terms.json")));
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].rfind("Verdict: none", 0), 0u);
 }
 
 TEST(Report, GpuFixtureHasEveryFindingWithItsNumbers) {

@@ -341,6 +341,42 @@ fail_exit3|fail_no_results|fail_garbage|fail_missing)
     grep -q "fake family: giving up" "$work/out.txt" || fail "the failed family's log was not shown"
   fi
   ;;
+summary)
+  # The end of the run fits a screen and names the file that holds the whole per-record table, which
+  # the run writes beside its results (OUT without .json, -summary.txt) and does not print.
+  export GTB_FAMILIES=selftest
+  expect_rc 0 "$gtb" run --budget 0.05 --out "$work/r.json"
+  table="$work/r-summary.txt"
+  [ -s "$table" ] || fail "no table beside the results: $(ls "$work")"
+  grep -qxF "table: $table (every record, its value or why none)" "$work/out.txt" ||
+    fail "the screen does not name the table's file: $(cat "$work/out.txt")"
+  grep -q "^Records: 2: 2 ok" "$work/out.txt" || fail "the records are not counted: $(cat "$work/out.txt")"
+  grep -q "^record .*parameters" "$work/out.txt" && fail "the per-record table was printed: $(cat "$work/out.txt")"
+  grep -q "^record .*parameters" "$table" || fail "the table's file holds no per-record table: $(cat "$table")"
+  "$py" - "$work/r.json" "$table" <<'PY' || fail "a record is missing from the table's file"
+import json, sys
+d = json.load(open(sys.argv[1])); table = open(sys.argv[2]).read()
+names = ['/'.join((r['family'], r['workload'], r['variant'], r['backend'])) for r in d['records']]
+missing = [n for n in names if n + ' ' not in table]
+sys.exit('missing: %s' % missing if missing or not names else 0)
+PY
+  # --summary full prints the table too, before the short end; -q prints neither and writes no table.
+  expect_rc 0 "$gtb" run --budget 0.05 --summary full --out "$work/f.json"
+  grep -q "^record .*parameters" "$work/out.txt" || fail "--summary full did not print the table"
+  [ "$(grep -n '^record .*parameters' "$work/out.txt" | cut -d: -f1)" -lt "$(grep -n '^table: ' "$work/out.txt" | cut -d: -f1)" ] ||
+    fail "--summary full: the table is not before the short end"
+  expect_rc 0 "$gtb" run --budget 0.05 -q --out "$work/q.json"
+  [ -e "$work/q-summary.txt" ] && fail "-q wrote a table"
+  grep -q "^Families" "$work/out.txt" && fail "-q printed a summary"
+  expect_rc 2 "$gtb" run --budget 0.05 --summary long --out "$work/b.json"
+  grep -q -- "--summary" "$work/out.txt" || fail "a bad --summary is not named"
+  # A table that cannot be written is said, and the run exits 1 with its results file written.
+  mkdir -p "$work/d-summary.txt/x"
+  expect_rc 1 "$gtb" run --budget 0.05 --out "$work/d.json"
+  grep -qF "the summary table not kept: cannot write $work/d-summary.txt" "$work/out.txt" || fail "the lost table was not reported"
+  grep -q "^table: " "$work/out.txt" && fail "a table that was not written is named"
+  json_true "$work/d.json" "d['families'][0]['status']=='ok'"
+  ;;
 logs)
   export GTB_FAMILIES=selftest
   expect_rc 0 "$gtb" run --budget 0.05 --logs "$work/logs" --out "$work/r.json"

@@ -177,36 +177,7 @@ void health_section(Md& md, const Doc& d) {
          "machine (or with `gtb run --wait-idle`) before drawing conclusions from them. A speed that changed "
          "while a family ran is the host's (a shared or virtual machine) and waiting does not cure it: decide a "
          "change between two builds with `gtb ab`, which alternates them.");
-    // A family run whose only warning is a change of speed gets a line of its own while there are a
-    // few; more (a host that moves the guest all the time) are named together in one line.
-    const auto busy = health::busy_families(d.j);
-    const auto moved = std::count_if(busy.begin(), busy.end(), [](const auto& b) { return b.speed_only; });
-    constexpr long kOwnLines = 3;
-    for (const auto& w : warn)
-      if (w.rfind("--wait-idle", 0) == 0) md.li(w);
-    std::vector<std::pair<std::string, std::vector<int>>> grouped;  // family -> its moved runs, in file order
-    for (const auto& b : busy) {
-      if (b.speed_only && moved > kOwnLines) {
-        auto it = std::find_if(grouped.begin(), grouped.end(), [&](const auto& g) { return g.first == b.name; });
-        if (it == grouped.end()) it = grouped.insert(grouped.end(), {b.name, {}});
-        if (b.run > 0) it->second.push_back(b.run);
-        continue;
-      }
-      md.li(b.name + (b.run > 0 ? " (run " + std::to_string(b.run) + ")" : "") + ": " + b.text);
-    }
-    if (!grouped.empty()) {
-      const json& fams = json_read::array_at(d.j, {"families"});
-      const auto runs = std::count_if(fams.begin(), fams.end(), [](const json& f) { return f.is_object() && f.contains("health"); });
-      std::string names;
-      for (const auto& [name, rs] : grouped) {
-        std::string list;
-        for (std::size_t i = 0; i < rs.size(); ++i) list += (i ? ", " : "") + std::to_string(rs[i]);
-        names += (names.empty() ? "" : ", ") + name + (rs.empty() ? "" : (rs.size() > 1 ? " (runs " : " (run ") + list + ")");
-      }
-      md.li("the machine's speed changed while " + std::to_string(moved) + " of " + std::to_string(runs) +
-            " family runs ran, and nothing else was over a limit: " + names +
-            " (each one's two readings: `families[].health.speed`)");
-    }
+    for (const auto& w : warn) md.li(w);
     md.o << "\n";
   } else {
     md.p("No family saw other load, CPU steal or throttling above the limits.");

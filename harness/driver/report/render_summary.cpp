@@ -2,6 +2,8 @@
 #include "harness/driver/report/render_summary.h"
 
 #include "harness/document/format.h"
+#include "harness/document/json_read.h"
+#include "harness/driver/report/render_verdict.h"
 #include "harness/driver/run/health.h"
 
 #include <algorithm>
@@ -83,17 +85,27 @@ void print_missing_ceilings(std::ostream& os, const json& doc) {
   for (const auto& l : lines) os << "  " << l << "\n";
 }
 
+namespace {
+// One line of the families table: name, status, records, seconds, and what went wrong.
+std::string family_line(const std::string& name, const std::string& status, long long records, double seconds,
+                        const std::string& tail) {
+  std::ostringstream os;
+  // A name as long as its column keeps a space after it ("transformer #1 ok").
+  os << "  " << std::left << std::setw(14) << (name.size() < 14 ? name : name + " ") << std::setw(8) << status << std::right << std::setw(5) << records
+     << (records == 1 ? " record  " : " records ") << std::fixed << std::setprecision(1) << std::setw(7) << seconds
+     << " s" << (tail.empty() ? "" : "  " + tail);
+  return os.str();
+}
+}  // namespace
+
 void print_summary(std::ostream& os, const json& doc) {
   os << "\nFamilies\n";
   for (const auto& f : doc.value("families", json::array())) {
     const std::string name = f.value("name", "?") + (f.contains("run") ? " #" + f["run"].dump() : "");
-    os << "  " << std::left << std::setw(14) << name << std::setw(8) << f.value("status", "?")
-       << std::right << std::setw(5) << f.value("records", 0) << (f.value("records", 0) == 1 ? " record  " : " records ") << std::fixed << std::setprecision(1)
-       << std::setw(7) << f.value("seconds", 0.0) << " s";
-    if (f.contains("error")) os << "  " << f["error"].get<std::string>();
-    os << "\n";
+    os << family_line(name, f.value("status", "?"), f.value("records", 0), f.value("seconds", 0.0),
+                      f.contains("error") ? f["error"].get<std::string>() : "")
+       << "\n";
   }
-  os.unsetf(std::ios::fixed);
   print_health(os, doc);
   print_missing_ceilings(os, doc);
   // Columns as wide as their widest entry: a cut label can make two records read the same.
@@ -172,6 +184,155 @@ void print_summary(std::ostream& os, const json& doc) {
   } else {
     os << "\nCPU vs GPU: no pairs (no GPU record was measured)\n";
   }
+}
+
+namespace {
+
+// The columns a line takes on a terminal (UTF-8: one per character) and the rows it wraps into.
+std::size_t columns_of(const std::string& line) {
+  return std::size_t(std::count_if(line.begin(), line.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+std::size_t rows_of(const std::string& line) { return std::max<std::size_t>(1, (columns_of(line) + kScreenColumns - 1) / kScreenColumns); }
+
+// A line cut to one row, "..." at its end when cut (never inside a UTF-8 character).
+std::string one_row(const std::string& line) {
+  if (columns_of(line) <= kScreenColumns) return line;
+  std::size_t cols = 0, i = 0;
+  for (; i < line.size(); ++i) {
+    if ((static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) continue;
+    if (cols++ == kScreenColumns - 3) break;
+  }
+  return line.substr(0, i) + "...";
+}
+
+// The families as one line each: a family of several runs (gtb run --runs K) adds its runs' records
+// and seconds up, and says how many runs ended how.
+std::vector<std::string> family_lines(const json& doc) {
+  struct Fam {
+    std::string name;
+    std::vector<const json*> runs;
+  };
+  std::vector<Fam> fams;
+  for (const auto& f : json_read::array_at(doc, {"families"})) {
+    if (!f.is_object()) continue;
+    const std::string name = json_read::string_at(f, {"name"}, "?");
+    auto it = std::find_if(fams.begin(), fams.end(), [&](const Fam& x) { return x.name == name; });
+    if (it == fams.end()) it = fams.insert(fams.end(), {name, {}});
+    it->runs.push_back(&f);
+  }
+  std::vector<std::string> out;
+  for (const auto& fam : fams) {
+    std::map<std::string, int> by_status;
+    std::vector<std::string> statuses;
+    long long records = 0;
+    double seconds = 0;
+    std::string error;
+    for (const json* f : fam.runs) {
+      const std::string st = json_read::string_at(*f, {"status"}, "?");
+      if (by_status[st]++ == 0) statuses.push_back(st);
+      records += static_cast<long long>(json_read::number_at(*f, {"records"}, 0.0));
+      seconds += json_read::number_at(*f, {"seconds"}, 0.0);
+      if (error.empty()) {
+        error = json_read::string_at(*f, {"error"});
+        if (!error.empty() && fam.runs.size() > 1) error = "run " + std::to_string(int(json_read::number_at(*f, {"run"}, 0.0))) + ": " + error;
+      }
+    }
+    std::string status = statuses.size() == 1 ? statuses[0] : "mixed";
+    std::string tail;
+    if (fam.runs.size() > 1) {
+      tail = std::to_string(fam.runs.size()) + " runs";
+      if (statuses.size() > 1)
+        for (const auto& st : statuses) tail += ", " + std::to_string(by_status[st]) + " " + st;
+    }
+    if (!error.empty()) tail += (tail.empty() ? "" : "; ") + error;
+    out.push_back(one_row(family_line(fam.name, status, records, seconds, tail)));
+  }
+  return out;
+}
+
+// How the records ended, and the CPU vs GPU pairs.
+std::vector<std::string> record_lines(const json& doc) {
+  std::map<std::string, std::size_t> by_status;
+  std::vector<std::string> statuses;
+  std::size_t suspect = 0, all = 0;
+  for (const auto& r : json_read::array_at(doc, {"records"})) {
+    if (!r.is_object()) continue;
+    ++all;
+    const std::string st = json_read::string_at(r, {"status"}, "?");
+    if (by_status[st]++ == 0) statuses.push_back(st);
+    suspect += st == "ok" && r.contains("suspect");
+  }
+  std::string line = "Records: " + std::to_string(all);
+  for (std::size_t i = 0; i < statuses.size(); ++i) {
+    line += (i ? ", " : ": ") + std::to_string(by_status[statuses[i]]) + " " + statuses[i];
+    if (statuses[i] == "ok" && suspect > 0) line += " (" + std::to_string(suspect) + " of them suspect)";
+  }
+  std::vector<std::string> out{one_row(line)};
+  const json& cmp = json_read::array_at(doc, {"comparisons"});
+  if (cmp.empty()) {
+    out.push_back("CPU vs GPU: no pairs (no GPU record was measured)");
+  } else {
+    const auto gpu = std::count_if(cmp.begin(), cmp.end(), [](const json& c) { return json_read::string_at(c, {"winner"}) == "cuda"; });
+    out.push_back("CPU vs GPU: " + count_of(cmp.size(), "problem") + " measured on both, the GPU better in " +
+                  std::to_string(gpu) + " (each ratio in the table)");
+  }
+  return out;
+}
+
+std::size_t rows_of(const std::vector<std::string>& lines) {
+  std::size_t n = 0;
+  for (const auto& l : lines) n += rows_of(l);
+  return n;
+}
+
+}  // namespace
+
+std::string summary_path(const std::string& out) {
+  const std::string ext = ".json";
+  const bool json_ext = out.size() > ext.size() && out.compare(out.size() - ext.size(), ext.size(), ext) == 0;
+  return (json_ext ? out.substr(0, out.size() - ext.size()) : out) + "-summary.txt";
+}
+
+void print_short_summary(std::ostream& os, const json& doc, const std::string& table) {
+  // Everything but the warnings first: the warnings get the rows that are left.
+  std::vector<std::string> families = family_lines(doc);
+  families.insert(families.begin(), {"", "Families"});
+  std::ostringstream ceil_text;
+  print_missing_ceilings(ceil_text, doc);
+  std::istringstream ceil(ceil_text.str());
+  std::vector<std::string> ceilings;
+  for (std::string l; std::getline(ceil, l);) ceilings.push_back(one_row(l));
+  std::vector<std::string> records = record_lines(doc);
+  records.insert(records.begin(), "");
+  std::vector<std::string> verdict{""};
+  for (const auto& l : verdict::render_headline(doc)) verdict.push_back(one_row(l));
+  std::vector<std::string> paths;
+  if (!table.empty()) paths = {"", "table: " + table + " (every record, its value or why none)"};
+  const std::size_t budget = kSummaryRows;
+  const std::size_t used = rows_of(families) + rows_of(ceilings) + rows_of(records) + rows_of(verdict) + rows_of(paths);
+  std::vector<std::string> warn;
+  if (const auto lines = health::warnings(doc); !lines.empty()) {
+    warn = {"", "WARNING: measured on a busy machine; the numbers may be low (docs/harness.md, gtb run --wait-idle):"};
+    // The rows left, at least two: one warning (cut to a row if need be) and how many more.
+    const std::size_t fixed = used + rows_of(warn);
+    const std::size_t room = budget > fixed + 2 ? budget - fixed : 2;
+    std::vector<std::string> all;
+    for (const auto& l : lines) all.push_back("  " + l);
+    if (rows_of(all) <= room) {
+      warn.insert(warn.end(), all.begin(), all.end());
+    } else {
+      std::size_t shown = 0, rows = 0;
+      for (; shown < all.size() && rows + rows_of(all[shown]) < room; ++shown) {
+        rows += rows_of(all[shown]);
+        warn.push_back(all[shown]);
+      }
+      if (shown == 0) warn.push_back(one_row(all[shown++]));
+      warn.push_back("  and " + std::to_string(all.size() - shown) + " more: " +
+                     (table.empty() ? std::string() : "in the table, and ") + "in gtb report's Measurement health");
+    }
+  }
+  for (const auto* part : {&families, &warn, &ceilings, &records, &verdict, &paths})
+    for (const auto& l : *part) os << l << "\n";
 }
 
 }  // namespace gtb::driver

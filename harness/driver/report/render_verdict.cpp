@@ -532,7 +532,79 @@ std::string verdict_body(const json& doc) {
   return o.str();
 }
 
+// The fix of one backend with the largest saving as a share of its step (measured where an A/B
+// measured it beyond its noise, predicted otherwise), in one line; "" when the backend has no fix.
+std::string largest_saving_line(const Advice& a, std::size_t i) {
+  const auto& fixes = a.fixes[i];
+  if (fixes.empty()) return "";
+  const cost::Fix* best = nullptr;
+  const cost::SavingRow* best_ab = nullptr;
+  double best_share = 0;
+  for (const auto& f : fixes) {
+    const cost::SavingRow* ab = measured_ab(a.savings, a.steps, f, a.config);
+    const bool measured = ab && ab->status != "in_noise" && std::fabs(ab->measured->seconds) > ab->measured->noise_s &&
+                          ab->measured->step_s > 0;
+    const double share = measured ? ab->measured->seconds / ab->measured->step_s
+                                  : f.saving_s && *f.saving_s > 0 ? f.saving_fraction : 0.0;
+    if (share > best_share) best_share = share, best = &f, best_ab = ab;
+  }
+  if (!best) return "largest saving: none predicted or measured";
+  // The fix and what it saves first, its change last: a line cut to the screen keeps the numbers.
+  std::string s = "largest saving: " + best->title + ": ";
+  if (!best->saving_s) s += "cannot say what it saves here";
+  else if (*best->saving_s > 0) s += seconds_text(*best->saving_s) + " (" + pct(best->saving_fraction) + ") predicted";
+  else s += "none predicted";
+  if (!best->caveat.empty()) s += ", " + best->caveat.substr(0, best->caveat.find(':'));
+  if (best_ab) {
+    const auto& m = *best_ab->measured;
+    if (best_ab->status == "in_noise" || !(std::fabs(m.seconds) > m.noise_s))
+      s += "; measured here: inside its noise";
+    else
+      s += "; measured here: " + std::string(m.seconds < 0 ? "-" : "") + seconds_text(std::fabs(m.seconds)) + " (" +
+           pct(m.step_s > 0 ? m.seconds / m.step_s : 0) + " of its A/B's step)";
+  }
+  s += " (" + best->change + ")";
+  return s;
+}
+
+std::vector<std::string> headline_lines(const json& doc) {
+  if (!cost::has_terms(doc))
+    return {"Verdict: none (no family of this file published cost terms; docs/advise.md says which do)"};
+  const auto terms = cost::terms_from_document(doc);
+  const cost::StepConfig ref = verdict_step(terms);
+  const Advice a = advise(doc, "this file", ref);
+  std::vector<std::string> out;
+  out.push_back("Verdict, predicted from this file's cost terms for the reference step: " + describe(ref));
+  for (std::size_t i = 0; i < a.predictions.size(); ++i) {
+    const auto& p = a.predictions[i];
+    const std::string who = "  " + backend_title(p.backend);
+    if (!p.total.seconds) {
+      out.push_back(who + ": cannot say (" + p.total.cannot_say + ")");
+      continue;
+    }
+    out.push_back(who + ": " + seconds_text(*p.total.seconds) + " per step; its largest causes:");
+    int n = 0;
+    for (const auto* part : ranked_parts(p)) {
+      const auto& e = part->estimate;
+      if (!e.seconds || *e.seconds <= 0 || n == 3) continue;
+      out.push_back("    " + std::to_string(++n) + ". " + part->name + " " + seconds_text(*e.seconds) + " (" +
+                    pct(*e.seconds / *p.total.seconds) + "): " + part->what);
+    }
+    if (const std::string fix = largest_saving_line(a, i); !fix.empty()) out.push_back("    " + fix);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> render_headline(const json& doc) {
+  // As the report's verdict: a shape of the terms this version cannot read costs a line, never the run.
+  try {
+    return headline_lines(doc);
+  } catch (const std::exception& e) {
+    return {std::string("Verdict: could not be composed from this file's cost terms (") + e.what() + ")"};
+  }
+}
 
 std::string render_report_verdict(const json& doc) {
   // Terms come from families that evolve on their own: a shape this version cannot read costs the

@@ -31,6 +31,13 @@ json to_json(const Advice& a);
 // a file without cost terms gets one line saying to rerun gtb.
 std::string render_report_verdict(const json& doc);
 
+// The verdict's headline, for the end of gtb run: a heading naming the reference step, then per
+// backend its predicted time, its three largest predicted causes and the fix with the largest saving
+// (as a share of its step: measured where an A/B measured it beyond its noise, predicted otherwise),
+// one line each; a backend that cannot say gets one line with the reason. One line saying why when
+// the file has no cost terms or they cannot be read. Lines are not cut: the caller fits them.
+std::vector<std::string> render_headline(const json& doc);
+
 // The reference step of the verdict, stated in the report.
 cost::StepConfig reference_step();
 

@@ -474,8 +474,35 @@ std::vector<std::string> warnings(const json& doc) {
     out.push_back("--wait-idle: the machine did not settle in " +
                   format::printf_number("%.0f", json_read::number_at(wait, {"waited_s"}, 0.0)) +
                   " s; the run measured anyway");
-  for (const auto& b : busy_families(doc))
-    out.push_back(b.name + (b.run > 0 ? " (run " + std::to_string(b.run) + ")" : "") + ": " + b.text);
+  // A family run whose only warning is a change of speed gets a line of its own while there are a
+  // few; more (a host that moves the guest all the time) are named together in one line.
+  const auto busy = busy_families(doc);
+  const auto moved = std::count_if(busy.begin(), busy.end(), [](const BusyFamily& b) { return b.speed_only; });
+  std::vector<std::pair<std::string, std::vector<int>>> grouped;  // family -> its moved runs, in file order
+  std::vector<std::string> own;
+  for (const auto& b : busy) {
+    if (b.speed_only && moved > kOwnSpeedLines) {
+      auto it = std::find_if(grouped.begin(), grouped.end(), [&](const auto& g) { return g.first == b.name; });
+      if (it == grouped.end()) it = grouped.insert(grouped.end(), {b.name, {}});
+      if (b.run > 0) it->second.push_back(b.run);
+      continue;
+    }
+    own.push_back(b.name + (b.run > 0 ? " (run " + std::to_string(b.run) + ")" : "") + ": " + b.text);
+  }
+  if (!grouped.empty()) {
+    const json& fams = json_read::array_at(doc, {"families"});
+    const auto runs = std::count_if(fams.begin(), fams.end(), [](const json& f) { return f.is_object() && f.contains("health"); });
+    std::string names;
+    for (const auto& [name, rs] : grouped) {
+      std::string list;
+      for (std::size_t i = 0; i < rs.size(); ++i) list += (i ? ", " : "") + std::to_string(rs[i]);
+      names += (names.empty() ? "" : ", ") + name + (rs.empty() ? "" : (rs.size() > 1 ? " (runs " : " (run ") + list + ")");
+    }
+    out.push_back("the machine's speed changed while " + std::to_string(moved) + " of " + std::to_string(runs) +
+                  " family runs ran, and nothing else was over a limit: " + names +
+                  " (each one's two readings: `families[].health.speed`)");
+  }
+  out.insert(out.end(), own.begin(), own.end());
   return out;
 }
 

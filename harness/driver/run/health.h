@@ -171,8 +171,11 @@ struct BusyFamily {
 };
 std::vector<BusyFamily> busy_families(const json& doc);
 
-// Lines for the summary and the report: one per family whose health says busy, and the start
-// reading's own warnings. Empty when all is well or the file predates health readings.
+// Lines for the summary and the report: the start reading's own warnings, then one per family run
+// whose health says busy, except that family runs whose only warning is a change of speed, when there
+// are more than kOwnSpeedLines of them, share one line naming them (family and runs), before the rest.
+// Empty when all is well or the file predates health readings.
+constexpr long kOwnSpeedLines = 3;
 std::vector<std::string> warnings(const json& doc);
 
 }  // namespace gtb::health

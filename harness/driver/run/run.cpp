@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "harness/driver/commands.h"
 #include "harness/driver/common/cli11.h"
@@ -92,6 +93,7 @@ double parse_timeout(const std::string& text) {
 struct RunOptions {
   std::string families_csv;
   bool quick = false, full = false, keep_logs = false, quiet = false;
+  std::string summary = "short";  // --summary: what the end of the run prints
   std::string out = "gtb-results.json";
   std::string logs_dir;
   double budget = 0;
@@ -137,7 +139,13 @@ std::optional<int> parse_run_flags(int argc, char** argv, RunOptions& o) {
       ->type_name("FROM:TO");
   app.add_option("--logs", o.logs_dir, "Keep each family's output log in this folder");
   app.add_flag("--keep-logs", o.keep_logs, "Keep the logs next to the results file (<out>.logs/)");
-  app.add_flag("-q,--quiet", o.quiet, "No summary table");
+  app.add_flag("-q,--quiet", o.quiet, "No summary: none printed at the end, no table file written");
+  app.add_option("--summary", o.summary,
+                 "short: the end fits one screen (families, warnings, records counted, the verdict's headline), "
+                 "every record in a table written beside the results file (OUT without .json, -summary.txt) and "
+                 "named; full: that table printed too, before the short end")
+      ->check(CLI::IsMember({"short", "full"}))
+      ->capture_default_str();
   app.add_flag("--wait-idle{60}", o.wait_idle,
                "Before measuring, wait (at most SECONDS, default 60, up to 3600) for other processes to leave the CPUs idle")
       ->type_name("[=SECONDS]")
@@ -300,6 +308,26 @@ json results_document(const RunTally& r, const RunSettings& settings, int runs, 
   return doc;
 }
 
+// The end of the run: the whole table into its file beside the results, then the screen's end
+// (with --summary full, the whole table first). False when the table file could not be written (said
+// on stderr; the screen's end then names no file).
+bool print_end(const json& doc, const RunOptions& o) {
+  const std::string table = summary_path(o.out);
+  std::ostringstream whole;
+  print_summary(whole, doc);
+  bool written = true;
+  try {
+    write_file_atomic(table, whole.str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gtb run: the summary table not kept: cannot write %s: %s\n", table.c_str(), e.what());
+    written = false;
+  }
+  if (o.summary == "full") std::cout << whole.str();
+  print_short_summary(std::cout, doc, written ? table : "");
+  std::cout.flush();  // before the results line on stderr, when both go to one log
+  return written;
+}
+
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
@@ -341,14 +369,14 @@ int cmd_run(int argc, char** argv) {
     std::fprintf(stderr, "gtb run: interrupted before any family finished; %s left as it was\n", o.out.c_str());
     return 128 + sig;
   }
-  bool logs_lost = false;
+  bool logs_lost = false, table_lost = false;
   if (r.context.is_null()) r.context = json{{"note", "no family produced a context"}};
   r.context["health"] = health_ctx;
   try {
     const json doc = results_document(r, settings, o.runs, r.context);
     write_file_atomic(o.out, doc.dump(1) + "\n");
     logs_lost = !finish_work_folder(settings.work, o.logs_dir).empty();
-    if (!o.quiet) print_summary(std::cout, doc);
+    if (!o.quiet) table_lost = !print_end(doc, o);
   } catch (const std::exception& e) {
     finish_work_folder(settings.work, o.logs_dir);
     std::cerr << "gtb run: cannot write " << o.out << ": " << e.what() << "\n";
@@ -359,7 +387,7 @@ int cmd_run(int argc, char** argv) {
     return 128 + sig;
   }
   std::fprintf(stderr, "results: %s\n", o.out.c_str());
-  return r.any_failed || logs_lost ? 1 : kExitOk;
+  return r.any_failed || logs_lost || table_lost ? 1 : kExitOk;
 }
 
 }  // namespace gtb::driver
