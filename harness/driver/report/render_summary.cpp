@@ -194,7 +194,8 @@ std::size_t columns_of(const std::string& line) {
 }
 std::size_t rows_of(const std::string& line) { return std::max<std::size_t>(1, (columns_of(line) + kScreenColumns - 1) / kScreenColumns); }
 
-// A line cut to one row, "..." at its end when cut (never inside a UTF-8 character).
+// A line cut to one row, "..." at its end when cut: after its last whole word where one ends in the
+// row's last quarter, never inside a UTF-8 character.
 std::string one_row(const std::string& line) {
   if (columns_of(line) <= kScreenColumns) return line;
   std::size_t cols = 0, i = 0;
@@ -202,6 +203,9 @@ std::string one_row(const std::string& line) {
     if ((static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) continue;
     if (cols++ == kScreenColumns - 3) break;
   }
+  const std::size_t space = line.rfind(' ', i);
+  if (space != std::string::npos && space > i - kScreenColumns / 4) i = space;
+  while (i > 0 && (line[i - 1] == ',' || line[i - 1] == ';' || line[i - 1] == ':' || line[i - 1] == ' ')) --i;
   return line.substr(0, i) + "...";
 }
 
