@@ -178,7 +178,7 @@ TEST(Summary, TheEndOfARunFitsOneScreen) {
   EXPECT_TRUE(has(out, "30 of them suspect), 1501 skipped, 12 invalid, 6 failed\n")) << out;
   EXPECT_TRUE(has(out, "CPU vs GPU: 60 problems measured on both, the GPU better in 59")) << out;
   // The verdict's headline, then the table's file, last.
-  EXPECT_TRUE(has(out, "\nVerdict, predicted from the cost terms for the reference step: MLP of width 1024")) << out;
+  EXPECT_TRUE(has(out, "\nVerdict for the reference step (predicted): MLP of width 1024")) << out;
   EXPECT_TRUE(has(out, "    1. ")) << out;
   EXPECT_TRUE(has(out, "    3. ")) << out;
   EXPECT_TRUE(has(out, "    largest saving: ")) << out;
@@ -223,7 +223,7 @@ TEST(Summary, TheHeadlineIsTheVerdictsFirstLines) {
   const auto lines = verdict::render_headline(doc);
   const std::string md = verdict::render_report_verdict(doc);
   ASSERT_FALSE(lines.empty());
-  EXPECT_EQ(lines[0].rfind("Verdict, predicted from the cost terms for the reference step: MLP of width 1024", 0), 0u)
+  EXPECT_EQ(lines[0].rfind("Verdict for the reference step (predicted): MLP of width 1024", 0), 0u)
       << lines[0];
   int backends = 0;
   for (const std::string backend : {"CPU", "GPU"}) {

@@ -574,7 +574,7 @@ std::vector<std::string> headline_lines(const json& doc) {
   const cost::StepConfig ref = verdict_step(terms);
   const Advice a = advise(doc, "this file", ref);
   std::vector<std::string> out;
-  out.push_back("Verdict, predicted from the cost terms for the reference step: " + describe(ref));
+  out.push_back("Verdict for the reference step (predicted): " + describe(ref));
   for (std::size_t i = 0; i < a.predictions.size(); ++i) {
     const auto& p = a.predictions[i];
     const std::string who = "  " + backend_title(p.backend);
