@@ -11,8 +11,13 @@ if(Python3_Interpreter_FOUND)
   add_test(NAME ci.setup_installs_programs_usage
            COMMAND sh -c "for a in '' /nonexistent-root \"$2 --bogus\"; do $0 $1 \$a >/dev/null 2>&1; rc=\$?; [ \$rc -eq 2 ] || { echo \"'\$a': exit \$rc, not 2\"; exit 1; }; done; echo ok"
                    ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_test_programs.py ${PROJECT_SOURCE_DIR})
+  # Shell read as shell: a `print` inside python3 -c "..." is no program, with a `print` on PATH (as
+  # Debian's mailcap installs it); one run as a command is found.
+  add_test(NAME ci.setup_installs_programs_shell
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/test_programs_shell.sh ${_programs}
+                   ${CMAKE_CURRENT_BINARY_DIR}/programs-shell)
   set_tests_properties(ci.setup_installs_programs ci.setup_installs_programs_planted ci.setup_installs_programs_usage
-                       PROPERTIES LABELS cpu TIMEOUT 60 SKIP_RETURN_CODE 77)
+                       ci.setup_installs_programs_shell PROPERTIES LABELS cpu TIMEOUT 60 SKIP_RETURN_CODE 77)
 
   # The GPU check's dry run (ci/gpu-check-plan.py) on the real plan and this build's listing: eight
   # minutes with a 180 s build (a GPU machine with 16 cores), 3 s a GPU record and 20 s for the

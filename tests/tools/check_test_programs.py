@@ -5,7 +5,9 @@ usage: check_test_programs.py ROOT [--plant]
 
 It reads what the test command runs: the ci/ scripts and their test.d/ steps, the families' ci.sh
 files, the tests' shell scripts, the inline `sh -c` bodies and commands of the CMake tests, the
-programs the Python test tools start, and the programs the harness spawns by name. Each command word
+programs the Python test tools start, and the programs the harness spawns by name. Shell is read as
+the shell reads it (ShellReader): a word inside an interpreter's quoted program (python3 -c "print(1)",
+a here-document, awk '{ print }') is no program; the text of `sh -c '...'` is shell. Each command word
 that is a program (one in PROGRAMS below, or one found on this machine) must come from a Debian
 package that ci/setup.sh's DEBIAN_PACKAGES lists or that is required/essential (dpkg says which,
 and a minbase root has exactly those). A program not in PROGRAMS fails too: say where it comes from.
@@ -75,102 +77,421 @@ def files_of(root, sub, ext, recurse=False):
     return sorted(out)
 
 
-def unquote(text):
-    """The shell text with quoted data blanked (newlines kept): a '...' string goes, a "..." string
-    keeps only its $(...) commands; comments and heredoc bodies go too."""
-    out, i, n = [], 0, len(text)
-    heredoc, pending = None, None
-    lines = text.split("\n")
-    kept = []
-    for line in lines:
-        if heredoc:
-            kept.append("")
-            if line.strip() == heredoc:
-                heredoc = None
-            continue
-        m = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", line)
+# A word that assigns (NAME=..., NAME+=..., NAME[i]=...), before a command or alone.
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+# Words that run the next word as a program (`command -v X` only asks whether X is there).
+WRAPPERS = ("exec", "time", "command", "nohup", "sudo", "env", "xargs", "setsid", "timeout")
+# Reserved words after which the next word is still a command's first word.
+LEADING = {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "fi", "done"}
+# Shells whose `-c` argument is shell text, read as such.
+SHELLS = {"sh", "bash", "dash"}
+OPERATORS = sorted([";;&", "&>>", "<<<", "<<-", "&&", "||", ";;", ";&", "|&", "&>", ">>", "<<", "<>", ">&", "<&", ">|",
+                    ";", "&", "|", "<", ">", "(", ")", "\n"], key=len, reverse=True)
+
+
+class ShellReader:
+    """Reads shell text as the shell does, as far as finding the programs it runs goes: quoting
+    ('...', "...", $'...', backslashes), command and process substitutions ($(...), `...`, <(...)),
+    arithmetic, [[ ... ]], here-documents (their bodies are data; an unquoted delimiter's body has its
+    substitutions run), comments, case patterns, for lists, function definitions and NAME=(...) lists.
+    A quoted word is an argument: the program an interpreter reads from it (python3 -c '...',
+    awk '...', perl -e '...') or from a here-document (python3 - <<'PY') runs no program of the
+    shell's; the argument of `sh -c` / `bash -c` is shell, and is read as such."""
+
+    def __init__(self, text, out, first_line=1):
+        self.t, self.n, self.i = text, len(text), 0
+        self.out = out  # (line, word) for each command word
+        self.first_line = first_line
+        self.newlines = [k for k, c in enumerate(text) if c == "\n"]
+        self.heredocs = []  # (delimiter, strip tabs, quoted) waiting for the next newline
+
+    def line(self, pos):
+        lo, hi = 0, len(self.newlines)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.newlines[mid] < pos:
+                lo = mid + 1
+            else:
+                hi = mid
+        return self.first_line + lo
+
+    # -- words --------------------------------------------------------------------------------
+    def blanks(self):
+        t = self.t
+        while self.i < self.n:
+            if t[self.i] in " \t":
+                self.i += 1
+            elif t.startswith("\\\n", self.i):
+                self.i += 2
+            else:
+                break
+
+    def word(self):
+        """One word from self.i: (its text without the quotes, substitutions as written; literal:
+        False when the text holds a substitution or expansion)."""
+        t, out, literal = self.t, [], True
+        while self.i < self.n:
+            c = t[self.i]
+            if c == "(" and ASSIGNMENT.fullmatch("".join(out)):
+                self.i += 1
+                self.array()
+                out.append("(...)")
+                literal = False
+                continue
+            if c in " \t\n;&|<>()":
+                break
+            if c == "\\":
+                if t.startswith("\\\n", self.i):
+                    self.i += 2
+                    continue
+                out.append(t[self.i + 1:self.i + 2])
+                self.i += 2
+            elif c == "'":
+                j = t.find("'", self.i + 1)
+                j = self.n if j < 0 else j
+                out.append(t[self.i + 1:j])
+                self.i = j + 1
+            elif c == '"':
+                self.i += 1
+                text, lit = self.double_quoted()
+                out.append(text)
+                literal = literal and lit
+            elif c == "$":
+                text, lit = self.dollar()
+                out.append(text)
+                literal = literal and lit
+            elif c == "`":
+                out.append(self.backtick())
+                literal = False
+            else:
+                out.append(c)
+                self.i += 1
+        return "".join(out), literal
+
+    def double_quoted(self):
+        t, out, literal = self.t, [], True
+        while self.i < self.n and t[self.i] != '"':
+            c = t[self.i]
+            if c == "\\":
+                nxt = t[self.i + 1:self.i + 2]
+                out.append(nxt if nxt in ('$', '`', '"', '\\') else ("" if nxt == "\n" else "\\" + nxt))
+                self.i += 2
+            elif c == "$":
+                text, lit = self.dollar()
+                out.append(text)
+                literal = literal and lit
+            elif c == "`":
+                out.append(self.backtick())
+                literal = False
+            else:
+                out.append(c)
+                self.i += 1
+        self.i += 1
+        return "".join(out), literal
+
+    def dollar(self):
+        """At a `$`: the expansion's text as written, and whether it is literal (only a lone `$`,
+        $'...' and $"..." strings are)."""
+        t, start = self.t, self.i
+        nxt = t[self.i + 1:self.i + 2]
+        if nxt == "'":  # $'...': C escapes, no expansion
+            j = self.i + 2
+            while j < self.n and t[j] != "'":
+                j += 2 if t[j] == "\\" else 1
+            self.i = j + 1
+            return t[start + 2:j], True
+        if nxt == '"':
+            self.i += 2
+            return self.double_quoted()
+        if t.startswith("$((", self.i):
+            self.i += 1
+            self.arithmetic()
+            return t[start:self.i], False
+        if nxt == "(":
+            self.i += 2
+            self.parse(end=")")
+            return t[start:self.i], False
+        if nxt == "{":
+            self.i += 2
+            depth = 1
+            while self.i < self.n and depth:
+                c = t[self.i]
+                if c == "\\":
+                    self.i += 2
+                elif c == "'":
+                    j = t.find("'", self.i + 1)
+                    self.i = (self.n if j < 0 else j) + 1
+                elif c == '"':
+                    self.i += 1
+                    self.double_quoted()
+                elif c == "$" or c == "`":
+                    self.dollar() if c == "$" else self.backtick()
+                else:
+                    depth += {"{": 1, "}": -1}.get(c, 0)
+                    self.i += 1
+            return t[start:self.i], False
+        m = re.match(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]", t[self.i + 1:self.i + 64])
         if m:
-            heredoc = m.group(1)
-        kept.append(line)
-    text = "\n".join(kept)
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\" and i + 1 < n:
-            out.append("  " if text[i + 1] != "\n" else " \n")
-            i += 2
-        elif c == "#" and (i == 0 or text[i - 1] in " \t\n;"):
-            while i < n and text[i] != "\n":
-                i += 1
-        elif c == "'":
-            j = text.find("'", i + 1)
-            j = n if j < 0 else j
-            out.append("''" + "\n" * text.count("\n", i, j))
-            i = j + 1
-        elif c == '"':
-            i += 1
-            out.append('"')
-            while i < n and text[i] != '"':
-                if text[i] == "\\":
-                    i += 2
+            self.i += 1 + len(m.group(0))
+            return t[start:self.i], False
+        self.i += 1
+        return "$", True
+
+    def arithmetic(self):
+        """From a `((`, past its matching `))` (data: arithmetic runs no program)."""
+        depth = 0
+        while self.i < self.n:
+            c = self.t[self.i]
+            if c == "$" and self.t.startswith("$(", self.i) and not self.t.startswith("$((", self.i):
+                self.dollar()
+                continue
+            self.i += 1
+            depth += {"(": 1, ")": -1}.get(c, 0)
+            if depth == 0:
+                return
+
+    def backtick(self):
+        """A `...` substitution: its body (backslashes undone) is read as shell on its own."""
+        t, start = self.t, self.i
+        j = self.i + 1
+        while j < self.n and t[j] != "`":
+            j += 2 if t[j] == "\\" else 1
+        body = re.sub(r"\\([\\`$])", r"\1", t[start + 1:j])
+        ShellReader(body, self.out, self.line(start + 1)).parse()
+        self.i = j + 1
+        return t[start:self.i]
+
+    def array(self):
+        """The elements of a NAME=( ... ) list, to its `)`: data (their substitutions run)."""
+        while self.i < self.n:
+            c = self.t[self.i]
+            if c in " \t\n":
+                self.i += 1
+            elif c == "#":
+                while self.i < self.n and self.t[self.i] != "\n":
+                    self.i += 1
+            elif c == ")":
+                self.i += 1
+                return
+            else:
+                before = self.i
+                self.word()
+                if self.i == before:
+                    self.i += 1
+
+    def heredoc_bodies(self):
+        pending, self.heredocs = self.heredocs, []
+        for delim, strip, quoted in pending:
+            while self.i < self.n:
+                e = self.t.find("\n", self.i)
+                e = self.n if e < 0 else e
+                line = self.t[self.i:e]
+                if (line.lstrip("\t") if strip else line) == delim:
+                    self.i = e + 1
+                    break
+                if quoted:
+                    self.i = e + 1
                     continue
-                if text.startswith("$(", i):
-                    depth, j = 1, i + 2
-                    while j < n and depth:
-                        depth += {"(": 1, ")": -1}.get(text[j], 0)
-                        j += 1
-                    out.append(";" + text[i + 2:j - 1] + ";")
-                    i = j
+                # An unquoted delimiter: the body's substitutions run.
+                while self.i < e:
+                    c = self.t[self.i]
+                    if c == "\\":
+                        self.i += 2
+                    elif c == "$":
+                        self.dollar()
+                    elif c == "`":
+                        self.backtick()
+                    else:
+                        self.i += 1
+                self.i = max(self.i, e + 1)
+
+    # -- commands -----------------------------------------------------------------------------
+    def parse(self, end=None):
+        """Reads commands from self.i to the end of the text, or past the `)` that closes a $( ... )
+        or <( ... ) when end is ")"."""
+        t = self.t
+        cmd = []        # the current simple command's words: (text, literal, position)
+        frames = []     # "(" for a subshell, ["case", "pattern" | "command"] for a case
+        expect = None   # "for": words up to the next separator are data; "case", "in", "function"
+        cond = False    # inside [[ ... ]]: words and operators are data
+
+        def done():
+            if cmd:
+                self.command(cmd)
+                cmd.clear()
+
+        def in_pattern():
+            return bool(frames) and frames[-1] != "(" and frames[-1][1] == "pattern"
+
+        while True:
+            self.blanks()
+            if self.i >= self.n:
+                done()
+                return
+            c = t[self.i]
+            if c == "#":
+                while self.i < self.n and t[self.i] != "\n":
+                    self.i += 1
+                continue
+            op = next((o for o in OPERATORS if t.startswith(o, self.i)), None)
+            if cond and op not in (None, "\n"):
+                self.i += len(op)
+                continue
+            if op in ("<", ">") and t.startswith("(", self.i + 1):  # <( ... ): a process substitution
+                pos = self.i
+                self.i += 2
+                self.parse(end=")")
+                cmd.append((t[pos:self.i], False, pos))
+                continue
+            if op == "\n":
+                self.i += 1
+                done()
+                if expect == "for":
+                    expect = None
+                self.heredoc_bodies()
+                continue
+            if op in (";", "&", "&&", "||", "|", "|&"):
+                self.i += len(op)
+                done()
+                if expect == "for":
+                    expect = None
+                continue
+            if op in (";;", ";&", ";;&"):
+                self.i += len(op)
+                done()
+                if frames and frames[-1] != "(":
+                    frames[-1][1] = "pattern"
+                continue
+            if op == "(":
+                if in_pattern():
+                    self.i += 1
+                elif not cmd and t.startswith("((", self.i):
+                    pos = self.i
+                    self.arithmetic()
+                    cmd.append(("((", False, pos))
+                elif len(cmd) == 1 and re.match(r"\(\s*\)", t[self.i:]):  # name () { ... }: a definition
+                    self.i = t.index(")", self.i) + 1
+                    cmd.clear()
+                else:
+                    self.i += 1
+                    done()
+                    frames.append("(")
+                continue
+            if op == ")":
+                self.i += 1
+                if in_pattern():
+                    frames[-1][1] = "command"
+                    cmd.clear()
                     continue
-                if text[i] == "\n":
-                    out.append("\n")
-                i += 1
-            out.append('"')
-            i += 1
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+                done()
+                if frames and frames[-1] == "(":
+                    frames.pop()
+                elif end == ")":
+                    return
+                continue
+            if op in ("<<", "<<-"):
+                self.i += len(op)
+                self.blanks()
+                start = self.i
+                delim, _ = self.word()
+                self.heredocs.append((delim, op == "<<-", any(q in t[start:self.i] for q in "'\"\\")))
+                continue
+            if op is not None:  # a redirection: the next word is its target, not a command
+                self.i += len(op)
+                self.blanks()
+                self.word()
+                continue
+            pos = self.i
+            text, literal = self.word()
+            if self.i == pos:  # nothing this reader knows: step over it
+                self.i += 1
+                continue
+            if literal and text.isdigit() and t[self.i:self.i + 1] in ("<", ">"):
+                continue  # a file descriptor before a redirection (2>&1)
+            if cond:
+                cond = not (literal and text == "]]")
+                continue
+            if in_pattern():
+                if literal and text == "esac":
+                    frames.pop()
+                continue
+            if expect == "case":
+                expect = "in"
+                continue
+            if expect == "in":
+                frames.append(["case", "pattern"])
+                expect = None
+                continue
+            if expect == "for":
+                if literal and text == "do":
+                    expect = None
+                continue
+            if expect == "function":
+                expect = None
+                self.blanks()
+                if re.match(r"\(\s*\)", t[self.i:]):
+                    self.i = t.index(")", self.i) + 1
+                continue
+            if not cmd and literal:
+                if text in LEADING:
+                    continue
+                if text == "esac":
+                    if frames and frames[-1] != "(":
+                        frames.pop()
+                    continue
+                if text in ("case", "for", "select", "function"):
+                    expect = {"case": "case", "function": "function"}.get(text, "for")
+                    self.blanks()
+                    if expect == "for" and t.startswith("((", self.i):
+                        self.arithmetic()
+                    continue
+                if text == "[[":
+                    cond = True
+                    cmd.append((text, False, pos))
+                    continue
+            cmd.append((text, literal, pos))
+
+    def command(self, cmd):
+        """Records the program a simple command runs (past assignments and wrappers)."""
+        words = list(cmd)
+        while words and (ASSIGNMENT.match(words[0][0]) or (words[0][1] and words[0][0] in WRAPPERS)):
+            w, pos0 = words[0][0], words[0][2]
+            words = words[1:]
+            if ASSIGNMENT.match(w):
+                continue
+            if w not in ("exec", "time", "command"):  # a program itself
+                self.out.append((self.line(pos0), w))
+            if w == "command" and words and words[0][0].startswith("-"):
+                return  # `command -v X` asks whether X is there; it runs nothing
+            with_value = ("-k", "-s", "-u", "-n", "-I", "-C", "-S") if w in ("timeout", "env", "xargs", "sudo") else ()
+            while words and words[0][0].startswith("-"):
+                words = words[1 + (words[0][0] in with_value and len(words) > 1):]
+            if w == "timeout":
+                words = words[1:]  # the duration
+        if not words:
+            return
+        w, literal, pos = words[0]
+        if not literal or not re.fullmatch(r"[a-z][a-z0-9+._-]*", w):
+            return
+        n = self.line(pos)
+        self.out.append((n, w))
+        args = [a for a, _, _ in words[1:]]
+        # tar runs a compressor for some of its options.
+        if w == "tar":
+            opts = " ".join(args[:2])
+            if re.search(r"(^|\s)-?[a-zA-Z]*J|--xz", opts):
+                self.out.append((n, "xz"))
+            if "--zstd" in opts:
+                self.out.append((n, "zstd"))
+        # A shell's -c argument is shell text.
+        if w in SHELLS and "-c" in args[:-1]:
+            ShellReader(args[args.index("-c") + 1], self.out, n).parse()
 
 
 def shell_commands(text):
     """(line number, command word) for each simple command of a shell text."""
     out = []
-    in_array = False
-    for n, code in enumerate(unquote(text).split("\n"), 1):
-        # A NAME=( ... ) list spread over lines is data.
-        if in_array:
-            if ")" in code:
-                in_array = False
-            continue
-        if re.search(r"[A-Za-z_][A-Za-z0-9_]*=\([^)]*$", code):
-            in_array = True
-            continue
-        # Each part after a command separator starts with a command.
-        for part in re.split(r"\|\||&&|[|;&`]|\$\(|\(|\)|\{|\}|\bthen\b|\bdo\b|\belse\b|\bif\b|\bwhile\b|\buntil\b|!", code):
-            words = part.split()
-            while words and (re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]) or
-                             words[0] in ("exec", "time", "command", "nohup", "sudo", "env", "xargs", "setsid")):
-                if words[0] == "command" and len(words) > 1 and words[1].startswith("-"):
-                    words = []  # `command -v X` asks whether X is there; it runs nothing
-                    break
-                words = words[1:]
-                while words and words[0].startswith("-"):
-                    words = words[1:]
-            if words and words[0] == "timeout":
-                words = [w for w in words[1:] if not w.startswith("-")][1:]
-            if not words:
-                continue
-            w = words[0].strip("\"")
-            if re.fullmatch(r"[a-z][a-z0-9+._-]*", w):
-                out.append((n, w))
-            # tar runs a compressor for some of its options.
-            if w == "tar":
-                opts = " ".join(words[1:3])
-                if re.search(r"(^|\s)-?[a-zA-Z]*J|--xz", opts):
-                    out.append((n, "xz"))
-                if "--zstd" in opts:
-                    out.append((n, "zstd"))
+    ShellReader(text, out).parse()
     return out
 
 
