@@ -33,6 +33,20 @@ grep -Eq -- '${pattern}' '${out}' || { echo 'output lacks: ${pattern}'; exit 1; 
   set_tests_properties(${name} PROPERTIES LABELS "cpu;compare" TIMEOUT 120)
 endfunction()
 
+# The exit status printed (text summary, Markdown heading, JSON summary, --out's line) is the one
+# returned, for each status: gtb compare 0, 1, 2, 3 on fixtures and a planted busy file; gtb ab 0, 1,
+# 2 on the self-test family (a planted crash in one round of NEW, then of BASE).
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  foreach(cmd IN ITEMS compare ab)
+    add_test(NAME gtb_${cmd}_exit_status
+             COMMAND bash ${PROJECT_SOURCE_DIR}/tests/driver/exit_status.sh ${cmd} $<TARGET_FILE:gtb> ${Python3_EXECUTABLE}
+                     ${_gtb_fix} ${CMAKE_CURRENT_BINARY_DIR}/exit-status-${cmd})
+  endforeach()
+  set_tests_properties(gtb_compare_exit_status PROPERTIES LABELS "cpu;compare" TIMEOUT 120)
+  set_tests_properties(gtb_ab_exit_status PROPERTIES LABELS "cpu;compare" TIMEOUT 300)
+endif()
+
 gtb_cli_test(gtb_compare_aa 0 "no regression" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/gpu_aa.json)
 gtb_cli_test(gtb_compare_regression 1 "REGRESSION" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/gpu_regressed.json)
 gtb_cli_test(gtb_compare_improvements_pass 0 "faster" compare ${_gtb_fix}/gpu_base.json ${_gtb_fix}/gpu_improved.json)

@@ -102,9 +102,9 @@ int emit_comparison(compare::Result& res, const CompareOutput& opt, const std::s
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {
     write_file_atomic(opt.out_path, text);
-    std::printf("%s: %zu regressions, %zu faster, %zu noisy of %zu records; %s written (exit %d)\n", command.c_str(),
+    std::printf("%s: %zu regressions, %zu faster, %zu noisy of %zu records; %s written -> %s\n", command.c_str(),
                 res.regressions(), res.count(compare::Verdict::faster), res.count(compare::Verdict::noisy),
-                res.rows.size(), opt.out_path.c_str(), res.exit_code());
+                res.rows.size(), opt.out_path.c_str(), compare::outcome(res).c_str());
   }
   return res.exit_code();
 }

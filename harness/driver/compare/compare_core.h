@@ -165,9 +165,15 @@ struct Result {
   bool machines_allowed = false;  // --allow-different-machines
   std::vector<Row> rows;          // regressions first, then the rest by verdict and id
   Calibration calibration;
+  // gtb ab: the family runs that failed (crashed, wrote nothing), "<family> in round <n>: <error>".
+  // One in NEW is a regression; one in BASE makes the input bad.
+  std::vector<std::string> base_failures, new_failures;
   std::size_t count(Verdict v) const;
   std::size_t regressions() const;
-  int exit_code() const;  // 0 ok, 1 regression, 2 incomparable machines
+  // The command's exit status, decided here alone (every renderer prints this one): 2 incomparable
+  // machines (not allowed) or a BASE family run failed, 1 a regression or a NEW family run failed,
+  // 3 (kExitUnconfirmed) only unconfirmed, 0 otherwise.
+  int exit_code() const;
 };
 
 // Matches the records of two validated documents by (family, workload, variant, backend, params,
@@ -191,5 +197,8 @@ Calibration calibrate(const json& base, const json& next, const Config& config, 
 std::string render_text(const Result& r);
 std::string render_markdown(const Result& r);
 json render_json(const Result& r);
+// The verdict of the whole comparison with the status the command returns (exit_code()), e.g.
+// "2 REGRESSIONS (exit 1)": the one text every renderer and summary line prints.
+std::string outcome(const Result& r);
 
 }  // namespace gtb::compare

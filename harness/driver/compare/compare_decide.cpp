@@ -441,7 +441,8 @@ std::size_t Result::regressions() const { return count(Verdict::slower) + count(
 
 int Result::exit_code() const {
   if (!context.comparable && !machines_allowed) return 2;
-  if (regressions() > 0) return 1;
+  if (!base_failures.empty()) return 2;
+  if (regressions() > 0 || !new_failures.empty()) return 1;
   return count(Verdict::unconfirmed) > 0 ? kExitUnconfirmed : 0;
 }
 

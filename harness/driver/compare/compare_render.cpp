@@ -13,6 +13,28 @@ using namespace detail;
 // ------------------------------------------------------------------------------------- rendering
 
 namespace {
+std::string family_runs(std::size_t n) { return std::to_string(n) + (n == 1 ? " family run" : " family runs"); }
+}  // namespace
+
+std::string outcome(const Result& res) {
+  const int rc = res.exit_code();
+  std::string what;
+  if (rc == 2) {
+    what = !res.context.comparable && !res.machines_allowed ? "INCOMPARABLE machines"
+                                                            : "BASE FAILED: " + family_runs(res.base_failures.size());
+  } else if (rc == 1) {
+    const auto reg = res.regressions();
+    if (reg) what = std::to_string(reg) + (reg == 1 ? " REGRESSION" : " REGRESSIONS");
+    if (!res.new_failures.empty()) what += (reg ? ", " : "") + std::string("NEW FAILED: ") + family_runs(res.new_failures.size());
+  } else if (rc == kExitUnconfirmed) {
+    what = std::to_string(res.count(Verdict::unconfirmed)) + " UNCONFIRMED (slower on a busy machine: decide again on fresh rounds)";
+  } else {
+    what = "no regression";
+  }
+  return what + " (exit " + std::to_string(rc) + ")";
+}
+
+namespace {
 
 std::string value_text(const std::optional<double>& v, const std::string& unit) {
   if (!v) return "-";
@@ -53,13 +75,6 @@ std::string summary_counts(const Result& res) {
     if (c) parts.push_back(std::to_string(c) + " " + to_string(v));
   }
   return parts.empty() ? "no records" : join(parts, ", ");
-}
-
-std::string outcome(const Result& res) {
-  if (!res.context.comparable && !res.machines_allowed) return "INCOMPARABLE machines (exit 2)";
-  const auto reg = res.regressions();
-  if (reg) return std::to_string(reg) + (reg == 1 ? " REGRESSION" : " REGRESSIONS") + " (exit 1)";
-  return "no regression (exit 0)";
 }
 
 std::string settings_text(const Result& res) {
@@ -211,7 +226,10 @@ json render_json(const Result& res) {
   for (Verdict v : {Verdict::broken, Verdict::slower, Verdict::unconfirmed, Verdict::noisy, Verdict::faster, Verdict::same, Verdict::missing,
                     Verdict::added, Verdict::unmeasured, Verdict::ignored})
     counts[to_string(v)] = res.count(v);
-  j["summary"] = {{"counts", counts}, {"regressions", res.regressions()}, {"exit_code", res.exit_code()}};
+  j["summary"] = {{"counts", counts}, {"regressions", res.regressions()}, {"exit_code", res.exit_code()},
+                  {"outcome", outcome(res)}};
+  if (!res.base_failures.empty() || !res.new_failures.empty())
+    j["summary"]["failed_family_runs"] = {{"base", res.base_failures}, {"new", res.new_failures}};
   json rows = json::array();
   for (const auto& r : res.rows) {
     json x;

@@ -304,13 +304,13 @@ int cmd_ab(int argc, char** argv) {
   try {
     result.base.path = o.builds[0];
     result.next.path = o.builds[1];
-    int rc = emit_comparison(result, o.opt, "gtb ab");
-    // A family that crashed or wrote nothing: in NEW it is a regression, in BASE the input is bad.
+    // A family that crashed or wrote nothing: in NEW it is a regression, in BASE the input is bad
+    // (the result's exit status, which the comparison prints).
+    result.base_failures = ab.sides[0].failures;
+    result.new_failures = ab.sides[1].failures;
     for (const auto& f : ab.sides[1].failures) std::fprintf(stderr, "gtb ab: NEW failed: %s\n", f.c_str());
     for (const auto& f : ab.sides[0].failures) std::fprintf(stderr, "gtb ab: BASE failed: %s\n", f.c_str());
-    if (!ab.sides[0].failures.empty()) return kExitBadInput;
-    if (!ab.sides[1].failures.empty() && rc == kExitOk) rc = kExitRegression;
-    return rc;
+    return emit_comparison(result, o.opt, "gtb ab");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gtb ab: %s\n", e.what());
     return kExitBadInput;
