@@ -20,7 +20,6 @@ Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double byt
 namespace {
 
 const char* const kForms[] = {"latency_bandwidth", "table", "constant"};
-const char* const kYUnits[] = {"seconds", "flop_per_s", "bytes_per_s", "samples_per_s", "logits_per_s", "fraction", "count"};
 
 using json_read::bad;
 
@@ -257,7 +256,7 @@ Term term_from_json(const json& j, const std::string& family) {
     t.y = str(j, "y", where, true);
     t.x = str(j, "x", where);
     t.x_min = num(j, "x_min", where, false);
-    if (std::none_of(std::begin(kYUnits), std::end(kYUnits), [&](const char* u) { return t.y == u; }))
+    if (std::none_of(std::begin(kTableUnits), std::end(kTableUnits), [&](const char* u) { return t.y == u; }))
       bad(where, "\"y\": unknown unit \"" + t.y + "\"");
     const auto it = j.find("points");
     if (it == j.end() || !it->is_array()) bad(where, "\"points\" is missing or not a list");
@@ -276,6 +275,8 @@ Term term_from_json(const json& j, const std::string& family) {
   } else {
     t.value = num(j, "value", where, true);
     t.unit = str(j, "unit", where, true);
+    if (std::none_of(std::begin(kConstantUnits), std::end(kConstantUnits), [&](const char* u) { return t.unit == u; }))
+      bad(where, "\"unit\": unknown unit \"" + t.unit + "\"");
   }
   return t;
 }

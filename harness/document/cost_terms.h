@@ -23,11 +23,19 @@ struct Point {
   std::string record;
 };
 
+// The units a term's numbers may carry: a table's `y` and a constant's `unit`. These lists are the
+// only definition: reading a term refuses any other, and docs/gtb-results.schema.json names the
+// same (a test compares them).
+inline constexpr const char* kTableUnits[] = {"seconds", "flop_per_s", "bytes_per_s", "samples_per_s",
+                                              "logits_per_s", "fraction", "count"};
+inline constexpr const char* kConstantUnits[] = {"s", "fraction", "count"};
+
 // One cost term. `form` says which fields carry the numbers:
 //   latency_bandwidth: seconds(x) = latency_s + x / per_second, trusted for x within [x_min, x_max];
-//   table: `points` over `axes`, y in unit `y` (seconds, flop_per_s, bytes_per_s, samples_per_s, logits_per_s, count,
-//          fraction), interpolated log-log between neighbours;
-//   constant: `value` in `unit` ("s" or "fraction").
+//   table: `points` over `axes`, y in unit `y` (one of kTableUnits), interpolated log-log between
+//          neighbours;
+//   constant: `value` in `unit` (one of kConstantUnits: seconds, a fraction or a count such as
+//          cpu_threads).
 // A term with `cannot_say` set carries no number, only the reason.
 struct Term {
   std::string family, name;

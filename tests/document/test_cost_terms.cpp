@@ -71,6 +71,36 @@ TEST(CostTerms, RefusesMalformedTermsNamingTheKey) {
   EXPECT_NE(expect_throw(t).find("points[0]"), std::string::npos);
   t["y"] = "parsecs";
   EXPECT_NE(expect_throw(t).find("\"y\""), std::string::npos);
+  json c = {{"name", "cpu_threads"}, {"backend", "cpu"}, {"form", "constant"}, {"value", 2}, {"unit", "count"}};
+  EXPECT_EQ(expect_throw(c), "");
+  c["unit"] = "parsecs";
+  EXPECT_NE(expect_throw(c).find("\"unit\""), std::string::npos);
+}
+
+// The units a term may carry are defined once (kTableUnits, kConstantUnits); the published schema
+// and docs/results-format.md name exactly those.
+TEST(CostTerms, TheSchemaAndTheFormatNameEveryUnitATermMayCarry) {
+  auto read = [](const std::string& rel) {
+    std::ifstream in(std::string(GTB_SOURCE_DIR_FOR_TESTS) + "/" + rel);
+    EXPECT_TRUE(in.good()) << rel;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const json schema = json::parse(read("docs/gtb-results.schema.json"));
+  const json& props = schema.at("$defs").at("cost_term").at("properties");
+  // The format's row of `terms`.
+  const std::string doc = read("docs/results-format.md");
+  const auto row = doc.find("\n| `terms` |");
+  ASSERT_NE(row, std::string::npos) << "docs/results-format.md has no row of `terms`";
+  const std::string format = doc.substr(row + 1, doc.find('\n', row + 1) - row - 1);
+  auto check = [&](const char* key, const auto& units) {
+    std::vector<std::string> code(std::begin(units), std::end(units));
+    EXPECT_EQ(props.at(key).at("enum").get<std::vector<std::string>>(), code) << "cost_term." << key << " in the schema";
+    for (const auto& u : code) EXPECT_NE(format.find("`" + u + "`"), std::string::npos) << u << " in docs/results-format.md's row of `terms`";
+  };
+  check("y", kTableUnits);
+  check("unit", kConstantUnits);
 }
 
 TEST(CostTerms, CopyIsLatencyPlusBytesOverBandwidthAndFlagsOutsideRange) {
