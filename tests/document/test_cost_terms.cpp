@@ -97,7 +97,8 @@ TEST(CostTerms, TheSchemaAndTheFormatNameEveryUnitATermMayCarry) {
   auto check = [&](const char* key, const auto& units) {
     std::vector<std::string> code(std::begin(units), std::end(units));
     EXPECT_EQ(props.at(key).at("enum").get<std::vector<std::string>>(), code) << "cost_term." << key << " in the schema";
-    for (const auto& u : code) EXPECT_NE(format.find("`" + u + "`"), std::string::npos) << u << " in docs/results-format.md's row of `terms`";
+    for (const auto& u : code)
+      EXPECT_NE(format.find("`" + u + "`"), std::string::npos) << u << " in docs/results-format.md's row of `terms`";
   };
   check("y", kTableUnits);
   check("unit", kConstantUnits);

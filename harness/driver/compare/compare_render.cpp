@@ -25,9 +25,11 @@ std::string outcome(const Result& res) {
   } else if (rc == 1) {
     const auto reg = res.regressions();
     if (reg) what = std::to_string(reg) + (reg == 1 ? " REGRESSION" : " REGRESSIONS");
-    if (!res.new_failures.empty()) what += (reg ? ", " : "") + std::string("NEW FAILED: ") + family_runs(res.new_failures.size());
+    if (!res.new_failures.empty())
+      what += (reg ? ", " : "") + std::string("NEW FAILED: ") + family_runs(res.new_failures.size());
   } else if (rc == kExitUnconfirmed) {
-    what = std::to_string(res.count(Verdict::unconfirmed)) + " UNCONFIRMED (slower on a busy machine: decide again on fresh rounds)";
+    what = std::to_string(res.count(Verdict::unconfirmed)) +
+           " UNCONFIRMED (slower on a busy machine: decide again on fresh rounds)";
   } else {
     what = "no regression";
   }
