@@ -17,6 +17,10 @@ if(Python3_Interpreter_FOUND)
       # The longest (gemm's hundreds of cases, the framework's PyTorch steps) start first, beside the
       # short tests (CTest starts higher costs first).
       set_tests_properties(schema.family.${_name} PROPERTIES LABELS schema TIMEOUT 600 SKIP_RETURN_CODE 77 COST 800)
+      if(_name STREQUAL framework)
+        # PyTorch as the framework family's own tests find it (Debian's python3-torch in CI).
+        set_tests_properties(schema.family.${_name} PROPERTIES ENVIRONMENT "GTB_PYTHON=/usr/bin/python3")
+      endif()
     endif()
   endforeach()
 endif()

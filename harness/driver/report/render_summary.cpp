@@ -90,7 +90,7 @@ namespace {
 std::string family_line(const std::string& name, const std::string& status, long long records, double seconds,
                         const std::string& tail) {
   std::ostringstream os;
-  // A name as long as its column keeps a space after it ("transformer #1 ok").
+  // A name as long as its column keeps a space after it (a 14-letter name, then " #1 ok").
   os << "  " << std::left << std::setw(14) << (name.size() < 14 ? name : name + " ") << std::setw(8) << status << std::right << std::setw(5) << records
      << (records == 1 ? " record  " : " records ") << std::fixed << std::setprecision(1) << std::setw(7) << seconds
      << " s" << (tail.empty() ? "" : "  " + tail);
@@ -301,11 +301,11 @@ void print_short_summary(std::ostream& os, const json& doc, const std::string& t
   // Everything but the warnings first: the warnings get the rows that are left.
   std::vector<std::string> families = family_lines(doc);
   families.insert(families.begin(), {"", "Families"});
-  std::ostringstream ceil_text;
-  print_missing_ceilings(ceil_text, doc);
-  std::istringstream ceil(ceil_text.str());
-  std::vector<std::string> ceilings;
-  for (std::string l; std::getline(ceil, l);) ceilings.push_back(one_row(l));
+  std::ostringstream peaks_text;
+  print_missing_ceilings(peaks_text, doc);
+  std::istringstream peaks_in(peaks_text.str());
+  std::vector<std::string> peaks;
+  for (std::string l; std::getline(peaks_in, l);) peaks.push_back(one_row(l));
   std::vector<std::string> records = record_lines(doc);
   records.insert(records.begin(), "");
   std::vector<std::string> verdict{""};
@@ -313,7 +313,7 @@ void print_short_summary(std::ostream& os, const json& doc, const std::string& t
   std::vector<std::string> paths;
   if (!table.empty()) paths = {"", "table: " + table + " (every record, its value or why none)"};
   const std::size_t budget = kSummaryRows;
-  const std::size_t used = rows_of(families) + rows_of(ceilings) + rows_of(records) + rows_of(verdict) + rows_of(paths);
+  const std::size_t used = rows_of(families) + rows_of(peaks) + rows_of(records) + rows_of(verdict) + rows_of(paths);
   std::vector<std::string> warn;
   if (const auto lines = health::warnings(doc); !lines.empty()) {
     warn = {"", "WARNING: measured on a busy machine; the numbers may be low (docs/harness.md, gtb run --wait-idle):"};
@@ -335,7 +335,7 @@ void print_short_summary(std::ostream& os, const json& doc, const std::string& t
                      (table.empty() ? std::string() : "in the table, and ") + "in gtb report's Measurement health");
     }
   }
-  for (const auto* part : {&families, &warn, &ceilings, &records, &verdict, &paths})
+  for (const auto* part : {&families, &warn, &peaks, &records, &verdict, &paths})
     for (const auto& l : *part) os << l << "\n";
 }
 
