@@ -135,7 +135,44 @@ void unsteady(Record& r, const PlausibilityLimits& lim) {
                       "the median is not a steady figure");
 }
 
+// The value of NVIDIA_TF32_OVERRIDE the context found, nullptr where it was not set (or the file is
+// older than context.environment).
+const json* tf32_override(const json& ctx) {
+  const json* v = json_read::find(ctx, {"environment", kEnvNvidiaTf32Override});
+  return v && v->is_string() ? v : nullptr;
+}
+
+bool precision_is(const Record& r, const char* precision) {
+  const auto p = r.options.find("precision");
+  return p != r.options.end() && p->is_string() && p->get<std::string>() == precision;
+}
+bool precision_tf32(const Record& r) { return precision_is(r, "tf32"); }
+
+void tf32_turned_off(Record& r, const json& ctx) {
+  const json* v = tf32_override(ctx);
+  if (r.backend != Backend::cuda || !precision_tf32(r) || !v || v->get<std::string>() != "0") return;
+  add_reason(r, std::string(kEnvNvidiaTf32Override) +
+                    "=0 was set (context.environment): NVIDIA's libraries ran this TF32 work in FP32, so the figure is "
+                    "FP32's");
+}
+
 }  // namespace
+
+bool tf32_override_concerns(const Record& r) {
+  if (r.backend != Backend::cuda) return false;
+  if (precision_tf32(r)) return true;
+  const auto ct = r.info.find("compute_type");
+  return precision_is(r, "fp32") && ct != r.info.end() && ct->is_string() &&
+         ct->get<std::string>().rfind("CUBLAS_COMPUTE_32F", 0) == 0;
+}
+
+void note_tf32_override(std::vector<Record>& records, const json& context) {
+  const json* v = tf32_override(context);
+  if (!v) return;
+  for (Record& r : records)
+    if ((r.status == Status::ok || r.status == Status::invalid) && tf32_override_concerns(r))
+      r.info["nvidia_tf32_override"] = *v;
+}
 
 void flag_suspects(std::vector<Record>& records, const json& context, const PlausibilityLimits& lim) {
   for (Record& r : records) r.suspect.clear();
@@ -144,6 +181,7 @@ void flag_suspects(std::vector<Record>& records, const json& context, const Plau
     over_ceiling(r, context, lim);
     gpu_slower_than_host(r, lim);
     unsteady(r, lim);
+    tf32_turned_off(r, context);
   }
   parallel_slower(records, lim);
 }

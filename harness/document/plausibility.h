@@ -26,6 +26,18 @@ struct PlausibilityLimits {
   double max_spread = 0.5;  // interquartile range / median above this: too spread to be one figure
 };
 
+// NVIDIA_TF32_OVERRIDE is read by cuBLAS and cuDNN themselves, never by gtb: NVIDIA documents that
+// 0 keeps its libraries from TF32 whatever the program asks. The context reports it as found
+// (context.environment, harness/runtime/context.h).
+inline constexpr const char* kEnvNvidiaTf32Override = "NVIDIA_TF32_OVERRIDE";
+// Whether NVIDIA_TF32_OVERRIDE concerns a record: a GPU record of precision tf32 (a tensor-core GEMM
+// mode, whatever the family), or a GPU cuBLAS GEMM of precision fp32 (FP32 operands, info.compute_type
+// CUBLAS_COMPUTE_32F: the gemm family's fp32 records).
+bool tf32_override_concerns(const Record& r);
+// Names the variable beside every record it concerns that ran (status ok or invalid), when the
+// context says it was set: info.nvidia_tf32_override = its value as found.
+void note_tf32_override(std::vector<Record>& records, const json& context);
+
 // Sets Record::suspect (clearing what an earlier pass set) on ok records where:
 //  - a GB/s rate exceeds the measured ceiling it names (context.ceilings, published.h) while the bytes it touches
 //    (info.working_set_bytes, else half its counted bytes per repetition) exceed cache_multiple x the
@@ -34,7 +46,9 @@ struct PlausibilityLimits {
 //    same problem running one (info.threads == 1);
 //  - a GPU record timed by CUDA events took longer per repetition than the host wall clock around the
 //    same samples (info.host_wall_seconds_per_rep): the events cannot have timed this work;
-//  - its samples drifted through the record or spread too widely (limits above).
+//  - its samples drifted through the record or spread too widely (limits above);
+//  - it is a GPU record of precision tf32 and the context says NVIDIA_TF32_OVERRIDE=0: its GEMMs ran
+//    FP32, so the figure is not TF32's.
 // A record's own info.cache_resident mark decides whether it may beat a memory ceiling: true never
 // flags, false flags whatever the context's cache sizes say.
 void flag_suspects(std::vector<Record>& records, const json& context, const PlausibilityLimits& lim = {});

@@ -176,6 +176,7 @@ const json* published_data(const json& findings, const std::string& family, cons
 json make_document(const json& context, const std::string& suite, const json& families,
                    const std::vector<Record>& records, const json& findings, int runs) {
   std::vector<Record> recs = records;
+  note_tf32_override(recs, context);
   flag_suspects(recs, context);
   json doc;
   doc["schema"] = kSchemaName;

@@ -15,6 +15,7 @@
 
 #include "harness/runtime/gpu.h"
 #include "kernels/common/denormals.h"
+#include "harness/document/plausibility.h"
 #include "harness/document/results.h"
 
 extern "C" {
@@ -236,6 +237,13 @@ json host_context() {
 
 json gpu_context() { return gpu::describe(); }
 
+json environment_context() {
+  json e = json::object();
+  for (const char* name : {kEnvNvidiaTf32Override})
+    if (const char* v = std::getenv(name)) e[name] = v;
+  return e;
+}
+
 json build_context() {
   json b;
   b["gtb_version"] = GTB_VERSION;
@@ -259,6 +267,7 @@ json full_context() {
   c["host"] = host_context();
   c["build"] = build_context();
   c["gpu"] = gpu_context();
+  c["environment"] = environment_context();
   c["timing"] = {{"host_wall", "std::chrono::steady_clock, after a device synchronize for GPU work"},
                  {"cuda_event", "cudaEventElapsedTime between events on the measured stream (about 0.5 us resolution)"}};
   c["units"] = {{"GB", "1e9 bytes"}, {"bandwidth_bytes", "bytes read + bytes written (STREAM rule); a host-device copy of N bytes counts N"}};

@@ -57,12 +57,17 @@ void set_openblas_core_note(const std::string& note);
 // "pthreads" (a pool of its own beside OpenMP's), "sequential", or "unknown (N)".
 std::string openblas_threading();
 
+// Environment variables that change what a library computes: {variable: value as found} for each
+// set in this process's environment (an empty object when none is). Today NVIDIA_TF32_OVERRIDE
+// (harness/document/plausibility.h: cuBLAS reads it; it is named beside the records it concerns).
+json environment_context();
+
 // GPU: {"available": true, devices: [...], driver/runtime/cuBLAS versions} or
 // {"available": false, "reason": "<CUDA error text>"}.
 json gpu_context();
 // Compiler, flags, build type, CUDA toolkit and architectures, git commit and dirty flag.
 json build_context();
-// Both, plus the time of the run and the harness/schema versions.
+// Host, build, GPU and environment, plus the clocks and units.
 json full_context();
 
 }  // namespace gtb

@@ -536,6 +536,21 @@ TEST(Report, CpuRowSaysWhichThreadPoolTheGemmsRanOn) {
   EXPECT_FALSE(has(cpu_row(report::render_markdown(doc, "x.json")), "OpenBLAS")) << cpu_row(report::render_markdown(doc, "x.json"));
 }
 
+// NVIDIA_TF32_OVERRIDE, as the context found it, is named in the machine table; nothing without it.
+TEST(Report, MachineTableNamesTheTf32Override) {
+  json doc = load_document(fixture("gpu_base.json"));
+  const auto env_row = [](const std::string& md) {
+    const auto at = md.find("| environment |");
+    return at == std::string::npos ? std::string() : md.substr(at, md.find('\n', at) - at);
+  };
+  EXPECT_EQ(env_row(report::render_markdown(doc, "x.json")), "");
+  doc["context"]["environment"] = json::object();
+  EXPECT_EQ(env_row(report::render_markdown(doc, "x.json")), "");
+  doc["context"]["environment"]["NVIDIA_TF32_OVERRIDE"] = "0";
+  const std::string row = env_row(report::render_markdown(doc, "x.json"));
+  EXPECT_TRUE(has(row, "`NVIDIA_TF32_OVERRIDE=0`")) << row;
+}
+
 TEST(Report, RendersAnyTypedFamilyGenerically) {
   json doc = load_document(fixture("gpu_base.json"));
   findings::Family f;

@@ -10,7 +10,9 @@
 #include <fstream>
 #include <limits>
 
+#include "harness/document/plausibility.h"
 #include "harness/document/results.h"
+#include "harness/runtime/context.h"
 #include "harness/runtime/publish.h"
 #include "tests/common/error_of.h"
 
@@ -425,6 +427,73 @@ TEST(MergeFamilyContext, OwnSectionsAndTheExaminedCoreType) {
   merge_family_context(n, unexamined, "fam_a");
   merge_family_context(n, json{{"host", json::object()}}, "fam_c");
   EXPECT_EQ(n["host"]["blas"]["coretype"]["examined"], false);
+}
+
+// NVIDIA_TF32_OVERRIDE, read by cuBLAS itself: the context reports it as found (the environment is
+// injected here), and a results document names it beside the GPU records it concerns: every
+// precision tf32 record and the fp32 cuBLAS GEMMs; 0 makes a tf32 figure FP32's (suspect).
+TEST(Tf32Override, TheContextReportsItAsFound) {
+  unsetenv("NVIDIA_TF32_OVERRIDE");
+  EXPECT_EQ(environment_context(), json::object());
+  EXPECT_EQ(full_context()["environment"], json::object());
+  ASSERT_EQ(setenv("NVIDIA_TF32_OVERRIDE", "0", 1), 0);
+  EXPECT_EQ(environment_context(), (json{{"NVIDIA_TF32_OVERRIDE", "0"}}));
+  EXPECT_EQ(full_context()["environment"]["NVIDIA_TF32_OVERRIDE"], "0");
+  ASSERT_EQ(setenv("NVIDIA_TF32_OVERRIDE", "", 1), 0);  // set, if empty: as found
+  EXPECT_EQ(environment_context()["NVIDIA_TF32_OVERRIDE"], "");
+  unsetenv("NVIDIA_TF32_OVERRIDE");
+}
+
+TEST(Tf32Override, NamedBesideTheGemmRecordsItConcerns) {
+  auto rec = [](const std::string& family, Backend be, const std::string& prec, const std::string& compute_type) {
+    Record r = make("v", be, 100);
+    r.family = family;
+    r.options = {{"precision", prec}};
+    if (!compute_type.empty()) r.info["compute_type"] = compute_type;
+    r.id = make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
+    return r;
+  };
+  const std::vector<Record> recs = {
+      rec("gemm", Backend::cuda, "tf32", "CUBLAS_COMPUTE_32F_FAST_TF32"),  // 0: tf32 GEMM
+      rec("gemm", Backend::cuda, "fp32", "CUBLAS_COMPUTE_32F"),            // 1: fp32 GEMM
+      rec("gemm", Backend::cuda, "bf16_fp32acc", "CUBLAS_COMPUTE_32F"),    // 2: 16-bit operands: no TF32 to turn off
+      rec("train", Backend::cuda, "tf32", ""),                             // 3: another family's tf32 step
+      rec("train", Backend::cuda, "fp32", ""),                             // 4: no compute type said: not named
+      rec("gemm", Backend::cpu, "fp32", ""),                               // 5: the CPU's GEMM
+      rec("gemm", Backend::cuda, "fp16_fp32acc", "CUBLAS_COMPUTE_32F_FAST_16F")};  // 6
+  auto doc_with = [&](const json& ctx) { return records_of(make_document(ctx, "quick", json::array(), recs, json::object())); };
+  const std::vector<bool> named = {true, true, false, true, false, false, false};
+  const auto off = doc_with(json{{"environment", {{"NVIDIA_TF32_OVERRIDE", "0"}}}});
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    EXPECT_EQ(off[i].info.contains("nvidia_tf32_override"), named[i]) << i;
+    if (named[i]) {
+      EXPECT_EQ(off[i].info["nvidia_tf32_override"], "0") << i;
+    }
+    // 0: a tf32 record's GEMMs ran FP32, its figure is FP32's.
+    const bool tf32 = recs[i].options["precision"] == "tf32" && recs[i].backend == Backend::cuda;
+    EXPECT_EQ(off[i].suspect.find("NVIDIA_TF32_OVERRIDE=0") != std::string::npos, tf32) << i << ": " << off[i].suspect;
+  }
+  // Another value: named, no documented effect, nothing suspect.
+  const auto one = doc_with(json{{"environment", {{"NVIDIA_TF32_OVERRIDE", "1"}}}});
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    EXPECT_EQ(one[i].info.contains("nvidia_tf32_override"), named[i]) << i;
+    EXPECT_TRUE(one[i].suspect.empty()) << i << ": " << one[i].suspect;
+  }
+  // Not set, or a file older than context.environment: nothing named, nothing suspect.
+  for (const json& ctx : {json{{"environment", json::object()}}, json::object()})
+    for (const Record& r : doc_with(ctx)) {
+      EXPECT_FALSE(r.info.contains("nvidia_tf32_override")) << r.id;
+      EXPECT_TRUE(r.suspect.empty()) << r.id;
+    }
+  // A record that did not run (skipped) is not named.
+  std::vector<Record> skipped = {recs[0]};
+  skipped[0].status = Status::skipped;
+  skipped[0].value.reset();
+  skipped[0].stats.reset();
+  skipped[0].samples.clear();
+  skipped[0].status_detail = "no GPU";
+  note_tf32_override(skipped, json{{"environment", {{"NVIDIA_TF32_OVERRIDE", "0"}}}});
+  EXPECT_FALSE(skipped[0].info.contains("nvidia_tf32_override"));
 }
 
 }  // namespace

@@ -164,6 +164,13 @@ void machine_section(Md& md, const Doc& d, const std::string& source) {
     if (!string_at(*b, {"git_commit"}).empty()) s += ", commit " + string_at(*b, {"git_commit"}).substr(0, 12);
     rows.push_back({"build", s});
   }
+  // Variables that change what NVIDIA's libraries compute (context.environment), as found.
+  if (const json* env = find(ctx, {"environment"}); env && env->is_object() && !env->empty()) {
+    std::string s;
+    for (auto it = env->begin(); it != env->end(); ++it)
+      s += (s.empty() ? "`" : ", `") + it.key() + "=" + (it->is_string() ? it->get<std::string>() : it->dump()) + "`";
+    rows.push_back({"environment", s});
+  }
   md.table({"", ""}, rows);
 }
 
