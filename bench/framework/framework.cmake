@@ -24,10 +24,12 @@ if(TARGET gtb-framework)
 endif()
 
 # End to end: without torch (skipped with the reason), a GTB_PYTHON that is not Python (exit 2,
-# nothing written), with torch (Debian's python3-torch in CI) and a planted error the checks catch.
+# nothing written), with torch (Debian's python3-torch in CI) and a planted error the checks catch;
+# with torch but no numpy (as pip installs it), under NVIDIA's TF32 override variables, and with a
+# compiler that fails at the compiled step's first call.
 if(TARGET gtb-framework AND GTB_BUILD_TESTS)
   find_package(Python3 COMPONENTS Interpreter)
-  foreach(case IN ITEMS without_torch bad_python with_torch planted sections)
+  foreach(case IN ITEMS without_torch bad_python with_torch planted sections without_numpy tf32_override compile_fails)
     add_test(NAME framework.e2e_${case}
              COMMAND bash ${PROJECT_SOURCE_DIR}/tests/framework/e2e.sh ${case} $<TARGET_FILE:gtb> $<TARGET_FILE:gtb-framework>
                      ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tools/validate_schema.py

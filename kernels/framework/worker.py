@@ -28,6 +28,13 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+# NVIDIA's PyTorch containers set TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, which makes PyTorch's FP32 GEMMs
+# on the GPU run TF32 whatever allow_tf32 says (PyTorch reads it once: when it loads, or at its first
+# GEMM). The family's FP32 work is FP32: the variable is unset before torch is imported, and the value
+# found goes to the context (hello's "tf32").
+TF32_OVERRIDE_VAR = "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"
+TF32_OVERRIDE_FOUND = os.environ.pop(TF32_OVERRIDE_VAR, None)
+
 import models  # noqa: E402  (the one definition of gtb's models)
 
 
@@ -70,7 +77,28 @@ def hello(threads):
         h["gpus"] = torch.cuda.device_count()
         h["gpu"] = torch.cuda.get_device_name(0)
     h["bf16_cpu"] = hasattr(torch, "autocast")
+    h["tf32"] = fp32_is_fp32(torch)
+    try:  # PyTorch needs no numpy: the worker exchanges tensors without it (f32_bytes)
+        import numpy
+        h["numpy"] = numpy.__version__
+    except Exception:
+        h["numpy"] = None
     return h, torch
+
+
+def fp32_is_fp32(torch):
+    """FP32 matmuls and convolutions in FP32, not TF32 (the variable that overrides both is unset
+    above); returns what the work runs with, for the context."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    if hasattr(torch, "set_float32_matmul_precision"):
+        torch.set_float32_matmul_precision("highest")
+    t = {TF32_OVERRIDE_VAR: TF32_OVERRIDE_FOUND, "override_unset": TF32_OVERRIDE_FOUND is not None,
+         "matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+         "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32)}
+    if hasattr(torch, "get_float32_matmul_precision"):
+        t["float32_matmul_precision"] = torch.get_float32_matmul_precision()
+    return t
 
 
 # ---- files gtb writes and reads ---------------------------------------------------------------------
@@ -91,16 +119,29 @@ def read_i32(torch, path, count):
 
 # The tests' planted errors: outputs gtb checks come back off by 1e-2 (its checks must catch it);
 # GTB_FRAMEWORK_PLANT=last_row: the MLP step trains on a batch whose last row differs from gtb's (a
-# check of fewer rows than the step runs would miss it).
+# check of fewer rows than the step runs would miss it); GTB_FRAMEWORK_PLANT=compile: the compiler
+# fails at the compiled step's first call, as Inductor does where a C compiler or Python's headers
+# are missing (the case is skipped with the compiler's message).
 PLANT_MODE = os.environ.get("GTB_FRAMEWORK_PLANT", "")
-PLANT = 1e-2 if PLANT_MODE and PLANT_MODE != "last_row" else 0.0
+PLANT = 1e-2 if PLANT_MODE not in ("", "last_row", "compile") else 0.0
+
+
+def f32_bytes(torch, t):
+    """A tensor's values as FP32 in this machine's byte order (what gtb reads), without numpy (pip's
+    PyTorch does not install it): copied into a bytearray that torch.frombuffer views (PyTorch 1.10+)."""
+    flat = t.detach().float().cpu().contiguous().reshape(-1)
+    buf = bytearray(4 * flat.numel())
+    if buf:
+        torch.frombuffer(buf, dtype=torch.float32).copy_(flat)
+    return buf
 
 
 def write_f32(path, t):
+    import torch
     if PLANT:
         t = t.detach().float() + PLANT
     with open(path, "wb") as f:
-        f.write(t.detach().float().cpu().contiguous().numpy().tobytes())
+        f.write(f32_bytes(torch, t))
 
 
 # ---- the workloads ----------------------------------------------------------------------------------
@@ -235,13 +276,56 @@ def count_operators(torch, step):
     return n
 
 
+def planted_compiler(_graph, _inputs):
+    raise RuntimeError("planted compiler failure (GTB_FRAMEWORK_PLANT=compile)")
+
+
 def compiled_or_skip(torch, module):
+    """torch.compile(module). It compiles nothing yet: Dynamo traces and Inductor compiles at the first
+    call, where a missing compiler fails (first_call_or_skip)."""
+    if PLANT_MODE == "compile":
+        if hasattr(torch, "compile"):  # Dynamo calls the backend at the first call, as it calls Inductor
+            return torch.compile(module, backend=planted_compiler)
+
+        def fails_first(*args):  # a PyTorch without torch.compile: the same failure, the same place
+            planted_compiler(None, args)
+        return fails_first
     if not hasattr(torch, "compile"):
         raise Skip(f"torch {torch.__version__} has no torch.compile (PyTorch 2.0 added it)")
     try:
         return torch.compile(module)
     except Exception as e:  # a compiler missing on this machine
-        raise Skip(f"torch.compile failed: {type(e).__name__}: {e}")
+        raise Skip(f"torch.compile failed: {brief_error(e)}")
+
+
+def brief_error(e, limit=600):
+    """An exception's type and the start of its message, on one line (a compiler's message can run to
+    pages: the whole of it goes to the family's log)."""
+    lines = [l.strip() for l in str(e).splitlines() if l.strip()]
+    text = f"{type(e).__name__}: {' | '.join(lines[:4])}"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def first_call_or_skip(what, fn):
+    """The first call of compiled work (torch.compile's or a CUDA graph's), outside the timed region:
+    a failure there is the compiler's or the capture's, an environment fact, and the case is skipped
+    with its message."""
+    try:
+        return fn()
+    except Skip:
+        raise
+    except Exception as e:
+        traceback.print_exc(file=sys.stderr)
+        raise Skip(f"{what} failed at the first call: {brief_error(e)}")
+
+
+def grad_scaler(torch):
+    """GradScaler for the GPU: torch.amp.GradScaler("cuda") where this PyTorch has it (the older name is
+    deprecated there), torch.cuda.amp.GradScaler() before."""
+    amp = getattr(torch, "amp", None)
+    if amp is not None and hasattr(amp, "GradScaler"):
+        return amp.GradScaler("cuda")
+    return torch.cuda.amp.GradScaler()
 
 
 class MlpStep(Work):
@@ -270,7 +354,7 @@ class MlpStep(Work):
         self.loss_fn = torch.nn.CrossEntropyLoss()
         autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(prec)
         self.autocast_dtype = autocast_dtype
-        self.scaler = torch.cuda.amp.GradScaler() if prec == "fp16" else None
+        self.scaler = grad_scaler(torch) if prec == "fp16" else None
 
         def fresh():
             gtb_layout_to_model(torch, self.model, flat0.to(device), w_off, b_off, dims)
@@ -306,10 +390,13 @@ class MlpStep(Work):
         elif mode == "compiled":
             cm = compiled_or_skip(torch, self.model)
             self.fn = lambda: self.eager_step(cm, self.x, self.y, keep=True)
-            self.fn()  # compiles outside the timed region
-            sync(torch, device)
+
+            def first():  # compiles outside the timed region
+                self.fn()
+                sync(torch, device)
+            first_call_or_skip("torch.compile", first)
         else:
-            self.fn = self.capture_graph()
+            self.fn = first_call_or_skip("CUDA graph capture", self.capture_graph)
 
     def traced_step(self, d, total, w_off, b_off, dims):
         """One eager step that keeps what gtb's layer-local float64 check reads (kernels/train's
@@ -408,6 +495,8 @@ class MlpStep(Work):
         self.opt.zero_grad(set_to_none=True)
         with torch.cuda.graph(g):
             self.graph_loss = self.eager_step(self.model, self.x, self.y, keep=True)
+        g.replay()  # the first replay, outside the timed region
+        torch.cuda.synchronize()
         return g.replay
 
     def step(self):
@@ -668,6 +757,12 @@ class MultiGpu(Work):
 
 def prepare(torch, req):
     w, device = req["workload"], req.get("device", "cpu")
+    # Each case compiles afresh: the cases share Sequential.forward, and past Dynamo's recompile limit
+    # a compiled call would silently run eager. Only where a case has loaded Dynamo (no import for
+    # the cases that never compile).
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is not None:
+        dynamo.reset()
     p, o, d = req.get("params", {}), req.get("options", {}), req.get("dir", ".")
     variant = req.get("variant", "")
     if device == "cuda" and not torch.cuda.is_available():

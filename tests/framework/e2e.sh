@@ -80,6 +80,57 @@ planted)
     --benchmark_filter='mlp_step/pytorch/cpu/width=64,.*eager'
   json_check "$work/r.json" "len(d['records'])==1 and d['records'][0]['status']=='invalid' and 'whole batch (256 rows)' in d['records'][0]['check']['detail']"
   ;;
+without_numpy)
+  # pip's PyTorch installs no numpy: the worker exchanges tensors without it. With numpy unimportable
+  # (tests/framework/no-numpy stands in for a missing one), one case of each CPU workload measures,
+  # none fails, the file validates and the context says numpy was missing.
+  no_numpy="$here/no-numpy${PYTHONPATH:+:$PYTHONPATH}"
+  PYTHONPATH=$no_numpy "$torch_python" -c 'import torch' >/dev/null 2>&1 ||
+    { echo "SKIPPED: GTB_PYTHON=$torch_python has no torch that imports without numpy"; exit 77; }
+  filter='op_chain/eager/cpu/n=256/|autograd_chain/eager/cpu/n=256/|loop_vs_vector/.*/cpu/n=256/|mlp_step/pytorch/cpu/width=64,.*eager'
+  filter="$filter|mixed_precision/pytorch/cpu/.*precision=bf16|loss_read/pytorch/cpu/width=256,depth=4,batch=32,loss_read_every=100"
+  filter="$filter|transformer_step/pytorch/cpu/layers=2,d_model=128,.*attention=materialised,precision=fp32"
+  filter="$filter|matmul/pytorch/cpu/in=64,out=16,rows=32,orientation=nn|bmm/pytorch/cpu/count=16,m=128,n=32,k=128,orientation=nn"
+  filter="$filter|optimizer/pytorch/cpu/params=4096,tensors=8,optimizer=adamw|dataloader/pytorch/cpu/sample_us=50,num_workers=1,"
+  PYTHONPATH=$no_numpy expect_rc 0 "$fwbin" --gtb_out="$work/r.json" --gtb_budget=0.05 --benchmark_filter="$filter"
+  validate "$work/r.json"
+  json_check "$work/r.json" "d['context']['framework']['torch'] and d['context']['framework']['numpy'] is None"
+  json_check "$work/r.json" "not [r['id'] for r in d['records'] if r['status'] in ('failed', 'invalid')]"
+  json_check "$work/r.json" "all(r['status']=='ok' and r['check']['passed'] for r in d['records'] if r['backend']=='cpu')"
+  json_check "$work/r.json" "{r['workload'] for r in d['records'] if r['status']=='ok'} == {'op_chain', 'autograd_chain', 'loop_vs_vector', 'mlp_step', 'mixed_precision', 'loss_read', 'transformer_step', 'matmul', 'bmm', 'optimizer', 'dataloader'}"
+  ;;
+tf32_override)
+  need_torch
+  # NVIDIA's PyTorch containers set TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 (PyTorch's FP32 GEMMs then run
+  # TF32 whatever allow_tf32 says): the worker unsets it before torch loads, so the fp32 records pass
+  # the fp32 check and the context says what was found and what the work ran with. NVIDIA_TF32_OVERRIDE,
+  # which cuBLAS reads itself, is in the context as found.
+  filter='matmul/pytorch/cpu/in=64,out=16,rows=32,orientation=nn|bmm/pytorch/cpu/count=16,m=128,n=32,k=128,orientation=nn|mlp_step/pytorch/cpu/width=64,.*eager'
+  filter="$filter|transformer_step/pytorch/cpu/layers=2,d_model=128,.*attention=materialised,precision=fp32"
+  TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 NVIDIA_TF32_OVERRIDE=0 expect_rc 0 "$fwbin" --gtb_out="$work/r.json" --gtb_budget=0.05 \
+    --benchmark_filter="$filter"
+  validate "$work/r.json"
+  json_check "$work/r.json" "len(d['records'])==4 and all(r['status']=='ok' and r['check']['passed'] for r in d['records'])"
+  json_check "$work/r.json" "d['context']['framework']['tf32']=={'TORCH_ALLOW_TF32_CUBLAS_OVERRIDE': '1', 'override_unset': True, 'matmul_allow_tf32': False, 'cudnn_allow_tf32': False, **({'float32_matmul_precision': 'highest'} if 'float32_matmul_precision' in d['context']['framework']['tf32'] else {})}"
+  json_check "$work/r.json" "d['context']['environment']=={'NVIDIA_TF32_OVERRIDE': '0'}"
+  # Neither set: nothing found, nothing unset, FP32 all the same.
+  env -u TORCH_ALLOW_TF32_CUBLAS_OVERRIDE -u NVIDIA_TF32_OVERRIDE "$fwbin" --gtb_out="$work/n.json" --gtb_budget=0.05 \
+    --benchmark_filter='matmul/pytorch/cpu/in=64,out=16,rows=32,orientation=nn' >"$work/out.txt" 2>&1 || fail "exit $?"
+  json_check "$work/n.json" "d['context']['framework']['tf32']['TORCH_ALLOW_TF32_CUBLAS_OVERRIDE'] is None and not d['context']['framework']['tf32']['override_unset'] and not d['context']['framework']['tf32']['matmul_allow_tf32']"
+  json_check "$work/n.json" "d['context']['environment']=={} and d['records'][0]['status']=='ok'"
+  ;;
+compile_fails)
+  need_torch
+  # Inductor compiles at the compiled step's first call, not at torch.compile(): a compiler that fails
+  # there (planted: through Dynamo's backend where this PyTorch has torch.compile) skips the compiled
+  # case with the compiler's message, never fails it; the eager case beside it measures.
+  GTB_FRAMEWORK_PLANT=compile expect_rc 0 "$fwbin" --gtb_out="$work/r.json" --gtb_budget=0.05 \
+    --benchmark_filter='mlp_step/pytorch/cpu/width=64,'
+  validate "$work/r.json"
+  json_check "$work/r.json" "sorted(r['options']['mode'] for r in d['records'])==['compiled', 'eager']"
+  json_check "$work/r.json" "all(r['status']=='ok' for r in d['records'] if r['options']['mode']=='eager')"
+  json_check "$work/r.json" "all(r['status']=='skipped' and 'torch.compile failed at the first call' in r['status_detail'] and 'planted compiler failure' in r['status_detail'] for r in d['records'] if r['options']['mode']=='compiled')"
+  ;;
 sections)
   # What the report's framework sections and figure specs say, from synthetic records
   # (--gtb_findings_from: no interpreter runs): PyTorch's operator cost beside gtb's, the
