@@ -32,7 +32,7 @@ struct PlausibilityLimits {
 inline constexpr const char* kEnvNvidiaTf32Override = "NVIDIA_TF32_OVERRIDE";
 // Whether NVIDIA_TF32_OVERRIDE concerns a record: a GPU record of precision tf32 (a tensor-core GEMM
 // mode, whatever the family), or a GPU cuBLAS GEMM of precision fp32 (FP32 operands, info.compute_type
-// CUBLAS_COMPUTE_32F: the gemm family's fp32 records).
+// CUBLAS_COMPUTE_32F: cuBLAS's FP32 GEMM records).
 bool tf32_override_concerns(const Record& r);
 // Names the variable beside every record it concerns that ran (status ok or invalid), when the
 // context says it was set: info.nvidia_tf32_override = its value as found.
