@@ -208,6 +208,19 @@ TEST(Summary, AQuietRunsEndSaysAllAndNamesNoMissingFile) {
   EXPECT_TRUE(has(out, "\nFamilies\n")) << out;
 }
 
+// An idle run's end says it read the machine and found it idle: without the line, a screen with no
+// warning could be a run that read nothing.
+TEST(Summary, AnIdleRunsEndSaysTheMachineWasIdle) {
+  json doc = load_document(fixture("cost/old_no_terms.json"));
+  ASSERT_FALSE(doc["families"].empty());
+  for (auto& f : doc["families"]) f["health"] = {{"busy", false}, {"warnings", json::array()}};
+  std::ostringstream os;
+  driver::print_short_summary(os, doc, "");
+  EXPECT_TRUE(has(os.str(), "\nMeasurement health: no family saw other load, steal or throttling above the limits\n"))
+      << os.str();
+  EXPECT_FALSE(has(os.str(), "WARNING")) << os.str();
+}
+
 TEST(Summary, TheTablesFileSitsBesideTheResults) {
   EXPECT_EQ(driver::summary_path("results/local/gtb-h-1.json"), "results/local/gtb-h-1-summary.txt");
   EXPECT_EQ(driver::summary_path("r"), "r-summary.txt");

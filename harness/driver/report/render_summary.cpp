@@ -315,7 +315,13 @@ void print_short_summary(std::ostream& os, const json& doc, const std::string& t
   const std::size_t budget = kSummaryRows;
   const std::size_t used = rows_of(families) + rows_of(peaks) + rows_of(records) + rows_of(verdict) + rows_of(paths);
   std::vector<std::string> warn;
-  if (const auto lines = health::warnings(doc); !lines.empty()) {
+  if (const auto lines = health::warnings(doc); lines.empty()) {
+    // An idle run says so too: a screen without a health line could be a run that read none.
+    std::ostringstream idle;
+    print_health(idle, doc);
+    std::istringstream in(idle.str());
+    for (std::string l; std::getline(in, l);) warn.push_back(l);
+  } else {
     warn = {"", "WARNING: measured on a busy machine; the numbers may be low (docs/harness.md, gtb run --wait-idle):"};
     // The rows left, at least two: one warning (cut to a row if need be) and how many more.
     const std::size_t fixed = used + rows_of(warn);
