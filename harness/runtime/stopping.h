@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/document/stats.h"
@@ -83,6 +84,26 @@ struct SampleSet {
 // Pure decision used by run_samples(): should sampling stop, and why? Exposed for tests.
 // Returns an empty string to continue.
 std::string stop_decision(const StopRule& rule, const std::vector<double>& samples, double elapsed_seconds);
+
+// run_samples()'s first part alone: calibrates the repetitions per sample and warms up; the set's
+// reps_per_sample and warmup_samples are filled, no sample kept (a pair's side before its rounds).
+SampleSet calibrate_and_warm_up(const StopRule& rule, const Sampler& sampler,
+                                const std::function<double()>& now = nullptr);
+
+// Rounds of a group of cases measured alternately (the declared A/B pairs, docs/harness.md): every
+// round takes one sample of each member. A pair's interval needs this many rounds at least.
+inline constexpr int kMinPairedRounds = 6;
+// The rounds' stopping rule, pure (exposed for tests): `rules` and `samples` one per member (a
+// member's samples, one a round), `pairs` the members' indices (a, b) of the declared pairs,
+// `elapsed` the seconds since the first round. Stops on "max_samples" (a member's max_samples), on
+// "noise_target" once every member has its min_samples and its own median and every pair's median
+// difference are within the members' noise targets (a pair's at A's median's scale), or on
+// "time_budget": after the members' budgets added up, once every member has its min_samples; a group
+// so slow that the minimum would take over twice that budget stops at kMinPairedRounds, and at the
+// members' hard_min_samples where kMinPairedRounds would too (its pairs' intervals then cannot be said).
+// Returns an empty string to go on.
+std::string rounds_stop_decision(const std::vector<StopRule>& rules, const std::vector<std::vector<double>>& samples,
+                                 const std::vector<std::pair<int, int>>& pairs, double elapsed);
 
 // Calibrates repetitions, warms up, samples until the rule says stop. `now` is injectable for tests
 // (defaults to a monotonic host clock used only for the budget, never for the samples themselves).
