@@ -154,9 +154,9 @@ std::string rounds_stop_decision(const std::vector<StopRule>& rules, const std::
     budget += r.budget_seconds;
   }
   const int rounds = int(n);
-  const int pair_min = pairs.empty() ? 0 : kMinPairedRounds;
-  if (rounds >= max_samples && rounds >= std::min(pair_min, max_samples)) return "max_samples";
-  const bool enough = rounds >= std::max(min_samples, pair_min);
+  const int want = pairs.empty() ? min_samples : std::max(min_samples, kPairRounds);
+  if (rounds >= max_samples && rounds >= std::min(want, kPairRounds)) return "max_samples";
+  const bool enough = rounds >= want;
   if (enough) {
     bool quiet = true;
     for (std::size_t i = 0; i < rules.size() && quiet; ++i)
@@ -171,15 +171,17 @@ std::string rounds_stop_decision(const std::vector<StopRule>& rules, const std::
     }
     if (quiet) return "noise_target";
   }
-  // As a single record's rule: the budget ends the rounds once the minimum is in; a group so slow that
-  // the minimum would take over twice the budget stops earlier, its pairs keeping kMinPairedRounds
-  // unless those alone would take over twice the budget too.
+  // The budget ends the rounds once the minimum is in; a slow group stops earlier (see stopping.h).
   if (elapsed >= budget) {
     if (enough) return "time_budget";
     const double per_round = elapsed / std::max(1, rounds);
-    if (rounds >= std::max(hard_min, pair_min) && per_round * std::max(pair_min, min_samples) > 2.0 * budget)
-      return "time_budget";
-    if (rounds >= hard_min && per_round * pair_min > 2.0 * budget) return "time_budget";
+    if (pairs.empty()) {
+      if (rounds >= hard_min && per_round * min_samples > 2.0 * budget) return "time_budget";
+    } else {
+      const double cap = kSlowPairBudgets * budget;
+      if (rounds >= std::max(hard_min, kMinPairedRounds) && per_round * want > cap) return "time_budget";
+      if (rounds >= hard_min && per_round * kMinPairedRounds > cap) return "time_budget";
+    }
   }
   return {};
 }

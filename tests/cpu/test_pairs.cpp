@@ -57,21 +57,28 @@ gtb::StopRule rule(double budget) {
 TEST(Rounds, APairGetsItsRoundsAndStopsOnItsBudgetOrItsNoise) {
   const std::vector<gtb::StopRule> rules = {rule(0.1), rule(0.1)};
   const std::vector<std::pair<int, int>> pair = {{0, 1}};
-  // Five rounds meet the members' min_samples, not a pair's: past the budget, a pair goes on to six.
-  std::vector<std::vector<double>> s = {{1, 2, 3, 4, 5}, {1, 2, 3, 4, 5}};
-  EXPECT_EQ(gtb::rounds_stop_decision(rules, s, pair, 0.21), "");
-  EXPECT_EQ(gtb::rounds_stop_decision(rules, s, {}, 0.21), "time_budget");  // no pair: the members' rule
-  s = {{1, 2, 3, 4, 5, 6}, {1, 2, 3, 4, 5, 6}};
-  EXPECT_EQ(gtb::rounds_stop_decision(rules, s, pair, 0.21), "time_budget");
-  EXPECT_EQ(gtb::rounds_stop_decision(rules, s, pair, 0.19), "");  // the budget is both members'
+  auto rounds = [](int n) {
+    std::vector<std::vector<double>> s(2);
+    for (int i = 0; i < n; ++i) s[0].push_back(1 + i), s[1].push_back(1 + i);  // noisy: only the budget stops
+    return s;
+  };
+  // Five rounds meet the members' min_samples, not a pair's: past the budget, a pair goes on to ten.
+  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(5), pair, 0.21), "");
+  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(5), {}, 0.21), "time_budget");  // no pair: the members' rule
+  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(9), pair, 0.21), "");
+  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(gtb::kPairRounds), pair, 0.21), "time_budget");
+  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(gtb::kPairRounds), pair, 0.19), "");  // the budget is both members'
   // Quiet sides and a quiet difference stop on the noise target.
   std::vector<std::vector<double>> quiet(2);
   for (int i = 0; i < 12; ++i) quiet[0].push_back(1.0), quiet[1].push_back(0.5);
   EXPECT_EQ(gtb::rounds_stop_decision(rules, quiet, pair, 0.01), "noise_target");
-  // A slow group: six rounds would take over twice the budget, so it stops at hard_min_samples.
-  s = {{1, 2, 3}, {1, 2, 3}};
-  EXPECT_EQ(gtb::rounds_stop_decision(rules, s, pair, 0.21), "time_budget");
-  EXPECT_EQ(gtb::rounds_stop_decision(rules, s, pair, 0.21 * 0.9 * 0.5), "");
+  // A slow group: where ten rounds would take over kSlowPairBudgets budgets, it stops at six (an interval
+  // still), and where six would too, at hard_min_samples (no interval: said so by the savings).
+  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(6), pair, 1.0), "time_budget");
+  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(5), pair, 1.0), "");
+  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(3), pair, 1.0), "time_budget");
+  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(3), pair, 0.21), "");
+  const auto s = rounds(3);
   EXPECT_THROW(gtb::rounds_stop_decision({rules[0]}, s, pair, 0), std::invalid_argument);
 }
 
