@@ -178,7 +178,7 @@ std::string rounds_stop_decision(const std::vector<StopRule>& rules, const std::
     if (pairs.empty()) {
       if (rounds >= hard_min && per_round * min_samples > 2.0 * budget) return "time_budget";
     } else {
-      const double cap = kSlowPairBudgets * budget;
+      const double cap = std::max(kSlowPairBudgets * budget, kSlowPairSeconds);
       if (rounds >= std::max(hard_min, kMinPairedRounds) && per_round * want > cap) return "time_budget";
       if (rounds >= hard_min && per_round * kMinPairedRounds > cap) return "time_budget";
     }

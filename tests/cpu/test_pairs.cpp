@@ -72,12 +72,15 @@ TEST(Rounds, APairGetsItsRoundsAndStopsOnItsBudgetOrItsNoise) {
   std::vector<std::vector<double>> quiet(2);
   for (int i = 0; i < 12; ++i) quiet[0].push_back(1.0), quiet[1].push_back(0.5);
   EXPECT_EQ(gtb::rounds_stop_decision(rules, quiet, pair, 0.01), "noise_target");
-  // A slow group: where ten rounds would take over kSlowPairBudgets budgets, it stops at six (an interval
-  // still), and where six would too, at hard_min_samples (no interval: said so by the savings).
-  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(6), pair, 1.0), "time_budget");
-  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(5), pair, 1.0), "");
-  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(3), pair, 1.0), "time_budget");
-  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(3), pair, 0.21), "");
+  // A slow group: where ten rounds would take longer than kSlowPairBudgets budgets (or kSlowPairSeconds,
+  // the longer), it stops at six (an interval still), and where six would too, at hard_min_samples (no
+  // interval: said so by the savings).
+  const double slow = gtb::kSlowPairSeconds;  // over 8 x 0.2 s
+  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(6), pair, 0.65 * slow), "time_budget");
+  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(6), pair, 0.55 * slow), "");
+  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(5), pair, 0.65 * slow), "");
+  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(3), pair, 0.55 * slow), "time_budget");
+  EXPECT_EQ(gtb::rounds_stop_decision(rules, rounds(3), pair, 0.45 * slow), "");
   const auto s = rounds(3);
   EXPECT_THROW(gtb::rounds_stop_decision({rules[0]}, s, pair, 0), std::invalid_argument);
 }
