@@ -251,7 +251,7 @@ PY
   expect "dry run: suite" "$(grep -E '^  gpu-first ' <<<"$summary")" "$want_suite"
   expect "dry run: nothing else passes" "$(grep -E '^  [a-z-]+ .* pass' <<<"$summary" | grep -Evc "$passing")" "0"
   expect "dry run: results file" "$(ls "$work/out"/gtb-*.json 2>/dev/null | wc -l)" "1"
-  expect "dry run: exported archive" "$(tar -tzf "$work/export/gpu-check.tar.gz" 2>/dev/null | grep -c 'summary.txt$')" "1"
+  expect "dry run: exported archive" "$(tar -tzf "$work/export/gpu-check.tar.gz" 2>/dev/null | grep -cE '(^|/)summary\.txt$')" "1"
   expect "dry run: table says not run" "$(grep -c '| not run |' "$work/out/gtb-vs-torch.md")" "[1-9]*"
 else
   cat "$work/dry.txt"
