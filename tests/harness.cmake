@@ -1,7 +1,7 @@
 # Harness and driver tests (CPU).
 add_executable(test_harness cpu/test_stats.cpp cpu/test_results.cpp cpu/test_registry.cpp cpu/test_device_timing.cpp cpu/test_findings.cpp
   cpu/test_blas_core.cpp cpu/test_timing.cpp cpu/test_names.cpp cpu/test_suites.cpp cpu/test_process.cpp cpu/test_state_params.cpp
-  cpu/test_denormals.cpp)
+  cpu/test_denormals.cpp cpu/test_pairs.cpp)
 target_link_libraries(test_harness PRIVATE gtb_runtime gtb_runtime_openblas GTest::gtest GTest::gtest_main)
 gtb_host_warnings(test_harness)
 # The OpenBLAS flavour configure linked ("openmp", or "any" without the OpenMP flavour).

@@ -69,11 +69,15 @@ void step_findings(const std::vector<Record>& recs, std::vector<Step>& steps, st
     // habit's step and the clean one paired by run): a machine whose speed changed between runs does
     // not read as a cost.
     const double clean = *c->value, step = *r.value;
-    const std::vector<double> per_run = paired_run_differences(r, step / r.stats->median, *c, clean / c->stats->median);
-    const double extra = per_run.size() >= 2 ? median(per_run) : step - clean;
+    // Measured as a pair (the habit's step and the clean one in alternating rounds): the median of the
+    // rounds' own costs, which holds whatever the machine did between rounds and runs.
+    const auto rounds = paired_estimate(r, step / r.stats->median, *c, clean / c->stats->median);
+    const std::vector<double> per_run =
+        rounds ? std::vector<double>{} : paired_run_differences(r, step / r.stats->median, *c, clean / c->stats->median);
+    const double extra = rounds ? rounds->difference : per_run.size() >= 2 ? median(per_run) : step - clean;
     Step row{to_string(r.backend), r.workload, r.variant, int_param(r, "width"), int_param(r, "batch"), clean,
              step, extra, 100.0 * extra / clean, extra >= clean, std::nullopt, std::nullopt,
-             per_run.size() >= 2 ? int(per_run.size()) : 0};
+             per_run.size() >= 2 ? int(per_run.size()) : 0, rounds ? rounds->rounds : 0};
     if (loss && r.variant.rfind("every_", 0) == 0) {
       const double every = std::stod(r.variant.substr(6));
       row.loss_reads_per_step = 1.0 / every;
@@ -210,6 +214,7 @@ void to_json(const Findings& found, json& findings) {
                 {"batch", s.batch}, {"clean_us", s.clean_us}, {"step_us", s.step_us}, {"extra_us", s.extra_us},
                 {"pct_of_clean", s.pct_of_clean}, {"dominates", s.dominates}};
     if (s.paired_runs) row["paired_runs"] = s.paired_runs;
+    if (s.paired_rounds) row["paired_rounds"] = s.paired_rounds;  // measured as a pair
     if (s.loss_reads_per_step) row["loss_reads_per_step"] = *s.loss_reads_per_step;
     if (s.us_per_read) row["us_per_read"] = *s.us_per_read;
     steps.push_back(std::move(row));

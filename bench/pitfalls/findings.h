@@ -30,6 +30,9 @@ struct Step {
   bool dominates = false;
   std::optional<double> loss_reads_per_step, us_per_read;  // loss_read every_<k> only, both or neither
   int paired_runs = 0;  // >= 2: extra_us is the median of the runs' own costs (steps paired by run)
+  // > 0: extra_us is the median of the rounds' own costs, the habit's step and the clean one measured
+  // as a pair (alternating rounds; docs/harness.md), whatever the runs
+  int paired_rounds = 0;
 };
 struct Dominance {
   std::string backend, pitfall, variant;

@@ -30,6 +30,9 @@ void sections(const std::vector<gtb::Record>& recs, const pf::Findings& found, g
     habits.say("Over several runs, \"extra\" is the median of the costs each run measured (the habit's step and "
                "the clean one paired by run); the two steps' medians beside it can be further apart where the "
                "machine's speed changed between runs.");
+  if (std::any_of(found.steps.begin(), found.steps.end(), [](const pf::Step& s) { return s.paired_rounds > 0; }))
+    habits.say("Where the habit's step and the clean one were measured as a pair (in alternating rounds), "
+               "\"extra\" is the median of the rounds' own costs: both steps met the same moments of the machine.");
   if (t.rows.empty()) habits.not_measured = "no habit and clean step of the same model ran" + (gpu_note.empty() ? "" : "; " + gpu_note);
   auto& g = habits.figure("pitfalls_steps", "Cost of a habit per training step against the clean loop");
   g.source = "steps";

@@ -107,7 +107,8 @@ Findings compute_findings(const std::vector<Record>& recs) {
     for (const auto& e : recs)
       if (usable(e) && e.backend == Backend::cuda && e.workload == g.workload && e.params == g.params &&
           e.options == eager_opts)
-        f.graph_speedup.push_back({g.params, *g.value, *e.value, *g.value / *e.value});
+        if (const auto v = value_ratio(g, e))  // paired where measured as a pair
+          f.graph_speedup.push_back({g.params, *g.value, *e.value, v->ratio, v->rounds});
   }
   // Mixed precision against FP32 at the same shape and options, on either backend: speedup and
   // device memory saved.
@@ -123,7 +124,10 @@ Findings compute_findings(const std::vector<Record>& recs) {
         continue;
       MixedPrecision e;
       e.backend = lo.backend, e.params = lo.params, e.options = lo.options, e.precision = p;
-      e.speedup_over_fp32 = *lo.value / *fp.value;
+      const auto v = value_ratio(lo, fp);  // paired where measured as a pair
+      if (!v) continue;
+      e.speedup_over_fp32 = v->ratio;
+      e.paired_rounds = v->rounds;
       const double m32 = counter_or(fp, "peak_device_bytes", 0), mlo = counter_or(lo, "peak_device_bytes", 0);
       if (m32 > 0 && mlo > 0) {
         e.peak_device_bytes_fp32 = m32;
@@ -200,11 +204,13 @@ void to_json(const Findings& found, json& f) {
   }
   if (!arr.empty()) f["gpu_slower_below"] = arr;
   arr = json::array();
-  for (const auto& g : found.graph_speedup)
+  for (const auto& g : found.graph_speedup) {
     arr.push_back({{"params", g.params},
                    {"graph_samples_per_s", g.graph_samples_per_s},
                    {"eager_samples_per_s", g.eager_samples_per_s},
                    {"speedup", g.speedup}});
+    if (g.paired_rounds > 0) arr.back()["paired_rounds"] = g.paired_rounds;  // measured as a pair
+  }
   if (!arr.empty()) f["graph_speedup"] = arr;
   arr = json::array();
   for (const auto& m : found.mixed_precision) {
@@ -213,6 +219,7 @@ void to_json(const Findings& found, json& f) {
               {"options", m.options},
               {"precision", m.precision},
               {"speedup_over_fp32", m.speedup_over_fp32}};
+    if (m.paired_rounds > 0) e["paired_rounds"] = m.paired_rounds;  // measured as a pair
     if (m.memory_saved_fraction) {
       e["peak_device_bytes_fp32"] = m.peak_device_bytes_fp32;
       e["peak_device_bytes"] = m.peak_device_bytes;

@@ -50,6 +50,7 @@ struct GpuSlowerBelow {
 struct GraphSpeedup {
   json params;
   double graph_samples_per_s = 0, eager_samples_per_s = 0, speedup = 0;
+  int paired_rounds = 0;  // > 0: the speedup from the two records' paired rounds (measured as a pair)
 };
 
 // fp16/bf16/tf32 over fp32 samples/s at one shape and optimizer, on the CPU or the GPU, with the
@@ -59,6 +60,7 @@ struct MixedPrecision {
   json params, options;  // options: the low precision record's
   std::string precision;
   double speedup_over_fp32 = 0;
+  int paired_rounds = 0;  // > 0: the speedup from the two records' paired rounds (measured as a pair)
   std::optional<double> memory_saved_fraction;  // with the two peaks below
   double peak_device_bytes_fp32 = 0, peak_device_bytes = 0;
   std::optional<double> skipped_steps;

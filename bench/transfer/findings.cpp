@@ -69,24 +69,35 @@ void copy_findings(const std::vector<Record>& recs, Findings& f) {
 void pin_findings(const std::vector<Record>& recs, Findings& f) {
   // Per size: pin cost (minus a fresh pageable allocation for cudaHostAlloc, which replaces one) against
   // the per-copy saving of pinned over pageable H2D, both on the host clock.
-  auto median_of = [&](const char* workload, Backend be, std::int64_t bytes, const std::string& memory,
-                       const std::string& method) -> double {
+  auto record_of = [&](const char* workload, Backend be, std::int64_t bytes, const std::string& memory,
+                       const std::string& method) -> const Record* {
     for (const auto& r : recs)
       if (measured(r) && r.workload == workload && r.backend == be && bytes_of(r) == bytes &&
           (memory.empty() || (opt(r, "memory") == memory && opt(r, "clock") == "host")) &&
           (method.empty() || opt(r, "method") == method))
-        return r.stats->median;
-    return -1;
+        return &r;
+    return nullptr;
+  };
+  auto median_of = [&](const char* workload, Backend be, std::int64_t bytes, const std::string& memory,
+                       const std::string& method) -> double {
+    const Record* r = record_of(workload, be, bytes, memory, method);
+    return r ? r->stats->median : -1;
   };
   for (const auto& r : recs) {
     if (!measured(r) || r.workload != "pin_cost" || r.backend != Backend::cuda) continue;
     PinBreakEven e;
     e.method = opt(r, "method");
     e.bytes = bytes_of(r);
-    const double pageable = median_of("copy_h2d", Backend::cuda, e.bytes, "pageable", "");
-    const double pinned =
-        median_of("copy_h2d", Backend::cuda, e.bytes, e.method == "host_register" ? "registered" : "pinned", "");
-    if (pageable < 0 || pinned < 0) continue;
+    const Record* rp = record_of("copy_h2d", Backend::cuda, e.bytes, "pageable", "");
+    const Record* rq = record_of("copy_h2d", Backend::cuda, e.bytes, e.method == "host_register" ? "registered" : "pinned", "");
+    if (!rp || !rq) continue;
+    const double pageable = rp->stats->median;
+    double pinned = rq->stats->median;
+    // Measured as a pair: the per-copy saving is the median of the rounds' own savings.
+    if (const auto d = paired_estimate(*rp, 1.0, *rq, 1.0)) {
+      pinned = pageable - d->difference;
+      e.paired_rounds = d->rounds;
+    }
     double extra = r.stats->median;
     e.pin_ms = extra * 1e3;
     if (e.method == "host_alloc") {
@@ -266,6 +277,7 @@ void to_json(const Findings& found, json& f) {
     if (e.pageable_alloc_ms) j["pageable_alloc_ms"] = *e.pageable_alloc_ms;
     j["pageable_copy_ms"] = e.pageable_copy_ms;
     j["pinned_copy_ms"] = e.pinned_copy_ms;
+    if (e.paired_rounds > 0) j["paired_rounds"] = e.paired_rounds;  // measured as a pair
     if (e.break_even_copies)
       j["break_even_copies"] = *e.break_even_copies;
     else
@@ -282,6 +294,18 @@ void to_json(const Findings& found, json& f) {
     f["loader"][l.key] = j;
   }
   for (const auto& [id, v] : found.overlap_speedup_vs_1_stream) f["overlap_speedup_vs_1_stream"][id] = v;
+}
+
+std::vector<std::pair<std::string, std::string>> compared_pairs(const std::vector<Record>& planned) {
+  // A copy from pageable memory and the same copy (direction, size, clock) from pinned or registered memory.
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& a : planned)
+    if (a.workload.rfind("copy_", 0) == 0 && opt(a, "memory") == "pageable")
+      for (const auto& b : planned)
+        if (b.workload == a.workload && b.backend == a.backend && b.variant == a.variant && b.params == a.params &&
+            opt(b, "clock") == opt(a, "clock") && (opt(b, "memory") == "pinned" || opt(b, "memory") == "registered"))
+          out.emplace_back(a.id, b.id);
+  return out;
 }
 
 }  // namespace gtb::transfer

@@ -38,6 +38,9 @@ struct PinBreakEven {
   std::optional<double> pageable_alloc_ms;  // cudaHostAlloc: the fresh pageable allocation it replaces
   double pageable_copy_ms = 0, pinned_copy_ms = 0;
   std::optional<double> break_even_copies;  // empty: pinned copies are not faster at this size
+  // > 0: the per-copy saving (pageable_copy_ms - pinned_copy_ms) is the median of the two copies'
+  // paired rounds (measured as a pair); pinned_copy_ms is then pageable_copy_ms minus it
+  int paired_rounds = 0;
 };
 
 // One loader sweep over worker counts (everything else fixed).
@@ -63,6 +66,9 @@ struct Findings {
   std::vector<cost::Term> terms;
 };
 Findings compute_findings(const std::vector<Record>& records);
+// The pairs of records the pinning break-even compares (pageable against pinned or registered copies of
+// one size, on the host clock), for the harness to measure as pairs (gtb::add_pairs).
+std::vector<std::pair<std::string, std::string>> compared_pairs(const std::vector<Record>& planned);
 void to_json(const Findings& found, json& data);
 
 }  // namespace gtb::transfer

@@ -38,11 +38,12 @@ void pinned_vs_pageable(const std::vector<gtb::Record>& recs, fx::Family& f) {
   auto& t = s.table("pinned", {{"copy"}, {"clock"}, {"size", "", Hint::bytes}, {"pinned", "GB/s", Hint::bandwidth},
                                {"pageable", "GB/s", Hint::bandwidth}, {"pinned speedup", "", Hint::ratio}});
   // The same copy at the largest size both memory kinds ran, the device clock preferred.
+  bool paired = false;
   for (const char* wl : {"copy_h2d", "copy_d2h", "copy_bidir"}) {
-    std::map<std::string, std::map<double, double>> by;  // memory/clock -> bytes -> GB/s
+    std::map<std::string, std::map<double, const gtb::Record*>> by;  // memory/clock -> bytes -> record
     for (const auto& r : recs)
       if (gtb::usable(r) && r.workload == wl && r.backend == gtb::Backend::cuda)
-        by[fx::option_text(r, "memory") + "/" + fx::option_text(r, "clock")][fx::param_number(r, "bytes")] = *r.value;
+        by[fx::option_text(r, "memory") + "/" + fx::option_text(r, "clock")][fx::param_number(r, "bytes")] = &r;
     for (const char* clock : {"device", "host", ""}) {
       const auto pin = by.find(std::string("pinned/") + clock), page = by.find(std::string("pageable/") + clock);
       if (pin == by.end() || page == by.end()) continue;
@@ -50,11 +51,18 @@ void pinned_vs_pageable(const std::vector<gtb::Record>& recs, fx::Family& f) {
       for (const auto& [b, v] : pin->second)
         if (page->second.count(b)) best = std::max(best, b);
       if (best < 0) continue;
-      const double pv = pin->second.at(best), gv = page->second.at(best);
-      t.rows.push_back({wl, clock[0] ? clock : "-", best, pv, gv, pv / gv});
+      const gtb::Record &rp = *pin->second.at(best), &rg = *page->second.at(best);
+      // The speedup from the two copies' paired rounds where they were measured as a pair.
+      const auto v = gtb::value_ratio(rp, rg);
+      if (!v) continue;
+      t.rows.push_back({wl, clock[0] ? clock : "-", best, *rp.value, *rg.value, v->ratio});
+      paired = paired || v->rounds > 0;
       break;
     }
   }
+  if (paired)
+    s.say("The pinned speedup is the median of the two copies' per-round ratios: they were measured as a pair, in "
+          "alternating rounds, so both met the same moments of the machine.");
   if (t.rows.empty())
     s.not_measured = "no pinned and pageable GPU copy of the same size ran (" + fx::why_none(recs, gtb::Backend::cuda) + ")";
   auto& g = s.figure("transfer_bandwidth", "Copy bandwidth vs size per memory kind and direction (cpu: a host memcpy, the reference)");
@@ -169,5 +177,7 @@ const bool kFindings = gtb::add_family_findings<tx::Findings>(
       loader(found, f);
       overlap(found, f);
     });
+// The copies the break-even compares are measured as pairs (alternating rounds).
+const bool kPairs = gtb::add_pairs("transfer", tx::compared_pairs);
 
 }  // namespace

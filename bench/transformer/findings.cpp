@@ -205,7 +205,11 @@ Findings compute_findings(const std::vector<Record>& recs) {
       GraphSaving s;
       s.workload = g->workload, s.variant = g->variant, s.params = g->params, s.options = without(g->options, "mode");
       s.eager_tokens_per_s = *e->second->value, s.graph_tokens_per_s = *g->value;
-      s.saved_fraction = 1.0 - s.eager_tokens_per_s / s.graph_tokens_per_s;  // 1 - t_graph / t_eager
+      // 1 - t_graph / t_eager, from the pair's rounds where the two were measured as a pair.
+      const auto v = value_ratio(*e->second, *g);
+      if (!v) continue;
+      s.saved_fraction = 1.0 - v->ratio;
+      s.paired_rounds = v->rounds;
       s.launches_per_step = counter(*e->second, "launches_per_step");
       f.graph.push_back(std::move(s));
     }
@@ -267,10 +271,12 @@ void to_json(const Findings& found, json& data) {
   data["crossover"] = {{"tokens_per_step", or_null(found.crossover.tokens_per_step)},
                        {"cannot_say", found.crossover.cannot_say}, {"points", cross}};
   json graph = json::array();
-  for (const auto& g : found.graph)
+  for (const auto& g : found.graph) {
     graph.push_back({{"workload", g.workload}, {"variant", g.variant}, {"params", g.params}, {"options", g.options},
                      {"eager_tokens_per_s", g.eager_tokens_per_s}, {"graph_tokens_per_s", g.graph_tokens_per_s},
                      {"saved_fraction", g.saved_fraction}, {"launches_per_step", or_null(g.launches_per_step)}});
+    if (g.paired_rounds > 0) graph.back()["paired_rounds"] = g.paired_rounds;  // measured as a pair
+  }
   if (!graph.empty()) data["graph"] = graph;
   json steps = json::array();
   for (const auto& s : found.steps)

@@ -77,6 +77,7 @@ struct GraphSaving {
   json params, options;  // options without mode
   double eager_tokens_per_s = 0, graph_tokens_per_s = 0;
   double saved_fraction = 0;  // 1 - graph step time / eager step time
+  int paired_rounds = 0;      // > 0: from the two records' paired rounds (measured as a pair)
   std::optional<double> launches_per_step;
 };
 

@@ -31,16 +31,15 @@ const std::vector<Speedup>* Findings::rows(const std::string& name) const {
   return nullptr;
 }
 
-Findings compute_findings(const std::vector<Record>& recs) {
-  // {name, numerator variant, denominator variant, backend, match options}
-  struct RatioSpec {
-    const char* name;
-    const char* num;
-    const char* den;
-    Backend backend;
-    bool same_options;
-  };
-  const RatioSpec specs[] = {
+// {name, numerator variant, denominator variant, backend, match options}
+struct RatioSpec {
+  const char* name;
+  const char* num;
+  const char* den;
+  Backend backend;
+  bool same_options;
+};
+const RatioSpec kSpecs[] = {
       {"graph_over_launch_loop", "graph", "launch_loop", Backend::cuda, true},
       {"vec4_over_scalar", "vec4", "scalar", Backend::cuda, false},
       {"vec4_over_launch_loop", "vec4", "launch_loop", Backend::cuda, false},
@@ -49,17 +48,34 @@ Findings compute_findings(const std::vector<Record>& recs) {
       {"thrust_over_vec4", "thrust", "vec4", Backend::cuda, false},
       {"autovec_over_scalar", "autovec", "scalar", Backend::cpu, false},
       {"openmp_over_scalar", "openmp", "scalar", Backend::cpu, false},
-  };
+};
+
+std::vector<std::pair<std::string, std::string>> compared_pairs(const std::vector<Record>& planned) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& q : kSpecs)
+    for (const auto& r : planned)
+      if (r.variant == q.num && r.backend == q.backend)
+        for (const auto& d : planned)
+          if (d.workload == r.workload && d.variant == q.den && d.backend == q.backend && d.params == r.params &&
+              (!q.same_options || d.options == r.options))
+            out.emplace_back(r.id, d.id);
+  return out;
+}
+
+Findings compute_findings(const std::vector<Record>& recs) {
   Findings f;
-  for (const auto& q : specs) {
+  for (const auto& q : kSpecs) {
     Ratio ratio{q.name, {}};
     for (const auto& r : recs) {
       if (r.status != Status::ok || !r.value || r.variant != q.num || r.backend != q.backend) continue;
       const Record* d = find(recs, r, q.den, q.backend, q.same_options);
       if (!d || *d->value <= 0) continue;
-      // For the graph the ratio of bandwidths is the ratio of times: the launch overhead removed.
+      // For the graph the ratio of bandwidths is the ratio of times: the launch overhead removed. Read
+      // from the pair's rounds where the two were measured as a pair.
+      const auto v = value_ratio(r, *d);
+      if (!v) continue;
       ratio.rows.push_back({r.workload, r.params, q.same_options && !r.options.empty() ? r.options : json(),
-                            *r.value / *d->value});
+                            v->ratio, v->rounds});
     }
     if (!ratio.rows.empty()) f.ratios.push_back(std::move(ratio));
   }
@@ -172,6 +188,7 @@ void to_json(const Findings& found, json& f) {
       json row = {{"workload", s.workload}, {"params", s.params}};
       if (!s.options.is_null()) row["options"] = s.options;
       row["speedup"] = s.speedup;
+      if (s.paired_rounds > 0) row["paired_rounds"] = s.paired_rounds;  // measured as a pair
       rows.push_back(std::move(row));
     }
     f[q.name] = std::move(rows);

@@ -17,6 +17,7 @@ struct Speedup {
   json params;
   json options;  // set only for ratios that match options (and then only when non-empty)
   double speedup = 0;
+  int paired_rounds = 0;  // > 0: from the two records' paired rounds (measured as a pair), else their medians
 };
 
 // The speedups of one ratio ("vec4_over_scalar": vec4 over scalar on the GPU).
@@ -38,6 +39,9 @@ struct Findings {
   const std::vector<Speedup>* rows(const std::string& name) const;
 };
 Findings compute_findings(const std::vector<Record>& records);
+// The pairs of records the ratios compare (a numerator with each record it may be divided by), for the
+// harness to measure as pairs (gtb::add_pairs).
+std::vector<std::pair<std::string, std::string>> compared_pairs(const std::vector<Record>& planned);
 void to_json(const Findings& found, json& data);
 
 }  // namespace gtb::vectorize

@@ -90,5 +90,7 @@ const bool kFindings = gtb::add_family_findings<vz::Findings>(
       launch_bound(recs, found, f);
       speedups(recs, found, f);
     });
+// The records each speed-up divides are measured as pairs (alternating rounds).
+const bool kPairs = gtb::add_pairs("vectorize", vz::compared_pairs);
 
 }  // namespace

@@ -117,6 +117,17 @@ MeasuredSaving measured_saving(const Step& a, const Record& ra, const Step& b, c
   // only adds the noise of each run's few repetitions. The saving is then the difference of the two
   // records' medians over all their samples (every run weighing the same, as their stats do), at the
   // steps' scale; the runs' spread still bounds its noise from below.
+  // Measured as a pair: the per-round differences, whatever runs and repetitions the rounds came in
+  // (every round met one moment of the machine on both sides).
+  if (ra.stats && rb.stats && ra.stats->median > 0 && rb.stats->median > 0)
+    if (const auto e = paired_estimate(ra, step_per_record_second(a, ra), rb, step_per_record_second(b, rb))) {
+      m.paired_rounds = e->rounds;
+      m.seconds = e->difference;
+      m.noise_s = e->interval ? std::max(e->difference - e->interval->low, e->interval->high - e->difference)
+                              : std::numeric_limits<double>::infinity();
+      if (!(m.noise_s > 0)) m.noise_s = std::numeric_limits<double>::infinity();
+      return m;
+    }
   if (std::isfinite(m.noise_s) && ra.stats && rb.stats && ra.stats->median > 0 && rb.stats->median > 0) {
     const std::vector<double> d = paired_run_differences(ra, step_per_record_second(a, ra), rb, step_per_record_second(b, rb));
     if (d.size() >= 2) {
@@ -135,6 +146,7 @@ MeasuredSaving measured_saving(const Step& a, const Record& ra, const Step& b, c
       }
     }
   }
+  if (!(m.noise_s > 0)) m.noise_s = std::numeric_limits<double>::infinity();  // no spread seen: cannot say
   return m;
 }
 
@@ -179,10 +191,16 @@ SavingsValidation validate_savings(const std::vector<Term>& terms, const std::ve
     if (!row.predicted_s) {
       row.status = "cannot_say";
       row.why = !row.predicted_a.seconds ? row.predicted_a.cannot_say : row.predicted_b.cannot_say;
+    } else if (!std::isfinite(m.noise_s)) {
+      // Not estimable is not "inside the noise": the saving's interval is unknown, and it is not scored.
+      row.status = "cannot_say";
+      row.why = m.paired_rounds > 0 ? "the saving's interval cannot be estimated from " +
+                                          std::to_string(m.paired_rounds) + " paired rounds (" +
+                                          std::to_string(kMinPairedRoundsForInterval) + " needed)"
+                                    : "the saving's interval cannot be estimated: a record has too few samples";
     } else if (!(std::fabs(m.seconds) > m.noise_s)) {
       row.status = "in_noise";
-      row.why = std::isfinite(m.noise_s) ? "the measured saving is inside its own noise"
-                                         : "a record has too few samples to say how noisy its median is";
+      row.why = "the measured saving is inside its own noise";
     } else {
       row.status = "scored";
       row.sign_ok = (*row.predicted_s > 0) == (m.seconds > 0);
@@ -223,6 +241,7 @@ json to_json(const SavingsValidation& v) {
       j["measured_noise_s"] = std::isfinite(r.measured->noise_s) ? json(r.measured->noise_s) : json(nullptr);
       j["measured_run_spread_s"] = r.measured->run_spread_s;
       j["measured_paired_runs"] = r.measured->paired_runs;
+      j["measured_paired_rounds"] = r.measured->paired_rounds;
       j["step_s"] = r.measured->step_s;
     }
     j["predicted_saving_s"] = r.predicted_s ? json(*r.predicted_s) : json(nullptr);

@@ -35,6 +35,10 @@ std::vector<Pair> pairs_differing_in(const std::vector<Step>& steps, const std::
                                      const std::vector<json>& from, const json& to, const std::string& fix,
                                      const std::string& to_shown = "none");
 
+// The rounds a paired saving's interval needs (median_interval's minimum; the harness's
+// kMinPairedRounds gives every declared pair that many where its budget allows).
+inline constexpr int kMinPairedRoundsForInterval = 6;
+
 // The targets the savings are held to.
 inline constexpr double kSavingRelTolerance = 0.25;   // of the measured saving
 inline constexpr double kSavingStepTolerance = 0.03;  // of the step without the fix
@@ -45,8 +49,14 @@ inline constexpr double kSavingStepTolerance = 0.03;  // of the step without the
 // quadrature; infinite where a record has too few samples to say (under 6). In a file of several
 // runs, no less than half the range of the savings the runs measured one by one (run_spread_s): the
 // drift of the machine between runs, which no record's own samples show.
+//
+// Where the harness measured the pair as a pair (the records' paired rounds, docs/harness.md), the
+// saving is the median of the per-round differences A - B (at the steps' scale) and its noise the
+// larger side of that median's ~95% interval (order statistics over the rounds); infinite below
+// kMinPairedRounds rounds. A noise of zero (no spread seen at all) reads as infinite: never "± 0".
 struct MeasuredSaving {
   double seconds = 0, noise_s = 0, step_s = 0;  // step_s: A's median
+  int paired_rounds = 0;                        // > 0: measured as a pair, from this many rounds
   double run_spread_s = 0;                      // 0: fewer than two runs hold both records
   // >= 2: `seconds` is the median of the runs' own savings (A and B paired by run); 0 with one run, or
   // where each run repeated its records (the difference of the medians over all samples, every run

@@ -84,18 +84,35 @@ Stats compute_stats_of_runs(const std::vector<std::vector<double>>& runs) {
   return st;
 }
 
+namespace {
+// Ranks of a ~95% CI for the median of n sorted samples: n/2 -+ 1.96 sqrt(n)/2 (binomial, normal
+// approximation). n >= 6.
+std::pair<std::size_t, std::size_t> median_ci_ranks(std::size_t n) {
+  const double half = 1.96 * std::sqrt(double(n)) / 2.0;
+  const auto lo = static_cast<std::size_t>(std::max(0.0, std::floor(double(n) / 2.0 - half)));
+  const auto hi = static_cast<std::size_t>(std::min(double(n - 1), std::ceil(double(n) / 2.0 + half) - 1.0));
+  return {lo, hi};
+}
+}  // namespace
+
 double median_ci_relative_halfwidth(const std::vector<double>& samples) {
   const std::size_t n = samples.size();
   if (n < 6) return std::numeric_limits<double>::infinity();
   std::vector<double> s(samples);
   std::sort(s.begin(), s.end());
-  // Ranks of a ~95% CI for the median: n/2 -+ 1.96 sqrt(n)/2 (binomial, normal approximation).
-  const double half = 1.96 * std::sqrt(double(n)) / 2.0;
-  const auto lo = static_cast<std::size_t>(std::max(0.0, std::floor(double(n) / 2.0 - half)));
-  const auto hi = static_cast<std::size_t>(std::min(double(n - 1), std::ceil(double(n) / 2.0 + half) - 1.0));
+  const auto [lo, hi] = median_ci_ranks(n);
   const double med = quantile_sorted(s, 0.5);
   if (med <= 0) return std::numeric_limits<double>::infinity();
   return (s[hi] - s[lo]) / (2.0 * med);
+}
+
+std::optional<MedianInterval> median_interval(std::vector<double> s) {
+  if (s.size() < 6) return std::nullopt;
+  for (double x : s)
+    if (!std::isfinite(x)) throw std::invalid_argument("median_interval: a non-finite value");
+  std::sort(s.begin(), s.end());
+  const auto [lo, hi] = median_ci_ranks(s.size());
+  return MedianInterval{quantile_sorted(s, 0.5), s[lo], s[hi]};
 }
 
 double median_noise_relative_halfwidth(const std::vector<std::vector<double>>& groups) {

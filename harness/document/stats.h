@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace gtb {
@@ -33,6 +34,14 @@ double median_inplace(std::vector<double>& v);
 // statistics, normal approximation to the binomial). Shrinks as samples accumulate even when each
 // sample is noisy, so it is the stopping rule's noise measure. Returns +inf below 6 samples.
 double median_ci_relative_halfwidth(const std::vector<double>& samples);
+// The median with its ~95% distribution-free confidence interval (the order statistics above), in
+// the samples' own unit: what a paired difference reports (it may be negative or zero, so no relative
+// width). Empty below 6 samples: too few to say.
+struct MedianInterval {
+  double median = 0, low = 0, high = 0;
+  double halfwidth() const { return (high - low) / 2.0; }
+};
+std::optional<MedianInterval> median_interval(std::vector<double> samples);
 // The noise of a median whose samples came in groups measured apart (the repetitions of a run, the
 // runs of a file). Samples of one group share the machine's moment, so pooled they are not independent
 // draws of the measurement, and median_ci_relative_halfwidth over them reads too little noise when that

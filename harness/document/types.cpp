@@ -18,6 +18,52 @@ std::vector<double> paired_run_differences(const Record& a, double scale_a, cons
   return d;
 }
 
+std::optional<PairedEstimate> paired_estimate(const Record& a, double scale_a, const Record& b, double scale_b) {
+  auto rounds_of = [](const Record& x, const std::string& with) -> const PairedRounds* {
+    for (const PairedRounds& p : x.paired)
+      if (p.with == with && p.a_s.size() == p.b_s.size() && !p.a_s.empty()) return &p;
+    return nullptr;
+  };
+  std::vector<double> da, db;  // a's and b's scaled seconds, round by round
+  if (const PairedRounds* p = rounds_of(a, b.id)) {
+    for (std::size_t i = 0; i < p->a_s.size(); ++i) da.push_back(p->a_s[i] * scale_a), db.push_back(p->b_s[i] * scale_b);
+  } else if (const PairedRounds* q = rounds_of(b, a.id)) {  // measured with b as the A side
+    for (std::size_t i = 0; i < q->a_s.size(); ++i) db.push_back(q->a_s[i] * scale_b), da.push_back(q->b_s[i] * scale_a);
+  } else {
+    return std::nullopt;
+  }
+  PairedEstimate e;
+  e.rounds = int(da.size());
+  std::vector<double> diff, ratio;
+  for (std::size_t i = 0; i < da.size(); ++i) {
+    diff.push_back(da[i] - db[i]);
+    if (db[i] > 0) ratio.push_back(da[i] / db[i]);
+  }
+  e.difference = median(diff);
+  e.interval = median_interval(diff);
+  if (!ratio.empty()) e.ratio = median(ratio);
+  if (ratio.size() == diff.size()) e.ratio_interval = median_interval(ratio);
+  return e;
+}
+
+std::optional<ValueRatio> value_ratio(const Record& a, const Record& b) {
+  if (!usable(a) || !usable(b) || *b.value == 0 || a.metric.kind != b.metric.kind) return std::nullopt;
+  ValueRatio out;
+  out.ratio = *a.value / *b.value;
+  const bool rate = a.metric.kind == MetricKind::rate;
+  if (rate && !(a.work_per_rep > 0 && b.work_per_rep > 0)) return out;
+  // Rates: (work_a / t_a) / (work_b / t_b) = (work_a / work_b) x (t_b / t_a); times: t_a / t_b (the
+  // metrics' scales, equal for one metric, cancel where they are).
+  const auto e = rate ? paired_estimate(b, 1.0, a, 1.0) : paired_estimate(a, 1.0, b, 1.0);
+  if (!e || !(e->ratio > 0)) return out;
+  const double k = rate ? (a.work_per_rep / b.work_per_rep) * (b.metric.scale / a.metric.scale)
+                        : b.metric.scale / a.metric.scale;
+  out.ratio = e->ratio * k;
+  out.rounds = e->rounds;
+  if (e->ratio_interval) out.interval = MedianInterval{out.ratio, e->ratio_interval->low * k, e->ratio_interval->high * k};
+  return out;
+}
+
 std::vector<std::vector<double>> sample_groups_of(const Record& r) {
   if (r.sample_groups.empty()) return {r.samples};
   std::vector<std::vector<double>> out;
@@ -103,6 +149,11 @@ json to_json(const Record& r) {
     j["reps_per_sample"] = r.reps_per_sample;
     j["warmup_samples"] = r.warmup_samples;
     j["stop_reason"] = r.stop_reason;
+  }
+  if (!r.paired.empty()) {
+    json pairs = json::array();
+    for (const PairedRounds& p : r.paired) pairs.push_back({{"with", p.with}, {"a_s", p.a_s}, {"b_s", p.b_s}});
+    j["paired"] = std::move(pairs);
   }
   if (!r.ceiling.empty()) j["ceiling"] = r.ceiling;
   j["check"] = r.check;
@@ -218,6 +269,27 @@ Record record_from_json(const json& j) {
         throw std::runtime_error("sample_groups count " + std::to_string(sum) + " samples, samples_s holds " +
                                  std::to_string(r.samples.size()));
       if (r.sample_groups.size() == 1) r.sample_groups.clear();
+    }
+    if (j.contains("paired")) {
+      const json& a = j.at("paired");
+      if (!a.is_array()) throw std::runtime_error("paired is not an array");
+      for (const auto& e : a) {
+        PairedRounds p;
+        if (!e.is_object() || !e.contains("with") || !e.at("with").is_string())
+          throw std::runtime_error("paired[] needs the record id 'with'");
+        p.with = e.at("with").get<std::string>();
+        for (auto [key, into] : {std::pair{"a_s", &p.a_s}, std::pair{"b_s", &p.b_s}}) {
+          if (!e.contains(key) || !e.at(key).is_array()) throw std::runtime_error(std::string("paired[].") + key + " is not an array");
+          for (const auto& x : e.at(key)) {
+            if (!x.is_number() || !std::isfinite(x.get<double>()) || x.get<double>() < 0)
+              throw std::runtime_error(std::string("paired[].") + key + " holds a non-finite or negative value");
+            into->push_back(x.get<double>());
+          }
+        }
+        if (p.a_s.size() != p.b_s.size())
+          throw std::runtime_error("paired[] with " + p.with + ": a_s and b_s differ in length");
+        r.paired.push_back(std::move(p));
+      }
     }
     if (j.contains("reps_per_sample")) r.reps_per_sample = need_count(j, "reps_per_sample", where);
     if (j.contains("warmup_samples")) r.warmup_samples = need_count(j, "warmup_samples", where);

@@ -63,6 +63,15 @@ struct RunStat {
   std::optional<Stats> stats;   // over that run's kept samples, seconds per repetition
 };
 
+// A declared A/B pair measured alternately, in rounds, within one process (the harness's pairs,
+// docs/harness.md): per round, A's seconds per repetition and B's (`with`), taken in the same round, so
+// that both met the same moment of the machine. Kept on A's record; one entry per round (the rounds of
+// repetitions and runs appended in order).
+struct PairedRounds {
+  std::string with;
+  std::vector<double> a_s, b_s;  // equal length
+};
+
 // One workload x parameters x backend: what was measured, how, and whether it can be trusted.
 struct Record {
   std::string id;  // family/workload/variant/backend/k=v,...: also the Google Benchmark name
@@ -98,6 +107,7 @@ struct Record {
   // samples_s are then all runs' kept samples, its value and stats over them with every run weighing
   // the same (compute_stats_of_runs).
   std::vector<RunStat> runs;
+  std::vector<PairedRounds> paired;  // the pairs this record is the A side of, measured as pairs
 
   // Metric value of one sample (same direction as value).
   double metric_of_seconds(double seconds) const;
@@ -112,6 +122,33 @@ inline bool usable(const Record& r) { return r.status == Status::ok && r.value &
 // between runs moves both sides of a pair alike, which the difference of the two records' medians
 // over all runs does not cancel (an A/B saving, or a habit's cost against its clean step, read these).
 std::vector<double> paired_run_differences(const Record& a, double scale_a, const Record& b, double scale_b);
+
+// The paired estimate of a - b, each side's seconds per repetition times its scale (seconds to the
+// caller's unit), from the rounds in which the harness measured them as a pair (either record may
+// hold them): the median of the per-round differences with its ~95% interval (order statistics), and
+// the median per-round ratio a / b with its interval. Empty when the two were not measured as a pair.
+// `interval` is empty below 6 rounds: the difference is then not estimable, never "± 0".
+struct PairedEstimate {
+  int rounds = 0;
+  double difference = 0;                  // median of (a * scale_a - b * scale_b) over the rounds
+  std::optional<MedianInterval> interval;  // of the difference
+  double ratio = 0;                       // median of (a * scale_a) / (b * scale_b)
+  std::optional<MedianInterval> ratio_interval;
+};
+std::optional<PairedEstimate> paired_estimate(const Record& a, double scale_a, const Record& b, double scale_b);
+
+// The ratio of two records' values, a's over b's (a speed-up where the metric is a rate), read from
+// their paired rounds where the harness measured them as a pair: the median per-round ratio of the
+// seconds (b's over a's for rates, whose values go as work / seconds; a's over b's for times), times
+// the ratio of their work per repetition for rates; otherwise the ratio of the two values. `rounds`:
+// how many paired rounds it came from (0: measured apart); `interval` the paired ratio's ~95% interval
+// where estimable. Empty where either record has no usable value or the metrics' kinds differ.
+struct ValueRatio {
+  double ratio = 0;
+  int rounds = 0;
+  std::optional<MedianInterval> interval;
+};
+std::optional<ValueRatio> value_ratio(const Record& a, const Record& b);
 
 // The record's samples grouped as measured (one group when sample_groups is empty).
 std::vector<std::vector<double>> sample_groups_of(const Record& r);

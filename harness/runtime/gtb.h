@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -41,6 +42,7 @@ class State;
 namespace detail {
 // State's measurement path, for the harness's own exec forms outside this header (cuda_timing.h).
 const SampleSet& sample(State& st, Clock clock, const Sampler& sampler);
+struct RoundSlot;  // a case measured in rounds with others (registry.cpp)
 }  // namespace detail
 using CaseFn = std::function<void(State&)>;
 // Returns false to drop a combination of axis values (e.g. D2H with write-combined memory).
@@ -161,6 +163,22 @@ bool add_family_findings(std::string family, std::string title, int order, Findi
       });
 }
 
+// The A/B pairs a family compares, declared before anything runs, so that the harness measures each
+// pair as a pair: the cases of a pair (and of pairs that share a case) are set up, checked and warmed
+// up each once, then take their samples in alternating rounds within one process, so that both sides
+// meet the same moments of the machine (docs/harness.md). The pairs a family's findings publish for
+// the savings validation (cost_pairs) are declared already: the harness asks the findings which pairs
+// they would publish over the planned records. This adds others (the records a finding compares):
+// `fn` gets the planned records of the run (one suite, the selected cases) and returns (a, b) ids.
+// Several calls add up; returns true (for static registration). A family of several processes (a
+// ProcessGroup) measures its pairs apart (its ranks follow one case at a time).
+using PairsFn = std::function<std::vector<std::pair<std::string, std::string>>(const std::vector<Record>& planned)>;
+bool add_pairs(std::string family, PairsFn fn);
+// The pairs a run of `family` measures as pairs over these planned records (the findings' and
+// add_pairs'), each once, in the records' order; what --gtb_list shows as "pairs".
+std::vector<std::pair<std::string, std::string>> declared_pairs(const std::string& family,
+                                                                const std::vector<Record>& planned);
+
 // A family that runs as several cooperating processes (MPI ranks) installs these: start() runs
 // before the first case, describe() adds to the results context, and only the process whose
 // writes_results() is true writes the results file; finish() runs on every exit path after start().
@@ -248,12 +266,15 @@ class State {
 
  private:
   friend const SampleSet& detail::sample(State& st, Clock clock, const Sampler& sampler);
-  // The one measurement path of every exec: checks the protocol, runs run_samples() and fills the record.
+  friend void detail_attach_rounds(State& st, detail::RoundSlot* slot);
+  // The one measurement path of every exec: checks the protocol, runs run_samples() (or, for a side of
+  // a declared pair, its samples in the pair's rounds) and fills the record.
   const SampleSet& sample(Clock clock, const Sampler& sampler);
   Record& record_;
   Suite suite_;
   StopRule rule_;
   bool checked_ = false;
+  detail::RoundSlot* rounds_ = nullptr;  // set when the case is a side of a pair measured in rounds
 };
 
 // Runs the current case again in a fresh process of this binary (only this case, same suite and

@@ -17,12 +17,14 @@
 
 #include "harness/runtime/context.h"
 #include "harness/runtime/device_timing.h"
+#include "harness/runtime/fiber.h"
 #include "harness/runtime/gpu.h"
 #include "harness/runtime/gtb.h"
 #include "harness/runtime/publish.h"
 #include "harness/runtime/startup.h"
 #include "kernels/common/denormals.h"
 #include "harness/document/results.h"
+#include "harness/document/savings.h"
 
 namespace gtb {
 
@@ -38,6 +40,7 @@ struct Registry {
   std::map<std::string, Findings> findings;
   std::map<std::string, ProcessGroup> groups;
   std::map<std::string, PrecheckFn> prechecks;
+  std::map<std::string, std::vector<PairsFn>> pairs;
 };
 Registry& registry() {
   static Registry r;
@@ -230,6 +233,59 @@ bool set_process_group(std::string family, ProcessGroup group) {
   return true;
 }
 
+bool add_pairs(std::string family, PairsFn fn) {
+  registry().pairs[std::move(family)].push_back(std::move(fn));
+  return true;
+}
+
+std::vector<std::pair<std::string, std::string>> declared_pairs(const std::string& family,
+                                                                const std::vector<Record>& planned) {
+  std::vector<std::pair<std::string, std::string>> found;
+  // The findings' pairs: what they would publish (cost_pairs) over these records, every one measured
+  // alike (a millisecond a repetition; a pair depends on the records' configurations only).
+  if (const auto it = registry().findings.find(family); it != registry().findings.end()) {
+    std::vector<Record> stand_ins = planned;
+    for (Record& r : stand_ins) {
+      r.status = Status::ok;
+      r.samples = {1e-3};
+      r.stats = compute_stats(r.samples);
+      if (r.metric.kind == MetricKind::rate) r.work_per_rep = 1;
+      r.value = r.metric_of_seconds(1e-3);
+    }
+    try {
+      json data = json::object();
+      it->second.fn(stand_ins, data);
+      if (data.contains("cost_pairs") && data.at("cost_pairs").is_array())
+        for (const json& jp : data.at("cost_pairs")) {
+          const cost::Pair p = cost::pair_from_json(jp, family);
+          found.emplace_back(p.a, p.b);
+        }
+    } catch (const std::exception&) {
+      // Findings that cannot run over stand-ins declare no pairs this way (their records are measured apart).
+    }
+  }
+  if (const auto it = registry().pairs.find(family); it != registry().pairs.end())
+    for (const PairsFn& fn : it->second) {
+      auto more = fn(planned);
+      found.insert(found.end(), more.begin(), more.end());
+    }
+  // Each pair once (either order), both of its records planned, in the records' order.
+  std::map<std::string, std::size_t> at;
+  for (std::size_t i = 0; i < planned.size(); ++i) at.emplace(planned[i].id, i);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [a, b] : found) {
+    if (a == b || !at.count(a) || !at.count(b)) continue;
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& q) {
+      return (q.first == a && q.second == b) || (q.first == b && q.second == a);
+    });
+    if (!seen) out.emplace_back(a, b);
+  }
+  std::stable_sort(out.begin(), out.end(), [&](const auto& x, const auto& y) {
+    return std::pair{at[x.first], at[x.second]} < std::pair{at[y.first], at[y.second]};
+  });
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // State
 
@@ -293,6 +349,47 @@ struct RefusedAfterFailedCheck : std::logic_error {
 };
 }  // namespace
 
+// A side of a group of cases measured in rounds (the declared pairs): its case runs in a fiber; its
+// first exec calibrates and warms up, then parks, and takes one sample each time the harness resumes
+// it with `sample`, until `finish`.
+struct detail::RoundSlot {
+  enum class Say { sample, finish };
+  Say say = Say::sample;
+  bool ready = false;           // its exec has calibrated and warmed up, and waits for rounds
+  bool used = false;            // its first exec went into the rounds (a later one runs alone)
+  StopRule rule;
+  std::vector<double> samples;  // seconds per repetition, one a round
+  std::string stop_reason;      // the rounds' (rounds_stop_decision)
+};
+void detail_attach_rounds(State& st, detail::RoundSlot* slot) { st.rounds_ = slot; }
+
+namespace {
+// The rounds of one side (see detail::RoundSlot): the device-timing log of this side travels with it
+// while other sides run, so that its summary reads only its own samples.
+SampleSet sample_in_rounds(detail::RoundSlot& slot, const StopRule& rule, const Sampler& sampler) {
+  DeviceTimingLog& dlog = device_timing_log();
+  SampleSet out = calibrate_and_warm_up(rule, sampler);
+  const std::int64_t reps = out.reps_per_sample;
+  slot.rule = rule;
+  slot.ready = true;
+  DeviceTimingLog parked;
+  while (true) {
+    std::swap(parked, dlog);
+    Fiber::yield();
+    std::swap(parked, dlog);
+    if (slot.say == detail::RoundSlot::Say::finish) break;
+    const double t = sampler(reps);
+    if (!std::isfinite(t) || t < 0) throw std::runtime_error("sampler returned a non-finite or negative time");
+    slot.samples.push_back(t / double(reps));
+  }
+  if (slot.samples.empty()) return run_samples(rule, sampler);  // no round was run: alone, as usual
+  out.seconds_per_rep = slot.samples;
+  out.stop_reason = slot.stop_reason;
+  out.stats = compute_stats(out.seconds_per_rep);
+  return out;
+}
+}  // namespace
+
 const SampleSet& State::sample(Clock clock, const Sampler& sampler) {
   if (!checked_) throw std::logic_error("exec called before check(): every measurement is verified first");
   if (record_.status == Status::invalid) throw RefusedAfterFailedCheck("the output check failed; not timed");
@@ -312,7 +409,12 @@ const SampleSet& State::sample(Clock clock, const Sampler& sampler) {
       host_per_rep.push_back((host_seconds() - t0) / double(std::max<std::int64_t>(1, reps)));
       return s;
     };
-  last = run_samples(rule_, timed);
+  if (rounds_ && !rounds_->used && Fiber::current()) {
+    rounds_->used = true;
+    last = sample_in_rounds(*rounds_, rule_, timed);
+  } else {
+    last = run_samples(rule_, timed);
+  }
   if (clock == Clock::cuda_event && host_per_rep.size() >= last.seconds_per_rep.size() && !last.seconds_per_rep.empty()) {
     const std::vector<double> kept(host_per_rep.end() - std::ptrdiff_t(last.seconds_per_rep.size()), host_per_rep.end());
     record_.info["host_wall_seconds_per_rep"] = compute_stats(kept).median;
@@ -418,6 +520,16 @@ struct RunState {
   std::vector<Record> records;
   std::map<std::string, Repeats> repeats;    // record id -> its ok repetitions
   std::optional<std::string> sticky_cuda_error;
+  bool pairs = true;                         // --gtb_pairs: declared pairs measured as pairs
+  // Cases measured together in rounds: the declared pairs joined where they share a case.
+  struct Group {
+    std::vector<const Case*> cases;            // in run order
+    std::vector<std::pair<int, int>> pairs;    // indices into cases: (a, b)
+    int runs = 0;                              // how often the group has been measured
+    std::map<std::string, int> reported;       // case id -> how often its entry has reported
+  };
+  std::vector<Group> groups;
+  std::map<std::string, std::size_t> group_of;  // case id -> its group
 };
 
 Record base_record(const Case& c) {
@@ -446,7 +558,7 @@ void note_case_started(const std::string& id) {
   }
 }
 
-void run_case(RunState& rs, const Case& c, Record& r) {
+void run_case(RunState& rs, const Case& c, Record& r, detail::RoundSlot* rounds = nullptr) {
   if (r.backend == Backend::cuda) {
     if (auto why = gpu::unavailable_reason()) {
       r.status = Status::skipped;
@@ -462,6 +574,7 @@ void run_case(RunState& rs, const Case& c, Record& r) {
   StopRule rule = c.bench->rule_for(rs.suite);
   if (rs.budget_override > 0) rule.budget_seconds = rs.budget_override;
   State st(r, rs.suite, rule);
+  detail_attach_rounds(st, rounds);
   bool errored = true;
   try {
     c.bench->fn()(st);
@@ -575,7 +688,11 @@ json list_json(const std::string& family, Suite suite, const Selection& sel) {
                   {"rule", to_json(rule)},
                   {"description", b->description()}});
   }
-  return {{"family", family}, {"suite", to_string(suite)}, {"workloads", ws}};
+  std::vector<Record> planned;
+  for (const Case& c : select(expand(family, suite), sel)) planned.push_back(base_record(c));
+  json pairs = json::array();
+  for (const auto& [a, b] : declared_pairs(family, planned)) pairs.push_back({a, b});
+  return {{"family", family}, {"suite", to_string(suite)}, {"workloads", ws}, {"pairs", pairs}};
 }
 
 std::string precheck_message(const std::string& family) {
@@ -602,6 +719,8 @@ void print_help(const std::string& family) {
               "  --gtb_backend=cpu|cuda  only the cases of this backend\n"
               "  --gtb_cases=FROM:TO   only these of the (backend's) cases, in run order (0-based,\n"
               "                        TO excluded; 2: the first two, 2: the rest)\n"
+              "  --gtb_pairs=on|off    measure the declared A/B pairs as pairs, in alternating rounds\n"
+              "                        (default on; off: every case alone, one after the other)\n"
               "  --gtb_list            print the workloads and axes as JSON and exit\n"
               "  --gtb_precheck        check the input only the run can see (exit 2 with the message)\n"
               "  --gtb_findings_from=FILE  print this family's findings computed from FILE's records\n"
@@ -653,6 +772,9 @@ int parse_flags(int argc, char** argv, const std::string& family, RunState& rs, 
     } else if (auto sl = val("--gtb_cases")) {
       if (!parse_slice(*sl, f.sel))
         return usage_error("--gtb_cases is FROM:TO (0-based, TO excluded; either may be left out), not '" + *sl + "'");
+    } else if (auto pr = val("--gtb_pairs")) {
+      if (*pr != "on" && *pr != "off") return usage_error("--gtb_pairs is on or off, not '" + *pr + "'");
+      rs.pairs = *pr == "on";
     } else if (a == "--gtb_list") {
       f.list = true;
     } else if (a == "--gtb_precheck") {
@@ -707,6 +829,15 @@ void join_repetition(Record& into, Record&& rep, std::vector<std::vector<double>
   if (rep.status != Status::ok || rep.samples.empty()) return;  // skipped this time: the others stand
   samples.push_back(rep.samples);
   counters.push_back(rep.counters);
+  for (PairedRounds& p : rep.paired) {  // a pair's rounds of every repetition, in order
+    auto it = std::find_if(into.paired.begin(), into.paired.end(), [&](const PairedRounds& q) { return q.with == p.with; });
+    if (it == into.paired.end()) {
+      into.paired.push_back(std::move(p));
+    } else {
+      it->a_s.insert(it->a_s.end(), p.a_s.begin(), p.a_s.end());
+      it->b_s.insert(it->b_s.end(), p.b_s.begin(), p.b_s.end());
+    }
+  }
   add_sample_group(into, rep.samples);  // each repetition its own group: it met the machine apart
   // Every repetition weighs the same, as the runs of `gtb run --runs K` do.
   into.stats = compute_stats_of_runs(samples);
@@ -715,35 +846,161 @@ void join_repetition(Record& into, Record&& rep, std::vector<std::vector<double>
   into.info["repetitions"] = samples.size();
 }
 
+// A case's fresh record of this process: the case's record (its first) or a repetition that joins it.
+void keep_record(RunState& rs, const Case& c, Record&& fresh) {
+  auto it = rs.index.find(c.id);
+  if (it == rs.index.end()) {
+    rs.index[c.id] = rs.records.size();
+    rs.records.push_back(std::move(fresh));
+    const Record& r = rs.records.back();
+    if (r.status == Status::ok && !r.samples.empty()) {
+      rs.repeats[c.id].samples.push_back(r.samples);
+      rs.repeats[c.id].counters.push_back(r.counters);
+    }
+  } else {
+    Repeats& rp = rs.repeats[c.id];
+    join_repetition(rs.records[it->second], std::move(fresh), rp.samples, rp.counters);
+  }
+}
+
+// Whether the case runs (again): the first time, and after an ok record (not after a failure, a
+// failed check or a skip).
+bool runs_again(const RunState& rs, const Case& c) {
+  const auto it = rs.index.find(c.id);
+  return it == rs.index.end() || rs.records[it->second].status == Status::ok;
+}
+
+// Measures a group in rounds (docs/harness.md): every case runs in a fiber of its own up to its exec,
+// which calibrates and warms up, then each round resumes every side for one sample, in the run order
+// and in reverse on alternate rounds (a side's place in the round evens out), until the rounds'
+// stopping rule says stop; then every case runs to its end. A side that fails, skips or measures
+// nothing leaves the rounds; the others go on. Each pair of two ok sides keeps its rounds on A's record.
+void run_group(RunState& rs, const RunState::Group& g) {
+  struct Side {
+    const Case* c = nullptr;
+    Record rec;
+    detail::RoundSlot slot;
+    std::unique_ptr<Fiber> fiber;
+    bool ran = false;  // set up this time (not after an earlier failure, failed check or skip)
+  };
+  std::vector<Side> sides(g.cases.size());
+  for (std::size_t i = 0; i < sides.size(); ++i) {
+    Side& s = sides[i];
+    s.c = g.cases[i];
+    s.rec = base_record(*s.c);
+    s.fiber = std::make_unique<Fiber>([&rs, &s] {
+      try {
+        run_case(rs, *s.c, s.rec, &s.slot);
+      } catch (...) {  // run_case keeps std::exception in the record; anything else ends the case here
+        s.rec.status = Status::failed;
+        s.rec.status_detail = "the case threw an unknown exception";
+      }
+    });
+  }
+  // Set up, check, calibrate and warm up each side, one after the other.
+  for (Side& s : sides) {
+    if (!runs_again(rs, *s.c)) continue;
+    s.ran = true;
+    note_case_started(s.c->id);
+    s.fiber->resume();
+  }
+  auto in_rounds = [&](const Side& s) { return s.slot.ready && !s.fiber->finished(); };
+  std::string why;
+  const double start = host_seconds();
+  for (int round = 0; why.empty(); ++round) {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < sides.size(); ++i)
+      if (in_rounds(sides[i])) order.push_back(i);
+    if (order.empty()) break;
+    if (round % 2) std::reverse(order.begin(), order.end());
+    for (std::size_t i : order) {
+      sides[i].slot.say = detail::RoundSlot::Say::sample;
+      sides[i].fiber->resume();
+    }
+    std::vector<std::size_t> live;
+    std::map<std::size_t, int> at;
+    for (std::size_t i = 0; i < sides.size(); ++i)
+      if (in_rounds(sides[i])) at[i] = int(live.size()), live.push_back(i);
+    if (live.empty()) break;
+    std::vector<StopRule> rules;
+    std::vector<std::vector<double>> samples;
+    for (std::size_t i : live) rules.push_back(sides[i].slot.rule), samples.push_back(sides[i].slot.samples);
+    std::vector<std::pair<int, int>> pairs;
+    for (const auto& [a, b] : g.pairs)
+      if (at.count(std::size_t(a)) && at.count(std::size_t(b))) pairs.emplace_back(at[std::size_t(a)], at[std::size_t(b)]);
+    why = rounds_stop_decision(rules, samples, pairs, host_seconds() - start);
+  }
+  for (Side& s : sides) {
+    if (!s.ran) continue;
+    s.slot.stop_reason = why;
+    s.slot.say = detail::RoundSlot::Say::finish;
+    while (s.fiber->resume()) {
+    }
+  }
+  for (const auto& [a, b] : g.pairs) {
+    Side &sa = sides[std::size_t(a)], &sb = sides[std::size_t(b)];
+    if (sa.rec.status == Status::ok && sb.rec.status == Status::ok && !sa.slot.samples.empty() &&
+        sa.slot.samples.size() == sb.slot.samples.size())
+      sa.rec.paired.push_back({sb.c->id, sa.slot.samples, sb.slot.samples});
+  }
+  for (Side& s : sides)
+    if (s.ran) keep_record(rs, *s.c, std::move(s.rec));
+}
+
+// The groups of a run: its declared pairs (declared_pairs), joined where they share a case.
+void plan_groups(RunState& rs, const std::string& family, const std::vector<Case>& cases) {
+  std::vector<Record> planned;
+  for (const Case& c : cases) planned.push_back(base_record(c));
+  std::map<std::string, std::size_t> at;
+  for (std::size_t i = 0; i < cases.size(); ++i) at.emplace(cases[i].id, i);
+  const auto pairs = declared_pairs(family, planned);
+  std::vector<std::size_t> root(cases.size());
+  for (std::size_t i = 0; i < root.size(); ++i) root[i] = i;
+  auto find = [&](std::size_t i) {
+    while (root[i] != i) i = root[i] = root[root[i]];
+    return i;
+  };
+  for (const auto& [a, b] : pairs) root[find(at[a])] = find(at[b]);
+  std::map<std::size_t, std::size_t> group_at;  // root -> index in rs.groups
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const bool paired = std::any_of(pairs.begin(), pairs.end(), [&](const auto& p) { return at[p.first] == i || at[p.second] == i; });
+    if (!paired) continue;
+    const auto [it, fresh] = group_at.emplace(find(i), rs.groups.size());
+    if (fresh) rs.groups.emplace_back();
+    rs.groups[it->second].cases.push_back(&cases[i]);
+    rs.group_of[cases[i].id] = it->second;
+  }
+  for (const auto& [a, b] : pairs) {
+    RunState::Group& g = rs.groups[rs.group_of[a]];
+    auto index = [&](const std::string& id) {
+      return int(std::find_if(g.cases.begin(), g.cases.end(), [&](const Case* c) { return c->id == id; }) - g.cases.begin());
+    };
+    g.pairs.emplace_back(index(a), index(b));
+  }
+}
+
 // One Google Benchmark entry a case: it runs the case into `rs` and reports its median. Run again
-// (repetitions), the case measures into a fresh record that joins the first (join_repetition).
+// (repetitions), the case measures into a fresh record that joins the first (join_repetition). A case
+// of a group measures the whole group when it is the first of its group's entries to run this time.
 void register_cases(RunState& rs, const std::vector<Case>& cases) {
   rs.records.reserve(cases.size());
   for (const Case& c : cases) {
     benchmark::RegisterBenchmark(c.id.c_str(), [&rs, &c](benchmark::State& gb) {
-      auto it = rs.index.find(c.id);
-      Record* r = nullptr;
-      if (it == rs.index.end()) {
+      if (const auto g = rs.group_of.find(c.id); g != rs.group_of.end()) {
+        RunState::Group& group = rs.groups[g->second];
+        int& mine = group.reported[c.id];
+        if (group.runs <= mine) {
+          run_group(rs, group);
+          ++group.runs;
+        }
+        ++mine;
+      } else if (runs_again(rs, c)) {
         Record fresh = base_record(c);
         note_case_started(c.id);
         run_case(rs, c, fresh);
-        rs.index[c.id] = rs.records.size();
-        rs.records.push_back(std::move(fresh));
-        r = &rs.records.back();
-        if (r->status == Status::ok && !r->samples.empty()) {
-          rs.repeats[c.id].samples.push_back(r->samples);
-          rs.repeats[c.id].counters.push_back(r->counters);
-        }
-      } else {
-        r = &rs.records[it->second];
-        if (r->status == Status::ok) {  // not run again after a failure, a failed check or a skip
-          Record fresh = base_record(c);
-          note_case_started(c.id);
-          run_case(rs, c, fresh);
-          Repeats& rp = rs.repeats[c.id];
-          join_repetition(*r, std::move(fresh), rp.samples, rp.counters);
-        }
+        keep_record(rs, c, std::move(fresh));
       }
+      const Record* r = &rs.records[rs.index.at(c.id)];
       if (r->status != Status::ok) {
         const std::string msg = std::string(to_string(r->status)) + ": " + r->status_detail;
         gb.SkipWithError(msg.c_str());
@@ -834,6 +1091,8 @@ int family_main(int argc, char** argv, const std::string& family) {
   }
 
   const std::vector<Case> cases = select(expand(family, rs.suite), flags.sel);
+  // Ranks of a process group follow one case at a time: their pairs are measured apart.
+  if (rs.pairs && !group) plan_groups(rs, family, cases);
   register_cases(rs, cases);
   int gb_argc = static_cast<int>(flags.rest.size());
   benchmark::Initialize(&gb_argc, flags.rest.data());

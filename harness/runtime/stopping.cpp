@@ -76,16 +76,23 @@ std::string stop_decision(const StopRule& rule, const std::vector<double>& sampl
   return {};
 }
 
-SampleSet run_samples(const StopRule& rule, const Sampler& sampler, const std::function<double()>& now_fn) {
+namespace {
+void check_rule(const StopRule& rule) {
   if (rule.min_samples < 1 || rule.max_samples < rule.min_samples || rule.hard_min_samples < 1 ||
       rule.budget_seconds <= 0 || rule.noise_target <= 0)
     throw std::invalid_argument("invalid stopping rule");
+}
+double checked_sample(const Sampler& sampler, std::int64_t reps) {
+  const double t = sampler(reps);
+  if (!std::isfinite(t) || t < 0) throw std::runtime_error("sampler returned a non-finite or negative time");
+  return t;
+}
+}  // namespace
+
+SampleSet calibrate_and_warm_up(const StopRule& rule, const Sampler& sampler, const std::function<double()>& now_fn) {
+  check_rule(rule);
   const auto now = now_fn ? now_fn : std::function<double()>(host_seconds);
-  auto take = [&](std::int64_t reps) {
-    const double t = sampler(reps);
-    if (!std::isfinite(t) || t < 0) throw std::runtime_error("sampler returned a non-finite or negative time");
-    return t;
-  };
+  auto take = [&](std::int64_t reps) { return checked_sample(sampler, reps); };
   SampleSet out;
   const double start = now();
 
@@ -110,10 +117,18 @@ SampleSet run_samples(const StopRule& rule, const Sampler& sampler, const std::f
     take(reps);
     ++out.warmup_samples;
   }
+  out.total_seconds = now() - start;
+  return out;
+}
 
+SampleSet run_samples(const StopRule& rule, const Sampler& sampler, const std::function<double()>& now_fn) {
+  const auto now = now_fn ? now_fn : std::function<double()>(host_seconds);
+  const double start = now();
+  SampleSet out = calibrate_and_warm_up(rule, sampler, now);
+  const std::int64_t reps = out.reps_per_sample;
   const double sample_start = now();
   while (true) {
-    out.seconds_per_rep.push_back(take(reps) / double(reps));
+    out.seconds_per_rep.push_back(checked_sample(sampler, reps) / double(reps));
     const std::string why = stop_decision(rule, out.seconds_per_rep, now() - sample_start);
     if (!why.empty()) {
       out.stop_reason = why;
@@ -123,6 +138,52 @@ SampleSet run_samples(const StopRule& rule, const Sampler& sampler, const std::f
   out.total_seconds = now() - start;
   out.stats = compute_stats(out.seconds_per_rep);
   return out;
+}
+
+std::string rounds_stop_decision(const std::vector<StopRule>& rules, const std::vector<std::vector<double>>& samples,
+                                 const std::vector<std::pair<int, int>>& pairs, double elapsed) {
+  if (rules.empty() || rules.size() != samples.size()) throw std::invalid_argument("rounds_stop_decision: one rule a member");
+  std::size_t n = samples.front().size();
+  for (const auto& s : samples) n = std::min(n, s.size());
+  int min_samples = 0, max_samples = 0, hard_min = 0;
+  double budget = 0;
+  for (const StopRule& r : rules) {
+    min_samples = std::max(min_samples, r.min_samples);
+    max_samples = max_samples == 0 ? r.max_samples : std::min(max_samples, r.max_samples);
+    hard_min = std::max(hard_min, r.hard_min_samples);
+    budget += r.budget_seconds;
+  }
+  const int rounds = int(n);
+  const int want = pairs.empty() ? min_samples : std::max(min_samples, kPairRounds);
+  if (rounds >= max_samples && rounds >= std::min(want, kPairRounds)) return "max_samples";
+  const bool enough = rounds >= want;
+  if (enough) {
+    bool quiet = true;
+    for (std::size_t i = 0; i < rules.size() && quiet; ++i)
+      quiet = median_ci_relative_halfwidth(samples[i]) <= rules[i].noise_target;
+    for (const auto& [a, b] : pairs) {
+      if (!quiet) break;
+      std::vector<double> d;
+      for (std::size_t i = 0; i < n; ++i) d.push_back(samples[std::size_t(a)][i] - samples[std::size_t(b)][i]);
+      const auto ci = median_interval(d);
+      const double scale = median(samples[std::size_t(a)]);
+      quiet = ci && scale > 0 && ci->halfwidth() <= rules[std::size_t(a)].noise_target * scale;
+    }
+    if (quiet) return "noise_target";
+  }
+  // The budget ends the rounds once the minimum is in; a slow group stops earlier (see stopping.h).
+  if (elapsed >= budget) {
+    if (enough) return "time_budget";
+    const double per_round = elapsed / std::max(1, rounds);
+    if (pairs.empty()) {
+      if (rounds >= hard_min && per_round * min_samples > 2.0 * budget) return "time_budget";
+    } else {
+      const double cap = std::max(kSlowPairBudgets * budget, kSlowPairSeconds);
+      if (rounds >= std::max(hard_min, kMinPairedRounds) && per_round * want > cap) return "time_budget";
+      if (rounds >= hard_min && per_round * kMinPairedRounds > cap) return "time_budget";
+    }
+  }
+  return {};
 }
 
 }  // namespace gtb

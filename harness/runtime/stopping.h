@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/document/stats.h"
@@ -83,6 +84,33 @@ struct SampleSet {
 // Pure decision used by run_samples(): should sampling stop, and why? Exposed for tests.
 // Returns an empty string to continue.
 std::string stop_decision(const StopRule& rule, const std::vector<double>& samples, double elapsed_seconds);
+
+// run_samples()'s first part alone: calibrates the repetitions per sample and warms up; the set's
+// reps_per_sample and warmup_samples are filled, no sample kept (a pair's side before its rounds).
+SampleSet calibrate_and_warm_up(const StopRule& rule, const Sampler& sampler,
+                                const std::function<double()>& now = nullptr);
+
+// Rounds of a group of cases measured alternately (the declared A/B pairs, docs/harness.md): every
+// round takes one sample of each member. A pair's interval needs kMinPairedRounds rounds at least
+// (median_interval); a pair gets kPairRounds where it can (its interval then leaves out the rounds'
+// extremes), within kSlowPairBudgets times the members' budgets added up or kSlowPairSeconds,
+// whichever is longer (a pair of whole training steps on a slow CPU).
+inline constexpr int kMinPairedRounds = 6;
+inline constexpr int kPairRounds = 10;
+inline constexpr double kSlowPairBudgets = 8.0;
+inline constexpr double kSlowPairSeconds = 10.0;
+// The rounds' stopping rule, pure (exposed for tests): `rules` and `samples` one per member (a
+// member's samples, one a round), `pairs` the members' indices (a, b) of the declared pairs,
+// `elapsed` the seconds since the first round. Stops on "max_samples" (a member's max_samples), on
+// "noise_target" once every member has its min_samples (and every pair kPairRounds) and its own median
+// and every pair's median difference are within the members' noise targets (a pair's at A's median's
+// scale), or on "time_budget": after the members' budgets added up, once that minimum is in. A group
+// without pairs so slow that its minimum would take over twice the budget stops at hard_min_samples (a
+// record's rule); a group with pairs, where kPairRounds would take longer than that cap, at
+// kMinPairedRounds, and at hard_min_samples where those would too (its pairs' intervals then cannot be
+// said). Returns an empty string to go on.
+std::string rounds_stop_decision(const std::vector<StopRule>& rules, const std::vector<std::vector<double>>& samples,
+                                 const std::vector<std::pair<int, int>>& pairs, double elapsed);
 
 // Calibrates repetitions, warms up, samples until the rule says stop. `now` is injectable for tests
 // (defaults to a monotonic host clock used only for the budget, never for the samples themselves).

@@ -211,6 +211,15 @@ TEST(MergeRuns, KeepsEveryRunAndPoolsTheSamples) {
   EXPECT_TRUE(merged[1].sample_groups.empty());
   EXPECT_DOUBLE_EQ(*w.value, w.metric_of_seconds(w.stats->median));
   EXPECT_EQ(merged[1].runs.size(), 1u);
+  // A pair's rounds of every run, appended in run order (a run without them adds none).
+  Record pa = a, pb = b;
+  pa.paired = {{"w2", {1, 2}, {3, 4}}};
+  pb.paired = {{"w2", {5}, {6}}};
+  const auto rounds = driver::merge_runs({{pa}, {pb}, {a}});
+  ASSERT_EQ(rounds[0].paired.size(), 1u);
+  EXPECT_EQ(rounds[0].paired[0].with, "w2");
+  EXPECT_EQ(rounds[0].paired[0].a_s, (std::vector<double>{1, 2, 5}));
+  EXPECT_EQ(rounds[0].paired[0].b_s, (std::vector<double>{3, 4, 6}));
   // One run alone comes back as it was.
   EXPECT_TRUE(driver::merge_runs({{a}})[0].runs.empty());
   // A run that failed makes the record failed, and says which run.

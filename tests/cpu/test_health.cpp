@@ -317,6 +317,19 @@ TEST(HealthSpeed, AChangeOfSpeedWhileAFamilyRanMakesItBusy) {
   EXPECT_EQ(health::busy_text(h), "other processes used 55% of the CPUs");
   h["busy"] = false;
   EXPECT_EQ(health::busy_text(h), "");
+  EXPECT_EQ(health::family_warning_line("[1/9] gemm", h), "");
+  // The line names what was seen; the host's speed moving while nothing else ran is said so, with what it
+  // means for the family's figures now that its pairs are measured as pairs.
+  h["busy"] = true;
+  h["warnings"] = {"other processes used 55% of the CPUs"};
+  EXPECT_EQ(health::family_warning_line("[1/9] gemm", h),
+            "[1/9] gemm WARNING: measured on a busy machine: other processes used 55% of the CPUs");
+  h["speed"] = speed(reading(12, 38.4, 0.97), reading(12, 19.4, 0.97));
+  h["warnings"] = {health::speed_change(h["speed"])};
+  EXPECT_EQ(health::family_warning_line("[1/9] gemm", h),
+            "[1/9] gemm WARNING: the host's speed moved while nothing else ran here (all cores 38.4 -> 19.4 G "
+            "multiply-adds/s): its A/B pairs were measured as pairs, so its comparisons hold; its absolute figures "
+            "vary by up to 1.98x");
   json doc = {{"families", {{{"name", "gemm"}, {"health", {{"speed", speed(reading(12, 24, 0.97), reading(12, 24, 0.5))}}}}}}};
   const auto w = health::warnings(doc);
   ASSERT_EQ(w.size(), 1u);

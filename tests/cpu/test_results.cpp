@@ -90,6 +90,34 @@ TEST(RecordJson, SampleGroupsRoundTripAndJoin) {
   EXPECT_EQ(k.sample_groups, (std::vector<std::int64_t>{1, std::int64_t(n), 2}));
 }
 
+// A pair's rounds (on A's record) travel with it; an older record has none; rounds of two lengths or
+// without the B record's id are refused by name.
+TEST(RecordJson, PairedRoundsRoundTripAndBadOnesAreRefused) {
+  Record r = make("openmp", Backend::cpu, 20.0);
+  EXPECT_FALSE(to_json(r).contains("paired"));
+  r.paired = {{"fam/w/b/cpu/n=1", {1e-3, 2e-3}, {0.5e-3, 1e-3}}};
+  json j = to_json(r);
+  const Record back = record_from_json(j);
+  ASSERT_EQ(back.paired.size(), 1u);
+  EXPECT_EQ(back.paired[0].with, "fam/w/b/cpu/n=1");
+  EXPECT_EQ(back.paired[0].a_s, r.paired[0].a_s);
+  EXPECT_EQ(back.paired[0].b_s, r.paired[0].b_s);
+  json bad = to_json(r);
+  bad["paired"][0]["b_s"].push_back(1e-3);
+  try {
+    record_from_json(bad);
+    ADD_FAILURE() << "rounds of two lengths accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("differ in length"), std::string::npos) << e.what();
+  }
+  bad = to_json(r);
+  bad["paired"][0].erase("with");
+  EXPECT_THROW(record_from_json(bad), std::runtime_error);
+  bad = to_json(r);
+  bad["paired"][0]["a_s"][0] = -1.0;
+  EXPECT_THROW(record_from_json(bad), std::runtime_error);
+}
+
 TEST(RecordJson, NonOkRecordsCarryNoValue) {
   Record r = make("pinned", Backend::cuda, 1.0);
   r.status = Status::skipped;

@@ -164,8 +164,9 @@ TEST(Savings, ASavingInsideItsOwnNoiseIsNotScored) {
   c = Case();
   c.add(1024, step_a, step_a * 0.5, 0.01, 4);
   v = validate_savings(c.terms, c.steps, c.pairs, c.records);
-  EXPECT_EQ(v.rows[0].status, "in_noise");
+  EXPECT_EQ(v.rows[0].status, "cannot_say");  // not estimable is not "inside its noise"
   EXPECT_NE(v.rows[0].why.find("too few samples"), std::string::npos) << v.rows[0].why;
+  EXPECT_FALSE(std::isfinite(v.rows[0].measured->noise_s));
   // A pair whose record is not in the file says which.
   c = Case();
   c.add(1024, step_a, step_a * 0.5);
@@ -322,4 +323,63 @@ TEST(Savings, RankingAgreementCountsTheFixesTheTwoOrdersSwap) {
   EXPECT_EQ(j["discordant_pairs"], 1);
   EXPECT_EQ(j["rows"].size(), 2u);
   EXPECT_TRUE(j["rows"][0].contains("measured_noise_s"));
+}
+
+namespace {
+// Rounds of a pair measured as a pair: A at `a` seconds, B at `b`, both slowed by `slow` (relative)
+// in the rounds from `step_at` on, as a host whose speed stepped while the pair ran.
+void with_rounds(Record& ra, const Record& rb, double a, double b, int rounds, int step_at, double slow) {
+  PairedRounds p;
+  p.with = rb.id;
+  for (int i = 0; i < rounds; ++i) {
+    const double k = i >= step_at ? 1.0 + slow : 1.0, wobble = 1.0 + 0.002 * ((i * 7) % 5 - 2);
+    p.a_s.push_back(a * k * wobble);
+    p.b_s.push_back(b * k * wobble);
+  }
+  ra.paired = {p};
+}
+}  // namespace
+
+// Measured as a pair: the saving is the median of the rounds' differences with its interval, and holds
+// where the two records' medians, measured apart (B during a slower stretch of the host), do not. Too
+// few rounds for an interval: said, never "± 0", and not scored.
+TEST(Savings, APairMeasuredAsAPairReadsItsRoundsDifferences) {
+  Case c;
+  const double want = c.predicted(1024), step_a = 20 * want;
+  const double saving = 0.05 * step_a;
+  // Apart, B's median came out 1.3 x slower than A's: "a negative saving" far outside both medians' noise.
+  c.add(1024, step_a, (step_a - saving) * 1.3, 0.01);
+  for (Record& r : c.records) r.stats = compute_stats(r.samples);
+  SavingsValidation apart = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  ASSERT_TRUE(apart.rows[0].measured);
+  EXPECT_LT(apart.rows[0].measured->seconds, 0);  // what the medians measured apart say
+  EXPECT_EQ(apart.rows[0].measured->paired_rounds, 0);
+  // The same records with their rounds: every round saw the saving, half of them after a 1.5 x step.
+  with_rounds(c.records[0], c.records[1], step_a, step_a - saving, 40, 20, 0.5);
+  const SavingsValidation v = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  const MeasuredSaving& m = *v.rows[0].measured;
+  EXPECT_EQ(m.paired_rounds, 40);
+  EXPECT_GT(m.seconds, 0.9 * saving);
+  EXPECT_LT(m.seconds, 1.6 * saving);  // at most the slower stretch's scale
+  EXPECT_TRUE(std::isfinite(m.noise_s));
+  EXPECT_GT(m.noise_s, 0);
+  EXPECT_LT(m.noise_s, m.seconds);  // clear of zero: the comparison holds
+  EXPECT_NE(v.rows[0].status, "in_noise");
+  const json j = to_json(v);
+  EXPECT_EQ(j["rows"][0]["measured_paired_rounds"], 40);
+  // Either record may hold the rounds (B as the side that kept them): the same saving.
+  Record a = c.records[0], b = c.records[1];
+  PairedRounds back{a.id, a.paired[0].b_s, a.paired[0].a_s};
+  a.paired.clear();
+  b.paired = {back};
+  const auto e = paired_estimate(a, 1.0, b, 1.0);
+  ASSERT_TRUE(e);
+  EXPECT_NEAR(e->difference, m.seconds, 1e-12 * step_a);
+  // Four rounds: no interval, said so, not scored.
+  with_rounds(c.records[0], c.records[1], step_a, step_a - saving, 4, 2, 0.5);
+  const SavingsValidation few = validate_savings(c.terms, c.steps, c.pairs, c.records);
+  EXPECT_EQ(few.rows[0].status, "cannot_say");
+  EXPECT_NE(few.rows[0].why.find("4 paired rounds"), std::string::npos) << few.rows[0].why;
+  EXPECT_EQ(few.scored, 0);
+  EXPECT_TRUE(to_json(few)["rows"][0]["measured_noise_s"].is_null());
 }

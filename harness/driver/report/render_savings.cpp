@@ -58,11 +58,13 @@ std::string render_savings(const json& doc, const cost::SavingsValidation& v) {
   }
   o << "Each fix a family measured as a pair of steps (A without the fix, B with it) is predicted from the "
        "cost terms of the *other* families (never the pair's own): the predicted saving is A minus B as the "
-       "model has them, beside the measured saving (median A minus median B; in a file of several runs that each "
+       "model has them, beside the measured saving (where A and B were measured as a pair, in alternating rounds: the "
+       "median of the rounds' differences A minus B, ± its ~95% interval, marked *paired*; otherwise "
+       "median A minus median B; in a file of several runs that each "
        "measured a record once, the median of the savings the runs measured one by one, A and B paired by run; ± the ~95% noise of the two "
        "medians, each from its samples or, where they came in repetitions or runs measured apart, from the "
        "spread of those groups' own medians if that is wider; or half the range of the savings the runs measured one by one where that is "
-       "larger). A saving inside its own noise is not scored. Target: the predicted saving "
+       "larger). A saving inside its own noise, or whose interval cannot be estimated, is not scored. Target: the predicted saving "
        "has the measured sign and is within 25% of it or within 3% of the step, whichever is larger; and the "
        "fixes ranked by predicted saving (as a share of their step) in the order of the measured ones.\n\n";
   int in_noise = 0, cannot = 0;
@@ -86,7 +88,8 @@ std::string render_savings(const json& doc, const cost::SavingsValidation& v) {
       const auto& m = *r.measured;
       o << seconds_text(m.step_s) << " | " << signed_seconds(m.seconds) << " ("
         << (m.step_s > 0 ? pct1(m.seconds / m.step_s) : "-") << ")"
-        << (std::isfinite(m.noise_s) ? " ± " + seconds_text(m.noise_s) : std::string(" ± ?")) << " | ";
+        << (std::isfinite(m.noise_s) ? " ± " + seconds_text(m.noise_s) : std::string(" ± ? (no interval)"))
+        << (m.paired_rounds > 0 ? ", *paired*, " + std::to_string(m.paired_rounds) + " rounds" : std::string()) << " | ";
     } else {
       o << "- | - | ";
     }

@@ -445,9 +445,25 @@ std::string busy_text(const json& h) {
   return s;
 }
 
-void print_family_warning(std::FILE* f, const std::string& label, const json& h) {
+std::string family_warning_line(const std::string& label, const json& h) {
   const std::string s = busy_text(h);
-  if (!s.empty()) std::fprintf(f, "%s WARNING: measured on a busy machine: %s\n", label.c_str(), s.c_str());
+  if (s.empty()) return "";
+  const json& speed = json_read::object_at(h, {"speed"});
+  if (s != speed_change(speed)) return label + " WARNING: measured on a busy machine: " + s;
+  // Only the host moved: the loop rates' largest ratio between the two readings.
+  double ratio = 1;
+  for (const char* key : {"one_core_gmadd_per_s", "all_cores_gmadd_per_s"}) {
+    const double x = json_read::number_at(speed, {"before", key}, 0.0), y = json_read::number_at(speed, {"after", key}, 0.0);
+    if (x > 0 && y > 0) ratio = std::max(ratio, std::max(x, y) / std::min(x, y));
+  }
+  return label + " WARNING: the host's speed moved while nothing else ran here (" + s.substr(s.find(": ") + 2) +
+         "): its A/B pairs were measured as pairs, so its comparisons hold; its absolute figures vary by up to " +
+         format::printf_number("%.2f", ratio) + "x";
+}
+
+void print_family_warning(std::FILE* f, const std::string& label, const json& h) {
+  const std::string line = family_warning_line(label, h);
+  if (!line.empty()) std::fprintf(f, "%s\n", line.c_str());
 }
 
 std::vector<BusyFamily> busy_families(const json& doc) {

@@ -158,7 +158,12 @@ double steal_fraction(const Snapshot& a, const Snapshot& b);
 // "" when neither.
 std::string busy_text(const json& family_health);
 
-// One stderr line when a family's health says busy: "<label> measured on a busy machine: ...".
+// The line a family's health gets when it says busy, naming what was seen: "<label> WARNING: measured
+// on a busy machine: ..." (other processes, steal, throttling, ...); where all it saw is the host's speed
+// moving while nothing else ran here, that, and what it means with pairs measured as pairs: the
+// family's comparisons hold, its absolute figures vary by the ratio of the readings. "" when not busy.
+std::string family_warning_line(const std::string& label, const json& family_health);
+// The same line on `f` (nothing when not busy).
 void print_family_warning(std::FILE* f, const std::string& label, const json& family_health);
 
 // Each family entry of a document whose health reads busy (busy_text), in file order: its name, its

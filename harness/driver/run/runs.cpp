@@ -317,6 +317,7 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
         first.sample_groups.clear();
         first.stats.reset();
         first.value.reset();
+        first.paired.clear();
         merged.push_back(std::move(first));
         run_counters.emplace_back();
         run_samples.emplace_back();
@@ -329,6 +330,15 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
         x.value = r.value;
         x.stats = r.stats;
         add_sample_group(m, r.samples, r.sample_groups);  // the run's repetitions stay groups
+        for (const PairedRounds& p : r.paired) {  // every run's rounds of a pair, in run order
+          auto q = std::find_if(m.paired.begin(), m.paired.end(), [&](const PairedRounds& y) { return y.with == p.with; });
+          if (q == m.paired.end()) {
+            m.paired.push_back(p);
+          } else {
+            q->a_s.insert(q->a_s.end(), p.a_s.begin(), p.a_s.end());
+            q->b_s.insert(q->b_s.end(), p.b_s.begin(), p.b_s.end());
+          }
+        }
         run_counters[it->second].push_back(r.counters);
         if (!r.samples.empty()) run_samples[it->second].push_back(r.samples);
         if (m.status != Status::ok && status_rank(m.status) < status_rank(Status::ok)) {
@@ -371,6 +381,7 @@ std::vector<Record> merge_runs(const std::vector<std::vector<Record>>& runs) {
     } else {
       m.samples.clear();
       m.sample_groups.clear();
+      m.paired.clear();
     }
   }
   return merged;
