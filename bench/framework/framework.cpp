@@ -656,6 +656,6 @@ const bool kPrecheck = gtb::set_precheck("framework", [] { return fw::precheck()
 // context says which PyTorch ran), stopped after the last.
 const bool kGroup = gtb::set_process_group(
     "framework", gtb::ProcessGroup{nullptr, [](json& context) { context["framework"] = fw::Worker::get().context(); },
-                                   nullptr, [] { fw::Worker::get().stop(); }});
+                                   nullptr, [] { fw::Worker::get().stop(); }, nullptr});
 
 }  // namespace

@@ -64,10 +64,12 @@ void require_world() {
 
 // Its kernels use OpenBLAS: its core type is selected before any case.
 const bool kOpenblasCore = gtb::install_openblas_core_selection();
+bool g_mpi_started = false;  // mpi::init() ran (a skipped launch never starts MPI)
 const bool kGroup = gtb::set_process_group(
     "parallel", {[] {
                    if (const char* why = std::getenv("GTB_LAUNCH_SKIP"); why && *why) return;
                    mpi::init();
+                   g_mpi_started = true;
                    // Rank 0 speaks for the run; the others' console lines would repeat its own.
                    if (mpi::rank() != 0 && !std::freopen("/dev/null", "w", stdout))
                      throw std::runtime_error("cannot silence rank " + std::to_string(mpi::rank()));
@@ -82,28 +84,26 @@ const bool kGroup = gtb::set_process_group(
 #endif
                    ctx["parallel"] = p;
                  },
-                 [] { return mpi::rank() == 0; }, [] { mpi::finalize(); }});
+                 [] { return mpi::rank() == 0; }, [] { mpi::finalize(); },
+                 // Rank 0's clock on every rank: with lockstep_exec's samples (the slowest rank's), every
+                 // rank's harness decides the same, and the overlap and bucket A/Bs are measured as pairs.
+                 [](double x) {
+                   if (g_mpi_started) mpi::broadcast_bytes(&x, sizeof x);
+                   return x;
+                 }});
 
-// Rank 0's harness decides warm-up, repetitions and samples; the other ranks follow its commands, so
-// every rank runs the same collectives. A sample is the slowest rank's time after a common barrier.
-// Returns true on rank 0 (which owns the record). Ranks in lockstep are a self-timed batch: `body`
-// runs `reps` repetitions and returns their seconds, read with the harness's helpers.
+// Every rank runs the harness's timing loop, which decides warm-up, repetitions, samples and rounds
+// on rank 0's clock (the group's agree); a sample is the slowest rank's time after a common barrier,
+// the same on every rank, so every rank decides the same and runs the same collectives. Returns true
+// on rank 0 (which owns the record). Ranks in lockstep are a self-timed batch: `body` runs `reps`
+// repetitions and returns their seconds, read with the harness's helpers.
 bool lockstep_exec(gtb::State& st, const std::function<double(std::int64_t)>& body,
                    gtb::Clock clock = gtb::Clock::host_wall) {
-  auto one = [&](std::int64_t reps) {
+  st.exec_batch_self_timed(clock, [&](std::int64_t reps) {
     mpi::barrier();
     return mpi::max_over_ranks(body(reps));
-  };
-  if (mpi::rank() == 0) {
-    st.exec_batch_self_timed(clock, [&](std::int64_t reps) {
-      mpi::broadcast(reps);
-      return one(reps);
-    });
-    mpi::broadcast(0);
-    return true;
-  }
-  for (std::int64_t reps; (reps = mpi::broadcast(0)) > 0;) one(reps);
-  return false;
+  });
+  return mpi::rank() == 0;
 }
 // Every rank agrees on the check: one rank's failure makes the record invalid on all of them.
 bool agreed_check(gtb::State& st, bool ok, const std::string& detail, gtb::json data = gtb::json::object()) {
@@ -162,21 +162,18 @@ void cpu_collective(gtb::State& st) {
   const double size = double(par::effective_bytes(c, bytes, sizeof(float), n));
   st.set_work(size);
   const bool plain = st.record().variant == "mpi_plain_loop";
-  // The plain loop is what a user would write: no barrier, no per-sample agreement, rank 0's clock.
+  // The plain loop is what a user would write: no barrier, no slowest-rank agreement, rank 0's clock.
   auto body = [&](std::int64_t reps) {
     return gtb::batch_seconds(reps, [&] { mpi::run(c, send.data(), recv.data(), k.send, k.recv); });
   };
   if (plain) {
-    if (me == 0) {
-      st.exec_batch_self_timed(gtb::Clock::host_wall, [&](std::int64_t reps) {
-        mpi::broadcast(reps);
-        return body(reps);
-      });
-      mpi::broadcast(0);
-    } else {
-      for (std::int64_t reps; (reps = mpi::broadcast(0)) > 0;) body(reps);
-      follower_done();
-    }
+    // Every rank's harness takes rank 0's time of the sample, sent after it, so all decide the same.
+    st.exec_batch_self_timed(gtb::Clock::host_wall, [&](std::int64_t reps) {
+      double t = body(reps);
+      mpi::broadcast_bytes(&t, sizeof t);
+      return t;
+    });
+    if (me != 0) follower_done();
   } else if (!lockstep_exec(st, body)) {
     follower_done();
   }

@@ -91,6 +91,7 @@ Findings compute_findings(const std::vector<Record>& recs) {
   // Materialised vs fused at the same backend, params and options (every workload that ran both).
   {
     std::map<std::string, MemoryPair> pairs;
+    std::map<std::string, std::pair<const Record*, const Record*>> sides;  // usable (materialised, fused)
     for (const Record& r : recs) {
       if (!ours(r)) continue;
       const bool mat = r.variant == "materialised";
@@ -101,6 +102,7 @@ Findings compute_findings(const std::vector<Record>& recs) {
       if (usable(r)) {
         (mat ? p.materialised_bytes : p.fused_bytes) = step_bytes(r);
         (mat ? p.materialised_tokens_per_s : p.fused_tokens_per_s) = *r.value;
+        (mat ? sides[k].first : sides[k].second) = &r;
       } else if (out_of_memory(r)) {
         (mat ? p.materialised_oom : p.fused_oom) = r.status_detail;
       }
@@ -111,8 +113,9 @@ Findings compute_findings(const std::vector<Record>& recs) {
       if (!mat_side || !fused_side) continue;
       if (p.materialised_bytes && p.fused_bytes && *p.materialised_bytes > 0)
         p.memory_saved_fraction = 1.0 - *p.fused_bytes / *p.materialised_bytes;
-      if (p.materialised_tokens_per_s && p.fused_tokens_per_s && *p.materialised_tokens_per_s > 0)
-        p.fused_speedup = *p.fused_tokens_per_s / *p.materialised_tokens_per_s;
+      // The speed-up from the pair's rounds where the two were measured as a pair (value_ratio).
+      if (const auto [m, fu] = sides[k]; m && fu && *p.materialised_tokens_per_s > 0)
+        if (const auto v = value_ratio(*fu, *m)) p.fused_speedup = v->ratio, p.paired_rounds = v->rounds;
       f.memory.push_back(p);
     }
     std::sort(f.memory.begin(), f.memory.end(), [](const MemoryPair& a, const MemoryPair& b) {
@@ -256,6 +259,8 @@ void to_json(const Findings& found, json& data) {
                    {"materialised_oom", p.materialised_oom.empty() ? json(nullptr) : json(p.materialised_oom)},
                    {"fused_oom", p.fused_oom.empty() ? json(nullptr) : json(p.fused_oom)},
                    {"memory_saved_fraction", or_null(p.memory_saved_fraction)}, {"fused_speedup", or_null(p.fused_speedup)}});
+  for (std::size_t i = 0; i < found.memory.size(); ++i)
+    if (found.memory[i].paired_rounds > 0) mem[i]["paired_rounds"] = found.memory[i].paired_rounds;  // measured as a pair
   if (!mem.empty()) data["memory"] = mem;
   json oom = json::array();
   for (const auto& o : found.materialised_oom)

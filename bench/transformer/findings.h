@@ -42,7 +42,8 @@ struct MemoryPair {
   std::optional<double> materialised_bytes, fused_bytes, materialised_tokens_per_s, fused_tokens_per_s;
   std::string materialised_oom, fused_oom;  // the out-of-memory detail where that side ran out
   std::optional<double> memory_saved_fraction;  // 1 - fused / materialised bytes
-  std::optional<double> fused_speedup;          // fused / materialised tokens/s
+  std::optional<double> fused_speedup;          // fused / materialised tokens/s (paired where measured as a pair)
+  int paired_rounds = 0;                         // > 0: fused_speedup from this many paired rounds
 };
 
 // Per seq_sweep configuration: the smallest seq_len at which materialised attention ran out of

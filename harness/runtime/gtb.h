@@ -171,7 +171,7 @@ bool add_family_findings(std::string family, std::string title, int order, Findi
 // they would publish over the planned records. This adds others (the records a finding compares):
 // `fn` gets the planned records of the run (one suite, the selected cases) and returns (a, b) ids.
 // Several calls add up; returns true (for static registration). A family of several processes (a
-// ProcessGroup) measures its pairs apart (its ranks follow one case at a time).
+// ProcessGroup) measures its pairs as pairs where its group can agree (ProcessGroup::agree).
 using PairsFn = std::function<std::vector<std::pair<std::string, std::string>>(const std::vector<Record>& planned)>;
 bool add_pairs(std::string family, PairsFn fn);
 // The pairs a run of `family` measures as pairs over these planned records (the findings' and
@@ -182,11 +182,18 @@ std::vector<std::pair<std::string, std::string>> declared_pairs(const std::strin
 // A family that runs as several cooperating processes (MPI ranks) installs these: start() runs
 // before the first case, describe() adds to the results context, and only the process whose
 // writes_results() is true writes the results file; finish() runs on every exit path after start().
+// agree(x) returns the first process's x on every process (a broadcast). With it, every process runs
+// the harness's own timing loop: the harness reads its clock through agree, and each sample a case
+// takes must be the same on every process (the slowest one's, for example), so that all make the
+// same decisions (repetitions, rounds, when to stop) and meet in the same collectives; the declared
+// pairs are then measured in rounds as in one process. Without agree, the processes follow one case
+// at a time and pairs are measured apart.
 struct ProcessGroup {
   std::function<void()> start;
   std::function<void(json& context)> describe;
   std::function<bool()> writes_results;
   std::function<void()> finish;
+  std::function<double(double)> agree;
 };
 bool set_process_group(std::string family, ProcessGroup group);  // returns true (for static registration)
 

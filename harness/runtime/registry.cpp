@@ -344,6 +344,14 @@ void State::check(bool passed, const std::string& detail, json data) {
 bool State::check_passed() const { return checked_ && record_.status != Status::invalid; }
 
 namespace {
+// The clock the harness's decisions read: the host's, or, in a process group that agrees, the first
+// process's (ProcessGroup::agree), so that every process decides the same.
+std::function<double()>& decision_clock() {
+  static std::function<double()> clock = host_seconds;
+  return clock;
+}
+double decision_seconds() { return decision_clock()(); }
+
 struct RefusedAfterFailedCheck : std::logic_error {
   using std::logic_error::logic_error;
 };
@@ -368,7 +376,7 @@ namespace {
 // while other sides run, so that its summary reads only its own samples.
 SampleSet sample_in_rounds(detail::RoundSlot& slot, const StopRule& rule, const Sampler& sampler) {
   DeviceTimingLog& dlog = device_timing_log();
-  SampleSet out = calibrate_and_warm_up(rule, sampler);
+  SampleSet out = calibrate_and_warm_up(rule, sampler, decision_clock());
   const std::int64_t reps = out.reps_per_sample;
   slot.rule = rule;
   slot.ready = true;
@@ -382,7 +390,7 @@ SampleSet sample_in_rounds(detail::RoundSlot& slot, const StopRule& rule, const 
     if (!std::isfinite(t) || t < 0) throw std::runtime_error("sampler returned a non-finite or negative time");
     slot.samples.push_back(t / double(reps));
   }
-  if (slot.samples.empty()) return run_samples(rule, sampler);  // no round was run: alone, as usual
+  if (slot.samples.empty()) return run_samples(rule, sampler, decision_clock());  // no round was run: alone, as usual
   out.seconds_per_rep = slot.samples;
   out.stop_reason = slot.stop_reason;
   out.stats = compute_stats(out.seconds_per_rep);
@@ -413,7 +421,7 @@ const SampleSet& State::sample(Clock clock, const Sampler& sampler) {
     rounds_->used = true;
     last = sample_in_rounds(*rounds_, rule_, timed);
   } else {
-    last = run_samples(rule_, timed);
+    last = run_samples(rule_, timed, decision_clock());
   }
   if (clock == Clock::cuda_event && host_per_rep.size() >= last.seconds_per_rep.size() && !last.seconds_per_rep.empty()) {
     const std::vector<double> kept(host_per_rep.end() - std::ptrdiff_t(last.seconds_per_rep.size()), host_per_rep.end());
@@ -906,7 +914,7 @@ void run_group(RunState& rs, const RunState::Group& g) {
   }
   auto in_rounds = [&](const Side& s) { return s.slot.ready && !s.fiber->finished(); };
   std::string why;
-  const double start = host_seconds();
+  const double start = decision_seconds();
   for (int round = 0; why.empty(); ++round) {
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < sides.size(); ++i)
@@ -928,7 +936,7 @@ void run_group(RunState& rs, const RunState::Group& g) {
     std::vector<std::pair<int, int>> pairs;
     for (const auto& [a, b] : g.pairs)
       if (at.count(std::size_t(a)) && at.count(std::size_t(b))) pairs.emplace_back(at[std::size_t(a)], at[std::size_t(b)]);
-    why = rounds_stop_decision(rules, samples, pairs, host_seconds() - start);
+    why = rounds_stop_decision(rules, samples, pairs, decision_seconds() - start);
   }
   for (Side& s : sides) {
     if (!s.ran) continue;
@@ -1091,8 +1099,11 @@ int family_main(int argc, char** argv, const std::string& family) {
   }
 
   const std::vector<Case> cases = select(expand(family, rs.suite), flags.sel);
-  // Ranks of a process group follow one case at a time: their pairs are measured apart.
-  if (rs.pairs && !group) plan_groups(rs, family, cases);
+  // The processes of a group that agrees decide on the first one's clock (ProcessGroup::agree) and
+  // measure their pairs in rounds; those of one that does not follow one case at a time, pairs apart.
+  if (group && group->agree)
+    decision_clock() = [agree = group->agree] { return agree(host_seconds()); };
+  if (rs.pairs && (!group || group->agree)) plan_groups(rs, family, cases);
   register_cases(rs, cases);
   int gb_argc = static_cast<int>(flags.rest.size());
   benchmark::Initialize(&gb_argc, flags.rest.data());

@@ -19,6 +19,8 @@ two_ranks)
   json_check "$work/r.json" "any(r['workload']=='dp_step' and r['params'].get('ranks')==2 and r['status']=='ok' and r['check']['passed'] for r in d['records'])"
   json_check "$work/r.json" "all(r['status']=='skipped' and r['status_detail'] for r in d['records'] if r['backend']=='cuda') or d['context']['gpu']['available']"
   json_check "$work/r.json" "'scaling_efficiency' in d['findings']['parallel']['data']['dp_step'][0]"
+  # The overlap A/B is measured as a pair across ranks: rounds alternate on every rank in lockstep.
+  json_check "$work/r.json" "any(r['workload']=='dp_step' and r['status']=='ok' and r.get('paired') and len(r['paired'][0]['a_s'])>=6 for r in d['records'])"
   # Repetitions leave a family run as ranks alone (each process would shuffle its cases apart and the
   # ranks would wait in different collectives): its first cases once each, within the time limit.
   expect_rc 0 "$gtb" run --family parallel --ranks 2 --cases 0:2 --repetitions 3 --budget 0.05 --family-timeout 60 --out "$work/rep.json"
