@@ -157,6 +157,46 @@ TEST(DiagnoseSharedTraces, CpuOnlyTraceSaysWhatItCannotSay) {
   EXPECT_FALSE(render_markdown(d).empty());
 }
 
+TEST(DiagnoseSharedTraces, CommunicationKernelsCarryTheirCollectiveArguments) {
+  const Trace t = read_trace(kTraces + "a100-nccl-3steps.json.gz");
+  int allreduce = 0, broadcast = 0, without = 0;
+  for (const auto& g : t.gpu) {
+    if (!is_communication(t.name_of(g.name))) continue;
+    if (g.collective < 0) {
+      ++without;
+      continue;
+    }
+    const auto& a = t.collectives.at(static_cast<std::size_t>(g.collective));
+    const std::string name = t.name_of(a.name);
+    allreduce += name == "allreduce";
+    broadcast += name == "broadcast";
+    EXPECT_EQ(a.group_size, 2);
+    ASSERT_GE(a.dtype, 0);
+    if (name == "allreduce") EXPECT_EQ(t.name_of(a.dtype), "Float");  // the gradients; broadcasts carry Long buffers too
+    EXPECT_GT(a.in_elements, 0);
+    EXPECT_EQ(a.in_elements, a.out_elements);
+  }
+  // The trace's 15 all-reduce and 6 broadcast NCCL kernels, each with its own arguments.
+  EXPECT_EQ(allreduce, 15);
+  EXPECT_EQ(broadcast, 6);
+  EXPECT_EQ(without, 0);
+  // A planted event: the numbers are the event's own.
+  const Trace p = read_trace_text(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllGather_RING_LL",)"
+                                  R"("ts":1,"dur":2,"args":{"stream":7,"Collective name":"allgather","dtype":"BFloat16",)"
+                                  R"("In msg nelems":1024,"Out msg nelems":4096,"Group size":4,"Process Group Name":"3"}},)"
+                                  R"({"ph":"X","cat":"kernel","name":"gemm","ts":4,"dur":2,"args":{"stream":7}}]})");
+  ASSERT_EQ(p.gpu.size(), 2u);
+  ASSERT_EQ(p.collectives.size(), 1u);
+  EXPECT_EQ(p.gpu[1].collective, -1);
+  const auto& a = p.collectives[static_cast<std::size_t>(p.gpu[0].collective)];
+  EXPECT_EQ(p.name_of(a.name), "allgather");
+  EXPECT_EQ(p.name_of(a.dtype), "BFloat16");
+  EXPECT_EQ(p.name_of(a.process_group), "3");
+  EXPECT_EQ(a.in_elements, 1024);
+  EXPECT_EQ(a.out_elements, 4096);
+  EXPECT_EQ(a.group_size, 4);
+}
+
 TEST(DiagnoseSharedTraces, AmdTraceIsReadAndItsLimitsSaid) {
   const auto d = diagnose_trace(read_trace(kTraces + "mi250-minitoy-train.json.gz"), "mi250");
   EXPECT_EQ(d["trace"]["vendor"], "amd");

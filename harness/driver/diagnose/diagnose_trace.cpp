@@ -179,7 +179,9 @@ class Handler {
     std::string* s = nullptr;
   };
   struct Event {
-    std::string ph, cat, name, sync_kind, size_text;
+    std::string ph, cat, name, sync_kind, size_text, collective, dtype, process_group;
+    double in_elements = -1, out_elements = -1;
+    std::int64_t group_size = -1;
     double ts = NAN, dur = NAN, bytes = -1;
     std::int64_t tid = -1, correlation = -1, external_id = -1;
     std::int32_t stream = -1, device = -1, pid_num = -1;
@@ -230,6 +232,12 @@ class Handler {
       else if (arg_key_ == "device") ev_.device = static_cast<std::int32_t>(as_int(v));
       else if (arg_key_ == "size" && v.is_string) ev_.size_text = *v.s;
       else if (arg_key_ == "size" && v.is_number) ev_.size_text = std::to_string(static_cast<long long>(v.num));
+      else if (arg_key_ == "Collective name" && v.is_string) ev_.collective = *v.s;
+      else if (arg_key_ == "dtype" && v.is_string) ev_.dtype = *v.s;
+      else if (arg_key_ == "Process Group Name" && v.is_string) ev_.process_group = *v.s;
+      else if (arg_key_ == "In msg nelems" && v.is_number) ev_.in_elements = v.num;
+      else if (arg_key_ == "Out msg nelems" && v.is_number) ev_.out_elements = v.num;
+      else if (arg_key_ == "Group size") ev_.group_size = as_int(v);
     } else if (device_obj_ && depth_ == 3 && v.is_string && key_ == "name") {
       t_.device_names.push_back(*v.s);
     } else if (in_dist_ && depth_ == 2) {
@@ -277,6 +285,17 @@ class Handler {
                : (c == "gpu_memset" || c == "Memset") ? GpuKind::memset
                : c == "cuda_sync"                     ? GpuKind::sync
                                                       : GpuKind::kernel;
+      if (!ev_.collective.empty()) {
+        CollectiveArgs a;
+        a.name = intern(ev_.collective);
+        if (!ev_.dtype.empty()) a.dtype = intern(ev_.dtype);
+        if (!ev_.process_group.empty()) a.process_group = intern(ev_.process_group);
+        a.in_elements = ev_.in_elements;
+        a.out_elements = ev_.out_elements;
+        a.group_size = ev_.group_size;
+        g.collective = static_cast<std::int32_t>(t_.collectives.size());
+        t_.collectives.push_back(a);
+      }
       t_.gpu.push_back(g);
       return;
     }

@@ -28,7 +28,18 @@ struct GpuEvent {
   std::int32_t name = -1;        // index into Trace::names
   std::int32_t stream = -1;
   std::int32_t device = -1;
+  std::int32_t collective = -1;  // index into Trace::collectives (a communication kernel's arguments)
   GpuKind kind = GpuKind::kernel;
+};
+
+// The arguments PyTorch writes on a communication kernel (NCCL, RCCL, gloo): which collective, how many
+// elements of which type, among how many ranks. -1: the trace did not say.
+struct CollectiveArgs {
+  std::int32_t name = -1;           // "Collective name" (allreduce, broadcast, ...), interned
+  std::int32_t dtype = -1;          // "dtype" (Float, BFloat16, ...), interned
+  std::int32_t process_group = -1;  // "Process Group Name", interned
+  double in_elements = -1, out_elements = -1;  // "In msg nelems", "Out msg nelems"
+  std::int64_t group_size = -1;                // "Group size"
 };
 
 enum class HostKind : std::uint8_t {
@@ -66,6 +77,7 @@ struct Trace {
   std::vector<GpuEvent> gpu;
   std::vector<HostEvent> host;
   std::vector<Step> steps;
+  std::vector<CollectiveArgs> collectives;  // GpuEvent::collective indexes this
   std::unordered_map<std::int64_t, MatmulShape> matmul_shapes;  // by External id
   std::vector<std::string> device_names;                        // deviceProperties[].name
   std::string distributed_backend;                              // distributedInfo.backend
