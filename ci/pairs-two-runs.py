@@ -21,6 +21,21 @@ def rows(path):
     return out
 
 
+def label(family, fix, a, b):
+    """A pair named by what differs between its two record ids (path parts and parameters), then
+    the parameters they share: `train bf16: precision=fp32 → bf16 (batch=512, width=512, ...)`."""
+    pa, pb = a.split("/"), b.split("/")
+    qa = dict(kv.split("=", 1) for kv in pa[-1].split(",") if "=" in kv) if "=" in pa[-1] else {}
+    qb = dict(kv.split("=", 1) for kv in pb[-1].split(",") if "=" in kv) if "=" in pb[-1] else {}
+    paths_a, paths_b = pa[:-1] if qa else pa, pb[:-1] if qb else pb
+    diff = [f"{x} → {y}" for x, y in zip(paths_a, paths_b) if x != y]
+    diff += [f"{k}={qa.get(k, '-')} → {qb.get(k, '-')}" for k in list(qa) + [k for k in qb if k not in qa]
+             if qa.get(k) != qb.get(k)]
+    shared = [f"{k}={v}" for k, v in qa.items() if qb.get(k) == v]
+    where = "/".join(x for x, y in zip(paths_a, paths_b) if x == y)
+    return f"{family} {fix}: {'; '.join(diff)} ({where}; {', '.join(shared)})"
+
+
 def us(x):
     return "-" if x is None else f"{x * 1e6:.1f}"
 
@@ -67,14 +82,14 @@ def main(argv):
         else:
             verdict = "**no**"
             disagree += 1
-        name = f"{k[0]} {k[1]}: {k[2]} → {k[3]}"
+        name = label(*k)
         print(f"| {name} | {us(s1)} {noise_text(r1)} | {us(s2)} {noise_text(r2)} | {rounds} | {verdict} |")
     print()
     print(f"pairs in both runs: {len(keys)}; agree: {agree}; both inside their noise: {both_noise}; "
           f"disagree: {disagree}; cannot say (an interval not estimable): {unknown}")
     for i, r in ((1, a), (2, b)):
         scored = [x for x in r.values() if x.get("status") == "scored"]
-        within = [x for x in scored if x.get("within")]
+        within = [x for x in scored if x.get("within_target")]
         print(f"run {i}: savings validation rows {len(r)}, scored {len(scored)}, within target {len(within)}, "
               f"in noise {sum(1 for x in r.values() if x.get('status') == 'in_noise')}, "
               f"cannot say {sum(1 for x in r.values() if x.get('status') == 'cannot_say')}")
