@@ -366,6 +366,7 @@ struct detail::RoundSlot {
   bool ready = false;           // its exec has calibrated and warmed up, and waits for rounds
   bool used = false;            // its first exec went into the rounds (a later one runs alone)
   StopRule rule;
+  bool settle = true;           // an untimed sample before each timed one (sample_in_rounds)
   std::vector<double> samples;  // seconds per repetition, one a round
   std::string stop_reason;      // the rounds' (rounds_stop_decision)
 };
@@ -374,7 +375,10 @@ void detail_attach_rounds(State& st, detail::RoundSlot* slot) { st.rounds_ = slo
 namespace {
 // The rounds of one side (see detail::RoundSlot): the device-timing log of this side travels with it
 // while other sides run, so that its summary reads only its own samples.
-SampleSet sample_in_rounds(detail::RoundSlot& slot, const StopRule& rule, const Sampler& sampler) {
+// Each timed sample of a short side follows an untimed one of the same side (kRoundSettleMaxSeconds):
+// the side is then measured after itself, as alone, and not after what the other side left behind.
+SampleSet sample_in_rounds(detail::RoundSlot& slot, const StopRule& rule, const Sampler& sampler,
+                           const Sampler& untimed) {
   DeviceTimingLog& dlog = device_timing_log();
   SampleSet out = calibrate_and_warm_up(rule, sampler, decision_clock());
   const std::int64_t reps = out.reps_per_sample;
@@ -386,6 +390,15 @@ SampleSet sample_in_rounds(detail::RoundSlot& slot, const StopRule& rule, const 
     Fiber::yield();
     std::swap(parked, dlog);
     if (slot.say == detail::RoundSlot::Say::finish) break;
+    if (slot.settle) {
+      DeviceTimingLog scratch;  // the settling sample is no sample of the record's
+      std::swap(scratch, dlog);
+      const double t0 = decision_seconds();
+      untimed(reps);
+      const double took = decision_seconds() - t0;
+      std::swap(scratch, dlog);
+      if (slot.samples.empty()) slot.settle = took <= kRoundSettleMaxSeconds;  // decided on the first round
+    }
     const double t = sampler(reps);
     if (!std::isfinite(t) || t < 0) throw std::runtime_error("sampler returned a non-finite or negative time");
     slot.samples.push_back(t / double(reps));
@@ -419,7 +432,8 @@ const SampleSet& State::sample(Clock clock, const Sampler& sampler) {
     };
   if (rounds_ && !rounds_->used && Fiber::current()) {
     rounds_->used = true;
-    last = sample_in_rounds(*rounds_, rule_, timed);
+    last = sample_in_rounds(*rounds_, rule_, timed, sampler);
+    if (!rounds_->samples.empty()) record_.info["rounds_settled"] = rounds_->settle;
   } else {
     last = run_samples(rule_, timed, decision_clock());
   }

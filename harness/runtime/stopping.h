@@ -99,6 +99,12 @@ inline constexpr int kMinPairedRounds = 6;
 inline constexpr int kPairRounds = 10;
 inline constexpr double kSlowPairBudgets = 8.0;
 inline constexpr double kSlowPairSeconds = 10.0;
+// In the rounds a side whose sample takes at most this long takes an untimed sample of its own before
+// each timed one, so that it is measured after itself as alone: right after the other side, a sample
+// meets what that side left (its data in the caches, its idle OpenMP threads still spinning on the
+// other core) and the side's samples alternate between two speeds with the round's order. A longer
+// sample carries that start in a small share of its time, and doubling it would cost the most.
+inline constexpr double kRoundSettleMaxSeconds = 0.005;
 // The rounds' stopping rule, pure (exposed for tests): `rules` and `samples` one per member (a
 // member's samples, one a round), `pairs` the members' indices (a, b) of the declared pairs,
 // `elapsed` the seconds since the first round. Stops on "max_samples" (a member's max_samples), on

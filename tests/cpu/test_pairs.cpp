@@ -121,20 +121,20 @@ const bool kPairs = gtb::add_pairs("pairstep", [](const std::vector<gtb::Record>
 });
 
 // A run of the family in a child process (family_main runs its cases once per process).
-std::vector<gtb::Record> run_pairstep(const std::string& pairs_flag) {
+std::vector<gtb::Record> run_family(const std::string& family, const std::string& pairs_flag) {
   const std::string path = (std::filesystem::temp_directory_path() /
-                            ("gtb-pairstep-" + pairs_flag + "-" + std::to_string(::getpid()) + ".json")).string();
+                            ("gtb-" + family + "-" + pairs_flag + "-" + std::to_string(::getpid()) + ".json")).string();
   std::filesystem::remove(path);
   std::fflush(nullptr);
   const pid_t pid = ::fork();
   if (pid == 0) {
     g_step_at = 1e300;
-    std::vector<std::string> args = {"gtb-pairstep", "--gtb_out=" + path, "--gtb_pairs=" + pairs_flag};
+    std::vector<std::string> args = {"gtb-" + family, "--gtb_out=" + path, "--gtb_pairs=" + pairs_flag};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     std::FILE* devnull = std::freopen("/dev/null", "w", stdout);
     (void)devnull;
-    const int code = gtb::family_main(static_cast<int>(argv.size()), argv.data(), "pairstep");
+    const int code = gtb::family_main(static_cast<int>(argv.size()), argv.data(), family);
     std::fflush(nullptr);
     ::_exit(code);
   }
@@ -151,7 +151,7 @@ std::vector<gtb::Record> run_pairstep(const std::string& pairs_flag) {
 TEST(PairedRounds, AStepOfTheHostsSpeedCancelsInAPairButNotInTwoMediansMeasuredApart) {
   // Measured apart: A before the step, B after it; the medians' difference reads as a "saving" of
   // about (1 - kSlow) x A, far outside either median's noise.
-  const auto apart = run_pairstep("off");
+  const auto apart = run_family("pairstep", "off");
   ASSERT_EQ(apart.size(), 2u);
   const gtb::Record &a0 = apart[0], &b0 = apart[1];
   ASSERT_EQ(a0.status, gtb::Status::ok) << a0.status_detail;
@@ -163,7 +163,7 @@ TEST(PairedRounds, AStepOfTheHostsSpeedCancelsInAPairButNotInTwoMediansMeasuredA
 
   // Measured as a pair: each side set up once, the step inside the rounds, and the paired estimate
   // near the true zero, its interval estimable.
-  const auto paired = run_pairstep("on");
+  const auto paired = run_family("pairstep", "on");
   ASSERT_EQ(paired.size(), 2u);
   const gtb::Record &a = paired[0], &b = paired[1];
   ASSERT_EQ(a.status, gtb::Status::ok) << a.status_detail;
@@ -185,6 +185,54 @@ TEST(PairedRounds, AStepOfTheHostsSpeedCancelsInAPairButNotInTwoMediansMeasuredA
   ASSERT_TRUE(e->interval);
   EXPECT_LT(std::fabs(e->difference), 0.05 * a.stats->median) << e->difference;
   EXPECT_NEAR(e->ratio, 1.0, 0.05);
+}
+
+// ---- a family whose sides are slower right after the other side ran ----
+
+// The first repetition after the other side's pays kAfterOther (its data out of the caches, its idle
+// threads still spinning): measured in rounds in the order A B B A A B ..., every other sample of a
+// side would pay it, unless the side settles with an untimed sample of its own first.
+constexpr double kAfterOther = 500e-6;
+std::string g_last_side;
+
+void after_other(gtb::State& st) {
+  const std::string me = st.record().variant;
+  st.check(true, "nothing to check");
+  st.exec([me] {
+    const double t0 = gtb::host_seconds();
+    const double want = kRepSeconds + (!g_last_side.empty() && g_last_side != me ? kAfterOther : 0.0);
+    g_last_side = me;
+    while (gtb::host_seconds() - t0 < want) {
+    }
+  });
+}
+
+const gtb::RuleChange kAfterRule = gtb::RuleChange().noise_target(1e-9).max_samples(60).budget_seconds(0.05);
+auto& after_a = gtb::add("pairafter", "wait", "a", gtb::Backend::cpu, after_other).time("time", "us", 1e-6).rule(kAfterRule);
+auto& after_b = gtb::add("pairafter", "wait", "b", gtb::Backend::cpu, after_other).time("time", "us", 1e-6).rule(kAfterRule);
+const bool kAfterPairs = gtb::add_pairs("pairafter", [](const std::vector<gtb::Record>& planned) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& a : planned)
+    for (const auto& b : planned)
+      if (a.variant == "a" && b.variant == "b") out.emplace_back(a.id, b.id);
+  return out;
+});
+
+TEST(PairedRounds, EachSideIsMeasuredAfterItselfNotAfterTheOtherSide) {
+  const auto rec = run_family("pairafter", "on");
+  ASSERT_EQ(rec.size(), 2u);
+  for (const gtb::Record& r : rec) {
+    ASSERT_EQ(r.status, gtb::Status::ok) << r.status_detail;
+    ASSERT_GE(r.samples.size(), std::size_t(gtb::kPairRounds));
+    EXPECT_EQ(r.info.value("rounds_settled", false), true) << r.id;
+    // A sample is reps_per_sample repetitions; one that followed the other side carries kAfterOther.
+    const double after = kAfterOther / double(r.reps_per_sample);
+    std::size_t slow = 0;
+    for (double x : r.samples) slow += x > kRepSeconds + 0.5 * after;
+    // Without the settling sample every other one is (half); a busy machine may slow a few anyway.
+    EXPECT_LE(slow, r.samples.size() / 10) << r.id << ": " << slow << " of " << r.samples.size()
+                                           << " samples after the other side";
+  }
 }
 
 TEST(PairedRounds, ListShowsTheDeclaredPairs) {
