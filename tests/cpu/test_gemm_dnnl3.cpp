@@ -3,6 +3,8 @@
 // it reports, and a clear skip where it is not there.
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -14,11 +16,13 @@
 
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/dnnl3.h"
+#include "kernels/common/cpu/gemm_plan.h"
 #include "kernels/common/cpu/mkl.h"  // to_bf16
 #include "kernels/common/errors.h"
 #include "kernels/common/random.h"
 
 namespace dnnl3 = gtb::cpu::dnnl3;
+namespace plan = gtb::cpu::plan;
 
 TEST(GemmDnnl3, UnavailableIsASkipWithTheReason) {
   if (dnnl3::available()) {
@@ -167,4 +171,50 @@ TEST(GemmDnnl3, BadShapeIsRejected) {
   if (!dnnl3::available()) GTEST_SKIP() << dnnl3::unavailable_reason();
   EXPECT_THROW(dnnl3::Matmul(true, false, false, 0, 4, 4, 4, 0.0f), std::invalid_argument);
   EXPECT_THROW(dnnl3::Matmul(true, false, false, 4, 8, 4, 4, 0.0f), std::invalid_argument);  // ldc < n
+}
+
+// An AVX2-only CPU for real: oneDNN 3 capped to AVX2 (ONEDNN_MAX_CPU_ISA, read when it first
+// dispatches) has no BF16 matmul, says so, and the plan chooses another verified library. Needs a
+// process where oneDNN 3 has not dispatched yet (ctest runs each test alone).
+TEST(GemmDnnl3, OnAnAvx2CpuThePlanRunsAnotherLibrary) {
+  setenv("ONEDNN_MAX_CPU_ISA", "AVX2", 1);
+  if (!dnnl3::available()) GTEST_SKIP() << dnnl3::unavailable_reason();
+  if (dnnl3::isa() != "avx2")
+    GTEST_SKIP() << "oneDNN 3 dispatches to " << dnnl3::isa()
+                 << " (a CPU without AVX2, or it dispatched before this test in the process: run it alone)";
+  const std::string why = dnnl3::native_bf16_unavailable();
+  EXPECT_NE(why, "");
+  EXPECT_NE(why.find("avx2"), std::string::npos) << why;
+  const plan::Machine here = plan::this_machine();
+  EXPECT_EQ(here.isa, "avx2");
+  EXPECT_EQ(here.onednn3_bf16_unavailable, why);
+  plan::Plan p;
+  p.choose({{"site", false, false, 96, 80, 64, 64, 80, 80, false}}, true, true);
+  const auto& ch = p.choices().front();
+  const auto& chosen = ch.tried[std::size_t(ch.chosen)];
+  EXPECT_TRUE(chosen.verified);
+  EXPECT_NE(chosen.name, "onednn3_bf16");
+  const auto v3 = std::find_if(ch.tried.begin(), ch.tried.end(), [](const auto& t) { return t.name == "onednn3_bf16"; });
+  ASSERT_NE(v3, ch.tried.end());
+  EXPECT_FALSE(v3->available);
+  EXPECT_EQ(v3->detail, why);
+  EXPECT_NE(p.summary().find("onednn3_bf16 not available: " + why), std::string::npos) << p.summary();
+}
+
+// Where oneDNN 3 runs a BF16 kernel, the plan verifies it on a site against float64 and can run it alone.
+TEST(GemmDnnl3, ThePlanVerifiesItWhereItRuns) {
+  if (!dnnl3::available()) GTEST_SKIP() << dnnl3::unavailable_reason();
+  if (const std::string why = dnnl3::native_bf16_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  plan::Machine only = plan::this_machine();
+  only.only = {"onednn3_bf16"};
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      SCOPED_TRACE("ta=" + std::to_string(ta) + " tb=" + std::to_string(tb));
+      const int m = 96, n = 80, k = 64;
+      plan::Plan p;
+      p.choose({{"site", ta, tb, m, n, k, ta ? m : k, tb ? k : n, n + 3, false}}, true, true, only);
+      const auto& ch = p.choices().front();
+      EXPECT_EQ(ch.tried[std::size_t(ch.chosen)].name, "onednn3_bf16");
+      EXPECT_TRUE(ch.tried[std::size_t(ch.chosen)].verified) << ch.tried[std::size_t(ch.chosen)].detail;
+    }
 }
