@@ -2,7 +2,9 @@
 // BF16 operands) against float64 in every transposition, 2.6 still answering the linked calls, the ISA
 // it reports, and a clear skip where it is not there.
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include <algorithm>
@@ -217,4 +219,42 @@ TEST(GemmDnnl3, ThePlanVerifiesItWhereItRuns) {
       EXPECT_EQ(ch.tried[std::size_t(ch.chosen)].name, "onednn3_bf16");
       EXPECT_TRUE(ch.tried[std::size_t(ch.chosen)].verified) << ch.tried[std::size_t(ch.chosen)].detail;
     }
+}
+
+// oneDNN 3's library refers to about a hundred names that 2.6 defines too (dnnl::impl's globals and
+// helpers, whose layouts differ between the versions). Loaded into a scope of its own with
+// RTLD_DEEPBIND, each of its references binds inside itself; the dynamic loader's own account of
+// the bindings (LD_DEBUG=bindings, in a child running the tests above) must show none into 2.6.
+TEST(GemmDnnl3, NoneOfItsNamesBindsToDebiansOneDnn) {
+  if (!dnnl3::available()) GTEST_SKIP() << dnnl3::unavailable_reason();
+  if (!gtb::cpu::dnnl_built()) GTEST_SKIP() << "built without Debian's oneDNN: nothing shares its names";
+  char exe[4096] = {0};
+  const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  ASSERT_GT(len, 0);
+  const std::string cmd = std::string("LD_DEBUG=bindings '") + exe +
+                          "' --gtest_filter=GemmDnnl3.DebiansOneDnnStillAnswersTheLinkedCalls 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string line;
+  int from3 = 0, into2 = 0;
+  std::string example;
+  for (int ch; (ch = std::fgetc(p)) != EOF;) {
+    if (ch != '\n') {
+      line.push_back(char(ch));
+      continue;
+    }
+    const auto file = line.find("binding file ");
+    const auto to = line.find(" to ");
+    if (file != std::string::npos && to != std::string::npos && line.find("libdnnl.so.3", file) < to) {
+      ++from3;
+      if (line.find("libdnnl.so.2", to) != std::string::npos) {
+        ++into2;
+        if (example.empty()) example = line;
+      }
+    }
+    line.clear();
+  }
+  EXPECT_EQ(pclose(p), 0);
+  EXPECT_GT(from3, 0) << "the loader reported no binding of oneDNN 3's names (LD_DEBUG ignored?)";
+  EXPECT_EQ(into2, 0) << example;
 }
