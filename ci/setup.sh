@@ -73,6 +73,32 @@ else
   echo "setup: oneMKL not installed: its wheels are for x86-64, this machine is $(uname -m) (its records are skipped)"
 fi
 
+# The current oneDNN (3.x), x86-64 only: PyPI's onednn-cpu-gomp and onednn-devel-cpu-gomp wheels (about
+# 40 MB) into a private prefix, beside Debian's oneDNN 2.6 (libdnnl-dev above), whose BF16 matmul
+# predates the AMX kernels. The GNU OpenMP build (oneDNN 3.2), so that it runs on the process's
+# libgomp threads like everything else; the newer `onednn` wheel (oneDNN 3.13) is built on TBB and
+# needs Intel's SYCL runtimes (dpcpp-cpp-rt, intel-opencl-rt): a second thread pool. Configure looks
+# there (cmake/GtbOneDNN3.cmake); gtb loads it at run time, so the two versions never meet.
+if [ "$(uname -m)" = x86_64 ]; then
+  dnnl3_prefix="${GTB_DEPS_DIR:-$HOME/.cache/gtb}/onednn"
+  dnnl3_found=""
+  for d in "$dnnl3_prefix" "$dnnl3_prefix/local"; do
+    if [ -f "$d/lib/libdnnl.so.3" ] && [ -f "$d/include/oneapi/dnnl/dnnl.h" ]; then dnnl3_found=$d; fi
+  done
+  if [ -n "$dnnl3_found" ]; then
+    echo "setup: oneDNN 3 found ($dnnl3_found)"
+  else
+    echo "setup: installing oneDNN 3 (PyPI onednn-cpu-gomp and onednn-devel-cpu-gomp, about 40 MB) into $dnnl3_prefix"
+    dnnl3_wheels=('onednn-cpu-gomp==2023.2.*' 'onednn-devel-cpu-gomp==2023.2.*')
+    pip_prefix=(python3 -m pip install --quiet --no-warn-script-location --prefix "$dnnl3_prefix")
+    "${pip_prefix[@]}" "${dnnl3_wheels[@]}" 2>/dev/null ||
+      "${pip_prefix[@]}" --break-system-packages "${dnnl3_wheels[@]}" ||
+      echo "setup: oneDNN 3 could not be installed; its records will be skipped with the reason (oneDNN 2.6 still runs)"
+  fi
+else
+  echo "setup: oneDNN 3 not installed: its wheels are for x86-64, this machine is $(uname -m) (its records are skipped; Debian's oneDNN runs)"
+fi
+
 # The CUDA Toolkit is not in Debian 12's main archive: it is found, never installed, here.
 nvcc_path=$(command -v nvcc || true)
 [ -z "$nvcc_path" ] && [ -x /usr/local/cuda/bin/nvcc ] && nvcc_path=/usr/local/cuda/bin/nvcc

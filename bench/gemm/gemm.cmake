@@ -4,6 +4,6 @@ gtb_add_family(NAME gemm RUN_ORDER 40
   BENCH bench/gemm/gemm.cpp bench/gemm/check.cpp bench/gemm/findings.cpp bench/gemm/sections.cpp
   CPU_SOURCES kernels/gemm/cpu/gemm.cpp kernels/gemm/cpu/gemm_dnnl.cpp
   CUDA_SOURCES kernels/gemm/cuda/gemm.cpp kernels/gemm/cuda/gemm_lt.cpp
-  CPU_TESTS tests/cpu/test_gemm.cpp tests/cpu/test_gemm_mkl.cpp bench/gemm/check.cpp bench/gemm/findings.cpp
+  CPU_TESTS tests/cpu/test_gemm.cpp tests/cpu/test_gemm_mkl.cpp tests/cpu/test_gemm_dnnl3.cpp bench/gemm/check.cpp bench/gemm/findings.cpp
   GPU_TESTS tests/gpu/test_gemm.cpp
   OPENBLAS)

@@ -23,6 +23,7 @@
 #include "kernels/common/clock.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/gemm_plan.h"
+#include "kernels/common/cpu/dnnl3.h"
 #include "kernels/common/cpu/mkl.h"
 #include "kernels/common/cpu/parallel.h"
 #include "kernels/common/random.h"
@@ -230,6 +231,43 @@ void cpu_mkl(gtb::State& st) {
   st.exec(run);
 }
 
+// The current oneDNN (3.x, loaded beside Debian's 2.6): its matmul with FP32 operands, or BF16 ones
+// rounded once, outside the timed region, FP32 C either way. The record names the kernel oneDNN
+// picked (impl) and the ISA it dispatched to.
+void cpu_onednn3(gtb::State& st) {
+  namespace dnnl3 = gtb::cpu::dnnl3;
+  const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
+  if (prec != Precision::fp32 && prec != Precision::bf16_fp32acc)
+    throw std::invalid_argument("onednn3 variant runs fp32 and bf16_fp32acc only");
+  dnnl3::require();
+  const bool bf16 = prec == Precision::bf16_fp32acc;
+  const Problem& pr = problem(dim(st, "m"), dim(st, "n"), dim(st, "k"));
+  const int m = int(pr.m), n = int(pr.n), k = int(pr.k);
+  const dnnl3::Matmul mm(bf16, false, false, m, n, k, n, 0.0f);  // a skip where it has no implementation
+  if (bf16 && mm.reference())
+    throw gtb::Skip(dnnl3::version() + " has only its reference BF16 matmul (" + mm.impl() + ") on this CPU (ISA " +
+                    dnnl3::isa() + ")");
+  std::vector<std::uint16_t> a16, b16;
+  if (bf16) {
+    a16.resize(pr.a.size()), b16.resize(pr.b.size());
+    gtb::cpu::to_bf16_rows(pr.a.data(), m, k, k, a16.data());
+    gtb::cpu::to_bf16_rows(pr.b.data(), k, n, n, b16.data());
+  }
+  const void* a = bf16 ? static_cast<const void*>(a16.data()) : pr.a.data();
+  const void* b = bf16 ? static_cast<const void*>(b16.data()) : pr.b.data();
+  std::vector<float> c = output_buffer(pr);
+  mm.run(a, b, c.data());
+  describe_problem(st, pr, prec);
+  if (!record_check(st, c.data(), pr, prec)) return;
+  st.info("threads", omp_get_max_threads());
+  st.info("threading", dnnl3::threading());
+  st.info("library", dnnl3::version());
+  st.info("isa", dnnl3::isa());
+  st.info("impl", mm.impl());
+  st.info("compute", bf16 ? "matmul, BF16 A and B, FP32 accumulate, FP32 C" : "matmul, FP32 in, FP32 accumulate, FP32 out");
+  st.exec([&] { mm.run(a, b, c.data()); });
+}
+
 // The quick suite measures oneMKL at three shapes: a small and a mid-size square and a skinny one
 // (its 2048-sized shapes cost a second a call on a 2-core CPU where MKL takes its generic path).
 bool mkl_quick_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -293,6 +331,14 @@ void cpu_step_shape(gtb::State& st, gtb::cpu::GemmLib lib) {
   st.exec(run);
 }
 
+// The code path a plan candidate ran on this CPU: oneDNN 3's ISA, oneMKL's processor, OpenBLAS's core.
+std::string library_isa(const std::string& candidate) {
+  if (candidate == "onednn3_bf16") return "oneDNN 3 " + gtb::cpu::dnnl3::isa();
+  if (candidate == "mkl" || candidate == "mkl_bf16") return "oneMKL " + gtb::cpu::mkl::processor();
+  if (candidate == "openblas") return "OpenBLAS " + gtb::cpu::blas_corename();
+  return "oneDNN " + gtb::cpu::dnnl_version() + " (its own dispatch)";
+}
+
 // The BF16 step's GEMMs as the CPU steps run them: FP32 operands handed to the per-shape plan
 // (kernels/common/cpu/gemm_plan.h), which rounds them to BF16 as they enter the product (autocast)
 // and runs the library it verified and timed fastest at this shape (oneDNN's or oneMKL's BF16 GEMM,
@@ -325,6 +371,7 @@ void cpu_step_shape_bf16(gtb::State& st) {
   if (!record_check(st, c.data(), pr, Precision::bf16_fp32acc)) return;
   st.info("threads", omp_get_max_threads());
   st.info("library", ch.tried[std::size_t(ch.chosen)].name);
+  st.info("isa", library_isa(ch.tried[std::size_t(ch.chosen)].name));
   st.info("gemm_plan", plan.summary());
   st.info("compute", std::string("BF16 ") + (ta ? "A^T B" : tb ? "A B^T" : "A B") +
                          " from FP32 operands rounded as they enter the product, FP32 accumulation and C (the CPU "
@@ -894,6 +941,17 @@ void register_all() {
       });
   register_gemm(gtb::Backend::cpu, "onednn", {"bf16_fp32acc", "fp16_fp32acc"}, cpu_onednn,
                 "oneDNN matmul with bf16/f16 A, B, C and f32 accumulation, all cores");
+  // The current oneDNN beside Debian's: BF16 at every shape the 2.6 one runs, FP32 where 2.6's does.
+  register_gemm(gtb::Backend::cpu, "onednn3", {"bf16_fp32acc"}, cpu_onednn3,
+                "oneDNN 3 matmul (PyPI's GNU OpenMP build, loaded beside Debian's 2.6): bf16 A and B, f32 accumulation "
+                "and C, all cores; the record names its kernel and ISA");
+  register_gemm(gtb::Backend::cpu, "onednn3", {"fp32"}, cpu_onednn3, "oneDNN 3 f32 matmul, all cores")
+      .ceiling("host_fma_fp32_tflops")
+      .filter([](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
+        return suite != gtb::Suite::quick || !onednn_quick_skips(p.at("m").get<std::int64_t>(),
+                                                                  p.at("n").get<std::int64_t>(),
+                                                                  p.at("k").get<std::int64_t>());
+      });
   auto mkl_quick = [](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
     return suite != gtb::Suite::quick || mkl_quick_shape(p.at("m").get<std::int64_t>(), p.at("n").get<std::int64_t>(),
                                                          p.at("k").get<std::int64_t>());
@@ -1002,6 +1060,35 @@ void register_all() {
 // Its kernels use OpenBLAS: its core type is selected before any case.
 const bool kOpenblasCore = gtb::install_openblas_core_selection();
 const bool kRegistered = (register_all(), true);
+
+// The CPU GEMM libraries this process found, each with its version and code path, or why it is absent.
+const bool kContext = gtb::add_context("gemm", [](gtb::json& ctx) {
+  namespace dnnl3 = gtb::cpu::dnnl3;
+  namespace mkl = gtb::cpu::mkl;
+  gtb::json libs;
+  libs["openblas"] = {{"library", gtb::cpu::blas_config()}, {"corename", gtb::cpu::blas_corename()}};
+  if (gtb::cpu::dnnl_built()) {
+    const std::string why = gtb::cpu::plan::native_bf16_unavailable();
+    libs["onednn"] = {{"library", "oneDNN " + gtb::cpu::dnnl_version()},
+                      {"bf16_matmul", why.empty() ? "native" : "not offered: " + why}};
+  } else {
+    libs["onednn"] = {{"unavailable", "built without oneDNN (libdnnl-dev)"}};
+  }
+  if (dnnl3::available()) {
+    const std::string why = dnnl3::native_bf16_unavailable();
+    libs["onednn3"] = {{"library", dnnl3::version()},
+                       {"isa", dnnl3::isa()},
+                       {"threading", dnnl3::threading()},
+                       {"bf16_matmul", why.empty() ? "runs" : "not offered: " + why}};
+  } else {
+    libs["onednn3"] = {{"unavailable", dnnl3::unavailable_reason()}};
+  }
+  if (mkl::available())
+    libs["mkl"] = {{"library", mkl::version()}, {"processor", mkl::processor()}, {"threading", mkl::threading()}};
+  else
+    libs["mkl"] = {{"unavailable", mkl::unavailable_reason()}};
+  ctx["cpu_libraries"] = libs;
+});
 
 }  // namespace
 

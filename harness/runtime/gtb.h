@@ -179,6 +179,10 @@ bool add_pairs(std::string family, PairsFn fn);
 std::vector<std::pair<std::string, std::string>> declared_pairs(const std::string& family,
                                                                 const std::vector<Record>& planned);
 
+// What a family adds to the results context under its own name (context[family], which a merged
+// results file keeps), written before the first case: the libraries it found, for example.
+bool add_context(std::string family, std::function<void(json& family_context)> fn);  // returns true
+
 // A family that runs as several cooperating processes (MPI ranks) installs these: start() runs
 // before the first case, describe() adds to the results context, and only the process whose
 // writes_results() is true writes the results file; finish() runs on every exit path after start().

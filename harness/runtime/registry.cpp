@@ -41,6 +41,7 @@ struct Registry {
   std::map<std::string, ProcessGroup> groups;
   std::map<std::string, PrecheckFn> prechecks;
   std::map<std::string, std::vector<PairsFn>> pairs;
+  std::map<std::string, std::vector<std::function<void(json&)>>> contexts;
 };
 Registry& registry() {
   static Registry r;
@@ -230,6 +231,11 @@ bool set_precheck(std::string family, PrecheckFn fn) {
 
 bool set_process_group(std::string family, ProcessGroup group) {
   registry().groups[std::move(family)] = std::move(group);
+  return true;
+}
+
+bool add_context(std::string family, std::function<void(json& family_context)> fn) {
+  registry().contexts[std::move(family)].push_back(std::move(fn));
   return true;
 }
 
@@ -1125,6 +1131,8 @@ int family_main(int argc, char** argv, const std::string& family) {
 
   json context = full_context();
   if (group && group->describe) group->describe(context);
+  if (auto it = registry().contexts.find(family); it != registry().contexts.end())
+    for (const auto& fn : it->second) fn(context[family]);
   const double t0 = host_seconds();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

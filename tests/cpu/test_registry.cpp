@@ -228,6 +228,8 @@ const bool group_hooks = gtb::set_process_group(
                   },
                   [](gtb::json& ctx) { ctx["grouptest"] = {{"ranks", 2}}; }, [] { return group_config().writer; },
                   [] { group_note("F"); }, nullptr});  // no agree: one case at a time, pairs apart
+// A family's own context block (gtb::add_context), written after the group's.
+const bool group_context = gtb::add_context("grouptest", [](gtb::json& ctx) { ctx["libraries"] = {{"onednn3", "found"}}; });
 
 int run_group(const std::string& path) {
   std::fflush(nullptr);
@@ -265,6 +267,7 @@ TEST(ProcessGroup, OnlyTheWriterWritesAndTheContextGrows) {
   ASSERT_TRUE(std::filesystem::exists(path));
   const gtb::json doc = gtb::load_document(path);
   EXPECT_EQ(doc["context"]["grouptest"]["ranks"], 2);
+  EXPECT_EQ(doc["context"]["grouptest"]["libraries"]["onednn3"], "found");
   EXPECT_EQ(doc["records"].size(), 1u);
   std::filesystem::remove(path);
   group_config().fail_start = true;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/common/cpu/dnnl3.h"
 #include "kernels/common/cpu/mkl.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/step_check.h"
@@ -58,12 +59,13 @@ TEST(TrainBf16, RefusesPrecisionsItCannotRun) {
 namespace {
 namespace plan = gtb::cpu::plan;
 // Machines the BF16 plan is chosen for: this one, and injected ones.
-enum class Machine { here, no_native, native_only, mkl_bf16_only, fp32_libs_only };
+enum class Machine { here, no_native, native_only, onednn3_only, mkl_bf16_only, fp32_libs_only };
 const char* name_of(Machine m) {
   switch (m) {
     case Machine::here: return "here";
     case Machine::no_native: return "no_native";
     case Machine::native_only: return "native_only";
+    case Machine::onednn3_only: return "onednn3_only";
     case Machine::mkl_bf16_only: return "mkl_bf16_only";
     case Machine::fp32_libs_only: return "fp32_libs_only";
   }
@@ -74,10 +76,17 @@ std::string inject(mlp::CpuMlp& m, Machine which) {
   plan::Machine f = plan::this_machine();
   switch (which) {
     case Machine::here: break;
-    case Machine::no_native: f.native_bf16_unavailable = "injected: a CPU without AVX512-BF16 or AMX"; break;
+    case Machine::no_native:
+      f.native_bf16_unavailable = "injected: a CPU without AVX512-BF16 or AMX";
+      f.onednn3_bf16_unavailable = "injected: a CPU without AVX-512";
+      break;
     case Machine::native_only:
       if (!f.native_bf16_unavailable.empty()) return f.native_bf16_unavailable;
       f.only = {"onednn_bf16"};
+      break;
+    case Machine::onednn3_only:
+      if (!f.onednn3_bf16_unavailable.empty()) return f.onednn3_bf16_unavailable;
+      f.only = {"onednn3_bf16"};
       break;
     case Machine::mkl_bf16_only:
       if (!f.mkl_unavailable.empty()) return f.mkl_unavailable;
@@ -108,8 +117,8 @@ TEST_P(TrainBf16Step, PassesItsToleranceAndShowsItsRounding) {
   if (const std::string why = inject(m, machine); !why.empty()) GTEST_SKIP() << why;
   m.set_precision(Precision::bf16);
   const bool rows = m.rows_mode(batch);
-  if (machine == Machine::native_only && rows) {
-    // Rows mode offers no product to oneDNN's BF16 matmul (each runs inside the step's parallel
+  if ((machine == Machine::native_only || machine == Machine::onednn3_only) && rows) {
+    // Rows mode offers no product to oneDNN's BF16 matmuls (each runs inside the step's parallel
     // region): with nothing else offered, no site has a library, and the plan says so.
     EXPECT_THROW(m.plan_gemms(batch), std::runtime_error);
     return;
@@ -126,23 +135,35 @@ TEST_P(TrainBf16Step, PassesItsToleranceAndShowsItsRounding) {
     EXPECT_EQ(c.shape.inner, rows) << c.shape.site;
     const auto native = std::find_if(c.tried.begin(), c.tried.end(), [](const auto& t) { return t.name == "onednn_bf16"; });
     ASSERT_NE(native, c.tried.end()) << c.shape.site;  // listed, with why when it could not run
+    const auto v3 = std::find_if(c.tried.begin(), c.tried.end(), [](const auto& t) { return t.name == "onednn3_bf16"; });
+    ASSERT_NE(v3, c.tried.end()) << c.shape.site;
     if (machine == Machine::no_native || rows) {
       EXPECT_FALSE(native->available) << c.shape.site;
       EXPECT_FALSE(native->detail.empty()) << c.shape.site;
       EXPECT_NE(chosen.name, "onednn_bf16") << c.shape.site;
+      EXPECT_FALSE(v3->available) << c.shape.site;
+      EXPECT_FALSE(v3->detail.empty()) << c.shape.site;
+      EXPECT_NE(chosen.name, "onednn3_bf16") << c.shape.site;
     }
     if (machine == Machine::native_only) {
       EXPECT_EQ(chosen.name, "onednn_bf16") << c.shape.site;
+    }
+    if (machine == Machine::onednn3_only) {
+      EXPECT_EQ(chosen.name, "onednn3_bf16") << c.shape.site;
     }
     if (machine == Machine::mkl_bf16_only) {
       EXPECT_EQ(chosen.name, "mkl_bf16") << c.shape.site;
     }
     if (machine == Machine::fp32_libs_only) {
       EXPECT_NE(chosen.name, "onednn_bf16") << c.shape.site;
+      EXPECT_NE(chosen.name, "onednn3_bf16") << c.shape.site;
       EXPECT_NE(chosen.name, "mkl_bf16") << c.shape.site;
     }
     if (machine == Machine::here && !rows && plan::native_bf16_unavailable().empty()) {
       EXPECT_TRUE(native->verified) << c.shape.site << ": " << native->detail;  // the native path runs here
+    }
+    if (machine == Machine::here && !rows && gtb::cpu::dnnl3::native_bf16_unavailable().empty()) {
+      EXPECT_TRUE(v3->verified) << c.shape.site << ": " << v3->detail;  // oneDNN 3 runs here
     }
   }
   // The same step held to the FP32 tolerance fails: the GEMMs really ran on rounded operands.
@@ -164,7 +185,7 @@ INSTANTIATE_TEST_SUITE_P(All, TrainBf16Step,
                                             ::testing::Values(mlp::CpuMlp::Threading::rows,
                                                               mlp::CpuMlp::Threading::split,
                                                               mlp::CpuMlp::Threading::blas),
-                                            ::testing::Values(Machine::here, Machine::no_native, Machine::native_only,
+                                            ::testing::Values(Machine::here, Machine::no_native, Machine::native_only, Machine::onednn3_only,
                                                               Machine::mkl_bf16_only, Machine::fp32_libs_only)),
                          case_name);
 
@@ -173,7 +194,8 @@ TEST(GemmPlan, CandidatesFollowTheMachineAndThePickFollowsTheTimes) {
   auto find = [](const std::vector<plan::Candidate>& cs, const std::string& n) {
     return std::find_if(cs.begin(), cs.end(), [&](const plan::Candidate& c) { return c.name == n; });
   };
-  const plan::Machine native{"", "", {}}, none{"injected: no AVX512-BF16 or AMX", "injected: oneMKL did not load", {}};
+  const plan::Machine native{"", "", {}, "", "avx512_core_bf16"},
+      none{"injected: no AVX512-BF16 or AMX", "injected: oneMKL did not load", {}, "injected: no oneDNN 3", "avx2"};
   const auto with = plan::candidates(true, native), without = plan::candidates(true, none);
   ASSERT_NE(find(with, "onednn_bf16"), with.end());
   EXPECT_TRUE(find(with, "onednn_bf16")->available);
@@ -186,6 +208,10 @@ TEST(GemmPlan, CandidatesFollowTheMachineAndThePickFollowsTheTimes) {
   const auto fp32 = plan::candidates(false, native);
   EXPECT_EQ(find(fp32, "onednn_bf16"), fp32.end());
   EXPECT_EQ(find(fp32, "mkl_bf16"), fp32.end());
+  EXPECT_EQ(find(fp32, "onednn3_bf16"), fp32.end());
+  EXPECT_TRUE(find(with, "onednn3_bf16")->available);
+  EXPECT_FALSE(find(without, "onednn3_bf16")->available);
+  EXPECT_EQ(find(without, "onednn3_bf16")->why_not, none.onednn3_bf16_unavailable);
   // The pick: the fastest verified, a challenger beating the first by 5 %.
   using T = plan::Choice::Tried;
   std::vector<T> tried = {{"openblas", true, true, 10e-3, ""}, {"mkl_bf16", true, true, 6e-3, ""},
@@ -199,6 +225,60 @@ TEST(GemmPlan, CandidatesFollowTheMachineAndThePickFollowsTheTimes) {
   EXPECT_EQ(plan::pick(tried), 1);
   tried[1].verified = false;
   EXPECT_EQ(plan::pick(tried), -1);
+}
+
+// The BF16 choice on injected CPUs: what each library offers there (Machine) and times as such a CPU
+// would give them (injected, not measured), through candidates() and pick() as choose() runs them.
+TEST(GemmPlan, ChoosesAmongBothOneDnnsByTheCpu) {
+  struct Cpu {
+    const char* what;
+    plan::Machine machine;
+    std::vector<std::pair<std::string, double>> seconds;  // the injected time of each offered candidate
+    std::string want;
+  };
+  const std::string ref26 = "injected: oneDNN 2.6 has only its reference BF16 matmul";
+  const std::vector<Cpu> cpus = {
+      // AMX: oneDNN 3's tile kernel far ahead of 2.6's AVX512-BF16 one and of the rest.
+      {"AMX", {"", "", {}, "", "avx512_core_amx"},
+       {{"openblas", 8e-3}, {"onednn", 8e-3}, {"mkl", 8e-3}, {"mkl_bf16", 3e-3}, {"onednn_bf16", 3e-3}, {"onednn3_bf16", 1e-3}},
+       "onednn3_bf16"},
+      // The same CPU without oneDNN 3 installed: its record says why, the older path runs.
+      {"AMX, no oneDNN 3", {"", "", {}, "oneDNN 3 not found (run ci/setup.sh)", "avx512_core_amx"},
+       {{"openblas", 8e-3}, {"onednn", 8e-3}, {"mkl", 8e-3}, {"mkl_bf16", 3.4e-3}, {"onednn_bf16", 3e-3}},
+       "onednn_bf16"},
+      // AVX512-BF16 without AMX: both oneDNNs native; 3 within 5 % of 2.6 leaves 2.6 chosen.
+      {"AVX512-BF16", {"", "", {}, "", "avx512_core_bf16"},
+       {{"openblas", 8e-3}, {"onednn", 8e-3}, {"mkl", 8e-3}, {"mkl_bf16", 4e-3}, {"onednn_bf16", 3e-3}, {"onednn3_bf16", 2.9e-3}},
+       "onednn_bf16"},
+      // AVX-512 without BF16 (an Ice Lake): 2.6 has only its reference code; 3 converts in registers.
+      {"AVX-512", {ref26, "", {}, "", "avx512_core_vnni"},
+       {{"openblas", 8e-3}, {"onednn", 8e-3}, {"mkl", 8e-3}, {"mkl_bf16", 9e-3}, {"onednn3_bf16", 6e-3}},
+       "onednn3_bf16"},
+      // AVX2 only: neither oneDNN has a BF16 matmul; an FP32 library on rounded operands.
+      {"AVX2", {ref26, "", {}, "injected: oneDNN 3.2 has no BF16 matmul implementation for this CPU (ISA avx2)", "avx2"},
+       {{"openblas", 8e-3}, {"onednn", 9e-3}, {"mkl", 7e-3}, {"mkl_bf16", 20e-3}},
+       "mkl"},
+  };
+  for (const Cpu& cpu : cpus) {
+    SCOPED_TRACE(cpu.what);
+    std::vector<plan::Choice::Tried> tried;
+    for (const plan::Candidate& c : plan::candidates(true, cpu.machine)) {
+      const auto t = std::find_if(cpu.seconds.begin(), cpu.seconds.end(), [&](const auto& x) { return x.first == c.name; });
+      // The machine decides oneMKL and the BF16 GEMMs; OpenBLAS and 2.6's SGEMM are facts of the build.
+      const bool from_machine = c.name == "mkl" || c.name.find("bf16") != std::string::npos;
+      if (from_machine) {
+        EXPECT_EQ(c.available, t != cpu.seconds.end()) << c.name << ": " << c.why_not;
+      }
+      if (!c.available) {
+        EXPECT_FALSE(c.why_not.empty()) << c.name;
+      }
+      const bool runs = c.available && t != cpu.seconds.end();
+      tried.push_back({c.name, runs, runs, runs ? t->second : 0.0, c.why_not});
+    }
+    const int best = plan::pick(tried);
+    ASSERT_GE(best, 0);
+    EXPECT_EQ(tried[std::size_t(best)].name, cpu.want);
+  }
 }
 
 TEST(TrainBf16, TrainsAsFp32Does) {

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "kernels/common/cpu/dnnl3.h"
 #include "kernels/common/cpu/mkl.h"
 #include "kernels/common/clock.h"
 #include "kernels/common/cpu/parallel.h"
@@ -82,7 +83,10 @@ bool native_bf16_serves(const Shape& s, std::string& why_not) {
   return false;
 }
 
-Machine this_machine() { return Machine{native_bf16_unavailable(), mkl::unavailable_reason(), {}}; }
+Machine this_machine() {
+  return Machine{native_bf16_unavailable(), mkl::unavailable_reason(), {}, dnnl3::native_bf16_unavailable(),
+                 dnnl3::isa()};
+}
 
 std::vector<Candidate> candidates(bool bf16, const Machine& machine) {
   std::vector<Candidate> out;
@@ -108,6 +112,7 @@ std::vector<Candidate> candidates(bool bf16, const Machine& machine) {
     };
     add_bf16("mkl_bf16", &Candidate::mkl_bf16, machine.mkl_unavailable);
     add_bf16("onednn_bf16", &Candidate::native_bf16, machine.native_bf16_unavailable);
+    add_bf16("onednn3_bf16", &Candidate::onednn3_bf16, machine.onednn3_bf16_unavailable);
   }
   if (!machine.only.empty())
     for (Candidate& c : out)
@@ -161,6 +166,34 @@ void Plan::call_native(const Shape& s, int m, int n, int k, const float* a, cons
 #endif
 }
 
+void Plan::call_onednn3(const Shape& s, int m, int n, int k, const float* a, const float* b, float beta,
+                        float* c) const {
+  // One primitive per shape for the process, as for 2.6's.
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<dnnl3::Matmul>> prims;
+  std::ostringstream key;
+  key << s.ta << s.tb << ' ' << m << ' ' << n << ' ' << k << ' ' << s.ldc << ' ' << beta;
+  std::shared_ptr<dnnl3::Matmul> p;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto& slot = prims[key.str()];
+    if (!slot) slot = std::make_shared<dnnl3::Matmul>(true, s.ta, s.tb, m, n, k, s.ldc, beta);
+    p = slot;
+  }
+  // Packed dense in the site's transposition as BF16 words (part of the candidate's timed cost).
+  const int ar = s.ta ? k : m, ac = s.ta ? m : k, br = s.tb ? n : k, bc = s.tb ? k : n;
+  thread_local std::vector<std::uint16_t> a16, b16;
+  a16.resize(std::size_t(ar) * std::size_t(ac));
+  b16.resize(std::size_t(br) * std::size_t(bc));
+  auto pack = [](const float* src, int rows, int cols, int ld, std::uint16_t* dst) {
+#pragma omp parallel for schedule(static) if (double(rows) * cols > kMinParallelWork)
+    for (int i = 0; i < rows; ++i) to_bf16_rows(src + std::size_t(i) * std::size_t(ld), 1, cols, ld, dst + std::size_t(i) * cols);
+  };
+  pack(a, ar, ac, s.lda, a16.data());
+  pack(b, br, bc, s.ldb, b16.data());
+  p->run(a16.data(), b16.data(), c);
+}
+
 namespace {
 // rows x cols of src (row stride ld) rounded to BF16 values into buf, same stride; over the threads
 // when `fork` (a product cut into slices), on the calling thread otherwise (an inner product: the
@@ -211,6 +244,7 @@ void Plan::call_candidate(const Candidate& cand, const Shape& s, int m, int n, i
                           float beta, float* c) const {
   if (cand.native_bf16) return call_native(s, m, n, k, a, b, beta, c);
   if (cand.mkl_bf16) return call_mkl_bf16(s, m, n, k, a, b, beta, c);
+  if (cand.onednn3_bf16) return call_onednn3(s, m, n, k, a, b, beta, c);
   call(s, cand.lib, m, n, k, a, b, beta, c);
 }
 
@@ -330,7 +364,7 @@ void Plan::choose(const std::vector<Shape>& shapes, bool bf16, bool round_operan
       Choice::Tried t;
       t.name = cand.name;
       std::string not_here = cand.why_not;
-      if (!cand.available || (cand.native_bf16 && !native_bf16_serves(s, not_here))) {
+      if (!cand.available || ((cand.native_bf16 || cand.onednn3_bf16) && !native_bf16_serves(s, not_here))) {
         t.available = false;
         t.detail = not_here;
         ch.tried.push_back(t);

@@ -23,29 +23,34 @@ struct Shape {
 
 // A library a site can use. For BF16 the FP32 libraries run on operands rounded to bfloat16, which
 // is a BF16 product with FP32 accumulation computed at FP32 speed; oneMKL's BF16 GEMM
-// (cblas_gemm_bf16bf16f32) and oneDNN's BF16 matmul (native with AVX512-BF16 / AMX) take the
-// operands as BF16 words, packed inside the call (the packing counts against them).
+// (cblas_gemm_bf16bf16f32), Debian's oneDNN 2.6 BF16 matmul (native with AVX512-BF16) and the
+// current oneDNN 3's (AMX tiles, AVX512-BF16, or BF16 converted in AVX-512 registers: the kernel its
+// ISA has) take the operands as BF16 words, packed inside the call (the packing counts against them).
 struct Candidate {
-  std::string name;          // "openblas", "onednn", "mkl", "mkl_bf16", "onednn_bf16"
-  cpu::GemmLib lib{};        // the FP32 library it calls (the BF16 ones: unused)
-  bool native_bf16 = false;  // oneDNN's BF16 matmul: BF16 operands in, FP32 out
-  bool mkl_bf16 = false;     // oneMKL's cblas_gemm_bf16bf16f32: BF16 operands in, FP32 out
+  std::string name;           // "openblas", "onednn", "mkl", "mkl_bf16", "onednn_bf16", "onednn3_bf16"
+  cpu::GemmLib lib{};         // the FP32 library it calls (the BF16 ones: unused)
+  bool native_bf16 = false;   // oneDNN 2.6's BF16 matmul: BF16 operands in, FP32 out
+  bool mkl_bf16 = false;      // oneMKL's cblas_gemm_bf16bf16f32: BF16 operands in, FP32 out
+  bool onednn3_bf16 = false;  // oneDNN 3's BF16 matmul: BF16 operands in, FP32 out
   bool available = false;
-  std::string why_not;       // when not available
+  std::string why_not;        // when not available
 };
 
 // The facts of the machine the candidates depend on ("" = can run). this_machine() probes them;
-// tests inject others (a CPU with or without a native BF16 matmul).
+// tests inject others (a CPU with or without AMX, AVX512-BF16, AVX-512).
 struct Machine {
-  std::string native_bf16_unavailable;  // why oneDNN's BF16 matmul cannot run
-  std::string mkl_unavailable;          // why oneMKL cannot run
-  std::vector<std::string> only;        // when not empty: the only candidates offered (a test's pick)
+  std::string native_bf16_unavailable;   // why oneDNN 2.6's BF16 matmul cannot run
+  std::string mkl_unavailable;           // why oneMKL cannot run
+  std::vector<std::string> only;         // when not empty: the only candidates offered (a test's pick)
+  std::string onednn3_bf16_unavailable;  // why oneDNN 3's BF16 matmul cannot run
+  std::string isa;                       // the ISA oneDNN 3 dispatches to ("avx512_core_amx", ...; "" unknown)
 };
 Machine this_machine();
 
 // The candidates for a precision: every cpu::GemmLib the build has, in kGemmLibNames order (so a
 // library added there becomes a candidate here); for BF16 also oneMKL's BF16 GEMM where oneMKL
-// loads, and oneDNN's BF16 matmul where oneDNN has a native (not reference) BF16 implementation.
+// loads, and each oneDNN's BF16 matmul (2.6's, then 3's) where it has a kernel for this CPU (not its
+// reference implementation).
 std::vector<Candidate> candidates(bool bf16, const Machine& machine);
 std::vector<Candidate> candidates(bool bf16);  // on this_machine()
 // Why oneDNN's BF16 matmul cannot run here ("" when it can): not built in, no implementation for
@@ -97,6 +102,7 @@ class Plan {
             float* c) const;
   void call_native(const Shape& s, int m, int n, int k, const float* a, const float* b, float beta, float* c) const;
   void call_mkl_bf16(const Shape& s, int m, int n, int k, const float* a, const float* b, float beta, float* c) const;
+  void call_onednn3(const Shape& s, int m, int n, int k, const float* a, const float* b, float beta, float* c) const;
   void call_candidate(const Candidate& cand, const Shape& s, int m, int n, int k, const float* a, const float* b,
                       float beta, float* c) const;
   std::vector<Choice> choices_;
