@@ -220,7 +220,7 @@ def cmd_table(gtb, trace_dir, fixture_dir):
         o = g["overall"]["gpu"]
         t = h["temporal"][0]
         step = t["kernel_time(us)"] / max(1, len(g["steps"]))
-        mk = o["sync_markers"]["us_outside_busy"]
+        mk = o["sync_markers"].get("us_outside_busy_in_window", o["sync_markers"]["us_outside_busy"])
 
         def union(kind):
             return sum(r["sum"] for r in h["kernel_types"] if kind in r["kernel_type"])
