@@ -342,3 +342,19 @@ TEST(DiagnoseDefects, AStepsWindowEndsAtTheNextStepsFirstEventOnItsStream) {
   // The copy still belongs to step 2 (it launched it).
   EXPECT_DOUBLE_EQ(num(d["steps"][1]["gpu"]["copies"][0], {"count"}), 1);
 }
+
+// The profiler's legacy export (PyTorch builds without Kineto): a bare event array, CPU operators
+// without a category, the collectives of a host library on its own thread.
+TEST(DiagnoseReader, TheLegacyArrayExportIsRead) {
+  const Trace t = read_trace_text(R"([
+ {"name":"ProfilerStep#1","ph":"X","ts":0,"dur":100,"tid":1,"pid":"CPU functions","args":{}},
+ {"name":"aten::mm","ph":"X","ts":10,"dur":20,"tid":1,"pid":"CPU functions","args":{}},
+ {"name":"gloo:all_reduce","ph":"X","ts":40,"dur":50,"tid":2,"pid":"CPU functions","args":{}}])");
+  ASSERT_EQ(t.steps.size(), 1u);
+  ASSERT_EQ(t.cpu_ops.size(), 2u);
+  EXPECT_EQ(t.name_of(t.cpu_ops[0].name), "aten::mm");
+  ASSERT_EQ(t.host.size(), 1u);
+  EXPECT_EQ(t.host[0].kind, HostKind::collective);
+  EXPECT_EQ(t.host[0].tid, 2);
+  EXPECT_THROW(read_trace_text(R"([{"name":"x","ph":"X","ts":0,"dur":1}, 3])"), TraceError);
+}
