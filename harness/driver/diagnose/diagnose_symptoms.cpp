@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "harness/document/stats.h"
+#include "harness/driver/diagnose/diagnose_job.h"
 
 namespace gtb::diagnose {
 
@@ -837,6 +838,97 @@ json diagnose_trace(const Trace& t, const std::string& label) {
   if (!timeline.is_null()) d["timeline"] = timeline;
   d["cannot_say"] = cannot;
   return d;
+}
+
+std::string collective_kind(const std::string& name) {
+  std::string n;
+  for (char c : name)
+    if (c != '_' && c != ' ' && c != '-') n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* k : {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "sendrecv", "reduce",
+                        "send", "recv", "barrier"})
+    if (n.find(k) != std::string::npos) return k;
+  return "";
+}
+
+double dtype_bytes(const std::string& dtype) {
+  const auto d = lower(dtype);
+  if (d == "float" || d == "float32" || d == "int" || d == "int32" || d == "uint32") return 4;
+  if (d == "double" || d == "float64" || d == "long" || d == "int64" || d == "uint64" || d == "complexfloat") return 8;
+  if (d == "half" || d == "float16" || d == "bfloat16" || d == "short" || d == "int16") return 2;
+  if (d == "byte" || d == "char" || d == "bool" || d == "int8" || d == "uint8" || has(d, "float8")) return 1;
+  return 0;
+}
+
+double bus_bandwidth_gbps(const std::string& c, double bytes, double seconds, std::int64_t n) {
+  if (!(bytes > 0) || !(seconds > 0) || n < 1) return NAN;
+  const double alg = bytes / seconds / 1e9, nn = static_cast<double>(n);
+  if (c == "allreduce") return alg * 2 * (nn - 1) / nn;
+  if (c == "allgather" || c == "reducescatter" || c == "alltoall") return alg * (nn - 1) / nn;
+  if (c == "broadcast" || c == "reduce") return alg;
+  return NAN;
+}
+
+std::vector<CommCall> communication_calls(const Trace& t) {
+  const std::vector<Step> steps = unique_steps(t);
+  const Prepared p = prepare(t, steps);
+  std::vector<CommCall> out;
+  for (const auto i : p.order) {
+    const auto& e = t.gpu[i];
+    if (e.kind != GpuKind::kernel || !p.comm[static_cast<std::size_t>(e.name)]) continue;
+    CommCall c;
+    c.step = p.gpu_step[i];
+    c.ts = e.ts;
+    c.dur = e.dur;
+    c.on_gpu = true;
+    c.collective = collective_kind(t.name_of(e.name));
+    if (e.collective >= 0) {
+      const auto& a = t.collectives[static_cast<std::size_t>(e.collective)];
+      if (a.name >= 0) c.collective = collective_kind(t.name_of(a.name));
+      const double eb = a.dtype >= 0 ? dtype_bytes(t.name_of(a.dtype)) : 0;
+      if (eb > 0 && a.in_elements >= 0) c.bytes = a.in_elements * eb;
+      if (eb > 0 && a.out_elements >= 0) c.out_bytes = a.out_elements * eb;
+      c.group_size = a.group_size;
+    }
+    out.push_back(c);
+  }
+  if (!out.empty()) return out;
+  for (std::size_t i = 0; i < t.host.size(); ++i) {
+    const auto& h = t.host[i];
+    if (h.kind != HostKind::collective) continue;
+    CommCall c;
+    c.step = p.host_step[i];
+    c.ts = h.ts;
+    c.dur = h.dur;
+    c.collective = collective_kind(t.name_of(h.name));
+    out.push_back(c);
+  }
+  std::sort(out.begin(), out.end(), [](const CommCall& a, const CommCall& b) { return a.ts < b.ts; });
+  return out;
+}
+
+std::vector<NameTally> name_tallies(const Trace& t) {
+  const std::vector<Step> steps = unique_steps(t);
+  const Prepared p = prepare(t, steps);
+  const std::size_t n = std::max<std::size_t>(1, steps.size());
+  std::map<std::pair<std::string, std::int32_t>, NameTally> by;
+  auto add = [&](const char* kind, std::int32_t name, int step, double dur) {
+    if (!steps.empty() && step < 0) return;
+    auto& x = by[{kind, name}];
+    if (x.count.empty()) {
+      x.name = t.name_of(name);
+      x.kind = kind;
+      x.count.assign(n, 0);
+      x.us.assign(n, 0);
+    }
+    const auto k = static_cast<std::size_t>(std::max(0, step));
+    x.count[k] += 1;
+    x.us[k] += dur;
+  };
+  for (const auto i : p.order) add("kernel", t.gpu[i].name, p.gpu_step[i], t.gpu[i].dur);
+  for (const auto& op : t.cpu_ops) add("cpu_op", op.name, steps.empty() ? 0 : step_of(steps, op.ts), op.dur);
+  std::vector<NameTally> out;
+  for (auto& [k, v] : by) out.push_back(std::move(v));
+  return out;
 }
 
 }  // namespace gtb::diagnose
