@@ -316,6 +316,21 @@ json diagnose_job(const std::vector<RankInput>& ranks, const json* results, cons
       if (std::isfinite(m)) across[key].push_back({m, r.rank});
     }
     row["median_per_step"] = medians;
+    // The whole trace's figures (gtb's whole-trace window: the first GPU event's start to the last one's
+    // end), which the HTA agreement test compares with HTA's temporal breakdown and overlap per trace.
+    if (d["overall"].contains("gpu")) {
+      const auto& g = d["overall"]["gpu"];
+      row["whole_trace"] = {{"window_us", g["window_us"]},
+                            {"busy_us", g["busy_us"]},
+                            {"idle_us", g["idle_us"]},
+                            {"compute_us", g["split"]["compute_us"]},
+                            {"non_compute_us", g["split"]["non_compute_us"]},
+                            {"communication_us", g["split"]["communication_us"]},
+                            {"memory_us", g["split"]["memory_us"]},
+                            {"communication_overlap_share", g["communication"]["overlap_share"]},
+                            {"sync_markers_outside_busy_in_window_us",
+                             g.contains("sync_markers") ? g["sync_markers"].value("us_outside_busy_in_window", 0.0) : 0.0}};
+    }
     row["symptoms"] = json::array();
     for (const auto& l : symptom_lines(d)) row["symptoms"].push_back({{"id", l.id}, {"label", l.label}, {"text", l.text}});
     rank_rows.push_back(row);
