@@ -42,17 +42,22 @@ def work(rank, a):
                 time.sleep(a.loader_ms / 1e3)
             return x.clone(), y.clone()
 
-    def one(i, prof=None):
-        xb, yb = batch()
+    def forward_backward(xb, yb):
         out = ddp(xb)
         loss = torch.nn.functional.mse_loss(out, yb)
         if a.straggler == rank:
             time.sleep(a.straggler_ms / 1e3)
+        loss.backward()
+        return loss
+
+    def one(i):
+        xb, yb = batch()
+        # no_sync must hold the forward pass too: DDP prepares the gradient reduction there.
         if a.no_sync_every and i % a.no_sync_every != a.no_sync_every - 1:
             with ddp.no_sync():
-                loss.backward()
+                loss = forward_backward(xb, yb)
         else:
-            loss.backward()
+            loss = forward_backward(xb, yb)
         opt.step()
         opt.zero_grad()
         if a.sync_every_step:

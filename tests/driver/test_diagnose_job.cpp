@@ -234,6 +234,18 @@ TEST(DiagnoseDiff, TheOneChangeIsNamed) {
     EXPECT_TRUE(d["names"]["appeared"]["largest"].empty());
   }
   {
+    // DDP's no_sync every other step: the all-reduce runs in half the steps.
+    const json d = diff_of("base", "no-sync-every-2");
+    bool halved = false;
+    for (const auto& r : d["names"]["changed"]["largest"])
+      if (r["name"] == "gloo:all_reduce") {
+        halved = r["count_changed"].get<bool>();
+        EXPECT_DOUBLE_EQ(r["before"]["mean_count_per_step"].get<double>(), 1);
+        EXPECT_DOUBLE_EQ(r["after"]["mean_count_per_step"].get<double>(), 0.5);
+      }
+    EXPECT_TRUE(halved);
+  }
+  {
     // A trace against itself: nothing beyond the noise, nothing came, went or changed.
     const json d = diff_of("base", "base");
     EXPECT_FALSE(d["categories"]["step_us"]["beyond_noise"].get<bool>());

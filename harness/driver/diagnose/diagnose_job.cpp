@@ -627,7 +627,8 @@ json diagnose_diff(const json& before, const std::vector<NameTally>& bn, const j
                "step-to-step spread (max - min). A change beyond the noise is one larger than that noise."},
       {"names", "Kernels (by launch) and CPU operators (by start) tallied by name per step: appeared (none "
                 "before), vanished (none after), or changed: median time per step moved by more than the "
-                "larger step-to-step spread of that name's time, and by at least 1% of the step."},
+                "larger step-to-step spread of that name's time and by at least 1% of the step, or its mean count per "
+                "step moved by more than 10% (counts are exact)."},
       {"symptoms", "A symptom came or went when its line is in one diagnosis and not the other."}};
   json cats = json::object();
   for (const auto& [key, member] :
@@ -688,7 +689,13 @@ json diagnose_diff(const json& before, const std::vector<NameTally>& bn, const j
     } else {
       const double noise = std::max(max_of(a->us) - min_of(a->us), max_of(b->us) - min_of(b->us));
       r["noise_us"] = noise;
-      if (std::fabs(ua - ub) > noise && std::fabs(ua - ub) >= min_change) changed.push_back(r);
+      // Counts are exact: a mean count per step that moved by more than 10% is a change whatever the time did.
+      const double ca = sum(a->count) / static_cast<double>(a->count.size()), cb = sum(b->count) / static_cast<double>(b->count.size());
+      r["before"]["mean_count_per_step"] = ca;
+      r["after"]["mean_count_per_step"] = cb;
+      const bool count_moved = std::fabs(cb - ca) > 0.1 * ca;
+      r["count_changed"] = count_moved;
+      if ((std::fabs(ua - ub) > noise && std::fabs(ua - ub) >= min_change) || count_moved) changed.push_back(r);
     }
   }
   auto by_size = [](json& v) {
@@ -871,8 +878,8 @@ std::string diff_body(const json& d, bool md, int level) {
     sec(title + " (" + std::to_string(n["total"].get<std::size_t>()) + " kernels and CPU operators)");
     for (const auto& r : n["largest"]) {
       o << (md ? "- " : "    ") << r["kind"].get<std::string>() << " `" << r["name"].get<std::string>() << "`: "
-        << fmtd("%.3g", r["before"]["count_per_step"].get<double>()) << " -> "
-        << fmtd("%.3g", r["after"]["count_per_step"].get<double>()) << " per step, "
+        << fmtd("%.3g", r["before"].value("mean_count_per_step", r["before"]["count_per_step"].get<double>())) << " -> "
+        << fmtd("%.3g", r["after"].value("mean_count_per_step", r["after"]["count_per_step"].get<double>())) << " per step, "
         << dur(r["before"]["us_per_step"].get<double>()) << " -> " << dur(r["after"]["us_per_step"].get<double>())
         << " per step (" << signed_dur(r["change_us_per_step"].get<double>()) << ")\n";
     }
