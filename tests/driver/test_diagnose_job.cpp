@@ -257,3 +257,11 @@ TEST(DiagnoseDiff, TheOneChangeIsNamed) {
     EXPECT_FALSE(render_diff_markdown(d).empty());
   }
 }
+
+// Ranks whose collectives lasted the same: nobody waited, so no straggler is named.
+TEST(DiagnoseJob, NoWaitNoStraggler) {
+  const std::vector<RankInput> ranks = {rank_of(gpu_rank(0, 1000, 3000), "r0"), rank_of(gpu_rank(1, 1000, 3000), "r1")};
+  const json j = diagnose_job(ranks, nullptr, "");
+  EXPECT_TRUE(j["straggler"].is_null());
+  for (const auto& s : j["steps"]) EXPECT_TRUE(s["straggler"].is_null());
+}

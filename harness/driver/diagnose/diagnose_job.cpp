@@ -265,7 +265,7 @@ json diagnose_job(const std::vector<RankInput>& ranks, const json* results, cons
       wait_sum[rk] += w;
       wait_by_step[rk][name] = w;
     }
-    if (best_rank >= 0) {
+    if (best_rank >= 0 && best_wait > 0) {
       ++straggler_steps[best_rank];
       double others = 0;
       for (const auto& [rk, w] : step_wait)
@@ -277,7 +277,9 @@ json diagnose_job(const std::vector<RankInput>& ranks, const json* results, cons
                          {"others_wait_us", n_ranks > 1 ? others / static_cast<double>(n_ranks - 1) : 0.0}};
     } else {
       st["straggler"] = nullptr;
-      st["why_no_straggler"] = k_n == 0 ? "no communication call in this step" : "one rank: nobody waits";
+      st["why_no_straggler"] = k_n == 0      ? "no communication call in this step"
+                               : n_ranks < 2 ? "one rank: nobody waits"
+                                             : "every rank's collectives lasted the same: nobody waited";
     }
     st["wait_us_by_rank"] = waits;
     steps_out.push_back(st);
