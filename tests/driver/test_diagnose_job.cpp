@@ -21,7 +21,7 @@ const std::string kDdp = std::string(GTB_FIXTURE_DIR) + "/traces/ddp/";
 // One rank of a planted two-step GPU job: each step a compute kernel of `compute_us`, then an NCCL
 // all-reduce of 25e6 floats (100 MB) lasting `comm_us` on this rank. Step k's host interval starts at
 // k * 10000; its kernels at k * 10000 + 100.
-std::string gpu_rank(int rank, double compute_us, double comm_us, int steps = 2) {
+std::string gpu_rank(int rank, double compute_us, double comm_us, int steps = 2, int buckets = 1) {
   std::string ev;
   for (int k = 0; k < steps; ++k) {
     const double t0 = k * 10000.0;
@@ -34,10 +34,11 @@ std::string gpu_rank(int rank, double compute_us, double comm_us, int steps = 2)
           R"(,"dur":5,"args":{"correlation":)" + c2 + "}}";
     ev += R"(,{"ph":"X","cat":"kernel","name":"ampere_sgemm_128x64_nn","pid":0,"tid":7,"ts":)" + std::to_string(t0 + 100) +
           R"(,"dur":)" + std::to_string(compute_us) + R"(,"args":{"stream":7,"device":0,"correlation":)" + c1 + "}}";
-    ev += R"(,{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":9,"ts":)" +
-          std::to_string(t0 + 100 + compute_us) + R"(,"dur":)" + std::to_string(comm_us) +
-          R"(,"args":{"stream":9,"device":0,"correlation":)" + c2 +
-          R"(,"Collective name":"allreduce","dtype":"Float","In msg nelems":25000000,"Out msg nelems":25000000,"Group size":2}})";
+    for (int b = 0; b < buckets; ++b)
+      ev += R"(,{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":9,"ts":)" +
+            std::to_string(t0 + 100 + compute_us + b * comm_us) + R"(,"dur":)" + std::to_string(comm_us) +
+            R"(,"args":{"stream":9,"device":0,"correlation":)" + (b == 0 ? c2 : std::to_string(1000 + 2 * k + b)) +
+            R"(,"Collective name":"allreduce","dtype":"Float","In msg nelems":25000000,"Out msg nelems":25000000,"Group size":2}})";
   }
   return R"({"deviceProperties":[{"id":0,"name":"NVIDIA A100-PG509-200"}],"distributedInfo":{"backend":"nccl","rank":)" +
          std::to_string(rank) + R"(,"world_size":2},"traceEvents":[{"ph":"i","name":"start","ts":0})" + ev + "]}";
@@ -264,4 +265,30 @@ TEST(DiagnoseJob, NoWaitNoStraggler) {
   const json j = diagnose_job(ranks, nullptr, "");
   EXPECT_TRUE(j["straggler"].is_null());
   for (const auto& s : j["steps"]) EXPECT_TRUE(s["straggler"].is_null());
+}
+
+// Bucket size: two all-reduces of 100 MB per step merged into one of 200 MB saves one latency per step
+// at the measured latency and bandwidth (10 us + bytes / 100 GB/s): 2 x 1010 us - 2010 us = 10 us.
+TEST(DiagnoseJob, LargerBucketsArePricedFromTheMeasuredAllReduce) {
+  const std::vector<RankInput> ranks = {rank_of(gpu_rank(0, 1000, 4000, 2, 2), "r0"),
+                                        rank_of(gpu_rank(1, 3000, 2000, 2, 2), "r1")};
+  json r = results_with_allreduce();
+  r["findings"]["parallel"]["terms"] = json::array(
+      {{{"name", "allreduce"}, {"backend", "cuda"}, {"where", {{"ranks", 2}}}, {"form", "latency_bandwidth"},
+        {"x", "bytes"}, {"latency_s", 1e-5}, {"per_second", 1e11}, {"x_min", 4096.0}, {"x_max", 1e9},
+        {"records", {"syn-ar"}}}});
+  const json j = diagnose_job(ranks, &r, "synthetic");
+  bool seen = false;
+  for (const auto& f : j["pricing"]["fixes"])
+    if (f["symptom"] == "bucket_size") {
+      seen = true;
+      EXPECT_DOUBLE_EQ(f["allreduce_per_step"].get<double>(), 2);
+      ASSERT_TRUE(f["saving_per_step_s"].is_number()) << f.dump();
+      EXPECT_NEAR(f["saving_per_step_s"].get<double>(), 1e-5, 1e-12);
+    }
+  EXPECT_TRUE(seen);
+  // Without results it says what would price it.
+  const json k = diagnose_job(ranks, nullptr, "");
+  for (const auto& f : k["pricing"]["fixes"])
+    if (f["symptom"] == "bucket_size") EXPECT_NE(f["cannot_say"].get<std::string>().find("--results"), std::string::npos);
 }

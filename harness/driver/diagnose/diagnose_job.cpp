@@ -539,6 +539,7 @@ json diagnose_job(const std::vector<RankInput>& ranks, const json* results, cons
       f["cannot_say"] = terms_reason;
     } else {
       cost::Estimate each, merged;
+      each.seconds = 0.0;  // the sum starts from nothing, not from "cannot say"
       double total = 0;
       for (double b : sizes) {
         each = each + cost::allreduce_seconds(terms, backend, static_cast<int>(group), b);
