@@ -69,6 +69,9 @@ cp "$traces/ddp/job2-straggler/rank-0.json.gz" "$work/again-rank-0.json.gz"
 cp "$traces/ddp/job2-straggler/rank-1.json.gz" "$work/norank.json.gz"
 "$gtb" diagnose "$traces/ddp/job2-straggler/rank-0.json.gz" "$work/norank.json.gz" 2> "$work/norank.err" > /dev/null; rc=$?
 [ $rc -eq 2 ] && grep -q "no rank" "$work/norank.err" || fail "no rank: rc $rc $(cat "$work/norank.err")"
+"$gtb" diagnose "$traces/ddp/job2" --jobs 0 2> /dev/null; [ $? -eq 2 ] || fail "--jobs 0: want exit 2"
+"$gtb" diagnose "$work/missing-folder/" "$traces/ddp/job2/rank-0.json.gz" 2> "$work/miss.err" > /dev/null; rc=$?
+[ $rc -eq 2 ] && grep -q "missing-folder" "$work/miss.err" || fail "missing rank file: rc $rc $(cat "$work/miss.err")"
 # Two traces side by side.
 "$gtb" diagnose --diff "$traces/ddp/diff/base.json.gz" "$traces/ddp/diff/slower-loader.json.gz" --format json --out "$work/diff.json" 2> /dev/null || fail "diff exit"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['kind']=='diff' and d['categories']['data_loader_us']['beyond_noise']" "$work/diff.json" || fail "diff json"
