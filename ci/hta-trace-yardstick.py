@@ -17,6 +17,12 @@ usage: hta-trace-yardstick.py fixtures TRACE_DIR OUT_DIR
        hta-trace-yardstick.py replicate TRACE COPIES OUT
          a bigger trace for the speed test: TRACE's events COPIES times, each copy shifted in time past
          the previous one and its ProfilerStep numbers renumbered (OUT gzipped when it ends .gz)
+       hta-trace-yardstick.py job TRACE RANKS MB OUT_DIR
+         a job for the speed test: OUT_DIR/rank-N.json for N < RANKS, each TRACE's events replicated
+         (as `replicate`) until the plain JSON has at least MB megabytes, its distributedInfo.rank N
+       hta-trace-yardstick.py job-speed JOB_DIR GTB_BINARY
+         seconds (wall and CPU) and peak memory of `gtb diagnose JOB_DIR --format json` (the whole
+         job) against HTA loading the job's first rank alone (TraceAnalysis on a folder of that file)
        hta-trace-yardstick.py speed TRACE GTB_BINARY [--repeat N]
          seconds (wall and CPU) for HTA to load TRACE (TraceAnalysis) and for `gtb diagnose TRACE
          --format json`, best of N (default 1), and the peak resident memory of each (ru_maxrss)
@@ -220,7 +226,7 @@ def cmd_table(gtb, trace_dir, fixture_dir):
         o = g["overall"]["gpu"]
         t = h["temporal"][0]
         step = t["kernel_time(us)"] / max(1, len(g["steps"]))
-        mk = o["sync_markers"]["us_outside_busy"]
+        mk = o["sync_markers"].get("us_outside_busy_in_window", o["sync_markers"]["us_outside_busy"])
 
         def union(kind):
             return sum(r["sum"] for r in h["kernel_types"] if kind in r["kernel_type"])
@@ -244,7 +250,50 @@ def cmd_table(gtb, trace_dir, fixture_dir):
     return 0
 
 
+def cmd_job(trace, ranks, mb, out_dir):
+    opener = gzip.open if trace.endswith(".gz") else open
+    with opener(trace, "rt") as f:
+        size = len(f.read())
+    copies = max(1, -(-int(mb * 1e6) // size))
+    os.makedirs(out_dir, exist_ok=True)
+    one = os.path.join(out_dir, "replicated.tmp.json")
+    cmd_replicate(trace, copies, one)
+    with open(one) as f:
+        doc = json.load(f)
+    os.remove(one)
+    for r in range(ranks):
+        info = dict(doc.get("distributedInfo") or {})
+        info.update({"rank": r, "world_size": ranks})
+        doc["distributedInfo"] = info
+        path = os.path.join(out_dir, f"rank-{r}.json")
+        with open(path, "w") as w:
+            json.dump(doc, w)
+        print(f"{path}: {os.path.getsize(path)} bytes")
+    return 0
+
+
+def cmd_job_speed(job_dir, gtb):
+    here = os.path.abspath(__file__)
+    files = sorted(f for f in os.listdir(job_dir) if f.endswith(".json"))
+    result = {"job": os.path.basename(os.path.normpath(job_dir)), "ranks": len(files),
+              "rank_file_bytes": [os.path.getsize(os.path.join(job_dir, f)) for f in files],
+              "context": machine_context(gtb)}
+    dt, cpu, rss = child_run([gtb, "diagnose", job_dir, "--format", "json"])
+    result["gtb_job"] = {"seconds": dt, "cpu_seconds": cpu, "peak_rss_kib": rss}
+    dt, cpu, rss = child_run([gtb, "diagnose", os.path.join(job_dir, files[0]), "--format", "json"])
+    result["gtb_one_rank"] = {"seconds": dt, "cpu_seconds": cpu, "peak_rss_kib": rss}
+    dt, cpu, rss = child_run([sys.executable, here, "hta-load", os.path.join(job_dir, files[0])])
+    result["hta_load_one_rank"] = {"seconds": dt, "cpu_seconds": cpu, "peak_rss_kib": rss}
+    result["hta_one_rank_over_gtb_job"] = result["hta_load_one_rank"]["seconds"] / result["gtb_job"]["seconds"]
+    print(json.dumps(result, indent=1))
+    return 0
+
+
 def main(argv):
+    if len(argv) == 6 and argv[1] == "job":
+        return cmd_job(argv[2], int(argv[3]), float(argv[4]), argv[5])
+    if len(argv) == 4 and argv[1] == "job-speed":
+        return cmd_job_speed(argv[2], argv[3])
     if len(argv) == 5 and argv[1] == "table":
         return cmd_table(argv[2], argv[3], argv[4])
     if len(argv) == 5 and argv[1] == "replicate":

@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""One profiler step's GPU timeline by cause, from a `gtb diagnose --format json` diagnosis.
+"""One profiler step's GPU timeline by cause, from a `gtb diagnose --format json` diagnosis; a job's
+ranks side by side; a diff's before and after.
 
 usage: diagnose_plot.py DIAGNOSIS.json --out DIR [--format png|svg|png,svg]
+
+A job (gtb diagnose DIR): DIR/diagnose_job.<fmt>, a bar per rank of its median step split by cause
+(compute, communication not hidden by compute, memory, idle; or, for CPU-only ranks, the wait in
+collectives and the rest of the host step). A diff (gtb diagnose --diff): DIR/diagnose_diff.<fmt>,
+the median per step of each category before and after, the step-to-step spread as error bars.
 
 Writes DIR/diagnose_timeline.<fmt>: a row per stream with its events coloured by kind (compute,
 communication, memory), and on top the GPU's idle gaps coloured by what the GPU waited for (the
@@ -37,6 +43,8 @@ def main(argv):
         die(f"{a.diagnosis}: {e}")
     if d.get("tool") != "gtb diagnose":
         die(f"{a.diagnosis}: not a gtb diagnose JSON (no \"tool\": \"gtb diagnose\")")
+    if d.get("kind") in ("job", "diff"):
+        return draw_job(d, a) if d["kind"] == "job" else draw_diff(d, a)
     tl = d.get("timeline")
     if not tl:
         die(f"{a.diagnosis}: no timeline (the trace has no GPU events)")
@@ -84,6 +92,91 @@ def main(argv):
         fig.savefig(path, dpi=130)
         print(f"diagnose_plot: {path}")
     return 0
+
+
+def pyplot():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        return plt
+    except ImportError:
+        die("matplotlib is missing (Debian: python3-matplotlib)")
+
+
+def save(fig, a, stem):
+    fig.tight_layout()
+    os.makedirs(a.out, exist_ok=True)
+    for fmt in a.format.split(","):
+        path = os.path.join(a.out, f"{stem}.{fmt}")
+        fig.savefig(path, dpi=130)
+        print(f"diagnose_plot: {path}")
+    return 0
+
+
+def draw_job(d, a):
+    plt = pyplot()
+    ranks = d.get("ranks") or []
+    if not ranks:
+        die("the job has no ranks")
+    gpu = any((r["median_per_step"].get("compute_us") is not None) for r in ranks)
+
+    def v(r, k):
+        x = r["median_per_step"].get(k)
+        return (x or 0) / 1000
+
+    if gpu:
+        parts = [("compute", lambda r: v(r, "compute_us"), KIND_COLOURS["compute"]),
+                 ("communication not hidden by compute", lambda r: v(r, "exposed_communication_us"), KIND_COLOURS["communication"]),
+                 ("memory", lambda r: v(r, "memory_us"), KIND_COLOURS["memory"]),
+                 ("idle", lambda r: v(r, "idle_us"), "#bbbbbb")]
+    else:
+        parts = [("wait in collectives (the others came late)", lambda r: v(r, "wait_in_collectives_us"), "#c44e52"),
+                 ("rest of the host step", lambda r: max(0.0, v(r, "step_us") - v(r, "wait_in_collectives_us")), "#4c72b0")]
+    fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(ranks) + 3), 4.2))
+    xs = list(range(len(ranks)))
+    bottom = [0.0] * len(ranks)
+    for label, f, colour in parts:
+        h = [f(r) for r in ranks]
+        ax.bar(xs, h, bottom=bottom, color=colour, label=label, width=0.6)
+        bottom = [b + x for b, x in zip(bottom, h)]
+    s = d.get("straggler") or {}
+    ax.set_xticks(xs)
+    ax.set_xticklabels([f"rank {r['rank']}" + (" (straggler)" if s.get("rank") == r["rank"] else "") for r in ranks], fontsize=8)
+    ax.set_ylabel("median per step (ms)")
+    what = "GPU time by cause" if gpu else "host step (no GPU events in the traces)"
+    ax.set_title(f"a job of {len(ranks)} ranks: each rank's median step,\n{what}", fontsize=9)
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
+    return save(fig, a, "diagnose_job")
+
+
+def draw_diff(d, a):
+    plt = pyplot()
+    cats = [(k, c) for k, c in d.get("categories", {}).items() if c.get("before_median") is not None or c.get("after_median") is not None]
+    if not cats:
+        die("the diff has no category to draw")
+    labels = {"step_us": "step", "compute_us": "compute", "communication_us": "communication", "memory_us": "memory",
+              "idle_us": "idle", "idle_host_launch_us": "idle: host launch", "idle_sync_us": "idle: sync",
+              "idle_other_us": "idle: other", "data_loader_us": "data loader (host)"}
+    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(cats) + 2), 4.2))
+    xs = list(range(len(cats)))
+    w = 0.38
+    for off, side, colour in ((-w / 2, "before", "#8c8c8c"), (w / 2, "after", "#4c72b0")):
+        h = [(c.get(f"{side}_median") or 0) / 1000 for _, c in cats]
+        err = [(c.get(f"{side}_spread") or 0) / 2000 for _, c in cats]
+        ax.bar([x + off for x in xs], h, width=w, color=colour, label=f"{side}: {d[side]['file']}", yerr=err, capsize=3)
+    for x, (_, c) in zip(xs, cats):
+        if c.get("beyond_noise"):
+            top = max(c.get("before_median") or 0, c.get("after_median") or 0) / 1000
+            ax.text(x, top, "beyond noise", ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([labels.get(k, k) for k, _ in cats], fontsize=8, rotation=20)
+    ax.set_ylabel("median per step (ms)")
+    import textwrap
+    ax.set_title("\n".join(textwrap.wrap(d.get("verdict", ""), 70)) + "\n(error bars: half the step-to-step spread)",
+                 fontsize=8)
+    ax.legend(fontsize=8, frameon=False)
+    return save(fig, a, "diagnose_diff")
 
 
 if __name__ == "__main__":

@@ -45,4 +45,40 @@ grep -q "byte" "$work/cut.err" || fail "truncated gzip message names no offset: 
 # The CPU-only trace (HTA fails on it): a diagnosis, exit 0.
 "$gtb" diagnose "$traces/cpu-only.json.gz" > "$work/cpu.txt" || fail "cpu-only exit"
 grep -q "CPU-only" "$work/cpu.txt" || fail "cpu-only does not say why GPU symptoms are missing"
+
+# A whole job: a folder, or the files named; the straggler the DDP script planted (rank 1).
+"$gtb" diagnose "$traces/ddp/job2-straggler" --format json --out "$work/job.json" 2> /dev/null || fail "job folder exit"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['kind']=='job' and d['straggler']['rank']==1, d['straggler']" "$work/job.json" || fail "job straggler"
+"$gtb" diagnose "$traces/ddp/job2-straggler/rank-0.json.gz" "$traces/ddp/job2-straggler/rank-1.json.gz" --jobs 1 > "$work/job.txt" || fail "job files exit"
+grep -q "came last to the collectives" "$work/job.txt" || fail "job text names no straggler"
+"$gtb" diagnose "$traces/ddp/job4-straggler" --format markdown > "$work/job.md" || fail "job markdown"
+grep -q "^# Diagnosis of a job of 4 ranks" "$work/job.md" || fail "job markdown title"
+"$gtb" report "$fixtures/cpu_a.json" --diagnosis "$work/job.json" > "$work/rj.md" || fail "report --diagnosis of a job"
+grep -q "^## Diagnosis of a job of 2 ranks" "$work/rj.md" || fail "report has no job section"
+# A malformed rank: exit 2, its file and byte offset named, nothing written.
+mkdir -p "$work/badjob" && cp "$traces/ddp/job2-straggler/rank-0.json.gz" "$work/badjob/"
+printf '{"traceEvents":[{"ph":"X","ts":1,,}]}' > "$work/badjob/rank-1.json"
+"$gtb" diagnose "$work/badjob" --out "$work/badjob.out" 2> "$work/badjob.err"; rc=$?
+[ $rc -eq 2 ] || fail "malformed rank exit $rc, want 2"
+grep -q "rank-1.json: .*at byte 33 " "$work/badjob.err" || fail "malformed rank message: $(cat "$work/badjob.err")"
+[ ! -e "$work/badjob.out" ] || fail "malformed rank wrote output"
+# Two traces of one rank, and a trace without a rank: exit 2.
+cp "$traces/ddp/job2-straggler/rank-0.json.gz" "$work/again-rank-0.json.gz"
+"$gtb" diagnose "$traces/ddp/job2-straggler/rank-0.json.gz" "$work/again-rank-0.json.gz" 2> "$work/dup.err" > /dev/null; rc=$?
+[ $rc -eq 2 ] && grep -q "rank 0 again" "$work/dup.err" || fail "duplicate rank: rc $rc $(cat "$work/dup.err")"
+cp "$traces/ddp/job2-straggler/rank-1.json.gz" "$work/norank.json.gz"
+"$gtb" diagnose "$traces/ddp/job2-straggler/rank-0.json.gz" "$work/norank.json.gz" 2> "$work/norank.err" > /dev/null; rc=$?
+[ $rc -eq 2 ] && grep -q "no rank" "$work/norank.err" || fail "no rank: rc $rc $(cat "$work/norank.err")"
+"$gtb" diagnose "$traces/ddp/job2" --jobs 0 2> /dev/null; [ $? -eq 2 ] || fail "--jobs 0: want exit 2"
+"$gtb" diagnose "$work/missing-folder/" "$traces/ddp/job2/rank-0.json.gz" 2> "$work/miss.err" > /dev/null; rc=$?
+[ $rc -eq 2 ] && grep -q "missing-folder" "$work/miss.err" || fail "missing rank file: rc $rc $(cat "$work/miss.err")"
+# Two traces side by side.
+"$gtb" diagnose --diff "$traces/ddp/diff/base.json.gz" "$traces/ddp/diff/slower-loader.json.gz" --format json --out "$work/diff.json" 2> /dev/null || fail "diff exit"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['kind']=='diff' and d['categories']['data_loader_us']['beyond_noise']" "$work/diff.json" || fail "diff json"
+"$gtb" diagnose --diff "$traces/ddp/diff/base.json.gz" "$traces/ddp/diff/sync-every-step.json.gz" | grep -q "aten::item" || fail "diff text names no aten::item"
+"$gtb" report "$fixtures/cpu_a.json" --diagnosis "$work/diff.json" > "$work/rd.md" || fail "report --diagnosis of a diff"
+grep -q "^## What changed: base.json.gz to slower-loader.json.gz" "$work/rd.md" || fail "report has no diff section"
+"$gtb" diagnose --diff "$traces/ddp/diff/base.json.gz" 2> /dev/null; [ $? -eq 2 ] || fail "--diff with one trace: want exit 2"
+"$gtb" diagnose --diff "$traces/ddp/diff/base.json.gz" "$work/bad.json" --out "$work/diffbad.out" 2> "$work/diffbad.err"; rc=$?
+[ $rc -eq 2 ] && grep -q "bad.json: .*at byte 33 " "$work/diffbad.err" && [ ! -e "$work/diffbad.out" ] || fail "--diff malformed: rc $rc"
 echo "PASS"

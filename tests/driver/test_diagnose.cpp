@@ -301,3 +301,60 @@ TEST(DiagnosePricing, BadTermsAreAnError) {
   auto d = diagnose_trace(read_trace(kTraces + "a100-event-sync.json.gz"), "es");
   EXPECT_THROW(price_diagnosis(d, r, "bad"), std::runtime_error);
 }
+
+// The cuda_sync markers as a reader counting them as work sees them: every marker microsecond outside
+// gtb's busy time, those past the last GPU event included, and how far they stretch the window. A
+// marker [350,600) after the last event (ends 400): 50 us inside gtb's window, 200 us past it.
+TEST(DiagnoseDefects, SyncMarkersAreCountedWholeWithTheWindowTheyStretch) {
+  const auto d = diagnose_trace(read_trace_text(planted(
+                                    R"(,{"ph":"X","cat":"cuda_sync","name":"Stream Sync","pid":0,"tid":7,"ts":250,"dur":350,"args":{"stream":7,"device":0}})")),
+                                "planted");
+  const auto& m = d["overall"]["gpu"]["sync_markers"];
+  // Marker [250,600): busy covers [250,260) and [300,400); outside busy: [260,300) and [400,600).
+  EXPECT_DOUBLE_EQ(num(m, {"us"}), 350);
+  EXPECT_DOUBLE_EQ(num(m, {"us_outside_busy"}), 240);
+  EXPECT_DOUBLE_EQ(num(m, {"us_outside_busy_in_window"}), 40);
+  EXPECT_DOUBLE_EQ(num(m, {"window_stretch_us"}), 200);
+}
+
+// Two steps: step 1 runs a kernel [100,400) on stream 7; step 2 starts a side-stream copy early,
+// [300,350) on stream 9, then its own kernel [450,600) on stream 7. Step 1's window ends at step 2's
+// first event on stream 7 (450), not at its early copy (300): step 2 does not carry step 1's tail.
+TEST(DiagnoseDefects, AStepsWindowEndsAtTheNextStepsFirstEventOnItsStream) {
+  const std::string t = R"JSON({"traceEvents":[
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":100},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":10,"dur":5,"args":{"correlation":1}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":1,"tid":1,"ts":110,"dur":5,"args":{"correlation":2}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":120,"dur":5,"args":{"correlation":3}},
+ {"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":100,"dur":300,"args":{"stream":7,"correlation":1,"device":0}},
+ {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pinned -> Device)","pid":0,"tid":9,"ts":300,"dur":50,"args":{"stream":9,"correlation":2,"device":0,"bytes":100}},
+ {"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":450,"dur":150,"args":{"stream":7,"correlation":3,"device":0}}]})JSON";
+  const auto d = diagnose_trace(read_trace_text(t), "two-steps");
+  ASSERT_EQ(d["steps"].size(), 2u);
+  EXPECT_DOUBLE_EQ(num(d["steps"][0], {"gpu_window", "begin_us"}), 100);
+  EXPECT_DOUBLE_EQ(num(d["steps"][0], {"gpu_window", "end_us"}), 450);
+  EXPECT_DOUBLE_EQ(num(d["steps"][0], {"gpu", "window_us"}), 350);
+  EXPECT_DOUBLE_EQ(num(d["steps"][0], {"gpu", "idle_us"}), 50);  // [400,450)
+  EXPECT_DOUBLE_EQ(num(d["steps"][1], {"gpu_window", "begin_us"}), 450);
+  EXPECT_DOUBLE_EQ(num(d["steps"][1], {"gpu", "window_us"}), 150);
+  EXPECT_DOUBLE_EQ(num(d["steps"][1], {"gpu", "idle_us"}), 0);
+  // The copy still belongs to step 2 (it launched it).
+  EXPECT_DOUBLE_EQ(num(d["steps"][1]["gpu"]["copies"][0], {"count"}), 1);
+}
+
+// The profiler's legacy export (PyTorch builds without Kineto): a bare event array, CPU operators
+// without a category, the collectives of a host library on its own thread.
+TEST(DiagnoseReader, TheLegacyArrayExportIsRead) {
+  const Trace t = read_trace_text(R"([
+ {"name":"ProfilerStep#1","ph":"X","ts":0,"dur":100,"tid":1,"pid":"CPU functions","args":{}},
+ {"name":"aten::mm","ph":"X","ts":10,"dur":20,"tid":1,"pid":"CPU functions","args":{}},
+ {"name":"gloo:all_reduce","ph":"X","ts":40,"dur":50,"tid":2,"pid":"CPU functions","args":{}}])");
+  ASSERT_EQ(t.steps.size(), 1u);
+  ASSERT_EQ(t.cpu_ops.size(), 2u);
+  EXPECT_EQ(t.name_of(t.cpu_ops[0].name), "aten::mm");
+  ASSERT_EQ(t.host.size(), 1u);
+  EXPECT_EQ(t.host[0].kind, HostKind::collective);
+  EXPECT_EQ(t.host[0].tid, 2);
+  EXPECT_THROW(read_trace_text(R"([{"name":"x","ph":"X","ts":0,"dur":1}, 3])"), TraceError);
+}

@@ -71,8 +71,8 @@ TEST_P(Agreement, BusyIdleSplitAndCopies) {
   // HTA's timestamps are whole microseconds: allow one per merged interval edge at most.
   EXPECT_NEAR(d(o, {"window_us"}), d(t, {"kernel_time(us)"}), tol) << name;
   // HTA counts cuda_sync markers (the GPU side of a host wait) as busy time; gtb does not. Where they
-  // fall outside the work, HTA's idle is smaller by exactly that.
-  const double markers = d(o, {"sync_markers", "us_outside_busy"});
+  // fall outside the work inside this window, HTA's idle is smaller by exactly that.
+  const double markers = d(o, {"sync_markers", "us_outside_busy_in_window"});
   EXPECT_NEAR(d(o, {"idle_us"}) - markers, d(t, {"idle_time(us)"}), tol) << name;
   EXPECT_NEAR(d(o, {"split", "compute_us"}), d(t, {"compute_time(us)"}), tol) << name;
   EXPECT_NEAR(d(o, {"busy_us"}) - d(o, {"split", "compute_us"}) + markers, d(t, {"non_compute_time(us)"}), tol) << name;
@@ -144,3 +144,44 @@ TEST(AgreementPlanted, ADifferentIdleIsCaught) {
 }
 
 }  // namespace
+
+// Per rank in a job: each rank's whole-trace figures are its single-trace ones, so they agree with HTA's
+// temporal breakdown and overlap of that rank's trace on the same (whole-trace) window. The shared GPU
+// traces as the ranks of one job (their ranks assigned here: they come from different jobs).
+#include "harness/driver/diagnose/diagnose_job.h"
+
+TEST(AgreementPerRank, AJobsRanksAgreeWithHtaOnTheirOwnTraces) {
+  const std::vector<std::string> names = {"a100-train-6steps", "a100-nccl-3steps", "sampled-rank0-2steps", "a100-event-sync",
+                                          "mi250-minitoy-train"};
+  std::vector<RankInput> ranks;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const Trace t = read_trace(kTraces + names[i] + ".json.gz");
+    RankInput r;
+    r.file = names[i];
+    r.rank = static_cast<std::int64_t>(i);
+    r.diagnosis = diagnose_trace(t, names[i]);
+    r.calls = communication_calls(t);
+    ranks.push_back(r);
+  }
+  const json j = diagnose_job(ranks, nullptr, "");
+  ASSERT_EQ(j["ranks"].size(), names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto& row = j["ranks"][i];
+    ASSERT_EQ(row["file"], names[i]);
+    const json h = hta(names[i]);
+    const json& t = h["temporal"][0];
+    const auto& w = row["whole_trace"];
+    const double steps = std::max<double>(1.0, static_cast<double>(row["steps"].get<double>()));
+    const double tol = 0.02 * d(t, {"kernel_time(us)"}) / steps;
+    const double markers = d(w, {"sync_markers_outside_busy_in_window_us"});
+    EXPECT_NEAR(d(w, {"window_us"}), d(t, {"kernel_time(us)"}), tol) << names[i];
+    EXPECT_NEAR(d(w, {"idle_us"}) - markers, d(t, {"idle_time(us)"}), tol) << names[i];
+    EXPECT_NEAR(d(w, {"compute_us"}), d(t, {"compute_time(us)"}), tol) << names[i];
+    EXPECT_NEAR(d(w, {"non_compute_us"}) + markers, d(t, {"non_compute_time(us)"}), tol) << names[i];
+    const auto& ov = h["comm_comp_overlap"][0]["comp_comm_overlap_pctg"];
+    if (ov.is_number() && w["communication_overlap_share"].is_number())
+      EXPECT_NEAR(d(w, {"communication_overlap_share"}) * d(w, {"communication_us"}),
+                  ov.get<double>() / 100 * d(w, {"communication_us"}), tol)
+          << names[i];
+  }
+}

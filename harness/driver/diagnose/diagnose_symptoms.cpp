@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "harness/document/stats.h"
+#include "harness/driver/diagnose/diagnose_job.h"
 
 namespace gtb::diagnose {
 
@@ -596,9 +597,12 @@ json rules() {
   return {
       {"busy", "GPU busy = the union of kernel, memcpy and memset intervals (all streams for the GPU, per "
                "stream for a stream); idle = window minus busy. The whole-trace window runs from the first "
-               "GPU event's start to the last one's end; a step's window from the first GPU event it "
-               "launched to the first one the next step launched (the last step: to the end of the last "
-               "event it launched). A stream's idle time is between its own first and last event."},
+               "GPU event's start to the last one's end. The steps' windows tile the timeline: a step's window "
+               "starts where the step before ended (the first step: at the first GPU event it launched) and "
+               "ends where the next step's first launched event on the stream of this step's last-ending "
+               "event starts (where the next step used no such stream: at its first event, but not before "
+               "this step's last event ends; the last step: at the end of its last event). A stream's idle "
+               "time is between its own first and last event."},
       {"idle_cause", "Each idle gap ends when the next event starts. The part of a stream's gap in which "
                      "another stream of the same GPU was copying is 'copy'; of the rest, a gap in which a "
                      "host synchronisation call returned is 'sync'; a gap whose next event the host "
@@ -700,16 +704,28 @@ json window_section(const Prepared& p, const Window& w, bool has_gpu, json* time
   return s;
 }
 
-// cuda_sync events mark the GPU side of a host wait; they are not work, so not busy time. Where
-// they fall outside busy time is what a reader counting them as work (HTA does) calls busy.
+// cuda_sync events mark the GPU side of a host wait; they are not work, so not busy time. A reader that
+// counts them as work (HTA does) calls busy every marker microsecond outside gtb's busy time: those
+// inside gtb's window, and those before or after it, by which such a reader's window is longer.
 json sync_markers(const Prepared& p, double lo, double hi) {
   const Trace& t = *p.t;
   std::vector<Interval> busy_iv, sync_iv;
   for (const auto i : p.order) busy_iv.push_back({t.gpu[i].ts, t.gpu[i].ts + t.gpu[i].dur});
   for (const auto& e : t.gpu)
-    if (e.kind == GpuKind::sync) sync_iv.push_back({std::max(lo, e.ts), std::min(hi, e.ts + e.dur)});
+    if (e.kind == GpuKind::sync) sync_iv.push_back({e.ts, e.ts + e.dur});
   const auto mb = merged(busy_iv), ms = merged(sync_iv);
-  return {{"count", sync_iv.size()}, {"us", length(ms)}, {"us_outside_busy", length(ms) - overlap(ms, mb)}};
+  const double outside = length(ms) - overlap(ms, mb);
+  std::vector<Interval> clipped;
+  for (const auto& iv : ms) clipped.push_back({std::max(lo, iv.first), std::min(hi, iv.second)});
+  const auto mc = merged(clipped);
+  const double in_window = length(mc) - overlap(mc, mb);
+  double stretch = 0;
+  if (!ms.empty()) stretch = std::max(0.0, lo - ms.front().first) + std::max(0.0, ms.back().second - hi);
+  return {{"count", sync_iv.size()},
+          {"us", length(ms)},
+          {"us_outside_busy", outside},
+          {"us_outside_busy_in_window", in_window},
+          {"window_stretch_us", stretch}};
 }
 
 // Each step's host interval and its window on the GPU timeline. The step windows tile the timeline:
@@ -718,15 +734,39 @@ json sync_markers(const Prepared& p, double lo, double hi) {
 json steps_json(const Prepared& p, const std::vector<Step>& steps, bool has_gpu, json& timeline) {
   const Trace& t = *p.t;
   std::vector<double> first(steps.size(), INFINITY), last(steps.size(), -INFINITY);
+  std::vector<StreamKey> last_stream(steps.size());
+  std::vector<std::map<StreamKey, double>> first_on(steps.size());
   for (const auto i : p.order) {
     const int s = p.gpu_step[i];
     if (s < 0) continue;
-    first[static_cast<std::size_t>(s)] = std::min(first[static_cast<std::size_t>(s)], t.gpu[i].ts);
-    last[static_cast<std::size_t>(s)] = std::max(last[static_cast<std::size_t>(s)], t.gpu[i].ts + t.gpu[i].dur);
+    const auto k = static_cast<std::size_t>(s);
+    const auto& e = t.gpu[i];
+    first[k] = std::min(first[k], e.ts);
+    if (e.ts + e.dur > last[k]) last[k] = e.ts + e.dur, last_stream[k] = {e.device, e.stream};
+    first_on[k].emplace(StreamKey{e.device, e.stream}, e.ts);  // p.order is by start: the first one stays
+  }
+  // The windows tile the timeline: a step starts where the one before it ended and ends where the next
+  // step's first event on the stream of this step's last-ending event starts (the next step's first event
+  // anywhere if it used no such stream, but never before this step's own last event ends), so an early
+  // side-stream copy of the next step does not take this step's tail.
+  std::vector<double> lo(steps.size(), INFINITY), hi(steps.size(), INFINITY);
+  double prev_hi = -INFINITY;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (!std::isfinite(first[i])) continue;
+    lo[i] = std::isfinite(prev_hi) ? prev_hi : first[i];
+    hi[i] = last[i];
+    for (std::size_t j = i + 1; j < steps.size(); ++j)
+      if (std::isfinite(first[j])) {
+        const auto on = first_on[j].find(last_stream[i]);
+        hi[i] = on != first_on[j].end() ? on->second : std::max(first[j], last[i]);
+        break;
+      }
+    hi[i] = std::max(hi[i], lo[i]);
+    prev_hi = hi[i];
   }
   std::vector<std::pair<double, std::size_t>> lengths;
   for (std::size_t i = 0; i < steps.size(); ++i)
-    if (std::isfinite(first[i])) lengths.push_back({last[i] - first[i], i});
+    if (std::isfinite(first[i])) lengths.push_back({hi[i] - lo[i], i});
   std::sort(lengths.begin(), lengths.end());
   const std::size_t drawn = lengths.empty() ? steps.size() : lengths[lengths.size() / 2].second;
   json js = json::array();
@@ -737,13 +777,8 @@ json steps_json(const Prepared& p, const std::vector<Step>& steps, bool has_gpu,
     s["host_us"] = steps[i].dur;
     Window w{0, 0, static_cast<int>(i)};
     if (std::isfinite(first[i])) {
-      w.lo = first[i];
-      w.hi = last[i];
-      for (std::size_t j = i + 1; j < steps.size(); ++j)
-        if (std::isfinite(first[j])) {
-          w.hi = std::max(first[j], w.lo);
-          break;
-        }
+      w.lo = lo[i];
+      w.hi = hi[i];
       s["gpu_window"] = {{"begin_us", w.lo}, {"end_us", w.hi}};
     }
     json sec = window_section(p, w, has_gpu, i == drawn ? &timeline : nullptr);
@@ -803,6 +838,97 @@ json diagnose_trace(const Trace& t, const std::string& label) {
   if (!timeline.is_null()) d["timeline"] = timeline;
   d["cannot_say"] = cannot;
   return d;
+}
+
+std::string collective_kind(const std::string& name) {
+  std::string n;
+  for (char c : name)
+    if (c != '_' && c != ' ' && c != '-') n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* k : {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "sendrecv", "reduce",
+                        "send", "recv", "barrier"})
+    if (n.find(k) != std::string::npos) return k;
+  return "";
+}
+
+double dtype_bytes(const std::string& dtype) {
+  const auto d = lower(dtype);
+  if (d == "float" || d == "float32" || d == "int" || d == "int32" || d == "uint32") return 4;
+  if (d == "double" || d == "float64" || d == "long" || d == "int64" || d == "uint64" || d == "complexfloat") return 8;
+  if (d == "half" || d == "float16" || d == "bfloat16" || d == "short" || d == "int16") return 2;
+  if (d == "byte" || d == "char" || d == "bool" || d == "int8" || d == "uint8" || has(d, "float8")) return 1;
+  return 0;
+}
+
+double bus_bandwidth_gbps(const std::string& c, double bytes, double seconds, std::int64_t n) {
+  if (!(bytes > 0) || !(seconds > 0) || n < 1) return NAN;
+  const double alg = bytes / seconds / 1e9, nn = static_cast<double>(n);
+  if (c == "allreduce") return alg * 2 * (nn - 1) / nn;
+  if (c == "allgather" || c == "reducescatter" || c == "alltoall") return alg * (nn - 1) / nn;
+  if (c == "broadcast" || c == "reduce") return alg;
+  return NAN;
+}
+
+std::vector<CommCall> communication_calls(const Trace& t) {
+  const std::vector<Step> steps = unique_steps(t);
+  const Prepared p = prepare(t, steps);
+  std::vector<CommCall> out;
+  for (const auto i : p.order) {
+    const auto& e = t.gpu[i];
+    if (e.kind != GpuKind::kernel || !p.comm[static_cast<std::size_t>(e.name)]) continue;
+    CommCall c;
+    c.step = p.gpu_step[i];
+    c.ts = e.ts;
+    c.dur = e.dur;
+    c.on_gpu = true;
+    c.collective = collective_kind(t.name_of(e.name));
+    if (e.collective >= 0) {
+      const auto& a = t.collectives[static_cast<std::size_t>(e.collective)];
+      if (a.name >= 0) c.collective = collective_kind(t.name_of(a.name));
+      const double eb = a.dtype >= 0 ? dtype_bytes(t.name_of(a.dtype)) : 0;
+      if (eb > 0 && a.in_elements >= 0) c.bytes = a.in_elements * eb;
+      if (eb > 0 && a.out_elements >= 0) c.out_bytes = a.out_elements * eb;
+      c.group_size = a.group_size;
+    }
+    out.push_back(c);
+  }
+  if (!out.empty()) return out;
+  for (std::size_t i = 0; i < t.host.size(); ++i) {
+    const auto& h = t.host[i];
+    if (h.kind != HostKind::collective) continue;
+    CommCall c;
+    c.step = p.host_step[i];
+    c.ts = h.ts;
+    c.dur = h.dur;
+    c.collective = collective_kind(t.name_of(h.name));
+    out.push_back(c);
+  }
+  std::sort(out.begin(), out.end(), [](const CommCall& a, const CommCall& b) { return a.ts < b.ts; });
+  return out;
+}
+
+std::vector<NameTally> name_tallies(const Trace& t) {
+  const std::vector<Step> steps = unique_steps(t);
+  const Prepared p = prepare(t, steps);
+  const std::size_t n = std::max<std::size_t>(1, steps.size());
+  std::map<std::pair<std::string, std::int32_t>, NameTally> by;
+  auto add = [&](const char* kind, std::int32_t name, int step, double dur) {
+    if (!steps.empty() && step < 0) return;
+    auto& x = by[{kind, name}];
+    if (x.count.empty()) {
+      x.name = t.name_of(name);
+      x.kind = kind;
+      x.count.assign(n, 0);
+      x.us.assign(n, 0);
+    }
+    const auto k = static_cast<std::size_t>(std::max(0, step));
+    x.count[k] += 1;
+    x.us[k] += dur;
+  };
+  for (const auto i : p.order) add("kernel", t.gpu[i].name, p.gpu_step[i], t.gpu[i].dur);
+  for (const auto& op : t.cpu_ops) add("cpu_op", op.name, steps.empty() ? 0 : step_of(steps, op.ts), op.dur);
+  std::vector<NameTally> out;
+  for (auto& [k, v] : by) out.push_back(std::move(v));
+  return out;
 }
 
 }  // namespace gtb::diagnose

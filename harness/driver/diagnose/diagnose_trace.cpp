@@ -135,6 +135,13 @@ class Handler {
   }
   bool start_array(std::size_t) {
     ++depth_;
+    if (depth_ == 1) {
+      // The Chrome trace "JSON Array Format" (the profiler's legacy export): the root is the event
+      // array itself. Read one level deeper, as if it were {"traceEvents": [...]}.
+      root_is_object_ = array_root_ = true;
+      top_key_ = "traceEvents";
+      ++depth_;
+    }
     if (depth_ == 2 && top_key_ == "traceEvents") {
       in_events_ = true;
       t_.has_trace_events = true;
@@ -152,6 +159,7 @@ class Handler {
     if (depth_ == 2) in_events_ = in_devices_ = false;
     if (depth_ == 5) in_dims_ = false;
     --depth_;
+    if (depth_ == 1 && array_root_) --depth_;
     return true;
   }
   bool key(std::string& k) {
@@ -210,6 +218,8 @@ class Handler {
   }
 
   bool scalar(const Value& v) {
+    if (array_root_ && in_events_ && depth_ == 2)
+      throw TraceError("not a profiler trace: the root array holds a value that is not an event object");
     if (in_dims_ && depth_ == 6 && v.is_number) {
       ev_.dims.back().push_back(v.num);
       return true;
@@ -264,7 +274,8 @@ class Handler {
     const bool gpu = c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset" || c == "cuda_sync" || c == "Kernel" ||
                      c == "Memcpy" || c == "Memset";
     const bool runtime = c == "cuda_runtime" || c == "cuda_driver" || c == "Runtime" || c == "Driver";
-    const bool cpu = c == "cpu_op" || c == "user_annotation" || c == "Operator" || c == "python_function";
+    // The legacy export writes CPU operators without a category.
+    const bool cpu = c == "cpu_op" || c == "user_annotation" || c == "Operator" || c == "python_function" || c.empty();
     if (!gpu && !runtime && !cpu) return;
     if (std::isnan(ev_.ts) || std::isnan(ev_.dur)) {
       ++t_.missing_fields;
@@ -314,14 +325,26 @@ class Handler {
       }
       return;
     }
-    // CPU side: steps, scalar reads, the data loader, matmul shapes.
+    // CPU side: steps, scalar reads, the data loader, host collectives, matmul shapes; every operator
+    // (python_function events aside: they are the Python stack, not operators) by name.
     if (starts_with(ev_.name, "ProfilerStep#")) {
       t_.steps.push_back(Step{ev_.name, ev_.ts, ev_.dur});
       return;
     }
+    if (c != "python_function") {
+      HostEvent op;
+      op.ts = ev_.ts;
+      op.dur = ev_.dur;
+      op.name = intern(ev_.name);
+      op.tid = ev_.tid;
+      op.kind = HostKind::other_runtime;
+      t_.cpu_ops.push_back(op);
+    }
     HostKind k = HostKind::other_runtime;
     if (ev_.name == "aten::item" || ev_.name == "aten::_local_scalar_dense") k = HostKind::scalar_read;
     else if (contains(ev_.name, "DataLoader")) k = HostKind::data_loader;
+    else if (starts_with(ev_.name, "gloo:") || starts_with(ev_.name, "mpi:") || starts_with(ev_.name, "ucc:"))
+      k = HostKind::collective;
     if (k != HostKind::other_runtime) {
       push_host(k, -1);
       return;
@@ -380,7 +403,7 @@ class Handler {
   Event ev_;
   int depth_ = 0;
   bool root_is_object_ = false, in_events_ = false, in_event_ = false, in_args_ = false, in_dims_ = false;
-  bool in_devices_ = false, device_obj_ = false, in_dist_ = false;
+  bool in_devices_ = false, device_obj_ = false, in_dist_ = false, array_root_ = false;
   std::string top_key_, key_, arg_key_, dist_key_;
   std::unordered_map<std::string, std::int32_t> ids_;
   std::unordered_map<std::int64_t, double> runtime_sizes_;

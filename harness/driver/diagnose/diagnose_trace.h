@@ -50,6 +50,7 @@ enum class HostKind : std::uint8_t {
   sync_copy,      // a copy call that returns only when the copy is done (cudaMemcpy, hipMemcpyWithStream)
   scalar_read,    // aten::item / aten::_local_scalar_dense: a device scalar read back by the host
   data_loader,    // a DataLoader iteration on the host
+  collective,     // a collective run by a host communication library (gloo:all_reduce, ...): CPU jobs
   other_runtime,
 };
 
@@ -78,6 +79,9 @@ struct Trace {
   std::vector<HostEvent> host;
   std::vector<Step> steps;
   std::vector<CollectiveArgs> collectives;  // GpuEvent::collective indexes this
+  // Every CPU operator (cpu_op, user_annotation, and the category-less events of the profiler's legacy
+  // export): name, start, duration, thread. `gtb diagnose --diff` tallies them by name per step.
+  std::vector<HostEvent> cpu_ops;
   std::unordered_map<std::int64_t, MatmulShape> matmul_shapes;  // by External id
   std::vector<std::string> device_names;                        // deviceProperties[].name
   std::string distributed_backend;                              // distributedInfo.backend

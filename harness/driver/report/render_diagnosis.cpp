@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "harness/driver/diagnose/diagnose_job.h"
 #include "harness/driver/diagnose/diagnose_render.h"
 
 namespace gtb::report {
@@ -22,9 +23,19 @@ json load_diagnosis(const std::string& path) {
 }
 
 std::string render_diagnosis_section(const json& diagnosis, const std::string& source) {
+  // A job (one trace per rank) or a diff (two traces) of gtb diagnose.
+  if (diagnosis.is_object() && diagnosis.value("tool", "") == "gtb diagnose" && diagnosis.contains("kind")) {
+    const std::string kind = diagnosis.value("kind", "");
+    if (kind == "job" && diagnosis.contains("ranks") && diagnosis.contains("across_ranks"))
+      return "\n" + diagnose::render_job_markdown(diagnosis, 2) +
+             "\nThe job's figures come from `gtb diagnose` on each rank's trace (docs/diagnose.md, \"A whole job\").\n";
+    if (kind == "diff" && diagnosis.contains("categories") && diagnosis.contains("names"))
+      return "\n" + diagnose::render_diff_markdown(diagnosis, 2) +
+             "\nThe comparison comes from `gtb diagnose --diff` (docs/diagnose.md, \"Two traces side by side\").\n";
+  }
   if (!diagnosis.is_object() || diagnosis.value("tool", "") != "gtb diagnose" || !diagnosis.contains("trace") ||
       !diagnosis.contains("overall"))
-    throw std::runtime_error(source + ": not a diagnosis (write one with gtb diagnose TRACE --format json)");
+    throw std::runtime_error(source + ": not a diagnosis (write one with gtb diagnose TRACE --format json; a job: DIR or several traces; two traces: --diff)");
   return "\n" + diagnose::render_markdown(diagnosis, 2) +
          "\nThe trace's symptoms come from `gtb diagnose` (docs/diagnose.md); each price, where given, from "
          "the records named beside it.\n";
