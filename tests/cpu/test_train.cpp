@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/train/findings.h"
-#include "harness/document/cost_model.h"
+#include "harness/model/cost_model.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/parallel.h"
 #include "kernels/train/cpu/mlp.h"

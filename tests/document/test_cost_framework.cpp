@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "harness/document/cost_model.h"
+#include "harness/model/cost_model.h"
 #include "harness/document/results.h"
 
 using namespace gtb;

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <tuple>
 
-#include "harness/document/cost_model.h"
+#include "harness/model/cost_model.h"
 #include "harness/document/results.h"
 
 using namespace gtb;

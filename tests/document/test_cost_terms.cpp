@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/document/cost_terms.h"
+#include "harness/model/cost_terms.h"
 
 using namespace gtb;
 using namespace gtb::cost;

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "harness/document/results.h"
-#include "harness/document/savings.h"
+#include "harness/model/savings.h"
 
 using namespace gtb;
 using namespace gtb::cost;

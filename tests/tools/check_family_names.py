@@ -40,8 +40,8 @@ ALLOWED = {
     # beside mlp and generic), read and printed where the configuration is; and its key "framework"
     # (the software the user trains with: native, pytorch-eager, ...), defined once in the model and
     # spelled as advise's option.
-    "harness/document/cost_model.h": ["mlp | transformer | generic", "// transformer: a stack"],
-    "harness/document/cost_model.cpp": ['kStepStackKey = "framework"', 'c.model == "transformer"', '{"mlp", "transformer", "generic"}',
+    "harness/model/cost_model.h": ["mlp | transformer | generic", "// transformer: a stack"],
+    "harness/model/cost_model.cpp": ['kStepStackKey = "framework"', 'c.model == "transformer"', '{"mlp", "transformer", "generic"}',
                                         "(mlp, transformer or generic)"],
     "harness/driver/advise/advise.cpp": ["mlp|transformer|generic", "transformer: --layers",
                                          "[--framework native|pytorch-eager", '{"--framework", "framework",'],

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "harness/document/cost_model.h"
+#include "harness/model/model.h"
 #include "harness/document/results.h"
 #include "harness/driver/commands.h"
 #include "harness/driver/report/render_verdict.h"
@@ -191,7 +191,7 @@ int cmd_advise(int argc, char** argv) {
     } catch (const cost::ConfigError& e) {
       throw Usage(std::string("configuration: ") + e.what());
     }
-    const verdict::Advice a = verdict::advise(doc, in, c);
+    const cost::Advice a = cost::advise(doc, in, c);
     const json aj = verdict::to_json(a);
     const std::string text = format == "json"       ? aj.dump(1) + "\n"
                              : format == "markdown" ? verdict::render_markdown(a)

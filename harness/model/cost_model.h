@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/document/cost_terms.h"
+#include "harness/model/cost_terms.h"
 
 namespace gtb::cost {
 

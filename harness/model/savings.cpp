@@ -1,5 +1,5 @@
 // The savings validation: predicted saving (other families' terms) beside the measured A minus B.
-#include "harness/document/savings.h"
+#include "harness/model/savings.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Cost terms: their JSON form, reading them from a results document, and the lookups the model uses.
-#include "harness/document/cost_terms.h"
+#include "harness/model/cost_terms.h"
 
 #include <algorithm>
 #include <cmath>

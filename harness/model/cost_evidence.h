@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "harness/document/cost_terms.h"
-#include "harness/document/savings.h"
+#include "harness/model/cost_terms.h"
+#include "harness/model/savings.h"
 
 namespace gtb::cost {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/document/cost_model.h"
+#include "harness/model/cost_model.h"
 #include "harness/document/types.h"
 
 namespace gtb::cost {

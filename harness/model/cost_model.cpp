@@ -1,6 +1,6 @@
 // The cost model: composing a step from cost terms, ranking the fixes, the crossover batch and the
 // validation (see cost_model.h; docs/advise.md states every formula).
-#include "harness/document/cost_model.h"
+#include "harness/model/cost_model.h"
 
 #include <algorithm>
 #include <cmath>
