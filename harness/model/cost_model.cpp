@@ -13,23 +13,32 @@
 
 namespace gtb::cost {
 
-// The configuration key of StepConfig::trained_with (gtb advise's option of the same name).
-const char* const kStepStackKey = "framework";
-
-std::string measured_stack(const std::vector<Term>& terms) {
-  for (const auto& t : terms)
-    if (t.name == "framework_op" && t.usable() && !t.points.empty())
-      if (const std::string s = json_read::string_at(t.where, {kStepStackKey}); !s.empty()) return s;
+const char* to_string(Framework f) {
+  switch (f) {
+    case Framework::native: return "native";
+    case Framework::pytorch_eager: return "pytorch-eager";
+    case Framework::pytorch_compiled: return "pytorch-compiled";
+    case Framework::pytorch_graph: return "pytorch-graph";
+  }
   return "native";
 }
 
-// Declared in cost_terms.cpp: the streaming rate of passes that compute `op` ("gelu"), or plain ones.
-Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double bytes, const std::string& op);
+std::optional<Framework> framework_from_string(const std::string& s) {
+  for (const Framework f : kFrameworks)
+    if (s == to_string(f)) return f;
+  return std::nullopt;
+}
+
+std::string measured_framework(const std::vector<Term>& terms) {
+  for (const auto& t : terms)
+    if (t.name == term::kPytorchOp && t.usable() && !t.points.empty())
+      if (const std::string s = json_read::string_at(t.where, {kFrameworkKey}); !s.empty()) return s;
+  return "native";
+}
 
 namespace {
 
-const char* const kStackKey = kStepStackKey;
-const char* const kKeys[] = {kStackKey,     "model",         "width",          "depth",          "input",
+const char* const kKeys[] = {kFrameworkKey,     "model",         "width",          "depth",          "input",
                              "classes",       "layers",         "d_model",        "heads",
                              "seq_len",       "params",         "flops_per_sample", "kernels_per_step",
                              "batch",         "precision",      "optimizer",      "activation",
@@ -196,7 +205,7 @@ std::vector<Pass> elementwise_bytes(const StepConfig& c, double rows) {
 // casts: PyTorch's autocast (an operator per operand cast) and the GPU steps, a cast per operand.
 enum class Rounding { in_gemm, in_passes, casts };
 Rounding rounding_of(const StepConfig& c, Backend be) {
-  if (be != Backend::cpu || c.trained_with != "native") return Rounding::casts;
+  if (be != Backend::cpu || c.framework != Framework::native) return Rounding::casts;
   return c.model == "transformer" ? Rounding::in_passes : Rounding::in_gemm;
 }
 
@@ -359,7 +368,9 @@ StepConfig config_from_json(const json& j) {
   c.core_share = number(j, "core_share", 1.0, 0.0);
   if (!(c.core_share > 0) || c.core_share > 1) throw ConfigError("core_share", "must be above 0 and at most 1");
   c.redundant_copy = text(j, "redundant_copy", "", {"", "batch", "batch_pinned", "activation", "weights"});
-  c.trained_with = text(j, kStackKey, "native", {"native", "pytorch-eager", "pytorch-compiled", "pytorch-graph"});
+  std::vector<std::string> frameworks;
+  for (const Framework f : kFrameworks) frameworks.push_back(to_string(f));
+  c.framework = *framework_from_string(text(j, kFrameworkKey, "native", frameworks));
   return c;
 }
 
@@ -387,7 +398,7 @@ json to_json(const StepConfig& c) {
   j["cuda_graph"] = c.cuda_graph;
   if (c.core_share != 1.0) j["core_share"] = c.core_share;
   if (!c.redundant_copy.empty()) j["redundant_copy"] = c.redundant_copy;
-  if (c.trained_with != "native") j[kStackKey] = c.trained_with;
+  if (c.framework != Framework::native) j[kFrameworkKey] = to_string(c.framework);
   return j;
 }
 
@@ -411,11 +422,11 @@ double native_mlp_flops(const StepConfig& c) {
   for (int l = 1; l <= c.depth; ++l) macs += double(l == 1 ? c.input : c.width) * (l == c.depth ? c.classes : c.width);
   return 6.0 * double(c.batch) * macs;
 }
-bool native_cpu(const StepConfig& c, Backend be) { return be == Backend::cpu && c.trained_with == "native"; }
+bool native_cpu(const StepConfig& c, Backend be) { return be == Backend::cpu && c.framework == Framework::native; }
 }  // namespace
 
 bool runs_on_one_thread(const StepConfig& c, Backend be) {
-  return native_cpu(c, be) && c.model == "mlp" && native_mlp_flops(c) < kNativeSerialStepFlops;
+  return native_cpu(c, be) && c.model == "mlp" && native_mlp_flops(c) < native::kSerialStepFlops;
 }
 
 bool update_reads_other_cores(const StepConfig& c, Backend be) {
@@ -547,17 +558,17 @@ Estimate in_step_share(const std::vector<Term>& terms, const StepConfig& c, Back
 // The native CPU MLP step's loss (softmax cross-entropy: two exponentials per logit, far more than
 // its bytes at a streaming rate) at the measured seconds of the step's own loss code (softmax_xent),
 // on the threads the step runs it on: one where its work (rows x classes x 8, the step's count) is
-// under kNativeMinParallelWork or the whole step runs on one thread; all in rows mode (each thread its
+// under native::kMinParallelWork or the whole step runs on one thread; all in rows mode (each thread its
 // rows) and above that work.
 // None where no such record was measured (the loss then priced as a plain pass).
 Estimate native_loss_seconds(const std::vector<Term>& terms, const StepConfig& c, Backend be, double rows,
                              std::string& threads) {
   if (!native_cpu(c, be) || c.model != "mlp") return Estimate{};
   const double logits = rows * c.classes;
-  const Estimate cores = constant_value(terms, "cpu_threads", be);
+  const Estimate cores = constant_value(terms, term::kCpuThreads, be);
   const bool rows_mode = c.precision == "fp32" && cores.seconds && *cores.seconds >= 2 &&
-                         rows >= kNativeRowsPerThread * *cores.seconds;
-  threads = !runs_on_one_thread(c, be) && (rows_mode || logits * 8.0 > kNativeMinParallelWork) ? "all" : "one";
+                         rows >= native::kRowsPerThread * *cores.seconds;
+  threads = !runs_on_one_thread(c, be) && (rows_mode || logits * 8.0 > native::kMinParallelWork) ? "all" : "one";
   Estimate e = softmax_xent_seconds(terms, be, threads, logits);
   return e.seconds ? e : Estimate{};
 }
@@ -576,9 +587,9 @@ Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backe
   std::size_t outside = 0;
   // A step run on one thread streams its plain passes at one thread's rate, where measured.
   const bool one_thread = runs_on_one_thread(c, be) &&
-                          stream_seconds_of(terms, be, 1.0, "one_thread").seconds.has_value();
+                          stream_seconds(terms, be, 1.0, "one_thread").seconds.has_value();
   for (const Pass& pass : ops) {
-    Estimate one = stream_seconds_of(terms, be, pass.rate_at > 0 ? pass.rate_at : pass.bytes,
+    Estimate one = stream_seconds(terms, be, pass.rate_at > 0 ? pass.rate_at : pass.bytes,
                                      pass.gelu ? "gelu" : one_thread ? "one_thread" : "");
     if (pass.rate_at > 0 && one.seconds) one.seconds = *one.seconds * pass.bytes / pass.rate_at;
     outside += one.outside_measured;
@@ -593,7 +604,7 @@ Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backe
   // (passes_in_step, at the bytes this micro-batch's passes move), where measured.
   double pass_bytes = 0;
   for (const Pass& pass : ops) pass_bytes += pass.bytes;
-  const Estimate keep = ew.seconds ? in_step_share(terms, c, be, "passes_in_step", pass_bytes) : Estimate{};
+  const Estimate keep = ew.seconds ? in_step_share(terms, c, be, term::kPassesInStep, pass_bytes) : Estimate{};
   if (keep.seconds) {
     ew.seconds = *ew.seconds / *keep.seconds;
     ew.records.insert(ew.records.end(), keep.records.begin(), keep.records.end());
@@ -637,7 +648,7 @@ Part optimizer_part(const std::vector<Term>& terms, const StepConfig& c, Backend
   const double opt_bytes = params * 4.0 * (c.optimizer == "sgd" ? 5.0 : 7.0);
   Estimate opt = stream_seconds(terms, be, opt_bytes);
   if (c.optimizer != "sgd") {
-    const Estimate adam = stream_seconds_of(terms, be, opt_bytes, "adam");
+    const Estimate adam = stream_seconds(terms, be, opt_bytes, "adam");
     if (adam.seconds) opt = adam;
     else if (opt.seconds) opt.note = (opt.note.empty() ? "" : opt.note + "; ") + std::string("no measured Adam update: at the streaming rate");
   }
@@ -646,14 +657,14 @@ Part optimizer_part(const std::vector<Term>& terms, const StepConfig& c, Backend
   // it on, where measured; a plain pass's rate otherwise.
   const bool one_thread = c.optimizer == "sgd" && runs_on_one_thread(c, be);
   Estimate own = c.optimizer == "sgd" && be == Backend::cpu
-                     ? stream_seconds_of(terms, be, opt_bytes, one_thread ? "sgd_one_thread" : "sgd")
+                     ? stream_seconds(terms, be, opt_bytes, one_thread ? "sgd_one_thread" : "sgd")
                      : Estimate{};
   if (own.seconds) {
     own.note = (own.note.empty() ? "" : own.note + "; ") + std::string("at the measured rate of the step's own update") +
                (one_thread ? " on one thread (native MLP step under the serial FLOPs)" : "");
     opt = own;
   } else if (one_thread) {
-    Estimate one = stream_seconds_of(terms, be, opt_bytes, "one_thread");
+    Estimate one = stream_seconds(terms, be, opt_bytes, "one_thread");
     if (one.seconds) {
       one.note = (one.note.empty() ? "" : one.note + "; ") +
                  std::string("the step runs on one thread (native MLP step under the serial FLOPs): one thread's rate");
@@ -664,7 +675,7 @@ Part optimizer_part(const std::vector<Term>& terms, const StepConfig& c, Backend
   // core) and the weights they read: the share of its back-to-back rate an update keeps there
   // (update_in_step, at the bytes an SGD update of these parameters moves), where measured; the
   // hand-off rate otherwise.
-  const Estimate keep = opt.seconds ? in_step_share(terms, c, be, "update_in_step", params * 20.0) : Estimate{};
+  const Estimate keep = opt.seconds ? in_step_share(terms, c, be, term::kUpdateInStep, params * 20.0) : Estimate{};
   if (keep.seconds) {
     opt.seconds = *opt.seconds / *keep.seconds;
     opt.records.insert(opt.records.end(), keep.records.begin(), keep.records.end());
@@ -673,7 +684,7 @@ Part optimizer_part(const std::vector<Term>& terms, const StepConfig& c, Backend
     k << "at " << *keep.seconds << " of its back-to-back rate inside a step (update_in_step)";
     opt.note = (opt.note.empty() ? "" : opt.note + "; ") + k.str();
   } else if (opt.seconds && update_reads_other_cores(c, be)) {
-    Estimate handoff = stream_seconds_of(terms, be, opt_bytes, "handoff");
+    Estimate handoff = stream_seconds(terms, be, opt_bytes, "handoff");
     if (handoff.seconds && *handoff.seconds > *opt.seconds) {
       handoff.note = (handoff.note.empty() ? "" : handoff.note + "; ") +
                      std::string("at the rate of a pass over data other threads wrote (the gradients the products' "
@@ -682,18 +693,18 @@ Part optimizer_part(const std::vector<Term>& terms, const StepConfig& c, Backend
     }
   }
   // Rows mode (gtb's native FP32 MLP step, `threads` >= 2 from cpu_threads, at least
-  // kNativeRowsPerThread rows per thread): the update first sums the other threads' gradient copies,
+  // native::kRowsPerThread rows per thread): the update first sums the other threads' gradient copies,
   // (threads - 1) x params x 4 bytes read and the gradients read and written once, over data the
   // other threads wrote: at the hand-off rate.
   double sum_bytes = 0;
   if (opt.seconds && update_reads_other_cores(c, be) && c.model == "mlp" && c.precision == "fp32") {
-    const Estimate threads = constant_value(terms, "cpu_threads", be);
+    const Estimate threads = constant_value(terms, term::kCpuThreads, be);
     const double rows = double(c.batch) / c.micro_batches;
-    if (threads.seconds && *threads.seconds >= 2 && rows >= kNativeRowsPerThread * *threads.seconds)
+    if (threads.seconds && *threads.seconds >= 2 && rows >= native::kRowsPerThread * *threads.seconds)
       sum_bytes = params * 4.0 * (*threads.seconds - 1 + 2);
   }
   if (sum_bytes > 0) {
-    const Estimate sum = stream_seconds_of(terms, be, sum_bytes, "handoff");
+    const Estimate sum = stream_seconds(terms, be, sum_bytes, "handoff");
     if (sum.seconds) {
       opt.seconds = *opt.seconds + *sum.seconds;
       opt.records.insert(opt.records.end(), sum.records.begin(), sum.records.end());
@@ -767,7 +778,7 @@ Estimate copy_as_stream(const std::vector<Term>& terms, const StepConfig& c, Bac
   else if (c.redundant_copy == "activation") bytes = double(c.batch) * c.width * 4.0;
   else if (c.redundant_copy == "weights") bytes = 4.0 * parameter_count(c);
   if (bytes <= 0) return Estimate{};
-  Estimate e = stream_seconds_of(terms, be, 2.0 * bytes, "one_thread");
+  Estimate e = stream_seconds(terms, be, 2.0 * bytes, "one_thread");
   const bool one = e.seconds.has_value();
   if (!one) e = stream_seconds(terms, be, 2.0 * bytes);
   if (e.seconds)
@@ -784,7 +795,7 @@ Part redundant_copy_part(const std::vector<Term>& terms, const StepConfig& c, Ba
   double dist = std::numeric_limits<double>::infinity();
   std::string reason;
   for (const auto& t : terms) {
-    if (t.name != "redundant_copy" || t.backend != be) continue;
+    if (t.name != term::kRedundantCopy || t.backend != be) continue;
     if (!t.usable()) {
       if (reason.empty()) reason = t.cannot_say;
       continue;
@@ -839,7 +850,7 @@ Part allreduce_part(const std::vector<Term>& terms, const StepConfig& c, Backend
 
 // Input: gathering the batch.
 Part batch_gather_part(const std::vector<Term>& terms, const StepConfig& c, Backend be) {
-  Estimate g = table_y(terms, "batch_gather", be, json{{"sample_bytes", c.input_bytes_per_sample}});
+  Estimate g = table_y(terms, term::kBatchGather, be, json{{"sample_bytes", c.input_bytes_per_sample}});
   g = scaled(g, c.batch);
   return {"input", "batch_gather",
           "gathering " + std::to_string(c.batch) + " samples of " + fmt_bytes(c.input_bytes_per_sample) +
@@ -851,7 +862,7 @@ Part batch_gather_part(const std::vector<Term>& terms, const StepConfig& c, Back
 Part h2d_copy_part(const std::vector<Term>& terms, const StepConfig& c, Backend be) {
   return {"input", "h2d_copy",
           fmt_bytes(c.input_bytes_per_sample * c.batch) + " host to device from " + c.host_memory + " memory",
-          copy_seconds(terms, "h2d_copy", be, c.host_memory, c.input_bytes_per_sample * c.batch)};
+          copy_seconds(terms, term::kH2dCopy, be, c.host_memory, c.input_bytes_per_sample * c.batch)};
 }
 
 // Input: the loader, hidden behind the step's other `rest` seconds when its workers keep up.
@@ -871,14 +882,14 @@ Part loader_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
   return {"input", "loader", os.str(), e};
 }
 
-// A table term published for what runs the step (where.<kStackKey> == trained_with, and `also`'s
-// selectors where the term has them): its value at `at`, or at its smallest measured point of
-// `axis` when `at` is empty.
-Estimate stack_table(const std::vector<Term>& terms, const std::string& name, const StepConfig& c, Backend b,
-                     const json& at, const json& also = json::object(), const std::string& smallest_of = "") {
+// A table term published for the software `runs` (its where.<kFrameworkKey>: a Framework's name, or
+// kPytorchLibrary), and `also`'s selectors where the term has them: its value at `at`, or at its
+// smallest measured point of `smallest_of` when that is set.
+Estimate runs_table(const std::vector<Term>& terms, const std::string& name, const std::string& runs, Backend b,
+                    const json& at, const json& also = json::object(), const std::string& smallest_of = "") {
   std::string reason;
   for (const auto& t : terms) {
-    if (t.name != name || t.backend != b || json_read::string_at(t.where, {kStackKey}) != c.trained_with) continue;
+    if (t.name != name || t.backend != b || json_read::string_at(t.where, {kFrameworkKey}) != runs) continue;
     bool same = true;
     for (const auto& [k, v] : also.items()) same = same && (!t.where.contains(k) || t.where.at(k) == v);
     if (!same) continue;
@@ -906,7 +917,7 @@ Estimate stack_table(const std::vector<Term>& terms, const std::string& name, co
     return e;
   }
   Estimate e;
-  e.cannot_say = reason.empty() ? "no measured " + name + " term for " + c.trained_with + " on " + to_string(b) : reason;
+  e.cannot_say = reason.empty() ? "no measured " + name + " term for " + runs + " on " + to_string(b) : reason;
   return e;
 }
 
@@ -918,17 +929,17 @@ Part dispatch_part(const std::vector<Term>& terms, const StepConfig& c, Backend 
                    double recorded_whole) {
   Estimate ops;
   if (c.model == "mlp") {
-    ops = stack_table(terms, "framework_ops", c, be, {{"depth", c.depth}}, {{"model", c.model}, {"optimizer", c.optimizer}});
+    ops = runs_table(terms, term::kPytorchOps, to_string(c.framework), be, {{"depth", c.depth}}, {{"model", c.model}, {"optimizer", c.optimizer}});
   } else if (c.model == "transformer") {
-    ops = stack_table(terms, "framework_ops", c, be, {{"layers", c.layers}},
+    ops = runs_table(terms, term::kPytorchOps, to_string(c.framework), be, {{"layers", c.layers}},
                       {{"model", c.model}, {"optimizer", c.optimizer}, {"attention", c.attention}});
   } else {
-    ops.cannot_say = "no operator count of a " + c.model + " step under " + c.trained_with;
+    ops.cannot_say = "no operator count of a " + c.model + " step under " + to_string(c.framework);
   }
   // The operator as a training step runs it (recorded by autograd, run backward) where measured.
-  Estimate per = stack_table(terms, "framework_step_op", c, be, json::object(), json::object(), "n");
+  Estimate per = runs_table(terms, term::kPytorchStepOp, to_string(c.framework), be, json::object(), json::object(), "n");
   if (!per.seconds) {
-    per = stack_table(terms, "framework_op", c, be, json::object(), json::object(), "n");
+    per = runs_table(terms, term::kPytorchOp, to_string(c.framework), be, json::object(), json::object(), "n");
     if (per.seconds) per.note = "no autograd-recorded operator measured: a plain operator's host time";
   }
   // Operators whose own measured seconds (dispatch included) price them elsewhere count once.
@@ -941,9 +952,9 @@ Part dispatch_part(const std::vector<Term>& terms, const StepConfig& c, Backend 
   // takes beyond a plain one (framework_step_op less framework_op, both at their smallest size),
   // where both were measured.
   double autograd_extra = 0;
-  if (recorded_whole > 0 && e.seconds && c.trained_with == "pytorch-eager") {
-    const Estimate plain = stack_table(terms, "framework_op", c, be, json::object(), json::object(), "n");
-    const Estimate recorded = stack_table(terms, "framework_step_op", c, be, json::object(), json::object(), "n");
+  if (recorded_whole > 0 && e.seconds && c.framework == Framework::pytorch_eager) {
+    const Estimate plain = runs_table(terms, term::kPytorchOp, to_string(c.framework), be, json::object(), json::object(), "n");
+    const Estimate recorded = runs_table(terms, term::kPytorchStepOp, to_string(c.framework), be, json::object(), json::object(), "n");
     if (plain.seconds && recorded.seconds && *recorded.seconds > *plain.seconds) {
       autograd_extra = *recorded.seconds - *plain.seconds;
       e.seconds = *e.seconds + recorded_whole * autograd_extra;
@@ -952,7 +963,7 @@ Part dispatch_part(const std::vector<Term>& terms, const StepConfig& c, Backend 
   }
   std::ostringstream os;
   os.precision(3);
-  os << c.trained_with << ": ";
+  os << to_string(c.framework) << ": ";
   if (ops.seconds && per.seconds) {
     os << count << " operators x " << *per.seconds * 1e6 << " us of host time each";
     if (priced_whole > 0) os << " (of " << *ops.seconds * c.micro_batches << ": " << priced_whole << " priced whole in their parts)";
@@ -970,16 +981,13 @@ Part dispatch_part(const std::vector<Term>& terms, const StepConfig& c, Backend 
   return {"overhead", "dispatch", os.str(), e};
 }
 
-// ---- PyTorch's own kernels (trained_with pytorch-*; docs/advise.md) ----
-// Its kernels are published for the library (the stack key "pytorch"), whatever mode runs them.
-const char* const kLibrary = "pytorch";
-bool pytorch_stack(const StepConfig& c) { return c.trained_with.rfind("pytorch-", 0) == 0; }
+// ---- PyTorch's own kernels (a step run by PyTorch, eager, compiled or as a graph; docs/advise.md) ----
+// Its kernels are published for the library (where.<kFrameworkKey> "pytorch"), whatever mode runs them.
+const char* const kPytorchLibrary = "pytorch";
 
-Estimate library_table(const std::vector<Term>& terms, const std::string& name, const StepConfig& c, Backend b,
-                       const json& at, const json& also) {
-  StepConfig lib = c;
-  lib.trained_with = kLibrary;
-  return stack_table(terms, name, lib, b, at, also);
+Estimate pytorch_library_table(const std::vector<Term>& terms, const std::string& name, Backend b, const json& at,
+                               const json& also) {
+  return runs_table(terms, name, kPytorchLibrary, b, at, also);
 }
 
 // The parameter tensors of the step (weights and biases; a block of attention and MLP: two norms, four
@@ -1000,16 +1008,16 @@ void add_note(Part& p, const std::string& note) { p.estimate.note += (p.estimate
 
 // The GEMMs at torch.mm's measured rates: the native FP32 matmul tables of `be` replaced by PyTorch's
 // (framework_matmul); returns the GEMM calls so priced (each call's seconds include its dispatch).
-double framework_matmul(std::vector<Part>& parts, const std::vector<Term>& terms, const StepConfig& c, Backend be,
+double pytorch_matmul(std::vector<Part>& parts, const std::vector<Term>& terms, const StepConfig& c, Backend be,
                         double rows, double params) {
   std::vector<Term> view;
   bool any = false, any_batched = false;
   for (const auto& t : terms) {
-    const bool library = t.backend == be && json_read::string_at(t.where, {kStackKey}) == kLibrary;
-    const bool own = library && t.name == "framework_matmul", own_batched = library && t.name == "framework_matmul_batched";
+    const bool library = t.backend == be && json_read::string_at(t.where, {kFrameworkKey}) == kPytorchLibrary;
+    const bool own = library && t.name == term::kPytorchMatmul, own_batched = library && t.name == term::kPytorchMatmulBatched;
     if ((own || own_batched) && t.usable() && !t.points.empty()) {
       Term u = t;
-      u.name = own ? "matmul" : "matmul_batched";
+      u.name = own ? term::kMatmul : term::kMatmulBatched;
       view.push_back(std::move(u));
       (own ? any : any_batched) = true;
     } else if (!own && !own_batched) {
@@ -1029,10 +1037,10 @@ double framework_matmul(std::vector<Part>& parts, const std::vector<Term>& terms
   // (framework_matmul_batched), gtb's own batched rates where not.
   view.erase(std::remove_if(view.begin(), view.end(),
                             [&](const Term& t) {
-                              if (t.backend != be || t.where.contains(kStackKey)) return false;
+                              if (t.backend != be || t.where.contains(kFrameworkKey)) return false;
                               const bool fp32 = t.where.value("precision", "") == "fp32";
-                              return t.name == "matmul_in_step" || t.name == "matmul_from_memory" ||
-                                     (t.name == "matmul" && fp32) || (any_batched && t.name == "matmul_batched" && fp32);
+                              return t.name == term::kMatmulInStep || t.name == term::kMatmulFromMemory ||
+                                     (t.name == term::kMatmul && fp32) || (any_batched && t.name == term::kMatmulBatched && fp32);
                             }),
              view.end());
   mm = matmul_part(view, c, be, rows, params);
@@ -1066,10 +1074,10 @@ std::vector<Pass> pytorch_attention_passes(const StepConfig& c, double rows) {
 // Each elementwise pass at the measured seconds of an eager operator over as many bytes (framework_op
 // at n = bytes / 8, a read and a write of FP32), less that operator's cost at its smallest measured
 // size (its dispatch, which the dispatch part counts).
-void framework_elementwise(std::vector<Part>& parts, const std::vector<Term>& terms, const StepConfig& c, Backend be,
+void pytorch_elementwise(std::vector<Part>& parts, const std::vector<Term>& terms, const StepConfig& c, Backend be,
                            double rows) {
   Part& ew = *find_part(parts, "elementwise");
-  const Estimate floor = stack_table(terms, "framework_op", c, be, json::object(), json::object(), "n");
+  const Estimate floor = runs_table(terms, term::kPytorchOp, to_string(c.framework), be, json::object(), json::object(), "n");
   if (!floor.seconds || c.model == "generic") {
     add_note(ew, "no eager PyTorch operator cost by size on " + std::string(to_string(be)) + ": gtb's streaming rates");
     return;
@@ -1081,7 +1089,7 @@ void framework_elementwise(std::vector<Part>& parts, const std::vector<Term>& te
   Estimate sum = known(0);
   std::size_t outside = 0;
   for (const Pass& pass : passes) {
-    Estimate one = stack_table(terms, "framework_op", c, be, {{"n", std::max(1.0, pass.bytes / 8.0)}});
+    Estimate one = runs_table(terms, term::kPytorchOp, to_string(c.framework), be, {{"n", std::max(1.0, pass.bytes / 8.0)}});
     if (!one.seconds) {
       sum = sum + one;
       continue;
@@ -1106,12 +1114,12 @@ void framework_elementwise(std::vector<Part>& parts, const std::vector<Term>& te
 
 // The optimizer step at PyTorch's measured seconds for this many parameters and tensors; returns the
 // operators it dispatches (priced in it).
-double framework_optimizer(std::vector<Part>& parts, const std::vector<Term>& terms, const StepConfig& c, Backend be,
+double pytorch_optimizer(std::vector<Part>& parts, const std::vector<Term>& terms, const StepConfig& c, Backend be,
                            double params) {
   Part& opt = *find_part(parts, "optimizer");
   const json at = {{"params", params}, {"tensors", parameter_tensors(c)}};
   const json also = {{"optimizer", c.optimizer}};
-  const Estimate step = library_table(terms, "framework_optimizer", c, be, at, also);
+  const Estimate step = pytorch_library_table(terms, term::kPytorchOptimizer, be, at, also);
   if (!step.seconds || c.model == "generic") {
     add_note(opt, "no PyTorch " + c.optimizer + " step record on " + std::string(to_string(be)) + ": gtb's rates");
     return 0;
@@ -1119,26 +1127,27 @@ double framework_optimizer(std::vector<Part>& parts, const std::vector<Term>& te
   opt.estimate = step;
   opt.what = "PyTorch's " + c.optimizer + " step over " + std::to_string(static_cast<long long>(params)) +
              " parameters in " + std::to_string(int(parameter_tensors(c))) + " tensors, as measured";
-  const Estimate ops = library_table(terms, "framework_optimizer_ops", c, be, at, also);
+  const Estimate ops = pytorch_library_table(terms, term::kPytorchOptimizerOps, be, at, also);
   return ops.seconds.value_or(0);
 }
 
 // A PyTorch step's compute from PyTorch's own kernels where they were measured, gtb's native terms
 // (with a note saying so) where not; returns the operators so priced whole (their dispatch included).
 // Returns the operators priced whole in their parts; `gemm_calls` the GEMMs among them (torch.mm's).
-double framework_compute(std::vector<Part>& parts, const std::vector<Term>& terms, const StepConfig& c, Backend be,
+double pytorch_compute(std::vector<Part>& parts, const std::vector<Term>& terms, const StepConfig& c, Backend be,
                          double rows, double params, double& gemm_calls) {
-  gemm_calls = framework_matmul(parts, terms, c, be, rows, params);
-  framework_elementwise(parts, terms, c, be, rows);
-  return gemm_calls + framework_optimizer(parts, terms, c, be, params);
+  gemm_calls = pytorch_matmul(parts, terms, c, be, rows, params);
+  pytorch_elementwise(parts, terms, c, be, rows);
+  return gemm_calls + pytorch_optimizer(parts, terms, c, be, params);
 }
 
 // Input under PyTorch: `workers` DataLoader workers at the measured period per sample for this
 // preprocessing cost (framework_loader), the part the step's other `rest` seconds do not hide.
-Part framework_loader_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double rest) {
+Part pytorch_loader_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double rest) {
   Estimate e;
   for (const auto& t : terms) {
-    if (t.name != "framework_loader" || json_read::string_at(t.where, {kStackKey}) != kLibrary || !t.usable()) continue;
+    if (t.name != term::kPytorchLoader || json_read::string_at(t.where, {kFrameworkKey}) != kPytorchLibrary || !t.usable())
+      continue;
     if (json_read::number_at(t.where, {"num_workers"}) != c.workers) continue;
     if (const auto ip = interpolate(t, {{"sample_us", c.sample_us}})) {
       e = known(ip->y * c.batch);
@@ -1163,10 +1172,10 @@ Part framework_loader_part(const std::vector<Term>& terms, const StepConfig& c, 
 }
 
 // The worker counts PyTorch's DataLoader was measured at (empty: none).
-std::vector<double> framework_worker_counts(const std::vector<Term>& terms) {
+std::vector<double> pytorch_worker_counts(const std::vector<Term>& terms) {
   std::vector<double> out;
   for (const auto& t : terms)
-    if (t.name == "framework_loader" && t.usable() && json_read::string_at(t.where, {kStackKey}) == kLibrary)
+    if (t.name == term::kPytorchLoader && t.usable() && json_read::string_at(t.where, {kFrameworkKey}) == kPytorchLibrary)
       out.push_back(json_read::number_at(t.where, {"num_workers"}));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -1198,11 +1207,11 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
   p.parts.push_back(elementwise_part(terms, c, be, rows));
   p.parts.push_back(optimizer_part(terms, c, be, params));
   double gemm_calls = 0;
-  const double priced_whole = pytorch_stack(c) ? framework_compute(p.parts, terms, c, be, rows, params, gemm_calls) : 0.0;
+  const double priced_whole = is_pytorch(c.framework) ? pytorch_compute(p.parts, terms, c, be, rows, params, gemm_calls) : 0.0;
   scale_to_core_share(p.parts, c, be);
-  if (c.trained_with == "native") {
+  if (c.framework == Framework::native) {
     if (be == Backend::cuda) p.parts.push_back(launch_part(terms, c, seconds_of(p.parts)));
-  } else if (c.trained_with == "pytorch-graph") {
+  } else if (c.framework == Framework::pytorch_graph) {
     // A replayed graph bypasses the dispatcher: the launches of a graph remain.
     if (be == Backend::cuda) {
       StepConfig g = c;
@@ -1225,7 +1234,7 @@ Prediction predict(const std::vector<Term>& terms, const StepConfig& c, Backend 
     if (be == Backend::cuda) p.parts.push_back(h2d_copy_part(terms, c, be));
   }
   if (c.sample_us > 0)
-    p.parts.push_back(pytorch_stack(c) && c.workers > 0 ? framework_loader_part(terms, c, be, seconds_of(p.parts))
+    p.parts.push_back(is_pytorch(c.framework) && c.workers > 0 ? pytorch_loader_part(terms, c, be, seconds_of(p.parts))
                                                          : loader_part(terms, c, be, seconds_of(p.parts)));
   add_up(p);
   return p;
@@ -1235,16 +1244,14 @@ namespace {
 // A mode of PyTorch (compiled, a replayed CUDA graph) as a fix: the step time that mode kept of eager's,
 // measured here on the same configuration (framework_mode_time, the nearest measured one), applied
 // to the predicted step; never a guess where the mode was not measured.
-Fix framework_mode_fix(const std::vector<Term>& terms, const StepConfig& c, Backend be, const Prediction& base,
-                       const std::string& id, const std::string& title, const std::string& mode) {
+Fix pytorch_mode_fix(const std::vector<Term>& terms, const StepConfig& c, Backend be, const Prediction& base,
+                     const std::string& id, const std::string& title, Framework mode) {
   Fix f;
   f.id = id, f.title = title, f.backend = be;
-  f.change = std::string(kStackKey) + " " + c.trained_with + " -> " + mode;
+  f.change = std::string(kFrameworkKey) + " " + to_string(c.framework) + " -> " + to_string(mode);
   Estimate kept;
   if (c.model == "mlp") {
-    StepConfig m = c;
-    m.trained_with = mode;
-    kept = stack_table(terms, "framework_mode_time", m, be, {{"width", c.width}, {"depth", c.depth}, {"batch", c.batch}});
+    kept = runs_table(terms, term::kPytorchModeTime, to_string(mode), be, {{"width", c.width}, {"depth", c.depth}, {"batch", c.batch}});
   } else {
     kept.cannot_say = "measured for the MLP step only";
   }
@@ -1317,7 +1324,7 @@ std::vector<Fix> rank_fixes(const std::vector<Term>& terms, const StepConfig& c,
   // More workers only: fewer is never the fix offered, even where the prediction ties.
   std::vector<double> more_workers;
   // Under PyTorch the worker counts its DataLoader was measured at, where it was.
-  std::vector<double> counts = pytorch_stack(c) ? framework_worker_counts(terms) : std::vector<double>{};
+  std::vector<double> counts = is_pytorch(c.framework) ? pytorch_worker_counts(terms) : std::vector<double>{};
   if (counts.empty()) counts = {1.0, 2.0, 4.0, 8.0, 16.0};
   for (const double w : counts)
     if (w > c.workers) more_workers.push_back(w);
@@ -1343,16 +1350,17 @@ std::vector<Fix> rank_fixes(const std::vector<Term>& terms, const StepConfig& c,
     a.precision = "bf16";
     attempt("bf16", "BF16 mixed precision", "precision " + c.precision + " -> bf16", a);
   }
-  if (be == Backend::cuda && !c.cuda_graph && c.trained_with == "native") {
+  if (be == Backend::cuda && !c.cuda_graph && c.framework == Framework::native) {
     StepConfig a = c;
     a.cuda_graph = true;
     attempt("cuda_graphs", "Capture the step in a CUDA Graph", "cuda_graph false -> true", a);
   }
-  if (c.trained_with == "pytorch-eager") {
-    out.push_back(framework_mode_fix(terms, c, be, base, "compile", "Compile the step (torch.compile)", "pytorch-compiled"));
+  if (c.framework == Framework::pytorch_eager) {
+    out.push_back(pytorch_mode_fix(terms, c, be, base, "compile", "Compile the step (torch.compile)",
+                                   Framework::pytorch_compiled));
     if (be == Backend::cuda)
-      out.push_back(framework_mode_fix(terms, c, be, base, "capture_graph", "Capture the step in a CUDA graph (torch.cuda.graphs)",
-                                       "pytorch-graph"));
+      out.push_back(pytorch_mode_fix(terms, c, be, base, "capture_graph", "Capture the step in a CUDA graph (torch.cuda.graphs)",
+                                     Framework::pytorch_graph));
   }
   if (c.loss_read_every > 0 && c.loss_read_every < 100) {
     StepConfig a = c;

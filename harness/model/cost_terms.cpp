@@ -15,8 +15,6 @@
 
 namespace gtb::cost {
 
-Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double bytes, const std::string& op);
-
 namespace {
 
 const char* const kForms[] = {"latency_bandwidth", "table", "constant"};
@@ -171,7 +169,7 @@ Term table_term(const std::string& name, Backend b, const json& where, const std
   return t;
 }
 
-void publish(json& data, const std::vector<Term>& terms, const std::vector<Step>& steps) {
+void write_evidence(json& data, const std::vector<Term>& terms, const std::vector<Step>& steps) {
   // A family none of whose terms saw a record (it ran nothing) offers nothing rather than a list of
   // "no record" reasons.
   const bool any = !steps.empty() || std::any_of(terms.begin(), terms.end(), [](const Term& t) {
@@ -319,9 +317,9 @@ void split_autocast_points(std::vector<Term>& terms) {
   const std::string plan = "/step_shapes/plan/";  // workload and variant of the record id
   std::vector<Term> moved;
   for (Term& t : terms) {
-    if (t.name != "matmul" || t.form != "table" || t.where.value("precision", "fp32") == "fp32") continue;
+    if (t.name != term::kMatmul || t.form != "table" || t.where.value("precision", "fp32") == "fp32") continue;
     Term a = t;
-    a.name = "matmul_autocast";
+    a.name = term::kMatmulAutocast;
     a.points.clear();
     a.records.clear();
     auto from_plan = [&](const std::string& id) { return id.find(plan) != std::string::npos; };
@@ -655,7 +653,7 @@ struct SpeedupRatio {
   std::vector<std::string> records;
 };
 std::optional<SpeedupRatio> nearest_speedup(const std::vector<Term>& terms, Backend b, const std::string& precision,
-                                            double m, double n, double k, const std::string& name = "matmul") {
+                                            double m, double n, double k, const std::string& name = term::kMatmul) {
   std::string unused;
   const Point* best = nullptr;
   double dist = std::numeric_limits<double>::infinity();
@@ -672,7 +670,7 @@ std::optional<SpeedupRatio> nearest_speedup(const std::vector<Term>& terms, Back
   }
   if (!best) return std::nullopt;
   for (const Term* t : select(
-           terms, "matmul", b,
+           terms, term::kMatmul, b,
            [&](const Term& x) { return where_matches(x.where, "precision", "fp32") && orientation_is(x, "nn"); },
            unused)) {
     if (t->form != "table" || t->y != "flop_per_s") continue;
@@ -733,10 +731,10 @@ Estimate matmul_at_precision(const std::vector<Term>& terms, Backend b, const st
                              double n, double k, const std::string& orientation) {
   std::string reason;
   if (orientation != "nn") {
-    if (auto e = table_matmul(terms, "matmul", b, precision, orientation, m, n, k, 1, reason)) return *e;
+    if (auto e = table_matmul(terms, term::kMatmul, b, precision, orientation, m, n, k, 1, reason)) return *e;
     reason.clear();
   }
-  if (auto e = table_matmul(terms, "matmul", b, precision, "nn", m, n, k, 1, reason)) {
+  if (auto e = table_matmul(terms, term::kMatmul, b, precision, "nn", m, n, k, 1, reason)) {
     if (orientation != "nn") {
       // No transposed records (a GPU run, an older file): the A B rate stands in, and says so.
       e->note = (e->note.empty() ? "" : e->note + "; ") + std::string("no ") + orientation +
@@ -744,7 +742,7 @@ Estimate matmul_at_precision(const std::vector<Term>& terms, Backend b, const st
     }
     return *e;
   }
-  return cannot(reason.empty() ? describe("matmul", b, "precision=" + precision) : reason);
+  return cannot(reason.empty() ? describe(term::kMatmul, b, "precision=" + precision) : reason);
 }
 }  // namespace
 
@@ -752,12 +750,12 @@ Estimate matmul_autocast_seconds(const std::vector<Term>& terms, Backend b, cons
                                  double n, double k, const std::string& orientation) {
   std::string reason;
   for (const std::string& o : {orientation, std::string("nn")}) {
-    auto e = table_matmul(terms, "matmul_autocast", b, precision, o, m, n, k, 1, reason);
+    auto e = table_matmul(terms, term::kMatmulAutocast, b, precision, o, m, n, k, 1, reason);
     if (!e) continue;
     // Outside its shapes (the small and skinny sites): the FP32 seconds of this shape over the
     // speedup measured at the nearest autocast point, as matmul_seconds does for the library shapes.
     const Estimate fp = matmul_at_precision(terms, b, "fp32", m, n, k, orientation);
-    const auto r = e->outside_measured && fp.seconds ? nearest_speedup(terms, b, precision, m, n, k, "matmul_autocast")
+    const auto r = e->outside_measured && fp.seconds ? nearest_speedup(terms, b, precision, m, n, k, term::kMatmulAutocast)
                                                      : std::nullopt;
     if (r) {
       std::ostringstream os;
@@ -773,18 +771,18 @@ Estimate matmul_autocast_seconds(const std::vector<Term>& terms, Backend b, cons
                                     " matmul_autocast records: priced at the A B rate";
     return *e;
   }
-  return cannot(reason.empty() ? describe("matmul_autocast", b, "precision=" + precision) : reason);
+  return cannot(reason.empty() ? describe(term::kMatmulAutocast, b, "precision=" + precision) : reason);
 }
 
 Estimate matmul_batched_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m,
                                 double n, double k, const std::string& orientation, double count) {
   std::string reason;
-  if (auto e = table_matmul(terms, "matmul_batched", b, precision, orientation, m, n, k, count, reason)) return *e;
+  if (auto e = table_matmul(terms, term::kMatmulBatched, b, precision, orientation, m, n, k, count, reason)) return *e;
   // A reduced precision without batched records of its own: the FP32 batched rate, times the ratio of
   // the two precisions' single-product prices at this shape (see matmul_seconds).
   if (precision != "fp32") {
     std::string unused;
-    const auto fpb = table_matmul(terms, "matmul_batched", b, "fp32", orientation, m, n, k, count, unused);
+    const auto fpb = table_matmul(terms, term::kMatmulBatched, b, "fp32", orientation, m, n, k, count, unused);
     const Estimate own = matmul_seconds(terms, b, precision, m, n, k, orientation);
     const Estimate fp = matmul_seconds(terms, b, "fp32", m, n, k, orientation);
     if (fpb && own.seconds && fp.seconds && *fp.seconds > 0) {
@@ -834,7 +832,7 @@ Estimate first_fraction(const std::vector<Term>& terms, const std::string& name,
 
 Estimate matmul_in_step_fraction(const std::vector<Term>& terms, Backend b, const std::string& precision,
                                  double working_set_bytes, double gemm_flop) {
-  return first_fraction(terms, "matmul_in_step", b, precision, [&](const Term& t) -> std::optional<json> {
+  return first_fraction(terms, term::kMatmulInStep, b, precision, [&](const Term& t) -> std::optional<json> {
     // Over one GEMM's FLOPs (this gtb's sequence records), or over the step's working set (older files).
     const std::string axis = t.axes.empty() ? "bytes" : t.axes[0];
     const double at = axis == "flop" ? gemm_flop : working_set_bytes;
@@ -845,7 +843,7 @@ Estimate matmul_in_step_fraction(const std::vector<Term>& terms, Backend b, cons
 
 Estimate matmul_from_memory_fraction(const std::vector<Term>& terms, Backend b, const std::string& precision,
                                      double working_set_bytes, double gemm_flop) {
-  return first_fraction(terms, "matmul_from_memory", b, precision, [&](const Term& t) -> std::optional<json> {
+  return first_fraction(terms, term::kMatmulFromMemory, b, precision, [&](const Term& t) -> std::optional<json> {
     // Over one GEMM's FLOPs, for a step whose working set is above the cache the term was measured past.
     if (t.axes != std::vector<std::string>{"flop"} || !(t.x_min > 0 && working_set_bytes > t.x_min && gemm_flop > 0))
       return std::nullopt;
@@ -894,16 +892,16 @@ Estimate constant_value(const std::vector<Term>& terms, const std::string& name,
 }
 
 Estimate launch_seconds(const std::vector<Term>& terms, const std::string& mode) {
-  return constant_seconds(terms, "launch", Backend::cuda,
+  return constant_seconds(terms, term::kLaunch, Backend::cuda,
                           [&](const Term& t) { return where_matches(t.where, "mode", mode); }, "mode=" + mode);
 }
 
 Estimate host_sync_seconds(const std::vector<Term>& terms, Backend b) {
-  return constant_seconds(terms, "host_sync", b, [](const Term&) { return true; }, "");
+  return constant_seconds(terms, term::kHostSync, b, [](const Term&) { return true; }, "");
 }
 
 Estimate overlap_fraction(const std::vector<Term>& terms, Backend b) {
-  return constant_seconds(terms, "comm_overlap", b, [](const Term&) { return true; }, "");
+  return constant_seconds(terms, term::kCommOverlap, b, [](const Term&) { return true; }, "");
 }
 
 Estimate allreduce_seconds(const std::vector<Term>& terms, Backend b, int ranks, double bytes) {
@@ -914,14 +912,10 @@ Estimate allreduce_seconds(const std::vector<Term>& terms, Backend b, int ranks,
   }
   std::string reason;
   const auto found = select(
-      terms, "allreduce", b, [&](const Term& t) { return where_matches(t.where, "ranks", ranks); }, reason);
+      terms, term::kAllreduce, b, [&](const Term& t) { return where_matches(t.where, "ranks", ranks); }, reason);
   for (const Term* t : found)
     if (t->form == "latency_bandwidth") return from_latency_bandwidth(*t, bytes);
-  return cannot(reason.empty() ? describe("allreduce", b, "ranks=" + std::to_string(ranks)) : reason);
-}
-
-Estimate stream_seconds(const std::vector<Term>& terms, Backend b, double bytes) {
-  return stream_seconds_of(terms, b, bytes, "");
+  return cannot(reason.empty() ? describe(term::kAllreduce, b, "ranks=" + std::to_string(ranks)) : reason);
 }
 
 namespace {
@@ -939,13 +933,13 @@ std::optional<Estimate> seconds_at_rate(const Term& t, const std::string& y, con
 }
 }  // namespace
 
-Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double bytes, const std::string& op) {
+Estimate stream_seconds(const std::vector<Term>& terms, Backend b, double bytes, const std::string& op) {
   std::string reason;
   // A plain pass uses the terms without an op; a GELU pass those measured computing one.
   auto ok = [&](const Term& t) { return op.empty() ? !t.where.contains("op") : where_matches(t.where, "op", op); };
   // Several publishers may measure streaming over different sizes (large arrays only, or cache-sized
   // ones too): the table whose sizes cover the pass, else the one whose sizes come nearest (in log).
-  std::vector<const Term*> found = select(terms, "stream_bandwidth", b, ok, reason);
+  std::vector<const Term*> found = select(terms, term::kStreamBandwidth, b, ok, reason);
   auto distance = [&](const Term* t) {
     if (t->form != "table" || t->points.empty()) return t->form == "latency_bandwidth" ? 0.0 : 1e300;
     double lo = std::numeric_limits<double>::infinity(), hi = 0;
@@ -964,21 +958,21 @@ Estimate stream_seconds_of(const std::vector<Term>& terms, Backend b, double byt
     if (e->outside_measured) e->note = "streaming work outside the measured sizes: the nearest measured rate is used";
     return *e;
   }
-  return cannot(reason.empty() ? describe("stream_bandwidth", b, op.empty() ? "" : "op=" + op) : reason);
+  return cannot(reason.empty() ? describe(term::kStreamBandwidth, b, op.empty() ? "" : "op=" + op) : reason);
 }
 
 Estimate softmax_xent_seconds(const std::vector<Term>& terms, Backend b, const std::string& threads, double logits) {
   std::string reason;
   const auto found =
-      select(terms, "softmax_xent", b, [&](const Term& t) { return where_matches(t.where, "threads", threads); }, reason);
+      select(terms, term::kSoftmaxXent, b, [&](const Term& t) { return where_matches(t.where, "threads", threads); }, reason);
   for (const Term* t : found)
     if (auto e = seconds_at_rate(*t, "logits_per_s", "logits", logits)) return *e;
-  return cannot(reason.empty() ? describe("softmax_xent", b, "threads=" + threads) : reason);
+  return cannot(reason.empty() ? describe(term::kSoftmaxXent, b, "threads=" + threads) : reason);
 }
 
 Estimate loader_seconds(const std::vector<Term>& terms, Backend b, int workers, double sample_us, double batch) {
   std::string reason;
-  const auto found = select(terms, "loader", b, [](const Term& t) { return t.form == "table"; }, reason);
+  const auto found = select(terms, term::kLoader, b, [](const Term& t) { return t.form == "table"; }, reason);
   // The loader measured at the per-sample cost nearest (in log) to the one asked for.
   const Term* best = nullptr;
   double best_d = std::numeric_limits<double>::infinity();
@@ -987,7 +981,7 @@ Estimate loader_seconds(const std::vector<Term>& terms, Backend b, int workers, 
     const double d = std::isfinite(us) && us > 0 && sample_us > 0 ? std::fabs(std::log(us / sample_us)) : 1e9;
     if (d < best_d) best_d = d, best = t;
   }
-  if (!best) return cannot(reason.empty() ? describe("loader", b, "") : reason);
+  if (!best) return cannot(reason.empty() ? describe(term::kLoader, b, "") : reason);
   const auto ip = interpolate(*best, json{{best->axes.empty() ? "workers" : best->axes[0], workers}});
   if (!ip || ip->y <= 0) return cannot("the loader term has no positive rate", best->records);
   Estimate e;

@@ -71,8 +71,8 @@ ErrorSides error_sides(const Validation& v);
 // its own measured steps. Runs that predicted no step are left out; empty under two runs.
 std::vector<std::pair<int, Validation>> per_run_validation(const json& doc);
 
-// The software the file measured, where it is not gtb's own (its per-operator term names it): the
-// reference step under it on each backend, beside the native one. Empty for a native file.
+// The software the file measured (`measured`: measured_framework), where it is not gtb's own: the
+// reference step run by it on each backend, to set beside the native one. Empty for a native file.
 std::vector<Prediction> reference_under_measured(const std::vector<Term>& terms, const StepConfig& ref,
                                                  std::string& measured);
 

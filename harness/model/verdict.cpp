@@ -83,7 +83,7 @@ StepConfig reference_step() {
 StepConfig verdict_step(const std::vector<Term>& terms) {
   StepConfig ref = reference_step();
   for (const auto& t : terms)
-    if (t.name == "loader" && t.usable() && t.where.contains("sample_us") && t.where["sample_us"].is_number()) {
+    if (t.name == term::kLoader && t.usable() && t.where.contains("sample_us") && t.where["sample_us"].is_number()) {
       ref.sample_us = t.where["sample_us"].get<double>();
       ref.workers = 1;
       break;
@@ -154,10 +154,11 @@ std::vector<std::pair<int, Validation>> per_run_validation(const json& doc) {
 
 std::vector<Prediction> reference_under_measured(const std::vector<Term>& terms, const StepConfig& ref,
                                                  std::string& measured) {
-  measured = measured_stack(terms);
-  if (measured == "native") return {};
+  measured = measured_framework(terms);
+  const std::optional<Framework> f = framework_from_string(measured);
+  if (!f || *f == Framework::native) return {};
   StepConfig other = ref;
-  other.trained_with = measured;
+  other.framework = *f;
   std::vector<Prediction> out;
   for (const Backend b : {Backend::cpu, Backend::cuda}) out.push_back(predict(terms, other, b));
   return out;

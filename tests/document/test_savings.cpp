@@ -101,7 +101,7 @@ TEST(Savings, PairsAreTheStepsThatDifferInOneKeyOfOneWorkload) {
 
 TEST(Savings, PublishedPairsRoundTripAndBadOnesAreRefusedByName) {
   json data = json::object();
-  publish_pairs(data, {{"", "bf16", "precision fp32 -> bf16", "a/1", "b/1"}});
+  write_pairs(data, {{"", "bf16", "precision fp32 -> bf16", "a/1", "b/1"}});
   json doc = {{"findings", {{"fam", {{"pairs", data["cost_pairs"]}}}}}};
   const auto p = pairs_from_document(doc);
   ASSERT_EQ(p.size(), 1u);

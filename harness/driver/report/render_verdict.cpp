@@ -321,7 +321,7 @@ void other_stack_line(std::ostringstream& o, const std::vector<cost::Term>& term
     for (const auto& part : p.parts)
       if (part.name == "dispatch" && part.estimate.seconds) o << ", of which dispatch " << seconds_text(*part.estimate.seconds);
   }
-  o << ". Ask with `gtb advise RESULTS.json --" << cost::kStepStackKey << " native|" << stack << " ...`.\n\n";
+  o << ". Ask with `gtb advise RESULTS.json --" << cost::kFrameworkKey << " native|" << stack << " ...`.\n\n";
 }
 
 const char* against_target(double median, double worst) {
