@@ -1,6 +1,6 @@
 // The parts of a step, each priced in one place from the cost terms (the lookups of cost_terms.h),
 // in the order predict() adds them: compute (GEMMs, elementwise passes, the optimizer), the share of
-// the machine, overhead (launches), habits (host syncs, redundant copies), data parallel
+// the machine, overhead (launches), habits (host syncs, redundant copies), data_parallel
 // (all-reduce), input (batch gathering, the host-to-device copy, the loader). PyTorch's own parts are
 // in price_pytorch.cpp; predict.cpp composes them. docs/advise.md states every formula.
 #include "harness/model/cost_model.h"

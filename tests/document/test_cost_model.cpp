@@ -856,6 +856,25 @@ std::vector<Term> with_pytorch(std::vector<Term> terms) {
 
 }  // namespace
 
+// The software is one word from the option to the JSON: each Framework reads from and writes to its
+// spelling under the key "framework"; native is the default and is not written; others are refused.
+TEST(CostModelSoftware, OneFrameworkFromTheOptionToTheJson) {
+  const json base = {{"model", "mlp"}, {"width", 64}, {"depth", 2}, {"batch", 8}};
+  for (const Framework f : kFrameworks) {
+    EXPECT_EQ(framework_from_string(to_string(f)), f);
+    json j = base;
+    j[kFrameworkKey] = to_string(f);
+    const StepConfig c = config_from_json(j);
+    EXPECT_EQ(c.framework, f);
+    EXPECT_EQ(to_json(c).value(kFrameworkKey, std::string("native")), to_string(f));
+  }
+  EXPECT_FALSE(to_json(config_from_json(base)).contains(kFrameworkKey));
+  EXPECT_FALSE(framework_from_string("pytorch").has_value());
+  json bad = base;
+  bad[kFrameworkKey] = "jax";
+  EXPECT_THROW(config_from_json(bad), ConfigError);
+}
+
 TEST(CostModelSoftware, PyTorchEagerAddsItsOperatorsHostTime) {
   const auto terms = with_pytorch(terms_from_document(fixture()));
   StepConfig c = config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 4}, {"batch", 32}});

@@ -43,8 +43,11 @@ ALLOWED = {
     # field of that type, StepConfig::framework (`.framework`).
     "harness/model/cost_model.h": ["mlp | transformer | generic", "// transformer: a stack", 'kFrameworkKey = "framework"',
                                    "Framework framework"],
-    "harness/model/cost_model.cpp": ['c.model == "transformer"', '{"mlp", "transformer", "generic"}',
-                                     "(mlp, transformer or generic)", ".framework"],
+    "harness/model/step.cpp": ['c.model == "transformer"', '{"mlp", "transformer", "generic"}',
+                               "(mlp, transformer or generic)", ".framework"],
+    "harness/model/price.cpp": ['c.model == "transformer"', ".framework"],
+    "harness/model/price_pytorch.cpp": ['c.model == "transformer"', ".framework"],
+    "harness/model/predict.cpp": ['c.model == "transformer"', ".framework"],
     "harness/model/verdict.cpp": [".framework"],
     "harness/driver/advise/advise.cpp": ["mlp|transformer|generic", "transformer: --layers",
                                          "  framework  [--framework native|pytorch-eager", '{"--framework", cost::kFrameworkKey,'],
