@@ -103,6 +103,12 @@ struct Estimate {
 Estimate operator+(const Estimate& a, const Estimate& b);
 Estimate scaled(const Estimate& e, double factor);
 
+// The one way the model finds terms: those of `name` (term_names.h) on backend `b` that `pick`
+// accepts, the usable ones in their order; `reason` gets the first unusable one's cannot_say (the
+// publisher's why). Every lookup below and the model's parts go through it.
+std::vector<const Term*> find_terms(const std::vector<Term>& terms, const std::string& name, Backend b,
+                                    const std::function<bool(const Term&)>& pick, std::string& reason);
+
 // Lookups. Each picks the terms of that name, backend and selector; none usable gives cannot_say
 // with the publisher's reason (or "no ... term").
 Estimate copy_seconds(const std::vector<Term>&, const std::string& name, Backend, const std::string& memory, double bytes);

@@ -1,5 +1,5 @@
 // The lookups the model prices with (cost_terms.h): each selects the terms of one name, backend and
-// selector through select(), the one place a term is found by its name (term_names.h), and reads its
+// selector through find_terms(), the one place a term is found by its name (term_names.h), and reads its
 // number at the query (a latency and bandwidth, a table interpolated log-log, a constant).
 #include <algorithm>
 #include <cmath>
@@ -33,20 +33,6 @@ std::string describe(const std::string& name, Backend b, const std::string& sel)
   return "no measured " + name + " term on " + to_string(b) + (sel.empty() ? "" : " (" + sel + ")");
 }
 
-// The terms of a name and backend, usable first; `reason` gets the first unusable one's cannot_say.
-std::vector<const Term*> select(const std::vector<Term>& terms, const std::string& name, Backend b,
-                                const std::function<bool(const Term&)>& ok, std::string& reason) {
-  std::vector<const Term*> out;
-  for (const auto& t : terms) {
-    if (t.name != name || t.backend != b || !ok(t)) continue;
-    if (t.usable())
-      out.push_back(&t);
-    else if (reason.empty())
-      reason = t.cannot_say;
-  }
-  return out;
-}
-
 Estimate cannot(const std::string& why, const std::vector<std::string>& records = {}) {
   Estimate e;
   e.cannot_say = why;
@@ -75,6 +61,19 @@ double axis_value(const json& at, const std::string& axis) {
 }
 
 }  // namespace
+
+std::vector<const Term*> find_terms(const std::vector<Term>& terms, const std::string& name, Backend b,
+                                    const std::function<bool(const Term&)>& pick, std::string& reason) {
+  std::vector<const Term*> out;
+  for (const auto& t : terms) {
+    if (t.name != name || t.backend != b || !pick(t)) continue;
+    if (t.usable())
+      out.push_back(&t);
+    else if (reason.empty())
+      reason = t.cannot_say;
+  }
+  return out;
+}
 Estimate operator+(const Estimate& a, const Estimate& b) {
   Estimate e;
   e.records = a.records;
@@ -177,7 +176,7 @@ std::optional<Interpolated> interpolate(const Term& t, const json& at) {
 Estimate copy_seconds(const std::vector<Term>& terms, const std::string& name, Backend b, const std::string& memory,
                       double bytes) {
   std::string reason;
-  const auto found = select(
+  const auto found = find_terms(
       terms, name, b, [&](const Term& t) { return memory.empty() || where_matches(t.where, "memory", memory); }, reason);
   for (const Term* t : found)
     if (t->form == "latency_bandwidth") return from_latency_bandwidth(*t, bytes);
@@ -197,7 +196,7 @@ bool orientation_is(const Term& t, const std::string& orientation) {
 std::optional<Estimate> table_matmul(const std::vector<Term>& terms, const std::string& name, Backend b,
                                      const std::string& precision, const std::string& orientation, double m, double n,
                                      double k, double count, std::string& reason) {
-  const auto found = select(
+  const auto found = find_terms(
       terms, name, b,
       [&](const Term& t) { return where_matches(t.where, "precision", precision) && orientation_is(t, orientation); },
       reason);
@@ -238,7 +237,7 @@ std::optional<SpeedupRatio> nearest_speedup(const std::vector<Term>& terms, Back
   std::string unused;
   const Point* best = nullptr;
   double dist = std::numeric_limits<double>::infinity();
-  for (const Term* t : select(
+  for (const Term* t : find_terms(
            terms, name, b,
            [&](const Term& x) { return where_matches(x.where, "precision", precision) && orientation_is(x, "nn"); },
            unused)) {
@@ -250,7 +249,7 @@ std::optional<SpeedupRatio> nearest_speedup(const std::vector<Term>& terms, Back
     }
   }
   if (!best) return std::nullopt;
-  for (const Term* t : select(
+  for (const Term* t : find_terms(
            terms, term::kMatmul, b,
            [&](const Term& x) { return where_matches(x.where, "precision", "fp32") && orientation_is(x, "nn"); },
            unused)) {
@@ -400,7 +399,7 @@ namespace {
 Estimate first_fraction(const std::vector<Term>& terms, const std::string& name, Backend b, const std::string& precision,
                         const std::function<std::optional<json>(const Term&)>& at_of) {
   std::string reason;
-  const auto found = select(
+  const auto found = find_terms(
       terms, name, b, [&](const Term& t) { return where_matches(t.where, "precision", precision); }, reason);
   for (const Term* t : found) {
     if (t->form != "table" || t->y != "fraction") continue;
@@ -435,7 +434,7 @@ Estimate matmul_from_memory_fraction(const std::vector<Term>& terms, Backend b, 
 Estimate pass_in_step_fraction(const std::vector<Term>& terms, Backend b, const std::string& name,
                                const std::string& precision, const std::string& threads, double bytes, double rows) {
   std::string reason;
-  const auto found = select(
+  const auto found = find_terms(
       terms, name, b,
       [&](const Term& t) {
         return where_matches(t.where, "precision", precision) && t.where.value("threads", "all") == threads;
@@ -456,7 +455,7 @@ namespace {
 Estimate constant_seconds(const std::vector<Term>& terms, const std::string& name, Backend b,
                           const std::function<bool(const Term&)>& ok, const std::string& sel) {
   std::string reason;
-  for (const Term* t : select(terms, name, b, ok, reason))
+  for (const Term* t : find_terms(terms, name, b, ok, reason))
     if (t->form == "constant" && std::isfinite(t->value)) {
       Estimate e;
       e.seconds = t->value;
@@ -492,7 +491,7 @@ Estimate allreduce_seconds(const std::vector<Term>& terms, Backend b, int ranks,
     return e;
   }
   std::string reason;
-  const auto found = select(
+  const auto found = find_terms(
       terms, term::kAllreduce, b, [&](const Term& t) { return where_matches(t.where, "ranks", ranks); }, reason);
   for (const Term* t : found)
     if (t->form == "latency_bandwidth") return from_latency_bandwidth(*t, bytes);
@@ -520,7 +519,7 @@ Estimate stream_seconds(const std::vector<Term>& terms, Backend b, double bytes,
   auto ok = [&](const Term& t) { return op.empty() ? !t.where.contains("op") : where_matches(t.where, "op", op); };
   // Several publishers may measure streaming over different sizes (large arrays only, or cache-sized
   // ones too): the table whose sizes cover the pass, else the one whose sizes come nearest (in log).
-  std::vector<const Term*> found = select(terms, term::kStreamBandwidth, b, ok, reason);
+  std::vector<const Term*> found = find_terms(terms, term::kStreamBandwidth, b, ok, reason);
   auto distance = [&](const Term* t) {
     if (t->form != "table" || t->points.empty()) return t->form == "latency_bandwidth" ? 0.0 : 1e300;
     double lo = std::numeric_limits<double>::infinity(), hi = 0;
@@ -545,7 +544,7 @@ Estimate stream_seconds(const std::vector<Term>& terms, Backend b, double bytes,
 Estimate softmax_xent_seconds(const std::vector<Term>& terms, Backend b, const std::string& threads, double logits) {
   std::string reason;
   const auto found =
-      select(terms, term::kSoftmaxXent, b, [&](const Term& t) { return where_matches(t.where, "threads", threads); }, reason);
+      find_terms(terms, term::kSoftmaxXent, b, [&](const Term& t) { return where_matches(t.where, "threads", threads); }, reason);
   for (const Term* t : found)
     if (auto e = seconds_at_rate(*t, "logits_per_s", "logits", logits)) return *e;
   return cannot(reason.empty() ? describe(term::kSoftmaxXent, b, "threads=" + threads) : reason);
@@ -553,7 +552,7 @@ Estimate softmax_xent_seconds(const std::vector<Term>& terms, Backend b, const s
 
 Estimate loader_seconds(const std::vector<Term>& terms, Backend b, int workers, double sample_us, double batch) {
   std::string reason;
-  const auto found = select(terms, term::kLoader, b, [](const Term& t) { return t.form == "table"; }, reason);
+  const auto found = find_terms(terms, term::kLoader, b, [](const Term& t) { return t.form == "table"; }, reason);
   // The loader measured at the per-sample cost nearest (in log) to the one asked for.
   const Term* best = nullptr;
   double best_d = std::numeric_limits<double>::infinity();

@@ -103,35 +103,45 @@ Fix pytorch_mode_fix(const std::vector<Term>& terms, const StepConfig& c, Backen
 }
 }  // namespace
 
+namespace {
+// A fix priced: the step predicted with the configuration `after` against `base` (its saving per step
+// of the same samples: `per_same_samples` of the changed step's time), rough where a part the fix
+// changes is priced outside the measured range; its records what either prediction came from.
+Fix priced_fix(const std::vector<Term>& terms, Backend be, const Prediction& base, const std::string& id,
+               const std::string& title, const std::string& change, const StepConfig& after, double per_same_samples) {
+  Fix f;
+  f.id = id, f.title = title, f.change = change, f.backend = be;
+  const Prediction p = predict(terms, after, be);
+  if (!base.total.seconds) {
+    f.cannot_say = base.total.cannot_say;
+  } else if (!p.total.seconds) {
+    f.cannot_say = p.total.cannot_say;
+  } else {
+    f.saving_s = *base.total.seconds - *p.total.seconds * per_same_samples;
+    f.saving_fraction = *base.total.seconds > 0 ? *f.saving_s / *base.total.seconds : 0;
+  }
+  // A part the fix changes, priced outside the measured range, makes the saving rough.
+  for (const auto& part : p.parts) {
+    if (!part.estimate.seconds || !part.estimate.outside_measured) continue;
+    const auto same = std::find_if(base.parts.begin(), base.parts.end(), [&](const Part& b) {
+      return b.name == part.name && b.estimate.seconds && *b.estimate.seconds == *part.estimate.seconds;
+    });
+    if (same != base.parts.end()) continue;
+    f.caveat += (f.caveat.empty() ? "rough: priced outside the measured range: the changed " : ", ") + part.name;
+  }
+  // The records behind a fix: what changed between the two predictions.
+  f.records = p.total.records;
+  for (const auto& r : base.total.records)
+    if (std::find(f.records.begin(), f.records.end(), r) == f.records.end()) f.records.push_back(r);
+  return f;
+}
+}  // namespace
+
 std::vector<Fix> rank_fixes(const std::vector<Term>& terms, const StepConfig& c, Backend be, const Prediction& base) {
   std::vector<Fix> out;
-  auto attempt = [&](const std::string& id, const std::string& title, const std::string& change, StepConfig after,
+  auto attempt = [&](const std::string& id, const std::string& title, const std::string& change, const StepConfig& after,
                      double per_same_samples = 1.0) {
-    Fix f;
-    f.id = id, f.title = title, f.change = change, f.backend = be;
-    const Prediction p = predict(terms, after, be);
-    if (!base.total.seconds) {
-      f.cannot_say = base.total.cannot_say;
-    } else if (!p.total.seconds) {
-      f.cannot_say = p.total.cannot_say;
-    } else {
-      f.saving_s = *base.total.seconds - *p.total.seconds * per_same_samples;
-      f.saving_fraction = *base.total.seconds > 0 ? *f.saving_s / *base.total.seconds : 0;
-    }
-    // A part the fix changes, priced outside the measured range, makes the saving rough.
-    for (const auto& part : p.parts) {
-      if (!part.estimate.seconds || !part.estimate.outside_measured) continue;
-      const auto same = std::find_if(base.parts.begin(), base.parts.end(), [&](const Part& b) {
-        return b.name == part.name && b.estimate.seconds && *b.estimate.seconds == *part.estimate.seconds;
-      });
-      if (same != base.parts.end()) continue;
-      f.caveat += (f.caveat.empty() ? "rough: priced outside the measured range: the changed " : ", ") + part.name;
-    }
-    // The records behind a fix: what changed between the two predictions.
-    f.records = p.total.records;
-    for (const auto& r : base.total.records)
-      if (std::find(f.records.begin(), f.records.end(), r) == f.records.end()) f.records.push_back(r);
-    out.push_back(std::move(f));
+    out.push_back(priced_fix(terms, be, base, id, title, change, after, per_same_samples));
   };
   auto best_of = [&](const std::string& id, const std::string& title, const std::string& key,
                      const std::vector<double>& values, const std::function<void(StepConfig&, double)>& set,

@@ -56,12 +56,8 @@ std::vector<Pass> operand_casts(const std::vector<Term>& terms, Backend be, cons
 // A table term's value at `at` (the interpolated y, no unit conversion).
 Estimate table_y(const std::vector<Term>& terms, const std::string& name, Backend b, const json& at) {
   std::string reason;
-  for (const auto& t : terms) {
-    if (t.name != name || t.backend != b) continue;
-    if (!t.usable()) {
-      if (reason.empty()) reason = t.cannot_say;
-      continue;
-    }
+  for (const Term* tp : find_terms(terms, name, b, [](const Term&) { return true; }, reason)) {
+    const Term& t = *tp;
     if (t.form != "table") continue;
     const auto ip = interpolate(t, at);
     if (!ip) continue;
@@ -446,12 +442,8 @@ Part redundant_copy_part(const std::vector<Term>& terms, const StepConfig& c, Ba
   const Term* best = nullptr;
   double dist = std::numeric_limits<double>::infinity();
   std::string reason;
-  for (const auto& t : terms) {
-    if (t.name != term::kRedundantCopy || t.backend != be) continue;
-    if (!t.usable()) {
-      if (reason.empty()) reason = t.cannot_say;
-      continue;
-    }
+  for (const Term* tp : find_terms(terms, term::kRedundantCopy, be, [](const Term&) { return true; }, reason)) {
+    const Term& t = *tp;
     if (t.where.value("kind", "") != c.redundant_copy) continue;
     const double w = t.where.value("width", 1.0), b = t.where.value("batch", 1.0);
     const double d = std::fabs(std::log(w / std::max(1, c.width))) + std::fabs(std::log(b / c.batch));

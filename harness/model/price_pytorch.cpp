@@ -21,15 +21,14 @@ namespace gtb::cost {
 Estimate runs_table(const std::vector<Term>& terms, const std::string& name, const std::string& runs, Backend b,
                     const json& at, const json& also, const std::string& smallest_of) {
   std::string reason;
-  for (const auto& t : terms) {
-    if (t.name != name || t.backend != b || json_read::string_at(t.where, {kFrameworkKey}) != runs) continue;
-    bool same = true;
-    for (const auto& [k, v] : also.items()) same = same && (!t.where.contains(k) || t.where.at(k) == v);
-    if (!same) continue;
-    if (!t.usable()) {
-      if (reason.empty()) reason = t.cannot_say;
-      continue;
-    }
+  const auto runs_by = [&](const Term& t) {
+    if (json_read::string_at(t.where, {kFrameworkKey}) != runs) return false;
+    for (const auto& [k, v] : also.items())
+      if (t.where.contains(k) && t.where.at(k) != v) return false;
+    return true;
+  };
+  for (const Term* tp : find_terms(terms, name, b, runs_by, reason)) {
+    const Term& t = *tp;
     if (t.form != "table" || t.points.empty()) continue;
     if (!smallest_of.empty()) {
       const Point* low = nullptr;
