@@ -3,7 +3,7 @@ add_executable(test_cost ${PROJECT_SOURCE_DIR}/tests/document/test_cost_terms.cp
                          ${PROJECT_SOURCE_DIR}/tests/document/test_cost_model.cpp
                          ${PROJECT_SOURCE_DIR}/tests/document/test_savings.cpp
                          ${PROJECT_SOURCE_DIR}/tests/document/test_cost_framework.cpp)
-target_link_libraries(test_cost PRIVATE gtb_document GTest::gtest GTest::gtest_main)
+target_link_libraries(test_cost PRIVATE gtb_model GTest::gtest GTest::gtest_main)
 target_compile_definitions(test_cost PRIVATE GTB_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/tests/fixtures/cost"
                                              GTB_SOURCE_DIR_FOR_TESTS="${PROJECT_SOURCE_DIR}")
 gtb_host_warnings(test_cost)

@@ -24,3 +24,13 @@ if(GTB_DNNL_INCLUDE_DIR AND GTB_DNNL_LIBRARY)
 else()
   gtb_skipped_test(tools.sgemm_direct_computes "sgemm_direct needs oneDNN, which was not found at configure time")
 endif()
+
+# The cost model's answers byte for byte on the committed results files and traces (gtb advise,
+# report, diagnose and the verdict's headline), against the sums in tests/fixtures/model_outputs.sha256.
+add_executable(model_headline tools/model_headline.cpp)
+target_link_libraries(model_headline PRIVATE gtb_driver)
+gtb_host_warnings(model_headline)
+add_test(NAME tools.model_outputs
+  COMMAND sh ${PROJECT_SOURCE_DIR}/tests/tools/model_outputs.sh $<TARGET_FILE:gtb> $<TARGET_FILE:model_headline>
+          ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/model_outputs ${PROJECT_SOURCE_DIR}/tests/fixtures/model_outputs.sha256)
+set_tests_properties(tools.model_outputs PROPERTIES LABELS "cpu;cost" TIMEOUT 600)

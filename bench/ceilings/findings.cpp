@@ -89,7 +89,7 @@ Findings compute_findings(const std::vector<Record>& recs) {
   // Every size counts here, cache-resident ones too: a small step's elementwise work runs from cache.
   for (const Backend be : {Backend::cpu, Backend::cuda})
     f.terms.push_back(cost::table_term(
-        "stream_bandwidth", be, json::object(), {"bytes"}, "bytes_per_s", recs,
+        cost::term::kStreamBandwidth, be, json::object(), {"bytes"}, "bytes_per_s", recs,
         [](const Record& r) { return r.workload == "stream_copy" || r.workload == "stream_triad"; },
         [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
         [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "stream"));
@@ -103,7 +103,7 @@ void to_json(const Findings& found, json& f) {
     else
       f["ceilings_missing"][c.name] = c.missing;
   }
-  cost::publish(f, found.terms, {});
+  cost::write_evidence(f, found.terms, {});
 }
 
 }  // namespace gtb::ceilings

@@ -218,7 +218,7 @@ void mode_terms(const std::vector<Record>& recs, Backend be, Findings& f) {
     const json where = {{"framework", "pytorch-" + mode}};
     auto pick = [mode](const Record& r) { return r.workload == "mlp_step" && opt(r, "mode") == mode; };
     cost::Term t;
-    t.name = "framework_mode_time", t.backend = be, t.where = where, t.form = "table", t.y = "fraction";
+    t.name = cost::term::kPytorchModeTime, t.backend = be, t.where = where, t.form = "table", t.y = "fraction";
     t.axes = {"width", "depth", "batch"};
     for (const Record& m : recs) {
       if (m.backend != be || !pick(m) || !measured(m)) continue;
@@ -248,7 +248,7 @@ void loader_terms(const std::vector<Record>& recs, Findings& f) {
     if (r.workload == "dataloader") workers.insert(pint(r, "num_workers"));
   for (const std::int64_t w : workers)
     f.terms.push_back(cost::table_term(
-        "framework_loader", Backend::cpu, json{{"framework", "pytorch"}, {"num_workers", w}}, {"sample_us"}, "seconds", recs,
+        cost::term::kPytorchLoader, Backend::cpu, json{{"framework", "pytorch"}, {"num_workers", w}}, {"sample_us"}, "seconds", recs,
         [&](const Record& r) { return usable(r) && pint(r, "num_workers") == w; },
         [](const Record& r) { return json{{"sample_us", r.params.at("sample_us")}}; },
         [](const Record& r) {
@@ -263,7 +263,7 @@ void transformer_steps(const std::vector<Record>& recs, Findings& f) {
   for (Backend be : {Backend::cpu, Backend::cuda})
     for (const char* attention : {"materialised", "fused"})
       f.terms.push_back(cost::table_term(
-          "framework_ops", be,
+          cost::term::kPytorchOps, be,
           json{{"framework", "pytorch-eager"}, {"model", "transformer"}, {"optimizer", "adamw"}, {"attention", attention}},
           {"layers"}, "count", recs,
           [attention](const Record& r) {
@@ -296,14 +296,14 @@ void kernel_terms(const std::vector<Record>& recs, Findings& f) {
   for (Backend be : {Backend::cpu, Backend::cuda}) {
     // Host seconds per operator as a training step runs them (autograd recording, the backward pass).
     f.terms.push_back(cost::table_term(
-        "framework_step_op", be, json{{"framework", "pytorch-eager"}}, {"n"}, "seconds", recs,
+        cost::term::kPytorchStepOp, be, json{{"framework", "pytorch-eager"}}, {"n"}, "seconds", recs,
         [](const Record& r) { return r.workload == "autograd_chain" && r.counters.count("operators_per_rep"); },
         [](const Record& r) { return json{{"n", r.params.at("n")}}; },
         [](const Record& r) { return r.stats->median / r.counters.at("operators_per_rep").value; },
         "autograd-recorded PyTorch operator", true));
     for (const char* o : {"nn", "tn", "nt"})
       f.terms.push_back(cost::table_term(
-          "framework_matmul", be, json{{"framework", "pytorch"}, {"precision", "fp32"}, {"orientation", o}}, {"m", "n", "k"},
+          cost::term::kPytorchMatmul, be, json{{"framework", "pytorch"}, {"precision", "fp32"}, {"orientation", o}}, {"m", "n", "k"},
           "flop_per_s", recs, [o](const Record& r) { return r.workload == "matmul" && opt(r, "orientation") == o; }, gemm_at,
           [&](const Record& r) {
             const json a = gemm_at(r);
@@ -314,7 +314,7 @@ void kernel_terms(const std::vector<Record>& recs, Findings& f) {
     // matmul_batched term has it, which it stands in for in a PyTorch step.
     for (const char* o : {"nn", "tn", "nt"})
       f.terms.push_back(cost::table_term(
-          "framework_matmul_batched", be, json{{"framework", "pytorch"}, {"precision", "fp32"}, {"orientation", o}},
+          cost::term::kPytorchMatmulBatched, be, json{{"framework", "pytorch"}, {"precision", "fp32"}, {"orientation", o}},
           {"m", "n", "k"}, "flop_per_s", recs, [o](const Record& r) { return r.workload == "bmm" && opt(r, "orientation") == o; },
           [](const Record& r) { return json{{"m", r.params.at("m")}, {"n", r.params.at("n")}, {"k", r.params.at("k")}}; },
           [](const Record& r) {
@@ -326,11 +326,11 @@ void kernel_terms(const std::vector<Record>& recs, Findings& f) {
       auto pick = [kind](const Record& r) { return r.workload == "optimizer" && opt(r, "optimizer") == kind; };
       auto at = [](const Record& r) { return json{{"params", r.params.at("params")}, {"tensors", r.params.at("tensors")}}; };
       const json where = {{"framework", "pytorch"}, {"optimizer", kind}};
-      f.terms.push_back(cost::table_term("framework_optimizer", be, where, {"params", "tensors"}, "seconds", recs, pick, at,
+      f.terms.push_back(cost::table_term(cost::term::kPytorchOptimizer, be, where, {"params", "tensors"}, "seconds", recs, pick, at,
                                          [](const Record& r) { return r.stats->median; }, "PyTorch optimizer step", true));
       // Its operators depend on the tensors, not their size.
       f.terms.push_back(cost::table_term(
-          "framework_optimizer_ops", be, where, {"tensors"}, "count", recs,
+          cost::term::kPytorchOptimizerOps, be, where, {"tensors"}, "count", recs,
           [pick](const Record& r) { return pick(r) && r.counters.count("operators_per_rep"); }, at,
           [](const Record& r) { return r.counters.at("operators_per_rep").value; }, "PyTorch optimizer step", true));
     }
@@ -343,12 +343,12 @@ void terms(const std::vector<Record>& recs, Findings& f) {
   for (Backend be : {Backend::cpu, Backend::cuda}) {
     // Host seconds per eager operator by tensor size: the framework's tax on each operator a step runs.
     f.terms.push_back(cost::table_term(
-        "framework_op", be, json{{"framework", "pytorch-eager"}}, {"n"}, "seconds", recs,
+        cost::term::kPytorchOp, be, json{{"framework", "pytorch-eager"}}, {"n"}, "seconds", recs,
         [](const Record& r) { return r.workload == "op_chain"; }, [](const Record& r) { return json{{"n", r.params.at("n")}}; },
         [](const Record& r) { return r.stats->median / 3.0; }, "eager PyTorch operator", true));
     // The operators the train family's step dispatches in eager PyTorch (SGD), by depth.
     f.terms.push_back(cost::table_term(
-        "framework_ops", be, json{{"framework", "pytorch-eager"}, {"model", "mlp"}, {"optimizer", "sgd"}}, {"depth"}, "count",
+        cost::term::kPytorchOps, be, json{{"framework", "pytorch-eager"}, {"model", "mlp"}, {"optimizer", "sgd"}}, {"depth"}, "count",
         recs,
         [](const Record& r) { return r.workload == "mlp_step" && opt(r, "mode") == "eager" && r.counters.count("operators_per_step"); },
         [](const Record& r) { return json{{"depth", r.params.at("depth")}, {"width", r.params.at("width")}, {"batch", r.params.at("batch")}}; },
@@ -474,7 +474,7 @@ void to_json(const Findings& found, json& data) {
                                                  {"precisions", &prec}, {"loss_reads", &reads}};
   for (const auto& [k, v] : lists)
     if (!v->empty()) data[k] = *v;
-  cost::publish(data, found.terms, found.measured_steps);
+  cost::write_evidence(data, found.terms, found.measured_steps);
 }
 
 }  // namespace gtb::framework

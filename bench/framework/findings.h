@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/document/cost_terms.h"
+#include "harness/model/cost_terms.h"
 #include "harness/document/types.h"
 
 namespace gtb::framework {

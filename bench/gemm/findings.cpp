@@ -48,9 +48,9 @@ std::string orientation_of(const Record& r) { return opt(r, "orientation", "nn")
 // way the CPU steps run them (step_shapes variant plan: FP32 operands rounded as they enter the
 // product, the rounding included in the time); "matmul_batched" many small products at once.
 bool matmul_record_of(const std::string& term, const Record& r, const std::string& orient) {
-  if (term == "matmul_batched") return r.workload == "batched";
+  if (term == cost::term::kMatmulBatched) return r.workload == "batched";
   const bool rounding = r.workload == "step_shapes" && r.variant == "plan";
-  if (term == "matmul_autocast") return rounding;
+  if (term == cost::term::kMatmulAutocast) return rounding;
   return !rounding && (r.workload == "step_shapes" || (r.workload == "gemm" && orient == "nn"));
 }
 
@@ -63,9 +63,9 @@ bool matmul_record_of(const std::string& term, const Record& r, const std::strin
 void matmul_terms(const std::vector<Record>& records, Findings& f) {
   for (const Backend be : {Backend::cpu, Backend::cuda})
     for (const Precision step_precision : kTrainPrecisions)
-      for (const std::string term : {"matmul", "matmul_batched", "matmul_autocast"})
+      for (const std::string term : {cost::term::kMatmul, cost::term::kMatmulBatched, cost::term::kMatmulAutocast})
         for (const std::string orient : {"nn", "tn", "nt"}) {
-          const bool batched = term == "matmul_batched";
+          const bool batched = term == cost::term::kMatmulBatched;
           // A training step at bf16 or fp16 runs its GEMMs with FP32 accumulation.
           const std::string prec = to_string(step_precision), gemm_prec = to_string(gemm_precision(step_precision));
           auto pick = [&](const Record& r) {
@@ -75,7 +75,7 @@ void matmul_terms(const std::vector<Record>& records, Findings& f) {
           };
           // A transposed, batched or autocast table only where such records exist: elsewhere the
           // model prices those GEMMs at the nn rate (or the plain matmul rate) and says so.
-          if ((term != "matmul" || orient != "nn") &&
+          if ((term != cost::term::kMatmul || orient != "nn") &&
               std::none_of(records.begin(), records.end(), [&](const Record& r) { return r.backend == be && pick(r); }))
             continue;
           f.terms.push_back(cost::table_term(
@@ -95,7 +95,7 @@ void matmul_terms(const std::vector<Record>& records, Findings& f) {
             t.where["library"] = "fastest verified per shape";
             t.note = batched ? "per GEMM, many of one shape at once (one per thread); warm caches"
                              : "warm caches; the rate of a shape between measured ones is interpolated log-log";
-            if (term == "matmul_autocast")
+            if (term == cost::term::kMatmulAutocast)
               t.note += "; FP32 operands rounded to " + gemm_prec + " as they enter the product, the rounding included";
           }
         }
@@ -120,16 +120,16 @@ void pass_in_step_terms(const std::map<std::string, SequencesByPrecision>& by_th
   struct Kind {
     const char *name, *alone, *inside, *bytes, *what, *paired;
   };
-  for (const Kind k : {Kind{"passes_in_step", "pass_s", "pass_s_in_step", "pass_bytes", "elementwise passes",
+  for (const Kind k : {Kind{cost::term::kPassesInStep, "pass_s", "pass_s_in_step", "pass_bytes", "elementwise passes",
                             "pass_hot_over_in_step"},
-                       Kind{"update_in_step", "update_s", "update_s_in_step", "update_bytes", "optimizer update",
+                       Kind{cost::term::kUpdateInStep, "update_s", "update_s_in_step", "update_bytes", "optimizer update",
                             "update_hot_over_in_step"}})
     for (const auto& [threads, by] : by_threads)
     for (const Precision step_precision : {Precision::fp32, Precision::bf16}) {
       const std::string gemm_prec = to_string(gemm_precision(step_precision));
       const auto sequences = by.find(gemm_prec);
       if (sequences == by.end()) continue;
-      const bool by_rows = std::string(k.name) == "update_in_step";
+      const bool by_rows = std::string(k.name) == cost::term::kUpdateInStep;
       // (bytes, rows: 0 where the table is over bytes alone) -> shares
       std::map<std::pair<double, double>, std::vector<std::pair<double, std::vector<std::string>>>> at;
       auto point = [&](const Record& r, double bytes) {
@@ -204,7 +204,7 @@ void matmul_from_memory_terms(const SequencesByPrecision& by, Findings& f) {
     const auto sequences = by.find(to_string(gemm_precision(step_precision)));
     if (sequences == by.end()) continue;
     cost::Term t;
-    t.name = "matmul_from_memory";
+    t.name = cost::term::kMatmulFromMemory;
     t.backend = Backend::cpu;
     t.where = json{{"precision", to_string(step_precision)}};
     t.form = "table";
@@ -261,7 +261,7 @@ void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
   for (const Precision step_precision : {Precision::fp32, Precision::bf16}) {
     const std::string prec = to_string(step_precision), gemm_prec = to_string(gemm_precision(step_precision));
     cost::Term t;
-    t.name = "matmul_in_step";
+    t.name = cost::term::kMatmulInStep;
     t.backend = Backend::cpu;
     t.where = json{{"precision", prec}};
     t.form = "table";
@@ -300,7 +300,7 @@ void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
     }
     if (t.points.empty()) {
       f.terms.push_back(cost::cannot_say_term(
-          "matmul_in_step", Backend::cpu, t.where, "table",
+          cost::term::kMatmulInStep, Backend::cpu, t.where, "table",
           cost::reason_none(records, Backend::cpu,
                             [&](const Record& r) { return r.workload == "sequence" && precision_of(r) == gemm_prec; },
                             gemm_prec + " GEMM sequence")));
@@ -431,7 +431,7 @@ Findings compute_findings(const std::vector<Record>& records) {
 }
 
 void to_json(const Findings& found, json& f) {
-  cost::publish(f, found.terms, {});
+  cost::write_evidence(f, found.terms, {});
   for (const auto& b : found.best_rate) {
     json j = shape_json(b.shape);
     j["tflops"] = b.tflops;

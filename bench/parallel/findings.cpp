@@ -190,7 +190,7 @@ void cost_terms(const std::vector<Record>& records, Findings& out) {
     for (const auto& [ranks, recs] : by_ranks) {
       std::vector<std::pair<double, double>> pts;
       cost::Term t;
-      t.name = "allreduce";
+      t.name = cost::term::kAllreduce;
       t.backend = be;
       t.where = {{"ranks", ranks}};
       t.form = "latency_bandwidth";
@@ -213,7 +213,7 @@ void cost_terms(const std::vector<Record>& records, Findings& out) {
     }
     if (!any)
       out.terms.push_back(cost::cannot_say_term(
-          "allreduce", be, json::object(), "latency_bandwidth",
+          cost::term::kAllreduce, be, json::object(), "latency_bandwidth",
           cost::reason_none(records, be,
                             [](const Record& r) {
                               return r.workload == "collective" && r.params.value("collective", "") == "all_reduce";
@@ -221,7 +221,7 @@ void cost_terms(const std::vector<Record>& records, Findings& out) {
                             "all-reduce")));
     // comm_overlap: how much of the blocking reduction time the overlapped step hid.
     const cost::Term none = cost::cannot_say_term(
-        "comm_overlap", be, json::object(), "constant",
+        cost::term::kCommOverlap, be, json::object(), "constant",
         cost::reason_none(records, be, [](const Record& r) { return r.workload == "dp_step"; }, "data-parallel step"));
     std::optional<cost::Term> overlap;
     for (const auto& e : out.dp_step) {
@@ -239,7 +239,7 @@ void cost_terms(const std::vector<Record>& records, Findings& out) {
       const double comm = counter(*roff, "comm_ms") * 1e-3;
       if (!(comm > 0)) continue;
       cost::Term t;
-      t.name = "comm_overlap";
+      t.name = cost::term::kCommOverlap;
       t.backend = be;
       t.form = "constant";
       t.unit = "fraction";
@@ -392,7 +392,7 @@ json inputs_json(const ProjectionInputs& in, const char* count, const std::strin
 }  // namespace
 
 void to_json(const Findings& found, json& out) {
-  cost::publish(out, found);
+  cost::write_evidence(out, found);
   json coll = json::array();
   for (const auto& c : found.largest_size)
     coll.push_back({{"record", c.record},

@@ -139,7 +139,7 @@ void cost_terms(const std::vector<Record>& recs, Findings& f) {
         best = &s;
     if (best) {
       cost::Term t;
-      t.name = "host_sync";
+      t.name = cost::term::kHostSync;
       t.backend = be;
       t.form = "constant";
       t.unit = "s";
@@ -153,7 +153,7 @@ void cost_terms(const std::vector<Record>& recs, Findings& f) {
       f.terms.push_back(std::move(t));
     } else {
       f.terms.push_back(cost::cannot_say_term(
-          "host_sync", be, json::object(), "constant",
+          cost::term::kHostSync, be, json::object(), "constant",
           cost::reason_none(recs, be, [](const Record& r) { return r.workload == "loss_read"; }, "loss read-back")));
     }
     // redundant_copy: the extra seconds per step of each copy habit, at the shape it was measured.
@@ -162,7 +162,7 @@ void cost_terms(const std::vector<Record>& recs, Findings& f) {
       if (s.backend != to_string(be) || s.pitfall != "copies") continue;
       any = true;
       cost::Term t;
-      t.name = "redundant_copy";
+      t.name = cost::term::kRedundantCopy;
       t.backend = be;
       t.where = {{"kind", s.variant}, {"width", s.width}, {"batch", s.batch}};
       t.form = "constant";
@@ -176,7 +176,7 @@ void cost_terms(const std::vector<Record>& recs, Findings& f) {
     }
     if (!any)
       f.terms.push_back(cost::cannot_say_term(
-          "redundant_copy", be, json::object(), "constant",
+          cost::term::kRedundantCopy, be, json::object(), "constant",
           cost::reason_none(recs, be, [](const Record& r) { return r.workload == "copies"; }, "redundant copy")));
   }
   // Whole steps: the train family's MLP step (depth 4, FP32, SGD, ReLU) with a habit or without.
@@ -244,7 +244,7 @@ void to_json(const Findings& found, json& findings) {
   if (!steps.empty()) findings["steps"] = std::move(steps);
   if (!dominance.empty()) findings["dominance"] = std::move(dominance);
   if (!builds.empty()) findings["builds"] = std::move(builds);
-  cost::publish(findings, found);
+  cost::write_evidence(findings, found);
 }
 
 }  // namespace gtb::pitfalls

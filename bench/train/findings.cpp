@@ -181,7 +181,7 @@ Findings compute_findings(const std::vector<Record>& recs) {
 }
 
 void to_json(const Findings& found, json& f) {
-  cost::publish(f, found);
+  cost::write_evidence(f, found);
   using gtb::findings::or_null;
   json arr = json::array();
   for (const auto& g : found.crossover_batch) {

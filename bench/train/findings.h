@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/document/cost_evidence.h"
+#include "harness/model/cost_evidence.h"
 #include "harness/document/types.h"
 
 namespace gtb::mlp {

@@ -163,7 +163,7 @@ void copy_terms(const std::vector<Record>& recs, Findings& f) {
     const char* term;
     const char* workload;
   };
-  for (const Dir d : {Dir{"h2d_copy", "copy_h2d"}, Dir{"d2h_copy", "copy_d2h"}})
+  for (const Dir d : {Dir{cost::term::kH2dCopy, "copy_h2d"}, Dir{cost::term::kD2hCopy, "copy_d2h"}})
     for (const char* memory : {"pageable", "pinned"}) {
       const CopyModel* best = nullptr;
       for (const char* clock : {"host", "device"}) {
@@ -212,7 +212,7 @@ void input_terms(const std::vector<Record>& recs, Findings& f) {
   for (const Backend be : {Backend::cpu, Backend::cuda}) {
     // Gathering a batch: the fastest way measured, seconds per sample by sample size.
     f.terms.push_back(cost::table_term(
-        "batch_gather", be, json::object(), {"sample_bytes"}, "seconds", recs,
+        cost::term::kBatchGather, be, json::object(), {"sample_bytes"}, "seconds", recs,
         [](const Record& r) { return r.workload == "batching" && r.params.value("samples", 0) > 0; },
         [](const Record& r) { return json{{"sample_bytes", r.params.value("sample_bytes", 0)}}; },
         [](const Record& r) { return r.stats->median / r.params.value("samples", 1.0); }, "batching", true));
@@ -222,7 +222,7 @@ void input_terms(const std::vector<Record>& recs, Findings& f) {
       if (r.workload == "loader" && r.backend == be && measured(r)) costs.insert(r.params.value("sample_us", 0.0));
     if (costs.empty()) {
       f.terms.push_back(cost::cannot_say_term(
-          "loader", be, json::object(), "table",
+          cost::term::kLoader, be, json::object(), "table",
           cost::reason_none(recs, be, [](const Record& r) { return r.workload == "loader"; }, "loader")));
       continue;
     }
@@ -233,7 +233,7 @@ void input_terms(const std::vector<Record>& recs, Findings& f) {
       json where = {{"sample_us", us}};
       if (any) where["consume_us"] = any->params.value("consume_us", 0.0), where["batch_samples"] = any->params.value("batch_samples", 0);
       cost::Term t = cost::table_term(
-          "loader", be, where, {"workers"}, "samples_per_s", recs,
+          cost::term::kLoader, be, where, {"workers"}, "samples_per_s", recs,
           [&](const Record& r) { return r.workload == "loader" && r.params.value("sample_us", 0.0) == us; },
           [](const Record& r) { return json{{"workers", r.params.value("workers", 0)}}; },
           [](const Record& r) { return *r.value; }, "loader");
@@ -257,7 +257,7 @@ Findings compute_findings(const std::vector<Record>& records) {
 }
 
 void to_json(const Findings& found, json& f) {
-  cost::publish(f, found.terms, {});
+  cost::write_evidence(f, found.terms, {});
   for (const auto& m : found.copy_model) {
     json j = {{"points", m.fit.points}, {"ok", m.fit.ok}};
     if (!m.fit.note.empty()) j["note"] = m.fit.note;

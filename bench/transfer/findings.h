@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/document/cost_terms.h"
+#include "harness/model/cost_terms.h"
 #include "harness/document/types.h"
 #include "kernels/transfer/transfer.h"
 

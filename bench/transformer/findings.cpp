@@ -287,7 +287,7 @@ void to_json(const Findings& found, json& data) {
   for (const auto& s : found.steps)
     steps.push_back({{"record", s.record}, {"backend", to_string(s.backend)}, {"seconds", s.seconds}, {"config", s.config}});
   if (!steps.empty()) data["cost_steps"] = steps;
-  cost::publish_pairs(data, found.pairs);
+  cost::write_pairs(data, found.pairs);
 }
 
 std::string fused_gpu_attention_note(const std::vector<Record>& recs) {

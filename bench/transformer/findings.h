@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/document/savings.h"
+#include "harness/model/savings.h"
 #include "harness/document/types.h"
 
 namespace gtb::xfmr {

@@ -91,14 +91,14 @@ Findings compute_findings(const std::vector<Record>& recs) {
     }
     if (!best) {
       f.terms.push_back(cost::cannot_say_term(
-          "launch", Backend::cuda, json{{"mode", mode}}, "constant",
+          cost::term::kLaunch, Backend::cuda, json{{"mode", mode}}, "constant",
           cost::reason_none(recs, Backend::cuda, [v = std::string(variant)](const Record& r) { return r.variant == v; },
                             std::string(variant) + " launch")));
       continue;
     }
     const double launches = best->params.value("n", 0.0) / best_chunk;
     cost::Term t;
-    t.name = "launch";
+    t.name = cost::term::kLaunch;
     t.backend = Backend::cuda;
     t.where = {{"mode", mode}};
     t.form = "constant";
@@ -110,21 +110,21 @@ Findings compute_findings(const std::vector<Record>& recs) {
   }
   for (const Backend be : {Backend::cpu, Backend::cuda})
     f.terms.push_back(cost::table_term(
-        "stream_bandwidth", be, json::object(), {"bytes"}, "bytes_per_s", recs,
+        cost::term::kStreamBandwidth, be, json::object(), {"bytes"}, "bytes_per_s", recs,
         [](const Record& r) { return r.workload == "axpy" && !r.options.contains("chunk"); },
         [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
         [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "axpy"));
   // The scale -> bias -> GELU chain: the rate of an elementwise pass that computes a GELU.
   for (const Backend be : {Backend::cpu, Backend::cuda})
     f.terms.push_back(cost::table_term(
-        "stream_bandwidth", be, json{{"op", "gelu"}}, {"bytes"}, "bytes_per_s", recs,
+        cost::term::kStreamBandwidth, be, json{{"op", "gelu"}}, {"bytes"}, "bytes_per_s", recs,
         [](const Record& r) { return r.workload == "chain" && !r.options.contains("chunk"); },
         [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
         [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "GELU chain"));
   // An Adam update, per byte it moves: the optimizer part of a step that runs Adam.
   if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "adam"; }))
     f.terms.push_back(cost::table_term(
-        "stream_bandwidth", Backend::cpu, json{{"op", "adam"}}, {"bytes"}, "bytes_per_s", recs,
+        cost::term::kStreamBandwidth, Backend::cpu, json{{"op", "adam"}}, {"bytes"}, "bytes_per_s", recs,
         [](const Record& r) { return r.workload == "adam"; }, [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
         [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "Adam update"));
   // The MLP step's SGD-with-momentum update, per byte it moves, on all threads (op sgd) and on one
@@ -132,7 +132,7 @@ Findings compute_findings(const std::vector<Record>& recs) {
   for (const bool all : {false, true})
     if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "sgd"; }))
       f.terms.push_back(cost::table_term(
-          "stream_bandwidth", Backend::cpu, json{{"op", all ? "sgd" : "sgd_one_thread"}}, {"bytes"}, "bytes_per_s", recs,
+          cost::term::kStreamBandwidth, Backend::cpu, json{{"op", all ? "sgd" : "sgd_one_thread"}}, {"bytes"}, "bytes_per_s", recs,
           [all](const Record& r) { return r.workload == "sgd" && r.variant == (all ? "openmp" : "autovec"); },
           [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
           [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; },
@@ -142,7 +142,7 @@ Findings compute_findings(const std::vector<Record>& recs) {
   for (const bool all : {false, true})
     if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "softmax_xent"; }))
       f.terms.push_back(cost::table_term(
-          "softmax_xent", Backend::cpu, json{{"threads", all ? "all" : "one"}}, {"logits"}, "logits_per_s", recs,
+          cost::term::kSoftmaxXent, Backend::cpu, json{{"threads", all ? "all" : "one"}}, {"logits"}, "logits_per_s", recs,
           [all](const Record& r) { return r.workload == "softmax_xent" && r.variant == (all ? "openmp" : "autovec"); },
           [](const Record& r) { return json{{"logits", r.work_per_rep}}; },
           [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; },
@@ -150,7 +150,7 @@ Findings compute_findings(const std::vector<Record>& recs) {
   // A plain pass on one thread (the compiler-vectorized loop): what a step run on one thread streams at.
   if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "axpy" && r.variant == "autovec"; }))
     f.terms.push_back(cost::table_term(
-        "stream_bandwidth", Backend::cpu, json{{"op", "one_thread"}}, {"bytes"}, "bytes_per_s", recs,
+        cost::term::kStreamBandwidth, Backend::cpu, json{{"op", "one_thread"}}, {"bytes"}, "bytes_per_s", recs,
         [](const Record& r) { return r.workload == "axpy" && r.variant == "autovec" && !r.options.contains("chunk"); },
         [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
         [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "axpy on one thread"));
@@ -160,7 +160,7 @@ Findings compute_findings(const std::vector<Record>& recs) {
     if (usable(r) && r.backend == Backend::cpu && r.workload == "axpy" && r.variant == "openmp" &&
         r.info.contains("threads") && r.info["threads"].is_number() && r.info["threads"].get<double>() >= 1) {
       cost::Term t;
-      t.name = "cpu_threads";
+      t.name = cost::term::kCpuThreads;
       t.backend = Backend::cpu;
       t.form = "constant";
       t.unit = "count";
@@ -173,7 +173,7 @@ Findings compute_findings(const std::vector<Record>& recs) {
   // A pass over data other threads wrote last, per byte it moves: a parallel step's optimizer.
   if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "handoff"; }))
     f.terms.push_back(cost::table_term(
-        "stream_bandwidth", Backend::cpu, json{{"op", "handoff"}}, {"bytes"}, "bytes_per_s", recs,
+        cost::term::kStreamBandwidth, Backend::cpu, json{{"op", "handoff"}}, {"bytes"}, "bytes_per_s", recs,
         [](const Record& r) { return r.workload == "handoff"; }, [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
         [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; },
         "pass over data other threads wrote"));
@@ -181,7 +181,7 @@ Findings compute_findings(const std::vector<Record>& recs) {
 }
 
 void to_json(const Findings& found, json& f) {
-  cost::publish(f, found.terms, {});
+  cost::write_evidence(f, found.terms, {});
   for (const auto& q : found.ratios) {
     json rows = json::array();
     for (const auto& s : q.rows) {

@@ -24,7 +24,7 @@
 #include "harness/runtime/startup.h"
 #include "kernels/common/denormals.h"
 #include "harness/document/results.h"
-#include "harness/document/savings.h"
+#include "harness/model/savings.h"
 
 namespace gtb {
 

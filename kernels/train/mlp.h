@@ -10,6 +10,7 @@
 
 #include "kernels/common/hd.h"
 #include "kernels/common/names.h"
+#include "kernels/common/native_step.h"
 
 namespace gtb::mlp {
 
@@ -118,12 +119,11 @@ struct Layout {
 // backward GEMMs (weight and input gradient) 4*B*in*out, i.e. 6*B*sum(in*out). It counts the first
 // layer's input gradient, which is never computed; elementwise work is not counted.
 inline double step_flops(const Layout& lay, double batch) { return 6.0 * batch * lay.macs_per_sample(); }
-// The CPU step runs a step of fewer step_flops than this on one thread: a second thread would cost
-// more to wake than it saves (the cost model reads the same figure: cost::kNativeSerialStepFlops).
-inline constexpr double kSerialStepFlops = 2e7;
-// FP32 steps with at least this many rows per thread run in rows mode (each thread its rows through
-// the whole step, then the threads' gradient copies summed before the update).
-inline constexpr int kRowsPerThread = 32;
+// The CPU step runs a step of fewer step_flops than this on one thread, and FP32 steps with at least
+// kRowsPerThread rows per thread in rows mode (kernels/common/native_step.h: the cost model prices
+// the step by the same figures).
+inline constexpr double kSerialStepFlops = native::kSerialStepFlops;
+inline constexpr int kRowsPerThread = native::kRowsPerThread;
 // The GEMM FLOPs the step executes: the customary count less the first layer's input gradient
 // (2*B*in*out of layer 0). A percent of a peak divides this.
 inline double executed_step_flops(const Layout& lay, double batch) {

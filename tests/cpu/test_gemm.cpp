@@ -11,7 +11,7 @@
 
 #include "bench/gemm/check.h"
 #include "bench/gemm/findings.h"
-#include "harness/document/cost_terms.h"
+#include "harness/model/cost_terms.h"
 #include "harness/runtime/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/random.h"

@@ -1,4 +1,4 @@
-// The cost model for a step PyTorch runs (StepConfig::trained_with pytorch-*): PyTorch's own GEMM,
+// The cost model for a step PyTorch runs (StepConfig::framework pytorch-*): PyTorch's own GEMM,
 // elementwise and optimizer terms in place of gtb's, a planted change in each moving the prediction,
 // the operators priced whole leaving the dispatch count, validation never using the step's own
 // record, the DataLoader priced from PyTorch's records, and the compile / CUDA graph fixes priced
@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "harness/document/cost_model.h"
+#include "harness/model/cost_model.h"
 #include "harness/document/results.h"
 
 using namespace gtb;
@@ -105,7 +105,7 @@ TEST(CostModelPyTorch, ItsOwnKernelsPriceTheCompute) {
                               {{{{"bytes", 1e3}}, 0.5, "gemm/seq/a"}, {{{"bytes", 1e10}}, 0.5, "gemm/seq/b"}}));
   EXPECT_NEAR(*predict(in_step, c, Backend::cpu).total.seconds, *p.total.seconds, 1e-15);
   StepConfig native = c;
-  native.trained_with = "native";
+  native.framework = Framework::native;
   EXPECT_GT(*fwc_part(predict(in_step, native, Backend::cpu), "matmul").estimate.seconds,
             1.5 * *fwc_part(predict(terms, native, Backend::cpu), "matmul").estimate.seconds);
   // Nor the share they keep with their operands in memory, here for any working set above 1 byte.
@@ -214,7 +214,7 @@ TEST(CostModelPyTorch, WithoutItsKernelsGtbsTermsStandInAndSaySo) {
   const StepConfig c = fwc_step();
   const Prediction p = predict(terms, c, Backend::cpu);
   StepConfig n = c;
-  n.trained_with = "native";
+  n.framework = Framework::native;
   const Prediction native = predict(terms, n, Backend::cpu);
   ASSERT_TRUE(p.total.seconds && native.total.seconds) << p.total.cannot_say;
   EXPECT_NEAR(*fwc_part(p, "matmul").estimate.seconds, *fwc_part(native, "matmul").estimate.seconds, 1e-15);

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <tuple>
 
-#include "harness/document/cost_model.h"
+#include "harness/model/cost_model.h"
 #include "harness/document/results.h"
 
 using namespace gtb;
@@ -541,7 +541,7 @@ TEST(CostModel, PlantedHalvedPassAndUpdateSharesDoubleThoseParts) {
   EXPECT_NEAR(seconds(one, "elementwise"), one_ew / 0.25, 1e-15);
   EXPECT_NEAR(seconds(one, "optimizer"), one_opt / 0.25, 1e-12);
   StepConfig eager = c;
-  eager.trained_with = "pytorch-eager";
+  eager.framework = Framework::pytorch_eager;
   std::vector<Term> none(terms.begin(), terms.begin() + 3);
   const double eager_ew = [&] {
     std::swap(terms, none);
@@ -829,7 +829,7 @@ TEST(CostModel, FusedAttentionPaysForItsRecomputedScores) {
   EXPECT_NEAR(after - before, (2 * 4.0 * scores + gelu_bytes) / gelu, 1e-12);
 }
 
-// ---- the software that runs the step (StepConfig::trained_with) ----
+// ---- the software that runs the step (StepConfig::framework) ----
 
 namespace {
 
@@ -856,10 +856,29 @@ std::vector<Term> with_pytorch(std::vector<Term> terms) {
 
 }  // namespace
 
+// The software is one word from the option to the JSON: each Framework reads from and writes to its
+// spelling under the key "framework"; native is the default and is not written; others are refused.
+TEST(CostModelSoftware, OneFrameworkFromTheOptionToTheJson) {
+  const json base = {{"model", "mlp"}, {"width", 64}, {"depth", 2}, {"batch", 8}};
+  for (const Framework f : kFrameworks) {
+    EXPECT_EQ(framework_from_string(to_string(f)), f);
+    json j = base;
+    j[kFrameworkKey] = to_string(f);
+    const StepConfig c = config_from_json(j);
+    EXPECT_EQ(c.framework, f);
+    EXPECT_EQ(to_json(c).value(kFrameworkKey, std::string("native")), to_string(f));
+  }
+  EXPECT_FALSE(to_json(config_from_json(base)).contains(kFrameworkKey));
+  EXPECT_FALSE(framework_from_string("pytorch").has_value());
+  json bad = base;
+  bad[kFrameworkKey] = "jax";
+  EXPECT_THROW(config_from_json(bad), ConfigError);
+}
+
 TEST(CostModelSoftware, PyTorchEagerAddsItsOperatorsHostTime) {
   const auto terms = with_pytorch(terms_from_document(fixture()));
   StepConfig c = config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 4}, {"batch", 32}});
-  EXPECT_EQ(c.trained_with, "native");
+  EXPECT_EQ(c.framework, Framework::native);
   const Prediction native = predict(terms, c, Backend::cpu);
   c = config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 4}, {"batch", 32}, {"framework", "pytorch-eager"}});
   const Prediction eager = predict(terms, c, Backend::cpu);
@@ -888,8 +907,8 @@ TEST(CostModelSoftware, PyTorchEagerAddsItsOperatorsHostTime) {
   EXPECT_FALSE(none.total.seconds);
   EXPECT_NE(none.total.cannot_say.find("framework_ops"), std::string::npos) << none.total.cannot_say;
   EXPECT_THROW(config_from_json({{"model", "mlp"}, {"width", 8}, {"depth", 2}, {"batch", 1}, {"framework", "jax"}}), ConfigError);
-  EXPECT_EQ(measured_stack(terms), "pytorch-eager");
-  EXPECT_EQ(measured_stack(terms_from_document(fixture())), "native");
+  EXPECT_EQ(measured_framework(terms), "pytorch-eager");
+  EXPECT_EQ(measured_framework(terms_from_document(fixture())), "native");
 }
 
 TEST(CostModelSoftware, ValidationLeavingOutTheRecordKeepsTheFamilysOtherRecords) {
@@ -1265,7 +1284,7 @@ TEST(CostModel, PlantedSlowLossMovesTheNativeMlpsElementwise) {
   ASSERT_TRUE(runs_on_one_thread(serial, Backend::cpu));
   ASSERT_FALSE(runs_on_one_thread(small, Backend::cpu));
   StepConfig eager = serial;
-  eager.trained_with = "pytorch-eager";
+  eager.framework = Framework::pytorch_eager;
   const double plain_serial = ew(serial), plain_small = ew(small), plain_large = ew(large), plain_eager = ew(eager);
   ASSERT_GT(plain_serial, 0);
   // The plain pass the loss was: 12 bytes per logit at the streaming rate.

@@ -1,11 +1,12 @@
 // Cost terms: the JSON form (and its refusals, naming the key), the lookups and the interpolation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
-#include "harness/document/cost_terms.h"
+#include "harness/model/cost_terms.h"
 
 using namespace gtb;
 using namespace gtb::cost;
@@ -280,4 +281,26 @@ TEST(CostTerms, SeveralRunsGiveTheMedianOfEachRunsFigure) {
                          {{"run", 2}, {"findings", runs_findings(0.5, 1e-6)}},
                          {{"run", 3}, {"findings", {{"g", {{"terms", "nope"}}}}}}};
   EXPECT_DOUBLE_EQ(fraction(), 0.735);
+}
+
+// Term names are defined once (term_names.h): every one is described in docs/advise.md's table of
+// terms, and every term the committed results files hold is one of them.
+TEST(CostTerms, EveryTermNameIsDefinedOnceAndDocumented) {
+  auto read = [](const std::string& rel) {
+    std::ifstream in(std::string(GTB_SOURCE_DIR_FOR_TESTS) + "/" + rel);
+    EXPECT_TRUE(in.good()) << rel;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const std::vector<std::string> names(std::begin(term::kAll), std::end(term::kAll));
+  const std::string advise = read("docs/advise.md");
+  for (const auto& n : names) {
+    EXPECT_TRUE(advise.find("| `" + n + "`") != std::string::npos || advise.find(", `" + n + "` |") != std::string::npos)
+        << n << " is not in docs/advise.md's table of terms";
+  }
+  for (const char* rel : {"tests/fixtures/cost/cost_synthetic.json", "results/gtb-cpu-AMD-EPYC-2vcpu-20261203-13.json",
+                          "results/gtb-cpu-Intel-Xeon-2vcpu-20261202-8.json"})
+    for (const Term& t : terms_from_document(json::parse(read(rel))))
+      EXPECT_NE(std::find(names.begin(), names.end(), t.name), names.end()) << rel << ": term " << t.name << " not in term_names.h";
 }

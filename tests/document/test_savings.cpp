@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "harness/document/results.h"
-#include "harness/document/savings.h"
+#include "harness/model/savings.h"
 
 using namespace gtb;
 using namespace gtb::cost;
@@ -101,7 +101,7 @@ TEST(Savings, PairsAreTheStepsThatDifferInOneKeyOfOneWorkload) {
 
 TEST(Savings, PublishedPairsRoundTripAndBadOnesAreRefusedByName) {
   json data = json::object();
-  publish_pairs(data, {{"", "bf16", "precision fp32 -> bf16", "a/1", "b/1"}});
+  write_pairs(data, {{"", "bf16", "precision fp32 -> bf16", "a/1", "b/1"}});
   json doc = {{"findings", {{"fam", {{"pairs", data["cost_pairs"]}}}}}};
   const auto p = pairs_from_document(doc);
   ASSERT_EQ(p.size(), 1u);

@@ -37,14 +37,20 @@ ALLOWED = {
     "harness/document/published.cpp": ['"ceilings"'],
     "plots/gtb_plot.py": ['"ceilings"'],
     # The advise configuration's model kind "transformer" (a model architecture the user describes,
-    # beside mlp and generic), read and printed where the configuration is; and its key "framework"
-    # (the software the user trains with: native, pytorch-eager, ...), defined once in the model and
-    # spelled as advise's option.
-    "harness/document/cost_model.h": ["mlp | transformer | generic", "// transformer: a stack"],
-    "harness/document/cost_model.cpp": ['kStepStackKey = "framework"', 'c.model == "transformer"', '{"mlp", "transformer", "generic"}',
-                                        "(mlp, transformer or generic)"],
+    # beside mlp and generic), read and printed where the configuration is; and the software that runs
+    # the step, one word from the option to the JSON: the option --framework, the configuration and
+    # `where` key "framework" (cost::kFrameworkKey, defined once), the enum Framework and the step's
+    # field of that type, StepConfig::framework (`.framework`).
+    "harness/model/cost_model.h": ["mlp | transformer | generic", "// transformer: a stack", 'kFrameworkKey = "framework"',
+                                   "Framework framework"],
+    "harness/model/step.cpp": ['c.model == "transformer"', '{"mlp", "transformer", "generic"}',
+                               "(mlp, transformer or generic)", ".framework"],
+    "harness/model/price.cpp": ['c.model == "transformer"', ".framework"],
+    "harness/model/price_pytorch.cpp": ['c.model == "transformer"', ".framework"],
+    "harness/model/predict.cpp": ['c.model == "transformer"', ".framework"],
+    "harness/model/verdict.cpp": [".framework"],
     "harness/driver/advise/advise.cpp": ["mlp|transformer|generic", "transformer: --layers",
-                                         "[--framework native|pytorch-eager", '{"--framework", "framework",'],
+                                         "  framework  [--framework native|pytorch-eager", '{"--framework", cost::kFrameworkKey,'],
     "harness/driver/report/render_verdict.cpp": ['c.model == "transformer"', '" transformer blocks (d_model "'],
 }
 

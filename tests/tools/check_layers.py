@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""The harness's three rooms and their layers: fails (exit 1) when an include runs back up.
+"""The harness's four rooms and their layers: fails (exit 1) when an include runs back up.
 
   harness/document/  the results document (records, statistics, findings, the results JSON)
+  harness/model/     the cost model (cost terms, the predicted step, fixes, validations, the verdict)
   harness/runtime/   what a family binary links (registration, state, stopping, timing, context)
   harness/driver/    the gtb command
 
-Layers, bottom to top: document <- runtime <- driver. The document includes no other room; the
-runtime includes the document, never the driver; the driver includes the document and, of the
-runtime, only the headers of gtb_runtime_base (the part it links: the sources listed in
-harness/runtime/CMakeLists.txt's add_library(gtb_runtime_base ...)); it never links gtb_runtime's
-Google Benchmark, OpenMP or CUDA. No source sits in harness/ outside the three rooms.
+Layers, bottom to top: document <- model <- runtime <- driver. The document includes no other room;
+the model includes the document only; the runtime includes the document and the model, never the
+driver; the driver includes the document, the model and, of the runtime, only the headers of
+gtb_runtime_base (the part it links: the sources listed in harness/runtime/CMakeLists.txt's
+add_library(gtb_runtime_base ...)); it never links gtb_runtime's Google Benchmark, OpenMP or CUDA.
+No source sits in harness/ outside the four rooms.
 
 usage: check_layers.py ROOT [--graph]   (--graph also prints the include edges between rooms)
 """
@@ -18,7 +20,7 @@ import re
 import sys
 from collections import Counter
 
-ROOMS = ("document", "runtime", "driver")
+ROOMS = ("document", "model", "runtime", "driver")
 SOURCE = (".h", ".hpp", ".cpp", ".cu", ".cuh")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"(harness/[^"]+)"')
 
@@ -44,10 +46,12 @@ def allowed(room, target, base):
         return True
     if room == "document":
         return False
-    if room == "runtime":
+    if room == "model":
         return troom == "document"
+    if room == "runtime":
+        return troom in ("document", "model")
     if room == "driver":
-        return troom == "document" or target in base
+        return troom in ("document", "model") or target in base
     return False
 
 
@@ -71,7 +75,7 @@ def main(argv):
             parts = rel.split("/")
             room = parts[1] if len(parts) >= 3 else ""
             if room not in ROOMS:
-                failures.append(f"FAIL: {rel} is outside the three rooms (harness/{{{','.join(ROOMS)}}}/)")
+                failures.append(f"FAIL: {rel} is outside the four rooms (harness/{{{','.join(ROOMS)}}}/)")
                 continue
             with open(os.path.join(dirpath, name), encoding="utf-8", errors="replace") as f:
                 for n, line in enumerate(f, 1):
@@ -83,8 +87,9 @@ def main(argv):
                     edges[(room, troom)] += 1
                     if not allowed(room, target, base):
                         why = {"document": "the document includes no other room",
-                               "runtime": "the runtime may include the document, never the driver",
-                               "driver": "the driver may include the document and gtb_runtime_base's headers"}[room]
+                               "model": "the model may include the document only",
+                               "runtime": "the runtime may include the document and the model, never the driver",
+                               "driver": "the driver may include the document, the model and gtb_runtime_base's headers"}[room]
                         failures.append(f"FAIL: {rel}:{n} includes {target} ({why})")
     if "--graph" in argv:
         for (a, b), k in sorted(edges.items()):

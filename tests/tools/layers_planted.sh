@@ -2,6 +2,7 @@
 # A planted twin of the layering check: a copy of harness/ with one include that runs back up.
 # usage: layers_planted.sh MODE PYTHON SOURCE_ROOT WORK_DIR
 #   MODE document: harness/document/stats.h includes the driver
+#   MODE model:    harness/model/cost_terms.h includes the runtime (the model sits below it)
 #   MODE driver:   a driver file includes the runtime's gtb.h (gtb_runtime, which the driver does not link)
 #   MODE outside:  a source file directly in harness/
 set -eu
@@ -10,6 +11,7 @@ rm -rf "$work" && mkdir -p "$work"
 cp -r "$src/harness" "$work/harness"
 case $mode in
   document) echo '#include "harness/driver/report/render_summary.h"' >>"$work/harness/document/stats.h" ;;
+  model)    echo '#include "harness/runtime/publish.h"' >>"$work/harness/model/cost_terms.h" ;;
   driver)   echo '#include "harness/runtime/gtb.h"' >>"$work/harness/driver/list/list.cpp" ;;
   outside)  echo '// stray' >"$work/harness/stray.cpp" ;;
   *) echo "unknown mode $mode"; exit 2 ;;

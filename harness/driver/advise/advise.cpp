@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "harness/document/cost_model.h"
+#include "harness/model/model.h"
 #include "harness/document/results.h"
 #include "harness/driver/commands.h"
 #include "harness/driver/report/render_verdict.h"
@@ -36,7 +36,7 @@ const char* kUsage =
     "  habits     [--loss-read-every N] [--redundant-copy batch|activation|weights]\n"
     "  ranks      [--gpus N] [--bucket-mb MIB] [--overlap]\n"
     "  cpu        [--core-share F]  the share of this CPU's cores the step gets (default 1)\n"
-    "  software   [--framework native|pytorch-eager|pytorch-compiled|pytorch-graph]  what runs the step (default:\n"
+    "  framework  [--framework native|pytorch-eager|pytorch-compiled|pytorch-graph]  what runs the step (default:\n"
     "             the one RESULTS.json measured, native where none): PyTorch's host time per operator is added\n"
     "  a bad or incomplete configuration exits 2 naming the key; docs/advise.md explains the model\n";
 
@@ -76,7 +76,7 @@ const Flag kFlags[] = {{"--model", "model", Kind::text},
                        {"--cuda-graph", "cuda_graph", Kind::flag},
                        {"--core-share", "core_share", Kind::number},
                        {"--redundant-copy", "redundant_copy", Kind::text},
-                       {"--framework", "framework", Kind::text}};
+                       {"--framework", cost::kFrameworkKey, Kind::text}};
 
 struct Usage : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -184,14 +184,15 @@ int cmd_advise(int argc, char** argv) {
       throw Usage(in + " holds no cost terms: it was written by an older gtb. Rerun `gtb run` with this version, "
                        "then ask again.");
     // What runs the step, unless asked: what the file measured.
-    if (!cfg.contains(cost::kStepStackKey)) cfg[cost::kStepStackKey] = cost::measured_stack(cost::terms_from_document(doc));
+    if (!cfg.contains(cost::kFrameworkKey))
+      cfg[cost::kFrameworkKey] = cost::measured_framework(cost::terms_from_document(doc));
     cost::StepConfig c;
     try {
       c = cost::config_from_json(cfg);
     } catch (const cost::ConfigError& e) {
       throw Usage(std::string("configuration: ") + e.what());
     }
-    const verdict::Advice a = verdict::advise(doc, in, c);
+    const cost::Advice a = cost::advise(doc, in, c);
     const json aj = verdict::to_json(a);
     const std::string text = format == "json"       ? aj.dump(1) + "\n"
                              : format == "markdown" ? verdict::render_markdown(a)

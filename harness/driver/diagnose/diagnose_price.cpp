@@ -1,4 +1,4 @@
-// Pricing: each symptom's fix through the cost-term lookups (harness/document/cost_terms.h), per step.
+// Pricing: each symptom's fix through the cost-term lookups (harness/model/cost_terms.h), per step.
 #include "harness/driver/diagnose/diagnose_price.h"
 
 #include <algorithm>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "harness/document/cost_terms.h"
+#include "harness/model/cost_terms.h"
 #include "harness/document/json_read.h"
 #include "harness/driver/diagnose/diagnose_render.h"
 

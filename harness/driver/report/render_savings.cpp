@@ -15,19 +15,6 @@
 
 namespace gtb::verdict {
 
-cost::SavingsValidation savings_of(const json& doc) {
-  // Pairs come from families that evolve on their own: one this version cannot read costs the table
-  // a sentence, never the answer.
-  try {
-    return cost::validate_savings(cost::terms_from_document(doc), cost::steps_from_document(doc),
-                                  cost::pairs_from_document(doc), records_of(doc));
-  } catch (const std::exception& e) {
-    cost::SavingsValidation v;
-    v.cannot_read = e.what();
-    return v;
-  }
-}
-
 namespace {
 std::string signed_seconds(double s) { return (s < 0 ? "-" : "") + seconds_text(std::fabs(s)); }
 std::string fixed2(double v) {
@@ -112,29 +99,6 @@ std::string render_savings(const json& doc, const cost::SavingsValidation& v) {
   }
   o << "\n";
   return o.str();
-}
-
-const cost::SavingRow* measured_ab(const cost::SavingsValidation& v, const std::vector<cost::Step>& steps,
-                                   const cost::Fix& fix, const cost::StepConfig& near) {
-  // The same fix changing the same key ("larger_batch" is twice the batch or no micro-batches).
-  auto key_of = [](const std::string& change) { return change.substr(0, change.find(' ')); };
-  const cost::SavingRow* best = nullptr;
-  double best_d = std::numeric_limits<double>::infinity();
-  for (const auto& r : v.rows) {
-    if (r.pair.fix != fix.id || key_of(r.pair.change) != key_of(fix.change) || r.backend != fix.backend || !r.measured)
-      continue;
-    const auto s = std::find_if(steps.begin(), steps.end(), [&](const cost::Step& x) { return x.record == r.pair.a; });
-    if (s == steps.end()) continue;
-    // Distance in log size over the sizes both have; another model kind is farther than any size.
-    double d = s->config.value("model", std::string()) == near.model ? 0.0 : 1e6;
-    for (const auto& [key, want] : std::map<std::string, double>{
-             {"width", near.width}, {"depth", near.depth}, {"batch", near.batch}, {"d_model", near.d_model}}) {
-      const double got = s->config.contains(key) && s->config[key].is_number() ? s->config[key].get<double>() : 0;
-      if (got > 0 && want > 0) d += std::fabs(std::log(got / want));
-    }
-    if (d < best_d) best_d = d, best = &r;
-  }
-  return best;
 }
 
 std::string measured_ab_text(const cost::SavingRow& r) {

@@ -1,4 +1,5 @@
-// The cost model's answers as text, Markdown and JSON (gtb advise) and the report's verdict.
+// The cost model's answers (harness/model/model.h) as text, Markdown and JSON (gtb advise) and the
+// report's verdict: presentation only, every number and choice comes from the model.
 #include "harness/driver/report/render_verdict.h"
 
 #include <algorithm>
@@ -79,16 +80,6 @@ std::string anchor(const json& doc, const std::string& family) {
   return "[" + title + "](#" + a + ")";
 }
 
-const char* fix_for(const std::string& part) {
-  static const std::map<std::string, const char*> m = {
-      {"loader", "more_workers"}, {"h2d_copy", "pinned_memory"}, {"launch", "cuda_graphs"},
-      {"host_sync", "fewer_syncs"}, {"allreduce", "bucket_size"}, {"matmul", "bf16"},
-      {"elementwise", "larger_batch"}, {"optimizer", "larger_batch"}, {"redundant_copy", "drop_copy"},
-      {"batch_gather", "larger_batch"}, {"dispatch", "compile"}};
-  const auto it = m.find(part);
-  return it == m.end() ? "" : it->second;
-}
-
 const cost::Fix* find_fix(const std::vector<cost::Fix>& fixes, const std::string& id) {
   for (const auto& f : fixes)
     if (f.id == id) return &f;
@@ -138,38 +129,6 @@ std::string crossover_text(const cost::Crossover& x) {
 }
 
 }  // namespace
-
-cost::StepConfig reference_step() {
-  cost::StepConfig c;
-  c.model = "mlp";
-  c.width = 1024;
-  c.input = 1024;
-  c.depth = 4;
-  c.batch = 256;
-  c.input_bytes_per_sample = 3072;
-  c.loss_read_every = 1;
-  return c;
-}
-
-Advice advise(const json& doc, const std::string& source, const cost::StepConfig& c) {
-  Advice a;
-  a.config = c;
-  a.source = source;
-  const auto terms = cost::terms_from_document(doc);
-  for (const Backend b : {Backend::cpu, Backend::cuda}) {
-    a.predictions.push_back(cost::predict(terms, c, b));
-    a.fixes.push_back(cost::rank_fixes(terms, c, b, a.predictions.back()));
-  }
-  a.crossover = cost::crossover_batch(terms, c);
-  a.savings = savings_of(doc);
-  a.steps = cost::steps_from_document(doc);
-  a.machine = {{"cpu", json_read::string_at(doc, {"context", "host", "cpu_model"})},
-               {"logical_cpus", json_read::value_at(doc, {"context", "host", "logical_cpus"})},
-               {"gpu", json_read::value_at(doc, {"context", "gpu"})},
-               {"commit", json_read::string_at(doc, {"context", "build", "git_commit"})},
-               {"generated_at", json_read::string_at(doc, {"generated_at"})}};
-  return a;
-}
 
 std::string render_text(const Advice& a) {
   std::ostringstream o;
@@ -258,7 +217,7 @@ json to_json(const Advice& a) {
       json jf = cost::to_json(f);
       // The fix measured as an A/B on this machine (its own step, the nearest to this one): measured
       // saving beside the predicted one.
-      if (const cost::SavingRow* ab = measured_ab(a.savings, a.steps, f, a.config)) {
+      if (const cost::SavingRow* ab = cost::measured_ab(a.savings, a.steps, f, a.config)) {
         jf["measured_ab"] = {{"a", ab->pair.a}, {"b", ab->pair.b}, {"status", ab->status},
                              {"measured_saving_s", ab->measured->seconds}, {"step_s", ab->measured->step_s}};
         jf["measured_ab"]["measured_noise_s"] =
@@ -284,41 +243,6 @@ json to_json(const Advice& a) {
 }
 
 namespace {
-// The validation of each run of a several-run file (`run_findings`): that run's cost terms against
-// its own measured steps. Runs that predicted no step are left out.
-std::vector<std::pair<int, cost::Validation>> per_run_validation(const json& doc) {
-  std::vector<std::pair<int, cost::Validation>> out;
-  const auto it = doc.find("run_findings");
-  if (it == doc.end() || !it->is_array() || it->size() < 2) return out;
-  for (const auto& r : *it) {
-    if (!r.is_object() || !r.contains("findings") || !r["findings"].is_object() || !r.value("run", json()).is_number_integer())
-      continue;
-    const json one = {{"findings", r["findings"]}};
-    try {
-      const int run = r["run"].get<int>();
-      cost::Validation v =
-          cost::validate(cost::terms_from_document(one), cost::steps_of_run(doc, run, PlausibilityLimits{}.max_spread));
-      if (v.median_abs_error && v.worst_abs_error) out.emplace_back(run, std::move(v));
-    } catch (const std::exception&) {
-      // A run whose findings do not read as terms and steps says nothing here.
-    }
-  }
-  return out.size() >= 2 ? out : decltype(out){};
-}
-
-// The reference step, with the loader at the per-sample cost it was measured at, so that its part is a
-// measured one.
-cost::StepConfig verdict_step(const std::vector<cost::Term>& terms) {
-  cost::StepConfig ref = reference_step();
-  for (const auto& t : terms)
-    if (t.name == "loader" && t.usable() && t.where.contains("sample_us") && t.where["sample_us"].is_number()) {
-      ref.sample_us = t.where["sample_us"].get<double>();
-      ref.workers = 1;
-      break;
-    }
-  return ref;
-}
-
 // The links to the family sections that hold the evidence of these records.
 std::string evidence_links(const json& doc, const std::map<std::string, std::string>& family_of,
                            const std::vector<std::string>& records) {
@@ -351,7 +275,7 @@ void causes_table(std::ostringstream& o, const json& doc, const Advice& a, std::
   for (const auto* part : ranked_parts(p)) {
     const auto& e = part->estimate;
     if (!e.seconds || *e.seconds <= 0) continue;
-    const cost::Fix* f = find_fix(a.fixes[i], fix_for(part->name));
+    const cost::Fix* f = find_fix(a.fixes[i], cost::fix_for_part(part->name));
     const std::string evidence = evidence_links(doc, family_of, e.records);
     std::string fix = "-", saving = "-";
     if (f && std::find(shown.begin(), shown.end(), f->id) != shown.end()) {
@@ -371,7 +295,7 @@ void causes_table(std::ostringstream& o, const json& doc, const Advice& a, std::
                : *f->saving_s > 0 ? seconds_text(*f->saving_s) + " (" + pct(f->saving_fraction) + ")" +
                                         (f->caveat.empty() ? "" : " (" + f->caveat + ")")
                                   : none;
-      if (const cost::SavingRow* ab = measured_ab(a.savings, a.steps, *f, a.config))
+      if (const cost::SavingRow* ab = cost::measured_ab(a.savings, a.steps, *f, a.config))
         saving += "; " + measured_ab_text(*ab);
     }
     o << "| " << part->name << ": " << part->what << " | " << pct(*e.seconds / *p.total.seconds) << " | "
@@ -383,14 +307,12 @@ void causes_table(std::ostringstream& o, const json& doc, const Advice& a, std::
 
 // The same reference step run by the software the file measured (PyTorch eager), beside gtb's own.
 void other_stack_line(std::ostringstream& o, const std::vector<cost::Term>& terms, const cost::StepConfig& ref) {
-  const std::string stack = cost::measured_stack(terms);
-  if (stack == "native") return;
-  cost::StepConfig other = ref;
-  other.trained_with = stack;
+  std::string stack;
+  const std::vector<cost::Prediction> under = cost::reference_under_measured(terms, ref, stack);
+  if (under.empty()) return;
   o << "**The same reference step under " << stack << " (predicted, its host time per operator added):** ";
-  for (const Backend b : {Backend::cpu, Backend::cuda}) {
-    const cost::Prediction p = cost::predict(terms, other, b);
-    o << (b == Backend::cpu ? "" : "; ") << backend_title(b) << " ";
+  for (const cost::Prediction& p : under) {
+    o << (p.backend == Backend::cpu ? "" : "; ") << backend_title(p.backend) << " ";
     if (!p.total.seconds) {
       o << "cannot say (" << p.total.cannot_say << ")";
       continue;
@@ -399,11 +321,11 @@ void other_stack_line(std::ostringstream& o, const std::vector<cost::Term>& term
     for (const auto& part : p.parts)
       if (part.name == "dispatch" && part.estimate.seconds) o << ", of which dispatch " << seconds_text(*part.estimate.seconds);
   }
-  o << ". Ask with `gtb advise RESULTS.json --" << cost::kStepStackKey << " native|" << stack << " ...`.\n\n";
+  o << ". Ask with `gtb advise RESULTS.json --" << cost::kFrameworkKey << " native|" << stack << " ...`.\n\n";
 }
 
 const char* against_target(double median, double worst) {
-  const bool median_ok = median <= 0.15, worst_ok = worst <= 0.35;
+  const bool median_ok = median <= cost::kMedianErrorTarget, worst_ok = worst <= cost::kWorstErrorTarget;
   return median_ok && worst_ok ? "both within the target."
          : median_ok           ? "the worst is over its target."
          : worst_ok            ? "the median is over its target."
@@ -417,32 +339,18 @@ void validation_errors(std::ostringstream& o, const json& doc, const cost::Valid
     o << "Over " << v.predicted << " scored steps the median error is **" << pct1(*v.median_abs_error)
       << "** and the worst **" << pct1(*v.worst_abs_error) << "** (target: median at most 15%, worst at most 35%): "
       << against_target(*v.median_abs_error, *v.worst_abs_error);
-  // A model whose errors lie on one side misses a term (or mis-measures one): no more than two thirds
-  // of the steps on either side.
-  int over = 0, under = 0, predicted = 0, over_noise = 0, under_noise = 0, noise_known = 0;
-  for (const auto& r : v.rows) {
-    if (!r.scored()) continue;
-    ++predicted;
-    over += *r.error > 0;
-    under += *r.error < 0;
-    // An error the step's own median could move by is no evidence of a side: the prediction is
-    // (1 + error) times the measured median, outside [1 - noise, 1 + noise] only beyond it.
-    if (!std::isfinite(r.step.noise)) continue;
-    ++noise_known;
-    over_noise += *r.error > r.step.noise;
-    under_noise += *r.error < -r.step.noise;
-  }
-  if (predicted > 0)
-    o << " Of the " << predicted << " steps " << over << " are predicted above the measurement and " << under
-      << " below (target: no more than two thirds on one side): "
-      << (3 * std::max(over, under) <= 2 * predicted ? "within the target." : "over it.");
-  if (noise_known > 0)
+  const cost::ErrorSides e = cost::error_sides(v);
+  if (e.predicted > 0)
+    o << " Of the " << e.predicted << " steps " << e.over << " are predicted above the measurement and " << e.under
+      << " below (target: no more than two thirds on one side): " << (e.one_sided() ? "over it." : "within the target.");
+  if (e.noise_known > 0)
     o << " Counted only where the error is beyond the ~95% noise of the step's own median (its samples, and the "
          "medians of the repetitions and runs they came in): "
-      << over_noise << " above and " << under_noise << " below"
-      << (noise_known < predicted ? " (of the " + std::to_string(noise_known) + " whose records can say)" : std::string())
-      << "; the other " << noise_known - over_noise - under_noise << " are inside it.";
-  const auto per = per_run_validation(doc);
+      << e.over_noise << " above and " << e.under_noise << " below"
+      << (e.noise_known < e.predicted ? " (of the " + std::to_string(e.noise_known) + " whose records can say)"
+                                      : std::string())
+      << "; the other " << e.noise_known - e.over_noise - e.under_noise << " are inside it.";
+  const auto per = cost::per_run_validation(doc);
   if (per.empty()) return;
   std::vector<double> medians, worsts;
   o << "\n\nWithin each run (that run's terms against its own steps):";
@@ -515,12 +423,10 @@ std::string verdict_body(const json& doc) {
     return o.str();
   }
   const auto terms = cost::terms_from_document(doc);
-  const cost::StepConfig ref = verdict_step(terms);
-  const Advice a = advise(doc, "this file", ref);
+  const cost::StepConfig ref = cost::verdict_step(terms);
+  const Advice a = cost::advise(doc, "this file", ref);
   // Which family's section holds a record's evidence: the publisher of the term it came from.
-  std::map<std::string, std::string> family_of;
-  for (const auto& t : terms)
-    for (const auto& r : t.records) family_of.emplace(r, t.family);
+  const std::map<std::string, std::string> family_of = cost::publisher_of_records(terms);
   o << "The reference step: " << describe(ref)
     << ". Its time is **predicted** from this file's measured cost terms (docs/advise.md); each cause links to the "
        "section with its evidence. Ask about your own step with `gtb advise RESULTS.json --model mlp --width W "
@@ -535,19 +441,8 @@ std::string verdict_body(const json& doc) {
 // The fix of one backend with the largest saving as a share of its step (measured where an A/B
 // measured it beyond its noise, predicted otherwise), in one line; "" when the backend has no fix.
 std::string largest_saving_line(const Advice& a, std::size_t i) {
-  const auto& fixes = a.fixes[i];
-  if (fixes.empty()) return "";
-  const cost::Fix* best = nullptr;
-  const cost::SavingRow* best_ab = nullptr;
-  double best_share = 0;
-  for (const auto& f : fixes) {
-    const cost::SavingRow* ab = measured_ab(a.savings, a.steps, f, a.config);
-    const bool measured = ab && ab->status != "in_noise" && std::fabs(ab->measured->seconds) > ab->measured->noise_s &&
-                          ab->measured->step_s > 0;
-    const double share = measured ? ab->measured->seconds / ab->measured->step_s
-                                  : f.saving_s && *f.saving_s > 0 ? f.saving_fraction : 0.0;
-    if (share > best_share) best_share = share, best = &f, best_ab = ab;
-  }
+  if (a.fixes[i].empty()) return "";
+  const auto [best, best_ab] = cost::largest_saving(a, i);
   if (!best) return "largest saving: none predicted or measured";
   // The fix and what it saves first, its change last: a line cut to the screen keeps the numbers.
   std::string s = "largest saving: " + best->title + ": ";
@@ -571,8 +466,8 @@ std::vector<std::string> headline_lines(const json& doc) {
   if (!cost::has_terms(doc))
     return {"Verdict: none (no family of this file published cost terms; docs/advise.md says which do)"};
   const auto terms = cost::terms_from_document(doc);
-  const cost::StepConfig ref = verdict_step(terms);
-  const Advice a = advise(doc, "this file", ref);
+  const cost::StepConfig ref = cost::verdict_step(terms);
+  const Advice a = cost::advise(doc, "this file", ref);
   std::vector<std::string> out;
   out.push_back("Verdict for the reference step (predicted): " + describe(ref));
   for (std::size_t i = 0; i < a.predictions.size(); ++i) {

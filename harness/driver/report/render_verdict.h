@@ -5,23 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "harness/document/cost_model.h"
-#include "harness/document/savings.h"
+#include "harness/model/model.h"
 
 namespace gtb::verdict {
 
-// Everything gtb advise answers for one configuration, computed once and rendered three ways.
-struct Advice {
-  cost::StepConfig config;
-  std::vector<cost::Prediction> predictions;          // cpu, cuda
-  std::vector<std::vector<cost::Fix>> fixes;          // per prediction
-  cost::Crossover crossover;
-  std::string source;                                 // the results file
-  json machine = json::object();                      // what the file says of its machine and build
-  cost::SavingsValidation savings;                    // the fixes measured as A/B pairs in the file
-  std::vector<cost::Step> steps;                      // the file's measured steps (the pairs' sides)
-};
-Advice advise(const json& doc, const std::string& source, const cost::StepConfig& c);
+using cost::Advice;  // computed by the model (harness/model/model.h)
 
 std::string render_text(const Advice& a);
 std::string render_markdown(const Advice& a);
@@ -37,9 +25,6 @@ std::string render_report_verdict(const json& doc);
 // one line each; a backend that cannot say gets one line with the reason. One line saying why when
 // the file has no cost terms or they cannot be read. Lines are not cut: the caller fits them.
 std::vector<std::string> render_headline(const json& doc);
-
-// The reference step of the verdict, stated in the report.
-cost::StepConfig reference_step();
 
 // The formatters every answer uses: seconds with their unit ("12.3 ms"), a fraction as "12%", and
 // as "12.3%" where a whole percent would mislead (a median of 15.4% must not read as 15%).

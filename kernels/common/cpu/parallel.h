@@ -8,10 +8,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/common/native_step.h"
+
 namespace gtb::cpu {
 
-// Below this much work (the caller's units) a pass runs on one thread: a fork costs more.
-inline constexpr double kMinParallelWork = 32768.0;
+// Below this much work (the caller's units) a pass runs on one thread (kernels/common/native_step.h).
+inline constexpr double kMinParallelWork = native::kMinParallelWork;
 // Below this many multiply-adds a GEMM is one library call: slicing it costs more than it saves.
 inline constexpr double kMinSplitGemmFlops = 4.0e6;
 

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "harness/document/cost_terms.h"
-#include "harness/document/savings.h"
+#include "harness/model/cost_terms.h"
+#include "harness/model/savings.h"
 
 namespace gtb::cost {
 
@@ -22,10 +22,11 @@ struct Evidence {
   }
 };
 
-// Writes all three where the registry publishes them: publish()'s terms and steps, then the pairs.
-inline void publish(json& data, const Evidence& e) {
-  publish(data, e.terms, e.measured_steps);
-  publish_pairs(data, e.pairs);
+// Writes all three into the family's findings data, where the registry publishes them: the terms and
+// steps, then the pairs.
+inline void write_evidence(json& data, const Evidence& e) {
+  write_evidence(data, e.terms, e.measured_steps);
+  write_pairs(data, e.pairs);
 }
 
 }  // namespace gtb::cost

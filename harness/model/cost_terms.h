@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/document/types.h"
+#include "harness/model/term_names.h"
 
 namespace gtb::cost {
 
@@ -102,6 +103,12 @@ struct Estimate {
 Estimate operator+(const Estimate& a, const Estimate& b);
 Estimate scaled(const Estimate& e, double factor);
 
+// The one way the model finds terms: those of `name` (term_names.h) on backend `b` that `pick`
+// accepts, the usable ones in their order; `reason` gets the first unusable one's cannot_say (the
+// publisher's why). Every lookup below and the model's parts go through it.
+std::vector<const Term*> find_terms(const std::vector<Term>& terms, const std::string& name, Backend b,
+                                    const std::function<bool(const Term&)>& pick, std::string& reason);
+
 // Lookups. Each picks the terms of that name, backend and selector; none usable gives cannot_say
 // with the publisher's reason (or "no ... term").
 Estimate copy_seconds(const std::vector<Term>&, const std::string& name, Backend, const std::string& memory, double bytes);
@@ -139,8 +146,10 @@ Estimate launch_seconds(const std::vector<Term>&, const std::string& mode);
 Estimate constant_value(const std::vector<Term>& terms, const std::string& name, Backend b);
 Estimate host_sync_seconds(const std::vector<Term>&, Backend);
 Estimate allreduce_seconds(const std::vector<Term>&, Backend, int ranks, double bytes);
-// Elementwise / streaming work moving `bytes` (read + written).
-Estimate stream_seconds(const std::vector<Term>&, Backend, double bytes);
+// Elementwise / streaming work moving `bytes` (read + written): plain passes (no `op`), or those
+// measured computing `op` (stream_bandwidth's where.op: gelu, adam, sgd, sgd_one_thread, handoff,
+// one_thread).
+Estimate stream_seconds(const std::vector<Term>&, Backend, double bytes, const std::string& op = "");
 // Seconds per batch of a loader at `workers` for a per-sample preprocessing cost `sample_us`.
 // The CPU MLP step's loss (softmax cross-entropy) over `logits` logits on `threads` ("one" or "all"),
 // where measured (the records of the step's own loss function that publish softmax_xent).
@@ -162,8 +171,9 @@ Term table_term(const std::string& name, Backend, const json& where, const std::
                 const std::string& y, const std::vector<Record>& records, const std::function<bool(const Record&)>& pick,
                 const std::function<json(const Record&)>& at, const std::function<double(const Record&)>& y_of,
                 const std::string& what, bool lower_is_better = false);
-// Writes terms and steps where the registry publishes them (data.cost_terms, data.cost_steps).
-void publish(json& data, const std::vector<Term>& terms, const std::vector<Step>& steps);
+// Writes terms and steps into the family's findings data (data.cost_terms, data.cost_steps), from where
+// the registry publishes them beside the findings (findings.<family>.terms, .steps).
+void write_evidence(json& data, const std::vector<Term>& terms, const std::vector<Step>& steps);
 
 // Table interpolation, exposed for tests: log-log between the neighbours along each axis (points on
 // a grid or scattered: the nearest points in log space, weighted by inverse distance when the query

@@ -1,5 +1,5 @@
 // The savings validation: predicted saving (other families' terms) beside the measured A minus B.
-#include "harness/document/savings.h"
+#include "harness/model/savings.h"
 
 #include <algorithm>
 #include <cmath>
@@ -46,7 +46,7 @@ std::vector<Pair> pairs_from_document(const json& doc) {
   return out;
 }
 
-void publish_pairs(json& data, const std::vector<Pair>& pairs) {
+void write_pairs(json& data, const std::vector<Pair>& pairs) {
   if (pairs.empty()) return;
   json a = json::array();
   for (const auto& p : pairs) a.push_back(to_json(p));

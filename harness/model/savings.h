@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/document/cost_model.h"
+#include "harness/model/cost_model.h"
 #include "harness/document/types.h"
 
 namespace gtb::cost {
@@ -26,8 +26,8 @@ json to_json(const Pair& p);
 Pair pair_from_json(const json& j, const std::string& family);  // throws std::runtime_error naming the key
 // Every family's pairs (findings.<family>.pairs); empty for files written before pairs existed.
 std::vector<Pair> pairs_from_document(const json& results_document);
-// Writes pairs where the registry publishes them (data.cost_pairs), beside publish()'s terms and steps.
-void publish_pairs(json& data, const std::vector<Pair>& pairs);
+// Writes pairs into the family's findings data (data.cost_pairs), beside write_evidence's terms and steps.
+void write_pairs(json& data, const std::vector<Pair>& pairs);
 // The producers' helper: the pairs among `steps` of one workload and backend (the first two parts of
 // the record ids, and the backend, equal) whose configurations are equal but for `key`, A's value one
 // of `from` and B's `to` (null: the key absent, its default, shown as `to_shown`). `fix` as in Pair.

@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/document/cost_terms.h"
+#include "harness/model/cost_terms.h"
+#include "kernels/common/native_step.h"
 
 namespace gtb::cost {
 
@@ -21,6 +22,18 @@ struct ConfigError : std::runtime_error {
       : std::runtime_error(key_ + ": " + what), key(key_) {}
   std::string key;
 };
+
+// The software that runs a step (configuration key and advise option kFrameworkKey; a PyTorch term's
+// `where` names it): gtb's own kernels, or PyTorch eager, compiled (torch.compile), or replayed as a
+// CUDA graph, whose host cost per operator is then part of the step (docs/advise.md).
+enum class Framework { native, pytorch_eager, pytorch_compiled, pytorch_graph };
+inline constexpr const char* kFrameworkKey = "framework";
+inline constexpr Framework kFrameworks[] = {Framework::native, Framework::pytorch_eager, Framework::pytorch_compiled,
+                                            Framework::pytorch_graph};
+// "native", "pytorch-eager", "pytorch-compiled", "pytorch-graph": the spelling of the option and the JSON.
+const char* to_string(Framework f);
+std::optional<Framework> framework_from_string(const std::string& s);
+inline bool is_pytorch(Framework f) { return f != Framework::native; }
 
 // The step a user asks about. Defaults are the plain case: no input copy, no loader, no reads.
 struct StepConfig {
@@ -52,16 +65,12 @@ struct StepConfig {
   // one CPU (gpus > 1 on the CPU backend) divide it further among themselves.
   double core_share = 1.0;
   std::string redundant_copy;  // a copy habit in the loop: batch | activation | weights ("" none)
-  // What runs the step: gtb's own kernels (native), or PyTorch eager, compiled, or replayed as a
-  // CUDA graph (pytorch-eager | pytorch-compiled | pytorch-graph): its host cost per operator is
-  // then part of the step (docs/advise.md).
-  std::string trained_with = "native";
+  Framework framework = Framework::native;  // what runs the step
 };
 
-// The configuration key of StepConfig::trained_with, and what a file's terms measured: the software
-// its per-operator term (framework_op) names, "native" where it has none usable.
-extern const char* const kStepStackKey;
-std::string measured_stack(const std::vector<Term>& terms);
+// The software a file's terms measured, as its per-operator term (term::kPytorchOp) names it in its
+// `where`; "native" where it has none usable.
+std::string measured_framework(const std::vector<Term>& terms);
 
 // Throws ConfigError naming the key. Unknown keys are refused too (a typo must not pass silently).
 StepConfig config_from_json(const json& j);
@@ -70,19 +79,13 @@ json to_json(const StepConfig& c);
 double parameter_count(const StepConfig& c);
 double flops_per_step(const StepConfig& c);
 
-// gtb's native CPU MLP step runs a step of fewer FLOPs than this (6 x batch x the layers' in x out)
-// on one thread (mlp::kSerialStepFlops beside the CPU MLP step: a test keeps the two equal).
-inline constexpr double kNativeSerialStepFlops = 2e7;
-// Its FP32 step with at least this many rows per thread (micro-batch rows / threads) runs in rows
-// mode: each thread's gradients in a copy of its own, summed before the update (mlp::kRowsPerThread).
-inline constexpr int kNativeRowsPerThread = 32;
-// Below this much work (rows x classes x 8 for the loss) the native CPU step runs a pass on one thread
-// (cpu::kMinParallelWork beside the CPU step: a test keeps the two equal).
-inline constexpr double kNativeMinParallelWork = 32768.0;
+// gtb's native CPU step chooses its threading by the figures of kernels/common/native_step.h (a
+// step under native::kSerialStepFlops on one thread, rows mode from native::kRowsPerThread rows per
+// thread, a pass under native::kMinParallelWork on one thread): the model prices it by the same.
 // Whether a step's update reads data its threads' products wrote on other cores (gtb's native CPU
 // step on all cores, not a one-thread MLP step): priced at the hand-off streaming rate.
 bool update_reads_other_cores(const StepConfig& c, Backend be);
-// Whether gtb's native CPU step runs on one thread (an MLP step under kNativeSerialStepFlops): its
+// Whether gtb's native CPU step runs on one thread (an MLP step under native::kSerialStepFlops): its
 // plain passes and SGD update priced at one thread's streaming rate (stream_bandwidth, op=one_thread).
 bool runs_on_one_thread(const StepConfig& c, Backend be);
 
