@@ -23,7 +23,7 @@ def rows(path):
 
 def label(family, fix, a, b):
     """A pair named by what differs between its two record ids (path parts and parameters), then
-    the parameters they share: `train bf16: precision=fp32 → bf16 (batch=512, width=512, ...)`."""
+    the parameters they share: `<family> bf16: precision=fp32 → bf16 (batch=512, width=512, ...)`."""
     pa, pb = a.split("/"), b.split("/")
     qa = dict(kv.split("=", 1) for kv in pa[-1].split(",") if "=" in kv) if "=" in pa[-1] else {}
     qb = dict(kv.split("=", 1) for kv in pb[-1].split(",") if "=" in kv) if "=" in pb[-1] else {}

@@ -1,5 +1,5 @@
 // gtb diagnose across ranks (a job) and between two traces (--diff): planted traces whose answers are
-// known, and the DDP traces of tests/fixtures/traces/ddp (ci/ddp-traces.py: gloo on the CPU).
+// known, and the DDP traces of tests/fixtures/traces/ddp (tests/fixtures/traces/ddp/ddp-traces.py: gloo on the CPU).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -29,7 +29,7 @@ constexpr const char* kUsage =
     "       gtb diagnose --diff BEFORE AFTER [options]       two traces side by side\n"
     "  TRACE    a PyTorch profiler trace (Chrome-trace JSON, plain or gzipped)\n"
     "  DIR      a folder of traces (*.json, *.json.gz), one per rank: the rank from the trace's\n"
-    "           distributedInfo, else rank-N in the file name; read in parallel (--jobs N threads,\n"
+    "           distributedInfo, else rank-N in the file name; read concurrently (--jobs N threads,\n"
     "           default: the cores)\n"
     "  --results  a gtb results file from the same kind of machine: prices each fix from its records\n"
     "  --format   text (default), markdown or json (the json is what `gtb report --diagnosis` reads)\n"

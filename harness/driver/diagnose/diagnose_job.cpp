@@ -11,7 +11,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "harness/document/cost_terms.h"
+#include "harness/model/cost_terms.h"
 #include "harness/document/json_read.h"
 #include "harness/document/stats.h"
 #include "harness/driver/diagnose/diagnose_price.h"
@@ -134,7 +134,7 @@ json diagnose_job(const std::vector<RankInput>& ranks, const json* results, cons
                     "collective is the rank of the shortest duration; a step's straggler is the one of the "
                     "collective whose longest wait is the largest in the step."},
       {"bus_bandwidth", "Achieved bus bandwidth of a collective = its bytes (from its own arguments) over its "
-                        "shortest duration among the ranks (the transfer without the wait), times 2(n-1)/n for "
+                        "shortest duration among the ranks (the data movement without the wait), times 2(n-1)/n for "
                         "all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all (nccl-tests' "
                         "convention). Measured: the same of the results file's all-reduce term at that size and "
                         "rank count."},
@@ -839,7 +839,7 @@ std::string job_body(const json& j, bool md, int level) {
   for (const auto& c : j["collectives"]) {
     o << (md ? "- " : "    ") << (c["collective"].is_string() ? c["collective"].get<std::string>() : "unknown collective") << " of "
       << bytes_text(c["bytes"].is_number() ? c["bytes"].get<double>() : -1) << " among " << c["ranks"].get<std::int64_t>()
-      << " ranks, " << c["count"].get<std::size_t>() << "x, transfer " << dur(c["median_transfer_us"].get<double>()) << ": ";
+      << " ranks, " << c["count"].get<std::size_t>() << "x, moving data for " << dur(c["median_transfer_us"].get<double>()) << ": ";
     if (c["achieved_busbw_gbps"].is_number()) o << fmtd("%.3g GB/s", c["achieved_busbw_gbps"].get<double>());
     else o << "bus bandwidth n/a (" << c.value("achieved_cannot_say", std::string()) << ")";
     if (c["measured_busbw_gbps"].is_number())
