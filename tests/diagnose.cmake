@@ -11,3 +11,10 @@ set_tests_properties(${_diagnose_tests} PROPERTIES LABELS cpu TIMEOUT 120)
 add_test(NAME diagnose.e2e COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/driver/diagnose_e2e.sh $<TARGET_FILE:gtb>
                                    ${PROJECT_SOURCE_DIR}/tests/fixtures/traces ${CMAKE_CURRENT_BINARY_DIR}/diagnose-e2e)
 set_tests_properties(diagnose.e2e PROPERTIES LABELS cpu TIMEOUT 120)
+# The diagnosis of every shared trace, text and JSON, pinned byte for byte (the reader may change, the
+# diagnosis may not).
+add_test(NAME diagnose.identity COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/driver/diagnose_identity.sh $<TARGET_FILE:gtb>
+                                        ${PROJECT_SOURCE_DIR}/tests/fixtures/traces
+                                        ${PROJECT_SOURCE_DIR}/tests/fixtures/traces/diagnose-identity
+                                        ${CMAKE_CURRENT_BINARY_DIR}/diagnose-identity)
+set_tests_properties(diagnose.identity PROPERTIES LABELS cpu TIMEOUT 120)
