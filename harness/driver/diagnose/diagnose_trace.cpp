@@ -1,5 +1,5 @@
-// The streaming trace reader: RapidJSON's SAX reader over zlib inflating on its own thread (trace_json.h),
-// keeping only what gtb uses.
+// The streaming trace reader: trace_json.h's JSON reader over zlib inflating on its own thread, keeping only
+// what gtb uses.
 #include "harness/driver/diagnose/diagnose_trace.h"
 
 #include <cmath>
@@ -199,7 +199,7 @@ class Handler {
   void finish_event() {
     ++t_.events_seen;
     if (ev_.ph != "X") return;
-    const std::string& c = ev_.cat;
+    const std::string_view c = ev_.cat;
     const bool gpu = c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset" || c == "cuda_sync" || c == "Kernel" ||
                      c == "Memcpy" || c == "Memset";
     const bool runtime = c == "cuda_runtime" || c == "cuda_driver" || c == "Runtime" || c == "Driver";
@@ -320,7 +320,7 @@ class Handler {
   int depth_ = 0;
   bool root_is_object_ = false, in_events_ = false, in_event_ = false, in_args_ = false, in_dims_ = false;
   bool in_devices_ = false, device_obj_ = false, in_dist_ = false;
-  std::string top_key_, key_, arg_key_, dist_key_;
+  KeyText top_key_, key_, arg_key_, dist_key_;
   std::unordered_map<std::string, std::int32_t> ids_;
   std::unordered_map<std::int64_t, double> runtime_sizes_;
 };
@@ -341,7 +341,7 @@ Trace read_trace(const std::string& path) {
   Trace t;
   Handler h(t);
   const auto src = open_trace_file(path);
-  const std::uint64_t bytes = parse_json(*src, h);
+  const std::uint64_t bytes = JsonReader(*src).parse(h);
   finish(t, h, bytes);
   return t;
 }
@@ -350,7 +350,7 @@ Trace read_trace_text(const std::string& json_text) {
   Trace t;
   Handler h(t);
   const auto src = text_source(json_text);
-  const std::uint64_t bytes = parse_json(*src, h);
+  const std::uint64_t bytes = JsonReader(*src).parse(h);
   finish(t, h, bytes);
   return t;
 }

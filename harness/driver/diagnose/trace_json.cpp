@@ -8,6 +8,10 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -156,9 +160,311 @@ double json_number(std::string_view t) {
   return d;
 }
 
-void throw_parse_error(std::uint64_t offset, std::string_view near, const char* what) {
-  throw TraceError("malformed JSON at byte " + std::to_string(offset) + " (0-based, of the decompressed trace), near '" +
-                   std::string(near) + "': " + what);
+namespace {
+constexpr std::size_t kPad = 64;  // zero bytes after the window: the sentinel, and room for 16-byte loads
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// The length of the valid UTF-8 sequence at p (a byte >= 0x80 first), 0 if it is not one. p has at least
+// 4 readable bytes (the window's padding is zeros, never a continuation byte).
+std::size_t utf8_length(const unsigned char* p) {
+  const unsigned c = p[0];
+  auto cont = [&](int i) { return (p[i] & 0xC0) == 0x80; };
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (c == 0xE0 && p[1] < 0xA0) return 0;
+    if (c == 0xED && p[1] > 0x9F) return 0;
+    return cont(1) && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (c == 0xF0 && p[1] < 0x90) return 0;
+    if (c == 0xF4 && p[1] > 0x8F) return 0;
+    return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+int hex4(const char* p) {
+  int v = 0;
+  for (int i = 0; i < 4; ++i) {
+    const char c = p[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= c - '0';
+    else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
+    else return -1;
+  }
+  return v;
+}
+
+void put_utf8(std::string& out, unsigned cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+}  // namespace
+
+JsonReader::JsonReader(ByteSource& src) : src_(src) { buf_.assign(kPad, '\0'); }
+
+bool JsonReader::refill(std::size_t keep_from) {
+  if (eof_) return false;
+  const std::string_view c = src_.next();
+  if (c.empty()) {
+    eof_ = true;
+    return false;
+  }
+  const std::size_t keep = len_ - keep_from;
+  if (keep > 0) std::memmove(buf_.data(), buf_.data() + keep_from, keep);
+  base_ += keep_from;
+  if (buf_.size() < keep + c.size() + kPad) buf_.resize(keep + c.size() + kPad);
+  std::memcpy(buf_.data() + keep, c.data(), c.size());
+  len_ = keep + c.size();
+  std::memset(buf_.data() + len_, 0, kPad);
+  pos_ = 0;
+  token_start_ = 0;
+  return true;
+}
+
+void JsonReader::fail(std::size_t at, const char* what) const {
+  const std::size_t n = at < len_ ? std::min<std::size_t>(40, len_ - at) : 0;
+  throw TraceError("malformed JSON at byte " + std::to_string(base_ + at) + " (0-based, of the decompressed trace), near '" +
+                   std::string(buf_.data() + at, n) + "': " + what);
+}
+
+JsonReader::Token JsonReader::next() {
+  for (;;) {
+    const char* b = buf_.data();
+    std::size_t p = pos_;
+    char c = b[p];
+    while (c == ' ' || c == '\n' || c == '\r' || c == '\t') c = b[++p];
+    if (p == len_) {  // the window's end (the sentinel)
+      if (!refill(len_)) {
+        pos_ = token_start_ = len_;
+        return {Tok::end, {}};
+      }
+      continue;
+    }
+    token_start_ = p;
+    switch (c) {
+      case '"': return scan_string(p);
+      case '{': pos_ = p + 1; return {Tok::lbrace, {}};
+      case '}': pos_ = p + 1; return {Tok::rbrace, {}};
+      case '[': pos_ = p + 1; return {Tok::lbracket, {}};
+      case ']': pos_ = p + 1; return {Tok::rbracket, {}};
+      case ':': pos_ = p + 1; return {Tok::colon, {}};
+      case ',': pos_ = p + 1; return {Tok::comma, {}};
+      case 't':
+      case 'f':
+      case 'n': return scan_literal(p);
+      default:
+        if (c == '-' || is_digit(c)) return scan_number(p);
+        fail(p, "unexpected character");
+    }
+  }
+}
+
+JsonReader::Token JsonReader::scan_literal(std::size_t start) {
+  while (start + 5 > len_ && refill(start)) start = 0;
+  const char* b = buf_.data() + start;
+  if (std::memcmp(b, "true", 4) == 0) {
+    pos_ = start + 4;
+    return {Tok::literal_true, {}};
+  }
+  if (std::memcmp(b, "null", 4) == 0) {
+    pos_ = start + 4;
+    return {Tok::literal_null, {}};
+  }
+  if (std::memcmp(b, "false", 5) == 0) {
+    pos_ = start + 5;
+    return {Tok::literal_false, {}};
+  }
+  fail(start, "invalid literal (true, false or null expected)");
+}
+
+JsonReader::Token JsonReader::scan_number(std::size_t start) {
+  for (;;) {
+    const char* b = buf_.data();
+    std::size_t p = start;
+    for (char c = b[p]; is_digit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'; c = b[++p]) {
+    }
+    if (p == len_ && refill(start)) {  // the number may go on in the next chunk
+      start = 0;
+      continue;
+    }
+    // The grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+    std::size_t i = start;
+    if (b[i] == '-') ++i;
+    if (b[i] == '0') {
+      ++i;
+    } else if (is_digit(b[i])) {
+      while (is_digit(b[i])) ++i;
+    } else {
+      fail(i, "a digit was expected in a number");
+    }
+    if (b[i] == '.') {
+      ++i;
+      if (!is_digit(b[i])) fail(i, "a digit was expected after the decimal point");
+      while (is_digit(b[i])) ++i;
+    }
+    if (b[i] == 'e' || b[i] == 'E') {
+      ++i;
+      if (b[i] == '+' || b[i] == '-') ++i;
+      if (!is_digit(b[i])) fail(i, "a digit was expected in the exponent");
+      while (is_digit(b[i])) ++i;
+    }
+    if (i != p) fail(i, "unexpected character in a number");
+    pos_ = p;
+    return {Tok::number, std::string_view(b + start, p - start)};
+  }
+}
+
+JsonReader::Token JsonReader::scan_string(std::size_t start) {
+  for (;;) {
+    const char* b = buf_.data();
+    std::size_t p = start + 1;
+    // The fast path: 16 bytes at a time to the first quote, backslash, control byte or non-ASCII byte.
+    unsigned char c = 0;
+    for (;;) {
+#if defined(__SSE2__)
+      const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1F);
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + p));
+      const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                                       _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+      const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(hit)) | static_cast<unsigned>(_mm_movemask_epi8(v));
+      if (m == 0) {
+        p += 16;
+        continue;
+      }
+      p += static_cast<std::size_t>(__builtin_ctz(m));
+#else
+      while (true) {
+        const auto u = static_cast<unsigned char>(b[p]);
+        if (u == '"' || u == '\\' || u < 0x20 || u >= 0x80) break;
+        ++p;
+      }
+#endif
+      c = static_cast<unsigned char>(b[p]);
+      if (c >= 0x80) {
+        if (p + 4 > len_ && !eof_) break;  // the sequence may go on in the next chunk
+        const std::size_t n = utf8_length(reinterpret_cast<const unsigned char*>(b + p));
+        if (n == 0) fail(p, "invalid UTF-8 in a string");
+        p += n;
+        continue;
+      }
+      break;
+    }
+    if (c == '"') {
+      pos_ = p + 1;
+      return {Tok::string, std::string_view(b + start + 1, p - start - 1)};
+    }
+    if (c == '\\') return scan_escaped(start);
+    if (p >= len_ || c >= 0x80) {  // the window's end: the string goes on in the next chunk
+      if (refill(start)) {
+        start = 0;
+        continue;
+      }
+      if (c >= 0x80) continue;  // no more input: check the sequence as it is
+      fail(len_, "the document ended inside a string");
+    }
+    fail(p, "a control character in a string (it must be escaped)");
+  }
+}
+
+JsonReader::Token JsonReader::scan_escaped(std::size_t start) {
+  // Find the closing quote with the whole string in the window, then unescape it.
+  std::size_t q = 0;
+  for (;;) {
+    const char* b = buf_.data();
+    q = start + 1;
+    bool more = false;
+    for (;;) {
+      if (q >= len_) {
+        more = true;
+        break;
+      }
+      const char c = b[q];
+      if (c == '"') break;
+      if (c == '\\') {
+        if (q + 12 > len_ && !eof_) {  // an escape (and a surrogate pair's second) must be whole
+          more = true;
+          break;
+        }
+        q += 2;
+        continue;
+      }
+      ++q;
+    }
+    if (!more) break;
+    if (refill(start)) {
+      start = 0;
+      continue;
+    }
+    if (q >= len_) fail(len_, "the document ended inside a string");
+    break;  // at the end of input: unescape what there is (the loop above finds the quote or the end)
+  }
+  const char* b = buf_.data();
+  scratch_.clear();
+  std::size_t i = start + 1;
+  for (;;) {
+    if (i >= len_) fail(len_, "the document ended inside a string");
+    const unsigned char c = static_cast<unsigned char>(b[i]);
+    if (c == '"') break;
+    if (c < 0x20) fail(i, "a control character in a string (it must be escaped)");
+    if (c >= 0x80) {
+      const std::size_t n = utf8_length(reinterpret_cast<const unsigned char*>(b + i));
+      if (n == 0) fail(i, "invalid UTF-8 in a string");
+      scratch_.append(b + i, n);
+      i += n;
+      continue;
+    }
+    if (c != '\\') {
+      scratch_.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    const char e = b[i + 1];
+    switch (e) {
+      case '"': scratch_.push_back('"'); break;
+      case '\\': scratch_.push_back('\\'); break;
+      case '/': scratch_.push_back('/'); break;
+      case 'b': scratch_.push_back('\b'); break;
+      case 'f': scratch_.push_back('\f'); break;
+      case 'n': scratch_.push_back('\n'); break;
+      case 'r': scratch_.push_back('\r'); break;
+      case 't': scratch_.push_back('\t'); break;
+      case 'u': {
+        int cp = hex4(b + i + 2);
+        if (cp < 0) fail(i, "\\u must be followed by four hex digits");
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          const int lo = b[i + 6] == '\\' && b[i + 7] == 'u' ? hex4(b + i + 8) : -1;
+          if (lo < 0xDC00 || lo > 0xDFFF) fail(i, "a high surrogate must be followed by a \\u low surrogate");
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          i += 6;
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+          fail(i, "a low surrogate without a high one before it");
+        }
+        put_utf8(scratch_, static_cast<unsigned>(cp));
+        i += 6;
+        continue;
+      }
+      default: fail(i, "invalid escape in a string");
+    }
+    i += 2;
+  }
+  pos_ = i + 1;
+  return {Tok::string, scratch_};
 }
 
 }  // namespace gtb::diagnose
