@@ -148,14 +148,17 @@ std::unique_ptr<ByteSource> text_source(std::string_view text) { return std::mak
 double json_number(std::string_view t) {
   const char* b = t.data();
   const char* e = t.data() + t.size();
-  if (t.find_first_of(".eE") == std::string_view::npos) {
-    std::int64_t i = 0;
-    if (std::from_chars(b, e, i).ec == std::errc()) return static_cast<double>(i);
+  // An integer (no fraction, no exponent) that fits 64 bits: converted as an integer, then to double.
+  std::int64_t i = 0;
+  auto r = std::from_chars(b, e, i);
+  if (r.ec == std::errc() && r.ptr == e) return static_cast<double>(i);
+  if (r.ec == std::errc::result_out_of_range && t.front() != '-') {
     std::uint64_t u = 0;
-    if (std::from_chars(b, e, u).ec == std::errc()) return static_cast<double>(u);
+    const auto ru = std::from_chars(b, e, u);
+    if (ru.ec == std::errc() && ru.ptr == e) return static_cast<double>(u);
   }
   double d = 0;
-  const auto r = std::from_chars(b, e, d);
+  r = std::from_chars(b, e, d);
   if (r.ec == std::errc::result_out_of_range) return t.front() == '-' ? -HUGE_VAL : HUGE_VAL;
   return d;
 }
