@@ -1,8 +1,10 @@
 # Tests of gtb diagnose: the reader and symptom rules, agreement with HTA's figures (fixtures), the CLI.
 # Its kTraces is test_diagnose.cpp's too: a unit of its own, outside the unity build.
-set_source_files_properties(${PROJECT_SOURCE_DIR}/tests/driver/test_diagnose_hta.cpp PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+set_source_files_properties(${PROJECT_SOURCE_DIR}/tests/driver/test_diagnose_hta.cpp
+                            ${PROJECT_SOURCE_DIR}/tests/driver/test_diagnose_json.cpp PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 add_executable(test_diagnose ${PROJECT_SOURCE_DIR}/tests/driver/test_diagnose.cpp
-                             ${PROJECT_SOURCE_DIR}/tests/driver/test_diagnose_hta.cpp)
+                             ${PROJECT_SOURCE_DIR}/tests/driver/test_diagnose_hta.cpp
+                             ${PROJECT_SOURCE_DIR}/tests/driver/test_diagnose_json.cpp)
 target_link_libraries(test_diagnose PRIVATE gtb_driver GTest::gtest GTest::gtest_main)
 target_compile_definitions(test_diagnose PRIVATE GTB_FIXTURE_DIR="${PROJECT_SOURCE_DIR}/tests/fixtures")
 gtb_host_warnings(test_diagnose)
