@@ -63,7 +63,14 @@ class Handler {
     ++depth_;
     if (depth_ == 1) root_is_object_ = true;
     if (depth_ == 3 && in_events_) {
+      // Event{}, keeping the name's and the dims' memory for the next event (one allocation fewer each).
+      std::string name = std::move(ev_.name);
+      auto dims = std::move(ev_.dims);
       ev_ = Event{};
+      name.clear();
+      dims.clear();
+      ev_.name = std::move(name);
+      ev_.dims = std::move(dims);
       in_event_ = true;
     } else if (depth_ == 3 && in_devices_) {
       device_obj_ = true;

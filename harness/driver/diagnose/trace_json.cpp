@@ -246,36 +246,12 @@ void JsonReader::fail(std::size_t at, const char* what) const {
                    std::string(buf_.data() + at, n) + "': " + what);
 }
 
-JsonReader::Token JsonReader::next() {
-  for (;;) {
-    const char* b = buf_.data();
-    std::size_t p = pos_;
-    char c = b[p];
-    while (c == ' ' || c == '\n' || c == '\r' || c == '\t') c = b[++p];
-    if (p == len_) {  // the window's end (the sentinel)
-      if (!refill(len_)) {
-        pos_ = token_start_ = len_;
-        return {Tok::end, {}};
-      }
-      continue;
-    }
-    token_start_ = p;
-    switch (c) {
-      case '"': return scan_string(p);
-      case '{': pos_ = p + 1; return {Tok::lbrace, {}};
-      case '}': pos_ = p + 1; return {Tok::rbrace, {}};
-      case '[': pos_ = p + 1; return {Tok::lbracket, {}};
-      case ']': pos_ = p + 1; return {Tok::rbracket, {}};
-      case ':': pos_ = p + 1; return {Tok::colon, {}};
-      case ',': pos_ = p + 1; return {Tok::comma, {}};
-      case 't':
-      case 'f':
-      case 'n': return scan_literal(p);
-      default:
-        if (c == '-' || is_digit(c)) return scan_number(p);
-        fail(p, "unexpected character");
-    }
+JsonReader::Token JsonReader::at_window_end() {
+  if (!refill(len_)) {
+    pos_ = token_start_ = len_;
+    return {Tok::end, {}};
   }
+  return next();
 }
 
 JsonReader::Token JsonReader::scan_literal(std::size_t start) {
@@ -297,39 +273,43 @@ JsonReader::Token JsonReader::scan_literal(std::size_t start) {
 }
 
 JsonReader::Token JsonReader::scan_number(std::size_t start) {
+  // One pass over the grammar -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?; at the window's end (the
+  // sentinel) the number may go on in the next chunk: read it again from its start there.
   for (;;) {
     const char* b = buf_.data();
-    std::size_t p = start;
-    for (char c = b[p]; is_digit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'; c = b[++p]) {
-    }
-    if (p == len_ && refill(start)) {  // the number may go on in the next chunk
-      start = 0;
-      continue;
-    }
-    // The grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
     std::size_t i = start;
+    auto again = [&] { return i >= len_ && refill(start); };
     if (b[i] == '-') ++i;
     if (b[i] == '0') {
       ++i;
     } else if (is_digit(b[i])) {
       while (is_digit(b[i])) ++i;
     } else {
+      if (again()) { start = 0; continue; }
       fail(i, "a digit was expected in a number");
     }
     if (b[i] == '.') {
       ++i;
-      if (!is_digit(b[i])) fail(i, "a digit was expected after the decimal point");
+      if (!is_digit(b[i])) {
+        if (again()) { start = 0; continue; }
+        fail(i, "a digit was expected after the decimal point");
+      }
       while (is_digit(b[i])) ++i;
     }
     if (b[i] == 'e' || b[i] == 'E') {
       ++i;
       if (b[i] == '+' || b[i] == '-') ++i;
-      if (!is_digit(b[i])) fail(i, "a digit was expected in the exponent");
+      if (!is_digit(b[i])) {
+        if (again()) { start = 0; continue; }
+        fail(i, "a digit was expected in the exponent");
+      }
       while (is_digit(b[i])) ++i;
     }
-    if (i != p) fail(i, "unexpected character in a number");
-    pos_ = p;
-    return {Tok::number, std::string_view(b + start, p - start)};
+    if (again()) { start = 0; continue; }
+    const char c = b[i];
+    if (is_digit(c) || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') fail(i, "unexpected character in a number");
+    pos_ = i;
+    return {Tok::number, std::string_view(b + start, i - start)};
   }
 }
 

@@ -76,7 +76,31 @@ class JsonReader {
     Tok kind;
     std::string_view text;  // string (unescaped) or number
   };
-  Token next();  // the next token, whitespace skipped
+  // The next token, whitespace skipped (inline: the parser's loop runs it for every token).
+  Token next() {
+    const char* b = buf_.data();
+    std::size_t p = pos_;
+    char c = b[p];
+    while (c == ' ' || c == '\n' || c == '\r' || c == '\t') c = b[++p];
+    if (p == len_) return at_window_end();
+    token_start_ = p;
+    switch (c) {
+      case '"': return scan_string(p);
+      case '{': pos_ = p + 1; return {Tok::lbrace, {}};
+      case '}': pos_ = p + 1; return {Tok::rbrace, {}};
+      case '[': pos_ = p + 1; return {Tok::lbracket, {}};
+      case ']': pos_ = p + 1; return {Tok::rbracket, {}};
+      case ':': pos_ = p + 1; return {Tok::colon, {}};
+      case ',': pos_ = p + 1; return {Tok::comma, {}};
+      case 't':
+      case 'f':
+      case 'n': return scan_literal(p);
+      default:
+        if (c == '-' || (c >= '0' && c <= '9')) return scan_number(p);
+        fail(p, "unexpected character");
+    }
+  }
+  Token at_window_end();  // the window is read: the next chunk's first token, or the end
   bool refill(std::size_t keep_from);  // moves buf_[keep_from, len_) to the front, appends a chunk
   [[noreturn]] void fail(std::size_t at, const char* what) const;
   Token scan_string(std::size_t start);
