@@ -2,9 +2,11 @@
 """A synthetic PyTorch profiler (Kineto) trace of a given size, for timing trace readers on traces as large
 as real jobs write (hundreds of MB to GB), laid out the way Kineto writes them.
 
-usage: make-kineto-trace.py OUT BYTES [--seed N] [--level L]
-  OUT    the trace; gzipped (level L, default 6) when it ends .gz
-  BYTES  about how many bytes of JSON (before gzip): steps are added until the JSON reaches it
+usage: make-kineto-trace.py OUT BYTES [--seed N] [--level L] [--layers N]
+  OUT     the trace; gzipped (level L, default 6) when it ends .gz
+  BYTES   about how many bytes of JSON (before gzip): steps are added until the JSON reaches it
+  --layers  layers of the MLP (default 600: about 5.7 MB of JSON per step, as dense as the shared
+          a100-train-6steps trace's 5.8 MB; fewer layers give more, smaller steps)
 
 Each ProfilerStep#N is a data-parallel training step of an MLP on one A100 (pid 0, streams 7, 20):
 a DataLoader annotation, an input copy (cudaMemcpyAsync + gpu_memcpy), per layer a forward
@@ -19,7 +21,7 @@ import gzip
 import random
 import sys
 
-LAYERS = 8
+LAYERS = 600
 WIDTH = 4096
 BATCH = 256
 
@@ -184,6 +186,8 @@ def main(argv):
     out, target = argv[1], int(float(argv[2]))
     seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 1
     level = int(argv[argv.index("--level") + 1]) if "--level" in argv else 6
+    global LAYERS
+    LAYERS = int(argv[argv.index("--layers") + 1]) if "--layers" in argv else LAYERS
     rng = random.Random(seed)
     f = gzip.open(out, "wt", compresslevel=level) if out.endswith(".gz") else open(out, "w")
     with f:
