@@ -1,15 +1,18 @@
 // gtb diagnose's JSON reader (trace_json.h): tokens and strings read right, whatever the chunks the
 // bytes arrive in; malformed input refused with the 0-based offset of the first bad byte.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "harness/driver/diagnose/diagnose_trace.h"
 #include "harness/driver/diagnose/trace_json.h"
 
 using namespace gtb::diagnose;
@@ -160,4 +163,70 @@ TEST(DiagnoseJson, NumbersAsAJsonLibraryReadsThem) {
   EXPECT_EQ(json_number("1701234567000955.123"), 1701234567000955.123);
   EXPECT_EQ(json_number("0.1"), 0.1);
   EXPECT_EQ(json_number("-2.5E-3"), -2.5e-3);
+}
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  std::string out;
+  char buf[1 << 16];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  std::fclose(f);
+  return out;
+}
+
+void spill(const std::string& path, const std::string& bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+}
+
+std::string temp_path(const std::string& name) {
+  return testing::TempDir() + "gtb-diagnose-json-" + std::to_string(::getpid()) + "-" + name;
+}
+
+}  // namespace
+
+TEST(DiagnoseJson, GzipMembersReadAsOneStream) {
+  // gzip -d reads members one after another as one stream; a trace written that way reads whole.
+  const std::string t = inflate(kTraces + "mi250-minitoy-train.json.gz");
+  const std::string path = temp_path("members.json.gz");
+  std::remove(path.c_str());
+  for (const auto& part : {t.substr(0, t.size() / 3), t.substr(t.size() / 3)}) {
+    gzFile f = gzopen(path.c_str(), "ab");  // "a": a new member after the ones there
+    gzwrite(f, part.data(), static_cast<unsigned>(part.size()));
+    gzclose(f);
+  }
+  const Trace whole = read_trace_text(t);
+  const Trace two = read_trace(path);
+  EXPECT_EQ(two.bytes_read, t.size());
+  EXPECT_EQ(two.events_seen, whole.events_seen);
+  EXPECT_EQ(two.gpu.size(), whole.gpu.size());
+  std::remove(path.c_str());
+}
+
+TEST(DiagnoseJson, DamagedGzipIsRefusedWithTheOffset) {
+  const std::string gz = slurp(kTraces + "a100-nccl-3steps.json.gz");
+  const std::string path = temp_path("damaged.json.gz");
+  for (const std::string& bad : {gz.substr(0, gz.size() / 2),                      // cut short
+                                 gz.substr(0, gz.size() - 4) + std::string(4, 'x'),  // a wrong length
+                                 [&] {                                              // a byte flipped
+                                   std::string b = gz;
+                                   b[b.size() / 2] = static_cast<char>(b[b.size() / 2] ^ 0x55);
+                                   return b;
+                                 }()}) {
+    spill(path, bad);
+    try {
+      read_trace(path);
+      ADD_FAILURE() << "a damaged gzip file was read";
+    } catch (const TraceError& e) {
+      const std::string m = e.what();
+      EXPECT_TRUE(m.find("the compressed stream is damaged after byte ") != std::string::npos ||
+                  m.find("malformed JSON at byte ") != std::string::npos)
+          << m;
+    }
+  }
+  std::remove(path.c_str());
 }
