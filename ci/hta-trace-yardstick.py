@@ -24,6 +24,9 @@ usage: hta-trace-yardstick.py fixtures TRACE_DIR OUT_DIR
          HTA, many times slower, runs once), with the peak resident memory of each (ru_maxrss); the
          ratios HTA / gtb and gtb / inflate alone (gtb's wall and CPU against zcat's CPU). --no-hta
          leaves HTA out (the earlier log's HTA figure then stands for it)
+       hta-trace-yardstick.py speed-table SPEED.json...
+         the Markdown table of `speed` outputs: per trace, gtb (and the earlier build) wall and CPU
+         seconds, inflating alone, HTA's load, the ratios, peak memory
 """
 import gzip
 import json
@@ -206,6 +209,33 @@ def cmd_speed(trace, gtb, repeat, baseline=None, hta=True):
     return 0
 
 
+def cmd_speed_table(files):
+    print("| trace | JSON MB | gtb wall s | gtb CPU s | earlier gtb CPU s | inflate alone (zcat) CPU s | HTA load CPU s "
+          "| HTA / gtb, CPU | gtb CPU / inflate CPU | gtb wall / inflate CPU | gtb peak RSS MiB | HTA peak RSS MiB | load avg |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for f in files:
+        with open(f) as fh:
+            d = json.load(fh)
+        g, z, b, h = d["gtb"], d["inflate_alone"], d.get("gtb_before"), d.get("hta")
+
+        def val(x, key, fmt):
+            return format(x[key], fmt) if x else "-"
+
+        ratio = f"{h['cpu_seconds'] / g['cpu_seconds']:.1f}x" if h else "-"
+        print(f"| {d['trace']} | {d['json_bytes'] / 1e6:.1f} | {g['seconds']:.3f} | {g['cpu_seconds']:.3f} "
+              f"| {val(b, 'cpu_seconds', '.3f')} | {z['cpu_seconds']:.3f} | {val(h, 'cpu_seconds', '.2f')} | {ratio} "
+              f"| {d['gtb_cpu_over_inflate_cpu']:.2f}x | {d['gtb_wall_over_inflate_cpu']:.2f}x "
+              f"| {g['peak_rss_kib'] / 1024:.1f} | {h['peak_rss_kib'] / 1024:.1f} | "
+              f"{d['context']['loadavg_before']:.1f}-{d['context'].get('loadavg_after', float('nan')):.1f} |"
+              if h else
+              f"| {d['trace']} | {d['json_bytes'] / 1e6:.1f} | {g['seconds']:.3f} | {g['cpu_seconds']:.3f} "
+              f"| {val(b, 'cpu_seconds', '.3f')} | {z['cpu_seconds']:.3f} | - | - "
+              f"| {d['gtb_cpu_over_inflate_cpu']:.2f}x | {d['gtb_wall_over_inflate_cpu']:.2f}x "
+              f"| {g['peak_rss_kib'] / 1024:.1f} | - | "
+              f"{d['context']['loadavg_before']:.1f}-{d['context'].get('loadavg_after', float('nan')):.1f} |")
+    return 0
+
+
 def cmd_replicate(trace, copies, out):
     opener = gzip.open if trace.endswith(".gz") else open
     with opener(trace, "rt") as f:
@@ -298,6 +328,8 @@ def main(argv):
         repeat = int(opts[opts.index("--repeat") + 1]) if "--repeat" in opts else 1
         baseline = opts[opts.index("--baseline") + 1] if "--baseline" in opts else None
         return cmd_speed(argv[2], argv[3], repeat, baseline, "--no-hta" not in opts)
+    if len(argv) >= 3 and argv[1] == "speed-table":
+        return cmd_speed_table(argv[2:])
     if len(argv) == 3 and argv[1] == "hta-load":  # the timed child
         load_hta(argv[2], include_last=False)
         return 0
