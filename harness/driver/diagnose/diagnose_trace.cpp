@@ -1,5 +1,5 @@
-// The streaming trace reader: trace_json.h's JSON reader over zlib inflating on its own thread, keeping only
-// what gtb uses.
+// The streaming trace reader: trace_json.h's JSON reader over ISA-L or zlib inflating on its own
+// thread, keeping only what gtb uses.
 #include "harness/driver/diagnose/diagnose_trace.h"
 
 #include <cmath>

@@ -26,8 +26,9 @@ namespace gtb::diagnose {
 namespace {
 
 #if defined(GTB_HAVE_ISAL)
-// ISA-L's igzip inflate for gzip files, faster than zlib's on x86-64 (its assembly kernels). Several members one after another read as one stream, as gzip -d
-// reads them; bytes after the last member that start no member are ignored, as zlib's gzread does.
+// ISA-L's igzip inflate for gzip files, faster than zlib's on x86-64 (its assembly kernels). Several
+// members one after another read as one stream, as gzip -d reads them; bytes after the last member that
+// start no member are ignored, as zlib's gzread does.
 class IsalInflate {
  public:
   explicit IsalInflate(std::FILE* f) : f_(f), in_(1 << 18) { start_member(); }

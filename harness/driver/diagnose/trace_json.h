@@ -1,7 +1,7 @@
-// The byte layer of the trace reader: the decompressed JSON of a trace, inflated by zlib on a thread of its
-// own and handed to the parser in chunks through a bounded queue (inflating and parsing overlap on two
-// cores; memory is the queue's few chunks, not the file), and a streaming JSON reader over it that calls
-// the trace's handler back token by token.
+// The byte layer of the trace reader: the decompressed JSON of a trace, inflated (ISA-L or zlib) on a
+// thread of its own and handed to the parser in chunks through a bounded queue (inflating and parsing
+// overlap on two cores; memory is the queue's few chunks, not the file), and a streaming JSON reader over
+// it that calls the trace's handler back token by token.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +23,8 @@ class ByteSource {
   virtual std::string_view next() = 0;
 };
 
-// A file, gzipped or plain (zlib's gzread reads both), inflated on its own thread ahead of the reader.
+// A file, gzipped or plain, inflated on its own thread ahead of the reader: by ISA-L where gtb was built
+// with it and the file is gzipped, by zlib's gzread otherwise (which passes a plain file through).
 std::unique_ptr<ByteSource> open_trace_file(const std::string& path);
 // Text already in memory (tests): one chunk.
 std::unique_ptr<ByteSource> text_source(std::string_view text);
