@@ -5,10 +5,10 @@ as real jobs write (hundreds of MB to GB), laid out the way Kineto writes them.
 usage: make-kineto-trace.py OUT BYTES [--seed N] [--level L] [--layers N]
   OUT     the trace; gzipped (level L, default 6) when it ends .gz
   BYTES   about how many bytes of JSON (before gzip): steps are added until the JSON reaches it
-  --layers  layers of the MLP (default 600: about 5.7 MB of JSON per step, as dense as the shared
-          a100-train-6steps trace's 5.8 MB; fewer layers give more, smaller steps)
+  --layers  layers of the MLP (default 600: about 5.4 MB of JSON per step, as dense as the shared
+          six-step A100 trace's 5.8 MB; fewer layers give more, smaller steps)
 
-Each ProfilerStep#N is a data-parallel training step of an MLP on one A100 (pid 0, streams 7, 20):
+Each ProfilerStep#N is one rank's training step of an MLP on one A100 of eight (pid 0, streams 7, 20):
 a DataLoader annotation, an input copy (cudaMemcpyAsync + gpu_memcpy), per layer a forward
 aten::linear -> aten::addmm (recorded shapes) launching a tensor-core GEMM and a ReLU, the backward's
 two GEMMs per layer, an NCCL all-reduce per layer on the communication stream (with PyTorch's
