@@ -23,9 +23,16 @@ usage: hta-trace-yardstick.py fixtures TRACE_DIR OUT_DIR
        hta-trace-yardstick.py job-speed JOB_DIR GTB_BINARY
          seconds (wall and CPU) and peak memory of `gtb diagnose JOB_DIR --format json` (the whole
          job) against HTA loading the job's first rank alone (TraceAnalysis on a folder of that file)
-       hta-trace-yardstick.py speed TRACE GTB_BINARY [--repeat N]
-         seconds (wall and CPU) for HTA to load TRACE (TraceAnalysis) and for `gtb diagnose TRACE
-         --format json`, best of N (default 1), and the peak resident memory of each (ru_maxrss)
+       hta-trace-yardstick.py speed TRACE GTB_BINARY [--repeat N] [--baseline GTB_BEFORE] [--no-hta]
+         seconds (wall and CPU) for HTA to load TRACE (TraceAnalysis), for `gtb diagnose TRACE
+         --format json` (and the same of GTB_BEFORE, an earlier build, where given), and for inflating
+         the file alone (`zcat TRACE > /dev/null`, or `cat` for a plain file), best of N (default 1;
+         HTA, many times slower, runs once), with the peak resident memory of each (ru_maxrss); the
+         ratios HTA / gtb and gtb / inflate alone (gtb's wall and CPU against zcat's CPU). --no-hta
+         leaves HTA out (the earlier log's HTA figure then stands for it)
+       hta-trace-yardstick.py speed-table SPEED.json...
+         the Markdown table of `speed` outputs: per trace, gtb (and the earlier build) wall and CPU
+         seconds, inflating alone, HTA's load, the ratios, peak memory
 """
 import gzip
 import json
@@ -116,16 +123,31 @@ def cmd_fixtures(trace_dir, out_dir):
 
 
 def child_run(argv):
-    """Seconds and peak RSS (KiB) of one child process."""
+    """Seconds (wall, CPU) and peak RSS (KiB) of one child process. The peak memory comes from GNU time
+    (`/usr/bin/time -f %M`) where there is one: a child forked from Python inherits Python's resident
+    memory as the floor of its own ru_maxrss (about 15 MB), which would hide a small reader's peak."""
+    gnu_time = shutil.which("time", path="/usr/bin")
+    rss_file = None
+    if gnu_time:
+        fd, rss_file = tempfile.mkstemp(prefix="yardstick-rss-")
+        os.close(fd)
+        argv = [gnu_time, "-f", "%M", "-o", rss_file] + argv
     t0 = time.perf_counter()
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-    # wait4: the resource use of this child alone (RUSAGE_CHILDREN would be the maximum of all so far).
+    # wait4: the resource use of this child (and GNU time's child) alone (RUSAGE_CHILDREN would be the
+    # maximum of all so far).
     _, status, usage = os.wait4(p.pid, 0)
     dt = time.perf_counter() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
+    rss = usage.ru_maxrss
+    if rss_file:
+        with open(rss_file) as fh:
+            lines = [l for l in fh.read().split() if l.isdigit()]
+        os.unlink(rss_file)
+        rss = int(lines[-1]) if lines else rss
     if p.returncode != 0:
         raise RuntimeError(f"{argv[0]} exited {p.returncode}")
-    return dt, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+    return dt, usage.ru_utime + usage.ru_stime, rss
 
 
 def machine_context(gtb):
@@ -149,24 +171,74 @@ def machine_context(gtb):
             "loadavg_before": os.getloadavg()[0], "gtb": version, "hta": hta}
 
 
-def cmd_speed(trace, gtb, repeat):
+def cmd_speed(trace, gtb, repeat, baseline=None, hta=True):
     here = os.path.abspath(__file__)
+    inflate = ["zcat", trace] if trace.endswith(".gz") else ["cat", trace]
+    runs = [("gtb", [gtb, "diagnose", trace, "--format", "json"], repeat),
+            ("inflate_alone", inflate, repeat)]
+    if baseline:
+        runs.append(("gtb_before", [baseline, "diagnose", trace, "--format", "json"], repeat))
+    if hta:
+        runs.append(("hta", [sys.executable, here, "hta-load", trace], 1))
     best = {}
-    for _ in range(repeat):
-        for tool, argv in [("gtb", [gtb, "diagnose", trace, "--format", "json"]),
-                           ("hta", [sys.executable, here, "hta-load", trace])]:
+    load_before = os.getloadavg()[0]
+    for tool, argv, n in runs:
+        for _ in range(n):
             dt, cpu, rss = child_run(argv)
-            b = best.setdefault(tool, {"seconds": dt, "cpu_seconds": cpu, "peak_rss_kib": rss})
+            b = best.setdefault(tool, {"seconds": dt, "cpu_seconds": cpu, "peak_rss_kib": rss, "runs": 0})
             b["seconds"] = min(b["seconds"], dt)
             b["cpu_seconds"] = min(b["cpu_seconds"], cpu)
             b["peak_rss_kib"] = max(b["peak_rss_kib"], rss)
+            b["runs"] += 1
     size = os.path.getsize(trace)
-    result = {"trace": os.path.basename(trace), "file_bytes": size, "repeat": repeat, "context": machine_context(gtb),
-              **best,
-              "hta_over_gtb": best["hta"]["seconds"] / best["gtb"]["seconds"],
-              # CPU time is the fairer ratio on a shared machine: wall time also counts waiting for a core.
-              "hta_over_gtb_cpu": best["hta"]["cpu_seconds"] / best["gtb"]["cpu_seconds"]}
+    opener = gzip.open if trace.endswith(".gz") else open
+    with opener(trace, "rb") as f:
+        json_bytes = sum(len(c) for c in iter(lambda: f.read(1 << 22), b""))
+    ctx = machine_context(gtb)
+    ctx["loadavg_before"] = load_before
+    ctx["loadavg_after"] = os.getloadavg()[0]
+    result = {"trace": os.path.basename(trace), "file_bytes": size, "json_bytes": json_bytes, "repeat": repeat,
+              "context": ctx, **best}
+    g, z = best["gtb"], best["inflate_alone"]
+    # gtb inflates on one thread and parses on another: its wall time is what the user waits; zcat's CPU
+    # time is the cost of inflating alone (its wall time also counts waiting for a core on a busy machine).
+    result["gtb_wall_over_inflate_cpu"] = g["seconds"] / z["cpu_seconds"]
+    result["gtb_cpu_over_inflate_cpu"] = g["cpu_seconds"] / z["cpu_seconds"]
+    if "hta" in best:
+        result["hta_over_gtb"] = best["hta"]["seconds"] / g["seconds"]
+        # CPU time is the fairer ratio on a shared machine: wall time also counts waiting for a core.
+        result["hta_over_gtb_cpu"] = best["hta"]["cpu_seconds"] / g["cpu_seconds"]
+    if "gtb_before" in best:
+        result["before_over_gtb"] = best["gtb_before"]["seconds"] / g["seconds"]
+        result["before_over_gtb_cpu"] = best["gtb_before"]["cpu_seconds"] / g["cpu_seconds"]
     print(json.dumps(result, indent=1))
+    return 0
+
+
+def cmd_speed_table(files):
+    print("| trace | JSON MB | gtb wall s | gtb CPU s | earlier gtb CPU s | inflate alone (zcat) CPU s | HTA load CPU s "
+          "| HTA / gtb, CPU | gtb CPU / inflate CPU | gtb wall / inflate CPU | gtb peak RSS MiB | HTA peak RSS MiB | load avg |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for f in files:
+        with open(f) as fh:
+            d = json.load(fh)
+        g, z, b, h = d["gtb"], d["inflate_alone"], d.get("gtb_before"), d.get("hta")
+
+        def val(x, key, fmt):
+            return format(x[key], fmt) if x else "-"
+
+        ratio = f"{h['cpu_seconds'] / g['cpu_seconds']:.1f}x" if h else "-"
+        print(f"| {d['trace']} | {d['json_bytes'] / 1e6:.1f} | {g['seconds']:.3f} | {g['cpu_seconds']:.3f} "
+              f"| {val(b, 'cpu_seconds', '.3f')} | {z['cpu_seconds']:.3f} | {val(h, 'cpu_seconds', '.2f')} | {ratio} "
+              f"| {d['gtb_cpu_over_inflate_cpu']:.2f}x | {d['gtb_wall_over_inflate_cpu']:.2f}x "
+              f"| {g['peak_rss_kib'] / 1024:.1f} | {h['peak_rss_kib'] / 1024:.1f} | "
+              f"{d['context']['loadavg_before']:.1f}-{d['context'].get('loadavg_after', float('nan')):.1f} |"
+              if h else
+              f"| {d['trace']} | {d['json_bytes'] / 1e6:.1f} | {g['seconds']:.3f} | {g['cpu_seconds']:.3f} "
+              f"| {val(b, 'cpu_seconds', '.3f')} | {z['cpu_seconds']:.3f} | - | - "
+              f"| {d['gtb_cpu_over_inflate_cpu']:.2f}x | {d['gtb_wall_over_inflate_cpu']:.2f}x "
+              f"| {g['peak_rss_kib'] / 1024:.1f} | - | "
+              f"{d['context']['loadavg_before']:.1f}-{d['context'].get('loadavg_after', float('nan')):.1f} |")
     return 0
 
 
@@ -301,8 +373,12 @@ def main(argv):
     if len(argv) >= 4 and argv[1] == "fixtures":
         return cmd_fixtures(argv[2], argv[3])
     if len(argv) >= 4 and argv[1] == "speed":
-        repeat = int(argv[5]) if len(argv) >= 6 and argv[4] == "--repeat" else 1
-        return cmd_speed(argv[2], argv[3], repeat)
+        opts = argv[4:]
+        repeat = int(opts[opts.index("--repeat") + 1]) if "--repeat" in opts else 1
+        baseline = opts[opts.index("--baseline") + 1] if "--baseline" in opts else None
+        return cmd_speed(argv[2], argv[3], repeat, baseline, "--no-hta" not in opts)
+    if len(argv) >= 3 and argv[1] == "speed-table":
+        return cmd_speed_table(argv[2:])
     if len(argv) == 3 and argv[1] == "hta-load":  # the timed child
         load_hta(argv[2], include_last=False)
         return 0

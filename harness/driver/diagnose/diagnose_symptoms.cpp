@@ -85,6 +85,10 @@ struct Prepared {
   std::vector<double> sync_ends;             // host sync calls' end times, sorted
   std::vector<int> gpu_step;                 // step index of each GPU event, -1 outside every step
   std::vector<int> host_step;
+  // Per step, its GPU events in `order`'s order and its host events in trace order (a step's sections
+  // read only its own events: a trace of thousands of steps is not read once per step).
+  std::vector<std::vector<std::size_t>> order_by_step, host_by_step;
+  std::vector<std::size_t> host_all;         // 0 .. host.size()-1: the whole trace's host events
   std::vector<GemmKind> gemm_of;             // per name id
   std::vector<bool> comm;                    // per name id
   std::vector<CopyKind> copy;                // per name id
@@ -434,8 +438,7 @@ json host_section(const Prepared& p, const Window& w) {
   double sync_us = 0;
   std::vector<Interval> loader;
   std::size_t loader_n = 0;
-  for (std::size_t i = 0; i < t.host.size(); ++i) {
-    if (w.step >= 0 && p.host_step[i] != w.step) continue;
+  for (const auto i : w.step >= 0 ? p.host_by_step[static_cast<std::size_t>(w.step)] : p.host_all) {
     const auto& h = t.host[i];
     switch (h.kind) {
       case HostKind::stream_sync: ++stream_sync; break;
@@ -458,9 +461,8 @@ json host_section(const Prepared& p, const Window& w) {
   }
   // A copy to pageable memory is synchronous for the host whatever call issued it.
   std::size_t pageable_d2h = 0;
-  for (const auto idx : p.order) {
+  for (const auto idx : w.step >= 0 ? p.order_by_step[static_cast<std::size_t>(w.step)] : p.order) {
     const auto& e = t.gpu[idx];
-    if (w.step >= 0 && p.gpu_step[idx] != w.step) continue;
     if (e.kind != GpuKind::memcpy) continue;
     const auto& ck = p.copy[static_cast<std::size_t>(e.name)];
     if (ck.direction == "DtoH" && ck.memory == "pageable") ++pageable_d2h;
@@ -578,6 +580,15 @@ Prepared prepare(const Trace& t, const std::vector<Step>& steps) {
   }
   p.host_step.assign(t.host.size(), -1);
   for (std::size_t i = 0; i < t.host.size(); ++i) p.host_step[i] = step_of(steps, t.host[i].ts);
+  p.order_by_step.assign(steps.size(), {});
+  p.host_by_step.assign(steps.size(), {});
+  for (const auto i : p.order)
+    if (p.gpu_step[i] >= 0) p.order_by_step[static_cast<std::size_t>(p.gpu_step[i])].push_back(i);
+  p.host_all.resize(t.host.size());
+  for (std::size_t i = 0; i < t.host.size(); ++i) {
+    p.host_all[i] = i;
+    if (p.host_step[i] >= 0) p.host_by_step[static_cast<std::size_t>(p.host_step[i])].push_back(i);
+  }
   return p;
 }
 
@@ -697,8 +708,8 @@ json window_section(const Prepared& p, const Window& w, bool has_gpu, json* time
   const Trace& t = *p.t;
   json s;
   std::vector<const GpuEvent*> assigned;
-  for (const auto i : p.order)
-    if (w.step < 0 || p.gpu_step[i] == w.step) assigned.push_back(&t.gpu[i]);
+  for (const auto i : w.step >= 0 ? p.order_by_step[static_cast<std::size_t>(w.step)] : p.order)
+    assigned.push_back(&t.gpu[i]);
   if (has_gpu) s["gpu"] = gpu_section(p, w, window_events(p, w.lo, w.hi), assigned, timeline);
   s["host"] = host_section(p, w);
   return s;

@@ -1,15 +1,13 @@
-// The streaming trace reader: zlib's gzread under nlohmann's SAX parser, keeping only what gtb uses.
+// The streaming trace reader: trace_json.h's JSON reader over ISA-L or zlib inflating on its own
+// thread, keeping only what gtb uses.
 #include "harness/driver/diagnose/diagnose_trace.h"
 
-#include <zlib.h>
-
-#include <array>
+#include <cmath>
 #include <cstring>
-#include <istream>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <sstream>
-#include <streambuf>
+#include <string_view>
+
+#include "harness/driver/diagnose/trace_json.h"
 
 namespace gtb::diagnose {
 
@@ -20,52 +18,6 @@ const std::string& Trace::name_of(std::int32_t id) const {
 
 namespace {
 
-// gzread behind a streambuf: zlib inflates in fixed chunks, so memory does not grow with the file,
-// and a plain (not gzipped) file passes through unchanged.
-class GzStreambuf : public std::streambuf {
- public:
-  explicit GzStreambuf(const std::string& path) : file_(gzopen(path.c_str(), "rb")) {
-    if (!file_) throw TraceError("cannot open '" + path + "': " + std::strerror(errno));
-    gzbuffer(file_, 1 << 18);
-  }
-  ~GzStreambuf() override {
-    if (file_) gzclose(file_);
-  }
-  GzStreambuf(const GzStreambuf&) = delete;
-  GzStreambuf& operator=(const GzStreambuf&) = delete;
-  std::uint64_t consumed() const { return consumed_; }
-
- protected:
-  int_type underflow() override {
-    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-    const int n = gzread(file_, buf_.data(), static_cast<unsigned>(buf_.size()));
-    if (n < 0) {
-      int err = 0;
-      const char* msg = gzerror(file_, &err);
-      throw TraceError("the compressed stream is damaged after byte " + std::to_string(consumed_) +
-                       " of the decompressed JSON: " + (msg ? msg : "zlib error"));
-    }
-    if (n == 0) {
-      // zlib reports a gzip stream cut short only through gzerror, after the last good byte.
-      int err = 0;
-      const char* msg = gzerror(file_, &err);
-      if (err != Z_OK && err != Z_STREAM_END)
-        throw TraceError("the compressed stream is damaged after byte " + std::to_string(consumed_) +
-                         " of the decompressed JSON: " + (msg ? msg : "zlib error"));
-      return traits_type::eof();
-    }
-    consumed_ += static_cast<std::uint64_t>(n);
-    setg(buf_.data(), buf_.data(), buf_.data() + n);
-    return traits_type::to_int_type(*gptr());
-  }
-
- private:
-  gzFile file_;
-  std::array<char, 1 << 18> buf_{};
-  std::uint64_t consumed_ = 0;
-};
-
-using json = nlohmann::json;
 
 bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 bool contains(const std::string& s, const char* p) { return s.find(p) != std::string::npos; }
@@ -93,22 +45,32 @@ class Handler {
 
   bool null() { return scalar(Value{}); }
   bool boolean(bool) { return scalar(Value{}); }
-  bool number_integer(json::number_integer_t v) { return number(static_cast<double>(v)); }
-  bool number_unsigned(json::number_unsigned_t v) { return number(static_cast<double>(v)); }
-  bool number_float(json::number_float_t v, const std::string&) { return number(v); }
-  bool string(std::string& v) {
+  // A number as written (trace_json.h's json_number converts it when it is kept).
+  bool number(std::string_view text) {
     Value x;
-    x.is_string = true;
-    x.s = &v;
+    x.is_number = true;
+    x.text = text;
     return scalar(x);
   }
-  bool binary(json::binary_t&) { return scalar(Value{}); }
+  bool string(std::string_view v) {
+    Value x;
+    x.is_string = true;
+    x.text = v;
+    return scalar(x);
+  }
 
-  bool start_object(std::size_t) {
+  bool start_object() {
     ++depth_;
     if (depth_ == 1) root_is_object_ = true;
     if (depth_ == 3 && in_events_) {
+      // Event{}, keeping the name's and the dims' memory for the next event (one allocation fewer each).
+      std::string name = std::move(ev_.name);
+      auto dims = std::move(ev_.dims);
       ev_ = Event{};
+      name.clear();
+      dims.clear();
+      ev_.name = std::move(name);
+      ev_.dims = std::move(dims);
       in_event_ = true;
     } else if (depth_ == 3 && in_devices_) {
       device_obj_ = true;
@@ -133,7 +95,7 @@ class Handler {
     --depth_;
     return true;
   }
-  bool start_array(std::size_t) {
+  bool start_array() {
     ++depth_;
     if (depth_ == 1) {
       // The Chrome trace "JSON Array Format" (the profiler's legacy export): the root is the event
@@ -162,29 +124,20 @@ class Handler {
     if (depth_ == 1 && array_root_) --depth_;
     return true;
   }
-  bool key(std::string& k) {
+  bool key(std::string_view k) {
     if (depth_ == 1) top_key_ = k;
     else if (depth_ == 3) key_ = k;
     else if (depth_ == 4 && in_args_) arg_key_ = k;
     else if (depth_ == 2 && in_dist_) dist_key_ = k;
     return true;
   }
-  bool parse_error(std::size_t pos, const std::string& token, const nlohmann::detail::exception& ex) {
-    std::string what = ex.what();
-    // nlohmann's message repeats the position; the byte offset is what the user needs.
-    // nlohmann counts the bytes read, the offending one included; the offset names that byte (0-based).
-    throw TraceError("malformed JSON at byte " + std::to_string(pos > 0 ? pos - 1 : 0) +
-                     " (0-based, of the decompressed trace), near '" +
-                     token.substr(0, 40) + "': " + what);
-  }
-
   bool root_is_object() const { return root_is_object_; }
 
  private:
   struct Value {
     bool is_string = false, is_number = false;
-    double num = 0;
-    std::string* s = nullptr;
+    std::string_view text;  // the string, or the number as written
+    double num() const { return json_number(text); }
   };
   struct Event {
     std::string ph, cat, name, sync_kind, size_text, collective, dtype, process_group;
@@ -197,19 +150,12 @@ class Handler {
     std::vector<std::vector<double>> dims;
   };
 
-  bool number(double v) {
-    Value x;
-    x.is_number = true;
-    x.num = v;
-    return scalar(x);
-  }
-
   static std::int64_t as_int(const Value& v) {
-    if (v.is_number) return static_cast<std::int64_t>(v.num);
-    if (v.is_string && v.s) {
+    if (v.is_number) return static_cast<std::int64_t>(v.num());
+    if (v.is_string) {
       // AMD traces write some ids as strings ("0x0", "2560").
       try {
-        return static_cast<std::int64_t>(std::stoll(*v.s, nullptr, 0));
+        return static_cast<std::int64_t>(std::stoll(std::string(v.text), nullptr, 0));
       } catch (...) {
         return -1;
       }
@@ -221,15 +167,15 @@ class Handler {
     if (array_root_ && in_events_ && depth_ == 2)
       throw TraceError("not a profiler trace: the root array holds a value that is not an event object");
     if (in_dims_ && depth_ == 6 && v.is_number) {
-      ev_.dims.back().push_back(v.num);
+      ev_.dims.back().push_back(v.num());
       return true;
     }
     if (in_event_ && depth_ == 3) {
-      if (key_ == "ph" && v.is_string) ev_.ph = *v.s;
-      else if (key_ == "cat" && v.is_string) ev_.cat = *v.s;
-      else if (key_ == "name" && v.is_string) ev_.name = std::move(*v.s);
-      else if (key_ == "ts" && v.is_number) ev_.ts = v.num;
-      else if (key_ == "dur" && v.is_number) ev_.dur = v.num;
+      if (key_ == "ph" && v.is_string) ev_.ph = v.text;
+      else if (key_ == "cat" && v.is_string) ev_.cat = v.text;
+      else if (key_ == "name" && v.is_string) ev_.name = v.text;
+      else if (key_ == "ts" && v.is_number) ev_.ts = v.num();
+      else if (key_ == "dur" && v.is_number) ev_.dur = v.num();
       else if (key_ == "tid") ev_.tid = as_int(v);
       else if (key_ == "pid") ev_.pid_num = static_cast<std::int32_t>(as_int(v));
     } else if (in_args_ && depth_ == 4) {
@@ -238,22 +184,22 @@ class Handler {
         ev_.has_stream = true;
       } else if (arg_key_ == "correlation") ev_.correlation = as_int(v);
       else if (arg_key_ == "External id") ev_.external_id = as_int(v);
-      else if (arg_key_ == "bytes" && v.is_number) ev_.bytes = v.num;
+      else if (arg_key_ == "bytes" && v.is_number) ev_.bytes = v.num();
       else if (arg_key_ == "device") ev_.device = static_cast<std::int32_t>(as_int(v));
-      else if (arg_key_ == "size" && v.is_string) ev_.size_text = *v.s;
-      else if (arg_key_ == "size" && v.is_number) ev_.size_text = std::to_string(static_cast<long long>(v.num));
-      else if (arg_key_ == "Collective name" && v.is_string) ev_.collective = *v.s;
-      else if (arg_key_ == "dtype" && v.is_string) ev_.dtype = *v.s;
-      else if (arg_key_ == "Process Group Name" && v.is_string) ev_.process_group = *v.s;
-      else if (arg_key_ == "In msg nelems" && v.is_number) ev_.in_elements = v.num;
-      else if (arg_key_ == "Out msg nelems" && v.is_number) ev_.out_elements = v.num;
+      else if (arg_key_ == "size" && v.is_string) ev_.size_text = v.text;
+      else if (arg_key_ == "size" && v.is_number) ev_.size_text = std::to_string(static_cast<long long>(v.num()));
+      else if (arg_key_ == "Collective name" && v.is_string) ev_.collective = v.text;
+      else if (arg_key_ == "dtype" && v.is_string) ev_.dtype = v.text;
+      else if (arg_key_ == "Process Group Name" && v.is_string) ev_.process_group = v.text;
+      else if (arg_key_ == "In msg nelems" && v.is_number) ev_.in_elements = v.num();
+      else if (arg_key_ == "Out msg nelems" && v.is_number) ev_.out_elements = v.num();
       else if (arg_key_ == "Group size") ev_.group_size = as_int(v);
     } else if (device_obj_ && depth_ == 3 && v.is_string && key_ == "name") {
-      t_.device_names.push_back(*v.s);
+      t_.device_names.emplace_back(v.text);
     } else if (in_dist_ && depth_ == 2) {
-      if (dist_key_ == "backend" && v.is_string) t_.distributed_backend = *v.s;
-      else if (dist_key_ == "rank" && v.is_number) t_.rank = static_cast<std::int64_t>(v.num);
-      else if (dist_key_ == "world_size" && v.is_number) t_.world_size = static_cast<std::int64_t>(v.num);
+      if (dist_key_ == "backend" && v.is_string) t_.distributed_backend = v.text;
+      else if (dist_key_ == "rank" && v.is_number) t_.rank = static_cast<std::int64_t>(v.num());
+      else if (dist_key_ == "world_size" && v.is_number) t_.world_size = static_cast<std::int64_t>(v.num());
     }
     return true;
   }
@@ -270,7 +216,7 @@ class Handler {
   void finish_event() {
     ++t_.events_seen;
     if (ev_.ph != "X") return;
-    const std::string& c = ev_.cat;
+    const std::string_view c = ev_.cat;
     const bool gpu = c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset" || c == "cuda_sync" || c == "Kernel" ||
                      c == "Memcpy" || c == "Memset";
     const bool runtime = c == "cuda_runtime" || c == "cuda_driver" || c == "Runtime" || c == "Driver";
@@ -404,7 +350,7 @@ class Handler {
   int depth_ = 0;
   bool root_is_object_ = false, in_events_ = false, in_event_ = false, in_args_ = false, in_dims_ = false;
   bool in_devices_ = false, device_obj_ = false, in_dist_ = false, array_root_ = false;
-  std::string top_key_, key_, arg_key_, dist_key_;
+  KeyText top_key_, key_, arg_key_, dist_key_;
   std::unordered_map<std::string, std::int32_t> ids_;
   std::unordered_map<std::int64_t, double> runtime_sizes_;
 };
@@ -424,24 +370,18 @@ void finish(Trace& t, Handler& h, std::uint64_t bytes) {
 Trace read_trace(const std::string& path) {
   Trace t;
   Handler h(t);
-  GzStreambuf buf(path);
-  std::istream in(&buf);
-  try {
-    json::sax_parse(in, &h, json::input_format_t::json, true);
-  } catch (const TraceError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw TraceError(std::string("malformed trace after byte ") + std::to_string(buf.consumed()) + ": " + e.what());
-  }
-  finish(t, h, buf.consumed());
+  const auto src = open_trace_file(path);
+  const std::uint64_t bytes = JsonReader(*src).parse(h);
+  finish(t, h, bytes);
   return t;
 }
 
 Trace read_trace_text(const std::string& json_text) {
   Trace t;
   Handler h(t);
-  json::sax_parse(json_text, &h, json::input_format_t::json, true);
-  finish(t, h, json_text.size());
+  const auto src = text_source(json_text);
+  const std::uint64_t bytes = JsonReader(*src).parse(h);
+  finish(t, h, bytes);
   return t;
 }
 

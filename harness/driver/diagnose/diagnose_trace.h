@@ -98,8 +98,8 @@ struct Trace {
   const std::string& name_of(std::int32_t id) const;
 };
 
-// Reads a trace, gzipped or plain (zlib reads both), in one pass with memory bounded by the events
-// gtb keeps (a few tens of bytes each), not by the file. Throws TraceError.
+// Reads a trace, gzipped or plain (inflated on a thread of its own: trace_json.h), in one pass with
+// memory bounded by the events gtb keeps (a few tens of bytes each), not by the file. Throws TraceError.
 Trace read_trace(const std::string& path);
 // The same from a string already in memory (tests).
 Trace read_trace_text(const std::string& json_text);
