@@ -33,4 +33,5 @@ gtb_host_warnings(model_headline)
 add_test(NAME tools.model_outputs
   COMMAND sh ${PROJECT_SOURCE_DIR}/tests/tools/model_outputs.sh $<TARGET_FILE:gtb> $<TARGET_FILE:model_headline>
           ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/model_outputs ${PROJECT_SOURCE_DIR}/tests/fixtures/model_outputs.sha256)
-set_tests_properties(tools.model_outputs PROPERTIES LABELS "cpu;cost" TIMEOUT 600)
+# Labelled identity, not cpu: the answers are the same under the sanitizers, where the run takes minutes.
+set_tests_properties(tools.model_outputs PROPERTIES LABELS "identity;cost" TIMEOUT 600)
