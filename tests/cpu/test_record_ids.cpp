@@ -13,8 +13,8 @@ namespace {
 
 // A real run's results file of schema version 1, from before the train CPU variant was renamed: the
 // ceilings, gemm and train families of the oldest committed run, cut unchanged by
-// tests/fixtures/cut_schema1.py (evidence: its records never edited).
-const std::string kOldFile = std::string(GTB_FIXTURE_DIR) + "/results_schema1_amd.json";
+// tests/fixtures/real/cut_schema1.py (evidence: its records never edited).
+const std::string kOldFile = std::string(GTB_FIXTURE_DIR) + "/real/results_schema1_amd.json";
 
 Record train_cpu(const std::string& variant) {
   Record r;

@@ -432,7 +432,7 @@ PY
   grep -q "Measurement health" "$work/out.txt" && fail "Measurement health without health readings"
   # No section of any committed results file or readable fixture fails to read.
   n=0
-  for f in "$root"/results/*.json "$root"/tests/fixtures/*.json; do
+  for f in "$root"/results/*.json "$root"/tests/fixtures/*.json "$root"/tests/fixtures/real/*.json; do
     case $(basename "$f") in bad_*) continue ;; esac
     expect_rc 0 "$gtb" report "$f"
     grep -q "Could not read" "$work/out.txt" && { grep "Could not read" "$work/out.txt" >&2; fail "$f: a section could not be read"; }

@@ -29,7 +29,7 @@ answer() {
   echo "exit $?" >> "$out/$name.err"
 }
 
-results="$src/tests/fixtures/results_schema1_amd.json $src/results/gtb-cpu-AMD-EPYC-2vcpu-20261201.json
+results="$src/tests/fixtures/real/results_schema1_amd.json $src/results/gtb-cpu-AMD-EPYC-2vcpu-20261201.json
   $src/results/gtb-cpu-AMD-EPYC-2vcpu-20261201-transformer-full.json $src/results/gtb-cpu-AMD-EPYC-2vcpu-20261203-13.json
   $src/results/gtb-cpu-Intel-Xeon-2vcpu-20261202-8.json $src/tests/fixtures/cost/cost_synthetic.json
   $src/tests/fixtures/cost/cost_bad_pair.json $src/tests/fixtures/cost/old_no_terms.json
