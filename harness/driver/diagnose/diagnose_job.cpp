@@ -687,18 +687,10 @@ json compare(const std::vector<double>& a, const std::vector<double>& b) {
 
 }  // namespace job_impl
 
-json diagnose_diff(const json& before, const std::vector<NameTally>& bn, const json& after,
-                   const std::vector<NameTally>& an) {
-  using namespace job_impl;
-  json d;
-  d["tool"] = "gtb diagnose";
-  d["kind"] = "diff";
-  d["format_version"] = 1;
-  d["before"] = {{"file", before["trace"].value("file", "")}, {"steps", before.value("steps", json::array()).size()},
-                 {"gpu", before["overall"].contains("gpu")}};
-  d["after"] = {{"file", after["trace"].value("file", "")}, {"steps", after.value("steps", json::array()).size()},
-                {"gpu", after["overall"].contains("gpu")}};
-  d["rules"] = {
+namespace job_impl {
+
+json diff_rules() {
+  return {
       {"step", "Each trace's steps as its diagnosis has them (GPU window, or the host step without GPU events); "
                "a figure's value is the median over the steps, its noise the larger of the two traces' "
                "step-to-step spread (max - min). A change beyond the noise is one larger than that noise."},
@@ -706,7 +698,15 @@ json diagnose_diff(const json& before, const std::vector<NameTally>& bn, const j
                 "before), vanished (none after), or changed: median time per step moved by more than the "
                 "larger step-to-step spread of that name's time and by at least 1% of the step, or its mean count per "
                 "step moved by more than 10% (counts are exact)."},
+      {"collectives", "Communication calls by kind (as the job reads them: communication kernels, else the host "
+                      "library's collectives), per step: mean calls, mean bytes (from each call's own arguments; "
+                      "null where a call carries no size) and the distinct call sizes. Changed: the calls per step "
+                      "or the set of sizes differ (both exact)."},
       {"symptoms", "A symptom came or went when its line is in one diagnosis and not the other."}};
+}
+
+// The change of each category (step, compute, communication, memory, idle by cause, data loader).
+json diff_categories(const json& before, const json& after) {
   json cats = json::object();
   for (const auto& [key, member] :
        std::vector<std::pair<const char*, double StepFigures::*>>{{"step_us", &StepFigures::step_us},
@@ -722,52 +722,51 @@ json diagnose_diff(const json& before, const std::vector<NameTally>& bn, const j
     if (a.empty() && b.empty()) continue;
     cats[key] = compare(a, b);
   }
-  d["categories"] = cats;
-  const json& st = cats.value("step_us", json::object());
-  const double step_before = st.contains("before_median") && st["before_median"].is_number() ? st["before_median"].get<double>() : NAN;
-  {
-    std::string v;
-    if (st.is_object() && st.contains("change") && st["change"].is_number()) {
-      const double c = st["change"].get<double>();
-      v = std::string("step time ") + (c >= 0 ? "grew" : "shrank") + " by " + dur(std::fabs(c)) + " (" +
-          pct(jd(st, "change_share")) + ") from " + dur(jd(st, "before_median")) + " to " + dur(jd(st, "after_median")) +
-          (st["beyond_noise"].get<bool>() ? ", beyond the steps' noise (" + dur(jd(st, "noise")) + ")"
-                                          : ", within the steps' noise (" + dur(jd(st, "noise")) + "): no change can be claimed");
-    } else {
-      v = "no step time in one of the traces";
-    }
-    d["verdict"] = v;
-  }
+  return cats;
+}
 
-  // Names.
+std::string diff_verdict(const json& st) {
+  if (!st.is_object() || !st.contains("change") || !st["change"].is_number()) return "no step time in one of the traces";
+  const double c = st["change"].get<double>();
+  return std::string("step time ") + (c >= 0 ? "grew" : "shrank") + " by " + dur(std::fabs(c)) + " (" +
+         pct(jd(st, "change_share")) + ") from " + dur(jd(st, "before_median")) + " to " + dur(jd(st, "after_median")) +
+         (st["beyond_noise"].get<bool>() ? ", beyond the steps' noise (" + dur(jd(st, "noise")) + ")"
+                                         : ", within the steps' noise (" + dur(jd(st, "noise")) + "): no change can be claimed");
+}
+
+double sum_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
+// Kernels and CPU operators that appeared, vanished or changed beyond their noise.
+json diff_names(const std::vector<NameTally>& bn, const std::vector<NameTally>& an, double step_before) {
   std::map<std::pair<std::string, std::string>, std::pair<const NameTally*, const NameTally*>> names;
-  for (const auto& x : bn) names[{x.kind, x.name}].first = &x;
-  for (const auto& x : an) names[{x.kind, x.name}].second = &x;
+  for (const auto& x : bn)
+    if (x.kind != "collective") names[{x.kind, x.name}].first = &x;
+  for (const auto& x : an)
+    if (x.kind != "collective") names[{x.kind, x.name}].second = &x;
   json appeared = json::array(), vanished = json::array(), changed = json::array();
   const double min_change = std::isfinite(step_before) ? 0.01 * step_before : 0.0;
   for (const auto& [key, pr] : names) {
     const auto& [a, b] = pr;
-    auto sum = [](const std::vector<double>& v) {
-      double s = 0;
-      for (double x : v) s += x;
-      return s;
-    };
     auto row = [&](const NameTally* x) {
       return json{{"count_per_step", x ? median_of(x->count) : 0.0}, {"us_per_step", x ? median_of(x->us) : 0.0},
-                  {"count", x ? sum(x->count) : 0.0}, {"us", x ? sum(x->us) : 0.0}};
+                  {"count", x ? sum_of(x->count) : 0.0}, {"us", x ? sum_of(x->us) : 0.0}};
     };
     json r = {{"name", key.second}, {"kind", key.first}, {"before", row(a)}, {"after", row(b)}};
     const double ub = a ? median_of(a->us) : 0, ua = b ? median_of(b->us) : 0;
     r["change_us_per_step"] = ua - ub;
-    if (!a || sum(a->count) == 0) {
+    if (!a || sum_of(a->count) == 0) {
       if (ua >= min_change || ua > 0) appeared.push_back(r);
-    } else if (!b || sum(b->count) == 0) {
+    } else if (!b || sum_of(b->count) == 0) {
       vanished.push_back(r);
     } else {
       const double noise = std::max(max_of(a->us) - min_of(a->us), max_of(b->us) - min_of(b->us));
       r["noise_us"] = noise;
       // Counts are exact: a mean count per step that moved by more than 10% is a change whatever the time did.
-      const double ca = sum(a->count) / static_cast<double>(a->count.size()), cb = sum(b->count) / static_cast<double>(b->count.size());
+      const double ca = sum_of(a->count) / static_cast<double>(a->count.size()), cb = sum_of(b->count) / static_cast<double>(b->count.size());
       r["before"]["mean_count_per_step"] = ca;
       r["after"]["mean_count_per_step"] = cb;
       const bool count_moved = std::fabs(cb - ca) > 0.1 * ca;
@@ -784,9 +783,37 @@ json diagnose_diff(const json& before, const std::vector<NameTally>& bn, const j
     for (std::size_t i = 0; i < x.size() && i < 25; ++i) out.push_back(x[i]);
     return json{{"total", x.size()}, {"largest", out}};
   };
-  d["names"] = {{"appeared", by_size(appeared)}, {"vanished", by_size(vanished)}, {"changed", by_size(changed)}};
+  return {{"appeared", by_size(appeared)}, {"vanished", by_size(vanished)}, {"changed", by_size(changed)}};
+}
 
-  // Symptoms that came or went: each symptom's figure per step (the mean over the steps), present when above 0.
+// Collectives by kind before and after: calls and bytes per step, the sizes of the calls.
+json diff_collectives(const std::vector<NameTally>& bn, const std::vector<NameTally>& an) {
+  std::map<std::string, std::pair<const NameTally*, const NameTally*>> kinds;
+  for (const auto& x : bn)
+    if (x.kind == "collective") kinds[x.name].first = &x;
+  for (const auto& x : an)
+    if (x.kind == "collective") kinds[x.name].second = &x;
+  auto side = [](const NameTally* x) {
+    if (!x) return json{{"calls_per_step", 0.0}, {"bytes_per_step", 0.0}, {"sizes", json::array()}, {"us_per_step", 0.0}};
+    const double n = static_cast<double>(std::max<std::size_t>(1, x->count.size()));
+    return json{{"calls_per_step", sum_of(x->count) / n},
+                {"bytes_per_step", jnum(sum_of(x->bytes) / n)},
+                {"sizes", x->sizes},
+                {"us_per_step", median_of(x->us)}};
+  };
+  json out = json::array();
+  for (const auto& [kind, pr] : kinds) {
+    json r = {{"collective", kind}, {"before", side(pr.first)}, {"after", side(pr.second)}};
+    r["calls_changed"] = r["before"]["calls_per_step"] != r["after"]["calls_per_step"];
+    r["sizes_changed"] = r["before"]["sizes"] != r["after"]["sizes"];
+    r["changed"] = r["calls_changed"].get<bool>() || r["sizes_changed"].get<bool>();
+    out.push_back(r);
+  }
+  return out;
+}
+
+// Symptoms that came or went: each symptom's figure per step (the mean over the steps), present when above 0.
+json diff_symptoms(const json& before, const json& after) {
   json came = json::array(), went = json::array(), both = json::array();
   for (const auto& [label, path] : std::vector<std::pair<std::string, std::vector<std::string>>>{
            {"sync calls per step", {"host", "syncs", "total"}},
@@ -804,7 +831,30 @@ json diagnose_diff(const json& before, const std::vector<NameTally>& bn, const j
     else if (pb && !pa) went.push_back(r);
     else if (pa && pb) both.push_back(r);
   }
-  d["symptoms"] = {{"came", came}, {"went", went}, {"in_both", both}};
+  return {{"came", came}, {"went", went}, {"in_both", both}};
+}
+
+}  // namespace job_impl
+
+json diagnose_diff(const json& before, const std::vector<NameTally>& bn, const json& after,
+                   const std::vector<NameTally>& an) {
+  using namespace job_impl;
+  json d;
+  d["tool"] = "gtb diagnose";
+  d["kind"] = "diff";
+  d["format_version"] = 1;
+  d["before"] = {{"file", before["trace"].value("file", "")}, {"steps", before.value("steps", json::array()).size()},
+                 {"gpu", before["overall"].contains("gpu")}};
+  d["after"] = {{"file", after["trace"].value("file", "")}, {"steps", after.value("steps", json::array()).size()},
+                {"gpu", after["overall"].contains("gpu")}};
+  d["rules"] = diff_rules();
+  d["categories"] = diff_categories(before, after);
+  const json& st = d["categories"].value("step_us", json::object());
+  const double step_before = st.contains("before_median") && st["before_median"].is_number() ? st["before_median"].get<double>() : NAN;
+  d["verdict"] = diff_verdict(st);
+  d["names"] = diff_names(bn, an, step_before);
+  d["collectives"] = diff_collectives(bn, an);
+  d["symptoms"] = diff_symptoms(before, after);
   return d;
 }
 
@@ -960,6 +1010,19 @@ std::string diff_body(const json& d, bool md, int level) {
         << dur(r["before"]["us_per_step"].get<double>()) << " -> " << dur(r["after"]["us_per_step"].get<double>())
         << " per step (" << signed_dur(r["change_us_per_step"].get<double>()) << ")\n";
     }
+  }
+  if (d.contains("collectives") && !d["collectives"].empty()) {
+    sec("Collectives per step (calls, their sizes, bytes)");
+    auto side = [](const json& x) {
+      std::string sizes;
+      for (const auto& b : x["sizes"]) sizes += (sizes.empty() ? "" : ", ") + bytes_text(b.get<double>());
+      const double n = x["calls_per_step"].get<double>();
+      return fmtd("%.3g", n) + (n == 1 ? " call of " : " calls of ") + (sizes.empty() ? "unknown size" : sizes) + " (" +
+             (x["bytes_per_step"].is_number() ? bytes_text(x["bytes_per_step"].get<double>()) : "unknown bytes") + " per step)";
+    };
+    for (const auto& c : d["collectives"])
+      o << (md ? "- " : "    ") << c["collective"].get<std::string>() << ": " << side(c["before"]) << " -> "
+        << side(c["after"]) << (c["changed"].get<bool>() ? " (changed)" : " (unchanged)") << "\n";
   }
   sec("Symptoms");
   auto val = [](const json& v) { return v.is_number() ? fmtd("%.3g", v.get<double>()) : std::string("n/a"); };
