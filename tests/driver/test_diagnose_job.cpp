@@ -334,6 +334,17 @@ TEST(DiagnoseJob, HostCollectivesCarryTheirSizeInPyTorch2Traces) {
   ASSERT_EQ(planted.size(), 1u);
   EXPECT_EQ(planted[0].collective, "allgather");
   EXPECT_DOUBLE_EQ(planted[0].bytes, 8 * 16 * 2);
+  // Arguments that do not say one tensor's size: unknown (-1), not guessed. Two tensors; a type gtb
+  // does not know; no type; no dims.
+  for (const std::string args : {R"("Input Dims":[[4],[4]],"Input type":["float","float"])", R"("Input Dims":[[4]],"Input type":["Scalar"])",
+                                 R"("Input Dims":[[4]])", R"("Input Dims":[],"Input type":["float"])"}) {
+    const auto calls = communication_calls(read_trace_text(
+        R"({"traceEvents":[{"ph":"X","cat":"user_annotation","name":"gloo:all_reduce","ts":1,"dur":2,"tid":1,"args":{)" +
+        args + "}}]}"));
+    ASSERT_EQ(calls.size(), 1u) << args;
+    EXPECT_EQ(calls[0].collective, "allreduce") << args;
+    EXPECT_LT(calls[0].bytes, 0) << args;
+  }
 }
 
 // The achieved bus bandwidth of the gloo all-reduce beside the results file's measured one (the
