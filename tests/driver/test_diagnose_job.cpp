@@ -2,7 +2,9 @@
 // known, and the DDP traces of tests/fixtures/traces/ddp (tests/fixtures/traces/ddp/ddp-traces.py: gloo on the CPU).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <tuple>
 #include <vector>
 #include <string>
@@ -291,4 +293,169 @@ TEST(DiagnoseJob, LargerBucketsArePricedFromTheMeasuredAllReduce) {
   const json k = diagnose_job(ranks, nullptr, "");
   for (const auto& f : k["pricing"]["fixes"])
     if (f["symptom"] == "bucket_size") EXPECT_NE(f["cannot_say"].get<std::string>().find("--results"), std::string::npos);
+}
+
+// ---- PyTorch 2.x traces (tests/fixtures/traces/ddp/pt2-*: gloo's collectives carry their tensor) ----
+
+namespace {
+
+const std::string kResults = std::string(GTB_FIXTURE_DIR) + "/../../results/gtb-cpu-Intel-Xeon-2vcpu-20261207.json";
+constexpr double kBucket25Bytes = 283656.0 * 4;  // the model's 283656 float parameters in one bucket
+
+std::vector<RankInput> pt2_job(const std::string& dir) {
+  return {rank_file(kDdp + dir + "/rank-0.json.gz"), rank_file(kDdp + dir + "/rank-1.json.gz")};
+}
+
+json hta_fixture(const std::string& name) {
+  std::ifstream in(std::string(GTB_FIXTURE_DIR) + "/traces/hta/" + name + ".json");
+  EXPECT_TRUE(in) << name;
+  return json::parse(in);
+}
+
+}  // namespace
+
+// PyTorch 2.x writes gloo:all_reduce's tensor ("Input Dims" [[n]], "Input type" ["float"]): the call's
+// bytes. 1.13's legacy export writes no arguments: the size stays unknown.
+TEST(DiagnoseJob, HostCollectivesCarryTheirSizeInPyTorch2Traces) {
+  const auto calls = communication_calls(read_trace(kDdp + "pt2-job2/rank-0.json.gz"));
+  ASSERT_EQ(calls.size(), 4u);
+  for (const auto& c : calls) {
+    EXPECT_EQ(c.collective, "allreduce");
+    EXPECT_FALSE(c.on_gpu);
+    EXPECT_DOUBLE_EQ(c.bytes, kBucket25Bytes);
+    EXPECT_DOUBLE_EQ(c.out_bytes, kBucket25Bytes);
+  }
+  for (const auto& c : communication_calls(read_trace(kDdp + "job2/rank-0.json.gz"))) EXPECT_LT(c.bytes, 0);
+  // A host collective's arguments in a planted trace: the type's namespace is dropped (c10::BFloat16).
+  const Trace t = read_trace_text(
+      R"({"traceEvents":[{"ph":"X","cat":"user_annotation","name":"gloo:all_gather","ts":1,"dur":2,"tid":1,)"
+      R"("args":{"Input Dims":[[8, 16]],"Input type":["c10::BFloat16"]}}]})");
+  const auto planted = communication_calls(t);
+  ASSERT_EQ(planted.size(), 1u);
+  EXPECT_EQ(planted[0].collective, "allgather");
+  EXPECT_DOUBLE_EQ(planted[0].bytes, 8 * 16 * 2);
+  // Arguments that do not say one tensor's size: unknown (-1), not guessed. Two tensors; a type gtb
+  // does not know; no type; no dims.
+  for (const std::string args : {R"("Input Dims":[[4],[4]],"Input type":["float","float"])", R"("Input Dims":[[4]],"Input type":["Scalar"])",
+                                 R"("Input Dims":[[4]])", R"("Input Dims":[],"Input type":["float"])"}) {
+    const auto calls = communication_calls(read_trace_text(
+        R"({"traceEvents":[{"ph":"X","cat":"user_annotation","name":"gloo:all_reduce","ts":1,"dur":2,"tid":1,"args":{)" +
+        args + "}}]}"));
+    ASSERT_EQ(calls.size(), 1u) << args;
+    EXPECT_EQ(calls[0].collective, "allreduce") << args;
+    EXPECT_LT(calls[0].bytes, 0) << args;
+  }
+}
+
+// The achieved bus bandwidth of the gloo all-reduce beside the results file's measured one (the
+// parallel family's MPI all-reduce on the same machine kind), and the bucket fix priced on a real trace.
+TEST(DiagnoseJob, GlooBusBandwidthAgainstTheMeasuredAllReduce) {
+  const json results = json::parse(std::ifstream(kResults));
+  const json* term = nullptr;
+  for (const auto& t : results["findings"]["parallel"]["terms"])
+    if (t["name"] == "allreduce" && t["backend"] == "cpu" && t["where"]["ranks"] == 2) term = &t;
+  ASSERT_NE(term, nullptr);
+  const json j = diagnose_job(pt2_job("pt2-job2"), &results, "r");
+  ASSERT_EQ(j["collectives"].size(), 1u);
+  const auto& c = j["collectives"][0];
+  EXPECT_EQ(c["collective"], "allreduce");
+  EXPECT_DOUBLE_EQ(c["bytes"].get<double>(), kBucket25Bytes);
+  // The transfer: each step's shortest duration among the ranks, from HTA's own reading of the traces
+  // (whole microseconds), their median; all-reduce among 2 ranks: bus = algorithm bandwidth.
+  const json h = hta_fixture("ddp-pt2-job2");
+  std::vector<double> shortest;
+  for (std::size_t k = 0; k < 4; ++k)
+    shortest.push_back(std::min(h["ranks"]["0"]["collectives"][k]["dur"].get<double>(),
+                                h["ranks"]["1"]["collectives"][k]["dur"].get<double>()));
+  std::sort(shortest.begin(), shortest.end());
+  const double med_us = (shortest[1] + shortest[2]) / 2;
+  EXPECT_NEAR(c["median_transfer_us"].get<double>(), med_us, 2.0);
+  EXPECT_NEAR(c["achieved_busbw_gbps"].get<double>(), kBucket25Bytes / c["median_transfer_us"].get<double>() / 1e3, 1e-12);
+  const double measured_s = (*term)["latency_s"].get<double>() + kBucket25Bytes / (*term)["per_second"].get<double>();
+  ASSERT_TRUE(c["measured_busbw_gbps"].is_number()) << c.dump();
+  EXPECT_NEAR(c["measured_busbw_gbps"].get<double>(), kBucket25Bytes / measured_s / 1e9, 1e-9);
+  EXPECT_NEAR(c["achieved_share_of_measured"].get<double>(),
+              c["achieved_busbw_gbps"].get<double>() / c["measured_busbw_gbps"].get<double>(), 1e-12);
+  EXPECT_FALSE(c["outside_measured"].get<bool>());
+  // Smaller buckets: two all-reduces per step (67.6 kB and 1.07 MB), priced against one of their total.
+  const json k = diagnose_job(pt2_job("pt2-job2-bucket-0.25"), &results, "r");
+  ASSERT_EQ(k["collectives"].size(), 2u);
+  bool priced = false;
+  for (const auto& f : k["pricing"]["fixes"])
+    if (f["symptom"] == "bucket_size") {
+      EXPECT_DOUBLE_EQ(f["allreduce_per_step"].get<double>(), 2);
+      ASSERT_TRUE(f["saving_per_step_s"].is_number()) << f.dump();
+      // One latency saved per step: the term's latency (its bandwidth part is the same bytes either way).
+      EXPECT_NEAR(f["saving_per_step_s"].get<double>(), (*term)["latency_s"].get<double>(), 1e-12);
+      priced = true;
+    }
+  EXPECT_TRUE(priced);
+}
+
+// bucket_cap_mb 25 -> 0.25 on the same model: the diff names the collectives' change (one all-reduce of
+// 1.13 MB per step -> two, of 67.6 kB and 1.07 MB; the same bytes per step).
+TEST(DiagnoseDiff, BucketSizeChangeIsNamedByItsCollectives) {
+  const Trace a = read_trace(kDdp + "pt2-job2/rank-0.json.gz"), b = read_trace(kDdp + "pt2-job2-bucket-0.25/rank-0.json.gz");
+  const json d = diagnose_diff(diagnose_trace(a, "a"), name_tallies(a), diagnose_trace(b, "b"), name_tallies(b));
+  ASSERT_EQ(d["collectives"].size(), 1u);
+  const auto& c = d["collectives"][0];
+  EXPECT_EQ(c["collective"], "allreduce");
+  EXPECT_TRUE(c["changed"].get<bool>());
+  EXPECT_TRUE(c["calls_changed"].get<bool>());
+  EXPECT_DOUBLE_EQ(c["before"]["calls_per_step"].get<double>(), 1);
+  EXPECT_DOUBLE_EQ(c["after"]["calls_per_step"].get<double>(), 2);
+  EXPECT_EQ(c["before"]["sizes"], json::array({kBucket25Bytes}));
+  EXPECT_EQ(c["after"]["sizes"], json::array({16896.0 * 4, 266760.0 * 4}));
+  EXPECT_DOUBLE_EQ(c["before"]["bytes_per_step"].get<double>(), kBucket25Bytes);
+  EXPECT_DOUBLE_EQ(c["after"]["bytes_per_step"].get<double>(), kBucket25Bytes);
+  EXPECT_NE(render_diff_text(d).find("allreduce: 1 call of 1.13 MB (1.13 MB per step) -> 2 calls of 67.6 kB, 1.07 MB"),
+            std::string::npos)
+      << render_diff_text(d);
+  // The collectives are their own section, not kernels or CPU operators.
+  for (const auto& list : {"appeared", "vanished", "changed"})
+    for (const auto& r : d["names"][list]["largest"]) EXPECT_NE(r["kind"], "collective");
+  // A trace against itself: unchanged.
+  const json same = diagnose_diff(diagnose_trace(a, "a"), name_tallies(a), diagnose_trace(a, "a"), name_tallies(a));
+  EXPECT_FALSE(same["collectives"][0]["changed"].get<bool>());
+  // 1.13's legacy traces: the calls are counted, their size unknown (null bytes).
+  const json old = diff_of("base", "no-sync-every-2");
+  ASSERT_EQ(old["collectives"].size(), 1u);
+  EXPECT_TRUE(old["collectives"][0]["before"]["bytes_per_step"].is_null());
+  EXPECT_DOUBLE_EQ(old["collectives"][0]["after"]["calls_per_step"].get<double>(), 0.5);
+}
+
+// Against HolisticTraceAnalysis (tests/fixtures/traces/ddp/hta-ddp.py wrote its figures): per rank, each
+// step's duration and each collective's duration, step and size agree with HTA's reading (within 2 us:
+// HTA rounds the traces' nanosecond timestamps down to whole microseconds); HTA's temporal breakdown and communication/computation overlap have no answer
+// on a CPU-only job (no GPU kernels), and gtb gives none either (no whole-trace GPU figures, no
+// exposed communication).
+TEST(DiagnoseJob, HtaAgreesPerRankOnPyTorch2Jobs) {
+  for (const std::string dir : {"pt2-job2", "pt2-job2-bucket-0.25"}) {
+    const json h = hta_fixture("ddp-" + dir);
+    const auto ranks = pt2_job(dir);
+    const json j = diagnose_job(ranks, nullptr, "");
+    for (const auto& r : ranks) {
+      const json& hr = h["ranks"][std::to_string(r.rank)];
+      const json& steps = r.diagnosis["steps"];
+      ASSERT_EQ(steps.size(), hr["steps"].size()) << dir;
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        EXPECT_EQ(steps[i]["name"], hr["steps"][i]["name"]) << dir;
+        EXPECT_NEAR(steps[i]["host_us"].get<double>(), hr["steps"][i]["dur"].get<double>(), 2.0) << dir;
+      }
+      ASSERT_EQ(r.calls.size(), hr["collectives"].size()) << dir;
+      for (std::size_t i = 0; i < r.calls.size(); ++i) {
+        const auto& hc = hr["collectives"][i];
+        EXPECT_NEAR(r.calls[i].dur, hc["dur"].get<double>(), 2.0) << dir << " call " << i;
+        EXPECT_EQ(steps[static_cast<std::size_t>(r.calls[i].step)]["name"], hc["step"]) << dir << " call " << i;
+        EXPECT_EQ(hc["type"], "float");
+        EXPECT_DOUBLE_EQ(r.calls[i].bytes, hc["elements"].get<double>() * 4) << dir << " call " << i;
+      }
+      EXPECT_TRUE(hr["comm_comp_overlap_pctg"].is_null()) << dir;
+      EXPECT_TRUE(hr["temporal_breakdown"].contains("error")) << dir;
+    }
+    for (const auto& row : j["ranks"]) {
+      EXPECT_FALSE(row.contains("whole_trace")) << dir;
+      EXPECT_TRUE(row["median_per_step"]["exposed_communication_us"].is_null()) << dir;
+    }
+  }
 }

@@ -114,13 +114,12 @@ std::optional<std::int64_t> rank_from_file_name(const std::string& file_name) {
   return std::nullopt;
 }
 
-json diagnose_job(const std::vector<RankInput>& ranks, const json* results, const std::string& results_label) {
-  using namespace job_impl;
-  json job;
-  job["tool"] = "gtb diagnose";
-  job["kind"] = "job";
-  job["format_version"] = 1;
-  job["rules"] = {
+// ---- the job ------------------------------------------------------------------------------------
+
+namespace job_impl {
+
+json job_rules() {
+  return {
       {"rank", "A trace's rank is its distributedInfo.rank, else the rank-N (rank_N, rankN) in its file name."},
       {"steps", "Each rank's steps and their figures are its single-trace diagnosis's (docs/diagnose.md): the GPU "
                 "window where the trace has GPU events, the host ProfilerStep otherwise. Steps are matched across "
@@ -140,13 +139,20 @@ json diagnose_job(const std::vector<RankInput>& ranks, const json* results, cons
                         "rank count."},
       {"across", "For each figure, each rank's median over its steps; across ranks their min, median and max, the "
                  "spread (max - min) and the ranks at either end."}};
+}
 
-  // Per rank.
-  json rank_rows = json::array();
+// Each rank's steps: their figures and names, and the names every rank has (in the first rank's order).
+struct RankSteps {
   std::map<std::int64_t, std::vector<StepFigures>> figs;
-  std::map<std::int64_t, std::vector<std::string>> step_names;
+  std::map<std::int64_t, std::vector<std::string>> names;
   std::set<std::string> all_names;
+  std::vector<std::string> common;
   bool any_gpu = false;
+  bool is_common(const std::string& n) const { return std::find(common.begin(), common.end(), n) != common.end(); }
+};
+
+RankSteps rank_steps(const std::vector<RankInput>& ranks) {
+  RankSteps rs;
   for (const auto& r : ranks) {
     const json& d = r.diagnosis;
     std::vector<StepFigures> v;
@@ -154,190 +160,202 @@ json diagnose_job(const std::vector<RankInput>& ranks, const json* results, cons
     for (const auto& s : d.value("steps", json::array())) {
       v.push_back(step_figures(s));
       names.push_back(s.value("name", ""));
-      all_names.insert(names.back());
+      rs.all_names.insert(names.back());
     }
-    any_gpu |= d["overall"].contains("gpu");
-    figs[r.rank] = v;
-    step_names[r.rank] = names;
+    rs.any_gpu |= d["overall"].contains("gpu");
+    rs.figs[r.rank] = v;
+    rs.names[r.rank] = names;
   }
-  // Steps every rank has, in the first rank's order.
-  std::vector<std::string> common;
   if (!ranks.empty())
-    for (const auto& n : step_names[ranks.front().rank]) {
+    for (const auto& n : rs.names[ranks.front().rank]) {
       bool everywhere = true;
       for (const auto& r : ranks) {
-        const auto& sn = step_names[r.rank];
+        const auto& sn = rs.names[r.rank];
         everywhere &= std::find(sn.begin(), sn.end(), n) != sn.end();
       }
-      if (everywhere) common.push_back(n);
+      if (everywhere) rs.common.push_back(n);
     }
-  {
-    json by = json::object();
-    std::set<std::size_t> counts;
-    for (const auto& r : ranks) {
-      by[std::to_string(r.rank)] = step_names[r.rank].size();
-      counts.insert(step_names[r.rank].size());
-    }
-    json missing = json::array();
-    for (const auto& r : ranks) {
-      json lacks = json::array();
-      for (const auto& n : all_names) {
-        const auto& sn = step_names[r.rank];
-        if (std::find(sn.begin(), sn.end(), n) == sn.end()) lacks.push_back(n);
-      }
-      if (!lacks.empty()) missing.push_back({{"rank", r.rank}, {"lacks", lacks}});
-    }
-    const bool agree = counts.size() <= 1 && missing.empty();
-    job["step_count"] = {{"agree", agree},
-                         {"by_rank", by},
-                         {"common_steps", common.size()},
-                         {"missing", missing},
-                         {"message", agree ? "every rank has the same " + std::to_string(common.size()) + " steps"
-                                           : "the ranks disagree on their steps: only the " +
-                                                 std::to_string(common.size()) +
-                                                 " steps every rank has are compared across ranks"}};
-  }
+  return rs;
+}
 
-  // Collectives matched across ranks, step by step.
-  const std::size_t n_ranks = ranks.size();
-  std::map<std::int64_t, std::map<std::string, std::vector<const CommCall*>>> calls_by_step;  // rank -> step name -> calls
-  for (const auto& r : ranks)
-    for (const auto& c : r.calls)
-      if (c.step >= 0 && static_cast<std::size_t>(c.step) < step_names[r.rank].size())
-        calls_by_step[r.rank][step_names[r.rank][static_cast<std::size_t>(c.step)]].push_back(&c);
-  std::map<std::int64_t, double> wait_sum;      // rank -> wait in collectives over the common steps
-  std::map<std::int64_t, std::map<std::string, double>> wait_by_step;
-  std::map<std::int64_t, int> straggler_steps;
-  std::map<std::int64_t, double> caused;
-  json steps_out = json::array();
-  json mismatched = json::array();
-  struct Instance {
-    std::string collective;
-    double bytes, out_bytes, min_dur;
-    std::int64_t group;
-    bool gpu;
-  };
+// Whether the ranks agree on their steps; those some rank lacks.
+json step_count_section(const std::vector<RankInput>& ranks, const RankSteps& rs) {
+  json by = json::object();
+  std::set<std::size_t> counts;
+  for (const auto& r : ranks) {
+    by[std::to_string(r.rank)] = rs.names.at(r.rank).size();
+    counts.insert(rs.names.at(r.rank).size());
+  }
+  json missing = json::array();
+  for (const auto& r : ranks) {
+    json lacks = json::array();
+    const auto& sn = rs.names.at(r.rank);
+    for (const auto& n : rs.all_names)
+      if (std::find(sn.begin(), sn.end(), n) == sn.end()) lacks.push_back(n);
+    if (!lacks.empty()) missing.push_back({{"rank", r.rank}, {"lacks", lacks}});
+  }
+  const bool agree = counts.size() <= 1 && missing.empty();
+  return {{"agree", agree},
+          {"by_rank", by},
+          {"common_steps", rs.common.size()},
+          {"missing", missing},
+          {"message", agree ? "every rank has the same " + std::to_string(rs.common.size()) + " steps"
+                            : "the ranks disagree on their steps: only the " + std::to_string(rs.common.size()) +
+                                  " steps every rank has are compared across ranks"}};
+}
+
+// One collective matched across ranks: its kind and size (the first rank's), its shortest duration.
+struct Instance {
+  std::string collective;
+  double bytes, out_bytes, min_dur;
+  std::int64_t group;
+  bool gpu;
+};
+
+// The collectives matched across ranks, step by step: each step's row, the waits and stragglers.
+struct Matched {
+  json steps = json::array(), mismatched = json::array();
   std::vector<Instance> instances;
-  for (const auto& name : common) {
+  std::map<std::int64_t, std::map<std::string, double>> wait_by_step;  // rank -> step name -> wait
+  std::map<std::int64_t, int> straggler_steps;
+  std::map<std::int64_t, double> caused;  // rank -> the others' wait it caused, summed
+  std::map<std::int64_t, std::map<std::string, std::vector<const CommCall*>>> calls;  // rank -> step name -> calls
+};
+
+// The waits of one step whose ranks made `k_n` calls each; its straggler into `st`.
+void match_step(const std::string& name, std::size_t k_n, const std::vector<RankInput>& ranks, Matched& m, json& st) {
+  const std::size_t n_ranks = ranks.size();
+  double best_wait = -1;
+  std::int64_t best_rank = -1;
+  std::string best_coll;
+  json waits = json::object();
+  std::map<std::int64_t, double> step_wait;
+  for (std::size_t k = 0; k < k_n; ++k) {
+    double mn = INFINITY, mx = -INFINITY;
+    std::int64_t mn_rank = -1;
+    for (const auto& r : ranks) {
+      const double du = m.calls[r.rank][name][k]->dur;
+      if (du < mn) mn = du, mn_rank = r.rank;
+      mx = std::max(mx, du);
+    }
+    for (const auto& r : ranks) step_wait[r.rank] += m.calls[r.rank][name][k]->dur - mn;
+    const CommCall& c0 = *m.calls[ranks.front().rank][name][k];
+    m.instances.push_back({c0.collective, c0.bytes, c0.out_bytes, mn,
+                           c0.group_size > 0 ? c0.group_size : static_cast<std::int64_t>(n_ranks), c0.on_gpu});
+    if (n_ranks > 1 && mx - mn > best_wait) best_wait = mx - mn, best_rank = mn_rank, best_coll = c0.collective;
+  }
+  for (const auto& [rk, w] : step_wait) {
+    waits[std::to_string(rk)] = w;
+    m.wait_by_step[rk][name] = w;
+  }
+  if (best_rank >= 0 && best_wait > 0) {
+    ++m.straggler_steps[best_rank];
+    double others = 0;
+    for (const auto& [rk, w] : step_wait)
+      if (rk != best_rank) others += w;
+    m.caused[best_rank] += others;
+    st["straggler"] = {{"rank", best_rank},
+                       {"collective", best_coll},
+                       {"longest_wait_us", best_wait},
+                       {"others_wait_us", n_ranks > 1 ? others / static_cast<double>(n_ranks - 1) : 0.0}};
+  } else {
+    st["straggler"] = nullptr;
+    st["why_no_straggler"] = k_n == 0      ? "no communication call in this step"
+                             : n_ranks < 2 ? "one rank: nobody waits"
+                                           : "every rank's collectives lasted the same: nobody waited";
+  }
+  st["wait_us_by_rank"] = waits;
+}
+
+Matched match_collectives(const std::vector<RankInput>& ranks, const RankSteps& rs) {
+  Matched m;
+  for (const auto& r : ranks) {
+    const auto& sn = rs.names.at(r.rank);
+    for (const auto& c : r.calls)
+      if (c.step >= 0 && static_cast<std::size_t>(c.step) < sn.size())
+        m.calls[r.rank][sn[static_cast<std::size_t>(c.step)]].push_back(&c);
+  }
+  for (const auto& name : rs.common) {
     json st;
     st["name"] = name;
     json per_rank = json::object();
     for (const auto& r : ranks) {
-      const auto& sn = step_names[r.rank];
+      const auto& sn = rs.names.at(r.rank);
       const auto i = static_cast<std::size_t>(std::find(sn.begin(), sn.end(), name) - sn.begin());
-      per_rank[std::to_string(r.rank)] = jnum(figs[r.rank][i].step_us);
+      per_rank[std::to_string(r.rank)] = jnum(rs.figs.at(r.rank)[i].step_us);
     }
     st["step_us_by_rank"] = per_rank;
     std::set<std::size_t> counts;
-    for (const auto& r : ranks) counts.insert(calls_by_step[r.rank][name].size());
+    for (const auto& r : ranks) counts.insert(m.calls[r.rank][name].size());
     st["collectives"] = *counts.begin();
     if (counts.size() != 1) {
       json by = json::object();
-      for (const auto& r : ranks) by[std::to_string(r.rank)] = calls_by_step[r.rank][name].size();
-      mismatched.push_back({{"step", name}, {"calls_by_rank", by}});
+      for (const auto& r : ranks) by[std::to_string(r.rank)] = m.calls[r.rank][name].size();
+      m.mismatched.push_back({{"step", name}, {"calls_by_rank", by}});
       st["straggler"] = nullptr;
       st["why_no_straggler"] = "the ranks made different numbers of communication calls in this step";
-      steps_out.push_back(st);
-      continue;
-    }
-    const std::size_t k_n = *counts.begin();
-    double best_wait = -1;
-    std::int64_t best_rank = -1;
-    std::string best_coll;
-    json waits = json::object();
-    std::map<std::int64_t, double> step_wait;
-    for (std::size_t k = 0; k < k_n; ++k) {
-      double mn = INFINITY, mx = -INFINITY;
-      std::int64_t mn_rank = -1;
-      for (const auto& r : ranks) {
-        const double du = calls_by_step[r.rank][name][k]->dur;
-        if (du < mn) mn = du, mn_rank = r.rank;
-        mx = std::max(mx, du);
-      }
-      for (const auto& r : ranks) step_wait[r.rank] += calls_by_step[r.rank][name][k]->dur - mn;
-      const CommCall& c0 = *calls_by_step[ranks.front().rank][name][k];
-      instances.push_back({c0.collective, c0.bytes, c0.out_bytes, mn,
-                           c0.group_size > 0 ? c0.group_size : static_cast<std::int64_t>(n_ranks), c0.on_gpu});
-      if (n_ranks > 1 && mx - mn > best_wait) best_wait = mx - mn, best_rank = mn_rank, best_coll = c0.collective;
-    }
-    for (const auto& [rk, w] : step_wait) {
-      waits[std::to_string(rk)] = w;
-      wait_sum[rk] += w;
-      wait_by_step[rk][name] = w;
-    }
-    if (best_rank >= 0 && best_wait > 0) {
-      ++straggler_steps[best_rank];
-      double others = 0;
-      for (const auto& [rk, w] : step_wait)
-        if (rk != best_rank) others += w;
-      caused[best_rank] += others;
-      st["straggler"] = {{"rank", best_rank},
-                         {"collective", best_coll},
-                         {"longest_wait_us", best_wait},
-                         {"others_wait_us", n_ranks > 1 ? others / static_cast<double>(n_ranks - 1) : 0.0}};
     } else {
-      st["straggler"] = nullptr;
-      st["why_no_straggler"] = k_n == 0      ? "no communication call in this step"
-                               : n_ranks < 2 ? "one rank: nobody waits"
-                                             : "every rank's collectives lasted the same: nobody waited";
+      match_step(name, *counts.begin(), ranks, m, st);
     }
-    st["wait_us_by_rank"] = waits;
-    steps_out.push_back(st);
+    m.steps.push_back(st);
   }
-  job["steps"] = steps_out;
-  job["collective_count_mismatch"] = mismatched;
+  return m;
+}
 
-  // Per rank rows and the figures across ranks.
-  std::map<std::string, std::vector<std::pair<double, std::int64_t>>> across;
-  for (const auto& r : ranks) {
-    const json& d = r.diagnosis;
-    json row;
-    row["rank"] = r.rank;
-    row["file"] = r.file;
-    row["rank_from"] = r.rank_from;
-    row["steps"] = step_names[r.rank].size();
-    row["devices"] = d["trace"].value("devices", json::array());
-    row["distributed_backend"] = d["trace"].value("distributed_backend", "");
-    row["world_size"] = d["trace"].value("world_size", json(nullptr));
-    row["communication_calls"] = r.calls.size();
-    json medians = json::object();
-    for (const auto& [key, member] : figure_list()) {
-      std::vector<double> v;
-      if (member) {
-        const auto& sn = step_names[r.rank];
-        for (std::size_t i = 0; i < sn.size(); ++i) {
-          if (std::find(common.begin(), common.end(), sn[i]) == common.end()) continue;
-          const double x = figs[r.rank][i].*member;
-          if (std::isfinite(x)) v.push_back(x);
-        }
-      } else {
-        for (const auto& [n, w] : wait_by_step[r.rank]) v.push_back(w);
+using Across = std::map<std::string, std::vector<std::pair<double, std::int64_t>>>;  // figure -> (rank's median, rank)
+
+// One rank's row; its medians over the common steps go into `across` too.
+json rank_row(const RankInput& r, const RankSteps& rs, const Matched& m, Across& across) {
+  const json& d = r.diagnosis;
+  json row;
+  row["rank"] = r.rank;
+  row["file"] = r.file;
+  row["rank_from"] = r.rank_from;
+  row["steps"] = rs.names.at(r.rank).size();
+  row["devices"] = d["trace"].value("devices", json::array());
+  row["distributed_backend"] = d["trace"].value("distributed_backend", "");
+  row["world_size"] = d["trace"].value("world_size", json(nullptr));
+  row["communication_calls"] = r.calls.size();
+  json medians = json::object();
+  for (const auto& [key, member] : figure_list()) {
+    std::vector<double> v;
+    if (member) {
+      const auto& sn = rs.names.at(r.rank);
+      for (std::size_t i = 0; i < sn.size(); ++i) {
+        if (!rs.is_common(sn[i])) continue;
+        const double x = rs.figs.at(r.rank)[i].*member;
+        if (std::isfinite(x)) v.push_back(x);
       }
-      const double m = median_of(v);
-      medians[key] = jnum(m);
-      if (std::isfinite(m)) across[key].push_back({m, r.rank});
+    } else if (const auto w = m.wait_by_step.find(r.rank); w != m.wait_by_step.end()) {
+      for (const auto& [n, x] : w->second) v.push_back(x);
     }
-    row["median_per_step"] = medians;
-    // The whole trace's figures (gtb's whole-trace window: the first GPU event's start to the last one's
-    // end), which the HTA agreement test compares with HTA's temporal breakdown and overlap per trace.
-    if (d["overall"].contains("gpu")) {
-      const auto& g = d["overall"]["gpu"];
-      row["whole_trace"] = {{"window_us", g["window_us"]},
-                            {"busy_us", g["busy_us"]},
-                            {"idle_us", g["idle_us"]},
-                            {"compute_us", g["split"]["compute_us"]},
-                            {"non_compute_us", g["split"]["non_compute_us"]},
-                            {"communication_us", g["split"]["communication_us"]},
-                            {"memory_us", g["split"]["memory_us"]},
-                            {"communication_overlap_share", g["communication"]["overlap_share"]},
-                            {"sync_markers_outside_busy_in_window_us",
-                             g.contains("sync_markers") ? g["sync_markers"].value("us_outside_busy_in_window", 0.0) : 0.0}};
-    }
-    row["symptoms"] = json::array();
-    for (const auto& l : symptom_lines(d)) row["symptoms"].push_back({{"id", l.id}, {"label", l.label}, {"text", l.text}});
-    rank_rows.push_back(row);
+    const double med = median_of(v);
+    medians[key] = jnum(med);
+    if (std::isfinite(med)) across[key].push_back({med, r.rank});
   }
-  job["ranks"] = rank_rows;
+  row["median_per_step"] = medians;
+  // The whole trace's figures (gtb's whole-trace window: the first GPU event's start to the last one's
+  // end), which the HTA agreement test compares with HTA's temporal breakdown and overlap per trace.
+  if (d["overall"].contains("gpu")) {
+    const auto& g = d["overall"]["gpu"];
+    row["whole_trace"] = {{"window_us", g["window_us"]},
+                          {"busy_us", g["busy_us"]},
+                          {"idle_us", g["idle_us"]},
+                          {"compute_us", g["split"]["compute_us"]},
+                          {"non_compute_us", g["split"]["non_compute_us"]},
+                          {"communication_us", g["split"]["communication_us"]},
+                          {"memory_us", g["split"]["memory_us"]},
+                          {"communication_overlap_share", g["communication"]["overlap_share"]},
+                          {"sync_markers_outside_busy_in_window_us",
+                           g.contains("sync_markers") ? g["sync_markers"].value("us_outside_busy_in_window", 0.0) : 0.0}};
+  }
+  row["symptoms"] = json::array();
+  for (const auto& l : symptom_lines(d)) row["symptoms"].push_back({{"id", l.id}, {"label", l.label}, {"text", l.text}});
+  return row;
+}
+
+// Each figure across ranks: min, median, max, spread and the ranks at either end.
+json across_section(Across& across) {
   json acr = json::object();
   for (const auto& [key, member] : figure_list()) {
     (void)member;
@@ -358,42 +376,53 @@ json diagnose_job(const std::vector<RankInput>& ranks, const json* results, cons
                 {"min_rank", v.front().second},
                 {"max_rank", v.back().second}};
   }
-  job["across_ranks"] = acr;
+  return acr;
+}
 
-  // The job's straggler: the rank that is a step's straggler most often (ties: the larger wait caused).
+// The job's straggler: the rank that is a step's straggler most often (ties: the larger wait caused);
+// -1 if none.
+std::int64_t job_straggler(Matched& m) {
   std::int64_t straggler = -1;
-  for (const auto& [rk, n] : straggler_steps)
-    if (straggler < 0 || n > straggler_steps[straggler] ||
-        (n == straggler_steps[straggler] && caused[rk] > caused[straggler]))
+  for (const auto& [rk, n] : m.straggler_steps)
+    if (straggler < 0 || n > m.straggler_steps[straggler] ||
+        (n == m.straggler_steps[straggler] && m.caused[rk] > m.caused[straggler]))
       straggler = rk;
-  if (straggler >= 0) {
-    const double steps_n = static_cast<double>(std::max<std::size_t>(1, common.size()));
-    json s = {{"rank", straggler},
-              {"straggler_in_steps", straggler_steps[straggler]},
-              {"of_steps", common.size()},
-              {"others_wait_per_step_us", n_ranks > 1 ? caused[straggler] / static_cast<double>(n_ranks - 1) / steps_n : 0.0}};
-    for (const auto& r : ranks)
-      if (r.rank == straggler) {
-        s["file"] = r.file;
-        json lines = json::array();
-        for (const auto& l : symptom_lines(r.diagnosis))
-          lines.push_back({{"id", l.id}, {"label", l.label}, {"text", l.text}, {"from", l.from}});
-        s["its_symptoms"] = lines;  // its single-trace diagnosis
-      }
-    job["straggler"] = s;
-  } else {
-    job["straggler"] = nullptr;
-  }
+  return straggler;
+}
 
-  // Collectives by kind and size: achieved bus bandwidth, and the measured one from the results.
+json straggler_section(std::int64_t straggler, const std::vector<RankInput>& ranks, std::size_t common_steps, Matched& m) {
+  if (straggler < 0) return nullptr;
+  const double steps_n = static_cast<double>(std::max<std::size_t>(1, common_steps));
+  const std::size_t n_ranks = ranks.size();
+  json s = {{"rank", straggler},
+            {"straggler_in_steps", m.straggler_steps[straggler]},
+            {"of_steps", common_steps},
+            {"others_wait_per_step_us", n_ranks > 1 ? m.caused[straggler] / static_cast<double>(n_ranks - 1) / steps_n : 0.0}};
+  for (const auto& r : ranks)
+    if (r.rank == straggler) {
+      s["file"] = r.file;
+      json lines = json::array();
+      for (const auto& l : symptom_lines(r.diagnosis))
+        lines.push_back({{"id", l.id}, {"label", l.label}, {"text", l.text}, {"from", l.from}});
+      s["its_symptoms"] = lines;  // its single-trace diagnosis
+    }
+  return s;
+}
+
+// The results' cost terms as the job may use them: why not (`reason`) where they do not apply.
+struct JobTerms {
   std::vector<cost::Term> terms;
-  std::string terms_reason;
+  std::string reason, machine_note;
+  Backend backend = Backend::cpu;
+};
+
+JobTerms job_terms(const std::vector<RankInput>& ranks, const json* results, bool any_gpu) {
+  JobTerms t;
   if (results) {
-    if (!cost::has_terms(*results)) terms_reason = "the results file has no cost terms";
-    else terms = cost::terms_from_document(*results);
+    if (!cost::has_terms(*results)) t.reason = "the results file has no cost terms";
+    else t.terms = cost::terms_from_document(*results);
   }
-  const Backend backend = any_gpu ? Backend::cuda : Backend::cpu;
-  std::string machine_note;
+  t.backend = any_gpu ? Backend::cuda : Backend::cpu;
   if (results && any_gpu) {
     std::string results_gpu;
     if (const auto* g = json_read::find(*results, {"context", "gpu"}))
@@ -402,14 +431,44 @@ json diagnose_job(const std::vector<RankInput>& ranks, const json* results, cons
     std::string trace_gpu;
     for (const auto& r : ranks)
       if (!r.diagnosis["trace"]["devices"].empty()) trace_gpu = r.diagnosis["trace"]["devices"][0].get<std::string>();
-    if (results_gpu.empty()) terms_reason = "the results have no GPU records";
-    else if (trace_gpu.empty()) terms_reason = "the traces do not name their GPU, so " + results_gpu + "'s records cannot be said to apply";
+    if (results_gpu.empty()) t.reason = "the results have no GPU records";
+    else if (trace_gpu.empty()) t.reason = "the traces do not name their GPU, so " + results_gpu + "'s records cannot be said to apply";
     else if (normalized(results_gpu) != normalized(trace_gpu))
-      terms_reason = "the results are of " + results_gpu + ", the traces of " + trace_gpu;
+      t.reason = "the results are of " + results_gpu + ", the traces of " + trace_gpu;
   } else if (results) {
-    machine_note = "a CPU trace does not name its CPU: the measured figures are those of the results file's "
-                   "machine, assumed to be the job's";
+    t.machine_note = "a CPU trace does not name its CPU: the measured figures are those of the results file's "
+                     "machine, assumed to be the job's";
   }
+  return t;
+}
+
+// A collective's measured bus bandwidth from the results' all-reduce term, into `c`.
+void measured_busbw(json& c, const std::string& coll, double b, std::int64_t n, double achieved, const json* results,
+                    const JobTerms& t) {
+  std::string cannot;
+  if (!results) cannot = "no --results";
+  else if (!t.reason.empty()) cannot = t.reason;
+  else if (coll != "allreduce") cannot = "gtb measures all-reduce only";
+  else if (b < 0) cannot = "the collective's size is unknown";
+  if (cannot.empty()) {
+    const auto e = cost::allreduce_seconds(t.terms, t.backend, static_cast<int>(n), b);
+    if (e.seconds && *e.seconds > 0) {
+      const double m = bus_bandwidth_gbps(coll, b, *e.seconds, n);
+      c["measured_busbw_gbps"] = m;
+      c["achieved_share_of_measured"] = jnum(achieved / m);
+      c["measured_us"] = *e.seconds * 1e6;
+      c["records"] = e.records;
+      c["outside_measured"] = e.outside_measured;
+      return;
+    }
+    cannot = e.cannot_say.empty() ? "no all-reduce term" : e.cannot_say;
+  }
+  c["measured_busbw_gbps"] = nullptr;
+  c["measured_cannot_say"] = cannot;
+}
+
+// Collectives by kind and size: achieved bus bandwidth, and the measured one from the results.
+json collectives_section(const std::vector<Instance>& instances, const json* results, const JobTerms& t) {
   std::map<std::tuple<std::string, double, std::int64_t>, std::vector<double>> groups;
   for (const auto& in : instances)
     groups[{in.collective, in.collective == "allgather" ? in.out_bytes : in.bytes, in.group}].push_back(in.min_dur);
@@ -427,150 +486,165 @@ json diagnose_job(const std::vector<RankInput>& ranks, const json* results, cons
     if (!std::isfinite(achieved))
       c["achieved_cannot_say"] = b < 0 ? "the trace's collective carries no size (no In msg nelems / dtype)"
                                        : "no bus-bandwidth rule for this collective";
-    if (!results) {
-      c["measured_busbw_gbps"] = nullptr;
-      c["measured_cannot_say"] = "no --results";
-    } else if (!terms_reason.empty()) {
-      c["measured_busbw_gbps"] = nullptr;
-      c["measured_cannot_say"] = terms_reason;
-    } else if (coll != "allreduce") {
-      c["measured_busbw_gbps"] = nullptr;
-      c["measured_cannot_say"] = "gtb measures all-reduce only";
-    } else if (b < 0) {
-      c["measured_busbw_gbps"] = nullptr;
-      c["measured_cannot_say"] = "the collective's size is unknown";
-    } else {
-      const auto e = cost::allreduce_seconds(terms, backend, static_cast<int>(n), b);
-      if (e.seconds && *e.seconds > 0) {
-        const double m = bus_bandwidth_gbps(coll, b, *e.seconds, n);
-        c["measured_busbw_gbps"] = m;
-        c["achieved_share_of_measured"] = jnum(achieved / m);
-        c["measured_us"] = *e.seconds * 1e6;
-        c["records"] = e.records;
-        c["outside_measured"] = e.outside_measured;
-      } else {
-        c["measured_busbw_gbps"] = nullptr;
-        c["measured_cannot_say"] = e.cannot_say.empty() ? "no all-reduce term" : e.cannot_say;
-      }
-    }
+    measured_busbw(c, coll, b, n, achieved, results, t);
     colls.push_back(c);
   }
-  job["collectives"] = colls;
+  return colls;
+}
 
-  // Fixes, priced where the results allow.
-  json fixes = json::array();
-  auto med_across = [&](const char* key) { return acr.contains(key) && acr[key].is_object() ? acr[key]["median"].get<double>() : NAN; };
-  const double step_med = med_across("step_us");
-  {
-    // The straggler: the others' wait is what evening it out saves, from the traces themselves.
-    json f = {{"fix", "even out the straggler's work before the collective (its own symptoms below)"}, {"symptom", "straggler"}};
-    if (straggler >= 0) {
-      const double w = job["straggler"]["others_wait_per_step_us"].get<double>();
-      f["saving_per_step_s"] = w * 1e-6;
-      f["share_of_step"] = step_med > 0 ? jnum(w / step_med) : json(nullptr);
-      f["how"] = "the other ranks' mean wait per step in the collectives where rank " + std::to_string(straggler) +
-                 " came last (from the traces; no results needed)";
-      if (results) {
-        for (const auto& r : ranks)
-          if (r.rank == straggler) {
-            json d = r.diagnosis;
-            price_diagnosis(d, *results, results_label);
-            f["its_fixes"] = d["pricing"]["fixes"];
-          }
+// What the job's fixes are priced from.
+struct FixInputs {
+  const std::vector<RankInput>& ranks;
+  const json* results;
+  const std::string& results_label;
+  const JobTerms& terms;
+  const std::vector<Instance>& instances;
+  std::size_t common_steps;
+  double step_med, exposed_med;
+};
+
+// The straggler: the others' wait is what evening it out saves, from the traces themselves.
+json straggler_fix(const FixInputs& in, std::int64_t straggler, const json& straggler_doc) {
+  json f = {{"fix", "even out the straggler's work before the collective (its own symptoms below)"}, {"symptom", "straggler"}};
+  if (straggler < 0) {
+    f["saving_per_step_s"] = nullptr;
+    f["cannot_say"] = "no straggler found (one rank, no communication, or collectives not matched)";
+    return f;
+  }
+  const double w = straggler_doc["others_wait_per_step_us"].get<double>();
+  f["saving_per_step_s"] = w * 1e-6;
+  f["share_of_step"] = in.step_med > 0 ? jnum(w / in.step_med) : json(nullptr);
+  f["how"] = "the other ranks' mean wait per step in the collectives where rank " + std::to_string(straggler) +
+             " came last (from the traces; no results needed)";
+  if (in.results)
+    for (const auto& r : in.ranks)
+      if (r.rank == straggler) {
+        json d = r.diagnosis;
+        price_diagnosis(d, *in.results, in.results_label);
+        f["its_fixes"] = d["pricing"]["fixes"];
       }
+  return f;
+}
+
+json overlap_fix(const FixInputs& in) {
+  json f = {{"fix", "overlap the exposed communication with compute (bucketed all-reduce during backward)"},
+            {"symptom", "exposed_communication"}};
+  const double ex = in.exposed_med;
+  if (!std::isfinite(ex)) {
+    f["saving_per_step_s"] = nullptr;
+    f["cannot_say"] = "exposed communication is a GPU figure (communication kernels outside compute); these traces have none";
+  } else if (!in.results) {
+    f["saving_per_step_s"] = nullptr;
+    f["cannot_say"] = "no --results: the measured overlap (comm_overlap) prices it";
+  } else if (!in.terms.reason.empty()) {
+    f["saving_per_step_s"] = nullptr;
+    f["cannot_say"] = in.terms.reason;
+  } else {
+    const auto o = cost::overlap_fraction(in.terms.terms, in.terms.backend);
+    if (o.seconds) {
+      f["saving_per_step_s"] = ex * 1e-6 * *o.seconds;
+      f["share_of_step"] = in.step_med > 0 ? jnum(ex * *o.seconds / in.step_med) : json(nullptr);
+      f["records"] = o.records;
     } else {
       f["saving_per_step_s"] = nullptr;
-      f["cannot_say"] = "no straggler found (one rank, no communication, or collectives not matched)";
+      f["cannot_say"] = o.cannot_say;
     }
-    fixes.push_back(f);
+    f["how"] = "median exposed communication per step across ranks times the measured fraction overlap hides";
   }
-  {
-    json f = {{"fix", "overlap the exposed communication with compute (bucketed all-reduce during backward)"},
-              {"symptom", "exposed_communication"}};
-    const double ex = med_across("exposed_communication_us");
-    if (!std::isfinite(ex)) {
-      f["saving_per_step_s"] = nullptr;
-      f["cannot_say"] = "exposed communication is a GPU figure (communication kernels outside compute); these traces have none";
-    } else if (!results) {
-      f["saving_per_step_s"] = nullptr;
-      f["cannot_say"] = "no --results: the measured overlap (comm_overlap) prices it";
-    } else if (!terms_reason.empty()) {
-      f["saving_per_step_s"] = nullptr;
-      f["cannot_say"] = terms_reason;
-    } else {
-      const auto o = cost::overlap_fraction(terms, backend);
-      if (o.seconds) {
-        f["saving_per_step_s"] = ex * 1e-6 * *o.seconds;
-        f["share_of_step"] = step_med > 0 ? jnum(ex * *o.seconds / step_med) : json(nullptr);
-        f["records"] = o.records;
-      } else {
-        f["saving_per_step_s"] = nullptr;
-        f["cannot_say"] = o.cannot_say;
-      }
-      f["how"] = "median exposed communication per step across ranks times the measured fraction overlap hides";
+  return f;
+}
+
+// Bucket size: the all-reduces of a step merged into one; each call pays the measured latency.
+json bucket_fix(const FixInputs& in) {
+  json f = {{"fix", "larger gradient buckets (fewer, larger all-reduces per step)"}, {"symptom", "bucket_size"}};
+  std::vector<double> sizes;
+  std::int64_t group = static_cast<std::int64_t>(in.ranks.size());
+  bool unknown = false;
+  const std::size_t steps_n = std::max<std::size_t>(1, in.common_steps);
+  for (const auto& x : in.instances)
+    if (x.collective == "allreduce") {
+      if (x.bytes < 0) unknown = true;
+      sizes.push_back(x.bytes);
+      group = x.group;
     }
-    fixes.push_back(f);
+  f["allreduce_per_step"] = static_cast<double>(sizes.size()) / static_cast<double>(steps_n);
+  std::string cannot;
+  if (sizes.size() <= steps_n) cannot = sizes.empty() ? "no all-reduce matched across ranks" : "one all-reduce per step already";
+  else if (unknown) cannot = "the all-reduces carry no size in the trace (no In msg nelems / dtype)";
+  else if (!in.results) cannot = "no --results: the measured all-reduce latency and bandwidth price it";
+  else if (!in.terms.reason.empty()) cannot = in.terms.reason;
+  if (!cannot.empty()) {
+    f["saving_per_step_s"] = nullptr;
+    f["cannot_say"] = cannot;
+    return f;
   }
-  {
-    // Bucket size: the all-reduces of a step merged into one; each call pays the measured latency.
-    json f = {{"fix", "larger gradient buckets (fewer, larger all-reduces per step)"}, {"symptom", "bucket_size"}};
-    std::vector<double> sizes;
-    std::int64_t group = static_cast<std::int64_t>(n_ranks);
-    bool unknown = false;
-    const std::size_t steps_n = std::max<std::size_t>(1, common.size());
-    for (const auto& in : instances)
-      if (in.collective == "allreduce") {
-        if (in.bytes < 0) unknown = true;
-        sizes.push_back(in.bytes);
-        group = in.group;
-      }
-    f["allreduce_per_step"] = static_cast<double>(sizes.size()) / static_cast<double>(steps_n);
-    if (sizes.size() <= steps_n) {
-      f["saving_per_step_s"] = nullptr;
-      f["cannot_say"] = sizes.empty() ? "no all-reduce matched across ranks" : "one all-reduce per step already";
-    } else if (unknown) {
-      f["saving_per_step_s"] = nullptr;
-      f["cannot_say"] = "the all-reduces carry no size in the trace (no In msg nelems / dtype)";
-    } else if (!results) {
-      f["saving_per_step_s"] = nullptr;
-      f["cannot_say"] = "no --results: the measured all-reduce latency and bandwidth price it";
-    } else if (!terms_reason.empty()) {
-      f["saving_per_step_s"] = nullptr;
-      f["cannot_say"] = terms_reason;
-    } else {
-      cost::Estimate each, merged;
-      each.seconds = 0.0;  // the sum starts from nothing, not from "cannot say"
-      double total = 0;
-      for (double b : sizes) {
-        each = each + cost::allreduce_seconds(terms, backend, static_cast<int>(group), b);
-        total += b;
-      }
-      merged = cost::allreduce_seconds(terms, backend, static_cast<int>(group), total / static_cast<double>(steps_n));
-      if (each.seconds && merged.seconds) {
-        const double s = *each.seconds / static_cast<double>(steps_n) - *merged.seconds;
-        f["saving_per_step_s"] = std::max(0.0, s);
-        f["share_of_step"] = step_med > 0 ? jnum(std::max(0.0, s) * 1e6 / step_med) : json(nullptr);
-        f["records"] = each.records;
-        f["outside_measured"] = each.outside_measured || merged.outside_measured;
-      } else {
-        f["saving_per_step_s"] = nullptr;
-        f["cannot_say"] = each.cannot_say.empty() ? merged.cannot_say : each.cannot_say;
-      }
-      f["how"] = "the step's all-reduces at the measured latency+bandwidth each, minus one all-reduce of their "
-                 "total bytes (an upper bound: one bucket hides nothing behind backward)";
-    }
-    fixes.push_back(f);
+  const auto& t = in.terms;
+  cost::Estimate each, merged;
+  each.seconds = 0.0;  // the sum starts from nothing, not from "cannot say"
+  double total = 0;
+  for (double b : sizes) {
+    each = each + cost::allreduce_seconds(t.terms, t.backend, static_cast<int>(group), b);
+    total += b;
   }
+  merged = cost::allreduce_seconds(t.terms, t.backend, static_cast<int>(group), total / static_cast<double>(steps_n));
+  if (each.seconds && merged.seconds) {
+    const double s = *each.seconds / static_cast<double>(steps_n) - *merged.seconds;
+    f["saving_per_step_s"] = std::max(0.0, s);
+    f["share_of_step"] = in.step_med > 0 ? jnum(std::max(0.0, s) * 1e6 / in.step_med) : json(nullptr);
+    f["records"] = each.records;
+    f["outside_measured"] = each.outside_measured || merged.outside_measured;
+  } else {
+    f["saving_per_step_s"] = nullptr;
+    f["cannot_say"] = each.cannot_say.empty() ? merged.cannot_say : each.cannot_say;
+  }
+  f["how"] = "the step's all-reduces at the measured latency+bandwidth each, minus one all-reduce of their "
+             "total bytes (an upper bound: one bucket hides nothing behind backward)";
+  return f;
+}
+
+// The fixes, priced ones first by saving.
+json pricing_section(const FixInputs& in, std::int64_t straggler, const json& straggler_doc) {
+  json fixes = json::array({straggler_fix(in, straggler, straggler_doc), overlap_fix(in), bucket_fix(in)});
   std::stable_sort(fixes.begin(), fixes.end(), [](const json& a, const json& b) {
     const bool pa = a["saving_per_step_s"].is_number(), pb = b["saving_per_step_s"].is_number();
     if (pa != pb) return pa;
     return pa && a["saving_per_step_s"].get<double>() > b["saving_per_step_s"].get<double>();
   });
-  job["pricing"] = {{"priced", results != nullptr},
-                    {"results", results ? json(results_label) : json(nullptr)},
-                    {"note", machine_note.empty() ? json(nullptr) : json(machine_note)},
-                    {"fixes", fixes}};
-  job["world_size"] = n_ranks;
+  return {{"priced", in.results != nullptr},
+          {"results", in.results ? json(in.results_label) : json(nullptr)},
+          {"note", in.terms.machine_note.empty() ? json(nullptr) : json(in.terms.machine_note)},
+          {"fixes", fixes}};
+}
+
+}  // namespace job_impl
+
+json diagnose_job(const std::vector<RankInput>& ranks, const json* results, const std::string& results_label) {
+  using namespace job_impl;
+  json job;
+  job["tool"] = "gtb diagnose";
+  job["kind"] = "job";
+  job["format_version"] = 1;
+  job["rules"] = job_rules();
+  const RankSteps rs = rank_steps(ranks);
+  job["step_count"] = step_count_section(ranks, rs);
+  Matched m = match_collectives(ranks, rs);
+  job["steps"] = m.steps;
+  job["collective_count_mismatch"] = m.mismatched;
+  Across across;
+  json rows = json::array();
+  for (const auto& r : ranks) rows.push_back(rank_row(r, rs, m, across));
+  job["ranks"] = rows;
+  const json acr = across_section(across);
+  job["across_ranks"] = acr;
+  const std::int64_t straggler = job_straggler(m);
+  job["straggler"] = straggler_section(straggler, ranks, rs.common.size(), m);
+  const JobTerms terms = job_terms(ranks, results, rs.any_gpu);
+  job["collectives"] = collectives_section(m.instances, results, terms);
+  auto med_across = [&](const char* key) { return acr.contains(key) && acr[key].is_object() ? acr[key]["median"].get<double>() : NAN; };
+  const FixInputs in{ranks,         results,          results_label, terms, m.instances, rs.common.size(),
+                     med_across("step_us"), med_across("exposed_communication_us")};
+  job["pricing"] = pricing_section(in, straggler, job["straggler"]);
+  job["world_size"] = ranks.size();
   return job;
 }
 
@@ -613,18 +687,10 @@ json compare(const std::vector<double>& a, const std::vector<double>& b) {
 
 }  // namespace job_impl
 
-json diagnose_diff(const json& before, const std::vector<NameTally>& bn, const json& after,
-                   const std::vector<NameTally>& an) {
-  using namespace job_impl;
-  json d;
-  d["tool"] = "gtb diagnose";
-  d["kind"] = "diff";
-  d["format_version"] = 1;
-  d["before"] = {{"file", before["trace"].value("file", "")}, {"steps", before.value("steps", json::array()).size()},
-                 {"gpu", before["overall"].contains("gpu")}};
-  d["after"] = {{"file", after["trace"].value("file", "")}, {"steps", after.value("steps", json::array()).size()},
-                {"gpu", after["overall"].contains("gpu")}};
-  d["rules"] = {
+namespace job_impl {
+
+json diff_rules() {
+  return {
       {"step", "Each trace's steps as its diagnosis has them (GPU window, or the host step without GPU events); "
                "a figure's value is the median over the steps, its noise the larger of the two traces' "
                "step-to-step spread (max - min). A change beyond the noise is one larger than that noise."},
@@ -632,7 +698,15 @@ json diagnose_diff(const json& before, const std::vector<NameTally>& bn, const j
                 "before), vanished (none after), or changed: median time per step moved by more than the "
                 "larger step-to-step spread of that name's time and by at least 1% of the step, or its mean count per "
                 "step moved by more than 10% (counts are exact)."},
+      {"collectives", "Communication calls by kind (as the job reads them: communication kernels, else the host "
+                      "library's collectives), per step: mean calls, mean bytes (from each call's own arguments; "
+                      "null where a call carries no size) and the distinct call sizes. Changed: the calls per step "
+                      "or the set of sizes differ (both exact)."},
       {"symptoms", "A symptom came or went when its line is in one diagnosis and not the other."}};
+}
+
+// The change of each category (step, compute, communication, memory, idle by cause, data loader).
+json diff_categories(const json& before, const json& after) {
   json cats = json::object();
   for (const auto& [key, member] :
        std::vector<std::pair<const char*, double StepFigures::*>>{{"step_us", &StepFigures::step_us},
@@ -648,52 +722,51 @@ json diagnose_diff(const json& before, const std::vector<NameTally>& bn, const j
     if (a.empty() && b.empty()) continue;
     cats[key] = compare(a, b);
   }
-  d["categories"] = cats;
-  const json& st = cats.value("step_us", json::object());
-  const double step_before = st.contains("before_median") && st["before_median"].is_number() ? st["before_median"].get<double>() : NAN;
-  {
-    std::string v;
-    if (st.is_object() && st.contains("change") && st["change"].is_number()) {
-      const double c = st["change"].get<double>();
-      v = std::string("step time ") + (c >= 0 ? "grew" : "shrank") + " by " + dur(std::fabs(c)) + " (" +
-          pct(jd(st, "change_share")) + ") from " + dur(jd(st, "before_median")) + " to " + dur(jd(st, "after_median")) +
-          (st["beyond_noise"].get<bool>() ? ", beyond the steps' noise (" + dur(jd(st, "noise")) + ")"
-                                          : ", within the steps' noise (" + dur(jd(st, "noise")) + "): no change can be claimed");
-    } else {
-      v = "no step time in one of the traces";
-    }
-    d["verdict"] = v;
-  }
+  return cats;
+}
 
-  // Names.
+std::string diff_verdict(const json& st) {
+  if (!st.is_object() || !st.contains("change") || !st["change"].is_number()) return "no step time in one of the traces";
+  const double c = st["change"].get<double>();
+  return std::string("step time ") + (c >= 0 ? "grew" : "shrank") + " by " + dur(std::fabs(c)) + " (" +
+         pct(jd(st, "change_share")) + ") from " + dur(jd(st, "before_median")) + " to " + dur(jd(st, "after_median")) +
+         (st["beyond_noise"].get<bool>() ? ", beyond the steps' noise (" + dur(jd(st, "noise")) + ")"
+                                         : ", within the steps' noise (" + dur(jd(st, "noise")) + "): no change can be claimed");
+}
+
+double sum_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
+// Kernels and CPU operators that appeared, vanished or changed beyond their noise.
+json diff_names(const std::vector<NameTally>& bn, const std::vector<NameTally>& an, double step_before) {
   std::map<std::pair<std::string, std::string>, std::pair<const NameTally*, const NameTally*>> names;
-  for (const auto& x : bn) names[{x.kind, x.name}].first = &x;
-  for (const auto& x : an) names[{x.kind, x.name}].second = &x;
+  for (const auto& x : bn)
+    if (x.kind != "collective") names[{x.kind, x.name}].first = &x;
+  for (const auto& x : an)
+    if (x.kind != "collective") names[{x.kind, x.name}].second = &x;
   json appeared = json::array(), vanished = json::array(), changed = json::array();
   const double min_change = std::isfinite(step_before) ? 0.01 * step_before : 0.0;
   for (const auto& [key, pr] : names) {
     const auto& [a, b] = pr;
-    auto sum = [](const std::vector<double>& v) {
-      double s = 0;
-      for (double x : v) s += x;
-      return s;
-    };
     auto row = [&](const NameTally* x) {
       return json{{"count_per_step", x ? median_of(x->count) : 0.0}, {"us_per_step", x ? median_of(x->us) : 0.0},
-                  {"count", x ? sum(x->count) : 0.0}, {"us", x ? sum(x->us) : 0.0}};
+                  {"count", x ? sum_of(x->count) : 0.0}, {"us", x ? sum_of(x->us) : 0.0}};
     };
     json r = {{"name", key.second}, {"kind", key.first}, {"before", row(a)}, {"after", row(b)}};
     const double ub = a ? median_of(a->us) : 0, ua = b ? median_of(b->us) : 0;
     r["change_us_per_step"] = ua - ub;
-    if (!a || sum(a->count) == 0) {
+    if (!a || sum_of(a->count) == 0) {
       if (ua >= min_change || ua > 0) appeared.push_back(r);
-    } else if (!b || sum(b->count) == 0) {
+    } else if (!b || sum_of(b->count) == 0) {
       vanished.push_back(r);
     } else {
       const double noise = std::max(max_of(a->us) - min_of(a->us), max_of(b->us) - min_of(b->us));
       r["noise_us"] = noise;
       // Counts are exact: a mean count per step that moved by more than 10% is a change whatever the time did.
-      const double ca = sum(a->count) / static_cast<double>(a->count.size()), cb = sum(b->count) / static_cast<double>(b->count.size());
+      const double ca = sum_of(a->count) / static_cast<double>(a->count.size()), cb = sum_of(b->count) / static_cast<double>(b->count.size());
       r["before"]["mean_count_per_step"] = ca;
       r["after"]["mean_count_per_step"] = cb;
       const bool count_moved = std::fabs(cb - ca) > 0.1 * ca;
@@ -710,9 +783,37 @@ json diagnose_diff(const json& before, const std::vector<NameTally>& bn, const j
     for (std::size_t i = 0; i < x.size() && i < 25; ++i) out.push_back(x[i]);
     return json{{"total", x.size()}, {"largest", out}};
   };
-  d["names"] = {{"appeared", by_size(appeared)}, {"vanished", by_size(vanished)}, {"changed", by_size(changed)}};
+  return {{"appeared", by_size(appeared)}, {"vanished", by_size(vanished)}, {"changed", by_size(changed)}};
+}
 
-  // Symptoms that came or went: each symptom's figure per step (the mean over the steps), present when above 0.
+// Collectives by kind before and after: calls and bytes per step, the sizes of the calls.
+json diff_collectives(const std::vector<NameTally>& bn, const std::vector<NameTally>& an) {
+  std::map<std::string, std::pair<const NameTally*, const NameTally*>> kinds;
+  for (const auto& x : bn)
+    if (x.kind == "collective") kinds[x.name].first = &x;
+  for (const auto& x : an)
+    if (x.kind == "collective") kinds[x.name].second = &x;
+  auto side = [](const NameTally* x) {
+    if (!x) return json{{"calls_per_step", 0.0}, {"bytes_per_step", 0.0}, {"sizes", json::array()}, {"us_per_step", 0.0}};
+    const double n = static_cast<double>(std::max<std::size_t>(1, x->count.size()));
+    return json{{"calls_per_step", sum_of(x->count) / n},
+                {"bytes_per_step", jnum(sum_of(x->bytes) / n)},
+                {"sizes", x->sizes},
+                {"us_per_step", median_of(x->us)}};
+  };
+  json out = json::array();
+  for (const auto& [kind, pr] : kinds) {
+    json r = {{"collective", kind}, {"before", side(pr.first)}, {"after", side(pr.second)}};
+    r["calls_changed"] = r["before"]["calls_per_step"] != r["after"]["calls_per_step"];
+    r["sizes_changed"] = r["before"]["sizes"] != r["after"]["sizes"];
+    r["changed"] = r["calls_changed"].get<bool>() || r["sizes_changed"].get<bool>();
+    out.push_back(r);
+  }
+  return out;
+}
+
+// Symptoms that came or went: each symptom's figure per step (the mean over the steps), present when above 0.
+json diff_symptoms(const json& before, const json& after) {
   json came = json::array(), went = json::array(), both = json::array();
   for (const auto& [label, path] : std::vector<std::pair<std::string, std::vector<std::string>>>{
            {"sync calls per step", {"host", "syncs", "total"}},
@@ -730,7 +831,30 @@ json diagnose_diff(const json& before, const std::vector<NameTally>& bn, const j
     else if (pb && !pa) went.push_back(r);
     else if (pa && pb) both.push_back(r);
   }
-  d["symptoms"] = {{"came", came}, {"went", went}, {"in_both", both}};
+  return {{"came", came}, {"went", went}, {"in_both", both}};
+}
+
+}  // namespace job_impl
+
+json diagnose_diff(const json& before, const std::vector<NameTally>& bn, const json& after,
+                   const std::vector<NameTally>& an) {
+  using namespace job_impl;
+  json d;
+  d["tool"] = "gtb diagnose";
+  d["kind"] = "diff";
+  d["format_version"] = 1;
+  d["before"] = {{"file", before["trace"].value("file", "")}, {"steps", before.value("steps", json::array()).size()},
+                 {"gpu", before["overall"].contains("gpu")}};
+  d["after"] = {{"file", after["trace"].value("file", "")}, {"steps", after.value("steps", json::array()).size()},
+                {"gpu", after["overall"].contains("gpu")}};
+  d["rules"] = diff_rules();
+  d["categories"] = diff_categories(before, after);
+  const json& st = d["categories"].value("step_us", json::object());
+  const double step_before = st.contains("before_median") && st["before_median"].is_number() ? st["before_median"].get<double>() : NAN;
+  d["verdict"] = diff_verdict(st);
+  d["names"] = diff_names(bn, an, step_before);
+  d["collectives"] = diff_collectives(bn, an);
+  d["symptoms"] = diff_symptoms(before, after);
   return d;
 }
 
@@ -886,6 +1010,19 @@ std::string diff_body(const json& d, bool md, int level) {
         << dur(r["before"]["us_per_step"].get<double>()) << " -> " << dur(r["after"]["us_per_step"].get<double>())
         << " per step (" << signed_dur(r["change_us_per_step"].get<double>()) << ")\n";
     }
+  }
+  if (d.contains("collectives") && !d["collectives"].empty()) {
+    sec("Collectives per step (calls, their sizes, bytes)");
+    auto side = [](const json& x) {
+      std::string sizes;
+      for (const auto& b : x["sizes"]) sizes += (sizes.empty() ? "" : ", ") + bytes_text(b.get<double>());
+      const double n = x["calls_per_step"].get<double>();
+      return fmtd("%.3g", n) + (n == 1 ? " call of " : " calls of ") + (sizes.empty() ? "unknown size" : sizes) + " (" +
+             (x["bytes_per_step"].is_number() ? bytes_text(x["bytes_per_step"].get<double>()) : "unknown bytes") + " per step)";
+    };
+    for (const auto& c : d["collectives"])
+      o << (md ? "- " : "    ") << c["collective"].get<std::string>() << ": " << side(c["before"]) << " -> "
+        << side(c["after"]) << (c["changed"].get<bool>() ? " (changed)" : " (unchanged)") << "\n";
   }
   sec("Symptoms");
   auto val = [](const json& v) { return v.is_number() ? fmtd("%.3g", v.get<double>()) : std::string("n/a"); };

@@ -34,11 +34,14 @@ double dtype_bytes(const std::string& dtype);
 // all-reduce's buffer (all-gather: the gathered output). NaN when the collective is unknown.
 double bus_bandwidth_gbps(const std::string& collective, double bytes, double seconds, std::int64_t ranks);
 
-// Per step and name, the count and time of each kernel (by launch) and CPU operator (by start):
-// what the diff compares. Steps as diagnosis["steps"] (one "step", the whole trace, without steps).
+// Per step and name, the count and time of each kernel (by launch) and CPU operator (by start), and
+// of each kind of collective (with its bytes): what the diff compares. Steps as diagnosis["steps"] (one "step", the whole trace, without steps).
 struct NameTally {
-  std::string name, kind;        // kind: "kernel" (GPU events of any kind) or "cpu_op"
+  std::string name, kind;        // kind: "kernel" (GPU events of any kind), "cpu_op", or "collective"
   std::vector<double> count, us;  // per step
+  // kind "collective" (name: allreduce, ...; the communication calls as the job reads them): bytes per
+  // step (NaN where a call carries no size) and the distinct sizes of its calls, ascending.
+  std::vector<double> bytes, sizes;
 };
 std::vector<NameTally> name_tallies(const Trace& trace);
 

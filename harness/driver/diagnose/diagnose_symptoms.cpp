@@ -862,7 +862,8 @@ std::string collective_kind(const std::string& name) {
 }
 
 double dtype_bytes(const std::string& dtype) {
-  const auto d = lower(dtype);
+  auto d = lower(dtype);
+  if (const auto colon = d.rfind("::"); colon != std::string::npos) d = d.substr(colon + 2);  // c10::BFloat16
   if (d == "float" || d == "float32" || d == "int" || d == "int32" || d == "uint32") return 4;
   if (d == "double" || d == "float64" || d == "long" || d == "int64" || d == "uint64" || d == "complexfloat") return 8;
   if (d == "half" || d == "float16" || d == "bfloat16" || d == "short" || d == "int16") return 2;
@@ -883,6 +884,16 @@ std::vector<CommCall> communication_calls(const Trace& t) {
   const std::vector<Step> steps = unique_steps(t);
   const Prepared p = prepare(t, steps);
   std::vector<CommCall> out;
+  // The collective's own arguments (kind, size, group), where the trace wrote them.
+  auto with_args = [&t](CommCall& c, std::int32_t index) {
+    if (index < 0) return;
+    const auto& a = t.collectives[static_cast<std::size_t>(index)];
+    if (a.name >= 0) c.collective = collective_kind(t.name_of(a.name));
+    const double eb = a.dtype >= 0 ? dtype_bytes(t.name_of(a.dtype)) : 0;
+    if (eb > 0 && a.in_elements >= 0) c.bytes = a.in_elements * eb;
+    if (eb > 0 && a.out_elements >= 0) c.out_bytes = a.out_elements * eb;
+    c.group_size = a.group_size;
+  };
   for (const auto i : p.order) {
     const auto& e = t.gpu[i];
     if (e.kind != GpuKind::kernel || !p.comm[static_cast<std::size_t>(e.name)]) continue;
@@ -892,14 +903,7 @@ std::vector<CommCall> communication_calls(const Trace& t) {
     c.dur = e.dur;
     c.on_gpu = true;
     c.collective = collective_kind(t.name_of(e.name));
-    if (e.collective >= 0) {
-      const auto& a = t.collectives[static_cast<std::size_t>(e.collective)];
-      if (a.name >= 0) c.collective = collective_kind(t.name_of(a.name));
-      const double eb = a.dtype >= 0 ? dtype_bytes(t.name_of(a.dtype)) : 0;
-      if (eb > 0 && a.in_elements >= 0) c.bytes = a.in_elements * eb;
-      if (eb > 0 && a.out_elements >= 0) c.out_bytes = a.out_elements * eb;
-      c.group_size = a.group_size;
-    }
+    with_args(c, e.collective);
     out.push_back(c);
   }
   if (!out.empty()) return out;
@@ -911,6 +915,7 @@ std::vector<CommCall> communication_calls(const Trace& t) {
     c.ts = h.ts;
     c.dur = h.dur;
     c.collective = collective_kind(t.name_of(h.name));
+    with_args(c, h.collective);
     out.push_back(c);
   }
   std::sort(out.begin(), out.end(), [](const CommCall& a, const CommCall& b) { return a.ts < b.ts; });
@@ -939,6 +944,31 @@ std::vector<NameTally> name_tallies(const Trace& t) {
   for (const auto& op : t.cpu_ops) add("cpu_op", op.name, steps.empty() ? 0 : step_of(steps, op.ts), op.dur);
   std::vector<NameTally> out;
   for (auto& [k, v] : by) out.push_back(std::move(v));
+  // Collectives by kind: calls, time and bytes per step, and the sizes of the calls.
+  std::map<std::string, NameTally> coll;
+  std::map<std::string, std::set<double>> sizes;
+  for (const auto& c : communication_calls(t)) {
+    if (!steps.empty() && c.step < 0) continue;
+    const std::string kind = c.collective.empty() ? "unknown" : c.collective;
+    auto& x = coll[kind];
+    if (x.count.empty()) {
+      x.name = kind;
+      x.kind = "collective";
+      x.count.assign(n, 0);
+      x.us.assign(n, 0);
+      x.bytes.assign(n, 0);
+    }
+    const auto k = static_cast<std::size_t>(std::max(0, c.step));
+    x.count[k] += 1;
+    x.us[k] += c.dur;
+    const double b = kind == "allgather" ? c.out_bytes : c.bytes;
+    x.bytes[k] += b >= 0 ? b : NAN;
+    if (b >= 0) sizes[kind].insert(b);
+  }
+  for (auto& [k, v] : coll) {
+    v.sizes.assign(sizes[k].begin(), sizes[k].end());
+    out.push_back(std::move(v));
+  }
   return out;
 }
 

@@ -114,12 +114,14 @@ class Handler {
       ev_.dims.clear();
     } else if (depth_ == 6 && in_dims_) {
       ev_.dims.emplace_back();
+    } else if (depth_ == 5 && in_args_ && arg_key_ == "Input type") {
+      in_types_ = true;
     }
     return true;
   }
   bool end_array() {
     if (depth_ == 2) in_events_ = in_devices_ = false;
-    if (depth_ == 5) in_dims_ = false;
+    if (depth_ == 5) in_dims_ = in_types_ = false;
     --depth_;
     if (depth_ == 1 && array_root_) --depth_;
     return true;
@@ -141,6 +143,7 @@ class Handler {
   };
   struct Event {
     std::string ph, cat, name, sync_kind, size_text, collective, dtype, process_group;
+    std::string first_input_type;  // "Input type"'s first entry ("float"): a host collective's dtype
     double in_elements = -1, out_elements = -1;
     std::int64_t group_size = -1;
     double ts = NAN, dur = NAN, bytes = -1;
@@ -168,6 +171,10 @@ class Handler {
       throw TraceError("not a profiler trace: the root array holds a value that is not an event object");
     if (in_dims_ && depth_ == 6 && v.is_number) {
       ev_.dims.back().push_back(v.num());
+      return true;
+    }
+    if (in_types_ && depth_ == 5) {
+      if (v.is_string && ev_.first_input_type.empty()) ev_.first_input_type = v.text;
       return true;
     }
     if (in_event_ && depth_ == 3) {
@@ -293,6 +300,7 @@ class Handler {
       k = HostKind::collective;
     if (k != HostKind::other_runtime) {
       push_host(k, -1);
+      if (k == HostKind::collective) host_collective_args(t_.host.back());
       return;
     }
     if (ev_.external_id >= 0 && !ev_.dims.empty()) record_shape();
@@ -308,6 +316,29 @@ class Handler {
     h.tid = ev_.tid;
     h.kind = k;
     t_.host.push_back(h);
+  }
+
+  // A host library's collective (gloo:all_reduce): its size from its arguments where the trace has
+  // them. PyTorch 2.x writes the gloo call's tensor as "Input Dims" [[n]] and "Input type" ["float"]
+  // (1.13's legacy export writes no arguments); a record_param_comms-style "In msg nelems" / "dtype"
+  // wins where present.
+  void host_collective_args(HostEvent& h) {
+    CollectiveArgs a;
+    a.name = intern(ev_.collective.empty() ? ev_.name.substr(ev_.name.find(':') + 1) : ev_.collective);
+    const std::string& dtype = ev_.dtype.empty() ? ev_.first_input_type : ev_.dtype;
+    if (!dtype.empty()) a.dtype = intern(dtype);
+    if (ev_.in_elements >= 0) {
+      a.in_elements = ev_.in_elements;
+      a.out_elements = ev_.out_elements;
+    } else if (ev_.dims.size() == 1) {
+      double n = 1;
+      for (double x : ev_.dims[0]) n *= x;
+      a.in_elements = a.out_elements = n;
+    }
+    a.group_size = ev_.group_size;
+    if (a.dtype < 0 && a.in_elements < 0 && a.group_size < 0) return;
+    h.collective = static_cast<std::int32_t>(t_.collectives.size());
+    t_.collectives.push_back(a);
   }
 
   void record_shape() {
@@ -349,6 +380,7 @@ class Handler {
   Event ev_;
   int depth_ = 0;
   bool root_is_object_ = false, in_events_ = false, in_event_ = false, in_args_ = false, in_dims_ = false;
+  bool in_types_ = false;
   bool in_devices_ = false, device_obj_ = false, in_dist_ = false, array_root_ = false;
   KeyText top_key_, key_, arg_key_, dist_key_;
   std::unordered_map<std::string, std::int32_t> ids_;

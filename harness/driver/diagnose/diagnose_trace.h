@@ -32,7 +32,8 @@ struct GpuEvent {
   GpuKind kind = GpuKind::kernel;
 };
 
-// The arguments PyTorch writes on a communication kernel (NCCL, RCCL, gloo): which collective, how many
+// The arguments PyTorch writes on a communication kernel (NCCL, RCCL, gloo) or a host library's
+// collective (gloo:all_reduce's "Input Dims" and "Input type" in PyTorch 2.x): which collective, how many
 // elements of which type, among how many ranks. -1: the trace did not say.
 struct CollectiveArgs {
   std::int32_t name = -1;           // "Collective name" (allreduce, broadcast, ...), interned
@@ -60,6 +61,7 @@ struct HostEvent {
   std::int64_t correlation = -1;
   std::int32_t name = -1;
   std::int64_t tid = -1;
+  std::int32_t collective = -1;  // a host collective's arguments: index into Trace::collectives
   HostKind kind = HostKind::other_runtime;
 };
 
@@ -78,7 +80,7 @@ struct Trace {
   std::vector<GpuEvent> gpu;
   std::vector<HostEvent> host;
   std::vector<Step> steps;
-  std::vector<CollectiveArgs> collectives;  // GpuEvent::collective indexes this
+  std::vector<CollectiveArgs> collectives;  // GpuEvent::collective and HostEvent::collective index this
   // Every CPU operator (cpu_op, user_annotation, and the category-less events of the profiler's legacy
   // export): name, start, duration, thread. `gtb diagnose --diff` tallies them by name per step.
   std::vector<HostEvent> cpu_ops;
