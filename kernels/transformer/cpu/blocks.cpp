@@ -539,6 +539,13 @@ void CpuBlocks::backward(const float* x) {
     }
   };
   auto part = [&](int t) { return partials_ + std::size_t(t) * 4 * F; };
+  // A linear layer's two backward GEMMs through the plan: its weight gradient dW = A^T dY and the
+  // gradient of its input dX = dY W^T.
+  auto linear_backward = [&](int l, P which, Site s_dw, Site s_dx, const float* a, const float* dy,
+                             float* dx) {
+    plan_.run(s_dw, a, dy, 0.0f, g(l, which));
+    plan_.run(s_dx, dy, w(l, which), 0.0f, dx);
+  };
   float* dr = dobuf_;  // BF16 copies of the residual gradient for the GEMMs (dobuf_ is free until out_proj.dX)
   for (int l = cfg_.layers - 1; l >= 0; --l) {
     Layer& L = layers_[std::size_t(l)];
@@ -548,15 +555,13 @@ void CpuBlocks::backward(const float* x) {
     reduce_parts(0, D, g(l, P::b_2));
     const float* dxg = rnd ? dr : dx_;
     lap(pieces_.elementwise);
-    plan_.run(s_dw2, L.gl, dxg, 0.0f, g(l, P::w_2));
-    plan_.run(s_dg, dxg, w(l, P::w_2), 0.0f, dff_);
+    linear_backward(l, P::w_2, s_dw2, s_dg, L.gl, dxg, dff_);
     lap(pieces_.mlp);
     clear_parts(F);
     par_rows(T, work * 16, [&](std::size_t r0, std::size_t r1, int t) { gelu_back_rows(dff_, L.u, part(t), r0, r1, F, rnd); });
     reduce_parts(0, F, g(l, P::b_1));
     lap(pieces_.elementwise);
-    plan_.run(s_dw1, L.h2, dff_, 0.0f, g(l, P::w_1));
-    plan_.run(s_dh2, dff_, w(l, P::w_1), 0.0f, tmp_);
+    linear_backward(l, P::w_1, s_dw1, s_dh2, L.h2, dff_, tmp_);
     lap(pieces_.mlp);
     // LN2 backward into dx1 = dL/dx1, then the output projection's bias sum (and BF16 copy).
     clear_parts(3 * D);
@@ -569,9 +574,8 @@ void CpuBlocks::backward(const float* x) {
     reduce_parts(2 * D, D, g(l, P::b_o));
     const float* dx1g = rnd ? dr : dx1_;
     lap(pieces_.elementwise);
-    plan_.run(s_dwo, L.o, dx1g, 0.0f, g(l, P::w_o));
     // dr is read by both GEMMs of out_proj; the second writes elsewhere, so dobuf_ is reused after.
-    plan_.run(s_do, dx1g, w(l, P::w_o), 0.0f, rnd ? tmp_ : dobuf_);
+    linear_backward(l, P::w_o, s_dwo, s_do, L.o, dx1g, rnd ? tmp_ : dobuf_);
     lap(pieces_.projections);
     attention_backward(L, rnd ? tmp_ : dobuf_, dqkv_);
     lap(pieces_.attention);
@@ -584,8 +588,7 @@ void CpuBlocks::backward(const float* x) {
     });
     reduce_parts(0, 3 * D, g(l, P::b_qkv));
     lap(pieces_.elementwise);
-    plan_.run(s_dwqkv, L.h1, dqkv_, 0.0f, g(l, P::w_qkv));
-    plan_.run(s_dh1, dqkv_, w(l, P::w_qkv), 0.0f, tmp_);
+    linear_backward(l, P::w_qkv, s_dwqkv, s_dh1, L.h1, dqkv_, tmp_);
     lap(pieces_.projections);
     clear_parts(2 * D);
     par_rows(T, work * 2, [&](std::size_t r0, std::size_t r1, int t) {
