@@ -466,6 +466,19 @@ Chain make_chain(int rows, int width, int layers) {
   return ch;
 }
 
+// What a step holds and moves, as counters: its working set, and what its passes and its update
+// read and write per step.
+void sequence_bytes(gtb::State& st, const Chain& ch) {
+  // Weights, their gradients and momentum, the input, and per layer Z, A, dZ and dA.
+  const std::size_t L = std::size_t(ch.layers);
+  st.counter("working_set_bytes", 4.0 * double(3 * ch.wsz() * L + ch.act() * (4 * L + 1)), "bytes");
+  // What the passes and the update move per step, read and written (ReLU: Z read, A written; its
+  // gradient: Z and dA read, dZ written; the update: weights, momentum and gradient read, weights
+  // and momentum written).
+  st.counter("pass_bytes", 4.0 * double(ch.act()) * 5.0 * double(L), "bytes");
+  st.counter("update_bytes", 4.0 * double(ch.w.size()) * 5.0, "bytes");
+}
+
 // The sequence's check after one step: a forward, a weight-gradient and an input-gradient
 // GEMM against float64 from the operands as computed, every pass elementwise, then the update
 // (`update`) against float64. False (the failure recorded) where one is wrong.
@@ -644,14 +657,7 @@ void cpu_sequence(gtb::State& st) {
   if (!check_sequence(st, ch, prec, update)) return;
   const double flop = 2.0 * double(R) * double(Wd) * double(Wd) * double(3 * ch.layers - 1);
   if (mode != "passes") st.set_work(mode == "paired" ? 2 * flop : flop);  // paired: every GEMM twice
-  // Weights, their gradients and momentum, the input, and per layer Z, A, dZ and dA.
-  const std::size_t L = std::size_t(ch.layers);
-  st.counter("working_set_bytes", 4.0 * double(3 * ch.wsz() * L + ch.act() * (4 * L + 1)), "bytes");
-  // What the passes and the update move per step, read and written (ReLU: Z read, A written; its
-  // gradient: Z and dA read, dZ written; the update: weights, momentum and gradient read, weights
-  // and momentum written).
-  st.counter("pass_bytes", 4.0 * double(ch.act()) * 5.0 * double(L), "bytes");
-  st.counter("update_bytes", 4.0 * double(ch.w.size()) * 5.0, "bytes");
+  sequence_bytes(st, ch);
   st.info("threads", omp_get_max_threads());
   st.info("gemm_plan", plan.summary());
   if (mode == "cold") return run_cold(st, each_gemm);

@@ -83,17 +83,24 @@ bool built() { return true; }
 bool available() { return api().reason.empty(); }
 std::string unavailable_reason() { return api().reason; }
 
-std::string version() {
-  if (!available()) return "";
+namespace {
+// What MKL_Get_Version reports (oneMKL available).
+MKLVersion version_info() {
   MKLVersion v{};
   api().get_version(&v);
+  return v;
+}
+}  // namespace
+
+std::string version() {
+  if (!available()) return "";
+  const MKLVersion v = version_info();
   return "oneMKL " + std::to_string(v.MajorVersion) + "." + std::to_string(v.UpdateVersion) + "." +
          std::to_string(v.PatchVersion) + " (build " + (v.Build ? v.Build : "?") + ")";
 }
 std::string processor() {
   if (!available()) return "";
-  MKLVersion v{};
-  api().get_version(&v);
+  const MKLVersion v = version_info();
   return v.Processor ? v.Processor : "";
 }
 std::string threading() { return "gnu_thread (the process's libgomp)"; }

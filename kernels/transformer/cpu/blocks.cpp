@@ -240,6 +240,16 @@ void zero_block(float* p, int rows, int cols, std::size_t ld) {
 }
 
 double wtime() { return omp_get_wtime(); }
+// A stopwatch over a pass's pieces: each lap adds the time since the previous one (or the start)
+// into its piece's bucket.
+struct Laps {
+  double t0 = wtime();
+  void operator()(double& bucket) {
+    const double t1 = wtime();
+    bucket += t1 - t0;
+    t0 = t1;
+  }
+};
 
 }  // namespace
 
@@ -440,12 +450,7 @@ void CpuBlocks::forward(const float* x, const float* target, double& loss) {
   const std::size_t T = std::size_t(cfg_.tokens()), D = std::size_t(cfg_.d_model), F = std::size_t(cfg_.ffn());
   const bool rnd = bf16();
   const double work = double(T) * double(D);
-  double t0 = wtime();
-  auto lap = [&](double& bucket) {
-    const double t1 = wtime();
-    bucket += t1 - t0;
-    t0 = t1;
-  };
+  Laps lap;
   layers_[0].xin = x;
   {
     Layer& L = layers_[0];
@@ -521,12 +526,7 @@ void CpuBlocks::backward(const float* x) {
   const bool rnd = bf16();
   const int nt = omp_get_max_threads();
   const double work = double(T) * double(D);
-  double t0 = wtime();
-  auto lap = [&](double& bucket) {
-    const double t1 = wtime();
-    bucket += t1 - t0;
-    t0 = t1;
-  };
+  Laps lap;
   // Per-thread column sums: each thread owns 4F floats; reduced into the gradient after the pass.
   auto clear_parts = [&](std::size_t n) {
     for (int t = 0; t < nt; ++t) std::fill(partials_ + std::size_t(t) * 4 * F, partials_ + std::size_t(t) * 4 * F + n, 0.0f);

@@ -62,6 +62,26 @@ __device__ __forceinline__ Head head_of(const BwdArgs& a, int D) {
   return x;
 }
 
+// The dot products of one thread's row against its columns over the D head columns, in both
+// backward kernels: s[c] = x[row] . y[lane + TPR c] (the scores) and dp[c] = u[row] . w[lane + TPR c]
+// (dP = dO V^T), from tiles in shared memory.
+template <int B, int D, int TPR, int NC>
+__device__ __forceinline__ void row_dots(const float (&x)[B][D + 1], const float (&y)[B][D + 1],
+                                         const float (&u)[B][D + 1], const float (&w)[B][D + 1], int row, int lane,
+                                         float (&s)[NC], float (&dp)[NC]) {
+#pragma unroll
+  for (int c = 0; c < NC; ++c) s[c] = dp[c] = 0.0f;
+#pragma unroll 8
+  for (int d = 0; d < D; ++d) {
+    const float xd = x[row][d], ud = u[row][d];
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      s[c] = fmaf(xd, y[lane + TPR * c][d], s[c]);
+      dp[c] = fmaf(ud, w[lane + TPR * c][d], dp[c]);
+    }
+  }
+}
+
 // One block per (key tile, sample * head), over the query tiles from the diagonal down. Thread t
 // owns key row t / TPR; it computes the scores of query columns lane + TPR * c, and accumulates
 // dK and dV at head columns lane + TPR * m in registers.
@@ -97,17 +117,7 @@ __global__ void __launch_bounds__(kThreads) attention_dkdv_kernel(const BwdArgs 
     }
     __syncthreads();
     float s[NC], dp[NC];
-#pragma unroll
-    for (int c = 0; c < NC; ++c) s[c] = dp[c] = 0.0f;
-#pragma unroll 8
-    for (int d = 0; d < D; ++d) {
-      const float kd = ks[jr][d], vd = vs[jr][d];
-#pragma unroll
-      for (int c = 0; c < NC; ++c) {
-        s[c] = fmaf(qs[lane + TPR * c][d], kd, s[c]);
-        dp[c] = fmaf(dos[lane + TPR * c][d], vd, dp[c]);
-      }
-    }
+    row_dots<B, D, TPR, NC>(ks, qs, vs, dos, jr, lane, s, dp);  // S^T and dP^T: key row jr
 #pragma unroll
     for (int c = 0; c < NC; ++c) {
       const int ic = lane + TPR * c, i = i0 + ic;
@@ -166,17 +176,7 @@ __global__ void __launch_bounds__(kThreads) attention_dq_kernel(const BwdArgs a)
     fa::load_tile<B, D>(vs, x.v, x.ld_qkv, j0, seq);
     __syncthreads();
     float s[NC], dp[NC];
-#pragma unroll
-    for (int c = 0; c < NC; ++c) s[c] = dp[c] = 0.0f;
-#pragma unroll 8
-    for (int d = 0; d < D; ++d) {
-      const float qd = qs[r][d], gd = dos[r][d];
-#pragma unroll
-      for (int c = 0; c < NC; ++c) {
-        s[c] = fmaf(qd, ks[lane + TPR * c][d], s[c]);
-        dp[c] = fmaf(gd, vs[lane + TPR * c][d], dp[c]);
-      }
-    }
+    row_dots<B, D, TPR, NC>(qs, ks, dos, vs, r, lane, s, dp);  // S and dP: query row r
 #pragma unroll
     for (int c = 0; c < NC; ++c) {
       const int jc = lane + TPR * c, jj = j0 + jc;
