@@ -923,7 +923,8 @@ gtb::Bench& register_gemm(gtb::Backend backend, const std::string& variant, cons
 
 const std::vector<std::string> kGpuPrecisions = gtb::gemm::precision_names();
 
-void register_all() {
+// The gemm workload's CPU libraries: the FP32 candidates, both oneDNNs' and oneMKL's BF16.
+void register_cpu_libraries() {
   // The FP32 candidates for the CPU's fastest SGEMM, each a percent of the measured FMA ceiling.
   register_gemm(gtb::Backend::cpu, "openblas", {"fp32"}, cpu_sgemm,
                 "OpenBLAS cblas_sgemm with this process's core type, all cores; TFLOP/s = 2*m*n*k / time")
@@ -931,16 +932,16 @@ void register_all() {
   register_gemm(gtb::Backend::cpu, "openblas_detected", {"fp32"}, cpu_sgemm_detected,
                 "OpenBLAS cblas_sgemm with the core OpenBLAS detects itself (child process), when that differs")
       .ceiling("host_fma_fp32_tflops");
+  auto onednn_quick = [](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
+    return suite != gtb::Suite::quick || !onednn_quick_skips(p.at("m").get<std::int64_t>(), p.at("n").get<std::int64_t>(),
+                                                             p.at("k").get<std::int64_t>());
+  };
   // Quick: oneDNN off 2048^3 (the same rate as OpenBLAS within 1% on a 2-core CPU), the misaligned
   // 2047^3 and the 128-row skinny shape (OpenBLAS the faster by 3% and 85%): OpenBLAS gives the
   // fastest rate per shape there by itself.
   register_gemm(gtb::Backend::cpu, "onednn", {"fp32"}, cpu_onednn, "oneDNN f32 matmul, all cores")
       .ceiling("host_fma_fp32_tflops")
-      .filter([](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
-        return suite != gtb::Suite::quick || !onednn_quick_skips(p.at("m").get<std::int64_t>(),
-                                                                  p.at("n").get<std::int64_t>(),
-                                                                  p.at("k").get<std::int64_t>());
-      });
+      .filter(onednn_quick);
   register_gemm(gtb::Backend::cpu, "onednn", {"bf16_fp32acc", "fp16_fp32acc"}, cpu_onednn,
                 "oneDNN matmul with bf16/f16 A, B, C and f32 accumulation, all cores");
   // The current oneDNN beside Debian's: BF16 at every shape the 2.6 one runs, FP32 where 2.6's does.
@@ -949,11 +950,7 @@ void register_all() {
                 "and C, all cores; the record names its kernel and ISA");
   register_gemm(gtb::Backend::cpu, "onednn3", {"fp32"}, cpu_onednn3, "oneDNN 3 f32 matmul, all cores")
       .ceiling("host_fma_fp32_tflops")
-      .filter([](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
-        return suite != gtb::Suite::quick || !onednn_quick_skips(p.at("m").get<std::int64_t>(),
-                                                                  p.at("n").get<std::int64_t>(),
-                                                                  p.at("k").get<std::int64_t>());
-      });
+      .filter(onednn_quick);
   auto mkl_quick = [](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
     return suite != gtb::Suite::quick || mkl_quick_shape(p.at("m").get<std::int64_t>(), p.at("n").get<std::int64_t>(),
                                                          p.at("k").get<std::int64_t>());
@@ -967,6 +964,10 @@ void register_all() {
   register_gemm(gtb::Backend::cpu, "mkl", {"bf16_fp32acc"}, cpu_mkl,
                 "oneMKL cblas_gemm_bf16bf16f32: bf16 A and B, f32 accumulation and C, all cores")
       .filter(mkl_quick);
+}
+
+// A training step's GEMM sites through each library and through the BF16 per-shape plan.
+void register_step_shapes() {
   // The step shapes through the libraries a CPU step picks from. Quick: OpenBLAS and oneDNN at every
   // site, so that each matmul point is the faster of two records taken at different moments (one
   // library alone left a record slowed 3-60x by a busy moment of a small machine as the site's
@@ -999,6 +1000,10 @@ void register_all() {
         .describe("a BF16 training step's GEMM sites (layer in -> out at R rows) the way the CPU steps run them: "
                   "FP32 operands rounded to BF16 as they enter the product, the library the per-shape plan "
                   "verified and timed fastest (its conversion and packing included)");
+}
+
+// The sequence: a step's GEMMs, passes and update as a step runs them, in every mode.
+void register_sequences() {
   // The sequence's cases, every mode at the same sizes (rows, width, layers) and precisions.
   auto sequence_cases = [](std::vector<std::string> modes, std::vector<std::string> threads,
                            const gtb::RuleChange& quick_rule, const std::string& what) {
@@ -1035,6 +1040,10 @@ void register_all() {
                  "a step's GEMMs (as the sequence's hot mode runs them) with every cache emptied before each call, "
                  "each call then repeated hot and timed apart: the share of the back-to-back rate GEMMs keep when "
                  "their operands come from memory (hot_over_cold)");
+}
+
+// Attention's per-head products through each library.
+void register_batched() {
   // Attention's per-head products, 16 at once (a batch of 4 samples of 4 heads; more tasks than
   // threads, as the transformer steps run).
   for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn})
@@ -1053,6 +1062,13 @@ void register_all() {
           .describe("attention's per-head GEMMs (S x S x dh, S x dh x S), count of them at once over the threads, each "
                     "one single-threaded " + std::string(gtb::cpu::to_string(lib)) + " call");
     }
+}
+
+void register_all() {
+  register_cpu_libraries();
+  register_step_shapes();
+  register_sequences();
+  register_batched();
   register_gemm(gtb::Backend::cuda, "cublas", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, false); },
                 "cublasGemmEx with the precision's compute type; TFLOP/s = 2*m*n*k / time");
   register_gemm(gtb::Backend::cuda, "cublaslt", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, true); },

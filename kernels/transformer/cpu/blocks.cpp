@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/clones.h"
@@ -539,6 +541,14 @@ void CpuBlocks::backward(const float* x) {
     }
   };
   auto part = [&](int t) { return partials_ + std::size_t(t) * 4 * F; };
+  // A pass over the rows whose threads sum columns into their parts (`cols` floats each), then each
+  // (offset, count, gradient) of `into` reduced over the threads.
+  auto summed_pass = [&](std::size_t cols, double cost, const auto& pass,
+                         std::initializer_list<std::tuple<std::size_t, std::size_t, float*>> into) {
+    clear_parts(cols);
+    par_rows(T, cost, pass);
+    for (const auto& [off, n, out] : into) reduce_parts(off, n, out);
+  };
   // A linear layer's two backward GEMMs through the plan: its weight gradient dW = A^T dY and the
   // gradient of its input dX = dY W^T.
   auto linear_backward = [&](int l, P which, Site s_dw, Site s_dx, const float* a, const float* dy,
@@ -550,28 +560,27 @@ void CpuBlocks::backward(const float* x) {
   for (int l = cfg_.layers - 1; l >= 0; --l) {
     Layer& L = layers_[std::size_t(l)];
     // MLP: out = x1 + W2 gelu(W1 LN2(x1) + b1) + b2; dx_ = dL/dout.
-    clear_parts(D);
-    par_rows(T, work, [&](std::size_t r0, std::size_t r1, int t) { colsum_rows(dx_, part(t), rnd ? dr : nullptr, r0, r1, D); });
-    reduce_parts(0, D, g(l, P::b_2));
+    summed_pass(
+        D, work, [&](std::size_t r0, std::size_t r1, int t) { colsum_rows(dx_, part(t), rnd ? dr : nullptr, r0, r1, D); },
+        {{0, D, g(l, P::b_2)}});
     const float* dxg = rnd ? dr : dx_;
     lap(pieces_.elementwise);
     linear_backward(l, P::w_2, s_dw2, s_dg, L.gl, dxg, dff_);
     lap(pieces_.mlp);
-    clear_parts(F);
-    par_rows(T, work * 16, [&](std::size_t r0, std::size_t r1, int t) { gelu_back_rows(dff_, L.u, part(t), r0, r1, F, rnd); });
-    reduce_parts(0, F, g(l, P::b_1));
+    summed_pass(
+        F, work * 16, [&](std::size_t r0, std::size_t r1, int t) { gelu_back_rows(dff_, L.u, part(t), r0, r1, F, rnd); },
+        {{0, F, g(l, P::b_1)}});
     lap(pieces_.elementwise);
     linear_backward(l, P::w_1, s_dw1, s_dh2, L.h2, dff_, tmp_);
     lap(pieces_.mlp);
     // LN2 backward into dx1 = dL/dx1, then the output projection's bias sum (and BF16 copy).
-    clear_parts(3 * D);
-    par_rows(T, work * 3, [&](std::size_t r0, std::size_t r1, int t) {
-      ln_back_rows(tmp_, L.x1, L.mean2, L.rstd2, master(l, P::ln2_g), dx_, dx1_, part(t), r0, r1, D);
-      colsum_rows(dx1_, part(t) + 2 * D, rnd ? dr : nullptr, r0, r1, D);
-    });
-    reduce_parts(0, D, g(l, P::ln2_g));
-    reduce_parts(D, D, g(l, P::ln2_b));
-    reduce_parts(2 * D, D, g(l, P::b_o));
+    summed_pass(
+        3 * D, work * 3,
+        [&](std::size_t r0, std::size_t r1, int t) {
+          ln_back_rows(tmp_, L.x1, L.mean2, L.rstd2, master(l, P::ln2_g), dx_, dx1_, part(t), r0, r1, D);
+          colsum_rows(dx1_, part(t) + 2 * D, rnd ? dr : nullptr, r0, r1, D);
+        },
+        {{0, D, g(l, P::ln2_g)}, {D, D, g(l, P::ln2_b)}, {2 * D, D, g(l, P::b_o)}});
     const float* dx1g = rnd ? dr : dx1_;
     lap(pieces_.elementwise);
     // dr is read by both GEMMs of out_proj; the second writes elsewhere, so dobuf_ is reused after.
@@ -579,23 +588,24 @@ void CpuBlocks::backward(const float* x) {
     lap(pieces_.projections);
     attention_backward(L, rnd ? tmp_ : dobuf_, dqkv_);
     lap(pieces_.attention);
-    clear_parts(3 * D);
-    par_rows(T, work * 3, [&](std::size_t r0, std::size_t r1, int t) {
-      for (std::size_t r = r0; r < r1; ++r) {
-        colsum_rows(dqkv_, part(t), nullptr, r, r + 1, 3 * D);
-        if (rnd) round_range(dqkv_ + r * 3 * D, 3 * D);
-      }
-    });
-    reduce_parts(0, 3 * D, g(l, P::b_qkv));
+    summed_pass(
+        3 * D, work * 3,
+        [&](std::size_t r0, std::size_t r1, int t) {
+          for (std::size_t r = r0; r < r1; ++r) {
+            colsum_rows(dqkv_, part(t), nullptr, r, r + 1, 3 * D);
+            if (rnd) round_range(dqkv_ + r * 3 * D, 3 * D);
+          }
+        },
+        {{0, 3 * D, g(l, P::b_qkv)}});
     lap(pieces_.elementwise);
     linear_backward(l, P::w_qkv, s_dwqkv, s_dh1, L.h1, dqkv_, tmp_);
     lap(pieces_.projections);
-    clear_parts(2 * D);
-    par_rows(T, work * 2, [&](std::size_t r0, std::size_t r1, int t) {
-      ln_back_rows(tmp_, L.xin, L.mean1, L.rstd1, master(l, P::ln1_g), dx1_, dx_, part(t), r0, r1, D);
-    });
-    reduce_parts(0, D, g(l, P::ln1_g));
-    reduce_parts(D, D, g(l, P::ln1_b));
+    summed_pass(
+        2 * D, work * 2,
+        [&](std::size_t r0, std::size_t r1, int t) {
+          ln_back_rows(tmp_, L.xin, L.mean1, L.rstd1, master(l, P::ln1_g), dx1_, dx_, part(t), r0, r1, D);
+        },
+        {{0, D, g(l, P::ln1_g)}, {D, D, g(l, P::ln1_b)}});
     lap(pieces_.elementwise);
   }
 }
