@@ -30,7 +30,12 @@ std::string opt(const Record& r, const char* name, const char* dflt) {
 }
 
 Dims to_shape(const Key& s) { return Dims{s.m, s.n, s.k}; }
-json shape_json(const Dims& s) { return json{{"m", s.m}, {"n", s.n}, {"k", s.k}}; }
+// A shape's m, n and k, then `more` in its order.
+json shape_json(const Dims& s, const json& more = json::object()) {
+  json j{{"m", s.m}, {"n", s.n}, {"k", s.k}};
+  j.update(more);
+  return j;
+}
 
 }  // namespace
 
@@ -432,51 +437,37 @@ Findings compute_findings(const std::vector<Record>& records) {
 
 void to_json(const Findings& found, json& f) {
   cost::write_evidence(f, found.terms, {});
-  for (const auto& b : found.best_rate) {
-    json j = shape_json(b.shape);
-    j["tflops"] = b.tflops;
-    j["variant"] = b.variant;
-    j["l2"] = b.l2;
-    f["best_rate"][b.backend][b.precision] = j;
-  }
+  for (const auto& b : found.best_rate)
+    f["best_rate"][b.backend][b.precision] =
+        shape_json(b.shape, {{"tflops", b.tflops}, {"variant", b.variant}, {"l2", b.l2}});
   for (const auto& [id, pct] : found.pct_of_best) f["pct_of_best"][id] = pct;
-  for (const auto& s : found.speedup_over_fp32) {
-    json e;
-    e["shapes"] = s.shapes;
-    e["geomean"] = s.geomean;
-    e["min"] = s.min;
-    e["max"] = s.max;
-    e["operand_bytes_fp32"] = s.operand_bytes_fp32;
-    e["operand_bytes"] = s.operand_bytes;
-    e["memory_saved_pct"] = s.memory_saved_pct;
-    f["speedup_over_fp32"][s.backend][s.shape_class][s.precision] = e;
-  }
+  for (const auto& s : found.speedup_over_fp32)
+    f["speedup_over_fp32"][s.backend][s.shape_class][s.precision] = {
+        {"shapes", s.shapes},
+        {"geomean", s.geomean},
+        {"min", s.min},
+        {"max", s.max},
+        {"operand_bytes_fp32", s.operand_bytes_fp32},
+        {"operand_bytes", s.operand_bytes},
+        {"memory_saved_pct", s.memory_saved_pct}};
   for (const auto& c : found.library_choice) {
-    json e = shape_json(c.shape);
-    e["precision"] = c.precision;
-    e["l2"] = c.l2;
+    json e = shape_json(c.shape, {{"precision", c.precision}, {"l2", c.l2}});
     for (const auto& [v, t] : c.tflops) e[v + "_tflops"] = t;
     e["faster"] = c.faster;
     f["library_choice"].push_back(e);
   }
-  for (const auto& g : found.gpu_vs_cpu_same_precision) {
-    json e = shape_json(g.shape);
-    e["precision"] = g.precision;
-    e["gpu_tflops"] = g.gpu_tflops;
-    e["cpu_tflops"] = g.cpu_tflops;
-    e["gpu_over_cpu"] = g.gpu_over_cpu;
-    f["gpu_vs_cpu_same_precision"].push_back(e);
-  }
-  for (const auto& a : found.alignment) {
-    json e = shape_json(a.shape);
-    e["backend"] = a.backend;
-    e["precision"] = a.precision;
-    e["aligned"] = shape_json(a.aligned);
-    e["tflops"] = a.tflops;
-    e["aligned_tflops"] = a.aligned_tflops;
-    e["ratio"] = a.ratio;
-    f["alignment"].push_back(e);
-  }
+  for (const auto& g : found.gpu_vs_cpu_same_precision)
+    f["gpu_vs_cpu_same_precision"].push_back(shape_json(g.shape, {{"precision", g.precision},
+                                                                  {"gpu_tflops", g.gpu_tflops},
+                                                                  {"cpu_tflops", g.cpu_tflops},
+                                                                  {"gpu_over_cpu", g.gpu_over_cpu}}));
+  for (const auto& a : found.alignment)
+    f["alignment"].push_back(shape_json(a.shape, {{"backend", a.backend},
+                                                  {"precision", a.precision},
+                                                  {"aligned", shape_json(a.aligned)},
+                                                  {"tflops", a.tflops},
+                                                  {"aligned_tflops", a.aligned_tflops},
+                                                  {"ratio", a.ratio}}));
 }
 
 }  // namespace gtb::gemm

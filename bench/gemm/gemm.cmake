@@ -7,3 +7,10 @@ gtb_add_family(NAME gemm RUN_ORDER 40
   CPU_TESTS tests/cpu/test_gemm.cpp tests/cpu/test_gemm_mkl.cpp tests/cpu/test_gemm_dnnl3.cpp bench/gemm/check.cpp bench/gemm/findings.cpp
   GPU_TESTS tests/gpu/test_gemm.cpp
   OPENBLAS)
+
+# Every CPU BF16 library is a quick-suite record at 2048^3, where the best BF16 rate is taken.
+if(GTB_BUILD_TESTS)
+  add_test(NAME gemm.quick_bf16_libraries
+           COMMAND sh ${PROJECT_SOURCE_DIR}/bench/gemm/quick-bf16-libraries.sh $<TARGET_FILE:gtb-gemm>)
+  set_tests_properties(gemm.quick_bf16_libraries PROPERTIES LABELS cpu)
+endif()

@@ -268,10 +268,11 @@ void cpu_onednn3(gtb::State& st) {
   st.exec([&] { mm.run(a, b, c.data()); });
 }
 
-// The quick suite measures oneMKL at three shapes: a small and a mid-size square and a skinny one
-// (its 2048-sized shapes cost a second a call on a 2-core CPU where MKL takes its generic path).
+// The quick suite measures oneMKL's BF16 GEMM at the three quick squares and a skinny shape: at
+// 2048^3 it can be the CPU's fastest BF16 library (several times oneDNN's rate on an AVX-512 CPU without BF16
+// arithmetic, docs/gemm.md), and the family's best BF16 rate is the best record of the run.
 bool mkl_quick_shape(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return (m == n && n == k && (m == 256 || m == 1024)) || (m == 32 && n == 4096 && k == 4096);
+  return (m == n && n == k && (m == 256 || m == 1024 || m == 2048)) || (m == 32 && n == 4096 && k == 4096);
 }
 
 // (A filter replaces the registration's, so the training shapes are left out here too.)
@@ -379,33 +380,10 @@ void cpu_step_shape_bf16(gtb::State& st) {
   st.exec([&] { plan.run(0, a.data(), b.data(), 0.0f, c.data()); });
 }
 
-// A step's GEMMs do not run back to back on operands held in cache, as the records above run them:
-// each reads an activation a pass wrote just before (in the backward pass, rows the other threads
-// wrote: a weight gradient sums over every row), and the step's weights, gradients and activations
-// together outgrow the caches. A stack of `layers` layers at R rows and width W trained as a step
-// runs it, every GEMM through the per-shape plan cut into one slice per thread:
-//   forward   Z_l = A_{l-1} W_l, A_l = relu(Z_l)                         (A B, R x W x W)
-//   backward  dZ_l = dA_l * relu'(Z_l), dW_l = A_{l-1}^T dZ_l              (A^T B, W x W x R)
-//             dA_{l-1} = dZ_l W_l^T                                         (A B^T, R x W x W)
-// with dA of the top layer its own activation (a loss gradient stand-in), then the optimizer: SGD
-// with momentum over every layer's weights from the gradients the products' slices wrote (the train
-// family's update). `mode` runs the whole step, its passes and update alone (back to back on data
-// they wrote last, as the vectorize family's passes run), each of the three GEMMs `layers` times
-// on the same operands (hot, as the step-shape records run them), or the same GEMMs with every
-// cache emptied before each call (cold: a write over twice the last-level cache, outside the timed
-// call; each call then repeated hot, timed apart, for the share hot / cold at the same moment): the
-// operands of a step whose working set outgrows the caches come from memory. `paired` runs the
-// whole step with every GEMM, pass and update call repeated at once and timed apart: the share of
-// its hot rate each keeps inside the step, both taken at one moment (the machine's speed can change
-// between two records; a share of two records taken apart can read its change). The whole step's record
-// holds the seconds of its GEMM calls, its passes and its update timed inside it (gemm_s_in_step,
-// pass_s_in_step, update_s_in_step), the passes' record those of its passes and update alone
-// (pass_s, update_s). The findings take the share of the back-to-back rate a step's GEMMs keep, by
-// precision and one GEMM's FLOPs (matmul_in_step), and the shares its passes and its update keep,
-// by the bytes they move (passes_in_step, update_in_step), from the paired record (from the chain,
-// hot and passes records in files without one); and the share GEMMs keep with their operands in
-// memory from the cold record (matmul_from_memory). `threads` one runs it all on one
-// thread, as the CPU MLP step runs a step under its serial FLOPs (matmul_in_step: all threads only).
+// A step of `layers` layers trained as the CPU steps train it (forward, backward, SGD with momentum),
+// every GEMM through the per-shape plan: a step's GEMMs read what its passes and the other threads
+// just wrote, so they keep only a share of the back-to-back rate. The modes and the step's algebra
+// are in docs/gemm.md ("Why a step's GEMMs are not the back-to-back records").
 struct Chain {
   int rows = 0, width = 0, layers = 0;
   std::vector<float> x, w, z, a, dz, da, dw, mom;  // x: R x W; the others `layers` blocks (w, dw, mom: W x W)
@@ -472,6 +450,120 @@ std::vector<float> transposed(const float* m, int rows, int cols) {
   return t;
 }
 
+// The sequence's buffers: input, weights and momentum filled, everything the step writes poisoned.
+Chain make_chain(int rows, int width, int layers) {
+  Chain ch;
+  ch.rows = rows, ch.width = width, ch.layers = layers;
+  const std::size_t L = std::size_t(ch.layers);
+  ch.x.resize(ch.act()), ch.w.resize(ch.wsz() * L), ch.dw.resize(ch.wsz() * L), ch.mom.resize(ch.wsz() * L);
+  for (auto* v : {&ch.z, &ch.a, &ch.dz, &ch.da}) v->resize(ch.act() * L);
+  gtb::fill_normal(ch.x.data(), ch.x.size(), kSeed);
+  gtb::fill_normal(ch.w.data(), ch.w.size(), kSeed + 1);
+  const float scale = 1.0f / std::sqrt(float(ch.width));  // keeps the activations of order one
+  for (float& v : ch.w) v *= scale;
+  gtb::fill_normal(ch.mom.data(), ch.mom.size(), kSeed + 4);
+  for (auto* v : {&ch.z, &ch.a, &ch.dz, &ch.da, &ch.dw}) gtb::poison(v->data(), v->size());
+  return ch;
+}
+
+// What a step holds and moves, as counters: its working set, and what its passes and its update
+// read and write per step.
+void sequence_bytes(gtb::State& st, const Chain& ch) {
+  // Weights, their gradients and momentum, the input, and per layer Z, A, dZ and dA.
+  const std::size_t L = std::size_t(ch.layers);
+  st.counter("working_set_bytes", 4.0 * double(3 * ch.wsz() * L + ch.act() * (4 * L + 1)), "bytes");
+  // What the passes and the update move per step, read and written (ReLU: Z read, A written; its
+  // gradient: Z and dA read, dZ written; the update: weights, momentum and gradient read, weights
+  // and momentum written).
+  st.counter("pass_bytes", 4.0 * double(ch.act()) * 5.0 * double(L), "bytes");
+  st.counter("update_bytes", 4.0 * double(ch.w.size()) * 5.0, "bytes");
+}
+
+// The sequence's check after one step: a forward, a weight-gradient and an input-gradient
+// GEMM against float64 from the operands as computed, every pass elementwise, then the update
+// (`update`) against float64. False (the failure recorded) where one is wrong.
+template <class Update>
+bool check_sequence(gtb::State& st, Chain& ch, Precision prec, const Update& update) {
+  const int R = ch.rows, Wd = ch.width;
+  const int l = ch.layers - 1;
+  std::vector<float> prev(ch.in(l), ch.in(l) + ch.act()), wl(ch.W(l), ch.W(l) + ch.wsz());
+  const std::vector<int> rows = gtb::cpu::gemm_check_rows(R, std::min(R, kCheckRows), kSeed + 2);
+  const std::vector<double> ref = gtb::cpu::gemm_reference_rows(prev.data(), wl.data(), Wd, Wd, rows);
+  if (!gtb::gemm::record_gemm_check(st, ch.Z(l), R, Wd, rows, ref, gtb::gemm::tolerance(prec, Wd))) return false;
+  const std::vector<float> at = transposed(ch.in(0), R, Wd);
+  const std::vector<int> wrows = gtb::cpu::gemm_check_rows(Wd, std::min(Wd, kCheckRows), kSeed + 3);
+  if (!gtb::gemm::record_gemm_check(st, ch.dW(0), Wd, Wd, wrows,
+                                    gtb::cpu::gemm_reference_rows(at.data(), ch.dZ(0), Wd, R, wrows),
+                                    gtb::gemm::tolerance(prec, R)))
+    return false;
+  if (ch.layers > 1) {
+    const std::vector<float> wt = transposed(ch.W(l), Wd, Wd);
+    if (!gtb::gemm::record_gemm_check(st, ch.dA_out(l - 1), R, Wd, rows,
+                                      gtb::cpu::gemm_reference_rows(ch.dZ(l), wt.data(), Wd, Wd, rows),
+                                      gtb::gemm::tolerance(prec, Wd)))
+      return false;
+  }
+  for (int k = 0; k < ch.layers; ++k)
+    for (std::size_t i = 0; i < ch.act(); ++i) {
+      const std::size_t o = ch.act() * std::size_t(k) + i;
+      const bool on = ch.z[o] > 0.0f;
+      if (!(ch.a[o] == (on ? ch.z[o] : 0.0f)) || !(ch.dz[o] == (on ? ch.dA(k)[i] : 0.0f))) {  // -0 == 0
+        st.check(false, std::string(ch.a[o] == (on ? ch.z[o] : 0.0f) ? "relu backward" : "relu") +
+                            " pass: layer " + std::to_string(k) + " element " + std::to_string(i) + " wrong");
+        return false;
+      }
+    }
+  const std::vector<float> w0 = ch.w, v0 = ch.mom;
+  update();
+  const long wrong = gtb::gemm::first_wrong_sgd_update(w0, v0, ch.dw.data(), ch.w, ch.mom, kSequenceLr, kSequenceMomentum);
+  if (wrong >= 0) {
+    st.check(false, "update: parameter " + std::to_string(wrong) + " wrong");
+    return false;
+  }
+  return true;
+}
+
+// The cold mode: the step's GEMMs (`each_gemm` calls its argument around each) with every cache
+// emptied before each call.
+template <class EachGemm>
+void run_cold(gtb::State& st, const EachGemm& each_gemm) {
+  // Twice the last-level cache (8 MiB where it is unknown, at most 1 GiB), written with the threads
+  // the step runs on before each GEMM: what the call reads then comes from memory. Only the calls
+  // are timed.
+  const long long llc = gtb::cpu_caches().last_level_bytes();
+  const std::size_t flush_bytes =
+      std::size_t(std::clamp(2.0 * double(llc), double(8 << 20), double(std::size_t(1) << 30)));
+  std::vector<float> flush(flush_bytes / sizeof(float), 1.0f);
+  float stamp = 0.0f;
+  auto empty_caches = [&] {
+    stamp += 1.0f;
+    gtb::cpu::parallel_ranges(flush.size(), double(flush.size()), [&](std::size_t b, std::size_t e, int) {
+      std::fill(flush.data() + b, flush.data() + e, stamp);
+    });
+  };
+  st.counter("flush_bytes", double(flush_bytes), "bytes");
+  st.counter("last_level_cache_bytes", double(llc), "bytes");
+  // Each call is followed by the same call again, hot (its operands now in cache), timed apart: the
+  // share hot / cold of each repetition pairs the two at the same moment, whatever the machine's
+  // speed does between samples (hot_over_cold, the median over every repetition).
+  std::vector<double> hot_over_cold;
+  st.exec_batch_self_timed(gtb::Clock::host_wall, [&](std::int64_t reps) {
+    double cold = 0;
+    for (std::int64_t r = 0; r < reps; ++r) {
+      double cold_rep = 0, hot_rep = 0;
+      each_gemm([&](const auto& call) {
+        empty_caches();
+        cold_rep += gtb::batch_seconds(1, call);
+        hot_rep += gtb::batch_seconds(1, call);
+      });
+      cold += cold_rep;
+      if (cold_rep > 0) hot_over_cold.push_back(hot_rep / cold_rep);
+    }
+    return cold;
+  });
+  if (!hot_over_cold.empty()) st.counter("hot_over_cold", gtb::median(hot_over_cold), "fraction");
+}
+
 void cpu_sequence(gtb::State& st) {
   const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
   if (prec != Precision::fp32 && prec != Precision::bf16_fp32acc)
@@ -483,17 +575,7 @@ void cpu_sequence(gtb::State& st) {
   const std::string threads = st.get_string("threads");
   if (threads != "all" && threads != "one") throw std::invalid_argument("gemm: threads must be all or one, got " + threads);
   const gtb::cpu::OneThreadScope one_thread(threads == "one");  // every slice and pass
-  Chain ch;
-  ch.rows = dim(st, "rows"), ch.width = dim(st, "width"), ch.layers = dim(st, "layers");
-  const std::size_t L = std::size_t(ch.layers);
-  ch.x.resize(ch.act()), ch.w.resize(ch.wsz() * L), ch.dw.resize(ch.wsz() * L), ch.mom.resize(ch.wsz() * L);
-  for (auto* v : {&ch.z, &ch.a, &ch.dz, &ch.da}) v->resize(ch.act() * L);
-  gtb::fill_normal(ch.x.data(), ch.x.size(), kSeed);
-  gtb::fill_normal(ch.w.data(), ch.w.size(), kSeed + 1);
-  const float scale = 1.0f / std::sqrt(float(ch.width));  // keeps the activations of order one
-  for (float& v : ch.w) v *= scale;
-  gtb::fill_normal(ch.mom.data(), ch.mom.size(), kSeed + 4);
-  for (auto* v : {&ch.z, &ch.a, &ch.dz, &ch.da, &ch.dw}) gtb::poison(v->data(), v->size());
+  Chain ch = make_chain(dim(st, "rows"), dim(st, "width"), dim(st, "layers"));
   const gtb::cpu::BlasThreadsScope one(1);
   const int R = ch.rows, Wd = ch.width;
   // The steps' per-shape choice, FP32 or BF16 (operands rounded as they enter), for each GEMM.
@@ -570,95 +652,15 @@ void cpu_sequence(gtb::State& st) {
     if (pass_s > 0) pass_pairs.push_back(pass_hot / pass_s);
     if (update_s > 0) update_pairs.push_back(update_hot / update_s);
   };
-  // The check: one step, then a forward, a weight-gradient and an input-gradient GEMM against float64
-  // from the operands as computed, every pass elementwise, and the update against float64.
-  {
-    step(true);
-    const int l = ch.layers - 1;
-    std::vector<float> prev(ch.in(l), ch.in(l) + ch.act()), wl(ch.W(l), ch.W(l) + ch.wsz());
-    const std::vector<int> rows = gtb::cpu::gemm_check_rows(R, std::min(R, kCheckRows), kSeed + 2);
-    const std::vector<double> ref = gtb::cpu::gemm_reference_rows(prev.data(), wl.data(), Wd, Wd, rows);
-    if (!gtb::gemm::record_gemm_check(st, ch.Z(l), R, Wd, rows, ref, gtb::gemm::tolerance(prec, Wd))) return;
-    const std::vector<float> at = transposed(ch.in(0), R, Wd);
-    const std::vector<int> wrows = gtb::cpu::gemm_check_rows(Wd, std::min(Wd, kCheckRows), kSeed + 3);
-    if (!gtb::gemm::record_gemm_check(st, ch.dW(0), Wd, Wd, wrows,
-                                      gtb::cpu::gemm_reference_rows(at.data(), ch.dZ(0), Wd, R, wrows),
-                                      gtb::gemm::tolerance(prec, R)))
-      return;
-    if (ch.layers > 1) {
-      const std::vector<float> wt = transposed(ch.W(l), Wd, Wd);
-      if (!gtb::gemm::record_gemm_check(st, ch.dA_out(l - 1), R, Wd, rows,
-                                        gtb::cpu::gemm_reference_rows(ch.dZ(l), wt.data(), Wd, Wd, rows),
-                                        gtb::gemm::tolerance(prec, Wd)))
-        return;
-    }
-    for (int k = 0; k < ch.layers; ++k)
-      for (std::size_t i = 0; i < ch.act(); ++i) {
-        const std::size_t o = ch.act() * std::size_t(k) + i;
-        const bool on = ch.z[o] > 0.0f;
-        if (!(ch.a[o] == (on ? ch.z[o] : 0.0f)) || !(ch.dz[o] == (on ? ch.dA(k)[i] : 0.0f))) {  // -0 == 0
-          st.check(false, std::string(ch.a[o] == (on ? ch.z[o] : 0.0f) ? "relu backward" : "relu") +
-                              " pass: layer " + std::to_string(k) + " element " + std::to_string(i) + " wrong");
-          return;
-        }
-      }
-    const std::vector<float> w0 = ch.w, v0 = ch.mom;
-    update();
-    const long wrong = gtb::gemm::first_wrong_sgd_update(w0, v0, ch.dw.data(), ch.w, ch.mom, kSequenceLr, kSequenceMomentum);
-    if (wrong >= 0) {
-      st.check(false, "update: parameter " + std::to_string(wrong) + " wrong");
-      return;
-    }
-  }
+  // The check: one step, then its GEMMs, passes and update against float64.
+  step(true);
+  if (!check_sequence(st, ch, prec, update)) return;
   const double flop = 2.0 * double(R) * double(Wd) * double(Wd) * double(3 * ch.layers - 1);
   if (mode != "passes") st.set_work(mode == "paired" ? 2 * flop : flop);  // paired: every GEMM twice
-  // Weights, their gradients and momentum, the input, and per layer Z, A, dZ and dA.
-  st.counter("working_set_bytes", 4.0 * double(3 * ch.wsz() * L + ch.act() * (4 * L + 1)), "bytes");
-  // What the passes and the update move per step, read and written (ReLU: Z read, A written; its
-  // gradient: Z and dA read, dZ written; the update: weights, momentum and gradient read, weights
-  // and momentum written).
-  st.counter("pass_bytes", 4.0 * double(ch.act()) * 5.0 * double(L), "bytes");
-  st.counter("update_bytes", 4.0 * double(ch.w.size()) * 5.0, "bytes");
+  sequence_bytes(st, ch);
   st.info("threads", omp_get_max_threads());
   st.info("gemm_plan", plan.summary());
-  if (mode == "cold") {
-    // Twice the last-level cache (8 MiB where it is unknown, at most 1 GiB), written with the threads
-    // the step runs on before each GEMM: what the call reads then comes from memory. Only the calls
-    // are timed.
-    const long long llc = gtb::cpu_caches().last_level_bytes();
-    const std::size_t flush_bytes =
-        std::size_t(std::clamp(2.0 * double(llc), double(8 << 20), double(std::size_t(1) << 30)));
-    std::vector<float> flush(flush_bytes / sizeof(float), 1.0f);
-    float stamp = 0.0f;
-    auto empty_caches = [&] {
-      stamp += 1.0f;
-      gtb::cpu::parallel_ranges(flush.size(), double(flush.size()), [&](std::size_t b, std::size_t e, int) {
-        std::fill(flush.data() + b, flush.data() + e, stamp);
-      });
-    };
-    st.counter("flush_bytes", double(flush_bytes), "bytes");
-    st.counter("last_level_cache_bytes", double(llc), "bytes");
-    // Each call is followed by the same call again, hot (its operands now in cache), timed apart: the
-    // share hot / cold of each repetition pairs the two at the same moment, whatever the machine's
-    // speed does between samples (hot_over_cold, the median over every repetition).
-    std::vector<double> hot_over_cold;
-    st.exec_batch_self_timed(gtb::Clock::host_wall, [&](std::int64_t reps) {
-      double cold = 0;
-      for (std::int64_t r = 0; r < reps; ++r) {
-        double cold_rep = 0, hot_rep = 0;
-        each_gemm([&](const auto& call) {
-          empty_caches();
-          cold_rep += gtb::batch_seconds(1, call);
-          hot_rep += gtb::batch_seconds(1, call);
-        });
-        cold += cold_rep;
-        if (cold_rep > 0) hot_over_cold.push_back(hot_rep / cold_rep);
-      }
-      return cold;
-    });
-    if (!hot_over_cold.empty()) st.counter("hot_over_cold", gtb::median(hot_over_cold), "fraction");
-    return;
-  }
+  if (mode == "cold") return run_cold(st, each_gemm);
   twins = mode == "paired";
   st.exec(run);
   if (mode == "paired" && !gemm_pairs.empty()) {
@@ -921,7 +923,8 @@ gtb::Bench& register_gemm(gtb::Backend backend, const std::string& variant, cons
 
 const std::vector<std::string> kGpuPrecisions = gtb::gemm::precision_names();
 
-void register_all() {
+// The gemm workload's CPU libraries: the FP32 candidates, both oneDNNs' and oneMKL's BF16.
+void register_cpu_libraries() {
   // The FP32 candidates for the CPU's fastest SGEMM, each a percent of the measured FMA ceiling.
   register_gemm(gtb::Backend::cpu, "openblas", {"fp32"}, cpu_sgemm,
                 "OpenBLAS cblas_sgemm with this process's core type, all cores; TFLOP/s = 2*m*n*k / time")
@@ -929,16 +932,16 @@ void register_all() {
   register_gemm(gtb::Backend::cpu, "openblas_detected", {"fp32"}, cpu_sgemm_detected,
                 "OpenBLAS cblas_sgemm with the core OpenBLAS detects itself (child process), when that differs")
       .ceiling("host_fma_fp32_tflops");
+  auto onednn_quick = [](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
+    return suite != gtb::Suite::quick || !onednn_quick_skips(p.at("m").get<std::int64_t>(), p.at("n").get<std::int64_t>(),
+                                                             p.at("k").get<std::int64_t>());
+  };
   // Quick: oneDNN off 2048^3 (the same rate as OpenBLAS within 1% on a 2-core CPU), the misaligned
   // 2047^3 and the 128-row skinny shape (OpenBLAS the faster by 3% and 85%): OpenBLAS gives the
   // fastest rate per shape there by itself.
   register_gemm(gtb::Backend::cpu, "onednn", {"fp32"}, cpu_onednn, "oneDNN f32 matmul, all cores")
       .ceiling("host_fma_fp32_tflops")
-      .filter([](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
-        return suite != gtb::Suite::quick || !onednn_quick_skips(p.at("m").get<std::int64_t>(),
-                                                                  p.at("n").get<std::int64_t>(),
-                                                                  p.at("k").get<std::int64_t>());
-      });
+      .filter(onednn_quick);
   register_gemm(gtb::Backend::cpu, "onednn", {"bf16_fp32acc", "fp16_fp32acc"}, cpu_onednn,
                 "oneDNN matmul with bf16/f16 A, B, C and f32 accumulation, all cores");
   // The current oneDNN beside Debian's: BF16 at every shape the 2.6 one runs, FP32 where 2.6's does.
@@ -947,11 +950,7 @@ void register_all() {
                 "and C, all cores; the record names its kernel and ISA");
   register_gemm(gtb::Backend::cpu, "onednn3", {"fp32"}, cpu_onednn3, "oneDNN 3 f32 matmul, all cores")
       .ceiling("host_fma_fp32_tflops")
-      .filter([](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
-        return suite != gtb::Suite::quick || !onednn_quick_skips(p.at("m").get<std::int64_t>(),
-                                                                  p.at("n").get<std::int64_t>(),
-                                                                  p.at("k").get<std::int64_t>());
-      });
+      .filter(onednn_quick);
   auto mkl_quick = [](const gtb::json& p, const gtb::json&, gtb::Suite suite) {
     return suite != gtb::Suite::quick || mkl_quick_shape(p.at("m").get<std::int64_t>(), p.at("n").get<std::int64_t>(),
                                                          p.at("k").get<std::int64_t>());
@@ -965,6 +964,10 @@ void register_all() {
   register_gemm(gtb::Backend::cpu, "mkl", {"bf16_fp32acc"}, cpu_mkl,
                 "oneMKL cblas_gemm_bf16bf16f32: bf16 A and B, f32 accumulation and C, all cores")
       .filter(mkl_quick);
+}
+
+// A training step's GEMM sites through each library and through the BF16 per-shape plan.
+void register_step_shapes() {
   // The step shapes through the libraries a CPU step picks from. Quick: OpenBLAS and oneDNN at every
   // site, so that each matmul point is the faster of two records taken at different moments (one
   // library alone left a record slowed 3-60x by a busy moment of a small machine as the site's
@@ -997,6 +1000,10 @@ void register_all() {
         .describe("a BF16 training step's GEMM sites (layer in -> out at R rows) the way the CPU steps run them: "
                   "FP32 operands rounded to BF16 as they enter the product, the library the per-shape plan "
                   "verified and timed fastest (its conversion and packing included)");
+}
+
+// The sequence: a step's GEMMs, passes and update as a step runs them, in every mode.
+void register_sequences() {
   // The sequence's cases, every mode at the same sizes (rows, width, layers) and precisions.
   auto sequence_cases = [](std::vector<std::string> modes, std::vector<std::string> threads,
                            const gtb::RuleChange& quick_rule, const std::string& what) {
@@ -1033,6 +1040,10 @@ void register_all() {
                  "a step's GEMMs (as the sequence's hot mode runs them) with every cache emptied before each call, "
                  "each call then repeated hot and timed apart: the share of the back-to-back rate GEMMs keep when "
                  "their operands come from memory (hot_over_cold)");
+}
+
+// Attention's per-head products through each library.
+void register_batched() {
   // Attention's per-head products, 16 at once (a batch of 4 samples of 4 heads; more tasks than
   // threads, as the transformer steps run).
   for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn})
@@ -1051,6 +1062,13 @@ void register_all() {
           .describe("attention's per-head GEMMs (S x S x dh, S x dh x S), count of them at once over the threads, each "
                     "one single-threaded " + std::string(gtb::cpu::to_string(lib)) + " call");
     }
+}
+
+void register_all() {
+  register_cpu_libraries();
+  register_step_shapes();
+  register_sequences();
+  register_batched();
   register_gemm(gtb::Backend::cuda, "cublas", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, false); },
                 "cublasGemmEx with the precision's compute type; TFLOP/s = 2*m*n*k / time");
   register_gemm(gtb::Backend::cuda, "cublaslt", kGpuPrecisions, [](gtb::State& st) { gpu_gemm(st, true); },

@@ -57,61 +57,51 @@ std::optional<double> last_gpu_loss(std::vector<RatePoint> points) {
   return std::nullopt;
 }
 
-Findings compute_findings(const std::vector<Record>& recs) {
-  Findings f;
-  // Crossover batch per GPU configuration of the batch sweep.
-  {
-    std::map<std::string, CrossoverBatch> groups;
-    for (const auto& r : recs) {
-      if (!usable(r) || r.backend != Backend::cuda || r.workload != "batch_sweep") continue;
-      const int width = r.params.value("width", -1), depth = r.params.value("depth", -1);
-      const json key = {{"options", r.options}, {"width", width}, {"depth", depth}};
-      auto& g = groups[key.dump()];
-      g.options = r.options, g.width = width, g.depth = depth;
-      g.points.push_back({double(param_int(r.params, "batch")), best_cpu(recs, r.workload, r.params), *r.value});
-    }
-    for (auto& [k, g] : groups) {
-      g.crossover_batch = crossover(g.points);
-      g.points = usable_sorted(g.points);
-      f.crossover_batch.push_back(std::move(g));
-    }
+namespace {
+// Crossover batch per GPU configuration of the batch sweep.
+void crossover_batches(const std::vector<Record>& recs, Findings& f) {
+  std::map<std::string, CrossoverBatch> groups;
+  for (const auto& r : recs) {
+    if (!usable(r) || r.backend != Backend::cuda || r.workload != "batch_sweep") continue;
+    const int width = r.params.value("width", -1), depth = r.params.value("depth", -1);
+    const json key = {{"options", r.options}, {"width", width}, {"depth", depth}};
+    auto& g = groups[key.dump()];
+    g.options = r.options, g.width = width, g.depth = depth;
+    g.points.push_back({double(param_int(r.params, "batch")), best_cpu(recs, r.workload, r.params), *r.value});
   }
-  // Model size below which the GPU is slower, per depth/batch/options of the model sweep.
-  {
-    std::map<std::string, GpuSlowerBelow> groups;
-    std::map<std::string, std::map<double, double>> params_of;  // width -> parameter count
-    for (const auto& r : recs) {
-      if (!usable(r) || r.backend != Backend::cuda || r.workload != "model_sweep") continue;
-      const int batch = r.params.value("batch", -1), depth = r.params.value("depth", -1);
-      const json key = {{"options", r.options}, {"batch", batch}, {"depth", depth}};
-      auto& g = groups[key.dump()];
-      g.options = r.options, g.batch = batch, g.depth = depth;
-      const double w = double(param_int(r.params, "width"));
-      g.points.push_back({w, best_cpu(recs, r.workload, r.params), *r.value});
-      params_of[key.dump()][w] = counter_or(r, "parameters", 0);
-    }
-    for (auto& [k, g] : groups) {
-      g.up_to_width = last_gpu_loss(g.points);
-      if (g.up_to_width) g.up_to_parameters = params_of[k][*g.up_to_width];
-      g.crossover_width = crossover(g.points);
-      g.points = usable_sorted(g.points);
-      f.gpu_slower_below.push_back(std::move(g));
-    }
+  for (auto& [k, g] : groups) {
+    g.crossover_batch = crossover(g.points);
+    g.points = usable_sorted(g.points);
+    f.crossover_batch.push_back(std::move(g));
   }
-  // CUDA Graph speedup: graph over eager at the same shape and other options.
-  for (const auto& g : recs) {
-    if (!usable(g) || g.backend != Backend::cuda || g.workload != "model_sweep" || g.options.value("mode", "") != "graph")
-      continue;
-    json eager_opts = g.options;
-    eager_opts["mode"] = "eager";
-    for (const auto& e : recs)
-      if (usable(e) && e.backend == Backend::cuda && e.workload == g.workload && e.params == g.params &&
-          e.options == eager_opts)
-        if (const auto v = value_ratio(g, e))  // paired where measured as a pair
-          f.graph_speedup.push_back({g.params, *g.value, *e.value, v->ratio, v->rounds});
+}
+
+// Model size below which the GPU is slower, per depth/batch/options of the model sweep.
+void gpu_slower_below(const std::vector<Record>& recs, Findings& f) {
+  std::map<std::string, GpuSlowerBelow> groups;
+  std::map<std::string, std::map<double, double>> params_of;  // width -> parameter count
+  for (const auto& r : recs) {
+    if (!usable(r) || r.backend != Backend::cuda || r.workload != "model_sweep") continue;
+    const int batch = r.params.value("batch", -1), depth = r.params.value("depth", -1);
+    const json key = {{"options", r.options}, {"batch", batch}, {"depth", depth}};
+    auto& g = groups[key.dump()];
+    g.options = r.options, g.batch = batch, g.depth = depth;
+    const double w = double(param_int(r.params, "width"));
+    g.points.push_back({w, best_cpu(recs, r.workload, r.params), *r.value});
+    params_of[key.dump()][w] = counter_or(r, "parameters", 0);
   }
-  // Mixed precision against FP32 at the same shape and options, on either backend: speedup and
-  // device memory saved.
+  for (auto& [k, g] : groups) {
+    g.up_to_width = last_gpu_loss(g.points);
+    if (g.up_to_width) g.up_to_parameters = params_of[k][*g.up_to_width];
+    g.crossover_width = crossover(g.points);
+    g.points = usable_sorted(g.points);
+    f.gpu_slower_below.push_back(std::move(g));
+  }
+}
+
+// Mixed precision against FP32 at the same shape and options, on either backend: speedup and
+// device memory saved.
+void mixed_precision(const std::vector<Record>& recs, Findings& f) {
   for (const auto& lo : recs) {
     if (!usable(lo) || lo.workload != "precision") continue;
     const std::string p = lo.options.value("precision", "");
@@ -138,14 +128,10 @@ Findings compute_findings(const std::vector<Record>& recs) {
       f.mixed_precision.push_back(std::move(e));
     }
   }
-  // Achieved TFLOP/s at the largest width measured on the GPU.
-  std::int64_t widest = -1;
-  for (const auto& r : recs)
-    if (usable(r) && r.backend == Backend::cuda && r.counters.count("tflops"))
-      widest = std::max(widest, param_int(r.params, "width"));
-  for (const auto& r : recs)
-    if (usable(r) && r.backend == Backend::cuda && r.counters.count("tflops") && param_int(r.params, "width") == widest)
-      f.largest_width_tflops.push_back({r.workload, r.params, r.options, counter_or(r, "tflops", 0)});
+}
+
+// Every usable record as the cost model's step: its configuration in the model's keys and its seconds.
+void measured_steps(const std::vector<Record>& recs, Findings& f) {
   for (const auto& r : recs) {
     if (!usable(r) || !r.stats) continue;
     const auto batch = param_int(r.params, "batch");
@@ -172,6 +158,35 @@ Findings compute_findings(const std::vector<Record>& recs) {
     }
     f.measured_steps.push_back({"", r.id, r.backend, seconds, config});
   }
+}
+}  // namespace
+
+Findings compute_findings(const std::vector<Record>& recs) {
+  Findings f;
+  crossover_batches(recs, f);
+  gpu_slower_below(recs, f);
+  // CUDA Graph speedup: graph over eager at the same shape and other options.
+  for (const auto& g : recs) {
+    if (!usable(g) || g.backend != Backend::cuda || g.workload != "model_sweep" || g.options.value("mode", "") != "graph")
+      continue;
+    json eager_opts = g.options;
+    eager_opts["mode"] = "eager";
+    for (const auto& e : recs)
+      if (usable(e) && e.backend == Backend::cuda && e.workload == g.workload && e.params == g.params &&
+          e.options == eager_opts)
+        if (const auto v = value_ratio(g, e))  // paired where measured as a pair
+          f.graph_speedup.push_back({g.params, *g.value, *e.value, v->ratio, v->rounds});
+  }
+  mixed_precision(recs, f);
+  // Achieved TFLOP/s at the largest width measured on the GPU.
+  std::int64_t widest = -1;
+  for (const auto& r : recs)
+    if (usable(r) && r.backend == Backend::cuda && r.counters.count("tflops"))
+      widest = std::max(widest, param_int(r.params, "width"));
+  for (const auto& r : recs)
+    if (usable(r) && r.backend == Backend::cuda && r.counters.count("tflops") && param_int(r.params, "width") == widest)
+      f.largest_width_tflops.push_back({r.workload, r.params, r.options, counter_or(r, "tflops", 0)});
+  measured_steps(recs, f);
   for (const char* low : {"bf16", "fp16", "tf32"})
     f.add_pairs(cost::pairs_differing_in(f.measured_steps, "precision", {json("fp32")}, json(low), low));
   f.add_pairs(cost::pairs_differing_in(f.measured_steps, "micro_batches", {2, 4, 8, 16, 32, 64}, nullptr, "larger_batch", "1"));
@@ -184,14 +199,14 @@ void to_json(const Findings& found, json& f) {
   cost::write_evidence(f, found);
   using gtb::findings::or_null;
   json arr = json::array();
-  for (const auto& g : found.crossover_batch) {
-    json e = {{"options", g.options}, {"width", g.width}, {"depth", g.depth}};
-    e["crossover_batch"] = or_null(g.crossover_batch);
-    e["meaning"] = g.crossover_batch ? "GPU samples/s above the CPU's from this batch size up"
-                                     : "GPU not above the CPU at the largest batch measured";
-    e["points"] = points_json(g.points, "batch");
-    arr.push_back(e);
-  }
+  for (const auto& g : found.crossover_batch)
+    arr.push_back({{"options", g.options},
+                   {"width", g.width},
+                   {"depth", g.depth},
+                   {"crossover_batch", or_null(g.crossover_batch)},
+                   {"meaning", g.crossover_batch ? "GPU samples/s above the CPU's from this batch size up"
+                                                 : "GPU not above the CPU at the largest batch measured"},
+                   {"points", points_json(g.points, "batch")}});
   if (!arr.empty()) f["crossover_batch"] = arr;
   arr = json::array();
   for (const auto& g : found.gpu_slower_below) {

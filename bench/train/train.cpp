@@ -93,6 +93,165 @@ std::string gemm_path(gtb::cpu::GemmLib lib) {
 
 constexpr double kDropAfterOneStep = 1.25;  // written out in gemm_candidates' "timing" too
 
+// A way to run the step's GEMMs. FP32: a library for every GEMM (OpenBLAS, the reference choice,
+// first). BF16: the shared per-shape plan (kernels/common/cpu/gemm_plan.h) chooses each site's
+// GEMM; its candidates differ by threading: rows mode (each thread's rows through the whole step,
+// products on one thread: oneDNN's BF16 matmul is not offered there) and split (one parallel
+// region per product, which the native BF16 matmul may take whole).
+struct Candidate {
+  std::string name;
+  std::function<void()> use;
+  std::string why_not;  // "" when it can run
+};
+
+std::vector<Candidate> cpu_candidates(mlp::CpuMlp& model, gtb::Precision prec, int rows) {
+  std::vector<Candidate> cands;
+  if (prec == gtb::Precision::fp32) {
+    for (gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl})
+      cands.push_back({gtb::cpu::to_string(lib),
+                       [&model, lib] {
+                         model.set_precision(gtb::Precision::fp32);
+                         model.set_gemm_lib(lib);
+                       },
+                       gtb::cpu::gemm_lib_available(lib)
+                           ? ""
+                           : (lib == gtb::cpu::GemmLib::mkl ? gtb::cpu::mkl::unavailable_reason() : "not built in")});
+    return cands;
+  }
+  auto plan_in = [&model, rows](mlp::CpuMlp::Threading t) {
+    return [&model, rows, t] {
+      model.set_threading(t);
+      model.set_precision(gtb::Precision::bf16);
+      model.plan_gemms(rows);  // verified and timed per site here, outside the step's timing
+    };
+  };
+  if (model.rows_mode(rows)) cands.push_back({"plan_rows", plan_in(mlp::CpuMlp::Threading::rows), ""});
+  cands.push_back({"plan_split", plan_in(mlp::CpuMlp::Threading::split), ""});
+  return cands;
+}
+
+// Each candidate's step timed from the initial parameters (`reset` restores them) by the harness's
+// probe (the full suite: median of 3 samples of >= 20 ms), its timing written into `candidates`:
+// the candidates that can run with their seconds (index into cands, seconds). The quick suite times
+// a step of 5 ms or more twice (the faster counts: the first may carry the library's warm-up) and a
+// shorter one in three samples of 5 ms: the choice was most of its set-up.
+std::vector<std::pair<std::size_t, double>> time_candidates(gtb::State& st, const std::vector<Candidate>& cands,
+                                                            const std::function<void()>& reset,
+                                                            const std::function<void()>& one_step,
+                                                            gtb::json& candidates) {
+  const bool quick = st.suite() == gtb::Suite::quick;
+  auto timed = [&] {
+    if (!quick) return st.probe(one_step);
+    const double once = st.probe(one_step, gtb::ProbeRule{1, 1e-6, 1});
+    if (once >= 5e-3) return std::min(once, st.probe(one_step, gtb::ProbeRule{1, 1e-6, 1}));
+    return st.probe(one_step, gtb::ProbeRule{3, 5e-3, 0});
+  };
+  std::vector<std::pair<std::size_t, double>> timed_cands;
+  double fastest = 0;
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    gtb::json& c = candidates[cands[i].name];
+    if (!cands[i].why_not.empty()) {
+      c["available"] = false;
+      c["detail"] = cands[i].why_not;
+      continue;
+    }
+    cands[i].use();
+    reset();
+    if (fastest > 0) {
+      // A challenger whose single step is far slower than the best's cannot win by 5 %: its
+      // full timing would only cost the suite time. A second step decides (the first carries the
+      // library's warm-up, oneDNN's JIT say).
+      double once = st.probe(one_step, gtb::ProbeRule{1, 1e-6, 1});
+      if (once > kDropAfterOneStep * fastest) once = std::min(once, st.probe(one_step, gtb::ProbeRule{1, 1e-6, 1}));
+      if (once > kDropAfterOneStep * fastest) {
+        c["step_ms"] = once * 1e3;
+        c["timing"] = "one step (the faster of two): over 1.25 x the best's median, not timed further";
+        continue;
+      }
+    }
+    const double t = timed();
+    c["step_ms"] = t * 1e3;
+    timed_cands.push_back({i, t});
+    if (fastest == 0 || t < fastest) fastest = t;
+  }
+  return timed_cands;
+}
+
+// The candidate the record runs: the timed ones checked in order of speed (`verified_step` runs the
+// step from the initial parameters against float64), the fastest by the 5 % rule first; one whose
+// step fails is never chosen, the next fastest being checked instead. A check costs about a step in
+// float64, so checking only what could be chosen keeps the set-up short. The record's check is its
+// chosen candidate's (or the fastest's failure when none passes).
+struct Chosen {
+  std::size_t best = 0;
+  mlp::VerifyResult res{false, "no GEMM library ran the step", 0};
+  float loss0 = 0;
+  bool found = false;
+};
+
+Chosen check_fastest(const std::vector<Candidate>& cands, const std::vector<std::pair<std::size_t, double>>& timed_cands,
+                     const std::function<mlp::VerifyResult(float&)>& verified_step,
+                     const std::function<std::string()>& gemm_path_of, bool mark_untried, gtb::json& candidates) {
+  Chosen ch;
+  ch.best = timed_cands.empty() ? 0 : timed_cands.front().first;
+  std::vector<bool> tried(timed_cands.size(), false);
+  for (std::size_t n = 0; n < timed_cands.size() && !ch.found; ++n) {
+    std::size_t pick = timed_cands.size();
+    for (std::size_t i = 0; i < timed_cands.size(); ++i)
+      if (!tried[i] && (pick == timed_cands.size() || gtb::cpu::clearly_faster(timed_cands[i].second, timed_cands[pick].second)))
+        pick = i;
+    tried[pick] = true;
+    const std::size_t ci = timed_cands[pick].first;
+    cands[ci].use();
+    float loss = 0;
+    const mlp::VerifyResult r = verified_step(loss);
+    gtb::json& c = candidates[cands[ci].name];
+    c["verified"] = r.ok;
+    if (gemm_path_of) c["gemm_path"] = gemm_path_of();
+    if (!r.ok) {
+      c["detail"] = r.detail;
+      if (n == 0) ch.res = r, ch.loss0 = loss, ch.best = ci;  // the record's failure when none passes
+      continue;
+    }
+    ch.best = ci, ch.res = r, ch.loss0 = loss, ch.found = true;
+  }
+  for (std::size_t i = 0; i < timed_cands.size(); ++i)
+    if (!tried[i] && mark_untried)
+      candidates[cands[timed_cands[i].first].name]["verified"] = "not checked: slower than the chosen library";
+  return ch;
+}
+
+// The chosen GEMM path of a checked CPU step, and the candidates' timings and checks.
+void cpu_gemm_info(gtb::State& st, const mlp::CpuMlp& model, gtb::Precision prec, int rows, const std::string& name,
+                   const gtb::json& candidates) {
+  st.info("threads", mlp::CpuMlp::threads());
+  st.info("blas", gtb::cpu::blas_config());
+  if (prec == gtb::Precision::bf16) {
+    st.info("gemm_library", name);
+    st.info("gemm_path", "BF16 operands (rounded to nearest even as they enter each GEMM), FP32 accumulation, "
+                         "per site (" + std::string(model.rows_mode(rows) ? "rows" : "split") +
+                         " mode): " + model.gemm_plan().summary());
+    st.info("gemm_plan", gtb::gemm_plan_json(model.gemm_plan()));
+  } else {
+    st.info("gemm_library", gtb::cpu::to_string(model.gemm_lib()));
+    st.info("gemm_path", gemm_path(model.gemm_lib()));
+  }
+  st.info("gemm_candidates", candidates);
+}
+
+// Where the timed steps went (thread 0's clock): the GEMM calls, the update, the rest (passes, the
+// loss, parallel regions' starts and barriers). A cost model's parts can be set beside them.
+void cpu_pieces(gtb::State& st, const mlp::CpuMlp& model) {
+  const mlp::CpuMlp::Pieces& pc = model.pieces();
+  if (pc.steps > 0 && pc.total > 0) {
+    st.counter("share_gemm", pc.gemm / pc.total, "fraction");
+    st.counter("share_optimizer", pc.optimizer / pc.total, "fraction");
+    st.counter("share_other", std::max(0.0, pc.total - pc.gemm - pc.optimizer) / pc.total, "fraction");
+    st.counter("pieces_us_per_step", pc.total / double(pc.steps) * 1e6, "us");
+  }
+  st.counter("model_host_bytes", double(model.bytes()), "bytes");
+}
+
 void cpu_case(gtb::State& st) {
   const mlp::Config cfg = config_of(st);
   const int batch = st.get_int("batch", 1), micro = micro_batches_of(st);
@@ -107,178 +266,62 @@ void cpu_case(gtb::State& st) {
   const int rows = batch / micro;
   if (prec == gtb::Precision::bf16) model.set_precision(prec);
   const std::vector<float> init(model.params(), model.params() + model.layout().total);
+  auto reset = [&] {
+    model.set_params(init);
+    model.reset_optimizer();
+  };
   // One step from the initial parameters, checked in float64 (layer-local checks).
   mlp::StepCase checked = mlp::step_case(cfg, data, batch, micro, cpu_tolerance(prec));
   auto verified_step = [&](float& loss) {
-    model.set_params(init);
-    model.reset_optimizer();
+    reset();
     const mlp::StepCheck c = mlp::check_step_f64(
         mlp::step_probe(model, [&] { return double(model.step(data.x.data(), data.y.data(), batch, micro)); }, rows),
         checked);
     loss = float(c.loss);
     return mlp::VerifyResult{c.ok, c.detail, 0};
   };
-  // The candidates, each a way to run the step's GEMMs. FP32: a library for every GEMM (OpenBLAS,
-  // the reference choice, first). BF16: the shared per-shape plan (kernels/common/cpu/gemm_plan.h)
-  // chooses each site's GEMM; its candidates differ by threading: rows mode (each thread's rows
-  // through the whole step, products on one thread: oneDNN's BF16 matmul is not offered there) and
-  // split (one parallel region per product, which the native BF16 matmul may take whole).
-  struct Candidate {
-    std::string name;
-    std::function<void()> use;
-    std::string why_not;  // "" when it can run
-  };
-  std::vector<Candidate> cands;
-  if (prec == gtb::Precision::fp32) {
-    for (gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl})
-      cands.push_back({gtb::cpu::to_string(lib),
-                       [&model, lib] {
-                         model.set_precision(gtb::Precision::fp32);
-                         model.set_gemm_lib(lib);
-                       },
-                       gtb::cpu::gemm_lib_available(lib)
-                           ? ""
-                           : (lib == gtb::cpu::GemmLib::mkl ? gtb::cpu::mkl::unavailable_reason() : "not built in")});
-  } else {
-    auto plan_in = [&model, rows](mlp::CpuMlp::Threading t) {
-      return [&model, rows, t] {
-        model.set_threading(t);
-        model.set_precision(gtb::Precision::bf16);
-        model.plan_gemms(rows);  // verified and timed per site here, outside the step's timing
-      };
-    };
-    if (model.rows_mode(rows)) cands.push_back({"plan_rows", plan_in(mlp::CpuMlp::Threading::rows), ""});
-    cands.push_back({"plan_split", plan_in(mlp::CpuMlp::Threading::split), ""});
-  }
-  // The fastest verified candidate for this precision, model and batch: each candidate's step
-  // is timed briefly by the harness's probe (the full suite: median of 3 samples of >= 20 ms), a
-  // challenger must beat the best so far by 5 %, and the choice is checked before it is kept.
-  // The record's check is its chosen candidate's (the step from the initial parameters).
-  // The choice depends on the GEMM shapes and precision only (the optimizer and the activation do
-  // not touch the GEMMs): a later record of the same shapes reuses it and checks only its candidate.
+  std::vector<Candidate> cands = cpu_candidates(model, prec, rows);
+  // The fastest verified candidate for this precision, model and batch (time_candidates,
+  // check_fastest). The choice depends on the GEMM shapes and precision only (the optimizer and the
+  // activation do not touch the GEMMs): a later record of the same shapes reuses it and checks only
+  // its candidate.
   const std::string shapes_key = std::string(gtb::to_string(prec)) + " " + std::to_string(cfg.input) + " " +
                                  std::to_string(cfg.width) + " " + std::to_string(cfg.depth) + " " +
                                  std::to_string(rows) + " " + std::to_string(micro);
   static std::map<std::string, std::pair<std::string, gtb::json>> chosen_before;
   const auto before = chosen_before.find(shapes_key);
-  if (before != chosen_before.end())
+  const bool fresh = before == chosen_before.end();
+  if (!fresh)
     cands.erase(std::remove_if(cands.begin(), cands.end(),
                                [&](const Candidate& c) { return c.name != before->second.first; }),
                 cands.end());
-  // The quick suite times a step of 5 ms or more twice (the faster counts: the first may carry the
-  // library's warm-up) and a shorter one in three samples of 5 ms: the choice was most of its set-up.
-  const bool quick = st.suite() == gtb::Suite::quick;
-  auto timed = [&](const std::function<void()>& one_step) {
-    if (!quick) return st.probe(one_step);
-    const double once = st.probe(one_step, gtb::ProbeRule{1, 1e-6, 1});
-    if (once >= 5e-3) return std::min(once, st.probe(one_step, gtb::ProbeRule{1, 1e-6, 1}));
-    return st.probe(one_step, gtb::ProbeRule{3, 5e-3, 0});
-  };
   gtb::json candidates = gtb::json::object();
-  if (before != chosen_before.end()) {  // its candidates' timings are the earlier record's
+  if (!fresh) {  // its candidates' timings are the earlier record's
     candidates = before->second.second;
     candidates["chosen_in"] = "an earlier record of the same GEMM shapes and precision";
   }
   auto one_step = [&] { model.step(data.x.data(), data.y.data(), batch, micro); };
-  // Each candidate is timed from the initial parameters, then checked in order of speed: the
-  // fastest (by the 5 % rule) is checked, and one whose step fails is never chosen, the next
-  // fastest being checked instead. A check costs about a step in float64, so checking only what
-  // could be chosen keeps the set-up short.
   std::vector<std::pair<std::size_t, double>> timed_cands;  // index into cands, seconds
-  if (before == chosen_before.end()) {
-    double fastest = 0;
-    for (std::size_t i = 0; i < cands.size(); ++i) {
-      gtb::json& c = candidates[cands[i].name];
-      if (!cands[i].why_not.empty()) {
-        c["available"] = false;
-        c["detail"] = cands[i].why_not;
-        continue;
-      }
-      cands[i].use();
-      model.set_params(init);
-      model.reset_optimizer();
-      if (fastest > 0) {
-        // A challenger whose single step is far slower than the best's cannot win by 5 %: its
-        // full timing would only cost the suite time. A second step decides (the first carries the
-        // library's warm-up, oneDNN's JIT say).
-        double once = st.probe(one_step, gtb::ProbeRule{1, 1e-6, 1});
-        if (once > kDropAfterOneStep * fastest) once = std::min(once, st.probe(one_step, gtb::ProbeRule{1, 1e-6, 1}));
-        if (once > kDropAfterOneStep * fastest) {
-          c["step_ms"] = once * 1e3;
-          c["timing"] = "one step (the faster of two): over 1.25 x the best's median, not timed further";
-          continue;
-        }
-      }
-      const double t = timed(one_step);
-      c["step_ms"] = t * 1e3;
-      timed_cands.push_back({i, t});
-      if (fastest == 0 || t < fastest) fastest = t;
-    }
-  } else {
+  if (fresh)
+    timed_cands = time_candidates(st, cands, reset, one_step, candidates);
+  else
     for (std::size_t i = 0; i < cands.size(); ++i) timed_cands.push_back({i, 1.0});
-  }
   if (cands.empty()) throw std::logic_error("train: no GEMM candidate for " + shapes_key);
-  std::size_t best = timed_cands.empty() ? 0 : timed_cands.front().first;
-  mlp::VerifyResult res{false, "no GEMM library ran the step", 0};
-  float loss0 = 0;
-  bool found = false;
-  std::vector<bool> tried(timed_cands.size(), false);
-  for (std::size_t n = 0; n < timed_cands.size() && !found; ++n) {
-    std::size_t pick = timed_cands.size();
-    for (std::size_t i = 0; i < timed_cands.size(); ++i)
-      if (!tried[i] && (pick == timed_cands.size() || gtb::cpu::clearly_faster(timed_cands[i].second, timed_cands[pick].second)))
-        pick = i;
-    tried[pick] = true;
-    const std::size_t ci = timed_cands[pick].first;
-    cands[ci].use();
-    float loss = 0;
-    const mlp::VerifyResult r = verified_step(loss);
-    gtb::json& c = candidates[cands[ci].name];
-    c["verified"] = r.ok;
-    if (prec == gtb::Precision::bf16) c["gemm_path"] = model.gemm_plan().summary();
-    if (!r.ok) {
-      c["detail"] = r.detail;
-      if (n == 0) res = r, loss0 = loss, best = ci;  // the record's failure when none passes
-      continue;
-    }
-    best = ci, res = r, loss0 = loss, found = true;
-  }
-  for (std::size_t i = 0; i < timed_cands.size(); ++i)
-    if (!tried[i] && before == chosen_before.end())
-      candidates[cands[timed_cands[i].first].name]["verified"] = "not checked: slower than the chosen library";
-  if (found && before == chosen_before.end()) chosen_before[shapes_key] = {cands[best].name, candidates};
-  cands[best].use();
-  st.check(res.ok, res.detail, {{"loss_first_step", loss0}, {"tolerance", cpu_tolerance(prec)}});
-  if (!res.ok) return;
+  std::function<std::string()> plan_summary;
+  if (prec == gtb::Precision::bf16) plan_summary = [&model] { return model.gemm_plan().summary(); };
+  const Chosen ch = check_fastest(cands, timed_cands, verified_step, plan_summary, fresh, candidates);
+  if (ch.found && fresh) chosen_before[shapes_key] = {cands[ch.best].name, candidates};
+  cands[ch.best].use();
+  st.check(ch.res.ok, ch.res.detail, {{"loss_first_step", ch.loss0}, {"tolerance", cpu_tolerance(prec)}});
+  if (!ch.res.ok) return;
   st.set_work(batch);
-  st.info("threads", mlp::CpuMlp::threads());
-  st.info("blas", gtb::cpu::blas_config());
-  if (prec == gtb::Precision::bf16) {
-    st.info("gemm_library", cands[best].name);
-    st.info("gemm_path", "BF16 operands (rounded to nearest even as they enter each GEMM), FP32 accumulation, "
-                         "per site (" + std::string(model.rows_mode(rows) ? "rows" : "split") +
-                         " mode): " + model.gemm_plan().summary());
-    st.info("gemm_plan", gtb::gemm_plan_json(model.gemm_plan()));
-  } else {
-    st.info("gemm_library", gtb::cpu::to_string(model.gemm_lib()));
-    st.info("gemm_path", gemm_path(model.gemm_lib()));
-  }
-  st.info("gemm_candidates", candidates);
-  float last = loss0;
+  cpu_gemm_info(st, model, prec, rows, cands[ch.best].name, candidates);
+  float last = ch.loss0;
   model.reset_pieces();
   const auto& s = st.exec([&] { last = model.step(data.x.data(), data.y.data(), batch, micro); });
   common_counters(st, model.layout(), batch, s.stats.median);
-  // Where the timed steps went (thread 0's clock): the GEMM calls, the update, the rest (passes, the
-  // loss, parallel regions' starts and barriers). A cost model's parts can be set beside them.
-  const mlp::CpuMlp::Pieces& pc = model.pieces();
-  if (pc.steps > 0 && pc.total > 0) {
-    st.counter("share_gemm", pc.gemm / pc.total, "fraction");
-    st.counter("share_optimizer", pc.optimizer / pc.total, "fraction");
-    st.counter("share_other", std::max(0.0, pc.total - pc.gemm - pc.optimizer) / pc.total, "fraction");
-    st.counter("pieces_us_per_step", pc.total / double(pc.steps) * 1e6, "us");
-  }
-  st.counter("model_host_bytes", double(model.bytes()), "bytes");
-  st.counter("loss_first", loss0, "nats");
+  cpu_pieces(st, model);
+  st.counter("loss_first", ch.loss0, "nats");
   st.counter("loss_last", last, "nats");
   st.counter("steps_taken", model.steps_taken(), "count");
 }

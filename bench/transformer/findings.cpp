@@ -33,6 +33,163 @@ json without(json o, const char* key) {
   if (o.is_object()) o.erase(key);
   return o;
 }
+
+// Attention share against seq_len, per backend, variant and model.
+void attention_shares(const std::vector<Record>& recs, Findings& f) {
+  std::map<std::string, AttentionShare> groups;
+  for (const Record& r : recs) {
+    if (!ours(r) || !usable(r) || r.workload != "seq_sweep") continue;
+    const auto share = counter(r, "share_attention");
+    if (!share) continue;
+    AttentionShare key;
+    key.backend = r.backend, key.variant = r.variant, key.options = r.options;
+    key.layers = param_int(r.params, "layers"), key.d_model = param_int(r.params, "d_model");
+    key.heads = param_int(r.params, "heads");
+    const std::string k = json{to_string(key.backend), key.variant, key.options, key.layers, key.d_model, key.heads}.dump();
+    auto& g = groups.insert({k, key}).first->second;
+    g.points.push_back({param_num(r.params, "seq_len"), param_num(r.params, "batch"), *share, *r.value, r.id});
+  }
+  for (auto& [k, g] : groups) {
+    std::sort(g.points.begin(), g.points.end(), [](const SharePoint& a, const SharePoint& b) { return a.seq_len < b.seq_len; });
+    f.attention_share.push_back(std::move(g));
+  }
+}
+
+// Materialised vs fused at the same backend, params and options (every workload that ran both).
+void memory_pairs(const std::vector<Record>& recs, Findings& f) {
+  std::map<std::string, MemoryPair> pairs;
+  std::map<std::string, std::pair<const Record*, const Record*>> sides;  // usable (materialised, fused)
+  for (const Record& r : recs) {
+    if (!ours(r)) continue;
+    const bool mat = r.variant == "materialised";
+    if (!mat && r.variant != "fused") continue;
+    const std::string k = json{to_string(r.backend), r.workload, r.params, r.options}.dump();
+    MemoryPair& p = pairs[k];
+    p.backend = r.backend, p.params = r.params, p.options = r.options;
+    if (usable(r)) {
+      (mat ? p.materialised_bytes : p.fused_bytes) = step_bytes(r);
+      (mat ? p.materialised_tokens_per_s : p.fused_tokens_per_s) = *r.value;
+      (mat ? sides[k].first : sides[k].second) = &r;
+    } else if (out_of_memory(r)) {
+      (mat ? p.materialised_oom : p.fused_oom) = r.status_detail;
+    }
+  }
+  for (auto& [k, p] : pairs) {
+    const bool mat_side = p.materialised_bytes || !p.materialised_oom.empty();
+    const bool fused_side = p.fused_bytes || !p.fused_oom.empty();
+    if (!mat_side || !fused_side) continue;
+    if (p.materialised_bytes && p.fused_bytes && *p.materialised_bytes > 0)
+      p.memory_saved_fraction = 1.0 - *p.fused_bytes / *p.materialised_bytes;
+    // The speed-up from the pair's rounds where the two were measured as a pair (value_ratio).
+    if (const auto [m, fu] = sides[k]; m && fu && *p.materialised_tokens_per_s > 0)
+      if (const auto v = value_ratio(*fu, *m)) p.fused_speedup = v->ratio, p.paired_rounds = v->rounds;
+    f.memory.push_back(p);
+  }
+  std::sort(f.memory.begin(), f.memory.end(), [](const MemoryPair& a, const MemoryPair& b) {
+    return json{to_string(a.backend), a.options, param_num(a.params, "d_model"), param_num(a.params, "seq_len"),
+                param_num(a.params, "batch")} <
+           json{to_string(b.backend), b.options, param_num(b.params, "d_model"), param_num(b.params, "seq_len"),
+                param_num(b.params, "batch")};
+  });
+  // Per backend, the smallest seq_len of each configuration where materialised ran out and fused ran.
+  std::map<std::string, OomPoint> oom;
+  for (const MemoryPair& p : f.memory) {
+    if (p.materialised_oom.empty() || !p.fused_bytes) continue;
+    const std::string k =
+        json{to_string(p.backend), p.options, param_int(p.params, "d_model"), param_int(p.params, "layers")}.dump();
+    const double s = param_num(p.params, "seq_len");
+    auto it = oom.find(k);
+    if (it != oom.end() && it->second.seq_len <= s) continue;
+    oom[k] = OomPoint{p.backend, p.options, param_int(p.params, "d_model"), param_int(p.params, "layers"), s,
+                      param_num(p.params, "batch"), p.materialised_oom};
+  }
+  for (auto& [k, o] : oom) f.materialised_oom.push_back(o);
+}
+
+// The crossover: problems both backends ran, each side at its fastest record (a GPU problem runs
+// eager and as a graph; the memory cap does not change a step that fits).
+void crossover_points(const std::vector<Record>& recs, Findings& f) {
+  std::map<std::string, CrossoverPoint> both;
+  std::map<std::string, bool> has_cpu, has_gpu;
+  for (const Record& r : recs) {
+    if (!ours(r) || !usable(r) || (r.backend != Backend::cpu && r.backend != Backend::cuda)) continue;
+    const std::string precision = r.options.value("precision", "fp32");
+    const std::string k = json{r.workload, r.variant, precision, r.params}.dump();
+    CrossoverPoint& p = both[k];
+    p.workload = r.workload, p.variant = r.variant, p.precision = precision, p.params = r.params;
+    p.tokens_per_step = param_num(r.params, "batch") * param_num(r.params, "seq_len");
+    const bool cpu = r.backend == Backend::cpu;
+    double& best = cpu ? p.cpu_tokens_per_s : p.gpu_tokens_per_s;
+    if (*r.value > best) best = *r.value, (cpu ? p.cpu_record : p.gpu_record) = r.id;
+    (cpu ? has_cpu : has_gpu)[k] = true;
+  }
+  for (auto& [k, p] : both)
+    if (has_cpu[k] && has_gpu[k]) f.crossover.points.push_back(p);
+  std::sort(f.crossover.points.begin(), f.crossover.points.end(), [](const CrossoverPoint& a, const CrossoverPoint& b) {
+    return std::tie(a.precision, a.variant, a.tokens_per_step, a.workload) <
+           std::tie(b.precision, b.variant, b.tokens_per_step, b.workload);
+  });
+  // Per precision and attention: the smallest tokens per step from which the GPU is ahead at every
+  // larger paired point; the crossover is the smallest of those over the groups.
+  std::map<std::string, std::vector<const CrossoverPoint*>> groups;
+  for (const auto& p : f.crossover.points) groups[p.precision + " " + p.variant].push_back(&p);
+  bool gpu_ahead_somewhere = false;
+  for (const auto& [g, pts] : groups) {
+    std::optional<double> from;
+    for (auto it = pts.rbegin(); it != pts.rend(); ++it) {
+      if ((*it)->gpu_tokens_per_s <= (*it)->cpu_tokens_per_s) break;
+      from = (*it)->tokens_per_step;
+    }
+    gpu_ahead_somewhere = gpu_ahead_somewhere || from;
+    if (from && (!f.crossover.tokens_per_step || *from < *f.crossover.tokens_per_step)) f.crossover.tokens_per_step = from;
+  }
+  bool gpu = false;
+  for (const Record& r : recs) gpu = gpu || (ours(r) && usable(r) && r.backend == Backend::cuda);
+  if (!gpu) {
+    std::string why = "no GPU record of this family";
+    for (const Record& r : recs)
+      if (ours(r) && r.backend == Backend::cuda && !r.status_detail.empty()) {
+        why += " (" + r.status_detail + ")";
+        break;
+      }
+    f.crossover.cannot_say = why + ": the crossover in tokens per step needs CPU and GPU steps of the same problems";
+  } else if (f.crossover.points.empty()) {
+    f.crossover.cannot_say = "no problem ran on both the CPU and the GPU (same workload, attention, params and precision)";
+  } else if (!gpu_ahead_somewhere) {
+    f.crossover.cannot_say = "the CPU is ahead at every problem both backends ran (up to " +
+                             std::to_string(std::llround(f.crossover.points.back().tokens_per_step)) + " tokens per step)";
+  }
+}
+
+// What a CUDA Graph replay saves against the eager step of the same problem.
+void graph_savings(const std::vector<Record>& recs, Findings& f) {
+  std::map<std::string, const Record*> eager, graph;
+  for (const Record& r : recs) {
+    if (!ours(r) || !usable(r) || !r.options.contains("mode")) continue;
+    const std::string mode = r.options.value("mode", "");
+    const std::string k = json{to_string(r.backend), r.workload, r.variant, r.params, without(r.options, "mode")}.dump();
+    if (mode == "eager") eager[k] = &r;
+    else if (mode == "graph") graph[k] = &r;
+  }
+  for (const auto& [k, g] : graph) {
+    auto e = eager.find(k);
+    if (e == eager.end() || !(*e->second->value > 0) || !(*g->value > 0)) continue;
+    GraphSaving s;
+    s.workload = g->workload, s.variant = g->variant, s.params = g->params, s.options = without(g->options, "mode");
+    s.eager_tokens_per_s = *e->second->value, s.graph_tokens_per_s = *g->value;
+    // 1 - t_graph / t_eager, from the pair's rounds where the two were measured as a pair.
+    const auto v = value_ratio(*e->second, *g);
+    if (!v) continue;
+    s.saved_fraction = 1.0 - v->ratio;
+    s.paired_rounds = v->rounds;
+    s.launches_per_step = counter(*e->second, "launches_per_step");
+    f.graph.push_back(std::move(s));
+  }
+  std::sort(f.graph.begin(), f.graph.end(), [](const GraphSaving& a, const GraphSaving& b) {
+    return json{a.workload, a.options, param_num(a.params, "d_model"), a.variant} <
+           json{b.workload, b.options, param_num(b.params, "d_model"), b.variant};
+  });
+}
 }  // namespace
 
 Findings compute_findings(const std::vector<Record>& recs) {
@@ -68,159 +225,10 @@ Findings compute_findings(const std::vector<Record>& recs) {
       f.configs.push_back(std::move(c));
     }
   }
-  // Attention share against seq_len, per backend, variant and model.
-  {
-    std::map<std::string, AttentionShare> groups;
-    for (const Record& r : recs) {
-      if (!ours(r) || !usable(r) || r.workload != "seq_sweep") continue;
-      const auto share = counter(r, "share_attention");
-      if (!share) continue;
-      AttentionShare key;
-      key.backend = r.backend, key.variant = r.variant, key.options = r.options;
-      key.layers = param_int(r.params, "layers"), key.d_model = param_int(r.params, "d_model");
-      key.heads = param_int(r.params, "heads");
-      const std::string k = json{to_string(key.backend), key.variant, key.options, key.layers, key.d_model, key.heads}.dump();
-      auto& g = groups.insert({k, key}).first->second;
-      g.points.push_back({param_num(r.params, "seq_len"), param_num(r.params, "batch"), *share, *r.value, r.id});
-    }
-    for (auto& [k, g] : groups) {
-      std::sort(g.points.begin(), g.points.end(), [](const SharePoint& a, const SharePoint& b) { return a.seq_len < b.seq_len; });
-      f.attention_share.push_back(std::move(g));
-    }
-  }
-  // Materialised vs fused at the same backend, params and options (every workload that ran both).
-  {
-    std::map<std::string, MemoryPair> pairs;
-    std::map<std::string, std::pair<const Record*, const Record*>> sides;  // usable (materialised, fused)
-    for (const Record& r : recs) {
-      if (!ours(r)) continue;
-      const bool mat = r.variant == "materialised";
-      if (!mat && r.variant != "fused") continue;
-      const std::string k = json{to_string(r.backend), r.workload, r.params, r.options}.dump();
-      MemoryPair& p = pairs[k];
-      p.backend = r.backend, p.params = r.params, p.options = r.options;
-      if (usable(r)) {
-        (mat ? p.materialised_bytes : p.fused_bytes) = step_bytes(r);
-        (mat ? p.materialised_tokens_per_s : p.fused_tokens_per_s) = *r.value;
-        (mat ? sides[k].first : sides[k].second) = &r;
-      } else if (out_of_memory(r)) {
-        (mat ? p.materialised_oom : p.fused_oom) = r.status_detail;
-      }
-    }
-    for (auto& [k, p] : pairs) {
-      const bool mat_side = p.materialised_bytes || !p.materialised_oom.empty();
-      const bool fused_side = p.fused_bytes || !p.fused_oom.empty();
-      if (!mat_side || !fused_side) continue;
-      if (p.materialised_bytes && p.fused_bytes && *p.materialised_bytes > 0)
-        p.memory_saved_fraction = 1.0 - *p.fused_bytes / *p.materialised_bytes;
-      // The speed-up from the pair's rounds where the two were measured as a pair (value_ratio).
-      if (const auto [m, fu] = sides[k]; m && fu && *p.materialised_tokens_per_s > 0)
-        if (const auto v = value_ratio(*fu, *m)) p.fused_speedup = v->ratio, p.paired_rounds = v->rounds;
-      f.memory.push_back(p);
-    }
-    std::sort(f.memory.begin(), f.memory.end(), [](const MemoryPair& a, const MemoryPair& b) {
-      return json{to_string(a.backend), a.options, param_num(a.params, "d_model"), param_num(a.params, "seq_len"),
-                  param_num(a.params, "batch")} <
-             json{to_string(b.backend), b.options, param_num(b.params, "d_model"), param_num(b.params, "seq_len"),
-                  param_num(b.params, "batch")};
-    });
-    // Per backend, the smallest seq_len of each configuration where materialised ran out and fused ran.
-    std::map<std::string, OomPoint> oom;
-    for (const MemoryPair& p : f.memory) {
-      if (p.materialised_oom.empty() || !p.fused_bytes) continue;
-      const std::string k =
-          json{to_string(p.backend), p.options, param_int(p.params, "d_model"), param_int(p.params, "layers")}.dump();
-      const double s = param_num(p.params, "seq_len");
-      auto it = oom.find(k);
-      if (it != oom.end() && it->second.seq_len <= s) continue;
-      oom[k] = OomPoint{p.backend, p.options, param_int(p.params, "d_model"), param_int(p.params, "layers"), s,
-                        param_num(p.params, "batch"), p.materialised_oom};
-    }
-    for (auto& [k, o] : oom) f.materialised_oom.push_back(o);
-  }
-  // The crossover: problems both backends ran, each side at its fastest record (a GPU problem runs
-  // eager and as a graph; the memory cap does not change a step that fits).
-  {
-    std::map<std::string, CrossoverPoint> both;
-    std::map<std::string, bool> has_cpu, has_gpu;
-    for (const Record& r : recs) {
-      if (!ours(r) || !usable(r) || (r.backend != Backend::cpu && r.backend != Backend::cuda)) continue;
-      const std::string precision = r.options.value("precision", "fp32");
-      const std::string k = json{r.workload, r.variant, precision, r.params}.dump();
-      CrossoverPoint& p = both[k];
-      p.workload = r.workload, p.variant = r.variant, p.precision = precision, p.params = r.params;
-      p.tokens_per_step = param_num(r.params, "batch") * param_num(r.params, "seq_len");
-      const bool cpu = r.backend == Backend::cpu;
-      double& best = cpu ? p.cpu_tokens_per_s : p.gpu_tokens_per_s;
-      if (*r.value > best) best = *r.value, (cpu ? p.cpu_record : p.gpu_record) = r.id;
-      (cpu ? has_cpu : has_gpu)[k] = true;
-    }
-    for (auto& [k, p] : both)
-      if (has_cpu[k] && has_gpu[k]) f.crossover.points.push_back(p);
-    std::sort(f.crossover.points.begin(), f.crossover.points.end(), [](const CrossoverPoint& a, const CrossoverPoint& b) {
-      return std::tie(a.precision, a.variant, a.tokens_per_step, a.workload) <
-             std::tie(b.precision, b.variant, b.tokens_per_step, b.workload);
-    });
-    // Per precision and attention: the smallest tokens per step from which the GPU is ahead at every
-    // larger paired point; the crossover is the smallest of those over the groups.
-    std::map<std::string, std::vector<const CrossoverPoint*>> groups;
-    for (const auto& p : f.crossover.points) groups[p.precision + " " + p.variant].push_back(&p);
-    bool gpu_ahead_somewhere = false;
-    for (const auto& [g, pts] : groups) {
-      std::optional<double> from;
-      for (auto it = pts.rbegin(); it != pts.rend(); ++it) {
-        if ((*it)->gpu_tokens_per_s <= (*it)->cpu_tokens_per_s) break;
-        from = (*it)->tokens_per_step;
-      }
-      gpu_ahead_somewhere = gpu_ahead_somewhere || from;
-      if (from && (!f.crossover.tokens_per_step || *from < *f.crossover.tokens_per_step)) f.crossover.tokens_per_step = from;
-    }
-    bool gpu = false;
-    for (const Record& r : recs) gpu = gpu || (ours(r) && usable(r) && r.backend == Backend::cuda);
-    if (!gpu) {
-      std::string why = "no GPU record of this family";
-      for (const Record& r : recs)
-        if (ours(r) && r.backend == Backend::cuda && !r.status_detail.empty()) {
-          why += " (" + r.status_detail + ")";
-          break;
-        }
-      f.crossover.cannot_say = why + ": the crossover in tokens per step needs CPU and GPU steps of the same problems";
-    } else if (f.crossover.points.empty()) {
-      f.crossover.cannot_say = "no problem ran on both the CPU and the GPU (same workload, attention, params and precision)";
-    } else if (!gpu_ahead_somewhere) {
-      f.crossover.cannot_say = "the CPU is ahead at every problem both backends ran (up to " +
-                               std::to_string(std::llround(f.crossover.points.back().tokens_per_step)) + " tokens per step)";
-    }
-  }
-  // What a CUDA Graph replay saves against the eager step of the same problem.
-  {
-    std::map<std::string, const Record*> eager, graph;
-    for (const Record& r : recs) {
-      if (!ours(r) || !usable(r) || !r.options.contains("mode")) continue;
-      const std::string mode = r.options.value("mode", "");
-      const std::string k = json{to_string(r.backend), r.workload, r.variant, r.params, without(r.options, "mode")}.dump();
-      if (mode == "eager") eager[k] = &r;
-      else if (mode == "graph") graph[k] = &r;
-    }
-    for (const auto& [k, g] : graph) {
-      auto e = eager.find(k);
-      if (e == eager.end() || !(*e->second->value > 0) || !(*g->value > 0)) continue;
-      GraphSaving s;
-      s.workload = g->workload, s.variant = g->variant, s.params = g->params, s.options = without(g->options, "mode");
-      s.eager_tokens_per_s = *e->second->value, s.graph_tokens_per_s = *g->value;
-      // 1 - t_graph / t_eager, from the pair's rounds where the two were measured as a pair.
-      const auto v = value_ratio(*e->second, *g);
-      if (!v) continue;
-      s.saved_fraction = 1.0 - v->ratio;
-      s.paired_rounds = v->rounds;
-      s.launches_per_step = counter(*e->second, "launches_per_step");
-      f.graph.push_back(std::move(s));
-    }
-    std::sort(f.graph.begin(), f.graph.end(), [](const GraphSaving& a, const GraphSaving& b) {
-      return json{a.workload, a.options, param_num(a.params, "d_model"), a.variant} <
-             json{b.workload, b.options, param_num(b.params, "d_model"), b.variant};
-    });
-  }
+  attention_shares(recs, f);
+  memory_pairs(recs, f);
+  crossover_points(recs, f);
+  graph_savings(recs, f);
   // The A/B pairs, through the cost model's step form of each measured step.
   std::vector<cost::Step> as_steps;
   for (const auto& st : f.steps) as_steps.push_back({"", st.record, st.backend, st.seconds, st.config});

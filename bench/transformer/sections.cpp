@@ -22,7 +22,8 @@ std::string model(const json& p) {
          ", batch " + n("batch");
 }
 
-void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, fx::Family& f) {
+// The measured configurations: tokens/s, TFLOP/s, the step's shares and memory.
+void configs_section(const std::vector<gtb::Record>& recs, const xf::Findings& found, fx::Family& f) {
   auto& c = f.section("configs", "The step at the measured configurations");
   c.say("One AdamW step of pre-LN decoder blocks (causal attention, 4x GELU MLP); loss 0.5 * mean (y - target)^2. "
         "TFLOP/s counts GEMM and causal attention FLOPs (docs/transformer.md); the shares are timed pieces of the step.");
@@ -47,7 +48,10 @@ void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, f
   cf.logx = 2;
   cf.xlabel = "d_model (2 layers; the quick suite's CPU steps at 512 tokens)";
   cf.ylabel = "tokens/s";
+}
 
+// Attention's share of the step against sequence length.
+void attention_share_section(const std::vector<gtb::Record>& recs, const xf::Findings& found, fx::Family& f) {
   auto& a = f.section("attention_share", "Attention's share of the step against sequence length");
   auto& at = a.table("attention_share", {{"backend"}, {"attention"}, {"model"}, {"seq_len", "", Hint::count}, {"batch", "", Hint::count},
                                          {"attention share", "", Hint::fraction}, {"tokens/s", "tokens/s", Hint::rate}});
@@ -65,7 +69,10 @@ void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, f
   af.logx = 2;
   af.xlabel = "seq_len";
   af.ylabel = "share of the step in attention";
+}
 
+// Materialised against fused attention: memory, time, where materialised ran out of memory.
+void memory_section(const std::vector<gtb::Record>& recs, const xf::Findings& found, fx::Family& f) {
   auto& m = f.section("memory", "Materialised vs fused attention: memory, time, out of memory");
   auto& mt = m.table("memory", {{"backend"}, {"problem"}, {"options"}, {"materialised memory", "", Hint::bytes},
                                 {"fused memory", "", Hint::bytes}, {"memory saved", "", Hint::fraction},
@@ -94,7 +101,10 @@ void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, f
   mf.logy = true;
   mf.xlabel = "seq_len";
   mf.ylabel = "host bytes of the model";
+}
 
+// The batch, width and heads sweeps.
+void sweeps_section(const std::vector<gtb::Record>& recs, fx::Family& f) {
   // A sweep's figure is declared only where its records are: the report names every declared figure,
   // and the plots draw none without points.
   auto& s = f.section("sweeps", "Batch, width and heads");
@@ -124,7 +134,10 @@ void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, f
     for (const auto& w : unmeasured) names += (names.empty() ? "" : ", ") + w;
     s.say("Not measured in this run: " + names + ".");
   }
+}
 
+// The CPU/GPU crossover in tokens per step.
+void crossover_section(const xf::Findings& found, fx::Family& f) {
   auto& x = f.section("crossover", "CPU/GPU crossover in tokens per step");
   auto& xt = x.table("crossover", {{"precision"}, {"attention"}, {"problem"}, {"tokens per step", "", Hint::count},
                                    {"CPU tokens/s", "tokens/s", Hint::rate}, {"GPU tokens/s", "tokens/s", Hint::rate},
@@ -140,7 +153,10 @@ void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, f
     x.not_measured = found.crossover.cannot_say;
   else
     x.say(found.crossover.cannot_say);
+}
 
+// What a CUDA Graph replay saves against eager launches.
+void graph_section(const std::vector<gtb::Record>& recs, const xf::Findings& found, fx::Family& f) {
   auto& g = f.section("graph", "What a CUDA Graph replay saves against eager launches");
   auto& gt = g.table("graph", {{"workload"}, {"problem"}, {"attention"}, {"options"},
                                {"eager tokens/s", "tokens/s", Hint::rate}, {"graph tokens/s", "tokens/s", Hint::rate},
@@ -150,6 +166,15 @@ void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, f
                        s2.graph_tokens_per_s, s2.saved_fraction, or_null(s2.launches_per_step)});
   if (gt.rows.empty())
     g.not_measured = "no GPU problem ran both eager and as a graph: " + fx::why_none(recs, gtb::Backend::cuda);
+}
+
+void sections(const std::vector<gtb::Record>& recs, const xf::Findings& found, fx::Family& f) {
+  configs_section(recs, found, f);
+  attention_share_section(recs, found, f);
+  memory_section(recs, found, f);
+  sweeps_section(recs, f);
+  crossover_section(found, f);
+  graph_section(recs, found, f);
 }
 
 const bool kFindings = gtb::add_family_findings<xf::Findings>("transformer", "Transformer training step", 55,

@@ -190,42 +190,27 @@ RefStep reference_step(const Config& c, const std::vector<double>& params, const
   return out;
 }
 
-VerifyResult verify_step(const StepView& v) {
-  VerifyResult res;
-  Judge judge{res};
-  const Config& c = *v.cfg;
-  const Layout lay(c);
-  const int L = lay.layers();
-  const auto B = std::size_t(v.rows);
-  const std::vector<int> rows = sample_rows(v.rows);
-  const double tiny = 1e-30;
-  if (v.step_skipped) {
-    // The tensors of an overflowed step hold infinities by definition; what matters is that no
-    // parameter moved.
-    for (std::size_t i = 0; i < lay.total; ++i)
-      if (!judge.check(v.params_after[i], v.params_before[i], tiny,
-                       [&] { return "skipped step changed param " + std::to_string(i); }))
-        return res;
-    res.detail = "step skipped on overflow; parameters unchanged";
-    return res;
-  }
-  std::vector<float> a_prev(v.x, v.x + B * std::size_t(c.input));
-  std::vector<float> z_prev, dz_prev;
-  // Layers are visited in forward order keeping only the previous layer's Z and dZ: dZ_{l-1} is
-  // checked once dZ_l is at hand.
-  for (int l = 1; l <= L && res.ok; ++l) {
-    const auto in = std::size_t(lay.dims[std::size_t(l - 1)]), out = std::size_t(lay.dims[std::size_t(l)]);
-    const float* W = v.params_before + lay.w[std::size_t(l - 1)];
-    const float* b = v.params_before + lay.b[std::size_t(l - 1)];
-    const std::vector<float> z = v.fetch(Tensor::z, l);
-    const std::vector<float> dz = v.fetch(Tensor::dz, l);
-    if (z.size() != B * out || dz.size() != B * out) {
-      res.ok = false;
-      res.detail = "layer " + std::to_string(l) + ": tensor has the wrong size";
-      return res;
-    }
-    const std::string tag = "layer " + std::to_string(l) + " ";
-    // Z_l rows, elementwise (W is walked row by row: the whole row of Z accumulates at once).
+namespace {
+constexpr double kTiny = 1e-30;
+
+// The checks of one layer l of a verified step: its Z, A (or the loss gradient at the top), the
+// layer below's dZ and its gradients, each a function that returns false at the first wrong value
+// (the Judge has recorded it). a_prev is A_{l-1} (the input at l = 1), z and dz the backend's Z_l
+// and dZ_l.
+struct LayerCheck {
+  const StepView& v;
+  Judge& judge;
+  int l;
+  std::size_t B, in, out;
+  const std::vector<int>& rows;
+  const float *W, *b;
+  const std::vector<float>& a_prev;
+  const std::vector<float>& z;
+  const std::vector<float>& dz;
+  std::string tag;
+
+  // Z_l rows, elementwise (W is walked row by row: the whole row of Z accumulates at once).
+  bool z_rows() const {
     for (int r : rows) {
       dvec s(out), bound(out);
       for (std::size_t j = 0; j < out; ++j) s[j] = b[j], bound[j] = std::fabs(b[j]);
@@ -239,112 +224,121 @@ VerifyResult verify_step(const StepView& v) {
         }
       }
       for (std::size_t j = 0; j < out; ++j)
-        if (!judge.check(z[std::size_t(r) * out + j], s[j], v.rtol * bound[j] + tiny,
+        if (!judge.check(z[std::size_t(r) * out + j], s[j], v.rtol * bound[j] + kTiny,
                          [&] { return tag + "Z[" + std::to_string(r) + "," + std::to_string(j) + "]"; }))
-          return res;
+          return false;
     }
-    // Z_l all rows through a probe: Z v = A (W v) + (b . v).
-    {
-      const dvec pv = probe(out, 1000 + std::uint64_t(l));
-      dvec u(in), ua(in);
-      double bv = 0, bva = 0;
-      for (std::size_t i = 0; i < in; ++i)
-        for (std::size_t j = 0; j < out; ++j) {
-          u[i] += double(W[i * out + j]) * pv[j];
-          ua[i] += std::fabs(double(W[i * out + j]) * pv[j]);
-        }
-      for (std::size_t j = 0; j < out; ++j) bv += double(b[j]) * pv[j], bva += std::fabs(double(b[j]) * pv[j]);
-      for (std::size_t r = 0; r < B; ++r) {
-        double got = 0, gota = 0, ref = bv, bound = bva;
-        for (std::size_t j = 0; j < out; ++j) {
-          got += double(z[r * out + j]) * pv[j];
-          gota += std::fabs(double(z[r * out + j]) * pv[j]);
-        }
-        for (std::size_t i = 0; i < in; ++i) {
-          ref += double(a_prev[r * in + i]) * u[i];
-          bound += std::fabs(double(a_prev[r * in + i])) * ua[i];
-        }
-        if (!judge.check(got, ref, v.rtol * (bound + gota) + tiny,
-                         [&] { return tag + "Z probe, row " + std::to_string(r); }))
-          return res;
-      }
-    }
-    // A_l = act(Z_l), every element.
-    std::vector<float> a_next;
-    if (l < L) {
-      a_next = v.fetch(Tensor::a, l);
-      for (std::size_t k = 0; k < B * out; ++k) {
-        const double zz = z[k];
-        if (!judge.check(a_next[k], act_forward<double>(c.act, zz), v.rtol * std::fabs(zz) + tiny,
-                         [&] { return tag + "A[" + std::to_string(k / out) + "," + std::to_string(k % out) + "]"; }))
-          return res;
-      }
-    } else {
-      // dZ_L from the logits, every element; the loss gradient is bounded by scale.
-      dvec g;
-      const double scale = v.grad_scale / double(v.norm_rows);
-      dvec logits(z.begin(), z.end());
-      xent_rows(logits, v.labels, v.rows, int(out), scale, &g);
-      for (std::size_t k = 0; k < B * out; ++k)
-        if (!judge.check(dz[k], g[k], v.rtol * scale + tiny, [&] {
-              return tag + "dZ (loss gradient) [" + std::to_string(k / out) + "," + std::to_string(k % out) + "]";
-            }))
-          return res;
-    }
-    // dZ_{l-1} rows = (dZ_l W_l^T) (.) act'(Z_{l-1}); dZ_l is only available now.
-    if (l >= 2) {
-      for (int r : rows)
-        for (std::size_t i = 0; i < in; ++i) {
-          double s = 0, bound = 0;
-          for (std::size_t j = 0; j < out; ++j) {
-            const double t = double(dz[std::size_t(r) * out + j]) * W[i * out + j];
-            s += t;
-            bound += std::fabs(t);
-          }
-          const double d = act_derivative<double>(c.act, double(z_prev[std::size_t(r) * in + i]));
-          if (!judge.check(dz_prev[std::size_t(r) * in + i], s * d, v.rtol * bound * std::fabs(d) + tiny, [&] {
-                return "layer " + std::to_string(l - 1) + " dZ[" + std::to_string(r) + "," + std::to_string(i) + "]";
-              }))
-            return res;
-        }
-    }
-    // Gradients: db exactly, dW through a probe (only when they hold this micro-batch alone).
-    if (v.grads_single_micro) {
-      const float* dW = v.grads + lay.w[std::size_t(l - 1)];
-      const float* db = v.grads + lay.b[std::size_t(l - 1)];
-      for (std::size_t j = 0; j < out; ++j) {
-        double s = 0, bound = 0;
-        for (std::size_t r = 0; r < B; ++r) s += dz[r * out + j], bound += std::fabs(double(dz[r * out + j]));
-        if (!judge.check(db[j], s, v.rtol * bound + tiny, [&] { return tag + "db[" + std::to_string(j) + "]"; }))
-          return res;
-      }
-      const dvec pv = probe(out, 2000 + std::uint64_t(l));
-      dvec w(B), wa(B);
-      for (std::size_t r = 0; r < B; ++r)
-        for (std::size_t j = 0; j < out; ++j) {
-          w[r] += double(dz[r * out + j]) * pv[j];
-          wa[r] += std::fabs(double(dz[r * out + j]) * pv[j]);
-        }
-      for (std::size_t i = 0; i < in; ++i) {
-        double got = 0, gota = 0, ref = 0, bound = 0;
-        for (std::size_t j = 0; j < out; ++j) {
-          got += double(dW[i * out + j]) * pv[j];
-          gota += std::fabs(double(dW[i * out + j]) * pv[j]);
-        }
-        for (std::size_t r = 0; r < B; ++r) {
-          ref += double(a_prev[r * in + i]) * w[r];
-          bound += std::fabs(double(a_prev[r * in + i])) * wa[r];
-        }
-        if (!judge.check(got, ref, v.rtol * (bound + gota) + tiny,
-                         [&] { return tag + "dW probe, row " + std::to_string(i); }))
-          return res;
-      }
-    }
-    z_prev = z;
-    dz_prev = dz;
-    if (l < L) a_prev.swap(a_next);
+    return true;
   }
-  // The update, every parameter, from the gradients the backend produced.
+
+  // Z_l all rows through a probe: Z v = A (W v) + (b . v).
+  bool z_probe() const {
+    const dvec pv = probe(out, 1000 + std::uint64_t(l));
+    dvec u(in), ua(in);
+    double bv = 0, bva = 0;
+    for (std::size_t i = 0; i < in; ++i)
+      for (std::size_t j = 0; j < out; ++j) {
+        u[i] += double(W[i * out + j]) * pv[j];
+        ua[i] += std::fabs(double(W[i * out + j]) * pv[j]);
+      }
+    for (std::size_t j = 0; j < out; ++j) bv += double(b[j]) * pv[j], bva += std::fabs(double(b[j]) * pv[j]);
+    for (std::size_t r = 0; r < B; ++r) {
+      double got = 0, gota = 0, ref = bv, bound = bva;
+      for (std::size_t j = 0; j < out; ++j) {
+        got += double(z[r * out + j]) * pv[j];
+        gota += std::fabs(double(z[r * out + j]) * pv[j]);
+      }
+      for (std::size_t i = 0; i < in; ++i) {
+        ref += double(a_prev[r * in + i]) * u[i];
+        bound += std::fabs(double(a_prev[r * in + i])) * ua[i];
+      }
+      if (!judge.check(got, ref, v.rtol * (bound + gota) + kTiny,
+                       [&] { return tag + "Z probe, row " + std::to_string(r); }))
+        return false;
+    }
+    return true;
+  }
+
+  // A_l = act(Z_l), every element.
+  bool activations(const std::vector<float>& a_next) const {
+    for (std::size_t k = 0; k < B * out; ++k) {
+      const double zz = z[k];
+      if (!judge.check(a_next[k], act_forward<double>(v.cfg->act, zz), v.rtol * std::fabs(zz) + kTiny,
+                       [&] { return tag + "A[" + std::to_string(k / out) + "," + std::to_string(k % out) + "]"; }))
+        return false;
+    }
+    return true;
+  }
+
+  // dZ_L from the logits, every element; the loss gradient is bounded by scale.
+  bool loss_gradient() const {
+    dvec g;
+    const double scale = v.grad_scale / double(v.norm_rows);
+    dvec logits(z.begin(), z.end());
+    xent_rows(logits, v.labels, v.rows, int(out), scale, &g);
+    for (std::size_t k = 0; k < B * out; ++k)
+      if (!judge.check(dz[k], g[k], v.rtol * scale + kTiny, [&] {
+            return tag + "dZ (loss gradient) [" + std::to_string(k / out) + "," + std::to_string(k % out) + "]";
+          }))
+        return false;
+    return true;
+  }
+
+  // dZ_{l-1} rows = (dZ_l W_l^T) (.) act'(Z_{l-1}); dZ_l is only available now.
+  bool dz_below(const std::vector<float>& z_prev, const std::vector<float>& dz_prev) const {
+    for (int r : rows)
+      for (std::size_t i = 0; i < in; ++i) {
+        double s = 0, bound = 0;
+        for (std::size_t j = 0; j < out; ++j) {
+          const double t = double(dz[std::size_t(r) * out + j]) * W[i * out + j];
+          s += t;
+          bound += std::fabs(t);
+        }
+        const double d = act_derivative<double>(v.cfg->act, double(z_prev[std::size_t(r) * in + i]));
+        if (!judge.check(dz_prev[std::size_t(r) * in + i], s * d, v.rtol * bound * std::fabs(d) + kTiny, [&] {
+              return "layer " + std::to_string(l - 1) + " dZ[" + std::to_string(r) + "," + std::to_string(i) + "]";
+            }))
+          return false;
+      }
+    return true;
+  }
+
+  // Gradients: db exactly, dW through a probe.
+  bool gradients(const float* dW, const float* db) const {
+    for (std::size_t j = 0; j < out; ++j) {
+      double s = 0, bound = 0;
+      for (std::size_t r = 0; r < B; ++r) s += dz[r * out + j], bound += std::fabs(double(dz[r * out + j]));
+      if (!judge.check(db[j], s, v.rtol * bound + kTiny, [&] { return tag + "db[" + std::to_string(j) + "]"; }))
+        return false;
+    }
+    const dvec pv = probe(out, 2000 + std::uint64_t(l));
+    dvec w(B), wa(B);
+    for (std::size_t r = 0; r < B; ++r)
+      for (std::size_t j = 0; j < out; ++j) {
+        w[r] += double(dz[r * out + j]) * pv[j];
+        wa[r] += std::fabs(double(dz[r * out + j]) * pv[j]);
+      }
+    for (std::size_t i = 0; i < in; ++i) {
+      double got = 0, gota = 0, ref = 0, bound = 0;
+      for (std::size_t j = 0; j < out; ++j) {
+        got += double(dW[i * out + j]) * pv[j];
+        gota += std::fabs(double(dW[i * out + j]) * pv[j]);
+      }
+      for (std::size_t r = 0; r < B; ++r) {
+        ref += double(a_prev[r * in + i]) * w[r];
+        bound += std::fabs(double(a_prev[r * in + i])) * wa[r];
+      }
+      if (!judge.check(got, ref, v.rtol * (bound + gota) + kTiny,
+                       [&] { return tag + "dW probe, row " + std::to_string(i); }))
+        return false;
+    }
+    return true;
+  }
+};
+
+// The update, every parameter, from the gradients the backend produced.
+bool update_correct(const StepView& v, const Layout& lay, Judge& judge) {
+  const Config& c = *v.cfg;
   const std::size_t n = lay.total;
   const double urtol = 1e-5;
   if (c.optim == Optim::sgd) {
@@ -352,23 +346,79 @@ VerifyResult verify_step(const StepView& v) {
       double w = v.params_before[i], m = v.opt_before[i];
       const double g = double(v.grads[i]) / v.grad_scale;
       sgd_momentum<double>(w, m, g, c.lr, c.momentum);
-      if (!judge.check(v.params_after[i], w, urtol * (std::fabs(v.params_before[i]) + c.lr * std::fabs(m)) + tiny,
+      if (!judge.check(v.params_after[i], w, urtol * (std::fabs(v.params_before[i]) + c.lr * std::fabs(m)) + kTiny,
                        [&] { return "SGD update of param " + std::to_string(i); }))
-        return res;
+        return false;
     }
-  } else {
-    double c1, c2;
-    adam_corrections<double>(v.t_before + 1, c.beta1, c.beta2, c1, c2);
-    for (std::size_t i = 0; i < n; ++i) {
-      double w = v.params_before[i], m = v.opt_before[i], s = v.opt_before[n + i];
-      const double g = double(v.grads[i]) / v.grad_scale;
-      adam<double>(w, m, s, g, c.lr, c.beta1, c.beta2, c.eps, c1, c2);
-      const double step = std::fabs(w - v.params_before[i]);
-      if (!judge.check(v.params_after[i], w, urtol * (std::fabs(v.params_before[i]) + step) + 1e-3 * step + tiny,
-                       [&] { return "Adam update of param " + std::to_string(i); }))
-        return res;
-    }
+    return true;
   }
+  double c1, c2;
+  adam_corrections<double>(v.t_before + 1, c.beta1, c.beta2, c1, c2);
+  for (std::size_t i = 0; i < n; ++i) {
+    double w = v.params_before[i], m = v.opt_before[i], s = v.opt_before[n + i];
+    const double g = double(v.grads[i]) / v.grad_scale;
+    adam<double>(w, m, s, g, c.lr, c.beta1, c.beta2, c.eps, c1, c2);
+    const double step = std::fabs(w - v.params_before[i]);
+    if (!judge.check(v.params_after[i], w, urtol * (std::fabs(v.params_before[i]) + step) + 1e-3 * step + kTiny,
+                     [&] { return "Adam update of param " + std::to_string(i); }))
+      return false;
+  }
+  return true;
+}
+}  // namespace
+
+VerifyResult verify_step(const StepView& v) {
+  VerifyResult res;
+  Judge judge{res};
+  const Config& c = *v.cfg;
+  const Layout lay(c);
+  const int L = lay.layers();
+  const auto B = std::size_t(v.rows);
+  const std::vector<int> rows = sample_rows(v.rows);
+  if (v.step_skipped) {
+    // The tensors of an overflowed step hold infinities by definition; what matters is that no
+    // parameter moved.
+    for (std::size_t i = 0; i < lay.total; ++i)
+      if (!judge.check(v.params_after[i], v.params_before[i], kTiny,
+                       [&] { return "skipped step changed param " + std::to_string(i); }))
+        return res;
+    res.detail = "step skipped on overflow; parameters unchanged";
+    return res;
+  }
+  std::vector<float> a_prev(v.x, v.x + B * std::size_t(c.input));
+  std::vector<float> z_prev, dz_prev;
+  // Layers are visited in forward order keeping only the previous layer's Z and dZ: dZ_{l-1} is
+  // checked once dZ_l is at hand.
+  for (int l = 1; l <= L && res.ok; ++l) {
+    const auto in = std::size_t(lay.dims[std::size_t(l - 1)]), out = std::size_t(lay.dims[std::size_t(l)]);
+    const std::vector<float> z = v.fetch(Tensor::z, l);
+    const std::vector<float> dz = v.fetch(Tensor::dz, l);
+    if (z.size() != B * out || dz.size() != B * out) {
+      res.ok = false;
+      res.detail = "layer " + std::to_string(l) + ": tensor has the wrong size";
+      return res;
+    }
+    const LayerCheck lc{v, judge, l, B, in, out, rows,
+                        v.params_before + lay.w[std::size_t(l - 1)], v.params_before + lay.b[std::size_t(l - 1)],
+                        a_prev, z, dz, "layer " + std::to_string(l) + " "};
+    if (!lc.z_rows() || !lc.z_probe()) return res;
+    std::vector<float> a_next;
+    if (l < L) {
+      a_next = v.fetch(Tensor::a, l);
+      if (!lc.activations(a_next)) return res;
+    } else if (!lc.loss_gradient()) {
+      return res;
+    }
+    if (l >= 2 && !lc.dz_below(z_prev, dz_prev)) return res;
+    // The gradients only when they hold this micro-batch alone.
+    if (v.grads_single_micro &&
+        !lc.gradients(v.grads + lay.w[std::size_t(l - 1)], v.grads + lay.b[std::size_t(l - 1)]))
+      return res;
+    z_prev = z;
+    dz_prev = dz;
+    if (l < L) a_prev.swap(a_next);
+  }
+  if (!update_correct(v, lay, judge)) return res;
   if (res.ok)
     res.detail = fmt("step verified in float64: sampled rows + probes, worst error %.3g of allowed (rtol %.1e)",
                      res.worst, v.rtol, 0);

@@ -451,6 +451,27 @@ gtb::Record rec(gtb::Backend be, const std::string& variant, std::int64_t m, std
 }
 }  // namespace
 
+// The CPU's best BF16 rate is the fastest library's record at any shape, oneMKL's among them (the
+// quick suite measures it at 2048^3 beside both oneDNNs), and the speed-up over FP32 takes it.
+TEST(GemmFindings, BestCpuBf16RateTakesEveryLibrary) {
+  using gtb::Backend;
+  const std::vector<gtb::Record> rs = {
+      rec(Backend::cpu, "openblas", 2048, 2048, 2048, "fp32", "", 0.2),
+      rec(Backend::cpu, "onednn", 2048, 2048, 2048, "bf16_fp32acc", "", 0.05),
+      rec(Backend::cpu, "onednn3", 2048, 2048, 2048, "bf16_fp32acc", "", 0.06),
+      rec(Backend::cpu, "mkl", 2048, 2048, 2048, "bf16_fp32acc", "", 0.2),
+      rec(Backend::cpu, "mkl", 1024, 1024, 1024, "bf16_fp32acc", "", 0.1),
+  };
+  gtb::json f;
+  g::to_json(g::compute_findings(rs), f);
+  const auto& best = f["best_rate"]["cpu"]["bf16_fp32acc"];
+  EXPECT_EQ(best["variant"], "mkl");
+  EXPECT_DOUBLE_EQ(best["tflops"].get<double>(), 0.2);
+  EXPECT_EQ(best["m"], 2048);
+  EXPECT_DOUBLE_EQ(f["pct_of_best"][rs[1].id].get<double>(), 25.0);
+  EXPECT_DOUBLE_EQ(f["speedup_over_fp32"]["cpu"]["square"]["bf16_fp32acc"]["geomean"].get<double>(), 1.0);
+}
+
 TEST(GemmFindings, SpeedupsBestRateLibraryAndAlignment) {
   using gtb::Backend;
   std::vector<gtb::Record> rs = {

@@ -10,7 +10,7 @@
 #include "kernels/common/errors.h"
 
 #if GTB_HAVE_DNNL3
-#include <dlfcn.h>
+#include "kernels/common/cpu/loader.h"
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_version.h>
 static_assert(DNNL_VERSION_MAJOR >= 3, "kernels/common/cpu/dnnl3.cpp must be compiled with oneDNN 3's headers");
@@ -20,9 +20,7 @@ namespace gtb::cpu::dnnl3 {
 
 #if GTB_HAVE_DNNL3
 namespace {
-struct Api {
-  void* handle = nullptr;
-  std::string reason;
+struct Api : LoadedLibrary {
   decltype(&::dnnl_version) version = nullptr;
   decltype(&::dnnl_get_effective_cpu_isa) get_isa = nullptr;
   decltype(&::dnnl_sgemm) sgemm = nullptr;
@@ -49,13 +47,6 @@ struct Api {
   dnnl_engine_t engine = nullptr;
 };
 
-template <class F>
-void bind(Api& api, F& fn, const char* name) {
-  if (!api.reason.empty()) return;
-  fn = reinterpret_cast<F>(dlsym(api.handle, name));
-  if (!fn) api.reason = std::string("oneDNN 3 (") + GTB_DNNL3_LIBRARY + ") has no " + name;
-}
-
 Api& api() {
   static Api a;
   static std::once_flag once;
@@ -63,35 +54,30 @@ Api& api() {
     // RTLD_LOCAL keeps its names out of the process's scope (where Debian's oneDNN 2.6 answers the
     // linked code); RTLD_DEEPBIND makes its own calls to the names both export (the C API and
     // dnnl::impl) resolve inside itself rather than in 2.6.
-    a.handle = dlopen(GTB_DNNL3_LIBRARY, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-    if (!a.handle) {
-      const char* err = dlerror();
-      a.reason = std::string("oneDNN 3 did not load: ") + (err ? err : GTB_DNNL3_LIBRARY);
-      return;
-    }
-    bind(a, a.version, "dnnl_version");
-    bind(a, a.get_isa, "dnnl_get_effective_cpu_isa");
-    bind(a, a.sgemm, "dnnl_sgemm");
-    bind(a, a.engine_create, "dnnl_engine_create");
-    bind(a, a.stream_create, "dnnl_stream_create");
-    bind(a, a.stream_wait, "dnnl_stream_wait");
-    bind(a, a.stream_destroy, "dnnl_stream_destroy");
-    bind(a, a.md_create, "dnnl_memory_desc_create_with_strides");
-    bind(a, a.md_destroy, "dnnl_memory_desc_destroy");
-    bind(a, a.memory_create, "dnnl_memory_create");
-    bind(a, a.memory_destroy, "dnnl_memory_destroy");
-    bind(a, a.attr_create, "dnnl_primitive_attr_create");
-    bind(a, a.attr_destroy, "dnnl_primitive_attr_destroy");
-    bind(a, a.attr_set_post_ops, "dnnl_primitive_attr_set_post_ops");
-    bind(a, a.post_ops_create, "dnnl_post_ops_create");
-    bind(a, a.post_ops_destroy, "dnnl_post_ops_destroy");
-    bind(a, a.post_ops_append_sum, "dnnl_post_ops_append_sum");
-    bind(a, a.matmul_pd_create, "dnnl_matmul_primitive_desc_create");
-    bind(a, a.pd_query, "dnnl_primitive_desc_query");
-    bind(a, a.pd_destroy, "dnnl_primitive_desc_destroy");
-    bind(a, a.primitive_create, "dnnl_primitive_create");
-    bind(a, a.primitive_destroy, "dnnl_primitive_destroy");
-    bind(a, a.primitive_execute, "dnnl_primitive_execute");
+    if (!a.open("oneDNN 3", GTB_DNNL3_LIBRARY, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND)) return;
+    a.bind(a.version, "dnnl_version");
+    a.bind(a.get_isa, "dnnl_get_effective_cpu_isa");
+    a.bind(a.sgemm, "dnnl_sgemm");
+    a.bind(a.engine_create, "dnnl_engine_create");
+    a.bind(a.stream_create, "dnnl_stream_create");
+    a.bind(a.stream_wait, "dnnl_stream_wait");
+    a.bind(a.stream_destroy, "dnnl_stream_destroy");
+    a.bind(a.md_create, "dnnl_memory_desc_create_with_strides");
+    a.bind(a.md_destroy, "dnnl_memory_desc_destroy");
+    a.bind(a.memory_create, "dnnl_memory_create");
+    a.bind(a.memory_destroy, "dnnl_memory_destroy");
+    a.bind(a.attr_create, "dnnl_primitive_attr_create");
+    a.bind(a.attr_destroy, "dnnl_primitive_attr_destroy");
+    a.bind(a.attr_set_post_ops, "dnnl_primitive_attr_set_post_ops");
+    a.bind(a.post_ops_create, "dnnl_post_ops_create");
+    a.bind(a.post_ops_destroy, "dnnl_post_ops_destroy");
+    a.bind(a.post_ops_append_sum, "dnnl_post_ops_append_sum");
+    a.bind(a.matmul_pd_create, "dnnl_matmul_primitive_desc_create");
+    a.bind(a.pd_query, "dnnl_primitive_desc_query");
+    a.bind(a.pd_destroy, "dnnl_primitive_desc_destroy");
+    a.bind(a.primitive_create, "dnnl_primitive_create");
+    a.bind(a.primitive_destroy, "dnnl_primitive_destroy");
+    a.bind(a.primitive_execute, "dnnl_primitive_execute");
     if (!a.reason.empty()) return;
     if (a.version()->major < 3) {
       a.reason = std::string("the library at ") + GTB_DNNL3_LIBRARY + " is oneDNN " + std::to_string(a.version()->major) +

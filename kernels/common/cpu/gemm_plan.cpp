@@ -11,6 +11,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -279,6 +280,86 @@ std::map<std::string, Choice>& remembered() {
   return m;
 }
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// The remembered choice of `key`, listed against this precision's candidates: one that cannot run
+// here says why (a BF16 plan shares an FP32 one where the native BF16 library is absent).
+std::optional<Choice> recall(const std::string& key, const Shape& s, const std::vector<Candidate>& cands) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = remembered().find(key);
+  if (it == remembered().end()) return std::nullopt;
+  const Choice& was = it->second;
+  Choice ch;
+  ch.shape = s;
+  for (const Candidate& cand : cands) {
+    auto t = std::find_if(was.tried.begin(), was.tried.end(), [&](const Choice::Tried& x) { return x.name == cand.name; });
+    if (t != was.tried.end()) {
+      if (t->name == was.tried[std::size_t(was.chosen)].name) ch.chosen = int(ch.tried.size());
+      ch.tried.push_back(*t);
+    } else {
+      Choice::Tried u;
+      u.name = cand.name;
+      u.available = false;
+      u.detail = cand.why_not;
+      ch.tried.push_back(u);
+    }
+  }
+  return ch;
+}
+
+// Freivalds' check in float64: C r against A (B r) for a random r, O(mk + kn + mn).
+struct Freivalds {
+  std::vector<double> r, want, bound;
+  Freivalds(const Shape& s, const std::vector<float>& a, const std::vector<float>& b)
+      : r(std::size_t(s.n)), want(std::size_t(s.m), 0.0), bound(std::size_t(s.m), 0.0) {
+    std::vector<double> br_(std::size_t(s.k), 0.0), babs(std::size_t(s.k), 0.0);
+    fill_uniform(r.data(), r.size(), 13);
+    auto A = [&](int i, int p) { return double(s.ta ? a[std::size_t(p) * s.lda + i] : a[std::size_t(i) * s.lda + p]); };
+    auto B = [&](int p, int j) { return double(s.tb ? b[std::size_t(j) * s.ldb + p] : b[std::size_t(p) * s.ldb + j]); };
+    for (int p = 0; p < s.k; ++p)
+      for (int j = 0; j < s.n; ++j) {
+        br_[std::size_t(p)] += B(p, j) * r[std::size_t(j)];
+        babs[std::size_t(p)] += std::fabs(B(p, j) * r[std::size_t(j)]);
+      }
+    for (int i = 0; i < s.m; ++i)
+      for (int p = 0; p < s.k; ++p) {
+        want[std::size_t(i)] += A(i, p) * br_[std::size_t(p)];
+        bound[std::size_t(i)] += std::fabs(A(i, p)) * babs[std::size_t(p)];
+      }
+  }
+  // The worst row's error and what it is allowed (0 and 1 where every row is within): FP32
+  // accumulation over k terms, a few float epsilons times sqrt(k) of the magnitude bound.
+  std::pair<double, double> error(const Shape& s, const std::vector<float>& c) const {
+    double err = 0, allowed = 0, worst = -1;
+    for (int i = 0; i < s.m; ++i) {
+      double got = 0;
+      for (int j = 0; j < s.n; ++j) got += double(c[std::size_t(i) * s.ldc + j]) * r[std::size_t(j)];
+      const double e = std::fabs(got - want[std::size_t(i)]);
+      const double lim = 8.0 * std::ldexp(1.0, -24) * std::sqrt(double(s.k)) * bound[std::size_t(i)] + 1e-30;
+      if (!(e <= lim) && !(worst >= 0 && err / allowed >= e / lim)) err = e, allowed = lim, worst = i;
+    }
+    if (worst < 0) allowed = 1, err = 0;
+    return {err, allowed};
+  }
+};
+
+// A verified candidate's seconds per call: the verifying call was the warm-up (first touch, a
+// library's JIT). A call of 1 ms or more is timed twice, a shorter one in three samples of >= 0.5 ms;
+// the fastest sample counts, since other work on the machine only ever adds time. Choosing costs
+// every candidate about three of the site's calls, which is most of a short run's set-up.
+template <class Call>
+double fastest_seconds(const Call& run_once) {
+  double t0 = now();
+  run_once();
+  const double one = std::max(now() - t0, 1e-7);
+  double fastest = one;
+  const int reps = one >= 1e-3 ? 1 : std::max(1, int(0.5e-3 / one));
+  for (int k = 0; k < (one >= 1e-3 ? 1 : 3); ++k) {
+    t0 = now();
+    for (int q = 0; q < reps; ++q) run_once();
+    fastest = std::min(fastest, (now() - t0) / reps);
+  }
+  return fastest;
+}
 }  // namespace
 
 int pick(const std::vector<Choice::Tried>& tried) {
@@ -303,31 +384,9 @@ void Plan::choose(const std::vector<Shape>& shapes, bool bf16, bool round_operan
   for (const Shape& s : shapes) {
     if (s.m < 1 || s.n < 1 || s.k < 1) throw std::invalid_argument("gemm plan: site " + s.site + " has an empty shape");
     const std::string key = key_of(s, cands, round_);
-    {
-      std::lock_guard<std::mutex> lock(g_mu);
-      auto it = remembered().find(key);
-      if (it != remembered().end()) {
-        // The remembered choice, listed against this precision's candidates: one that cannot run
-        // here says why (a BF16 plan shares an FP32 one where the native BF16 library is absent).
-        const Choice& was = it->second;
-        Choice ch;
-        ch.shape = s;
-        for (const Candidate& cand : cands) {
-          auto t = std::find_if(was.tried.begin(), was.tried.end(), [&](const Choice::Tried& x) { return x.name == cand.name; });
-          if (t != was.tried.end()) {
-            if (t->name == was.tried[std::size_t(was.chosen)].name) ch.chosen = int(ch.tried.size());
-            ch.tried.push_back(*t);
-          } else {
-            Choice::Tried u;
-            u.name = cand.name;
-            u.available = false;
-            u.detail = cand.why_not;
-            ch.tried.push_back(u);
-          }
-        }
-        choices_.push_back(ch);
-        continue;
-      }
+    if (std::optional<Choice> was = recall(key, s, cands)) {
+      choices_.push_back(*was);
+      continue;
     }
     // Operands with the site's leading dimensions, random (never zeros). For BF16 the reference
     // (and a step that hands over rounded operands) uses them rounded; a rounding step gets them in
@@ -342,22 +401,7 @@ void Plan::choose(const std::vector<Shape>& shapes, bool bf16, bool round_operan
       for (float& v : b) v = from_bf16(to_bf16(v));
       if (!round_) in_a = a, in_b = b;
     }
-    // Freivalds' check in float64: C r against A (B r) for a random r, O(mk + kn + mn).
-    std::vector<double> r(std::size_t(s.n)), br_(std::size_t(s.k), 0.0), babs(std::size_t(s.k), 0.0),
-        want(std::size_t(s.m), 0.0), bound(std::size_t(s.m), 0.0);
-    fill_uniform(r.data(), r.size(), 13);
-    auto A = [&](int i, int p) { return double(s.ta ? a[std::size_t(p) * s.lda + i] : a[std::size_t(i) * s.lda + p]); };
-    auto B = [&](int p, int j) { return double(s.tb ? b[std::size_t(j) * s.ldb + p] : b[std::size_t(p) * s.ldb + j]); };
-    for (int p = 0; p < s.k; ++p)
-      for (int j = 0; j < s.n; ++j) {
-        br_[std::size_t(p)] += B(p, j) * r[std::size_t(j)];
-        babs[std::size_t(p)] += std::fabs(B(p, j) * r[std::size_t(j)]);
-      }
-    for (int i = 0; i < s.m; ++i)
-      for (int p = 0; p < s.k; ++p) {
-        want[std::size_t(i)] += A(i, p) * br_[std::size_t(p)];
-        bound[std::size_t(i)] += std::fabs(A(i, p)) * babs[std::size_t(p)];
-      }
+    const Freivalds check(s, a, b);
     Choice ch;
     ch.shape = s;
     for (const Candidate& cand : cands) {
@@ -373,16 +417,7 @@ void Plan::choose(const std::vector<Shape>& shapes, bool bf16, bool round_operan
       auto run_once = [&] { call_candidate(cand, s, s.m, s.n, s.k, in_a.data(), in_b.data(), 0.0f, c.data()); };
       std::fill(c.begin(), c.end(), std::nanf(""));
       run_once();
-      // FP32 accumulation over k terms: a few float epsilons times sqrt(k) of the magnitude bound.
-      double err = 0, allowed = 0, worst = -1;
-      for (int i = 0; i < s.m; ++i) {
-        double got = 0;
-        for (int j = 0; j < s.n; ++j) got += double(c[std::size_t(i) * s.ldc + j]) * r[std::size_t(j)];
-        const double e = std::fabs(got - want[std::size_t(i)]);
-        const double lim = 8.0 * std::ldexp(1.0, -24) * std::sqrt(double(s.k)) * bound[std::size_t(i)] + 1e-30;
-        if (!(e <= lim) && !(worst >= 0 && err / allowed >= e / lim)) err = e, allowed = lim, worst = i;
-      }
-      if (worst < 0) allowed = 1, err = 0;
+      const auto [err, allowed] = check.error(s, c);
       t.verified = err <= allowed;
       if (!t.verified) {
         std::ostringstream o;
@@ -391,21 +426,7 @@ void Plan::choose(const std::vector<Shape>& shapes, bool bf16, bool round_operan
         ch.tried.push_back(t);
         continue;
       }
-      // Timed: the verifying call was the warm-up (first touch, a library's JIT). A call of 1 ms or
-      // more is timed twice, a shorter one in three samples of >= 0.5 ms; the fastest sample
-      // counts, since other work on the machine only ever adds time. Choosing costs every
-      // candidate about three of the site's calls, which is most of a short run's set-up.
-      double t0 = now();
-      run_once();
-      const double one = std::max(now() - t0, 1e-7);
-      double fastest = one;
-      const int reps = one >= 1e-3 ? 1 : std::max(1, int(0.5e-3 / one));
-      for (int k = 0; k < (one >= 1e-3 ? 1 : 3); ++k) {
-        t0 = now();
-        for (int q = 0; q < reps; ++q) run_once();
-        fastest = std::min(fastest, (now() - t0) / reps);
-      }
-      t.seconds = fastest;
+      t.seconds = fastest_seconds(run_once);
       ch.tried.push_back(t);
     }
     const int best = pick(ch.tried);

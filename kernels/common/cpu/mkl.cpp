@@ -11,7 +11,7 @@
 #include "kernels/common/errors.h"
 
 #if GTB_HAVE_MKL
-#include <dlfcn.h>
+#include "kernels/common/cpu/loader.h"
 #include <mkl_cblas.h>
 #include <mkl_service.h>
 #endif
@@ -39,9 +39,7 @@ std::atomic<bool> g_loaded{false};
 
 #if GTB_HAVE_MKL
 namespace {
-struct Api {
-  void* handle = nullptr;
-  std::string reason;
+struct Api : LoadedLibrary {
   decltype(&::cblas_sgemm) sgemm = nullptr;
   decltype(&::cblas_gemm_bf16bf16f32) gemm_bf16 = nullptr;
   int (*set_layer)(int) = nullptr;
@@ -49,13 +47,6 @@ struct Api {
   int (*get_threads)() = nullptr;
   void (*get_version)(MKLVersion*) = nullptr;
 };
-
-template <class F>
-void bind(Api& api, F& fn, const char* name) {
-  if (!api.reason.empty()) return;
-  fn = reinterpret_cast<F>(dlsym(api.handle, name));
-  if (!fn) api.reason = std::string("oneMKL (") + GTB_MKL_LIBRARY + ") has no " + name;
-}
 
 Api& api() {
   static Api a;
@@ -65,18 +56,13 @@ Api& api() {
     // libmkl_rt loads its layers into the global scope itself, but after OpenBLAS (which the
     // process loaded at start), so the process's CBLAS lookups still find OpenBLAS; and MKL imports
     // no name that OpenBLAS defines, so none of its own calls can land in OpenBLAS.
-    a.handle = dlopen(GTB_MKL_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-    if (!a.handle) {
-      const char* err = dlerror();
-      a.reason = std::string("oneMKL did not load: ") + (err ? err : GTB_MKL_LIBRARY);
-      return;
-    }
-    bind(a, a.sgemm, "cblas_sgemm");
-    bind(a, a.gemm_bf16, "cblas_gemm_bf16bf16f32");
-    bind(a, a.set_layer, "MKL_Set_Threading_Layer");
-    bind(a, a.set_threads, "MKL_Set_Num_Threads");
-    bind(a, a.get_threads, "MKL_Get_Max_Threads");
-    bind(a, a.get_version, "MKL_Get_Version");
+    if (!a.open("oneMKL", GTB_MKL_LIBRARY, RTLD_NOW | RTLD_LOCAL)) return;
+    a.bind(a.sgemm, "cblas_sgemm");
+    a.bind(a.gemm_bf16, "cblas_gemm_bf16bf16f32");
+    a.bind(a.set_layer, "MKL_Set_Threading_Layer");
+    a.bind(a.set_threads, "MKL_Set_Num_Threads");
+    a.bind(a.get_threads, "MKL_Get_Max_Threads");
+    a.bind(a.get_version, "MKL_Get_Version");
     if (!a.reason.empty()) return;
     // The threading layer is fixed by the first MKL call: GNU, so that MKL's threads are the
     // process's libgomp threads (Intel's libiomp5 beside libgomp would be two OpenMP runtimes
@@ -97,17 +83,24 @@ bool built() { return true; }
 bool available() { return api().reason.empty(); }
 std::string unavailable_reason() { return api().reason; }
 
-std::string version() {
-  if (!available()) return "";
+namespace {
+// What MKL_Get_Version reports (oneMKL available).
+MKLVersion version_info() {
   MKLVersion v{};
   api().get_version(&v);
+  return v;
+}
+}  // namespace
+
+std::string version() {
+  if (!available()) return "";
+  const MKLVersion v = version_info();
   return "oneMKL " + std::to_string(v.MajorVersion) + "." + std::to_string(v.UpdateVersion) + "." +
          std::to_string(v.PatchVersion) + " (build " + (v.Build ? v.Build : "?") + ")";
 }
 std::string processor() {
   if (!available()) return "";
-  MKLVersion v{};
-  api().get_version(&v);
+  const MKLVersion v = version_info();
   return v.Processor ? v.Processor : "";
 }
 std::string threading() { return "gnu_thread (the process's libgomp)"; }

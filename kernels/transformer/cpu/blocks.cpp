@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/clones.h"
@@ -240,6 +242,16 @@ void zero_block(float* p, int rows, int cols, std::size_t ld) {
 }
 
 double wtime() { return omp_get_wtime(); }
+// A stopwatch over a pass's pieces: each lap adds the time since the previous one (or the start)
+// into its piece's bucket.
+struct Laps {
+  double t0 = wtime();
+  void operator()(double& bucket) {
+    const double t1 = wtime();
+    bucket += t1 - t0;
+    t0 = t1;
+  }
+};
 
 }  // namespace
 
@@ -440,12 +452,7 @@ void CpuBlocks::forward(const float* x, const float* target, double& loss) {
   const std::size_t T = std::size_t(cfg_.tokens()), D = std::size_t(cfg_.d_model), F = std::size_t(cfg_.ffn());
   const bool rnd = bf16();
   const double work = double(T) * double(D);
-  double t0 = wtime();
-  auto lap = [&](double& bucket) {
-    const double t1 = wtime();
-    bucket += t1 - t0;
-    t0 = t1;
-  };
+  Laps lap;
   layers_[0].xin = x;
   {
     Layer& L = layers_[0];
@@ -521,12 +528,7 @@ void CpuBlocks::backward(const float* x) {
   const bool rnd = bf16();
   const int nt = omp_get_max_threads();
   const double work = double(T) * double(D);
-  double t0 = wtime();
-  auto lap = [&](double& bucket) {
-    const double t1 = wtime();
-    bucket += t1 - t0;
-    t0 = t1;
-  };
+  Laps lap;
   // Per-thread column sums: each thread owns 4F floats; reduced into the gradient after the pass.
   auto clear_parts = [&](std::size_t n) {
     for (int t = 0; t < nt; ++t) std::fill(partials_ + std::size_t(t) * 4 * F, partials_ + std::size_t(t) * 4 * F + n, 0.0f);
@@ -539,60 +541,71 @@ void CpuBlocks::backward(const float* x) {
     }
   };
   auto part = [&](int t) { return partials_ + std::size_t(t) * 4 * F; };
+  // A pass over the rows whose threads sum columns into their parts (`cols` floats each), then each
+  // (offset, count, gradient) of `into` reduced over the threads.
+  auto summed_pass = [&](std::size_t cols, double cost, const auto& pass,
+                         std::initializer_list<std::tuple<std::size_t, std::size_t, float*>> into) {
+    clear_parts(cols);
+    par_rows(T, cost, pass);
+    for (const auto& [off, n, out] : into) reduce_parts(off, n, out);
+  };
+  // A linear layer's two backward GEMMs through the plan: its weight gradient dW = A^T dY and the
+  // gradient of its input dX = dY W^T.
+  auto linear_backward = [&](int l, P which, Site s_dw, Site s_dx, const float* a, const float* dy,
+                             float* dx) {
+    plan_.run(s_dw, a, dy, 0.0f, g(l, which));
+    plan_.run(s_dx, dy, w(l, which), 0.0f, dx);
+  };
   float* dr = dobuf_;  // BF16 copies of the residual gradient for the GEMMs (dobuf_ is free until out_proj.dX)
   for (int l = cfg_.layers - 1; l >= 0; --l) {
     Layer& L = layers_[std::size_t(l)];
     // MLP: out = x1 + W2 gelu(W1 LN2(x1) + b1) + b2; dx_ = dL/dout.
-    clear_parts(D);
-    par_rows(T, work, [&](std::size_t r0, std::size_t r1, int t) { colsum_rows(dx_, part(t), rnd ? dr : nullptr, r0, r1, D); });
-    reduce_parts(0, D, g(l, P::b_2));
+    summed_pass(
+        D, work, [&](std::size_t r0, std::size_t r1, int t) { colsum_rows(dx_, part(t), rnd ? dr : nullptr, r0, r1, D); },
+        {{0, D, g(l, P::b_2)}});
     const float* dxg = rnd ? dr : dx_;
     lap(pieces_.elementwise);
-    plan_.run(s_dw2, L.gl, dxg, 0.0f, g(l, P::w_2));
-    plan_.run(s_dg, dxg, w(l, P::w_2), 0.0f, dff_);
+    linear_backward(l, P::w_2, s_dw2, s_dg, L.gl, dxg, dff_);
     lap(pieces_.mlp);
-    clear_parts(F);
-    par_rows(T, work * 16, [&](std::size_t r0, std::size_t r1, int t) { gelu_back_rows(dff_, L.u, part(t), r0, r1, F, rnd); });
-    reduce_parts(0, F, g(l, P::b_1));
+    summed_pass(
+        F, work * 16, [&](std::size_t r0, std::size_t r1, int t) { gelu_back_rows(dff_, L.u, part(t), r0, r1, F, rnd); },
+        {{0, F, g(l, P::b_1)}});
     lap(pieces_.elementwise);
-    plan_.run(s_dw1, L.h2, dff_, 0.0f, g(l, P::w_1));
-    plan_.run(s_dh2, dff_, w(l, P::w_1), 0.0f, tmp_);
+    linear_backward(l, P::w_1, s_dw1, s_dh2, L.h2, dff_, tmp_);
     lap(pieces_.mlp);
     // LN2 backward into dx1 = dL/dx1, then the output projection's bias sum (and BF16 copy).
-    clear_parts(3 * D);
-    par_rows(T, work * 3, [&](std::size_t r0, std::size_t r1, int t) {
-      ln_back_rows(tmp_, L.x1, L.mean2, L.rstd2, master(l, P::ln2_g), dx_, dx1_, part(t), r0, r1, D);
-      colsum_rows(dx1_, part(t) + 2 * D, rnd ? dr : nullptr, r0, r1, D);
-    });
-    reduce_parts(0, D, g(l, P::ln2_g));
-    reduce_parts(D, D, g(l, P::ln2_b));
-    reduce_parts(2 * D, D, g(l, P::b_o));
+    summed_pass(
+        3 * D, work * 3,
+        [&](std::size_t r0, std::size_t r1, int t) {
+          ln_back_rows(tmp_, L.x1, L.mean2, L.rstd2, master(l, P::ln2_g), dx_, dx1_, part(t), r0, r1, D);
+          colsum_rows(dx1_, part(t) + 2 * D, rnd ? dr : nullptr, r0, r1, D);
+        },
+        {{0, D, g(l, P::ln2_g)}, {D, D, g(l, P::ln2_b)}, {2 * D, D, g(l, P::b_o)}});
     const float* dx1g = rnd ? dr : dx1_;
     lap(pieces_.elementwise);
-    plan_.run(s_dwo, L.o, dx1g, 0.0f, g(l, P::w_o));
     // dr is read by both GEMMs of out_proj; the second writes elsewhere, so dobuf_ is reused after.
-    plan_.run(s_do, dx1g, w(l, P::w_o), 0.0f, rnd ? tmp_ : dobuf_);
+    linear_backward(l, P::w_o, s_dwo, s_do, L.o, dx1g, rnd ? tmp_ : dobuf_);
     lap(pieces_.projections);
     attention_backward(L, rnd ? tmp_ : dobuf_, dqkv_);
     lap(pieces_.attention);
-    clear_parts(3 * D);
-    par_rows(T, work * 3, [&](std::size_t r0, std::size_t r1, int t) {
-      for (std::size_t r = r0; r < r1; ++r) {
-        colsum_rows(dqkv_, part(t), nullptr, r, r + 1, 3 * D);
-        if (rnd) round_range(dqkv_ + r * 3 * D, 3 * D);
-      }
-    });
-    reduce_parts(0, 3 * D, g(l, P::b_qkv));
+    summed_pass(
+        3 * D, work * 3,
+        [&](std::size_t r0, std::size_t r1, int t) {
+          for (std::size_t r = r0; r < r1; ++r) {
+            colsum_rows(dqkv_, part(t), nullptr, r, r + 1, 3 * D);
+            if (rnd) round_range(dqkv_ + r * 3 * D, 3 * D);
+          }
+        },
+        {{0, 3 * D, g(l, P::b_qkv)}});
     lap(pieces_.elementwise);
-    plan_.run(s_dwqkv, L.h1, dqkv_, 0.0f, g(l, P::w_qkv));
-    plan_.run(s_dh1, dqkv_, w(l, P::w_qkv), 0.0f, tmp_);
+    linear_backward(l, P::w_qkv, s_dwqkv, s_dh1, L.h1, dqkv_, tmp_);
     lap(pieces_.projections);
-    clear_parts(2 * D);
-    par_rows(T, work * 2, [&](std::size_t r0, std::size_t r1, int t) {
-      ln_back_rows(tmp_, L.xin, L.mean1, L.rstd1, master(l, P::ln1_g), dx1_, dx_, part(t), r0, r1, D);
-    });
-    reduce_parts(0, D, g(l, P::ln1_g));
-    reduce_parts(D, D, g(l, P::ln1_b));
+    summed_pass(
+        2 * D, work * 2,
+        [&](std::size_t r0, std::size_t r1, int t) {
+          ln_back_rows(tmp_, L.xin, L.mean1, L.rstd1, master(l, P::ln1_g), dx1_, dx_, part(t), r0, r1, D);
+        },
+        {{0, D, g(l, P::ln1_g)}, {D, D, g(l, P::ln1_b)}});
     lap(pieces_.elementwise);
   }
 }

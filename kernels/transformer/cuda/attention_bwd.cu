@@ -29,36 +29,64 @@ __global__ void __launch_bounds__(kThreads) attention_delta_kernel(const float* 
   if (row < rows && lane == 0) delta[row] = acc;
 }
 
-// Where one head of one sample lives in the token-major tensors.
+// What both backward kernels read and write.
+struct BwdArgs {
+  const float* __restrict__ qkv;
+  const float* __restrict__ dout;
+  const float* __restrict__ lse;
+  const float* __restrict__ delta;
+  float* __restrict__ dqkv;
+  int seq, heads;
+  float scale;
+};
+
+// Where the head of a block's sample * head (blockIdx.y) lives in the token-major tensors.
 struct Head {
+  int bh, b, h;
   const float* q;
   const float* k;
   const float* v;
   const float* dout;
   std::size_t ld_qkv, ld_o;
 };
-__device__ __forceinline__ Head head_of(const float* qkv, const float* dout, int b, int h, int seq, int heads, int D) {
-  const int dm = heads * D;
+__device__ __forceinline__ Head head_of(const BwdArgs& a, int D) {
+  const int dm = a.heads * D;
   Head x;
+  x.bh = int(blockIdx.y), x.b = x.bh / a.heads, x.h = x.bh % a.heads;
   x.ld_qkv = 3 * std::size_t(dm);
   x.ld_o = std::size_t(dm);
-  x.q = qkv + std::size_t(b) * seq * x.ld_qkv + std::size_t(h) * D;
+  x.q = a.qkv + std::size_t(x.b) * a.seq * x.ld_qkv + std::size_t(x.h) * D;
   x.k = x.q + dm;
   x.v = x.q + 2 * dm;
-  x.dout = dout + std::size_t(b) * seq * x.ld_o + std::size_t(h) * D;
+  x.dout = a.dout + std::size_t(x.b) * a.seq * x.ld_o + std::size_t(x.h) * D;
   return x;
+}
+
+// The dot products of one thread's row against its columns over the D head columns, in both
+// backward kernels: s[c] = x[row] . y[lane + TPR c] (the scores) and dp[c] = u[row] . w[lane + TPR c]
+// (dP = dO V^T), from tiles in shared memory.
+template <int B, int D, int TPR, int NC>
+__device__ __forceinline__ void row_dots(const float (&x)[B][D + 1], const float (&y)[B][D + 1],
+                                         const float (&u)[B][D + 1], const float (&w)[B][D + 1], int row, int lane,
+                                         float (&s)[NC], float (&dp)[NC]) {
+#pragma unroll
+  for (int c = 0; c < NC; ++c) s[c] = dp[c] = 0.0f;
+#pragma unroll 8
+  for (int d = 0; d < D; ++d) {
+    const float xd = x[row][d], ud = u[row][d];
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      s[c] = fmaf(xd, y[lane + TPR * c][d], s[c]);
+      dp[c] = fmaf(ud, w[lane + TPR * c][d], dp[c]);
+    }
+  }
 }
 
 // One block per (key tile, sample * head), over the query tiles from the diagonal down. Thread t
 // owns key row t / TPR; it computes the scores of query columns lane + TPR * c, and accumulates
 // dK and dV at head columns lane + TPR * m in registers.
 template <int D>
-__global__ void __launch_bounds__(kThreads) attention_dkdv_kernel(const float* __restrict__ qkv,
-                                                                  const float* __restrict__ dout,
-                                                                  const float* __restrict__ lse,
-                                                                  const float* __restrict__ delta,
-                                                                  float* __restrict__ dqkv, int seq, int heads,
-                                                                  float scale) {
+__global__ void __launch_bounds__(kThreads) attention_dkdv_kernel(const BwdArgs a) {
   constexpr int B = fa::BwdTile<D>::B, TPR = kThreads / B, NC = B / TPR, ND = D / TPR;
   __shared__ float ks[B][D + 1];
   __shared__ float vs[B][D + 1];
@@ -68,8 +96,8 @@ __global__ void __launch_bounds__(kThreads) attention_dkdv_kernel(const float* _
   __shared__ float dst[B][B + 1];  // dS transposed
   __shared__ float lse_s[B], delta_s[B];
   const int tiles = int(gridDim.x), kt = int(blockIdx.x);  // the first key tiles have the most work
-  const int bh = int(blockIdx.y), b = bh / heads, h = bh % heads;
-  const Head x = head_of(qkv, dout, b, h, seq, heads, D);
+  const Head x = head_of(a, D);
+  const int bh = x.bh, b = x.b, h = x.h, seq = a.seq;
   const int j0 = kt * B, jr = int(threadIdx.x) / TPR, lane = int(threadIdx.x) % TPR, j = j0 + jr;
 
   fa::load_tile<B, D>(ks, x.k, x.ld_qkv, j0, seq);
@@ -84,28 +112,18 @@ __global__ void __launch_bounds__(kThreads) attention_dkdv_kernel(const float* _
     fa::load_tile<B, D>(dos, x.dout, x.ld_o, i0, seq);
     if (int(threadIdx.x) < B) {
       const int ii = i0 + int(threadIdx.x);
-      lse_s[threadIdx.x] = ii < seq ? lse[std::size_t(bh) * seq + ii] : 0.0f;
-      delta_s[threadIdx.x] = ii < seq ? delta[std::size_t(bh) * seq + ii] : 0.0f;
+      lse_s[threadIdx.x] = ii < seq ? a.lse[std::size_t(bh) * seq + ii] : 0.0f;
+      delta_s[threadIdx.x] = ii < seq ? a.delta[std::size_t(bh) * seq + ii] : 0.0f;
     }
     __syncthreads();
     float s[NC], dp[NC];
-#pragma unroll
-    for (int c = 0; c < NC; ++c) s[c] = dp[c] = 0.0f;
-#pragma unroll 8
-    for (int d = 0; d < D; ++d) {
-      const float kd = ks[jr][d], vd = vs[jr][d];
-#pragma unroll
-      for (int c = 0; c < NC; ++c) {
-        s[c] = fmaf(qs[lane + TPR * c][d], kd, s[c]);
-        dp[c] = fmaf(dos[lane + TPR * c][d], vd, dp[c]);
-      }
-    }
+    row_dots<B, D, TPR, NC>(ks, qs, vs, dos, jr, lane, s, dp);  // S^T and dP^T: key row jr
 #pragma unroll
     for (int c = 0; c < NC; ++c) {
       const int ic = lane + TPR * c, i = i0 + ic;
-      const float p = (j <= i && i < seq) ? gtb::mlp::hd_exp(scale * s[c] - lse_s[ic]) : 0.0f;
+      const float p = (j <= i && i < seq) ? gtb::mlp::hd_exp(a.scale * s[c] - lse_s[ic]) : 0.0f;
       pt[jr][ic] = p;
-      dst[jr][ic] = xf::softmax_backward(p, dp[c], delta_s[ic], scale);
+      dst[jr][ic] = xf::softmax_backward(p, dp[c], delta_s[ic], a.scale);
     }
     __syncthreads();
 #pragma unroll 4
@@ -119,8 +137,8 @@ __global__ void __launch_bounds__(kThreads) attention_dkdv_kernel(const float* _
     }
   }
   if (j < seq) {
-    const int dm = heads * D;
-    float* row = dqkv + (std::size_t(b) * seq + j) * x.ld_qkv + std::size_t(h) * D;
+    const int dm = a.heads * D;
+    float* row = a.dqkv + (std::size_t(b) * seq + j) * x.ld_qkv + std::size_t(h) * D;
 #pragma unroll
     for (int m = 0; m < ND; ++m) {
       row[dm + lane + TPR * m] = dk[m];
@@ -132,12 +150,7 @@ __global__ void __launch_bounds__(kThreads) attention_dkdv_kernel(const float* _
 // One block per (query tile, sample * head), over the key tiles up to the diagonal: dQ = dS K with
 // thread t owning query row t / TPR (as in the forward).
 template <int D>
-__global__ void __launch_bounds__(kThreads) attention_dq_kernel(const float* __restrict__ qkv,
-                                                                const float* __restrict__ dout,
-                                                                const float* __restrict__ lse,
-                                                                const float* __restrict__ delta,
-                                                                float* __restrict__ dqkv, int seq, int heads,
-                                                                float scale) {
+__global__ void __launch_bounds__(kThreads) attention_dq_kernel(const BwdArgs a) {
   constexpr int B = fa::BwdTile<D>::B, TPR = kThreads / B, NC = B / TPR, ND = D / TPR;
   __shared__ float qs[B][D + 1];
   __shared__ float dos[B][D + 1];
@@ -145,14 +158,14 @@ __global__ void __launch_bounds__(kThreads) attention_dq_kernel(const float* __r
   __shared__ float vs[B][D + 1];
   __shared__ float dss[B][B + 1];
   const int qt = int(gridDim.x) - 1 - int(blockIdx.x);  // the last query tiles have the most work
-  const int bh = int(blockIdx.y), b = bh / heads, h = bh % heads;
-  const Head x = head_of(qkv, dout, b, h, seq, heads, D);
+  const Head x = head_of(a, D);
+  const int bh = x.bh, b = x.b, h = x.h, seq = a.seq;
   const int i0 = qt * B, r = int(threadIdx.x) / TPR, lane = int(threadIdx.x) % TPR, i = i0 + r;
 
   fa::load_tile<B, D>(qs, x.q, x.ld_qkv, i0, seq);
   fa::load_tile<B, D>(dos, x.dout, x.ld_o, i0, seq);
-  const float L = i < seq ? lse[std::size_t(bh) * seq + i] : 0.0f;
-  const float dl = i < seq ? delta[std::size_t(bh) * seq + i] : 0.0f;
+  const float L = i < seq ? a.lse[std::size_t(bh) * seq + i] : 0.0f;
+  const float dl = i < seq ? a.delta[std::size_t(bh) * seq + i] : 0.0f;
   float dq[ND];
 #pragma unroll
   for (int m = 0; m < ND; ++m) dq[m] = 0.0f;
@@ -163,22 +176,12 @@ __global__ void __launch_bounds__(kThreads) attention_dq_kernel(const float* __r
     fa::load_tile<B, D>(vs, x.v, x.ld_qkv, j0, seq);
     __syncthreads();
     float s[NC], dp[NC];
-#pragma unroll
-    for (int c = 0; c < NC; ++c) s[c] = dp[c] = 0.0f;
-#pragma unroll 8
-    for (int d = 0; d < D; ++d) {
-      const float qd = qs[r][d], gd = dos[r][d];
-#pragma unroll
-      for (int c = 0; c < NC; ++c) {
-        s[c] = fmaf(qd, ks[lane + TPR * c][d], s[c]);
-        dp[c] = fmaf(gd, vs[lane + TPR * c][d], dp[c]);
-      }
-    }
+    row_dots<B, D, TPR, NC>(qs, ks, dos, vs, r, lane, s, dp);  // S and dP: query row r
 #pragma unroll
     for (int c = 0; c < NC; ++c) {
       const int jc = lane + TPR * c, jj = j0 + jc;
-      const float p = (jj <= i && i < seq) ? gtb::mlp::hd_exp(scale * s[c] - L) : 0.0f;
-      dss[r][jc] = xf::softmax_backward(p, dp[c], dl, scale);
+      const float p = (jj <= i && i < seq) ? gtb::mlp::hd_exp(a.scale * s[c] - L) : 0.0f;
+      dss[r][jc] = xf::softmax_backward(p, dp[c], dl, a.scale);
     }
     __syncthreads();
 #pragma unroll 4
@@ -189,7 +192,7 @@ __global__ void __launch_bounds__(kThreads) attention_dq_kernel(const float* __r
     }
   }
   if (i < seq) {
-    float* row = dqkv + (std::size_t(b) * seq + i) * x.ld_qkv + std::size_t(h) * D;
+    float* row = a.dqkv + (std::size_t(b) * seq + i) * x.ld_qkv + std::size_t(h) * D;
 #pragma unroll
     for (int m = 0; m < ND; ++m) row[lane + TPR * m] = dq[m];
   }
@@ -200,9 +203,10 @@ void launch_bwd(const float* qkv, const float* dout, const float* lse, const flo
                 int seq, int heads, float scale, cudaStream_t s) {
   constexpr int B = fa::BwdTile<D>::B;
   const dim3 grid(unsigned((seq + B - 1) / B), unsigned(batch * heads));
-  GTB_FA_LAUNCH(attention_dkdv_kernel<D>, grid, kThreads, s)(qkv, dout, lse, delta, dqkv, seq, heads, scale);
+  const BwdArgs args{qkv, dout, lse, delta, dqkv, seq, heads, scale};
+  GTB_FA_LAUNCH(attention_dkdv_kernel<D>, grid, kThreads, s)(args);
   GTB_CUDA_CHECK_LAUNCH();
-  GTB_FA_LAUNCH(attention_dq_kernel<D>, grid, kThreads, s)(qkv, dout, lse, delta, dqkv, seq, heads, scale);
+  GTB_FA_LAUNCH(attention_dq_kernel<D>, grid, kThreads, s)(args);
   GTB_CUDA_CHECK_LAUNCH();
 }
 }  // namespace
