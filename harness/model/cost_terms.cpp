@@ -300,14 +300,21 @@ std::vector<Step> steps_of_findings(const json& findings) {
   return out;
 }
 
-// Each run's own findings of a file of several runs (run_findings); empty for a file of one run. A
-// run whose findings this version cannot read counts as absent: the merged figure stands.
-std::vector<json> findings_of_runs(const json& doc) {
-  std::vector<json> out;
+// What read(findings) makes of each run's own findings in a file of several runs (run_findings);
+// empty for a file of one run. A run whose findings this version cannot read (read throws) counts as
+// absent: the merged figure stands for it.
+template <class Read>
+auto read_runs(const json& doc, Read read) {
+  std::vector<decltype(read(json()))> out;
   const json* runs = json_read::find(doc, "run_findings");
-  if (!runs || !runs->is_array() || runs->size() < 2) return {};
-  for (const json& r : *runs)
-    if (r.is_object() && r.contains("findings") && r.at("findings").is_object()) out.push_back(r.at("findings"));
+  if (!runs || !runs->is_array() || runs->size() < 2) return out;
+  for (const json& r : *runs) {
+    if (!r.is_object() || !r.contains("findings") || !r.at("findings").is_object()) continue;
+    try {
+      out.push_back(read(r.at("findings")));
+    } catch (const std::runtime_error&) {
+    }
+  }
   return out;
 }
 
@@ -353,15 +360,7 @@ void median_over_runs(std::vector<Term>& merged, const std::vector<std::vector<T
 
 std::vector<Term> terms_from_document(const json& doc) {
   std::vector<Term> out = terms_of_findings(json_read::object_at(doc, {"findings"}));
-  std::vector<std::vector<Term>> runs;
-  for (const json& f : findings_of_runs(doc)) {
-    try {
-      runs.push_back(terms_of_findings(f));
-    } catch (const std::runtime_error&) {
-      // A run whose terms this version cannot read: the merged figures stand for it.
-    }
-  }
-  median_over_runs(out, runs);
+  median_over_runs(out, read_runs(doc, [](const json& f) { return terms_of_findings(f); }));
   return out;
 }
 
@@ -381,14 +380,7 @@ std::vector<Step> steps_from_document(const json& doc) {
   std::vector<Step> out = steps_of_findings(json_read::object_at(doc, {"findings"}));
   // A step's seconds in a file of several runs: the median of the runs' own, as for the terms (a run
   // in a slower state moves a pooled median towards it; the model's terms come from the runs' medians).
-  std::vector<std::vector<Step>> runs;
-  for (const json& f : findings_of_runs(doc)) {
-    try {
-      runs.push_back(steps_of_findings(f));
-    } catch (const std::runtime_error&) {
-      // A run whose steps this version cannot read: the merged figure stands for it.
-    }
-  }
+  const std::vector<std::vector<Step>> runs = read_runs(doc, [](const json& f) { return steps_of_findings(f); });
   std::map<std::string, std::string> suspect;
   std::map<std::string, double> noise;
   if (const json* recs = json_read::find(doc, "records"); recs && recs->is_array())
