@@ -22,4 +22,13 @@ inline Record named_record(const std::string& family, const std::string& workloa
   return r;
 }
 
+// The same record measured: ok, with the value the findings read (and no samples).
+inline Record ok_record(const std::string& family, const std::string& workload, const std::string& variant,
+                        Backend backend, json params, json options, double value) {
+  Record r = named_record(family, workload, variant, backend, std::move(params), std::move(options));
+  r.status = Status::ok;
+  r.value = value;
+  return r;
+}
+
 }  // namespace gtb::test

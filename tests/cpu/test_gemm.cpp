@@ -439,10 +439,7 @@ gtb::Record rec(gtb::Backend be, const std::string& variant, std::int64_t m, std
                 const std::string& prec, const std::string& l2, double tflops) {
   gtb::json options = {{"precision", prec}};
   if (!l2.empty()) options["l2"] = l2;
-  gtb::Record r = gtb::test::named_record("gemm", "gemm", variant, be, {{"m", m}, {"n", n}, {"k", k}}, options);
-  r.status = gtb::Status::ok;
-  r.value = tflops;
-  return r;
+  return gtb::test::ok_record("gemm", "gemm", variant, be, {{"m", m}, {"n", n}, {"k", k}}, options, tflops);
 }
 }  // namespace
 

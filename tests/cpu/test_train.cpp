@@ -520,10 +520,7 @@ TEST(TrainCrossover, FromPoints) {
 
 namespace {
 gtb::Record rec(const char* workload, gtb::Backend be, gtb::json params, gtb::json options, double value) {
-  gtb::Record r = gtb::test::named_record("train", workload, "", be, std::move(params), std::move(options));
-  r.status = gtb::Status::ok;
-  r.value = value;
-  return r;
+  return gtb::test::ok_record("train", workload, "", be, std::move(params), std::move(options), value);
 }
 }  // namespace
 
