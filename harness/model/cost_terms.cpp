@@ -280,24 +280,28 @@ void split_autocast_points(std::vector<Term>& terms) {
   terms.insert(terms.end(), moved.begin(), moved.end());
 }
 
-std::vector<Term> terms_of_findings(const json& findings) {
-  std::vector<Term> out;
+// What read(item, family) makes of each item of every family's `key` list in a findings object: a
+// family without the list has none; a `key` that is not a list is an error that names it.
+template <class T, class Read>
+std::vector<T> family_lists(const json& findings, const std::string& key, Read read) {
+  std::vector<T> out;
   for (const auto& [family, entry] : findings.items()) {
-    if (!entry.is_object() || !entry.contains("terms")) continue;
-    if (!entry.at("terms").is_array()) bad("findings." + family + ".terms", "not a list");
-    for (const auto& jt : entry.at("terms")) out.push_back(term_from_json(jt, family));
+    if (!entry.is_object() || !entry.contains(key)) continue;
+    if (!entry.at(key).is_array()) bad("findings." + family + "." + key, "not a list");
+    for (const auto& j : entry.at(key)) out.push_back(read(j, family));
   }
+  return out;
+}
+
+std::vector<Term> terms_of_findings(const json& findings) {
+  std::vector<Term> out = family_lists<Term>(
+      findings, "terms", [](const json& j, const std::string& family) { return term_from_json(j, family); });
   split_autocast_points(out);
   return out;
 }
 std::vector<Step> steps_of_findings(const json& findings) {
-  std::vector<Step> out;
-  for (const auto& [family, entry] : findings.items()) {
-    if (!entry.is_object() || !entry.contains("steps")) continue;
-    if (!entry.at("steps").is_array()) bad("findings." + family + ".steps", "not a list");
-    for (const auto& js : entry.at("steps")) out.push_back(step_from_json(js, family));
-  }
-  return out;
+  return family_lists<Step>(findings, "steps",
+                            [](const json& j, const std::string& family) { return step_from_json(j, family); });
 }
 
 // What read(findings) makes of each run's own findings in a file of several runs (run_findings);
