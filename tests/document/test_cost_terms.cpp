@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "harness/model/cost_terms.h"
+#include "tests/common/error_of.h"
 
 using namespace gtb;
 using namespace gtb::cost;
@@ -39,12 +40,7 @@ std::string source_text(const std::string& rel) {
 }
 
 std::string expect_throw(const json& j) {
-  try {
-    term_from_json(j, "fam");
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
+  return gtb::test::error_of<std::runtime_error>([&] { term_from_json(j, "fam"); }, "");
 }
 
 }  // namespace
@@ -298,4 +294,21 @@ TEST(CostTerms, EveryTermNameIsDefinedOnceAndDocumented) {
                           "results/gtb-cpu-Intel-Xeon-2vcpu-20261202-8.json"})
     for (const Term& t : terms_from_document(json::parse(source_text(rel))))
       EXPECT_NE(std::find(names.begin(), names.end(), t.name), names.end()) << rel << ": term " << t.name << " not in term_names.h";
+}
+
+// A family's terms or steps that are not a list are an error that names them; a family without
+// them has none; an unreadable run of a file of several runs counts as absent.
+TEST(CostTerms, TermsAndStepsThatAreNotAListAreNamed) {
+  json doc = {{"findings", {{"fam", {{"terms", "x"}}}, {"other", {{"note", 1}}}}}};
+  const auto error_of = [&](auto read) { return gtb::test::error_of<std::runtime_error>([&] { read(doc); }); };
+  EXPECT_NE(error_of(terms_from_document).find("findings.fam.terms: not a list"), std::string::npos);
+  doc["findings"]["fam"] = {{"steps", 3}};
+  EXPECT_NE(error_of(steps_from_document).find("findings.fam.steps: not a list"), std::string::npos);
+  doc["findings"]["fam"] = json::object();
+  EXPECT_TRUE(terms_from_document(doc).empty());
+  EXPECT_TRUE(steps_from_document(doc).empty());
+  doc["run_findings"] = {{{"run", 1}, {"findings", {{"fam", {{"terms", "x"}}}}}},
+                         {{"run", 2}, {"findings", {{"fam", {{"steps", "x"}}}}}}};
+  EXPECT_TRUE(terms_from_document(doc).empty());
+  EXPECT_TRUE(steps_from_document(doc).empty());
 }
