@@ -933,22 +933,28 @@ TEST(CostModelSoftware, ValidationLeavingOutTheRecordKeepsTheFamilysOtherRecords
 }
 
 namespace {
-// A matmul_in_step table of one fraction over a range of working sets, for one precision.
-Term in_step_share(const std::string& precision, double fraction) {
+// A CPU GEMM table of one fraction at two points of `axis`, for one precision, each point named by
+// a record of its own (records: `records` + the point).
+Term share_table(const std::string& name, const std::string& precision, const std::string& axis, double from,
+                 double to, double fraction, const std::string& records) {
   Term t;
   t.family = "gemm";
-  t.name = "matmul_in_step";
+  t.name = name;
   t.backend = Backend::cpu;
   t.where = {{"precision", precision}};
   t.form = "table";
-  t.axes = {"bytes"};
+  t.axes = {axis};
   t.y = "fraction";
-  for (double b : {1e5, 1e10}) {
-    const std::string rec = "sequence/" + precision + "/" + std::to_string(b);
-    t.points.push_back({json{{"bytes", b}}, fraction, rec});
+  for (double x : {from, to}) {
+    const std::string rec = records + std::to_string(x);
+    t.points.push_back({json{{axis, x}}, fraction, rec});
     t.records.push_back(rec);
   }
   return t;
+}
+// A matmul_in_step table of one fraction over a range of working sets, for one precision.
+Term in_step_share(const std::string& precision, double fraction) {
+  return share_table("matmul_in_step", precision, "bytes", 1e5, 1e10, fraction, "sequence/" + precision + "/");
 }
 }  // namespace
 
@@ -1027,18 +1033,9 @@ namespace {
 // A matmul_from_memory table of one share at every GEMM size, for one precision, applying above a
 // working set of `above` bytes (the last-level cache its cold records emptied).
 Term from_memory_share(const std::string& precision, double fraction, double above) {
-  Term t = in_step_share(precision, fraction);  // the same table, over a GEMM's FLOPs
-  t.name = "matmul_from_memory";
-  t.axes = {"flop"};
+  Term t = share_table("matmul_from_memory", precision, "flop", 1e3, 1e12, fraction, "sequence/cold/" + precision + "/");
   t.x = "working_set_bytes";
   t.x_min = above;
-  t.points.clear();
-  t.records.clear();
-  for (double f : {1e3, 1e12}) {
-    const std::string rec = "sequence/cold/" + precision + "/" + std::to_string(f);
-    t.points.push_back({json{{"flop", f}}, fraction, rec});
-    t.records.push_back(rec);
-  }
   return t;
 }
 }  // namespace
