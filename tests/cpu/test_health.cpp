@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "harness/driver/run/health.h"
 #include "harness/document/plausibility.h"
@@ -292,6 +293,8 @@ json speed(const json& before, const json& after) { return json{{"before", befor
 json family_speed(const std::string& name, const json& before, const json& after) {
   return {{"name", name}, {"health", {{"speed", speed(before, after)}}}};
 }
+// A results file of these families' entries.
+json families_doc(const std::vector<json>& families) { return {{"families", families}}; }
 
 // A family whose speed readings moved while it ran: a loop rate beyond kSpeedSpreadLimit, or a cache
 // reading that crossed kCacheSharedLimit by more than it. Steady readings, a steadily shared cache,
@@ -338,7 +341,7 @@ TEST(HealthSpeed, AChangeOfSpeedWhileAFamilyRanMakesItBusy) {
             "[1/9] gemm WARNING: the host's speed moved while nothing else ran here (all cores 38.4 -> 19.4 G "
             "multiply-adds/s): its A/B pairs were measured as pairs, so its comparisons hold; its absolute figures "
             "vary by up to 1.98x");
-  json doc = {{"families", {family_speed("gemm", reading(12, 24, 0.97), reading(12, 24, 0.5))}}};
+  json doc = families_doc({family_speed("gemm", reading(12, 24, 0.97), reading(12, 24, 0.5))});
   const auto w = health::warnings(doc);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0].rfind("gemm: the machine's speed changed while it ran", 0), 0u) << w[0];
@@ -397,11 +400,10 @@ TEST(HealthSpeed, SpreadOverTheFamiliesReadings) {
   const auto reading = [](double one, double all, double wake, double wake_max) {
     return speed_reading(one, all, 0, wake, wake_max);
   };
-  json doc = {{"families", json::array()}};
-  EXPECT_FALSE(health::speed_spread(doc));
-  doc["families"].push_back(family_speed("a", reading(10, 20, 5, 9), reading(12, 16, 7, 40)));
-  doc["families"].push_back({{"name", "b"}, {"health", {{"seconds", 1}}}});
-  doc["families"].push_back(family_speed("c", reading(0, 0, 0, 0), reading(8, 18, 6, 2000)));
+  EXPECT_FALSE(health::speed_spread(families_doc({})));
+  json doc = families_doc({family_speed("a", reading(10, 20, 5, 9), reading(12, 16, 7, 40)),
+                           {{"name", "b"}, {"health", {{"seconds", 1}}}},
+                           family_speed("c", reading(0, 0, 0, 0), reading(8, 18, 6, 2000))});
   const auto sp = health::speed_spread(doc);
   ASSERT_TRUE(sp);
   EXPECT_EQ(sp->readings, 3);
@@ -424,9 +426,7 @@ TEST(HealthSpeed, SpreadOverTheFamiliesReadings) {
 // cache (a scaling under kCacheSharedLimit); readings of files without it are left out.
 TEST(HealthSpeed, CPUsThatShareACoresCacheAreSaid) {
   const auto reading = [](double scaling) { return speed_reading(10, 20, scaling); };
-  json doc = {{"families", json::array()}};
-  doc["families"].push_back(family_speed("a", reading(0.97), reading(0.9)));
-  doc["families"].push_back(family_speed("b", reading(0), reading(0.8)));
+  json doc = families_doc({family_speed("a", reading(0.97), reading(0.9)), family_speed("b", reading(0), reading(0.8))});
   auto sp = health::speed_spread(doc);
   ASSERT_TRUE(sp);
   EXPECT_EQ(sp->readings, 4);
