@@ -30,6 +30,13 @@ const Part* part(const Prediction& p, const std::string& name) {
   return nullptr;
 }
 
+// The seconds the prediction of step c on be gives its part `name`; -1 where it gives none.
+double part_seconds(const std::vector<Term>& terms, const StepConfig& c, Backend be, const std::string& name) {
+  const Prediction p = predict(terms, c, be);
+  const Part* x = part(p, name);
+  return x && x->estimate.seconds ? *x->estimate.seconds : -1.0;
+}
+
 int rank_of(const std::vector<Fix>& fixes, const std::string& id) {
   for (std::size_t i = 0; i < fixes.size(); ++i)
     if (fixes[i].id == id) return int(i);
@@ -501,9 +508,7 @@ TEST(CostModel, PlantedHalvedPassAndUpdateSharesDoubleThoseParts) {
   std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
                              flat_stream(Backend::cpu, "handoff", 5e9)};
   auto seconds = [&](const StepConfig& s, const char* name, Backend be = Backend::cpu) {
-    const Prediction p = predict(terms, s, be);
-    const Part* x = part(p, name);
-    return x && x->estimate.seconds ? *x->estimate.seconds : -1.0;
+    return part_seconds(terms, s, be, name);
   };
   const double ew = seconds(c, "elementwise"), params = parameter_count(c);
   ASSERT_GT(ew, 0);
@@ -1208,11 +1213,7 @@ TEST(CostModel, TheSgdUpdateIsPricedAtItsOwnMeasuredRate) {
   std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
                              flat_stream(Backend::cpu, "one_thread", 5e9), flat_stream(Backend::cuda, "", 1e12),
                              flat_matmul("matmul", Backend::cuda, "nn", 1e13)};
-  auto opt = [&](const StepConfig& c, Backend be = Backend::cpu) {
-    const Prediction p = predict(terms, c, be);
-    const Part* x = part(p, "optimizer");
-    return x && x->estimate.seconds ? *x->estimate.seconds : -1.0;
-  };
+  auto opt = [&](const StepConfig& c, Backend be = Backend::cpu) { return part_seconds(terms, c, be, "optimizer"); };
   auto mlp = [](int width, int batch, const char* optimizer = "sgd") {
     return config_from_json({{"model", "mlp"}, {"width", width}, {"depth", 4}, {"batch", batch}, {"optimizer", optimizer}});
   };
@@ -1267,11 +1268,7 @@ TEST(CostModel, TheUpdatesInStepShareFollowsTheStepsRows) {
 
 TEST(CostModel, PlantedSlowLossMovesTheNativeMlpsElementwise) {
   std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10)};
-  auto ew = [&](const StepConfig& c, Backend be = Backend::cpu) {
-    const Prediction p = predict(terms, c, be);
-    const Part* x = part(p, "elementwise");
-    return x && x->estimate.seconds ? *x->estimate.seconds : -1.0;
-  };
+  auto ew = [&](const StepConfig& c, Backend be = Backend::cpu) { return part_seconds(terms, c, be, "elementwise"); };
   auto mlp = [](int width, int batch, const char* precision = "fp32") {
     return config_from_json({{"model", "mlp"}, {"width", width}, {"depth", 4}, {"batch", batch}, {"precision", precision}});
   };
