@@ -78,44 +78,56 @@ TEST(CostModel, ComposesTheGpuStepFromItsTerms) {
       EXPECT_NE(std::find(p.total.records.begin(), p.total.records.end(), r), p.total.records.end()) << r;
 }
 
+namespace {
+// What the model answers for step c on the GPU from a results document: its terms, the predicted
+// step and the fixes it ranks.
+struct GpuAnswer {
+  std::vector<Term> terms;
+  Prediction step;
+  std::vector<Fix> fixes;
+};
+GpuAnswer gpu_answer(const json& doc, const StepConfig& c) {
+  GpuAnswer a;
+  a.terms = terms_from_document(doc);
+  a.step = predict(a.terms, c, Backend::cuda);
+  a.fixes = rank_fixes(a.terms, c, Backend::cuda, a.step);
+  return a;
+}
+}  // namespace
+
 TEST(CostModel, PlantedHalvedCopyBandwidthMovesThePredictionAndTheSaving) {
   json doc = fixture();
   const StepConfig c = small_step();
-  const auto base_terms = terms_from_document(doc);
-  const Prediction base = predict(base_terms, c, Backend::cuda);
-  const auto base_fixes = rank_fixes(base_terms, c, Backend::cuda, base);
+  const GpuAnswer base = gpu_answer(doc, c);
   plant(doc, "h2d_copy", "per_second", 0.5, "pageable");
-  const auto terms = terms_from_document(doc);
-  const Prediction slow = predict(terms, c, Backend::cuda);
-  const auto fixes = rank_fixes(terms, c, Backend::cuda, slow);
-  const double before = *part(base, "h2d_copy")->estimate.seconds, after = *part(slow, "h2d_copy")->estimate.seconds;
+  const GpuAnswer slow = gpu_answer(doc, c);
+  const double before = *part(base.step, "h2d_copy")->estimate.seconds;
+  const double after = *part(slow.step, "h2d_copy")->estimate.seconds;
   EXPECT_NEAR(after - before, 76800.0 * 32 / 1e10, 1e-12);  // the bytes term doubled, the latency did not
-  EXPECT_NEAR(*slow.total.seconds - *base.total.seconds, after - before, 1e-12);
-  const auto pinned_before = base_fixes[std::size_t(rank_of(base_fixes, "pinned_memory"))];
-  const auto pinned_after = fixes[std::size_t(rank_of(fixes, "pinned_memory"))];
+  EXPECT_NEAR(*slow.step.total.seconds - *base.step.total.seconds, after - before, 1e-12);
+  const auto pinned_before = base.fixes[std::size_t(rank_of(base.fixes, "pinned_memory"))];
+  const auto pinned_after = slow.fixes[std::size_t(rank_of(slow.fixes, "pinned_memory"))];
   EXPECT_NEAR(*pinned_after.saving_s - *pinned_before.saving_s, after - before, 1e-12);
-  EXPECT_EQ(rank_of(fixes, "pinned_memory"), 0);
+  EXPECT_EQ(rank_of(slow.fixes, "pinned_memory"), 0);
   // The CPU step has no host-to-device copy: it does not move.
-  EXPECT_DOUBLE_EQ(*predict(terms, c, Backend::cpu).total.seconds, *predict(base_terms, c, Backend::cpu).total.seconds);
+  EXPECT_DOUBLE_EQ(*predict(slow.terms, c, Backend::cpu).total.seconds,
+                   *predict(base.terms, c, Backend::cpu).total.seconds);
 }
 
 TEST(CostModel, PlantedDoubledLaunchCostPutsCudaGraphsFirst) {
   json doc = fixture();
   const StepConfig c = small_step();
-  const auto base_terms = terms_from_document(doc);
-  const Prediction base = predict(base_terms, c, Backend::cuda);
-  const auto base_fixes = rank_fixes(base_terms, c, Backend::cuda, base);
-  ASSERT_EQ(rank_of(base_fixes, "pinned_memory"), 0);
-  ASSERT_GT(rank_of(base_fixes, "cuda_graphs"), 0);
+  const GpuAnswer base = gpu_answer(doc, c);
+  ASSERT_EQ(rank_of(base.fixes, "pinned_memory"), 0);
+  ASSERT_GT(rank_of(base.fixes, "cuda_graphs"), 0);
   plant(doc, "launch", "value", 2.0);
-  const auto terms = terms_from_document(doc);
-  const Prediction slow = predict(terms, c, Backend::cuda);
-  const auto fixes = rank_fixes(terms, c, Backend::cuda, slow);
+  const GpuAnswer slow = gpu_answer(doc, c);
   const double kernels = 6.0 * 4 + 2 + 1;
-  const double launch_before = *part(base, "launch")->estimate.seconds, launch_after = *part(slow, "launch")->estimate.seconds;
+  const double launch_before = *part(base.step, "launch")->estimate.seconds;
+  const double launch_after = *part(slow.step, "launch")->estimate.seconds;
   EXPECT_NEAR(launch_after - launch_before, kernels * 5e-6, 1e-12);
-  EXPECT_EQ(rank_of(fixes, "cuda_graphs"), 0);
-  EXPECT_GT(*fixes[0].saving_s, *base_fixes[std::size_t(rank_of(base_fixes, "cuda_graphs"))].saving_s);
+  EXPECT_EQ(rank_of(slow.fixes, "cuda_graphs"), 0);
+  EXPECT_GT(*slow.fixes[0].saving_s, *base.fixes[std::size_t(rank_of(base.fixes, "cuda_graphs"))].saving_s);
 }
 
 TEST(CostModel, MissingRecordsSayWhyNeverANumber) {
