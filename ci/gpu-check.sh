@@ -85,6 +85,21 @@ phase_end() {  # phase_end NAME VERDICT
   export_now "$(export_bound)"
 }
 not_run() { order+=("$1"); verdict[$1]="not run: $2"; secs[$1]=0; log "$1: not run: $2"; }
+# phase_open NAME, for a phase the smoke check leaves out: not run (status 1) in the smoke check or
+# when the deadline leaves nothing; otherwise begun, with its budget in the caller's b and its end
+# in the caller's t_end.
+phase_open() {
+  b=$(phase_budget "$1")
+  if [ $smoke = 1 ]; then not_run "$1" "smoke check"; return 1; fi
+  if [ "$b" -eq 0 ]; then not_run "$1" "out of time (overall deadline)"; return 1; fi
+  phase_begin "$1" "$b"
+  t_end=$(( $(gc_now) + b ))
+}
+# phase_left MIN: the seconds to the caller's t_end, at least MIN.
+phase_left() {
+  local l=$(( t_end - $(gc_now) ))
+  [ "$l" -ge "$1" ] && echo "$l" || echo "$1"
+}
 # Between phases the archive may take what the deadline leaves the phases (20 s at most, 2 s at least).
 export_bound() {
   local l=20
@@ -162,7 +177,7 @@ gpu_records_held() {
 # Ninja keeps going past a failed target, so one broken test does not cost the results file.
 keep_going() { grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build/CMakeCache.txt" 2>/dev/null && echo "-k 0"; }
 build_phase() {
-  local name=$1 b t_end rc=0 what left
+  local name=$1 b t_end rc=0 what
   b=$(phase_budget "$name")
   phase_begin "$name" "$b"
   t_end=$(( $(gc_now) + b ))
@@ -173,8 +188,7 @@ build_phase() {
     what="configure (configure.log)"
   fi
   if [ $rc = 0 ]; then
-    left=$(( t_end - $(gc_now) )); [ $left -lt 1 ] && left=1
-    gc_timeout "$left" cmake --build "$build" -j "$jobs" --target gpu_check_targets -- $(keep_going) >"$out/build.log" 2>&1 || rc=$?
+    gc_timeout "$(phase_left 1)" cmake --build "$build" -j "$jobs" --target gpu_check_targets -- $(keep_going) >"$out/build.log" 2>&1 || rc=$?
     [ $rc = 0 ] || grep -m20 -E "error|Error" "$out/build.log"
     what="build (build.log)"
   fi
@@ -267,20 +281,14 @@ family_phase() {
 torch_reference=$root/tests/torch/torch-reference.py
 torch_json="$out/torch-reference.json"
 torch_phase() {
-  local name=$1 b t_end left rc
-  b=$(phase_budget "$name")
-  if [ $smoke = 1 ]; then not_run "$name" "smoke check"
-  elif [ "$b" -eq 0 ]; then not_run "$name" "out of time (overall deadline)"
-  else
-    phase_begin "$name" "$b"
-    t_end=$(( $(gc_now) + b ))
+  local name=$1 b t_end rc
+  if phase_open "$name"; then
     gc_timeout $(( b / 2 )) python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
       >"$out/torch-probe.log" 2>&1
     rc=$?
     case $rc in
       0)
-        left=$(( t_end - $(gc_now) )); [ "$left" -ge 1 ] || left=1
-        gc_timeout "$left" python3 "$torch_reference" "$torch_json" >"$out/torch-reference.log" 2>&1
+        gc_timeout "$(phase_left 1)" python3 "$torch_reference" "$torch_json" >"$out/torch-reference.log" 2>&1
         rc=$?
         phase_end "$name" "$(case $rc in 0) echo done ;; 124|137) echo timeout ;; *) echo "FAIL (exit $rc)" ;; esac)" ;;
       124|137) phase_end "$name" "timeout: python3 took over $(( b / 2 )) s to import torch (torch-probe.log)" ;;
@@ -330,18 +338,12 @@ cpu_suite_phase() {
 
 # The rest of the build, then the CPU tests, several at once.
 cpu_tests_phase() {
-  local name=$1 b t_end left
-  b=$(phase_budget "$name")
-  if [ $smoke = 1 ]; then not_run "$name" "smoke check"
-  elif [ "$b" -eq 0 ]; then not_run "$name" "out of time (overall deadline)"
-  else
-    phase_begin "$name" "$b"
-    t_end=$(( $(gc_now) + b ))
+  local name=$1 b t_end
+  if phase_open "$name"; then
     if ! gc_timeout "$b" cmake --build "$build" -j "$jobs" >>"$out/build.log" 2>&1; then
       phase_end "$name" "$([ $(gc_now) -ge $(( t_end - GC_KILL_GRACE )) ] && echo "timeout (building the CPU tests)" || echo "FAIL: build (build.log)")"
     else
-      left=$(( t_end - $(gc_now) )); [ "$left" -ge 3 ] || left=3
-      gc_timeout "$left" ctest --test-dir "$build" -L '^cpu$' -j "$jobs" --timeout 120 --output-on-failure \
+      gc_timeout "$(phase_left 3)" ctest --test-dir "$build" -L '^cpu$' -j "$jobs" --timeout 120 --output-on-failure \
         >"$out/ctest-$name.log" 2>&1
       phase_end "$name" "$(gc_ctest_verdict $?): $(grep -hE 'tests passed|tests failed' "$out/ctest-$name.log" | tail -1)"
     fi

@@ -102,6 +102,18 @@ def kernel_args(grid, block, regs, smem):
             f'      "est. achieved occupancy %": 25')
 
 
+def op_kernel(w, c, gpu, op, at, dims, types, jits, launch_at, queue_at, kernel, stream, args):
+    """A CPU operator (at `at`, with its recorded dims and types) launching one kernel with correlation
+    c: jits are the bases of the operator's, the kernel's and the launch call's jittered durations,
+    drawn in that order. The kernel starts at queue_at or when the stream frees (gpu); returns when
+    the stream frees after it."""
+    ext = w.cpu("cpu_op", op, at, w.jit(jits[0]), dims, types)
+    d = w.jit(jits[1])
+    start = max(gpu, queue_at)
+    w.launch("cudaLaunchKernel", launch_at, w.jit(jits[2]), c, ext, "kernel", kernel, start, d, stream, args)
+    return start + d + 2
+
+
 def step(w, n):
     rng = w.rng
     t0 = w.t
@@ -122,19 +134,13 @@ def step(w, n):
         w.python(f"nn.Module: Linear_{layer}", t, w.jit(60))
         w.python("torch/nn/modules/linear.py(113): forward", t + 1, w.jit(55))
         w.cpu("cpu_op", "aten::linear", t + 2, w.jit(50), [[BATCH, WIDTH], [WIDTH, WIDTH], [WIDTH]], ["float", "float", "float"])
-        ext = w.cpu("cpu_op", "aten::addmm", t + 4, w.jit(40), [[WIDTH], [BATCH, WIDTH], [WIDTH, WIDTH], [], []],
-                    ["float", "float", "float", "Scalar", "Scalar"])
-        d = w.jit(310)
-        w.launch("cudaLaunchKernel", t + 10, w.jit(8), c, ext, "kernel", GEMM_FWD, max(gpu, t + 15), d, TID,
-                 kernel_args((32, 2, 1), (256, 1, 1), 230, 73728))
-        gpu = max(gpu, t + 15) + d + 2
+        gpu = op_kernel(w, c, gpu, "aten::addmm", t + 4, [[WIDTH], [BATCH, WIDTH], [WIDTH, WIDTH], [], []],
+                        ["float", "float", "float", "Scalar", "Scalar"], (40, 310, 8), t + 10, t + 15, GEMM_FWD, TID,
+                        kernel_args((32, 2, 1), (256, 1, 1), 230, 73728))
         c += 1
         t += 70
-        ext = w.cpu("cpu_op", "aten::relu", t, w.jit(20), [[BATCH, WIDTH]], ["float"])
-        d = w.jit(12)
-        w.launch("cudaLaunchKernel", t + 5, w.jit(6), c, ext, "kernel", RELU, max(gpu, t + 10), d, TID,
-                 kernel_args((1024, 1, 1), (128, 1, 1), 20, 0))
-        gpu = max(gpu, t + 10) + d + 2
+        gpu = op_kernel(w, c, gpu, "aten::relu", t, [[BATCH, WIDTH]], ["float"], (20, 12, 6), t + 5, t + 10, RELU, TID,
+                        kernel_args((1024, 1, 1), (128, 1, 1), 20, 0))
         c += 1
         t += 30
     w.cpu("cpu_op", "aten::item", t, w.jit(25), [[]], ["float"])
@@ -150,28 +156,20 @@ def step(w, n):
     t = max(t + 20, gpu)
     for layer in reversed(range(LAYERS)):
         for bwd in ("aten::mm", "aten::mm"):
-            ext = w.cpu("cpu_op", bwd, t, w.jit(30), [[BATCH, WIDTH], [WIDTH, WIDTH]], ["float", "float"])
-            d = w.jit(300)
-            w.launch("cudaLaunchKernel", t + 6, w.jit(7), c, ext, "kernel", GEMM_BWD, max(gpu, t + 12), d, TID,
-                     kernel_args((32, 4, 1), (128, 1, 1), 168, 81920))
-            gpu = max(gpu, t + 12) + d + 2
+            gpu = op_kernel(w, c, gpu, bwd, t, [[BATCH, WIDTH], [WIDTH, WIDTH]], ["float", "float"], (30, 300, 7),
+                            t + 6, t + 12, GEMM_BWD, TID, kernel_args((32, 4, 1), (128, 1, 1), 168, 81920))
             c += 1
             t += 40
-        ext = w.cpu("cpu_op", "c10d::allreduce_", t, w.jit(60), [[WIDTH, WIDTH]], ["float"])
-        d = w.jit(700)
-        w.launch("cudaLaunchKernel", t + 20, w.jit(10), c, ext, "kernel", NCCL, max(gpu, t + 30), d, 20,
-                 kernel_args((2, 1, 1), (640, 1, 1), 96, 0) +
-                 ',\n      "Collective name": "allreduce", "In msg nelems": 16777216, "Out msg nelems": 16777216, '
-                 '"Group size": 8, "dtype": "Float", "In split size": "[]", "Out split size": "[]", '
-                 '"Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[0, 1, 2, 3, 4, 5, 6, 7]"')
+        op_kernel(w, c, gpu, "c10d::allreduce_", t, [[WIDTH, WIDTH]], ["float"], (60, 700, 10), t + 20, t + 30, NCCL, 20,
+                  kernel_args((2, 1, 1), (640, 1, 1), 96, 0) +
+                  ',\n      "Collective name": "allreduce", "In msg nelems": 16777216, "Out msg nelems": 16777216, '
+                  '"Group size": 8, "dtype": "Float", "In split size": "[]", "Out split size": "[]", '
+                  '"Process Group Name": "0", "Process Group Description": "default_pg", "Process Group Ranks": "[0, 1, 2, 3, 4, 5, 6, 7]"')
         c += 1
         t += 70
     for _ in range(4):
-        ext = w.cpu("cpu_op", "aten::_fused_adam_", t, w.jit(50), [[], [], [], [], [], []], ["TensorList"] * 6)
-        d = w.jit(90)
-        w.launch("cudaLaunchKernel", t + 10, w.jit(8), c, ext, "kernel", ADAM, max(gpu, t + 15), d, TID,
-                 kernel_args((320, 1, 1), (512, 1, 1), 64, 0))
-        gpu = max(gpu, t + 15) + d + 2
+        gpu = op_kernel(w, c, gpu, "aten::_fused_adam_", t, [[], [], [], [], [], []], ["TensorList"] * 6, (50, 90, 8),
+                        t + 10, t + 15, ADAM, TID, kernel_args((320, 1, 1), (512, 1, 1), 64, 0))
         c += 1
         t += 60
     w.buf[0] = w.buf[0].replace('"dur": 0.000', f'"dur": {t - t0:.3f}', 1)

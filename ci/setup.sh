@@ -50,55 +50,47 @@ if ! python3 -c 'import jsonschema, matplotlib' 2>/dev/null; then
     python3 -m pip install --quiet --break-system-packages jsonschema matplotlib
 fi
 
-# oneMKL, x86-64 only: PyPI's mkl and mkl-include wheels (about 1 GB) into a private prefix, never
-# system-wide; configure looks there (cmake/GtbMKL.cmake). Debian's pip refuses any install outside
-# a virtual environment unless told (PEP 668); a prefix of our own breaks nothing of the system's.
-if [ "$(uname -m)" = x86_64 ]; then
-  mkl_prefix="${GTB_DEPS_DIR:-$HOME/.cache/gtb}/mkl"
-  mkl_found=""
-  for d in "$mkl_prefix" "$mkl_prefix/local"; do  # Debian's pip puts a --prefix install under local/
-    if compgen -G "$d/lib/libmkl_rt.so.*" >/dev/null && compgen -G "$d/lib/libmkl_gnu_thread.so.*" >/dev/null &&
-       [ -f "$d/include/mkl_cblas.h" ]; then mkl_found=$d; fi
-  done
-  if [ -n "$mkl_found" ]; then
-    echo "setup: oneMKL found ($mkl_found)"
-  else
-    echo "setup: installing oneMKL (PyPI mkl and mkl-include, about 1 GB) into $mkl_prefix"
-    mkl_wheels=('mkl==2026.*' 'mkl-include==2026.*')
-    pip_prefix=(python3 -m pip install --quiet --no-warn-script-location --prefix "$mkl_prefix")
-    "${pip_prefix[@]}" "${mkl_wheels[@]}" 2>/dev/null ||
-      "${pip_prefix[@]}" --break-system-packages "${mkl_wheels[@]}" ||
-      echo "setup: oneMKL could not be installed; its records will be skipped with the reason"
+# private_wheels LABEL SUBDIR HAS WHAT NOTE WHEEL...: LABEL's PyPI wheels (WHAT says which, and their
+# size) into a private prefix, ${GTB_DEPS_DIR:-~/.cache/gtb}/SUBDIR, never system-wide, on x86-64
+# only; nothing when HAS (a function given a prefix) finds LABEL there already. Debian's pip refuses
+# any install outside a virtual environment unless told (PEP 668); a prefix of our own breaks
+# nothing of the system's. NOTE, when not empty, says what runs where LABEL does not.
+private_wheels() {
+  local label=$1 prefix="${GTB_DEPS_DIR:-$HOME/.cache/gtb}/$2" has=$3 what=$4 note=$5 found="" d
+  shift 5
+  if [ "$(uname -m)" != x86_64 ]; then
+    echo "setup: $label not installed: its wheels are for x86-64, this machine is $(uname -m) (its records are skipped${note:+; $note})"
+    return
   fi
-else
-  echo "setup: oneMKL not installed: its wheels are for x86-64, this machine is $(uname -m) (its records are skipped)"
-fi
+  for d in "$prefix" "$prefix/local"; do  # Debian's pip puts a --prefix install under local/
+    if "$has" "$d"; then found=$d; fi
+  done
+  if [ -n "$found" ]; then
+    echo "setup: $label found ($found)"
+    return
+  fi
+  echo "setup: installing $label ($what) into $prefix"
+  local pip_prefix=(python3 -m pip install --quiet --no-warn-script-location --prefix "$prefix")
+  "${pip_prefix[@]}" "$@" 2>/dev/null || "${pip_prefix[@]}" --break-system-packages "$@" ||
+    echo "setup: $label could not be installed; its records will be skipped with the reason${note:+ ($note)}"
+}
 
-# The current oneDNN (3.x), x86-64 only: PyPI's onednn-cpu-gomp and onednn-devel-cpu-gomp wheels (about
-# 40 MB) into a private prefix, beside Debian's oneDNN 2.6 (libdnnl-dev above), whose BF16 matmul
-# predates the AMX kernels. The GNU OpenMP build (oneDNN 3.2), so that it runs on the process's
-# libgomp threads like everything else; the newer `onednn` wheel (oneDNN 3.13) is built on TBB and
-# needs Intel's SYCL runtimes (dpcpp-cpp-rt, intel-opencl-rt): a second thread pool. Configure looks
-# there (cmake/GtbOneDNN3.cmake); gtb loads it at run time, so the two versions never meet.
-if [ "$(uname -m)" = x86_64 ]; then
-  dnnl3_prefix="${GTB_DEPS_DIR:-$HOME/.cache/gtb}/onednn"
-  dnnl3_found=""
-  for d in "$dnnl3_prefix" "$dnnl3_prefix/local"; do
-    if [ -f "$d/lib/libdnnl.so.3" ] && [ -f "$d/include/oneapi/dnnl/dnnl.h" ]; then dnnl3_found=$d; fi
-  done
-  if [ -n "$dnnl3_found" ]; then
-    echo "setup: oneDNN 3 found ($dnnl3_found)"
-  else
-    echo "setup: installing oneDNN 3 (PyPI onednn-cpu-gomp and onednn-devel-cpu-gomp, about 40 MB) into $dnnl3_prefix"
-    dnnl3_wheels=('onednn-cpu-gomp==2023.2.*' 'onednn-devel-cpu-gomp==2023.2.*')
-    pip_prefix=(python3 -m pip install --quiet --no-warn-script-location --prefix "$dnnl3_prefix")
-    "${pip_prefix[@]}" "${dnnl3_wheels[@]}" 2>/dev/null ||
-      "${pip_prefix[@]}" --break-system-packages "${dnnl3_wheels[@]}" ||
-      echo "setup: oneDNN 3 could not be installed; its records will be skipped with the reason (oneDNN 2.6 still runs)"
-  fi
-else
-  echo "setup: oneDNN 3 not installed: its wheels are for x86-64, this machine is $(uname -m) (its records are skipped; Debian's oneDNN runs)"
-fi
+# oneMKL: PyPI's mkl and mkl-include wheels; configure looks in their prefix (cmake/GtbMKL.cmake).
+has_mkl() {
+  compgen -G "$1/lib/libmkl_rt.so.*" >/dev/null && compgen -G "$1/lib/libmkl_gnu_thread.so.*" >/dev/null &&
+    [ -f "$1/include/mkl_cblas.h" ]
+}
+private_wheels oneMKL mkl has_mkl "PyPI mkl and mkl-include, about 1 GB" "" 'mkl==2026.*' 'mkl-include==2026.*'
+
+# The current oneDNN (3.x): PyPI's onednn-cpu-gomp and onednn-devel-cpu-gomp wheels, beside Debian's
+# oneDNN 2.6 (libdnnl-dev above), whose BF16 matmul predates the AMX kernels. The GNU OpenMP build
+# (oneDNN 3.2), so that it runs on the process's libgomp threads like everything else; the newer
+# `onednn` wheel (oneDNN 3.13) is built on TBB and needs Intel's SYCL runtimes (dpcpp-cpp-rt,
+# intel-opencl-rt): a second thread pool. Configure looks in their prefix (cmake/GtbOneDNN3.cmake);
+# gtb loads it at run time, so the two versions never meet.
+has_dnnl3() { [ -f "$1/lib/libdnnl.so.3" ] && [ -f "$1/include/oneapi/dnnl/dnnl.h" ]; }
+private_wheels "oneDNN 3" onednn has_dnnl3 "PyPI onednn-cpu-gomp and onednn-devel-cpu-gomp, about 40 MB" \
+  "Debian's oneDNN 2.6 still runs" 'onednn-cpu-gomp==2023.2.*' 'onednn-devel-cpu-gomp==2023.2.*'
 
 # The CUDA Toolkit is not in Debian 12's main archive: it is found, never installed, here.
 nvcc_path=$(command -v nvcc || true)

@@ -52,6 +52,18 @@ skips=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 skip() { echo "SKIPPED: $*"; skips=$((skips + 1)); }
 note() { echo "static-checks: $*"; }
+# check_wide_accesses LABEL FILE LOAD STORE: every kernel matching $vec_pattern among FILE's lines
+# ("name ld st", from a scan of PTX or SASS) has its 128-bit load (LOAD) and store (STORE); counts
+# the kernels it checked in checked.
+check_wide_accesses() {
+  local label=$1 file=$2 load=$3 store=$4 name ld st
+  while read -r name ld st; do
+    [[ "$name" == *"$vec_pattern"* ]] || continue
+    checked=$((checked + 1))
+    [[ "$ld" == 1 ]] || fail "$label: $name has no $load"
+    [[ "$st" == 1 ]] || fail "$label: $name has no $store"
+  done <"$file"
+}
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -94,12 +106,8 @@ if wanted ptx; then
          /ld\.global(\.nc)?\.v4\.f32/ { ld = 1 }
          /st\.global\.v4\.f32/ { st = 1 }
          END { if (name) print name, ld, st }' "$ptx" >"$tmp/ptx_entries"
-    while read -r name ld st; do
-      [[ "$name" == *"$vec_pattern"* ]] || continue
-      checked=$((checked + 1))
-      [[ "$ld" == 1 ]] || fail "PTX (sm_90): $name has no ld.global[.nc].v4.f32 (128-bit load)"
-      [[ "$st" == 1 ]] || fail "PTX (sm_90): $name has no st.global.v4.f32 (128-bit store)"
-    done <"$tmp/ptx_entries"
+    check_wide_accesses "PTX (sm_90)" "$tmp/ptx_entries" "ld.global[.nc].v4.f32 (128-bit load)" \
+      "st.global.v4.f32 (128-bit store)"
   done
   if [[ $checked -eq 0 ]]; then
     fail "PTX (sm_90): no kernel matching '$vec_pattern' in ${vec_srcs[*]}"
@@ -193,12 +201,7 @@ if wanted sass; then
              /STG\.E\.128/ { st = 1 }
              END { if (name) print name, ld, st }' "$tmp/sass_$arch.txt" >>"$tmp/sass_entries_$arch"
       done
-      while read -r name ld st; do
-        [[ "$name" == *"$vec_pattern"* ]] || continue
-        checked=$((checked + 1))
-        [[ "$ld" == 1 ]] || fail "SASS (sm_$arch): $name has no LDG.E.128"
-        [[ "$st" == 1 ]] || fail "SASS (sm_$arch): $name has no STG.E.128"
-      done <"$tmp/sass_entries_$arch"
+      check_wide_accesses "SASS (sm_$arch)" "$tmp/sass_entries_$arch" LDG.E.128 STG.E.128
       if [[ $checked -eq 0 ]]; then fail "SASS (sm_$arch): no kernel matching '$vec_pattern'"; fi
       note "SASS (sm_$arch, $cuobjdump): checked $checked kernel(s) for LDG.E.128 / STG.E.128"
     done

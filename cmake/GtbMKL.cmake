@@ -9,38 +9,16 @@
 # The library is not linked: code loads it at run time and calls it through its handle, because
 # MKL and OpenBLAS both export the CBLAS names and one process uses both; linked, whichever came
 # first would answer every cblas_sgemm call.
-option(GTB_WITH_MKL "Use Intel oneMKL where it is found (x86-64; ci/setup.sh installs it)" ON)
-set(GTB_MKL_ROOT "" CACHE PATH "Prefix of a oneMKL installation (include/ and lib/); default: the one ci/setup.sh makes")
-
-set(GTB_HAVE_MKL OFF)
-set(GTB_MKL_REASON "")
-if(NOT GTB_WITH_MKL)
-  set(GTB_MKL_REASON "configured with GTB_WITH_MKL=OFF")
-elseif(GTB_SANITIZE)
-  # The sanitizer build checks gtb's own code; MKL's prebuilt gigabyte is not instrumented, and its
-  # process-lifetime buffers would only add noise to the leak report.
-  set(GTB_MKL_REASON "not used in the sanitizer build (GTB_SANITIZE=ON)")
-elseif(NOT CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
-  set(GTB_MKL_REASON "oneMKL is built for x86-64 only; this is ${CMAKE_SYSTEM_PROCESSOR}")
-else()
-  # The set-up's prefix (ci/setup.sh: GTB_DEPS_DIR, default ~/.cache/gtb), then the usual places.
-  set(_gtb_mkl_hints "")
-  if(GTB_MKL_ROOT)
-    list(APPEND _gtb_mkl_hints "${GTB_MKL_ROOT}")
-  endif()
-  if(DEFINED ENV{GTB_DEPS_DIR})
-    list(APPEND _gtb_mkl_hints "$ENV{GTB_DEPS_DIR}/mkl")
-  endif()
-  if(DEFINED ENV{HOME})
-    list(APPEND _gtb_mkl_hints "$ENV{HOME}/.cache/gtb/mkl")
-  endif()
-  if(DEFINED ENV{MKLROOT})
-    list(APPEND _gtb_mkl_hints "$ENV{MKLROOT}")
-  endif()
+include(${CMAKE_CURRENT_LIST_DIR}/GtbPrivateDeps.cmake)
+# The sanitizer build leaves MKL out: its prebuilt gigabyte is not instrumented, and its
+# process-lifetime buffers would only add noise to the leak report. An Intel installation's prefix
+# is searched last.
+gtb_private_dep(MKL mkl "Intel oneMKL" "oneMKL is built for x86-64 only" $ENV{MKLROOT})
+if(NOT GTB_MKL_REASON)
   # local/: where Debian's pip puts a --prefix install's data files.
-  find_path(GTB_MKL_INCLUDE_DIR mkl_cblas.h HINTS ${_gtb_mkl_hints} PATH_SUFFIXES include local/include
+  find_path(GTB_MKL_INCLUDE_DIR mkl_cblas.h HINTS ${GTB_MKL_HINTS} PATH_SUFFIXES include local/include
             DOC "oneMKL headers (PyPI: mkl-include)")
-  find_library(GTB_MKL_LIBRARY NAMES libmkl_rt.so.3 libmkl_rt.so.2 mkl_rt HINTS ${_gtb_mkl_hints}
+  find_library(GTB_MKL_LIBRARY NAMES libmkl_rt.so.3 libmkl_rt.so.2 mkl_rt HINTS ${GTB_MKL_HINTS}
                PATH_SUFFIXES lib local/lib DOC "oneMKL's single dynamic library (PyPI: mkl)")
   if(GTB_MKL_INCLUDE_DIR AND GTB_MKL_LIBRARY)
     # Resolve the unversioned name to the file the loader will open.

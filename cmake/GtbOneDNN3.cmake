@@ -9,33 +9,14 @@
 # same C and C++ names. kernels/common/cpu/dnnl3.cpp loads libdnnl.so.3 at run time into a scope of
 # its own (RTLD_LOCAL | RTLD_DEEPBIND) and calls its C API through the handle; its headers are given
 # to that one source only, so that no other source sees oneDNN 3's declarations in place of 2.6's.
-option(GTB_WITH_DNNL3 "Use the current oneDNN (3.x) where it is found (x86-64; ci/setup.sh installs it)" ON)
-set(GTB_DNNL3_ROOT "" CACHE PATH "Prefix of a oneDNN 3 installation (include/ and lib/); default: the one ci/setup.sh makes")
-
-set(GTB_HAVE_DNNL3 OFF)
-set(GTB_DNNL3_REASON "")
-if(NOT GTB_WITH_DNNL3)
-  set(GTB_DNNL3_REASON "configured with GTB_WITH_DNNL3=OFF")
-elseif(GTB_SANITIZE)
-  # RTLD_DEEPBIND and AddressSanitizer exclude each other; the sanitizer build checks gtb's own code.
-  set(GTB_DNNL3_REASON "not used in the sanitizer build (GTB_SANITIZE=ON)")
-elseif(NOT CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
-  set(GTB_DNNL3_REASON "oneDNN 3's PyPI wheels are built for x86-64 only; this is ${CMAKE_SYSTEM_PROCESSOR}")
-else()
-  set(_gtb_dnnl3_hints "")
-  if(GTB_DNNL3_ROOT)
-    list(APPEND _gtb_dnnl3_hints "${GTB_DNNL3_ROOT}")
-  endif()
-  if(DEFINED ENV{GTB_DEPS_DIR})
-    list(APPEND _gtb_dnnl3_hints "$ENV{GTB_DEPS_DIR}/onednn")
-  endif()
-  if(DEFINED ENV{HOME})
-    list(APPEND _gtb_dnnl3_hints "$ENV{HOME}/.cache/gtb/onednn")
-  endif()
+include(${CMAKE_CURRENT_LIST_DIR}/GtbPrivateDeps.cmake)
+# The sanitizer build leaves oneDNN 3 out: RTLD_DEEPBIND and AddressSanitizer exclude each other.
+gtb_private_dep(DNNL3 onednn "the current oneDNN (3.x)" "oneDNN 3's PyPI wheels are built for x86-64 only")
+if(NOT GTB_DNNL3_REASON)
   # NO_DEFAULT_PATH: the system's include/oneapi/dnnl is Debian's 2.6, never this one.
-  find_path(GTB_DNNL3_INCLUDE_DIR oneapi/dnnl/dnnl_version.h HINTS ${_gtb_dnnl3_hints}
+  find_path(GTB_DNNL3_INCLUDE_DIR oneapi/dnnl/dnnl_version.h HINTS ${GTB_DNNL3_HINTS}
             PATH_SUFFIXES include local/include NO_DEFAULT_PATH DOC "oneDNN 3 headers (PyPI: onednn-devel-cpu-gomp)")
-  find_library(GTB_DNNL3_LIBRARY NAMES libdnnl.so.3 HINTS ${_gtb_dnnl3_hints} PATH_SUFFIXES lib local/lib
+  find_library(GTB_DNNL3_LIBRARY NAMES libdnnl.so.3 HINTS ${GTB_DNNL3_HINTS} PATH_SUFFIXES lib local/lib
                NO_DEFAULT_PATH DOC "oneDNN 3's library (PyPI: onednn-cpu-gomp)")
   if(GTB_DNNL3_INCLUDE_DIR AND GTB_DNNL3_LIBRARY)
     file(STRINGS "${GTB_DNNL3_INCLUDE_DIR}/oneapi/dnnl/dnnl_version.h" _gtb_dnnl3_major

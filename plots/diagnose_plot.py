@@ -45,17 +45,15 @@ def main(argv):
         die(f"{a.diagnosis}: not a gtb diagnose JSON (no \"tool\": \"gtb diagnose\")")
     if d.get("kind") in ("job", "diff"):
         return draw_job(d, a) if d["kind"] == "job" else draw_diff(d, a)
-    tl = d.get("timeline")
-    if not tl:
+    if not d.get("timeline"):
         die(f"{a.diagnosis}: no timeline (the trace has no GPU events)")
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.patches import Patch
-    except ImportError:
-        die("matplotlib is missing (Debian: python3-matplotlib)")
+    return draw_timeline(d, a)
 
+
+def draw_timeline(d, a):
+    plt = pyplot()
+    from matplotlib.patches import Patch
+    tl = d["timeline"]
     t0 = tl["begin_us"]
     streams = sorted({e[0] for e in tl["events"]})
     rows = {s: i + 1 for i, s in enumerate(reversed(streams))}
@@ -85,13 +83,7 @@ def main(argv):
     ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, frameon=False)
     if tl.get("events_capped"):
         ax.text(1, 1.02, "first 20000 events drawn", transform=ax.transAxes, ha="right", fontsize=7)
-    fig.tight_layout()
-    os.makedirs(a.out, exist_ok=True)
-    for fmt in a.format.split(","):
-        path = os.path.join(a.out, f"diagnose_timeline.{fmt}")
-        fig.savefig(path, dpi=130)
-        print(f"diagnose_plot: {path}")
-    return 0
+    return save(fig, a, "diagnose_timeline")
 
 
 def pyplot():

@@ -280,34 +280,45 @@ void split_autocast_points(std::vector<Term>& terms) {
   terms.insert(terms.end(), moved.begin(), moved.end());
 }
 
-std::vector<Term> terms_of_findings(const json& findings) {
-  std::vector<Term> out;
+// What read(item, family) makes of each item of every family's `key` list in a findings object: a
+// family without the list has none; a `key` that is not a list is an error that names it.
+template <class T, class Read>
+std::vector<T> family_lists(const json& findings, const std::string& key, Read read) {
+  std::vector<T> out;
   for (const auto& [family, entry] : findings.items()) {
-    if (!entry.is_object() || !entry.contains("terms")) continue;
-    if (!entry.at("terms").is_array()) bad("findings." + family + ".terms", "not a list");
-    for (const auto& jt : entry.at("terms")) out.push_back(term_from_json(jt, family));
-  }
-  split_autocast_points(out);
-  return out;
-}
-std::vector<Step> steps_of_findings(const json& findings) {
-  std::vector<Step> out;
-  for (const auto& [family, entry] : findings.items()) {
-    if (!entry.is_object() || !entry.contains("steps")) continue;
-    if (!entry.at("steps").is_array()) bad("findings." + family + ".steps", "not a list");
-    for (const auto& js : entry.at("steps")) out.push_back(step_from_json(js, family));
+    if (!entry.is_object() || !entry.contains(key)) continue;
+    if (!entry.at(key).is_array()) bad("findings." + family + "." + key, "not a list");
+    for (const auto& j : entry.at(key)) out.push_back(read(j, family));
   }
   return out;
 }
 
-// Each run's own findings of a file of several runs (run_findings); empty for a file of one run. A
-// run whose findings this version cannot read counts as absent: the merged figure stands.
-std::vector<json> findings_of_runs(const json& doc) {
-  std::vector<json> out;
+std::vector<Term> terms_of_findings(const json& findings) {
+  std::vector<Term> out = family_lists<Term>(
+      findings, "terms", [](const json& j, const std::string& family) { return term_from_json(j, family); });
+  split_autocast_points(out);
+  return out;
+}
+std::vector<Step> steps_of_findings(const json& findings) {
+  return family_lists<Step>(findings, "steps",
+                            [](const json& j, const std::string& family) { return step_from_json(j, family); });
+}
+
+// What read(findings) makes of each run's own findings in a file of several runs (run_findings);
+// empty for a file of one run. A run whose findings this version cannot read (read throws) counts as
+// absent: the merged figure stands for it.
+template <class Read>
+auto read_runs(const json& doc, Read read) {
+  std::vector<decltype(read(json()))> out;
   const json* runs = json_read::find(doc, "run_findings");
-  if (!runs || !runs->is_array() || runs->size() < 2) return {};
-  for (const json& r : *runs)
-    if (r.is_object() && r.contains("findings") && r.at("findings").is_object()) out.push_back(r.at("findings"));
+  if (!runs || !runs->is_array() || runs->size() < 2) return out;
+  for (const json& r : *runs) {
+    if (!r.is_object() || !r.contains("findings") || !r.at("findings").is_object()) continue;
+    try {
+      out.push_back(read(r.at("findings")));
+    } catch (const std::runtime_error&) {
+    }
+  }
   return out;
 }
 
@@ -353,15 +364,7 @@ void median_over_runs(std::vector<Term>& merged, const std::vector<std::vector<T
 
 std::vector<Term> terms_from_document(const json& doc) {
   std::vector<Term> out = terms_of_findings(json_read::object_at(doc, {"findings"}));
-  std::vector<std::vector<Term>> runs;
-  for (const json& f : findings_of_runs(doc)) {
-    try {
-      runs.push_back(terms_of_findings(f));
-    } catch (const std::runtime_error&) {
-      // A run whose terms this version cannot read: the merged figures stand for it.
-    }
-  }
-  median_over_runs(out, runs);
+  median_over_runs(out, read_runs(doc, [](const json& f) { return terms_of_findings(f); }));
   return out;
 }
 
@@ -381,14 +384,7 @@ std::vector<Step> steps_from_document(const json& doc) {
   std::vector<Step> out = steps_of_findings(json_read::object_at(doc, {"findings"}));
   // A step's seconds in a file of several runs: the median of the runs' own, as for the terms (a run
   // in a slower state moves a pooled median towards it; the model's terms come from the runs' medians).
-  std::vector<std::vector<Step>> runs;
-  for (const json& f : findings_of_runs(doc)) {
-    try {
-      runs.push_back(steps_of_findings(f));
-    } catch (const std::runtime_error&) {
-      // A run whose steps this version cannot read: the merged figure stands for it.
-    }
-  }
+  const std::vector<std::vector<Step>> runs = read_runs(doc, [](const json& f) { return steps_of_findings(f); });
   std::map<std::string, std::string> suspect;
   std::map<std::string, double> noise;
   if (const json* recs = json_read::find(doc, "records"); recs && recs->is_array())

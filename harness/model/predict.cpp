@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 
+#include "harness/document/findings.h"
 #include "harness/document/json_read.h"
 #include "harness/document/stats.h"
 #include "harness/model/step_work.h"
@@ -307,7 +308,7 @@ Validation validate(const std::vector<Term>& terms, const std::vector<Step>& ste
 
 json to_json(const Estimate& e) {
   json j = json::object();
-  j["seconds"] = e.seconds ? json(*e.seconds) : json(nullptr);
+  j["seconds"] = findings::or_null(e.seconds);
   if (!e.cannot_say.empty()) j["cannot_say"] = e.cannot_say;
   if (e.outside_measured) j["outside_measured"] = true;
   if (!e.note.empty()) j["note"] = e.note;
@@ -327,7 +328,7 @@ json to_json(const Prediction& p) {
 
 json to_json(const Fix& f) {
   json j = {{"id", f.id}, {"title", f.title}, {"change", f.change}, {"backend", to_string(f.backend)}};
-  j["saving_s"] = f.saving_s ? json(*f.saving_s) : json(nullptr);
+  j["saving_s"] = findings::or_null(f.saving_s);
   if (f.saving_s) j["saving_fraction"] = f.saving_fraction;
   if (!f.cannot_say.empty()) j["cannot_say"] = f.cannot_say;
   if (!f.caveat.empty()) j["caveat"] = f.caveat;
@@ -340,14 +341,14 @@ json to_json(const Validation& v) {
   for (const auto& r : v.rows) {
     json j = {{"record", r.step.record}, {"backend", to_string(r.step.backend)}, {"measured_s", r.step.seconds}};
     j["predicted"] = to_json(r.predicted);
-    j["error"] = r.error ? json(*r.error) : json(nullptr);
+    j["error"] = findings::or_null(r.error);
     if (!r.step.not_scored.empty()) j["not_scored"] = r.step.not_scored;
     if (std::isfinite(r.step.noise)) j["measured_noise"] = r.step.noise;
     rows.push_back(j);
   }
   json j = {{"rows", rows}, {"predicted", v.predicted}};
-  j["median_abs_error"] = v.median_abs_error ? json(*v.median_abs_error) : json(nullptr);
-  j["worst_abs_error"] = v.worst_abs_error ? json(*v.worst_abs_error) : json(nullptr);
+  j["median_abs_error"] = findings::or_null(v.median_abs_error);
+  j["worst_abs_error"] = findings::or_null(v.worst_abs_error);
   return j;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "harness/document/findings.h"
 #include "harness/document/json_read.h"
 #include "harness/document/stats.h"
 
@@ -244,7 +245,7 @@ json to_json(const SavingsValidation& v) {
       j["measured_paired_rounds"] = r.measured->paired_rounds;
       j["step_s"] = r.measured->step_s;
     }
-    j["predicted_saving_s"] = r.predicted_s ? json(*r.predicted_s) : json(nullptr);
+    j["predicted_saving_s"] = findings::or_null(r.predicted_s);
     j["predicted_a"] = to_json(r.predicted_a);
     j["predicted_b"] = to_json(r.predicted_b);
     if (r.status == "scored") {
@@ -261,7 +262,7 @@ json to_json(const SavingsValidation& v) {
             {"ranked_pairs", v.ranked_pairs},
             {"discordant_pairs", v.discordant},
             {"target", {{"relative", kSavingRelTolerance}, {"of_step", kSavingStepTolerance}}}};
-  j["kendall_tau"] = v.kendall_tau ? json(*v.kendall_tau) : json(nullptr);
+  j["kendall_tau"] = findings::or_null(v.kendall_tau);
   if (!v.cannot_read.empty()) j["cannot_read"] = v.cannot_read;
   return j;
 }

@@ -6,19 +6,13 @@
 
 #include "harness/document/stats.h"
 #include "harness/document/types.h"
+#include "tests/common/named_record.h"
 
 namespace gtb::test {
 
 inline Record framework_record(const std::string& workload, Backend be, json params, json options, double seconds,
                                const std::string& variant = "pytorch") {
-  Record r;
-  r.family = "framework";
-  r.workload = workload;
-  r.variant = variant;
-  r.backend = be;
-  r.params = std::move(params);
-  r.options = std::move(options);
-  r.id = make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
+  Record r = named_record("framework", workload, variant, be, std::move(params), std::move(options));
   r.samples = {seconds, seconds, seconds};
   r.stats = compute_stats(r.samples);
   r.value = 1.0 / seconds;

@@ -11,9 +11,7 @@ namespace gtb {
 namespace {
 
 using compare::Verdict;
-using testing::doc_of;
-using testing::lognormal;
-using testing::rate_record;
+using namespace testing;  // the synthetic records and documents of test_compare_util.h
 
 TEST(CompareStats, MannWhitneyExactSmallSamples) {
   // Complete separation: P = 1 / C(6,3) for 3 vs 3, 1 / C(10,5) for 5 vs 5.

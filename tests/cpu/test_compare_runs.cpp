@@ -14,9 +14,7 @@ namespace gtb {
 namespace {
 
 using compare::Verdict;
-using testing::doc_of;
-using testing::lognormal;
-using testing::rate_record;
+using namespace testing;  // the synthetic records and documents of test_compare_util.h
 
 TEST(StudentT, KnownValues) {
   EXPECT_DOUBLE_EQ(compare::student_t_cdf(0.0, 3), 0.5);

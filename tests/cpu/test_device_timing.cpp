@@ -3,6 +3,7 @@
 
 #include "harness/runtime/device_timing.h"
 #include "harness/document/types.h"
+#include "tests/common/named_record.h"
 
 namespace {
 
@@ -131,12 +132,7 @@ TEST(DeviceTiming, FoldedSampleIsBlockedOnlyWhenEveryRegionWas) {
 }
 
 TEST(DeviceTiming, RecordKeepsDeviceTimingThroughJson) {
-  gtb::Record r;
-  r.id = "f/w/v/cuda/";
-  r.family = "f";
-  r.workload = "w";
-  r.variant = "v";
-  r.backend = gtb::Backend::cuda;
+  gtb::Record r = gtb::test::named_record("f", "w", "v", gtb::Backend::cuda);
   r.status = gtb::Status::skipped;
   r.status_detail = "test";
   r.device_timing = gtb::device_timing_unlogged();

@@ -20,6 +20,7 @@
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/cuda/gemm_lt_choice.h"
 #include "kernels/gemm/gemm_shapes.h"
+#include "tests/common/named_record.h"
 #include "tests/common/non_empty.h"
 
 namespace g = gtb::gemm;
@@ -436,18 +437,9 @@ TEST(GemmCpu, Fp16MatmulIsAccurateOrSkipsWithReason) {
 namespace {
 gtb::Record rec(gtb::Backend be, const std::string& variant, std::int64_t m, std::int64_t n, std::int64_t k,
                 const std::string& prec, const std::string& l2, double tflops) {
-  gtb::Record r;
-  r.family = "gemm";
-  r.workload = "gemm";
-  r.variant = variant;
-  r.backend = be;
-  r.params = {{"m", m}, {"n", n}, {"k", k}};
-  r.options = {{"precision", prec}};
-  if (!l2.empty()) r.options["l2"] = l2;
-  r.id = gtb::make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
-  r.status = gtb::Status::ok;
-  r.value = tflops;
-  return r;
+  gtb::json options = {{"precision", prec}};
+  if (!l2.empty()) options["l2"] = l2;
+  return gtb::test::ok_record("gemm", "gemm", variant, be, {{"m", m}, {"n", n}, {"k", k}}, options, tflops);
 }
 }  // namespace
 
@@ -630,10 +622,14 @@ gtb::Record sequence_rec(const std::string& precision, const std::string& mode, 
   r.counters["working_set_bytes"] = {4.0 * double(4 * width * width + 9 * 512 * width), "bytes"};
   return r;
 }
-const gtb::cost::Term* in_step(const g::Findings& f, const std::string& precision) {
+// The findings' term of that name at that precision, or none.
+const gtb::cost::Term* term_at(const g::Findings& f, const std::string& name, const std::string& precision) {
   for (const auto& t : f.terms)
-    if (t.name == "matmul_in_step" && t.where.value("precision", "") == precision) return &t;
+    if (t.name == name && t.where.value("precision", "") == precision) return &t;
   return nullptr;
+}
+const gtb::cost::Term* in_step(const g::Findings& f, const std::string& precision) {
+  return term_at(f, "matmul_in_step", precision);
 }
 }  // namespace
 
@@ -702,11 +698,7 @@ TEST(GemmFindings, FromMemoryShareFromTheColdRecords) {
     if (llc > 0) r.counters["last_level_cache_bytes"] = {llc, "bytes"};
     return r;
   };
-  auto term = [](const g::Findings& f, const std::string& precision) -> const gtb::cost::Term* {
-    for (const auto& t : f.terms)
-      if (t.name == "matmul_from_memory" && t.where.value("precision", "") == precision) return &t;
-    return nullptr;
-  };
+  auto term = [](const g::Findings& f, const std::string& precision) { return term_at(f, "matmul_from_memory", precision); };
   std::vector<gtb::Record> rs = {cold(128, 0.6, 32.0 * 1048576), sequence_rec("fp32", "hot", 128, 0.8e-3)};
   g::Findings f = g::compute_findings(rs);
   const auto* t = term(f, "fp32");

@@ -22,9 +22,12 @@
 #include "kernels/common/cpu/mkl.h"  // to_bf16
 #include "kernels/common/errors.h"
 #include "kernels/common/random.h"
+#include "tests/common/gemm_f64.h"
 
 namespace dnnl3 = gtb::cpu::dnnl3;
 namespace plan = gtb::cpu::plan;
+using gtb::test::gemm_operands;
+using gtb::test::worst_relative;
 
 TEST(GemmDnnl3, UnavailableIsASkipWithTheReason) {
   if (dnnl3::available()) {
@@ -83,39 +86,10 @@ TEST(GemmDnnl3, DebiansOneDnnStillAnswersTheLinkedCalls) {
   }
 }
 
-namespace {
-// max |C - ref| / sum |terms| over C (row stride ldc), ref in float64 from the given operands.
-double worst_relative_ld(const std::vector<float>& c, int ldc, const std::vector<double>& a, const std::vector<double>& b,
-                      int m, int n, int k, bool ta, bool tb) {
-  const int lda = ta ? m : k, ldb = tb ? k : n;
-  double worst = 0;
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) {
-      double r = 0, bound = 0;
-      for (int p = 0; p < k; ++p) {
-        const double t = (ta ? a[std::size_t(p) * lda + i] : a[std::size_t(i) * lda + p]) *
-                         (tb ? b[std::size_t(j) * ldb + p] : b[std::size_t(p) * ldb + j]);
-        r += t, bound += std::fabs(t);
-      }
-      worst = std::max(worst, std::fabs(r - c[std::size_t(i) * ldc + j]) / bound);
-    }
-  return worst;
-}
-}  // namespace
-
 TEST(GemmDnnl3, SgemmAndMatmulMatchFloat64InEveryTransposeCase) {
   if (!dnnl3::available()) GTEST_SKIP() << dnnl3::unavailable_reason();
   const int m = 37, n = 29, k = 300, ldc = 31;  // C inside wider rows: the plan's sites have them
-  const std::size_t na = std::size_t(m) * k, nb = std::size_t(k) * n;
-  std::vector<float> a(na), b(nb);
-  gtb::fill_normal(a.data(), a.size(), 31);
-  gtb::fill_normal(b.data(), b.size(), 32);
-  std::vector<std::uint16_t> a16(na), b16(nb);
-  gtb::cpu::to_bf16_rows(a.data(), 1, int(na), int(na), a16.data());
-  gtb::cpu::to_bf16_rows(b.data(), 1, int(nb), int(nb), b16.data());
-  std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ar(na), br(nb);
-  for (std::size_t i = 0; i < na; ++i) ar[i] = gtb::cpu::from_bf16(a16[i]);
-  for (std::size_t i = 0; i < nb; ++i) br[i] = gtb::cpu::from_bf16(b16[i]);
+  const auto [a, b, a16, b16, ad, bd, ar, br] = gemm_operands(std::size_t(m) * k, std::size_t(k) * n, 31, 32);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
@@ -123,12 +97,12 @@ TEST(GemmDnnl3, SgemmAndMatmulMatchFloat64InEveryTransposeCase) {
       const int lda = ta ? m : k, ldb = tb ? k : n;
       std::vector<float> c(std::size_t(m) * ldc, nan);
       dnnl3::sgemm(ta, tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c.data(), ldc);
-      EXPECT_LT(worst_relative_ld(c, ldc, ad, bd, m, n, k, ta, tb), 1e-5);
+      EXPECT_LT(worst_relative(c, ldc, ad, bd, m, n, k, ta, tb), 1e-5);
       // FP32 matmul.
       std::fill(c.begin(), c.end(), nan);
       const dnnl3::Matmul f32(false, ta, tb, m, n, k, ldc, 0.0f);
       f32.run(a.data(), b.data(), c.data());
-      EXPECT_LT(worst_relative_ld(c, ldc, ad, bd, m, n, k, ta, tb), 1e-5) << f32.impl();
+      EXPECT_LT(worst_relative(c, ldc, ad, bd, m, n, k, ta, tb), 1e-5) << f32.impl();
       EXPECT_TRUE(std::isnan(c[std::size_t(n)])) << "wrote past n in a row of ldc";
       // BF16 matmul: exact products of the rounded operands, accumulated in FP32.
       std::unique_ptr<dnnl3::Matmul> bf16;
@@ -139,8 +113,8 @@ TEST(GemmDnnl3, SgemmAndMatmulMatchFloat64InEveryTransposeCase) {
       }
       std::fill(c.begin(), c.end(), nan);
       bf16->run(a16.data(), b16.data(), c.data());
-      EXPECT_LT(worst_relative_ld(c, ldc, ar, br, m, n, k, ta, tb), 1e-5) << bf16->impl();
-      const double vs_fp32 = worst_relative_ld(c, ldc, ad, bd, m, n, k, ta, tb);
+      EXPECT_LT(worst_relative(c, ldc, ar, br, m, n, k, ta, tb), 1e-5) << bf16->impl();
+      const double vs_fp32 = worst_relative(c, ldc, ad, bd, m, n, k, ta, tb);
       EXPECT_GT(vs_fp32, 5e-5);  // the operands really were rounded
       EXPECT_LT(vs_fp32, 2.0 * std::ldexp(1.0, -8));
       // beta = 1 through the sum post-op accumulates into C.

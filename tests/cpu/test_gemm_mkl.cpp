@@ -16,8 +16,11 @@
 #include "kernels/common/cpu/mkl.h"
 #include "kernels/common/errors.h"
 #include "kernels/common/random.h"
+#include "tests/common/gemm_f64.h"
 
 namespace mkl = gtb::cpu::mkl;
+using gtb::test::gemm_operands;
+using gtb::test::worst_relative;
 
 namespace {
 std::uint32_t bits(float f) {
@@ -110,53 +113,25 @@ TEST(GemmMkl, OpenBlasStillAnswersTheProcessCblasCalls) {
   EXPECT_NE(gtb::cpu::blas_config().find("OpenBLAS"), std::string::npos);
 }
 
-namespace {
-// max |C - ref| / sum |terms| over C, with ref in float64 from the given (already rounded) operands.
-double worst_relative(const std::vector<float>& c, const std::vector<double>& a, const std::vector<double>& b, int m,
-                      int n, int k, bool ta, bool tb) {
-  const int lda = ta ? m : k, ldb = tb ? k : n;
-  double worst = 0;
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) {
-      double r = 0, bound = 0;
-      for (int p = 0; p < k; ++p) {
-        const double t = (ta ? a[std::size_t(p) * lda + i] : a[std::size_t(i) * lda + p]) *
-                         (tb ? b[std::size_t(j) * ldb + p] : b[std::size_t(p) * ldb + j]);
-        r += t, bound += std::fabs(t);
-      }
-      worst = std::max(worst, std::fabs(r - c[std::size_t(i) * n + j]) / bound);
-    }
-  return worst;
-}
-}  // namespace
-
 TEST(GemmMkl, SgemmAndBf16GemmMatchFloat64InEveryTransposeCase) {
   if (!mkl::available()) GTEST_SKIP() << mkl::unavailable_reason();
   const int m = 37, n = 29, k = 300;
   const std::size_t na = std::size_t(std::max(m, k)) * std::size_t(std::max(m, k));
   const std::size_t nb = std::size_t(std::max(n, k)) * std::size_t(std::max(n, k));
-  std::vector<float> a(na), b(nb);
-  gtb::fill_normal(a.data(), a.size(), 21);
-  gtb::fill_normal(b.data(), b.size(), 22);
-  std::vector<std::uint16_t> a16(na), b16(nb);
-  gtb::cpu::to_bf16_rows(a.data(), 1, int(na), int(na), a16.data());
-  gtb::cpu::to_bf16_rows(b.data(), 1, int(nb), int(nb), b16.data());
-  std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ar(na), br(nb);
-  for (std::size_t i = 0; i < na; ++i) ar[i] = gtb::cpu::from_bf16(a16[i]);
-  for (std::size_t i = 0; i < nb; ++i) br[i] = gtb::cpu::from_bf16(b16[i]);
+  const auto [a, b, a16, b16, ad, bd, ar, br] = gemm_operands(na, nb, 21, 22);
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       SCOPED_TRACE("ta=" + std::to_string(ta) + " tb=" + std::to_string(tb));
       const int lda = ta ? m : k, ldb = tb ? k : n;
       std::vector<float> c(std::size_t(m) * n, std::numeric_limits<float>::quiet_NaN());
       mkl::sgemm(ta, tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c.data(), n);
-      EXPECT_LT(worst_relative(c, ad, bd, m, n, k, ta, tb), 1e-5);
+      EXPECT_LT(worst_relative(c, n, ad, bd, m, n, k, ta, tb), 1e-5);
       std::fill(c.begin(), c.end(), std::numeric_limits<float>::quiet_NaN());
       mkl::gemm_bf16(ta, tb, m, n, k, 1.0f, a16.data(), lda, b16.data(), ldb, 0.0f, c.data(), n);
       // Exact products of the rounded operands, accumulated in FP32.
-      EXPECT_LT(worst_relative(c, ar, br, m, n, k, ta, tb), 1e-5);
+      EXPECT_LT(worst_relative(c, n, ar, br, m, n, k, ta, tb), 1e-5);
       // Against the unrounded operands the BF16 rounding shows, within twice its unit roundoff.
-      const double vs_fp32 = worst_relative(c, ad, bd, m, n, k, ta, tb);
+      const double vs_fp32 = worst_relative(c, n, ad, bd, m, n, k, ta, tb);
       EXPECT_GT(vs_fp32, 5e-5);
       EXPECT_LT(vs_fp32, 2.0 * std::ldexp(1.0, -8));
       // beta = 1 accumulates into C.

@@ -8,11 +8,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "harness/driver/run/health.h"
 #include "harness/document/plausibility.h"
 #include "harness/document/results.h"
 #include "tests/common/error_of.h"
+#include "tests/common/named_record.h"
 
 namespace gtb {
 namespace {
@@ -279,18 +281,27 @@ TEST(HealthWarnings, FromADocument) {
   EXPECT_TRUE(health::warnings(json::array()).empty());
 }
 
+// A speed reading of two threads (health::to_json's keys); a cache reading only where cache > 0.
+json speed_reading(double one, double all, double cache = 0, double wake = 5, double wake_max = 9) {
+  json r = {{"threads", 2}, {"one_core_gmadd_per_s", one}, {"all_cores_gmadd_per_s", all}, {"wake_us", wake},
+            {"wake_max_us", wake_max}};
+  if (cache > 0) r["cache_sweep_bytes"] = 629145.6, r["cache_scaling"] = cache;
+  return r;
+}
+json speed(const json& before, const json& after) { return json{{"before", before}, {"after", after}}; }
+// A results file's entry of a family with the speed readings before and after it ran.
+json family_speed(const std::string& name, const json& before, const json& after) {
+  return {{"name", name}, {"health", {{"speed", speed(before, after)}}}};
+}
+// A results file of these families' entries.
+json families_doc(const std::vector<json>& families) { return {{"families", families}}; }
+
 // A family whose speed readings moved while it ran: a loop rate beyond kSpeedSpreadLimit, or a cache
 // reading that crossed kCacheSharedLimit by more than it. Steady readings, a steadily shared cache,
 // small moves and missing readings are not a change. busy_text carries it (for files written before
 // the judgement too), once, beside the judged warnings.
 TEST(HealthSpeed, AChangeOfSpeedWhileAFamilyRanMakesItBusy) {
-  auto reading = [](double one, double all, double cache) {
-    json r = {{"threads", 2}, {"one_core_gmadd_per_s", one}, {"all_cores_gmadd_per_s", all}, {"wake_us", 5},
-              {"wake_max_us", 9}};
-    if (cache > 0) r["cache_sweep_bytes"] = 629145.6, r["cache_scaling"] = cache;
-    return r;
-  };
-  auto speed = [](const json& b, const json& a) { return json{{"before", b}, {"after", a}}; };
+  const auto reading = [](double one, double all, double cache) { return speed_reading(one, all, cache); };
   EXPECT_EQ(health::speed_change(speed(reading(12, 24, 0.97), reading(11.5, 22.5, 0.93))), "");
   EXPECT_EQ(health::speed_change(speed(reading(12, 13, 0.50), reading(12, 12.5, 0.52))), "")
       << "CPUs that always share a core are slow, not changing";
@@ -330,7 +341,7 @@ TEST(HealthSpeed, AChangeOfSpeedWhileAFamilyRanMakesItBusy) {
             "[1/9] gemm WARNING: the host's speed moved while nothing else ran here (all cores 38.4 -> 19.4 G "
             "multiply-adds/s): its A/B pairs were measured as pairs, so its comparisons hold; its absolute figures "
             "vary by up to 1.98x");
-  json doc = {{"families", {{{"name", "gemm"}, {"health", {{"speed", speed(reading(12, 24, 0.97), reading(12, 24, 0.5))}}}}}}};
+  json doc = families_doc({family_speed("gemm", reading(12, 24, 0.97), reading(12, 24, 0.5))});
   const auto w = health::warnings(doc);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0].rfind("gemm: the machine's speed changed while it ran", 0), 0u) << w[0];
@@ -343,13 +354,7 @@ TEST(HealthSpeed, AChangeOfSpeedWhileAFamilyRanMakesItBusy) {
 // ------------------------------------------------------------------------------ suspect records
 
 Record rate(const std::string& variant, Backend be, double value, const json& params = {{"n", 1}}) {
-  Record r;
-  r.family = "fam";
-  r.workload = "w";
-  r.variant = variant;
-  r.backend = be;
-  r.params = params;
-  r.id = make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
+  Record r = test::named_record("fam", "w", variant, be, params);
   r.metric = {"bandwidth", "GB/s", 1e9, MetricKind::rate};
   r.value = value;
   r.stats = Stats{};
@@ -392,17 +397,13 @@ TEST(HealthSpeed, TheCacheReadingSweepsItsShareOfTheL2) {
 // The spread over a run: every family's before and after readings; a reading without figures (or a
 // family without readings) is left out; a file without any has none.
 TEST(HealthSpeed, SpreadOverTheFamiliesReadings) {
-  auto reading = [](double one, double all, double wake, double wake_max) {
-    return json{{"threads", 2}, {"one_core_gmadd_per_s", one}, {"all_cores_gmadd_per_s", all}, {"wake_us", wake},
-                {"wake_max_us", wake_max}};
+  const auto reading = [](double one, double all, double wake, double wake_max) {
+    return speed_reading(one, all, 0, wake, wake_max);
   };
-  json doc = {{"families", json::array()}};
-  EXPECT_FALSE(health::speed_spread(doc));
-  doc["families"].push_back({{"name", "a"}, {"health", {{"speed", {{"before", reading(10, 20, 5, 9)},
-                                                                  {"after", reading(12, 16, 7, 40)}}}}}});
-  doc["families"].push_back({{"name", "b"}, {"health", {{"seconds", 1}}}});
-  doc["families"].push_back({{"name", "c"}, {"health", {{"speed", {{"before", reading(0, 0, 0, 0)},
-                                                                  {"after", reading(8, 18, 6, 2000)}}}}}});
+  EXPECT_FALSE(health::speed_spread(families_doc({})));
+  json doc = families_doc({family_speed("a", reading(10, 20, 5, 9), reading(12, 16, 7, 40)),
+                           {{"name", "b"}, {"health", {{"seconds", 1}}}},
+                           family_speed("c", reading(0, 0, 0, 0), reading(8, 18, 6, 2000))});
   const auto sp = health::speed_spread(doc);
   ASSERT_TRUE(sp);
   EXPECT_EQ(sp->readings, 3);
@@ -424,15 +425,8 @@ TEST(HealthSpeed, SpreadOverTheFamiliesReadings) {
 // The cache reading over a run: its range, and how many readings found the CPUs sharing one core's
 // cache (a scaling under kCacheSharedLimit); readings of files without it are left out.
 TEST(HealthSpeed, CPUsThatShareACoresCacheAreSaid) {
-  auto reading = [](double scaling) {
-    json r = {{"threads", 2}, {"one_core_gmadd_per_s", 10}, {"all_cores_gmadd_per_s", 20}, {"wake_us", 5},
-              {"wake_max_us", 9}};
-    if (scaling > 0) r["cache_sweep_bytes"] = 629145.6, r["cache_scaling"] = scaling;
-    return r;
-  };
-  json doc = {{"families", json::array()}};
-  doc["families"].push_back({{"name", "a"}, {"health", {{"speed", {{"before", reading(0.97)}, {"after", reading(0.9)}}}}}});
-  doc["families"].push_back({{"name", "b"}, {"health", {{"speed", {{"before", reading(0)}, {"after", reading(0.8)}}}}}});
+  const auto reading = [](double scaling) { return speed_reading(10, 20, scaling); };
+  json doc = families_doc({family_speed("a", reading(0.97), reading(0.9)), family_speed("b", reading(0), reading(0.8))});
   auto sp = health::speed_spread(doc);
   ASSERT_TRUE(sp);
   EXPECT_EQ(sp->readings, 4);

@@ -11,6 +11,7 @@
 #include "harness/document/types.h"
 #include "kernels/common/names.h"
 #include "kernels/common/precision.h"
+#include "tests/common/named_record.h"
 
 namespace {
 
@@ -80,10 +81,7 @@ TEST(NameTables, HarnessEnumsKeepTheirRecordNames) {
 }
 
 TEST(NameTables, AnUnknownNameInAFileIsAClearRecordError) {
-  gtb::Record r;
-  r.id = "t/w/v/cpu/n=1";
-  r.family = "t", r.workload = "w", r.variant = "v";
-  r.params = {{"n", 1}};
+  gtb::Record r = gtb::test::named_record("t", "w", "v", gtb::Backend::cpu, {{"n", 1}});
   r.status = gtb::Status::skipped;
   gtb::json j = gtb::to_json(r);
   j["status"] = "meh";

@@ -107,18 +107,21 @@ void side(gtb::State& st) {
   st.exec([] { wait_one_rep(); });
 }
 
-// A and B do the same work: the true saving is zero. Only the budget ends their sampling, so that the
-// step falls inside the rounds (measured as a pair) and between the two records (measured apart).
-const gtb::RuleChange kBudgetOnly = gtb::RuleChange().noise_target(1e-9).max_samples(100000).budget_seconds(0.1);
-auto& side_a = gtb::add("pairstep", "wait", "a", gtb::Backend::cpu, side).time("time", "us", 1e-6).rule(kBudgetOnly);
-auto& side_b = gtb::add("pairstep", "wait", "b", gtb::Backend::cpu, side).time("time", "us", 1e-6).rule(kBudgetOnly);
-const bool kPairs = gtb::add_pairs("pairstep", [](const std::vector<gtb::Record>& planned) {
+// The pairs of a family of two variants: each "a" record with each "b" record.
+std::vector<std::pair<std::string, std::string>> a_then_b(const std::vector<gtb::Record>& planned) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& a : planned)
     for (const auto& b : planned)
       if (a.variant == "a" && b.variant == "b") out.emplace_back(a.id, b.id);
   return out;
-});
+}
+
+// A and B do the same work: the true saving is zero. Only the budget ends their sampling, so that the
+// step falls inside the rounds (measured as a pair) and between the two records (measured apart).
+const gtb::RuleChange kBudgetOnly = gtb::RuleChange().noise_target(1e-9).max_samples(100000).budget_seconds(0.1);
+auto& side_a = gtb::add("pairstep", "wait", "a", gtb::Backend::cpu, side).time("time", "us", 1e-6).rule(kBudgetOnly);
+auto& side_b = gtb::add("pairstep", "wait", "b", gtb::Backend::cpu, side).time("time", "us", 1e-6).rule(kBudgetOnly);
+const bool kPairs = gtb::add_pairs("pairstep", a_then_b);
 
 // A run of the family in a child process (family_main runs its cases once per process).
 std::vector<gtb::Record> run_family(const std::string& family, const std::string& pairs_flag) {
@@ -210,13 +213,7 @@ void after_other(gtb::State& st) {
 const gtb::RuleChange kAfterRule = gtb::RuleChange().noise_target(1e-9).max_samples(60).budget_seconds(0.05);
 auto& after_a = gtb::add("pairafter", "wait", "a", gtb::Backend::cpu, after_other).time("time", "us", 1e-6).rule(kAfterRule);
 auto& after_b = gtb::add("pairafter", "wait", "b", gtb::Backend::cpu, after_other).time("time", "us", 1e-6).rule(kAfterRule);
-const bool kAfterPairs = gtb::add_pairs("pairafter", [](const std::vector<gtb::Record>& planned) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& a : planned)
-    for (const auto& b : planned)
-      if (a.variant == "a" && b.variant == "b") out.emplace_back(a.id, b.id);
-  return out;
-});
+const bool kAfterPairs = gtb::add_pairs("pairafter", a_then_b);
 
 TEST(PairedRounds, EachSideIsMeasuredAfterItselfNotAfterTheOtherSide) {
   const auto rec = run_family("pairafter", "on");

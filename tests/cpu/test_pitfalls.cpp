@@ -13,6 +13,7 @@
 #include "kernels/pitfalls/cpu/step_loop.h"
 #include "kernels/pitfalls/pitfalls.h"
 #include "kernels/pitfalls/reference.h"
+#include "tests/common/flag_variants.h"
 #include "tests/common/small_configs.h"
 
 namespace {
@@ -30,15 +31,8 @@ pf::FlagCheck run_variant(const pf::HostKernels& k, const pf::FlagData& d) {
 
 TEST(PitfallsFlags, EveryHostVariantMatchesFloat64) {
   ASSERT_GE(pf::host_variants().size(), 3u);
-  for (std::size_t n : {std::size_t(1024), std::size_t(5 * 1024)})
-    for (pf::FlagWork w : pf::kFlagWorks) {
-      const pf::FlagData d = pf::make_flag_data(w, n);
-      for (const auto& k : pf::host_variants()) {
-        const pf::FlagCheck c = run_variant(k, d);
-        EXPECT_TRUE(c.ok) << k.name << " " << pf::to_string(w) << " n=" << n << ": " << c.detail;
-        EXPECT_LT(c.rel_norm_err, 1e-5) << k.name << " " << pf::to_string(w);
-      }
-    }
+  gtb::test::expect_variants_match_float64(pf::host_variants(), {std::size_t(1024), std::size_t(5 * 1024)}, run_variant,
+                                           [](const pf::HostKernels&) { return 1e-5; });
 }
 
 TEST(PitfallsFlags, VariantsAreNamedAndCarryTheirFlags) {

@@ -16,6 +16,7 @@
 #include "harness/runtime/gpu.h"
 #include "harness/runtime/gtb.h"
 #include "harness/document/results.h"
+#include "tests/common/named_record.h"
 
 namespace {
 
@@ -172,13 +173,7 @@ namespace {
 TEST(MeasureHostWall, EventTimesGetTheHostWallAroundThemAndImpossibleOnesAreSuspect) {
   // A "device" sampler that claims 2 ms per repetition while the host sees almost nothing: the
   // harness keeps the host wall per repetition, and the plausibility check flags the record.
-  gtb::Record r;
-  r.id = "t/w/v/cuda/n=1";
-  r.family = "t";
-  r.workload = "w";
-  r.variant = "v";
-  r.backend = gtb::Backend::cuda;
-  r.params = {{"n", 1}};
+  gtb::Record r = gtb::test::named_record("t", "w", "v", gtb::Backend::cuda, {{"n", 1}});
   gtb::State st(r, gtb::Suite::quick, gtb::suite_rule(gtb::Suite::quick));
   st.check(true, "ok");
   st.exec_batch_self_timed(gtb::Clock::cuda_event, [](std::int64_t reps) { return 2e-3 * double(reps); });

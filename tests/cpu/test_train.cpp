@@ -13,6 +13,7 @@
 #include "kernels/common/cpu/parallel.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/mlp.h"
+#include "tests/common/named_record.h"
 #include "tests/common/small_configs.h"
 
 namespace mlp = gtb::mlp;
@@ -519,15 +520,7 @@ TEST(TrainCrossover, FromPoints) {
 
 namespace {
 gtb::Record rec(const char* workload, gtb::Backend be, gtb::json params, gtb::json options, double value) {
-  gtb::Record r;
-  r.family = "train";
-  r.workload = workload;
-  r.backend = be;
-  r.params = std::move(params);
-  r.options = std::move(options);
-  r.status = gtb::Status::ok;
-  r.value = value;
-  return r;
+  return gtb::test::ok_record("train", workload, "", be, std::move(params), std::move(options), value);
 }
 }  // namespace
 

@@ -30,6 +30,13 @@ const Part* part(const Prediction& p, const std::string& name) {
   return nullptr;
 }
 
+// The seconds the prediction of step c on be gives its part `name`; -1 where it gives none.
+double part_seconds(const std::vector<Term>& terms, const StepConfig& c, Backend be, const std::string& name) {
+  const Prediction p = predict(terms, c, be);
+  const Part* x = part(p, name);
+  return x && x->estimate.seconds ? *x->estimate.seconds : -1.0;
+}
+
 int rank_of(const std::vector<Fix>& fixes, const std::string& id) {
   for (std::size_t i = 0; i < fixes.size(); ++i)
     if (fixes[i].id == id) return int(i);
@@ -71,44 +78,56 @@ TEST(CostModel, ComposesTheGpuStepFromItsTerms) {
       EXPECT_NE(std::find(p.total.records.begin(), p.total.records.end(), r), p.total.records.end()) << r;
 }
 
+namespace {
+// What the model answers for step c on the GPU from a results document: its terms, the predicted
+// step and the fixes it ranks.
+struct GpuAnswer {
+  std::vector<Term> terms;
+  Prediction step;
+  std::vector<Fix> fixes;
+};
+GpuAnswer gpu_answer(const json& doc, const StepConfig& c) {
+  GpuAnswer a;
+  a.terms = terms_from_document(doc);
+  a.step = predict(a.terms, c, Backend::cuda);
+  a.fixes = rank_fixes(a.terms, c, Backend::cuda, a.step);
+  return a;
+}
+}  // namespace
+
 TEST(CostModel, PlantedHalvedCopyBandwidthMovesThePredictionAndTheSaving) {
   json doc = fixture();
   const StepConfig c = small_step();
-  const auto base_terms = terms_from_document(doc);
-  const Prediction base = predict(base_terms, c, Backend::cuda);
-  const auto base_fixes = rank_fixes(base_terms, c, Backend::cuda, base);
+  const GpuAnswer base = gpu_answer(doc, c);
   plant(doc, "h2d_copy", "per_second", 0.5, "pageable");
-  const auto terms = terms_from_document(doc);
-  const Prediction slow = predict(terms, c, Backend::cuda);
-  const auto fixes = rank_fixes(terms, c, Backend::cuda, slow);
-  const double before = *part(base, "h2d_copy")->estimate.seconds, after = *part(slow, "h2d_copy")->estimate.seconds;
+  const GpuAnswer slow = gpu_answer(doc, c);
+  const double before = *part(base.step, "h2d_copy")->estimate.seconds;
+  const double after = *part(slow.step, "h2d_copy")->estimate.seconds;
   EXPECT_NEAR(after - before, 76800.0 * 32 / 1e10, 1e-12);  // the bytes term doubled, the latency did not
-  EXPECT_NEAR(*slow.total.seconds - *base.total.seconds, after - before, 1e-12);
-  const auto pinned_before = base_fixes[std::size_t(rank_of(base_fixes, "pinned_memory"))];
-  const auto pinned_after = fixes[std::size_t(rank_of(fixes, "pinned_memory"))];
+  EXPECT_NEAR(*slow.step.total.seconds - *base.step.total.seconds, after - before, 1e-12);
+  const auto pinned_before = base.fixes[std::size_t(rank_of(base.fixes, "pinned_memory"))];
+  const auto pinned_after = slow.fixes[std::size_t(rank_of(slow.fixes, "pinned_memory"))];
   EXPECT_NEAR(*pinned_after.saving_s - *pinned_before.saving_s, after - before, 1e-12);
-  EXPECT_EQ(rank_of(fixes, "pinned_memory"), 0);
+  EXPECT_EQ(rank_of(slow.fixes, "pinned_memory"), 0);
   // The CPU step has no host-to-device copy: it does not move.
-  EXPECT_DOUBLE_EQ(*predict(terms, c, Backend::cpu).total.seconds, *predict(base_terms, c, Backend::cpu).total.seconds);
+  EXPECT_DOUBLE_EQ(*predict(slow.terms, c, Backend::cpu).total.seconds,
+                   *predict(base.terms, c, Backend::cpu).total.seconds);
 }
 
 TEST(CostModel, PlantedDoubledLaunchCostPutsCudaGraphsFirst) {
   json doc = fixture();
   const StepConfig c = small_step();
-  const auto base_terms = terms_from_document(doc);
-  const Prediction base = predict(base_terms, c, Backend::cuda);
-  const auto base_fixes = rank_fixes(base_terms, c, Backend::cuda, base);
-  ASSERT_EQ(rank_of(base_fixes, "pinned_memory"), 0);
-  ASSERT_GT(rank_of(base_fixes, "cuda_graphs"), 0);
+  const GpuAnswer base = gpu_answer(doc, c);
+  ASSERT_EQ(rank_of(base.fixes, "pinned_memory"), 0);
+  ASSERT_GT(rank_of(base.fixes, "cuda_graphs"), 0);
   plant(doc, "launch", "value", 2.0);
-  const auto terms = terms_from_document(doc);
-  const Prediction slow = predict(terms, c, Backend::cuda);
-  const auto fixes = rank_fixes(terms, c, Backend::cuda, slow);
+  const GpuAnswer slow = gpu_answer(doc, c);
   const double kernels = 6.0 * 4 + 2 + 1;
-  const double launch_before = *part(base, "launch")->estimate.seconds, launch_after = *part(slow, "launch")->estimate.seconds;
+  const double launch_before = *part(base.step, "launch")->estimate.seconds;
+  const double launch_after = *part(slow.step, "launch")->estimate.seconds;
   EXPECT_NEAR(launch_after - launch_before, kernels * 5e-6, 1e-12);
-  EXPECT_EQ(rank_of(fixes, "cuda_graphs"), 0);
-  EXPECT_GT(*fixes[0].saving_s, *base_fixes[std::size_t(rank_of(base_fixes, "cuda_graphs"))].saving_s);
+  EXPECT_EQ(rank_of(slow.fixes, "cuda_graphs"), 0);
+  EXPECT_GT(*slow.fixes[0].saving_s, *base.fixes[std::size_t(rank_of(base.fixes, "cuda_graphs"))].saving_s);
 }
 
 TEST(CostModel, MissingRecordsSayWhyNeverANumber) {
@@ -501,9 +520,7 @@ TEST(CostModel, PlantedHalvedPassAndUpdateSharesDoubleThoseParts) {
   std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
                              flat_stream(Backend::cpu, "handoff", 5e9)};
   auto seconds = [&](const StepConfig& s, const char* name, Backend be = Backend::cpu) {
-    const Prediction p = predict(terms, s, be);
-    const Part* x = part(p, name);
-    return x && x->estimate.seconds ? *x->estimate.seconds : -1.0;
+    return part_seconds(terms, s, be, name);
   };
   const double ew = seconds(c, "elementwise"), params = parameter_count(c);
   ASSERT_GT(ew, 0);
@@ -933,22 +950,28 @@ TEST(CostModelSoftware, ValidationLeavingOutTheRecordKeepsTheFamilysOtherRecords
 }
 
 namespace {
-// A matmul_in_step table of one fraction over a range of working sets, for one precision.
-Term in_step_share(const std::string& precision, double fraction) {
+// A CPU GEMM table of one fraction at two points of `axis`, for one precision, each point named by
+// a record of its own (records: `records` + the point).
+Term share_table(const std::string& name, const std::string& precision, const std::string& axis, double from,
+                 double to, double fraction, const std::string& records) {
   Term t;
   t.family = "gemm";
-  t.name = "matmul_in_step";
+  t.name = name;
   t.backend = Backend::cpu;
   t.where = {{"precision", precision}};
   t.form = "table";
-  t.axes = {"bytes"};
+  t.axes = {axis};
   t.y = "fraction";
-  for (double b : {1e5, 1e10}) {
-    const std::string rec = "sequence/" + precision + "/" + std::to_string(b);
-    t.points.push_back({json{{"bytes", b}}, fraction, rec});
+  for (double x : {from, to}) {
+    const std::string rec = records + std::to_string(x);
+    t.points.push_back({json{{axis, x}}, fraction, rec});
     t.records.push_back(rec);
   }
   return t;
+}
+// A matmul_in_step table of one fraction over a range of working sets, for one precision.
+Term in_step_share(const std::string& precision, double fraction) {
+  return share_table("matmul_in_step", precision, "bytes", 1e5, 1e10, fraction, "sequence/" + precision + "/");
 }
 }  // namespace
 
@@ -1027,18 +1050,9 @@ namespace {
 // A matmul_from_memory table of one share at every GEMM size, for one precision, applying above a
 // working set of `above` bytes (the last-level cache its cold records emptied).
 Term from_memory_share(const std::string& precision, double fraction, double above) {
-  Term t = in_step_share(precision, fraction);  // the same table, over a GEMM's FLOPs
-  t.name = "matmul_from_memory";
-  t.axes = {"flop"};
+  Term t = share_table("matmul_from_memory", precision, "flop", 1e3, 1e12, fraction, "sequence/cold/" + precision + "/");
   t.x = "working_set_bytes";
   t.x_min = above;
-  t.points.clear();
-  t.records.clear();
-  for (double f : {1e3, 1e12}) {
-    const std::string rec = "sequence/cold/" + precision + "/" + std::to_string(f);
-    t.points.push_back({json{{"flop", f}}, fraction, rec});
-    t.records.push_back(rec);
-  }
   return t;
 }
 }  // namespace
@@ -1211,11 +1225,7 @@ TEST(CostModel, TheSgdUpdateIsPricedAtItsOwnMeasuredRate) {
   std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
                              flat_stream(Backend::cpu, "one_thread", 5e9), flat_stream(Backend::cuda, "", 1e12),
                              flat_matmul("matmul", Backend::cuda, "nn", 1e13)};
-  auto opt = [&](const StepConfig& c, Backend be = Backend::cpu) {
-    const Prediction p = predict(terms, c, be);
-    const Part* x = part(p, "optimizer");
-    return x && x->estimate.seconds ? *x->estimate.seconds : -1.0;
-  };
+  auto opt = [&](const StepConfig& c, Backend be = Backend::cpu) { return part_seconds(terms, c, be, "optimizer"); };
   auto mlp = [](int width, int batch, const char* optimizer = "sgd") {
     return config_from_json({{"model", "mlp"}, {"width", width}, {"depth", 4}, {"batch", batch}, {"optimizer", optimizer}});
   };
@@ -1270,11 +1280,7 @@ TEST(CostModel, TheUpdatesInStepShareFollowsTheStepsRows) {
 
 TEST(CostModel, PlantedSlowLossMovesTheNativeMlpsElementwise) {
   std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10)};
-  auto ew = [&](const StepConfig& c, Backend be = Backend::cpu) {
-    const Prediction p = predict(terms, c, be);
-    const Part* x = part(p, "elementwise");
-    return x && x->estimate.seconds ? *x->estimate.seconds : -1.0;
-  };
+  auto ew = [&](const StepConfig& c, Backend be = Backend::cpu) { return part_seconds(terms, c, be, "elementwise"); };
   auto mlp = [](int width, int batch, const char* precision = "fp32") {
     return config_from_json({{"model", "mlp"}, {"width", width}, {"depth", 4}, {"batch", batch}, {"precision", precision}});
   };

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "harness/model/cost_terms.h"
+#include "tests/common/error_of.h"
 
 using namespace gtb;
 using namespace gtb::cost;
@@ -29,13 +30,17 @@ Term table_1d(std::vector<std::pair<double, double>> pts) {
   return t;
 }
 
+// A file of the source tree (the docs and schema the terms must agree with), whole.
+std::string source_text(const std::string& rel) {
+  std::ifstream in(std::string(GTB_SOURCE_DIR_FOR_TESTS) + "/" + rel);
+  EXPECT_TRUE(in.good()) << rel;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 std::string expect_throw(const json& j) {
-  try {
-    term_from_json(j, "fam");
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
+  return gtb::test::error_of<std::runtime_error>([&] { term_from_json(j, "fam"); }, "");
 }
 
 }  // namespace
@@ -81,17 +86,10 @@ TEST(CostTerms, RefusesMalformedTermsNamingTheKey) {
 // The units a term may carry are defined once (kTableUnits, kConstantUnits); the published schema
 // and docs/results-format.md name exactly those.
 TEST(CostTerms, TheSchemaAndTheFormatNameEveryUnitATermMayCarry) {
-  auto read = [](const std::string& rel) {
-    std::ifstream in(std::string(GTB_SOURCE_DIR_FOR_TESTS) + "/" + rel);
-    EXPECT_TRUE(in.good()) << rel;
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  const json schema = json::parse(read("docs/gtb-results.schema.json"));
+  const json schema = json::parse(source_text("docs/gtb-results.schema.json"));
   const json& props = schema.at("$defs").at("cost_term").at("properties");
   // The format's row of `terms`.
-  const std::string doc = read("docs/results-format.md");
+  const std::string doc = source_text("docs/results-format.md");
   const auto row = doc.find("\n| `terms` |");
   ASSERT_NE(row, std::string::npos) << "docs/results-format.md has no row of `terms`";
   const std::string format = doc.substr(row + 1, doc.find('\n', row + 1) - row - 1);
@@ -286,21 +284,31 @@ TEST(CostTerms, SeveralRunsGiveTheMedianOfEachRunsFigure) {
 // Term names are defined once (term_names.h): every one is described in docs/advise.md's table of
 // terms, and every term the committed results files hold is one of them.
 TEST(CostTerms, EveryTermNameIsDefinedOnceAndDocumented) {
-  auto read = [](const std::string& rel) {
-    std::ifstream in(std::string(GTB_SOURCE_DIR_FOR_TESTS) + "/" + rel);
-    EXPECT_TRUE(in.good()) << rel;
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
   const std::vector<std::string> names(std::begin(term::kAll), std::end(term::kAll));
-  const std::string advise = read("docs/advise.md");
+  const std::string advise = source_text("docs/advise.md");
   for (const auto& n : names) {
     EXPECT_TRUE(advise.find("| `" + n + "`") != std::string::npos || advise.find(", `" + n + "` |") != std::string::npos)
         << n << " is not in docs/advise.md's table of terms";
   }
   for (const char* rel : {"tests/fixtures/cost/cost_synthetic.json", "results/gtb-cpu-AMD-EPYC-2vcpu-20261203-13.json",
                           "results/gtb-cpu-Intel-Xeon-2vcpu-20261202-8.json"})
-    for (const Term& t : terms_from_document(json::parse(read(rel))))
+    for (const Term& t : terms_from_document(json::parse(source_text(rel))))
       EXPECT_NE(std::find(names.begin(), names.end(), t.name), names.end()) << rel << ": term " << t.name << " not in term_names.h";
+}
+
+// A family's terms or steps that are not a list are an error that names them; a family without
+// them has none; an unreadable run of a file of several runs counts as absent.
+TEST(CostTerms, TermsAndStepsThatAreNotAListAreNamed) {
+  json doc = {{"findings", {{"fam", {{"terms", "x"}}}, {"other", {{"note", 1}}}}}};
+  const auto error_of = [&](auto read) { return gtb::test::error_of<std::runtime_error>([&] { read(doc); }); };
+  EXPECT_NE(error_of(terms_from_document).find("findings.fam.terms: not a list"), std::string::npos);
+  doc["findings"]["fam"] = {{"steps", 3}};
+  EXPECT_NE(error_of(steps_from_document).find("findings.fam.steps: not a list"), std::string::npos);
+  doc["findings"]["fam"] = json::object();
+  EXPECT_TRUE(terms_from_document(doc).empty());
+  EXPECT_TRUE(steps_from_document(doc).empty());
+  doc["run_findings"] = {{{"run", 1}, {"findings", {{"fam", {{"terms", "x"}}}}}},
+                         {{"run", 2}, {"findings", {{"fam", {{"steps", "x"}}}}}}};
+  EXPECT_TRUE(terms_from_document(doc).empty());
+  EXPECT_TRUE(steps_from_document(doc).empty());
 }

@@ -10,6 +10,7 @@
 #include "kernels/pitfalls/cuda/flag_run.h"
 #include "kernels/pitfalls/cuda/step_loop.h"
 #include "kernels/pitfalls/reference.h"
+#include "tests/common/flag_variants.h"
 #include "tests/common/small_configs.h"
 
 namespace {
@@ -24,16 +25,10 @@ pf::FlagCheck run_variant(const pf::DeviceKernels& k, const pf::FlagData& d) {
 
 TEST(PitfallsFlagsGpu, EveryDeviceVariantMatchesFloat64) {
   ASSERT_EQ(pf::device_variants().size(), 4u);
-  for (std::size_t n : {std::size_t(1024), std::size_t(37 * 1024)})
-    for (pf::FlagWork w : pf::kFlagWorks) {
-      const pf::FlagData d = pf::make_flag_data(w, n);
-      for (const auto& k : pf::device_variants()) {
-        const pf::FlagCheck c = run_variant(k, d);
-        EXPECT_TRUE(c.ok) << k.name << " " << pf::to_string(w) << " n=" << n << ": " << c.detail;
-        // Fast-math may cost accuracy, but within the check; the others round like the host.
-        EXPECT_LT(c.rel_norm_err, std::string(k.name) == "fast_math" ? 1e-4 : 1e-5) << k.name << " " << pf::to_string(w);
-      }
-    }
+  // Fast-math may cost accuracy, but within the check; the others round like the host.
+  gtb::test::expect_variants_match_float64(
+      pf::device_variants(), {std::size_t(1024), std::size_t(37 * 1024)}, run_variant,
+      [](const pf::DeviceKernels& k) { return std::string(k.name) == "fast_math" ? 1e-4 : 1e-5; });
 }
 
 TEST(PitfallsFlagsGpu, VariantsCarryTheirFlags) {

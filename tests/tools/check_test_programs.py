@@ -89,6 +89,26 @@ OPERATORS = sorted([";;&", "&>>", "<<<", "<<-", "&&", "||", ";;", ";&", "|&", "&
                     ";", "&", "|", "<", ">", "(", ")", "\n"], key=len, reverse=True)
 
 
+class Commands:
+    """What one ShellReader.parse knows between words: the current simple command's words, the open
+    subshells and cases, what the next words are, and whether it is inside [[ ... ]]."""
+
+    def __init__(self, reader):
+        self.reader = reader
+        self.cmd = []        # the current simple command's words: (text, literal, position)
+        self.frames = []     # "(" for a subshell, ["case", "pattern" | "command"] for a case
+        self.expect = None   # "for": words up to the next separator are data; "case", "in", "function"
+        self.cond = False    # inside [[ ... ]]: words and operators are data
+
+    def done(self):
+        if self.cmd:
+            self.reader.command(self.cmd)
+            self.cmd.clear()
+
+    def in_pattern(self):
+        return bool(self.frames) and self.frames[-1] != "(" and self.frames[-1][1] == "pattern"
+
+
 class ShellReader:
     """Reads shell text as the shell does, as far as finding the programs it runs goes: quoting
     ('...', "...", $'...', backslashes), command and process substitutions ($(...), `...`, <(...)),
@@ -156,17 +176,24 @@ class ShellReader:
                 text, lit = self.double_quoted()
                 out.append(text)
                 literal = literal and lit
-            elif c == "$":
-                text, lit = self.dollar()
-                out.append(text)
-                literal = literal and lit
-            elif c == "`":
-                out.append(self.backtick())
-                literal = False
             else:
-                out.append(c)
-                self.i += 1
+                literal = self.expansion_or_char(out) and literal
         return "".join(out), literal
+
+    def expansion_or_char(self, out):
+        """At a `$`, a backtick or any other character of a word: appends its text to out and says
+        whether it is literal (no substitution or expansion)."""
+        c = self.t[self.i]
+        if c == "$":
+            text, lit = self.dollar()
+            out.append(text)
+            return lit
+        if c == "`":
+            out.append(self.backtick())
+            return False
+        out.append(c)
+        self.i += 1
+        return True
 
     def double_quoted(self):
         t, out, literal = self.t, [], True
@@ -176,16 +203,8 @@ class ShellReader:
                 nxt = t[self.i + 1:self.i + 2]
                 out.append(nxt if nxt in ('$', '`', '"', '\\') else ("" if nxt == "\n" else "\\" + nxt))
                 self.i += 2
-            elif c == "$":
-                text, lit = self.dollar()
-                out.append(text)
-                literal = literal and lit
-            elif c == "`":
-                out.append(self.backtick())
-                literal = False
             else:
-                out.append(c)
-                self.i += 1
+                literal = self.expansion_or_char(out) and literal
         self.i += 1
         return "".join(out), literal
 
@@ -309,147 +328,138 @@ class ShellReader:
     def parse(self, end=None):
         """Reads commands from self.i to the end of the text, or past the `)` that closes a $( ... )
         or <( ... ) when end is ")"."""
-        t = self.t
-        cmd = []        # the current simple command's words: (text, literal, position)
-        frames = []     # "(" for a subshell, ["case", "pattern" | "command"] for a case
-        expect = None   # "for": words up to the next separator are data; "case", "in", "function"
-        cond = False    # inside [[ ... ]]: words and operators are data
-
-        def done():
-            if cmd:
-                self.command(cmd)
-                cmd.clear()
-
-        def in_pattern():
-            return bool(frames) and frames[-1] != "(" and frames[-1][1] == "pattern"
-
+        t, st = self.t, Commands(self)
         while True:
             self.blanks()
             if self.i >= self.n:
-                done()
+                st.done()
                 return
-            c = t[self.i]
-            if c == "#":
+            if t[self.i] == "#":
                 while self.i < self.n and t[self.i] != "\n":
                     self.i += 1
                 continue
             op = next((o for o in OPERATORS if t.startswith(o, self.i)), None)
-            if cond and op not in (None, "\n"):
-                self.i += len(op)
-                continue
-            if op in ("<", ">") and t.startswith("(", self.i + 1):  # <( ... ): a process substitution
-                pos = self.i
-                self.i += 2
-                self.parse(end=")")
-                cmd.append((t[pos:self.i], False, pos))
-                continue
-            if op == "\n":
-                self.i += 1
-                done()
-                if expect == "for":
-                    expect = None
-                self.heredoc_bodies()
-                continue
-            if op in (";", "&", "&&", "||", "|", "|&"):
-                self.i += len(op)
-                done()
-                if expect == "for":
-                    expect = None
-                continue
-            if op in (";;", ";&", ";;&"):
-                self.i += len(op)
-                done()
-                if frames and frames[-1] != "(":
-                    frames[-1][1] = "pattern"
-                continue
-            if op == "(":
-                if in_pattern():
-                    self.i += 1
-                elif not cmd and t.startswith("((", self.i):
-                    pos = self.i
-                    self.arithmetic()
-                    cmd.append(("((", False, pos))
-                elif len(cmd) == 1 and re.match(r"\(\s*\)", t[self.i:]):  # name () { ... }: a definition
-                    self.i = t.index(")", self.i) + 1
-                    cmd.clear()
-                else:
-                    self.i += 1
-                    done()
-                    frames.append("(")
-                continue
-            if op == ")":
-                self.i += 1
-                if in_pattern():
-                    frames[-1][1] = "command"
-                    cmd.clear()
-                    continue
-                done()
-                if frames and frames[-1] == "(":
-                    frames.pop()
-                elif end == ")":
-                    return
-                continue
-            if op in ("<<", "<<-"):
-                self.i += len(op)
-                self.blanks()
-                start = self.i
-                delim, _ = self.word()
-                self.heredocs.append((delim, op == "<<-", any(q in t[start:self.i] for q in "'\"\\")))
-                continue
-            if op is not None:  # a redirection: the next word is its target, not a command
-                self.i += len(op)
-                self.blanks()
-                self.word()
-                continue
+            if op is None:
+                self.command_word(st)
+            elif self.operator(st, op, end):
+                return
+
+    def operator(self, st, op, end):
+        """At an operator: steps past it (and a redirection's target, a here-document's delimiter,
+        a process substitution's body); True at the `)` that ends this parse."""
+        t = self.t
+        if st.cond and op != "\n":
+            self.i += len(op)
+        elif op in ("<", ">") and t.startswith("(", self.i + 1):  # <( ... ): a process substitution
             pos = self.i
-            text, literal = self.word()
-            if self.i == pos:  # nothing this reader knows: step over it
+            self.i += 2
+            self.parse(end=")")
+            st.cmd.append((t[pos:self.i], False, pos))
+        elif op == "\n":
+            self.i += 1
+            st.done()
+            if st.expect == "for":
+                st.expect = None
+            self.heredoc_bodies()
+        elif op in (";", "&", "&&", "||", "|", "|&"):
+            self.i += len(op)
+            st.done()
+            if st.expect == "for":
+                st.expect = None
+        elif op in (";;", ";&", ";;&"):
+            self.i += len(op)
+            st.done()
+            if st.frames and st.frames[-1] != "(":
+                st.frames[-1][1] = "pattern"
+        elif op == "(":
+            if st.in_pattern():
                 self.i += 1
-                continue
-            if literal and text.isdigit() and t[self.i:self.i + 1] in ("<", ">"):
-                continue  # a file descriptor before a redirection (2>&1)
-            if cond:
-                cond = not (literal and text == "]]")
-                continue
-            if in_pattern():
-                if literal and text == "esac":
-                    frames.pop()
-                continue
-            if expect == "case":
-                expect = "in"
-                continue
-            if expect == "in":
-                frames.append(["case", "pattern"])
-                expect = None
-                continue
-            if expect == "for":
-                if literal and text == "do":
-                    expect = None
-                continue
-            if expect == "function":
-                expect = None
+            elif not st.cmd and t.startswith("((", self.i):
+                pos = self.i
+                self.arithmetic()
+                st.cmd.append(("((", False, pos))
+            elif len(st.cmd) == 1 and re.match(r"\(\s*\)", t[self.i:]):  # name () { ... }: a definition
+                self.i = t.index(")", self.i) + 1
+                st.cmd.clear()
+            else:
+                self.i += 1
+                st.done()
+                st.frames.append("(")
+        elif op == ")":
+            self.i += 1
+            if st.in_pattern():
+                st.frames[-1][1] = "command"
+                st.cmd.clear()
+                return False
+            st.done()
+            if st.frames and st.frames[-1] == "(":
+                st.frames.pop()
+            elif end == ")":
+                return True
+        elif op in ("<<", "<<-"):
+            self.i += len(op)
+            self.blanks()
+            start = self.i
+            delim, _ = self.word()
+            self.heredocs.append((delim, op == "<<-", any(q in t[start:self.i] for q in "'\"\\")))
+        else:  # a redirection: the next word is its target, not a command
+            self.i += len(op)
+            self.blanks()
+            self.word()
+        return False
+
+    def command_word(self, st):
+        """A word where a command may be: data (a for list, a case pattern, inside [[ ... ]]), a
+        reserved word that changes what follows, or a word of the current simple command."""
+        t, pos = self.t, self.i
+        text, literal = self.word()
+        if self.i == pos:  # nothing this reader knows: step over it
+            self.i += 1
+            return
+        if literal and text.isdigit() and t[self.i:self.i + 1] in ("<", ">"):
+            return  # a file descriptor before a redirection (2>&1)
+        if st.cond:
+            st.cond = not (literal and text == "]]")
+            return
+        if st.in_pattern():
+            if literal and text == "esac":
+                st.frames.pop()
+            return
+        if st.expect == "case":
+            st.expect = "in"
+            return
+        if st.expect == "in":
+            st.frames.append(["case", "pattern"])
+            st.expect = None
+            return
+        if st.expect == "for":
+            if literal and text == "do":
+                st.expect = None
+            return
+        if st.expect == "function":
+            st.expect = None
+            self.blanks()
+            if re.match(r"\(\s*\)", t[self.i:]):
+                self.i = t.index(")", self.i) + 1
+            return
+        if not st.cmd and literal:
+            if text in LEADING:
+                return
+            if text == "esac":
+                if st.frames and st.frames[-1] != "(":
+                    st.frames.pop()
+                return
+            if text in ("case", "for", "select", "function"):
+                st.expect = {"case": "case", "function": "function"}.get(text, "for")
                 self.blanks()
-                if re.match(r"\(\s*\)", t[self.i:]):
-                    self.i = t.index(")", self.i) + 1
-                continue
-            if not cmd and literal:
-                if text in LEADING:
-                    continue
-                if text == "esac":
-                    if frames and frames[-1] != "(":
-                        frames.pop()
-                    continue
-                if text in ("case", "for", "select", "function"):
-                    expect = {"case": "case", "function": "function"}.get(text, "for")
-                    self.blanks()
-                    if expect == "for" and t.startswith("((", self.i):
-                        self.arithmetic()
-                    continue
-                if text == "[[":
-                    cond = True
-                    cmd.append((text, False, pos))
-                    continue
-            cmd.append((text, literal, pos))
+                if st.expect == "for" and t.startswith("((", self.i):
+                    self.arithmetic()
+                return
+            if text == "[[":
+                st.cond = True
+                st.cmd.append((text, False, pos))
+                return
+        st.cmd.append((text, literal, pos))
 
     def command(self, cmd):
         """Records the program a simple command runs (past assignments and wrappers)."""

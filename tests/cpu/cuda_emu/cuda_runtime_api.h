@@ -72,32 +72,35 @@ using cudaGraph_t = CUgraph_st*;
 using cudaGraphExec_t = CUgraphExec_st*;
 enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal };
 inline cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) { return cudaSuccess; }
+namespace gtb_emu {
+// A graph or executable graph: made and destroyed as a counted token.
+template <class Token>
+cudaError_t make_token(Token** t) {
+  ++graphs_alive;
+  *t = new Token;
+  return cudaSuccess;
+}
+template <class Token>
+cudaError_t destroy_token(Token* t) {
+  --graphs_alive;
+  delete t;
+  return cudaSuccess;
+}
+}  // namespace gtb_emu
 inline cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t* g) {
   *g = nullptr;
   if (gtb_emu::fail_end_capture) return gtb_emu::last_error = cudaErrorStreamCaptureInvalidated;
-  ++gtb_emu::graphs_alive;
-  *g = new CUgraph_st;
-  return cudaSuccess;
+  return gtb_emu::make_token(g);
 }
-inline cudaError_t cudaGraphDestroy(cudaGraph_t g) {
-  --gtb_emu::graphs_alive;
-  delete g;
-  return cudaSuccess;
-}
+inline cudaError_t cudaGraphDestroy(cudaGraph_t g) { return gtb_emu::destroy_token(g); }
 inline cudaError_t cudaGraphGetNodes(cudaGraph_t, void*, std::size_t* n) {
   *n = 1;
   return cudaSuccess;
 }
 inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t, unsigned long long) {
-  ++gtb_emu::graphs_alive;
-  *e = new CUgraphExec_st;
-  return cudaSuccess;
+  return gtb_emu::make_token(e);
 }
-inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e) {
-  --gtb_emu::graphs_alive;
-  delete e;
-  return cudaSuccess;
-}
+inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e) { return gtb_emu::destroy_token(e); }
 inline cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) { return cudaSuccess; }
 
 struct dim3 {
