@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/driver/run/health.h"
+#include "harness/driver/common/health.h"
 #include "harness/document/plausibility.h"
 #include "harness/document/results.h"
 #include "tests/common/error_of.h"

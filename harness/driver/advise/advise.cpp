@@ -13,7 +13,7 @@
 #include "harness/model/model.h"
 #include "harness/document/results.h"
 #include "harness/driver/commands.h"
-#include "harness/driver/report/render_verdict.h"
+#include "harness/driver/common/render_verdict.h"
 #include "harness/runtime/process.h"
 
 namespace gtb::driver {

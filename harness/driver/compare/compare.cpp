@@ -6,8 +6,8 @@
 #include <string>
 
 #include "harness/driver/commands.h"
-#include "harness/driver/compare/compare_cli.h"
-#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/common/compare_cli.h"
+#include "harness/driver/common/compare_core.h"
 #include "harness/document/results.h"
 
 namespace gtb::driver {

@@ -15,7 +15,7 @@
 #include "harness/driver/common/flags.h"
 #include "harness/driver/diagnose/diagnose_job.h"
 #include "harness/driver/diagnose/diagnose_price.h"
-#include "harness/driver/diagnose/diagnose_render.h"
+#include "harness/driver/common/diagnose_render.h"
 #include "harness/driver/diagnose/diagnose_symptoms.h"
 #include "harness/driver/diagnose/diagnose_trace.h"
 #include "harness/runtime/process.h"

@@ -7,9 +7,9 @@
 
 #include "harness/driver/commands.h"
 #include "harness/driver/common/families.h"
-#include "harness/driver/report/render_diagnosis.h"
+#include "harness/driver/common/render_diagnosis.h"
 #include "harness/driver/report/render_report.h"
-#include "harness/driver/run/runs.h"
+#include "harness/driver/common/runs.h"
 #include "harness/document/results.h"
 
 namespace gtb::driver {

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "harness/driver/commands.h"
-#include "harness/driver/compare/compare_cli.h"
+#include "harness/driver/common/compare_cli.h"
 #include "harness/driver/common/families.h"
 #include "harness/driver/common/flags.h"
 #include "harness/driver/common/process.h"
-#include "harness/driver/run/runs.h"
+#include "harness/driver/common/runs.h"
 #include "harness/document/results.h"
 #include "harness/runtime/stopping.h"
 

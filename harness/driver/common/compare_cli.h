@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/common/compare_core.h"
 
 namespace gtb::driver {
 

@@ -1,5 +1,5 @@
 // Command-line pieces shared by gtb compare and gtb ab: output and threshold flags, config, rendering.
-#include "harness/driver/compare/compare_cli.h"
+#include "harness/driver/common/compare_cli.h"
 
 #include <cstdio>
 #include <fstream>
