@@ -135,7 +135,7 @@ answer plot-schema1 "$gtb" plot "$fx/cpu_a.json" --out "$work/plots-schema1"
 answer plot-bad-format "$gtb" plot "$r3" --out "$work/plots-bad" --format gif
 
 rm -rf "$work"
-(cd "$out" && find . -maxdepth 1 -type f ! -name manifest.sha256 | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum) > "$out/manifest.sha256.tmp"
+(cd "$out" && find . -maxdepth 1 -type f ! -name 'manifest.sha256*' | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum) > "$out/manifest.sha256.tmp"
 mv "$out/manifest.sha256.tmp" "$out/manifest.sha256"
 [ -n "$manifest" ] || { echo "command_outputs: $(wc -l < "$out/manifest.sha256") outputs in $out/manifest.sha256"; exit 0; }
 if cmp -s "$manifest" "$out/manifest.sha256"; then
