@@ -73,6 +73,7 @@ answer_out compare-cpu-out "$gtb" compare "$r2" "$r3" --format json
 answer compare-machines "$gtb" compare "$r1" "$ri"
 answer compare-threshold "$gtb" compare "$fx/gpu_base.json" "$fx/gpu_regressed.json" --threshold 20%
 answer compare-bad-format "$gtb" compare "$r1" "$r2" --format yaml
+answer compare-bad-threshold "$gtb" compare "$r1" "$r2" --threshold 120%
 answer compare-missing "$gtb" compare "$r1" "$fx/no-such-file.json"
 
 # report: plain, --out, with a diagnosis, an old file, a bad file.

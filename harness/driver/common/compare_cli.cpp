@@ -43,9 +43,9 @@ double parse_threshold(std::string s) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != s.size()) throw std::runtime_error("--threshold: not a number: " + s);
+  if (used == 0 || used != s.size()) throw std::runtime_error("not a number: " + s);
   if (percent) v /= 100.0;
-  if (!(v > 0.0 && v < 1.0)) throw std::runtime_error("--threshold must be between 0 and 1 (or 0% and 100%)");
+  if (!(v > 0.0 && v < 1.0)) throw std::runtime_error("must be between 0 and 1 (or 0% and 100%)");
   return v;
 }
 

@@ -24,7 +24,7 @@ inline constexpr const char* kCompareExitHelp =
 
 // Adds the flags compare and ab share: --format, --out, --config, --threshold, --allow-different-machines.
 void add_compare_output_options(CLI::App& app, CompareOutput& out);
-// "0.05" or "5%" -> 0.05; throws unless in (0, 1).
+// "0.05" or "5%" -> 0.05; throws unless in (0, 1) (the message follows "--threshold: ").
 double parse_threshold(std::string s);
 // The --config file (if any) with --threshold applied; throws with the file named.
 compare::Config load_compare_config(const CompareOutput& opt);
