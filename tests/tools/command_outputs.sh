@@ -1,8 +1,9 @@
 #!/bin/sh
 # Every gtb command's output, byte for byte: compare (two results files, every format), report
 # (plain, --out, --diagnosis), advise, diagnose (one trace, a job, --diff; every format, --out), list
-# and list --json, plot (the names of the figures it draws, not their bytes), `gtb` itself, and each
-# command's --help, a flag it does not know and a missing argument. Each answer (stdout, stderr and
+# and list --json, plot (the names of the figures it draws, not their bytes), --out onto a folder
+# (exit 2, nothing half-written), `gtb` itself, and each command's --help, a flag it does not know
+# and a missing argument. Each answer (stdout, stderr and
 # exit status, plus a file written with --out) goes to OUTDIR, and their SHA-256 sums to
 # OUTDIR/manifest.sha256; with MANIFEST the sums are compared to it and every answer that differs is
 # named (exit 1).
@@ -109,6 +110,15 @@ answer diagnose-bad-format "$gtb" diagnose "$tr/cpu-only.json.gz" --format yaml
 answer diagnose-bad-jobs "$gtb" diagnose "$tr/ddp/job2" --jobs 0
 answer diagnose-diff-one "$gtb" diagnose --diff "$tr/cpu-only.json.gz"
 answer diagnose-missing "$gtb" diagnose "$tr/no-such-trace.json.gz"
+
+# --out onto a folder: the rename fails, exit 2, and nothing is left beside it (no temporary file).
+mkdir -p "$work/onto/folder"
+answer out-onto-folder-compare "$gtb" compare "$r1" "$r2" --out "$work/onto/folder"
+answer out-onto-folder-report "$gtb" report "$r3" --out "$work/onto/folder"
+# shellcheck disable=SC2086
+answer out-onto-folder-advise "$gtb" advise "$synth" $step --out "$work/onto/folder"
+answer out-onto-folder-diagnose "$gtb" diagnose "$tr/cpu-only.json.gz" --format json --out "$work/onto/folder"
+(cd "$work/onto" && find . | LC_ALL=C sort) > "$out/out-onto-folder.files"
 
 # list: asked of the self-test family (gtb-selftest beside GTB), whose workloads change with no
 # benchmark's.
