@@ -76,7 +76,7 @@ plant_build() {  # plant_build FRACTION -> folder
 
 # The load: compiling one of the project's sources in a loop, as another job on a CI runner would.
 for ((j = 0; j < load_jobs; j++)); do
-  (while :; do c++ -std=c++17 -O2 -I"$root" -c "$root/harness/driver/compare/compare_decide.cpp" -o /dev/null 2>/dev/null; done) &
+  (while :; do c++ -std=c++17 -O2 -I"$root" -c "$root/harness/driver/common/compare_decide.cpp" -o /dev/null 2>/dev/null; done) &
   load_pids+=($!)
 done
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$out/log.txt"; }

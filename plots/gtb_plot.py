@@ -83,7 +83,7 @@ def commit(doc):
     return f"commit {sha}" + (" with uncommitted changes" if build.get("git_dirty") is True else "")
 
 
-SPEED_SPREAD_LIMIT = 0.15  # harness/driver/run/speed.h: kSpeedSpreadLimit
+SPEED_SPREAD_LIMIT = 0.15  # harness/driver/common/speed.h: kSpeedSpreadLimit
 CACHE_SHARED_LIMIT = 0.75  # kCacheSharedLimit
 
 

@@ -35,3 +35,10 @@ add_test(NAME tools.model_outputs
           ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/model_outputs ${PROJECT_SOURCE_DIR}/tests/fixtures/model_outputs.sha256)
 # Labelled identity, not cpu: the answers are the same under the sanitizers, where the run takes minutes.
 set_tests_properties(tools.model_outputs PROPERTIES LABELS "identity;cost" TIMEOUT 600)
+
+# Every gtb command's output byte for byte (each command, its formats, --out, --help and its errors),
+# against the sums in tests/fixtures/command_outputs.sha256; gtb list asks the self-test family.
+add_test(NAME tools.command_outputs
+  COMMAND sh ${PROJECT_SOURCE_DIR}/tests/tools/command_outputs.sh $<TARGET_FILE:gtb> ${PROJECT_SOURCE_DIR}
+          ${CMAKE_CURRENT_BINARY_DIR}/command_outputs ${PROJECT_SOURCE_DIR}/tests/fixtures/command_outputs.sha256)
+set_tests_properties(tools.command_outputs PROPERTIES LABELS "identity;cost" TIMEOUT 600)

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "harness/driver/compare/compare_core.h"
-#include "harness/driver/compare/compare_stats.h"
+#include "harness/driver/common/compare_core.h"
+#include "harness/driver/common/compare_stats.h"
 #include "test_compare_util.h"
 
 namespace gtb {

@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/common/compare_core.h"
 #include "test_compare_util.h"
 
 namespace gtb {

@@ -1,7 +1,7 @@
 // gtb compare on the committed synthetic fixtures: deterministic verdicts per planted change.
 #include <gtest/gtest.h>
 
-#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/common/compare_core.h"
 #include <filesystem>
 #include <fstream>
 

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <map>
 
-#include "harness/driver/compare/compare_core.h"
-#include "harness/driver/compare/compare_stats.h"
+#include "harness/driver/common/compare_core.h"
+#include "harness/driver/common/compare_stats.h"
 #include "harness/document/stats.h"
-#include "harness/driver/run/runs.h"
+#include "harness/driver/common/runs.h"
 #include "test_compare_util.h"
 
 namespace gtb {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/driver/compare/compare_stats.h"
+#include "harness/driver/common/compare_stats.h"
 #include "harness/document/results.h"
 #include "harness/document/stats.h"
 #include "harness/document/types.h"

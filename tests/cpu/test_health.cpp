@@ -10,7 +10,7 @@
 #include <fstream>
 #include <vector>
 
-#include "harness/driver/run/health.h"
+#include "harness/driver/common/health.h"
 #include "harness/document/plausibility.h"
 #include "harness/document/results.h"
 #include "tests/common/error_of.h"

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "harness/driver/run/launch.h"
+#include "harness/driver/common/launch.h"
 
 using gtb::driver::build_command;
 using gtb::driver::LaunchRequest;

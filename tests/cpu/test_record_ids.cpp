@@ -6,7 +6,7 @@
 
 #include "harness/document/record_ids.h"
 #include "harness/document/results.h"
-#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/common/compare_core.h"
 
 namespace gtb {
 namespace {

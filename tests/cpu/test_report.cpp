@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "harness/driver/report/render_report.h"
-#include "harness/driver/report/render_summary.h"
-#include "harness/driver/report/render_verdict.h"
+#include "harness/driver/common/render_summary.h"
+#include "harness/driver/common/render_verdict.h"
 #include "harness/document/findings.h"
 #include "harness/document/results.h"
 

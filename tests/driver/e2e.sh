@@ -183,7 +183,7 @@ ab)
   grep -q "no executable gtb-selftest" "$work/out.txt" || fail "message does not say what is missing"
   GTB_FAMILIES=selftest expect_rc 2 "$gtb" ab "$build" "$build" --rounds 2
   GTB_FAMILIES=selftest expect_rc 2 "$gtb" ab "$build" "$build" --confirm-rounds 2
-  grep -q "confirm-rounds must be 0" "$work/out.txt" || fail "bad --confirm-rounds not explained"
+  grep -q "confirm-rounds: must be 0" "$work/out.txt" || fail "bad --confirm-rounds not explained"
   expect_rc 2 "$gtb" ab "$build"
   # A family whose binary judges its input first (PRECHECK): gtb ab asks it of both builds, as gtb run
   # does, and a rejection in NEW's ends it with the message before any round, nothing written.

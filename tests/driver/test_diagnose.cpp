@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "harness/driver/diagnose/diagnose_render.h"
+#include "harness/driver/common/diagnose_render.h"
 #include "harness/driver/diagnose/diagnose_symptoms.h"
 #include "harness/driver/diagnose/diagnose_trace.h"
 

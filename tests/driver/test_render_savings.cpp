@@ -1,7 +1,7 @@
 // The savings paragraph of the report: its ranking sentence agrees in number with its counts.
 #include <gtest/gtest.h>
 
-#include "harness/driver/report/render_savings.h"
+#include "harness/driver/common/render_savings.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <exception>
 
-#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/common/compare_core.h"
 #include "harness/driver/report/render_report.h"
 #include "harness/document/results.h"
 

@@ -51,7 +51,7 @@ ALLOWED = {
     "harness/model/verdict.cpp": [".framework"],
     "harness/driver/advise/advise.cpp": ["mlp|transformer|generic", "transformer: --layers",
                                          "  framework  [--framework native|pytorch-eager", '{"--framework", cost::kFrameworkKey,'],
-    "harness/driver/report/render_verdict.cpp": ['c.model == "transformer"', '" transformer blocks (d_model "'],
+    "harness/driver/common/render_verdict.cpp": ['c.model == "transformer"', '" transformer blocks (d_model "'],
 }
 
 

@@ -13,6 +13,10 @@ gtb_runtime_base (the part it links: the sources listed in harness/runtime/CMake
 add_library(gtb_runtime_base ...)); it never links gtb_runtime's Google Benchmark, OpenMP or CUDA.
 No source sits in harness/ outside the four rooms.
 
+Inside the driver, one folder per command (COMMANDS below) and common/ for what several share: a
+command folder includes its own files, common/ and commands.h, never another command's folder;
+common/ includes no command folder.
+
 usage: check_layers.py ROOT [--graph]   (--graph also prints the include edges between rooms)
 """
 import os
@@ -22,6 +26,7 @@ from collections import Counter
 
 ROOMS = ("document", "model", "runtime", "driver")
 SOURCE = (".h", ".hpp", ".cpp", ".cu", ".cuh")
+COMMANDS = ("run", "list", "compare", "ab", "report", "plot", "advise", "diagnose")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"(harness/[^"]+)"')
 
 
@@ -55,6 +60,18 @@ def allowed(room, target, base):
     return False
 
 
+def driver_folder_allowed(rel, target):
+    """Whether the driver file `rel` may include the driver header `target` (one folder per command)."""
+    parts, tparts = rel.split("/"), target.split("/")
+    if len(tparts) < 4 or tparts[1] != "driver":
+        return True  # not a driver folder's header (commands.h, other rooms)
+    folder = parts[2] if len(parts) >= 4 else ""
+    tfolder = tparts[2]
+    if tfolder == folder or tfolder == "common" and folder in COMMANDS + ("common",):
+        return True
+    return False
+
+
 def main(argv):
     args = [a for a in argv[1:] if not a.startswith("--")]
     if len(args) != 1:
@@ -77,6 +94,9 @@ def main(argv):
             if room not in ROOMS:
                 failures.append(f"FAIL: {rel} is outside the four rooms (harness/{{{','.join(ROOMS)}}}/)")
                 continue
+            if room == "driver" and len(parts) >= 4 and parts[2] not in COMMANDS + ("common",):
+                failures.append(f"FAIL: {rel} is in harness/driver/{parts[2]}/, neither a command's folder "
+                                f"({', '.join(COMMANDS)}) nor common/")
             with open(os.path.join(dirpath, name), encoding="utf-8", errors="replace") as f:
                 for n, line in enumerate(f, 1):
                     m = INCLUDE.match(line)
@@ -91,6 +111,9 @@ def main(argv):
                                "runtime": "the runtime may include the document and the model, never the driver",
                                "driver": "the driver may include the document, the model and gtb_runtime_base's headers"}[room]
                         failures.append(f"FAIL: {rel}:{n} includes {target} ({why})")
+                    elif room == "driver" and not driver_folder_allowed(rel, target):
+                        failures.append(f"FAIL: {rel}:{n} includes {target} (a driver command folder includes its "
+                                        "own files and common/, never another command's; common/ no command's)")
     if "--graph" in argv:
         for (a, b), k in sorted(edges.items()):
             print(f"{a} -> {b}: {k} includes")

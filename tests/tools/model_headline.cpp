@@ -5,7 +5,7 @@
 #include <string>
 
 #include "harness/document/results.h"
-#include "harness/driver/report/render_verdict.h"
+#include "harness/driver/common/render_verdict.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -66,7 +66,7 @@ for t in a100-event-sync a100-nccl-3steps a100-train-6steps cpu-only mi250-minit
   done
 done
 
-(cd "$out" && find . -maxdepth 1 -type f ! -name manifest.sha256 | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum) > "$out/manifest.sha256.tmp"
+(cd "$out" && find . -maxdepth 1 -type f ! -name 'manifest.sha256*' | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum) > "$out/manifest.sha256.tmp"
 mv "$out/manifest.sha256.tmp" "$out/manifest.sha256"
 [ -n "$manifest" ] || { echo "model_outputs: $(wc -l < "$out/manifest.sha256") answers in $out/manifest.sha256"; exit 0; }
 if cmp -s "$manifest" "$out/manifest.sha256"; then

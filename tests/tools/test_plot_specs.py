@@ -133,7 +133,7 @@ def main():
         return {"one_core_gmadd_per_s": 12.0, "all_cores_gmadd_per_s": all_cores, "cache_scaling": cache}
     # The figures' captions and gtb's health judgement use the same limits (one rule in two languages).
     speed_h = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                           "harness", "driver", "run", "speed.h")
+                           "harness", "driver", "common", "speed.h")
     with open(speed_h) as fh:
         header = fh.read()
     for name, value in (("kSpeedSpreadLimit", gtb_plot.SPEED_SPREAD_LIMIT), ("kCacheSharedLimit", gtb_plot.CACHE_SHARED_LIMIT)):

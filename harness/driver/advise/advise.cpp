@@ -6,25 +6,29 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/model/model.h"
 #include "harness/document/results.h"
 #include "harness/driver/commands.h"
-#include "harness/driver/report/render_verdict.h"
+#include "harness/driver/common/cli11.h"
+#include "harness/driver/common/output.h"
+#include "harness/driver/common/render_verdict.h"
 #include "harness/runtime/process.h"
 
 namespace gtb::driver {
 
 namespace {
 
-const char* kUsage =
-    "usage: gtb advise RESULTS.json [--config FILE.json] [options] [--format text|markdown|json] [--out FILE]\n"
-    "                  [--plot DIR]\n"
-    "  predicts a training step from the cost terms measured in RESULTS.json, on the CPU and the GPU,\n"
-    "  and ranks the known fixes by predicted saving. Options override the keys of --config:\n"
+// What --help shows after CLI11's list of flags: the step's options by group.
+const char* kSteps =
+    "The step's options override the keys of --config:\n"
     "  model      --model mlp|transformer|generic\n"
     "             mlp: --width N --depth N [--input N] [--classes N]\n"
     "             transformer: --layers N --d-model N --heads N --seq-len N [--attention materialised|fused]\n"
@@ -38,7 +42,7 @@ const char* kUsage =
     "  cpu        [--core-share F]  the share of this CPU's cores the step gets (default 1)\n"
     "  framework  [--framework native|pytorch-eager|pytorch-compiled|pytorch-graph]  what runs the step (default:\n"
     "             the one RESULTS.json measured, native where none): PyTorch's host time per operator is added\n"
-    "  a bad or incomplete configuration exits 2 naming the key; docs/advise.md explains the model\n";
+    "  a bad or incomplete configuration exits 2 naming the key; docs/advise.md explains the model";
 
 enum class Kind { integer, number, text, flag };
 struct Flag {
@@ -120,54 +124,49 @@ int plot(const json& advice, const std::string& dir) {
   return kExitOk;
 }
 
+// The command line of gtb advise: the step's options as given (flags, and the text of the others).
+struct Options {
+  std::string in, config_path, format = "text", out, plot_dir;
+  json flags = json::object();
+  std::vector<std::pair<const Flag*, std::string>> values;
+};
+
+// Parses; an exit code when the command ends here (--help, bad usage).
+std::optional<int> parse_options(int argc, char** argv, Options& o) {
+  CLI::App app{"Predicts a training step from the cost terms measured in RESULTS.json, on the CPU and the GPU, and "
+               "ranks the known fixes by predicted saving.",
+               "gtb advise"};
+  app.footer(kSteps);
+  app.add_option("results", o.in, "The results file")->required()->type_name("RESULTS.json");
+  app.add_option("--config", o.config_path, "The step as one JSON object of keys")->type_name("FILE.json");
+  add_format_option(app, o.format);
+  app.add_option("--out", o.out, "Write there (atomically) instead of stdout")->type_name("FILE");
+  app.add_option("--plot", o.plot_dir, "Also draw the answer into DIR")->type_name("DIR");
+  for (const Flag& f : kFlags) {
+    if (f.kind == Kind::flag)
+      app.add_flag_function(f.flag, [&o, &f](std::int64_t n) { o.flags[f.key] = n > 0; })->group("Step");
+    else
+      app.add_option_function<std::string>(f.flag, [&o, &f](const std::string& v) { o.values.emplace_back(&f, v); })
+          ->group("Step");
+  }
+  if (const auto rc = parse_cli(app, argc, argv, "gtb advise")) return rc;
+  try {
+    for (const auto& [f, v] : o.values)
+      o.flags[f->key] = f->kind == Kind::text ? json(v) : number_value(f->flag, v, f->kind, f->scale);
+  } catch (const Usage& e) {
+    std::fprintf(stderr, "gtb advise: %s\n", e.what());
+    return kExitBadInput;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int cmd_advise(int argc, char** argv) {
-  std::string in, config_path, format = "text", out, plot_dir;
-  json flags = json::object();
-  try {
-    for (int i = 1; i < argc; ++i) {
-      std::string a = argv[i], value;
-      const bool has_eq = a.rfind("--", 0) == 0 && a.find('=') != std::string::npos;
-      if (has_eq) value = a.substr(a.find('=') + 1), a = a.substr(0, a.find('='));
-      auto take = [&]() -> std::string {
-        if (has_eq) return value;
-        if (i + 1 >= argc) throw Usage(a + ": needs a value");
-        return argv[++i];
-      };
-      if (a == "-h" || a == "--help") {
-        std::fputs(kUsage, stdout);
-        return kExitOk;
-      }
-      if (a == "--config") { config_path = take(); continue; }
-      if (a == "--format") { format = take(); continue; }
-      if (a == "--out") { out = take(); continue; }
-      if (a == "--plot") { plot_dir = take(); continue; }
-      bool known = false;
-      for (const Flag& f : kFlags) {
-        if (a != f.flag) continue;
-        known = true;
-        if (f.kind == Kind::flag) {
-          if (has_eq && value != "true" && value != "false") throw Usage(a + ": true or false, got '" + value + "'");
-          flags[f.key] = !has_eq || value == "true";
-        } else if (f.kind == Kind::text) {
-          flags[f.key] = take();
-        } else {
-          flags[f.key] = number_value(a, take(), f.kind, f.scale);
-        }
-      }
-      if (known) continue;
-      if (!a.empty() && a[0] == '-') throw Usage("unknown option " + a);
-      if (!in.empty()) throw Usage("one results file only (got " + a + " too)");
-      in = a;
-    }
-    if (in.empty()) throw Usage("a results file is required");
-    if (format != "text" && format != "markdown" && format != "json")
-      throw Usage("--format: text, markdown or json, got '" + format + "'");
-  } catch (const Usage& e) {
-    std::fprintf(stderr, "gtb advise: %s\n%s", e.what(), kUsage);
-    return kExitBadInput;
-  }
+  Options o;
+  if (const auto rc = parse_options(argc, argv, o)) return *rc;
+  const std::string &in = o.in, &config_path = o.config_path, &format = o.format, &out = o.out, &plot_dir = o.plot_dir;
+  const json& flags = o.flags;
   try {
     json cfg = json::object();
     if (!config_path.empty()) {
@@ -194,11 +193,10 @@ int cmd_advise(int argc, char** argv) {
     }
     const cost::Advice a = cost::advise(doc, in, c);
     const json aj = verdict::to_json(a);
-    const std::string text = format == "json"       ? aj.dump(1) + "\n"
-                             : format == "markdown" ? verdict::render_markdown(a)
-                                                    : verdict::render_text(a);
-    if (out.empty()) std::fwrite(text.data(), 1, text.size(), stdout);
-    else write_file_atomic(out, text);
+    write_document(render(*parse_format(format), {[&] { return verdict::render_text(a); },
+                                                  [&] { return verdict::render_markdown(a); },
+                                                  [&] { return aj.dump(1) + "\n"; }}),
+                   out);
     if (!plot_dir.empty()) return plot(aj, plot_dir);
     return kExitOk;
   } catch (const Usage& e) {

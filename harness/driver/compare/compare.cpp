@@ -4,81 +4,43 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "harness/driver/commands.h"
-#include "harness/driver/compare/compare_cli.h"
-#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/common/cli11.h"
+#include "harness/driver/common/compare_cli.h"
+#include "harness/driver/common/compare_core.h"
 #include "harness/document/results.h"
 
 namespace gtb::driver {
 
-namespace {
-
-void compare_usage(std::FILE* f) {
-  std::fprintf(f,
-               "usage: gtb compare BASE.json NEW.json [options]\n"
-               "%s"
-               "  --calibrate[=N]              also estimate the A/A false-alarm rate (N simulated compares\n"
-               "                               per record, default 200)\n"
-               "  --paired                     pair the runs of BASE and NEW by run number (files written by\n"
-               "                               gtb ab --keep, whose runs were interleaved round by round)\n"
-               "  --confirmed-by B2 N2         with --paired: a record slower in BASE/NEW stays slower only if\n"
-               "                               B2/N2 (gtb ab --keep's base.confirm.json, new.confirm.json)\n"
-               "                               find it slower too, as gtb ab decides\n"
-               "%s"
-               "      3 (compare of two files) only unconfirmed: found slower in a family that either file\n"
-               "        measured on a busy machine; decide again on fresh rounds (gtb ab, --confirmed-by)\n",
-               kCompareOutputHelp, kCompareExitHelp);
-}
-
-}  // namespace
-
 int cmd_compare(int argc, char** argv) {
-  std::string base_path, new_path;
+  CLI::App app{"Decides, record by record, whether NEW regressed against BASE.", "gtb compare"};
+  app.footer(std::string(kCompareExitHelp) +
+             "      3 (compare of two files) only unconfirmed: found slower in a family that either file\n"
+             "        measured on a busy machine; decide again on fresh rounds (gtb ab, --confirmed-by)");
+  std::vector<std::string> files, confirm;
   CompareOutput opt;
   int calibrate_trials = 0;
   bool paired = false;
-  std::string confirm_base, confirm_new;
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      if (a == "-h" || a == "--help") {
-        compare_usage(stdout);
-        return kExitOk;
-      } else if (parse_compare_output_flag(argc, argv, i, opt)) {
-        continue;
-      } else if (a == "--paired") {
-        paired = true;
-      } else if (a == "--confirmed-by") {
-        if (i + 2 >= argc) throw std::runtime_error("--confirmed-by needs two results files");
-        confirm_base = argv[++i];
-        confirm_new = argv[++i];
-      } else if (a == "--calibrate") {
-        calibrate_trials = 200;
-      } else if (a.rfind("--calibrate=", 0) == 0) {
-        const std::string v = a.substr(12);
-        char* end = nullptr;
-        const long n = std::strtol(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || n < 10 || n > 100000)
-          throw std::runtime_error("--calibrate=N needs N between 10 and 100000");
-        calibrate_trials = static_cast<int>(n);
-      } else if (!a.empty() && a[0] == '-') {
-        throw std::runtime_error("unknown option " + a);
-      } else if (base_path.empty()) {
-        base_path = a;
-      } else if (new_path.empty()) {
-        new_path = a;
-      } else {
-        throw std::runtime_error("too many files: " + a);
-      }
-    }
-    if (new_path.empty()) throw std::runtime_error("needs two results files, BASE and NEW");
-    if (!confirm_base.empty() && !paired) throw std::runtime_error("--confirmed-by needs --paired");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gtb compare: %s\n", e.what());
-    compare_usage(stderr);
-    return kExitBadInput;
-  }
+  app.add_option("files", files, "The results files to compare")->required()->expected(2)->type_name("BASE.json NEW.json");
+  add_compare_output_options(app, opt);
+  app.add_flag("--calibrate{200}", calibrate_trials,
+               "Also estimate the A/A false-alarm rate (--calibrate=N: N simulated compares per record, 10 to "
+               "100000, default 200)")
+      ->check(CLI::Range(10, 100000));
+  auto* pair = app.add_flag("--paired", paired,
+                            "Pair the runs of BASE and NEW by run number (files written by gtb ab --keep, whose runs "
+                            "were interleaved round by round)");
+  app.add_option("--confirmed-by", confirm,
+                 "With --paired: a record slower in BASE/NEW stays slower only if B2/N2 (gtb ab --keep's "
+                 "base.confirm.json, new.confirm.json) find it slower too, as gtb ab decides")
+      ->expected(2)
+      ->type_name("B2 N2")
+      ->needs(pair);
+  if (const auto rc = parse_cli(app, argc, argv, "gtb compare")) return *rc;
+  const std::string &base_path = files[0], &new_path = files[1];
+  const std::string confirm_base = confirm.empty() ? "" : confirm[0], confirm_new = confirm.empty() ? "" : confirm[1];
 
   try {
     compare::Config config = load_compare_config(opt);

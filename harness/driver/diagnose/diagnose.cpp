@@ -6,16 +6,18 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "harness/document/results.h"
 #include "harness/driver/commands.h"
-#include "harness/driver/common/flags.h"
+#include "harness/driver/common/cli11.h"
+#include "harness/driver/common/output.h"
 #include "harness/driver/diagnose/diagnose_job.h"
 #include "harness/driver/diagnose/diagnose_price.h"
-#include "harness/driver/diagnose/diagnose_render.h"
+#include "harness/driver/common/diagnose_render.h"
 #include "harness/driver/diagnose/diagnose_symptoms.h"
 #include "harness/driver/diagnose/diagnose_trace.h"
 #include "harness/runtime/process.h"
@@ -23,24 +25,27 @@
 namespace gtb::driver {
 
 namespace {
-constexpr const char* kUsage =
-    "usage: gtb diagnose TRACE [--results RESULTS.json] [--format text|markdown|json] [--out FILE] [--plot DIR]\n"
-    "       gtb diagnose DIR | TRACE TRACE... [options]     a whole job: one trace per rank\n"
-    "       gtb diagnose --diff BEFORE AFTER [options]       two traces side by side\n"
-    "  TRACE    a PyTorch profiler trace (Chrome-trace JSON, plain or gzipped)\n"
-    "  DIR      a folder of traces (*.json, *.json.gz), one per rank: the rank from the trace's\n"
-    "           distributedInfo, else rank-N in the file name; read concurrently (--jobs N threads,\n"
-    "           default: the cores)\n"
-    "  --results  a gtb results file from the same kind of machine: prices each fix from its records\n"
-    "  --format   text (default), markdown or json (the json is what `gtb report --diagnosis` reads)\n"
-    "  --out      write there (atomically) instead of stdout\n"
-    "  --plot DIR also draw one step's GPU timeline by cause: DIR/diagnose_timeline.png (matplotlib;\n"
-    "             GTB_PYTHON picks the Python) and DIR/diagnosis.json beside it; for a job, each rank's\n"
-    "             step by cause (DIR/diagnose_job.png); for --diff, before/after per category\n"
-    "             (DIR/diagnose_diff.png)\n"
-    "  --jobs N   read a job's traces N at a time (default: the cores)\n"
+// What --help shows after CLI11's list of flags.
+constexpr const char* kFooter =
+    "  gtb diagnose TRACE [options]                   one trace\n"
+    "  gtb diagnose DIR | TRACE TRACE... [options]    a whole job: one trace per rank\n"
+    "  gtb diagnose --diff BEFORE AFTER [options]     two traces side by side\n"
+    "TRACE: a PyTorch profiler trace (Chrome-trace JSON, plain or gzipped). DIR: a folder of traces\n"
+    "(*.json, *.json.gz), one per rank: the rank from the trace's distributedInfo, else rank-N in the\n"
+    "file name; read concurrently (--jobs N threads, default: the cores).\n"
+    "--plot DIR draws one step's GPU timeline by cause: DIR/diagnose_timeline.png (matplotlib;\n"
+    "GTB_PYTHON picks the Python) and DIR/diagnosis.json beside it; for a job, each rank's step by\n"
+    "cause (DIR/diagnose_job.png); for --diff, before/after per category (DIR/diagnose_diff.png).\n"
     "exit 0 on a diagnosis, 2 on bad usage or a malformed trace (the message names the file and the\n"
-    "byte offset; nothing is written)\n";
+    "byte offset; nothing is written)";
+
+// The command line of gtb diagnose.
+struct Options {
+  std::vector<std::string> traces;
+  std::string results, format = "text", out, plot;
+  unsigned jobs = 0;  // 0: the cores
+  bool diff = false;
+};
 
 // The figure: plots/diagnose_plot.py of the source tree, on the diagnosis written beside it.
 int draw(const json& d, const std::string& dir) {
@@ -140,127 +145,95 @@ std::vector<diagnose::RankInput> read_ranks(const std::vector<std::string>& file
   return ranks;
 }
 
+
+// The options from the command line; an exit code when the command ends there (--help, bad usage).
+std::optional<int> parse_options(int argc, char** argv, Options& o) {
+  CLI::App app{"The symptoms of a PyTorch profiler trace, priced with a gtb results file.", "gtb diagnose"};
+  app.footer(kFooter);
+  app.add_option("traces", o.traces, "Trace files, or a folder of one trace per rank")->required()->type_name("TRACE...");
+  app.add_flag("--diff", o.diff, "Two traces side by side: BEFORE AFTER");
+  app.add_option("--results", o.results, "A gtb results file from the same kind of machine: prices each fix");
+  add_format_option(app, o.format, "(the json is what `gtb report --diagnosis` reads)");
+  app.add_option("--out", o.out, "Write there (atomically) instead of stdout");
+  app.add_option("--plot", o.plot, "Also draw the diagnosis into DIR (see below)")->type_name("DIR");
+  app.add_option("--jobs", o.jobs, "Read a job's traces N at a time (default: the cores)")->check(CLI::Range(1, 1024));
+  if (const auto rc = parse_cli(app, argc, argv, "gtb diagnose")) return rc;
+  if (o.diff && o.traces.size() != 2) {
+    std::fprintf(stderr, "gtb diagnose: --diff takes two traces, BEFORE and AFTER (got %zu)\n", o.traces.size());
+    return kExitBadInput;
+  }
+  if (o.jobs == 0) o.jobs = std::max(1u, std::thread::hardware_concurrency());
+  return std::nullopt;
+}
+
+// A diagnosis: its document and how it renders.
+struct Diagnosis {
+  json doc;
+  std::string (*text)(const json&);
+  std::string (*markdown)(const json&);
+};
+
+Diagnosis diagnose_two(const Options& o) {
+  json ds[2];
+  std::vector<diagnose::NameTally> names[2];
+  for (std::size_t k = 0; k < 2; ++k) {
+    try {
+      const auto t = diagnose::read_trace(o.traces[k]);
+      ds[k] = diagnose::diagnose_trace(t, base_name(o.traces[k]));
+      names[k] = diagnose::name_tallies(t);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(o.traces[k] + ": " + e.what());
+    }
+  }
+  return {diagnose::diagnose_diff(ds[0], names[0], ds[1], names[1]), &diagnose::render_diff_text,
+          [](const json& d) { return diagnose::render_diff_markdown(d); }};
+}
+
+Diagnosis diagnose_ranks(const Options& o, const json* results) {
+  const auto ranks = read_ranks(job_files(o.traces), o.jobs);
+  return {diagnose::diagnose_job(ranks, results, base_name(o.results)), &diagnose::render_job_text,
+          [](const json& d) { return diagnose::render_job_markdown(d); }};
+}
+
+Diagnosis diagnose_one(const Options& o, const json* results) {
+  const std::string& trace = o.traces[0];
+  json d;
+  try {
+    d = diagnose::diagnose_trace(diagnose::read_trace(trace), base_name(trace));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(trace + ": " + e.what());
+  }
+  try {
+    if (results) diagnose::price_diagnosis(d, *results, base_name(o.results));
+    else diagnose::explain_unpriced(d);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("--results ") + e.what());
+  }
+  return {std::move(d), &diagnose::render_text, [](const json& x) { return diagnose::render_markdown(x); }};
+}
+
 }  // namespace
 
 int cmd_diagnose(int argc, char** argv) {
-  std::vector<std::string> traces;
-  std::string results, format = "text", out, plot, jobs_text;
-  bool diff = false;
-  for (int i = 1; i < argc; ++i) {
-    FlagArg arg(argc, argv, i);
-    const std::string a = arg.text();
-    auto value = [&](const std::string& flag, std::string& dst) {
-      if (!arg.is(flag)) return false;
-      dst = arg.value(flag);
-      return true;
-    };
-    try {
-      if (a == "-h" || a == "--help") {
-        std::fputs(kUsage, stdout);
-        return kExitOk;
-      }
-      if (a == "--diff") {
-        diff = true;
-        continue;
-      }
-      if (value("--results", results) || value("--format", format) || value("--out", out) || value("--plot", plot) ||
-          value("--jobs", jobs_text))
-        continue;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gtb diagnose: %s\n%s", e.what(), kUsage);
-      return kExitBadInput;
-    }
-    if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "gtb diagnose: unknown option %s\n%s", a.c_str(), kUsage);
-      return kExitBadInput;
-    }
-    traces.push_back(a);
-  }
-  if (traces.empty()) {
-    std::fprintf(stderr, "gtb diagnose: no trace given\n%s", kUsage);
-    return kExitBadInput;
-  }
-  if (diff && traces.size() != 2) {
-    std::fprintf(stderr, "gtb diagnose: --diff takes two traces, BEFORE and AFTER (got %zu)\n", traces.size());
-    return kExitBadInput;
-  }
-  if (format != "text" && format != "markdown" && format != "json") {
-    std::fprintf(stderr, "gtb diagnose: --format must be text, markdown or json (got '%s')\n", format.c_str());
-    return kExitBadInput;
-  }
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  if (!jobs_text.empty()) {
-    try {
-      const long n = std::stol(jobs_text);
-      if (n < 1 || n > 1024) throw std::out_of_range("range");
-      threads = static_cast<unsigned>(n);
-    } catch (const std::exception&) {
-      std::fprintf(stderr, "gtb diagnose: --jobs must be a whole number from 1 to 1024 (got '%s')\n", jobs_text.c_str());
-      return kExitBadInput;
-    }
-  }
-  json results_doc;
-  if (!results.empty()) {
-    try {
-      results_doc = load_document(results);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gtb diagnose: --results %s: %s\n", results.c_str(), e.what());
-      return kExitBadInput;
-    }
-  }
-  std::error_code ec;
-  const bool job = !diff && (traces.size() > 1 || std::filesystem::is_directory(traces[0], ec));
-  json d;
-  std::string text;
-  if (diff) {
-    json ds[2];
-    std::vector<diagnose::NameTally> names[2];
-    for (int k = 0; k < 2; ++k) {
-      try {
-        const auto t = diagnose::read_trace(traces[static_cast<std::size_t>(k)]);
-        ds[k] = diagnose::diagnose_trace(t, base_name(traces[static_cast<std::size_t>(k)]));
-        names[k] = diagnose::name_tallies(t);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "gtb diagnose: %s: %s\n", traces[static_cast<std::size_t>(k)].c_str(), e.what());
-        return kExitBadInput;
-      }
-    }
-    d = diagnose::diagnose_diff(ds[0], names[0], ds[1], names[1]);
-    text = format == "json" ? d.dump(1) + "\n" : format == "markdown" ? diagnose::render_diff_markdown(d) : diagnose::render_diff_text(d);
-  } else if (job) {
-    try {
-      const auto ranks = read_ranks(job_files(traces), threads);
-      d = diagnose::diagnose_job(ranks, results.empty() ? nullptr : &results_doc, base_name(results));
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gtb diagnose: %s\n", e.what());
-      return kExitBadInput;
-    }
-    text = format == "json" ? d.dump(1) + "\n" : format == "markdown" ? diagnose::render_job_markdown(d) : diagnose::render_job_text(d);
-  } else {
-    const std::string& trace = traces[0];
-    try {
-      const auto t = diagnose::read_trace(trace);
-      d = diagnose::diagnose_trace(t, base_name(trace));
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gtb diagnose: %s: %s\n", trace.c_str(), e.what());
-      return kExitBadInput;
-    }
-    try {
-      if (!results.empty()) diagnose::price_diagnosis(d, results_doc, base_name(results));
-      else diagnose::explain_unpriced(d);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "gtb diagnose: --results %s\n", e.what());
-      return kExitBadInput;
-    }
-    text = format == "json"       ? d.dump(1) + "\n"
-           : format == "markdown" ? diagnose::render_markdown(d)
-                                  : diagnose::render_text(d);
-  }
+  Options o;
+  if (const auto rc = parse_options(argc, argv, o)) return *rc;
   try {
-    if (out.empty()) std::fwrite(text.data(), 1, text.size(), stdout);
-    else write_file_atomic(out, text);
-    if (!out.empty()) std::fprintf(stderr, "gtb diagnose: %s written\n", out.c_str());
-    if (!plot.empty()) return draw(d, plot);
+    json results_doc;
+    if (!o.results.empty()) {
+      try {
+        results_doc = load_document(o.results);
+      } catch (const std::exception& e) {
+        throw std::runtime_error("--results " + o.results + ": " + e.what());
+      }
+    }
+    const json* results = o.results.empty() ? nullptr : &results_doc;
+    std::error_code ec;
+    const bool job = !o.diff && (o.traces.size() > 1 || std::filesystem::is_directory(o.traces[0], ec));
+    const Diagnosis d = o.diff ? diagnose_two(o) : job ? diagnose_ranks(o, results) : diagnose_one(o, results);
+    const std::string text = render(*parse_format(o.format), {[&] { return d.text(d.doc); }, [&] { return d.markdown(d.doc); },
+                                                             [&] { return d.doc.dump(1) + "\n"; }});
+    if (write_document(text, o.out)) std::fprintf(stderr, "gtb diagnose: %s written\n", o.out.c_str());
+    if (!o.plot.empty()) return draw(d.doc, o.plot);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gtb diagnose: %s\n", e.what());
     return kExitBadInput;

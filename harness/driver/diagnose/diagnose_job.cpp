@@ -15,7 +15,7 @@
 #include "harness/document/json_read.h"
 #include "harness/document/stats.h"
 #include "harness/driver/diagnose/diagnose_price.h"
-#include "harness/driver/diagnose/diagnose_render.h"
+#include "harness/driver/common/diagnose_render.h"
 
 namespace gtb::diagnose {
 

@@ -8,7 +8,7 @@
 
 #include "harness/model/cost_terms.h"
 #include "harness/document/json_read.h"
-#include "harness/driver/diagnose/diagnose_render.h"
+#include "harness/driver/common/diagnose_render.h"
 
 namespace gtb::diagnose {
 

@@ -9,6 +9,7 @@
 #include "harness/driver/commands.h"
 #include "harness/driver/common/cli11.h"
 #include "harness/driver/common/families.h"
+#include "harness/driver/common/output.h"
 #include "harness/driver/common/process.h"
 #include "harness/runtime/stopping.h"
 #include "harness/document/types.h"
@@ -56,27 +57,29 @@ int cmd_list(int argc, char** argv) {
     }
   }
   if (as_json) {
-    std::cout << all.dump(2) << "\n";
+    write_document(all.dump(2) + "\n", "");
     return rc;
   }
+  std::ostringstream o;
   for (const auto& fam : all) {
     std::size_t cases = 0;
     for (const auto& w : fam["workloads"]) cases += w.value("cases", 0);
-    std::cout << fam.value("family", "?") << " (" << cases << " cases in the " << fam.value("suite", "?")
+    o << fam.value("family", "?") << " (" << cases << " cases in the " << fam.value("suite", "?")
               << " suite)\n";
     for (const auto& w : fam["workloads"]) {
-      std::cout << "  " << w.value("workload", "") << "/" << w.value("variant", "") << " [" << w.value("backend", "")
+      o << "  " << w.value("workload", "") << "/" << w.value("variant", "") << " [" << w.value("backend", "")
                 << "] " << w.value("metric", "") << " in " << w.value("unit", "") << ", " << w.value("cases", 0)
                 << " cases\n";
       for (const auto& a : w["axes"]) {
         std::string vals;
         for (const auto& v : a["values"]) vals += (vals.empty() ? "" : ", ") + (v.is_string() ? v.get<std::string>() : v.dump());
-        std::cout << "      " << (a.value("kind", "") == "option" ? "option " : "axis   ") << a.value("name", "")
+        o << "      " << (a.value("kind", "") == "option" ? "option " : "axis   ") << a.value("name", "")
                   << ": " << vals << "\n";
       }
-      if (!w.value("description", "").empty()) std::cout << "      " << w["description"].get<std::string>() << "\n";
+      if (!w.value("description", "").empty()) o << "      " << w["description"].get<std::string>() << "\n";
     }
   }
+  write_document(o.str(), "");
   return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/driver/commands.h"
+#include "harness/driver/common/cli11.h"
 #include "harness/document/findings.h"
 #include "harness/document/results.h"
 #include "harness/runtime/process.h"
@@ -14,14 +15,6 @@
 namespace gtb::driver {
 
 namespace {
-
-void plot_usage(std::FILE* f) {
-  std::fprintf(f,
-               "usage: gtb plot RESULTS.json --out DIR [--format png|svg|png,svg] [--only NAME,...]\n"
-               "  regenerates the figures of a results file with Python and matplotlib\n"
-               "  GTB_PYTHON: the Python to use (default: the first of python3, /usr/bin/python3 that has matplotlib)\n"
-               "  GTB_PLOT_SCRIPT: the plotting script (default: plots/gtb_plot.py of the source tree)\n");
-}
 
 // Runs args[0] (looked up in PATH) to completion; returns its exit status, or -1 if it could not
 // start or died of a signal.
@@ -67,40 +60,14 @@ std::string no_figure_reason(const json& doc, const std::string& path) {
 
 int cmd_plot(int argc, char** argv) {
   std::string in, out, format = "png", only;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&](const char* flag, std::string& dst) {
-      const std::string f = flag;
-      if (a == f && i + 1 < argc) {
-        dst = argv[++i];
-        return true;
-      }
-      if (a.rfind(f + "=", 0) == 0) {
-        dst = a.substr(f.size() + 1);
-        return true;
-      }
-      return false;
-    };
-    if (a == "-h" || a == "--help") {
-      plot_usage(stdout);
-      return kExitOk;
-    }
-    if (value("--out", out) || value("--format", format) || value("--only", only)) continue;
-    if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "gtb plot: unknown option %s\n", a.c_str());
-      plot_usage(stderr);
-      return kExitBadInput;
-    }
-    if (!in.empty()) {
-      std::fprintf(stderr, "gtb plot: one results file only (got %s too)\n", a.c_str());
-      return kExitBadInput;
-    }
-    in = a;
-  }
-  if (in.empty() || out.empty()) {
-    plot_usage(stderr);
-    return kExitBadInput;
-  }
+  CLI::App app{"Regenerates the figures of a results file with Python and matplotlib.", "gtb plot"};
+  app.footer("GTB_PYTHON: the Python to use (default: the first of python3, /usr/bin/python3 that has matplotlib)\n"
+             "GTB_PLOT_SCRIPT: the plotting script (default: plots/gtb_plot.py of the source tree)");
+  app.add_option("results", in, "The results file")->required()->type_name("RESULTS.json");
+  app.add_option("--out", out, "The folder the figures go to")->required()->type_name("DIR");
+  app.add_option("--format", format, "The figures' formats")->type_name("png|svg|png,svg")->capture_default_str();
+  app.add_option("--only", only, "Only these figures")->type_name("NAME,...");
+  if (const auto rc = parse_cli(app, argc, argv, "gtb plot")) return *rc;
   // Bad input is refused here, with the same messages as compare and report, before Python starts.
   json doc;
   try {

@@ -1,6 +1,6 @@
 // gtb report's engine: the findings of a results file as Markdown, each with its numbers.
 #include "harness/driver/report/render_report.h"
-#include "harness/driver/report/render_verdict.h"
+#include "harness/driver/common/render_verdict.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,9 +13,9 @@
 #include "harness/document/format.h"
 #include "harness/document/json_read.h"
 #include "harness/document/published.h"
-#include "harness/driver/compare/compare_core.h"
-#include "harness/driver/run/health.h"
-#include "harness/driver/report/render_summary.h"
+#include "harness/driver/common/compare_core.h"
+#include "harness/driver/common/health.h"
+#include "harness/driver/common/render_summary.h"
 #include "harness/document/findings.h"
 #include "harness/document/results.h"
 

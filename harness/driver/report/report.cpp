@@ -6,10 +6,12 @@
 #include <string>
 
 #include "harness/driver/commands.h"
+#include "harness/driver/common/cli11.h"
+#include "harness/driver/common/output.h"
 #include "harness/driver/common/families.h"
-#include "harness/driver/report/render_diagnosis.h"
+#include "harness/driver/common/render_diagnosis.h"
 #include "harness/driver/report/render_report.h"
-#include "harness/driver/run/runs.h"
+#include "harness/driver/common/runs.h"
 #include "harness/document/results.h"
 
 namespace gtb::driver {
@@ -39,40 +41,16 @@ std::string derive_findings(json& doc, const std::string& path) {
 }  // namespace
 
 int cmd_report(int argc, char** argv) {
+  CLI::App app{"The findings of a results file, in Markdown (stdout unless --out).", "gtb report"};
   std::string in, out, diagnosis;
   bool derive = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::printf("usage: gtb report RESULTS.json [--out FILE.md] [--diagnosis D.json] [--derive-findings]\n"
-                  "  the findings of a results file, in Markdown (stdout unless --out)\n"
-                  "  --diagnosis: add a trace's diagnosis (gtb diagnose TRACE --format json)\n"
-                  "  --derive-findings: every family's findings derived again from the file's records by this\n"
-                  "    version's gtb-<family> binaries (a file written before a finding existed); the file is\n"
-                  "    only read\n");
-      return kExitOk;
-    } else if (a == "--derive-findings") {
-      derive = true;
-    } else if (a == "--out" && i + 1 < argc) {
-      out = argv[++i];
-    } else if (a.rfind("--out=", 0) == 0) {
-      out = a.substr(6);
-    } else if (a == "--diagnosis" && i + 1 < argc) {
-      diagnosis = argv[++i];
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "gtb report: unknown option %s\nusage: gtb report RESULTS.json [--out FILE.md]\n", a.c_str());
-      return kExitBadInput;
-    } else if (in.empty()) {
-      in = a;
-    } else {
-      std::fprintf(stderr, "gtb report: one results file only (got %s too)\n", a.c_str());
-      return kExitBadInput;
-    }
-  }
-  if (in.empty()) {
-    std::fprintf(stderr, "usage: gtb report RESULTS.json [--out FILE.md]\n");
-    return kExitBadInput;
-  }
+  app.add_option("results", in, "The results file")->required()->type_name("RESULTS.json");
+  app.add_option("--out", out, "Write the report there (atomically) instead of stdout")->type_name("FILE.md");
+  app.add_option("--diagnosis", diagnosis, "Add a trace's diagnosis (gtb diagnose TRACE --format json)")->type_name("D.json");
+  app.add_flag("--derive-findings", derive,
+               "Every family's findings derived again from the file's records by this version's gtb-<family> "
+               "binaries (a file written before a finding existed); the file is only read");
+  if (const auto rc = parse_cli(app, argc, argv, "gtb report")) return *rc;
   try {
     json doc = load_document(in);
     const std::string note = derive ? derive_findings(doc, in) : "";
@@ -80,12 +58,7 @@ int cmd_report(int argc, char** argv) {
     // Said under the title, before anything the derived findings shaped.
     if (!note.empty()) md.insert(md.find("\n\n") == std::string::npos ? md.size() : md.find("\n\n") + 2, note);
     if (!diagnosis.empty()) md += report::render_diagnosis_section(report::load_diagnosis(diagnosis), diagnosis);
-    if (out.empty()) {
-      std::fwrite(md.data(), 1, md.size(), stdout);
-    } else {
-      write_file_atomic(out, md);
-      std::printf("gtb report: %s written\n", out.c_str());
-    }
+    if (write_document(md, out)) std::printf("gtb report: %s written\n", out.c_str());
     return kExitOk;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gtb report: %s\n", e.what());

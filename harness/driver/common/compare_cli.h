@@ -4,7 +4,8 @@
 #include <optional>
 #include <string>
 
-#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/common/cli11.h"
+#include "harness/driver/common/compare_core.h"
 
 namespace gtb::driver {
 
@@ -16,21 +17,14 @@ struct CompareOutput {
   bool allow_machines = false;
 };
 
-inline constexpr const char* kCompareOutputHelp =
-    "  --format text|markdown|json  output format (default text)\n"
-    "  --out FILE                   write the output to FILE (stdout gets a one-line summary)\n"
-    "  --config FILE                thresholds per family / record glob, evidence settings (JSON)\n"
-    "  --threshold X                default threshold, 0.05 or 5% (default 5%)\n"
-    "  --allow-different-machines   compare results of different GPUs or CPUs anyway\n";
 inline constexpr const char* kCompareExitHelp =
     "exit: 0 nothing regressed, 1 a regression (slower or broken), 2 bad input or different machines\n"
     "verdicts: faster, same, slower, noisy, missing, new, broken (ok -> failed/invalid),\n"
     "          unmeasured (skipped or not ok on a side), ignored (by the config)\n";
 
-// If argv[i] is one of the flags above, consumes it (and its value, advancing i) and returns true.
-// Throws std::runtime_error on a bad value.
-bool parse_compare_output_flag(int argc, char** argv, int& i, CompareOutput& out);
-// "0.05" or "5%" -> 0.05; throws unless in (0, 1).
+// Adds the flags compare and ab share: --format, --out, --config, --threshold, --allow-different-machines.
+void add_compare_output_options(CLI::App& app, CompareOutput& out);
+// "0.05" or "5%" -> 0.05; throws unless in (0, 1) (the message follows "--threshold: ").
 double parse_threshold(std::string s);
 // The --config file (if any) with --threshold applied; throws with the file named.
 compare::Config load_compare_config(const CompareOutput& opt);

@@ -1,5 +1,5 @@
 // Family binaries as children of the driver, and the merge of repeated runs (gtb run, gtb ab).
-#include "harness/driver/run/runs.h"
+#include "harness/driver/common/runs.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include <stdexcept>
 
 #include "harness/document/json_read.h"
-#include "harness/driver/run/health.h"
+#include "harness/driver/common/health.h"
 #include "harness/driver/common/process.h"
 #include "harness/document/results.h"
 #include "harness/runtime/stopping.h"

@@ -1,12 +1,12 @@
 // gtb compare's calibration: how often the decision rule calls a record slower when both sides are
 // drawn from the same samples (a false regression), per record and over the file.
-#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/common/compare_core.h"
 
 #include <algorithm>
 
 #include "harness/document/stats.h"
-#include "harness/driver/compare/compare_common.h"
-#include "harness/driver/compare/compare_stats.h"
+#include "harness/driver/common/compare_common.h"
+#include "harness/driver/common/compare_stats.h"
 
 namespace gtb::compare {
 

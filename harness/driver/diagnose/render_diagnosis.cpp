@@ -1,12 +1,12 @@
 // The report's diagnosis section: the Markdown rendering of a diagnosis, one heading level down.
-#include "harness/driver/report/render_diagnosis.h"
+#include "harness/driver/common/render_diagnosis.h"
 
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "harness/driver/diagnose/diagnose_job.h"
-#include "harness/driver/diagnose/diagnose_render.h"
+#include "harness/driver/common/diagnose_render.h"
 
 namespace gtb::report {
 

@@ -1,5 +1,5 @@
 // Statistics behind gtb compare: a seeded bootstrap of the median ratio, Mann-Whitney U, Student's t.
-#include "harness/driver/compare/compare_stats.h"
+#include "harness/driver/common/compare_stats.h"
 
 #include <algorithm>
 #include <cmath>

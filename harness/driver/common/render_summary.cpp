@@ -1,10 +1,10 @@
 // Plain-text tables of a results document (presentation only: reads records, never measures).
-#include "harness/driver/report/render_summary.h"
+#include "harness/driver/common/render_summary.h"
 
 #include "harness/document/format.h"
 #include "harness/document/json_read.h"
-#include "harness/driver/report/render_verdict.h"
-#include "harness/driver/run/health.h"
+#include "harness/driver/common/render_verdict.h"
+#include "harness/driver/common/health.h"
 
 #include <algorithm>
 #include <array>

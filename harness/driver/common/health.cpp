@@ -1,5 +1,5 @@
 // Measurement health: host readings (/proc, /sys), the busy/idle decision and its warnings.
-#include "harness/driver/run/health.h"
+#include "harness/driver/common/health.h"
 
 #include <sys/resource.h>
 #include <unistd.h>

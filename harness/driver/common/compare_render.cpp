@@ -1,10 +1,10 @@
 // gtb compare's renderers: the result as text, markdown and JSON (presentation only: decides nothing).
-#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/common/compare_core.h"
 
 #include <sstream>
 
 #include "harness/document/format.h"
-#include "harness/driver/compare/compare_common.h"
+#include "harness/driver/common/compare_common.h"
 
 namespace gtb::compare {
 

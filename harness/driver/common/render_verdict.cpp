@@ -1,6 +1,6 @@
 // The cost model's answers (harness/model/model.h) as text, Markdown and JSON (gtb advise) and the
 // report's verdict: presentation only, every number and choice comes from the model.
-#include "harness/driver/report/render_verdict.h"
+#include "harness/driver/common/render_verdict.h"
 
 #include <algorithm>
 #include <cctype>
@@ -13,8 +13,8 @@
 #include "harness/document/json_read.h"
 #include "harness/document/plausibility.h"
 #include "harness/document/stats.h"
-#include "harness/driver/report/render_savings.h"
-#include "harness/driver/run/speed.h"
+#include "harness/driver/common/render_savings.h"
+#include "harness/driver/common/speed.h"
 
 namespace gtb::verdict {
 

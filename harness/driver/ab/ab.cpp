@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "harness/driver/commands.h"
-#include "harness/driver/compare/compare_cli.h"
+#include "harness/driver/common/compare_cli.h"
 #include "harness/driver/common/families.h"
-#include "harness/driver/common/flags.h"
+#include "harness/driver/common/cli11.h"
 #include "harness/driver/common/process.h"
-#include "harness/driver/run/runs.h"
+#include "harness/driver/common/runs.h"
 #include "harness/document/results.h"
 #include "harness/runtime/stopping.h"
 
@@ -25,25 +25,6 @@ namespace gtb::driver {
 namespace fs = std::filesystem;
 
 namespace {
-
-void ab_usage(std::FILE* f) {
-  std::fprintf(f,
-               "usage: gtb ab BASE_BUILD NEW_BUILD [options]\n"
-               "  Runs the family binaries of two builds (folders holding bin/gtb-<family>) alternately on\n"
-               "  this machine, round by round (the order flips every round), and decides each record from\n"
-               "  the paired per-round ratios, so drift of the machine cancels out.\n"
-               "  --family a,b                 families (default: all)\n"
-               "  --rounds R                   rounds, each runs both builds once (default 5, at least 3)\n"
-               "  --confirm-rounds C           a record slower after R rounds is decided again on C fresh\n"
-               "                               rounds of its family and stays slower only if they agree\n"
-               "                               (default: R; 0 turns the confirmation off)\n"
-               "  --quick | --full             suite (default quick)\n"
-               "  --budget S                   sampling budget per record in seconds\n"
-               "  --keep DIR                   also write DIR/base.json and DIR/new.json (results with runs)\n"
-               "%s%s"
-               "An interruption (Ctrl-C, SIGTERM) stops it without a comparison (exit 130 or 143).\n",
-               kCompareOutputHelp, kCompareExitHelp);
-}
 
 std::string binary_in(const std::string& build, const std::string& family) {
   for (const auto& p : {fs::path(build) / "bin" / ("gtb-" + family), fs::path(build) / ("gtb-" + family)})
@@ -72,57 +53,33 @@ struct AbOptions {
 
 // Parses the flags; an exit code when the command ends here (--help, bad usage).
 std::optional<int> parse_ab_flags(int argc, char** argv, AbOptions& o) {
-  try {
-    for (int i = 1; i < argc; ++i) {
-      FlagArg arg(argc, argv, i);
-      const std::string a = arg.text();
-      auto number = [&](const std::string& flag, double lo, double hi) {
-        const std::string v = arg.value(flag);
-        char* end = nullptr;
-        const double x = std::strtod(v.c_str(), &end);
-        if (v.empty() || *end != '\0' || !(x >= lo && x <= hi))
-          throw std::runtime_error(flag + ": '" + v + "' is not a number in [" + std::to_string(lo) + ", " +
-                                   std::to_string(hi) + "]");
-        return x;
-      };
-      if (a == "-h" || a == "--help") {
-        ab_usage(stdout);
-        return kExitOk;
-      } else if (parse_compare_output_flag(argc, argv, i, o.opt)) {
-        continue;
-      } else if (arg.is("--family")) {
-        o.families_csv = arg.value("--family");
-      } else if (arg.is("--rounds")) {
-        const double r = number("--rounds", 3, 1000);
-        if (r != static_cast<int>(r)) throw std::runtime_error("--rounds must be a whole number");
-        o.rounds = static_cast<int>(r);
-      } else if (arg.is("--confirm-rounds")) {
-        const double r = number("--confirm-rounds", 0, 1000);
-        if (r != static_cast<int>(r) || (r > 0 && r < 3))
-          throw std::runtime_error("--confirm-rounds must be 0 (off) or a whole number of at least 3");
-        o.confirm_rounds = static_cast<int>(r);
-      } else if (arg.is("--budget")) {
-        o.budget = number("--budget", 1e-6, 1e6);
-      } else if (arg.is("--keep")) {
-        o.keep_dir = arg.value("--keep");
-      } else if (a == "--quick") {
-        o.quick = true;
-      } else if (a == "--full") {
-        o.full = true;
-      } else if (!a.empty() && a[0] == '-') {
-        throw std::runtime_error("unknown option " + a);
-      } else {
-        o.builds.push_back(a);
-      }
-    }
-    if (o.builds.size() != 2) throw std::runtime_error("needs two build folders, BASE_BUILD and NEW_BUILD");
-    if (o.quick && o.full) throw std::runtime_error("--quick and --full exclude each other");
-    if (o.confirm_rounds < 0) o.confirm_rounds = o.rounds;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gtb ab: %s\n", e.what());
-    ab_usage(stderr);
-    return kExitBadInput;
-  }
+  CLI::App app{"Runs the family binaries of two builds (folders holding bin/gtb-<family>) alternately on this "
+               "machine, round by round (the order flips every round), and decides each record from the paired "
+               "per-round ratios, so drift of the machine cancels out.",
+               "gtb ab"};
+  app.footer(std::string(kCompareExitHelp) +
+             "An interruption (Ctrl-C, SIGTERM) stops it without a comparison (exit 130 or 143).");
+  app.add_option("builds", o.builds, "The two build folders")->required()->expected(2)->type_name("BASE_BUILD NEW_BUILD");
+  app.add_option("--family", o.families_csv, "Families (default: all)")->type_name("a,b");
+  app.add_option("--rounds", o.rounds, "Rounds, each runs both builds once (default 5, at least 3)")
+      ->check(CLI::Range(3, 1000));
+  app.add_option("--confirm-rounds", o.confirm_rounds,
+                 "A record slower after R rounds is decided again on C fresh rounds of its family and stays slower "
+                 "only if they agree (default: R; 0 turns the confirmation off)")
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            const bool ok = s == "0" || (s.find_first_not_of("0123456789") == std::string::npos && s.size() < 5 &&
+                                         std::stoi(s) >= 3 && std::stoi(s) <= 1000);
+            return ok ? std::string() : "must be 0 (off) or a whole number from 3 to 1000";
+          },
+          ""));
+  auto* quick = app.add_flag("--quick", o.quick, "The quick suite (the default)");
+  app.add_flag("--full", o.full, "The full suite")->excludes(quick);
+  app.add_option("--budget", o.budget, "Sampling budget per record in seconds")->check(CLI::Range(1e-6, 1e6));
+  app.add_option("--keep", o.keep_dir, "Also write DIR/base.json and DIR/new.json (results with runs)")->type_name("DIR");
+  add_compare_output_options(app, o.opt);
+  if (const auto rc = parse_cli(app, argc, argv, "gtb ab")) return rc;
+  if (o.confirm_rounds < 0) o.confirm_rounds = o.rounds;
   return std::nullopt;
 }
 

@@ -1,5 +1,5 @@
 // gtb compare's configuration: thresholds, per-record overrides and ignores, from a JSON object.
-#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/common/compare_core.h"
 
 #include <fnmatch.h>
 

@@ -1,6 +1,6 @@
 // gtb compare's decisions: a verdict per record from its samples or runs, the machines' context
 // check, and the comparison of two documents (matching, confirmation, busy machines).
-#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/common/compare_core.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,9 +11,9 @@
 #include "harness/document/format.h"
 #include "harness/document/json_read.h"
 #include "harness/document/stats.h"
-#include "harness/driver/compare/compare_common.h"
-#include "harness/driver/compare/compare_stats.h"
-#include "harness/driver/run/health.h"
+#include "harness/driver/common/compare_common.h"
+#include "harness/driver/common/compare_stats.h"
+#include "harness/driver/common/health.h"
 
 namespace gtb::compare {
 

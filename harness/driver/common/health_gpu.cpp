@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "harness/driver/run/health.h"
+#include "harness/driver/common/health.h"
 
 namespace gtb::health {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/driver/run/launch.h"
+#include "harness/driver/common/launch.h"
 #include "harness/document/types.h"
 
 namespace gtb::driver {

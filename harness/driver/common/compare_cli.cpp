@@ -1,5 +1,5 @@
 // Command-line pieces shared by gtb compare and gtb ab: output and threshold flags, config, rendering.
-#include "harness/driver/compare/compare_cli.h"
+#include "harness/driver/common/compare_cli.h"
 
 #include <cstdio>
 #include <fstream>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "harness/document/results.h"
-#include "harness/driver/common/flags.h"
+#include "harness/driver/common/output.h"
 
 namespace gtb::driver {
 
@@ -43,32 +43,32 @@ double parse_threshold(std::string s) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != s.size()) throw std::runtime_error("--threshold: not a number: " + s);
+  if (used == 0 || used != s.size()) throw std::runtime_error("not a number: " + s);
   if (percent) v /= 100.0;
-  if (!(v > 0.0 && v < 1.0)) throw std::runtime_error("--threshold must be between 0 and 1 (or 0% and 100%)");
+  if (!(v > 0.0 && v < 1.0)) throw std::runtime_error("must be between 0 and 1 (or 0% and 100%)");
   return v;
 }
 
-bool parse_compare_output_flag(int argc, char** argv, int& i, CompareOutput& out) {
-  FlagArg arg(argc, argv, i);
-  const std::string& a = arg.text();
-  if (arg.is("--format")) {
-    out.format = arg.value("--format");
-    if (out.format == "md") out.format = "markdown";
-    if (out.format != "text" && out.format != "markdown" && out.format != "json")
-      throw std::runtime_error("--format must be text, markdown or json");
-  } else if (arg.is("--out")) {
-    out.out_path = arg.value("--out");
-  } else if (arg.is("--config")) {
-    out.config_path = arg.value("--config");
-  } else if (arg.is("--threshold")) {
-    out.threshold = parse_threshold(arg.value("--threshold"));
-  } else if (a == "--allow-different-machines") {
-    out.allow_machines = true;
-  } else {
-    return false;
-  }
-  return true;
+void add_compare_output_options(CLI::App& app, CompareOutput& out) {
+  add_format_option(app, out.format);
+  app.add_option("--out", out.out_path, "Write the output to FILE (stdout gets a one-line summary)")->type_name("FILE");
+  app.add_option("--config", out.config_path, "Thresholds per family / record glob, evidence settings (JSON)")
+      ->type_name("FILE");
+  app.add_option_function<std::string>(
+         "--threshold", [&out](const std::string& s) { out.threshold = parse_threshold(s); },
+         "Default threshold, 0.05 or 5% (default 5%)")
+      ->type_name("X")
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            try {
+              parse_threshold(s);
+              return std::string();
+            } catch (const std::exception& e) {
+              return std::string(e.what());
+            }
+          },
+          ""));
+  app.add_flag("--allow-different-machines", out.allow_machines, "Compare results of different GPUs or CPUs anyway");
 }
 
 compare::Config load_compare_config(const CompareOutput& opt) {
@@ -91,21 +91,13 @@ int emit_comparison(compare::Result& res, const CompareOutput& opt, const std::s
     std::fprintf(stderr, "%s: refusing to compare results of different machines "
                          "(--allow-different-machines to compare anyway)\n", command.c_str());
   }
-  std::string text;
-  if (opt.format == "json")
-    text = compare::render_json(res).dump(2) + "\n";
-  else if (opt.format == "markdown")
-    text = compare::render_markdown(res);
-  else
-    text = compare::render_text(res);
-  if (opt.out_path.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-  } else {
-    write_file_atomic(opt.out_path, text);
+  const std::string text = render(*parse_format(opt.format), {[&] { return compare::render_text(res); },
+                                                               [&] { return compare::render_markdown(res); },
+                                                               [&] { return compare::render_json(res).dump(2) + "\n"; }});
+  if (write_document(text, opt.out_path))
     std::printf("%s: %zu regressions, %zu faster, %zu noisy of %zu records; %s written -> %s\n", command.c_str(),
                 res.regressions(), res.count(compare::Verdict::faster), res.count(compare::Verdict::noisy),
                 res.rows.size(), opt.out_path.c_str(), compare::outcome(res).c_str());
-  }
   return res.exit_code();
 }
 

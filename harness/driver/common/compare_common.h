@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/driver/compare/compare_core.h"
+#include "harness/driver/common/compare_core.h"
 
 namespace gtb::compare::detail {
 

@@ -1,5 +1,5 @@
 // Internal to gtb compare: record keys, sample pools and the index of a document's records.
-#include "harness/driver/compare/compare_common.h"
+#include "harness/driver/common/compare_common.h"
 
 #include <cmath>
 #include <stdexcept>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "harness/document/types.h"
-#include "harness/driver/run/speed.h"
+#include "harness/driver/common/speed.h"
 
 namespace gtb::health {
 

@@ -1,4 +1,4 @@
-#include "harness/driver/run/speed.h"
+#include "harness/driver/common/speed.h"
 
 #include <unistd.h>
 

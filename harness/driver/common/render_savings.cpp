@@ -1,5 +1,5 @@
 // The savings validation in the report (Markdown) and the measured A/B beside a verdict's fix.
-#include "harness/driver/report/render_savings.h"
+#include "harness/driver/common/render_savings.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 
 #include "harness/document/format.h"
 #include "harness/document/results.h"
-#include "harness/driver/report/render_verdict.h"
+#include "harness/driver/common/render_verdict.h"
 
 namespace gtb::verdict {
 

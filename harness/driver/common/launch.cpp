@@ -1,10 +1,10 @@
 // The mpirun command for a family run as ranks; kept apart from the run loop so it can be tested.
-#include "harness/driver/run/launch.h"
+#include "harness/driver/common/launch.h"
 
 #include <CLI/CLI.hpp>
 
 #include "harness/driver/common/families.h"
-#include "harness/driver/run/health.h"
+#include "harness/driver/common/health.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // Text and Markdown renderings of a diagnosis; presentation only (every number is in the JSON).
-#include "harness/driver/diagnose/diagnose_render.h"
+#include "harness/driver/common/diagnose_render.h"
 
 #include <cmath>
 #include <cstdio>
