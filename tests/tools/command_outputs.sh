@@ -42,7 +42,7 @@ answer_out() {
   if [ -f "$work/doc" ]; then mv "$work/doc" "$out/$name.file"; else echo "no file" > "$out/$name.file"; fi
 }
 
-r1=results/gtb-cpu-AMD-EPYC-2vcpu-20261129.json
+r1=tests/fixtures/real/results_schema1_amd.json
 r2=results/gtb-cpu-AMD-EPYC-2vcpu-20261201.json
 r3=results/gtb-cpu-AMD-EPYC-2vcpu-20261203-13.json
 ri=results/gtb-cpu-Intel-Xeon-2vcpu-20261202-8.json
