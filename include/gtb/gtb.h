@@ -16,7 +16,7 @@
 
 #include "harness/document/findings.h"
 #include "harness/runtime/entry.h"
-#include "harness/runtime/host_timing.h"
+#include "gtb/host_timing.h"
 #include "harness/document/stats.h"
 #include "harness/runtime/stopping.h"
 #include "harness/document/types.h"

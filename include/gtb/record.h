@@ -1,0 +1,6 @@
+// The record a case fills and the vocabulary around it (Backend, Suite, Clock, MetricSpec, json):
+// what a family's findings header needs to name its input. Defined with the results document
+// (harness/document/types.h), which the driver reads too.
+#pragma once
+
+#include "harness/document/types.h"
