@@ -116,10 +116,11 @@ std::string make_record_id(const std::string& family, const std::string& workloa
 }
 
 namespace {
+// A record's statistics say their unit first: seconds per repetition.
 json stats_json(const Stats& s) {
-  return {{"unit", "s"}, {"median", s.median}, {"mean", s.mean}, {"min", s.min},     {"max", s.max},
-          {"q1", s.q1},  {"q3", s.q3},         {"iqr", s.iqr},   {"stddev", s.stddev}, {"cv", s.cv},
-          {"count", s.count}};
+  json j = {{"unit", "s"}};
+  to_json(j, s);
+  return j;
 }
 }  // namespace
 
@@ -150,16 +151,12 @@ json to_json(const Record& r) {
     j["warmup_samples"] = r.warmup_samples;
     j["stop_reason"] = r.stop_reason;
   }
-  if (!r.paired.empty()) {
-    json pairs = json::array();
-    for (const PairedRounds& p : r.paired) pairs.push_back({{"with", p.with}, {"a_s", p.a_s}, {"b_s", p.b_s}});
-    j["paired"] = std::move(pairs);
-  }
+  if (!r.paired.empty()) j["paired"] = r.paired;
   if (!r.ceiling.empty()) j["ceiling"] = r.ceiling;
   j["check"] = r.check;
   json counters = json::object();
   for (const auto& [name, c] : r.counters)
-    if (std::isfinite(c.value)) counters[name] = {{"value", c.value}, {"unit", c.unit}};
+    if (std::isfinite(c.value)) counters[name] = c;
   j["counters"] = counters;
   j["info"] = r.info;
   if (!r.device_timing.empty()) j["device_timing"] = r.device_timing;
