@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace gtb {
 
@@ -203,13 +204,12 @@ std::int64_t need_count(const json& j, const char* key, const std::string& where
 Stats stats_from_json(const json& s, const std::string& where) {
   if (!s.is_object()) throw std::runtime_error(where + " is not an object");
   Stats st;
-  st.median = need_number(s, "median", where);
-  st.mean = need_number(s, "mean", where);
-  st.min = need_number(s, "min", where);
-  st.max = need_number(s, "max", where);
-  st.q1 = need_number(s, "q1", where);
-  st.q3 = need_number(s, "q3", where);
-  st.iqr = need_number(s, "iqr", where);
+  // The required numbers, in the order written (the first one missing is the one named); stddev
+  // came later and may be absent.
+  static constexpr std::pair<const char*, double Stats::*> kRequired[] = {
+      {"median", &Stats::median}, {"mean", &Stats::mean}, {"min", &Stats::min}, {"max", &Stats::max},
+      {"q1", &Stats::q1},         {"q3", &Stats::q3},     {"iqr", &Stats::iqr}};
+  for (const auto& [key, member] : kRequired) st.*member = need_number(s, key, where);
   st.stddev = s.contains("stddev") ? need_number(s, "stddev", where) : 0.0;
   st.cv = need_number(s, "cv", where);
   st.count = need_count(s, "count", where);
