@@ -84,13 +84,11 @@ def main(argv):
                     why = verdict(rel, target)
                     if why:
                         failures.append(f"FAIL: {rel}:{n} includes {target} ({why})")
-    for f in failures:
-        print(f)
     if failures:
-        print(f"{len(failures)} includes around the front door")
-        return 1
-    print(f"ok: {files} files; bench/ includes {len(through_door)} front-door headers and no harness header")
-    return 0
+        print("\n".join(failures + [f"{len(failures)} includes around the front door"]))
+    else:
+        print(f"ok: {files} files; bench/ includes {len(through_door)} front-door headers and no harness header")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
