@@ -6,15 +6,15 @@
 #include <vector>
 
 #include "bench/ceilings/sizes.h"
-#include "harness/runtime/context.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/context.h"
+#include "gtb/gtb.h"
 #include "kernels/ceilings/cpu/fma_peak.h"
 #include "kernels/ceilings/cpu/stream.h"
 #include "kernels/ceilings/stream.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
 #if GTB_HAVE_CUDA
-#include "harness/runtime/cuda_timing.h"
+#include "gtb/cuda_timing.h"
 #include "kernels/ceilings/cuda/ceilings.h"
 #endif
 
@@ -201,7 +201,7 @@ auto& dev_triad = gtb::add("ceilings", "stream_triad", "kernel", gtb::Backend::c
 
 }  // namespace
 
-// What this family publishes for the others to divide by (harness/runtime/publish.h).
-#include "harness/runtime/publish.h"
+// What this family publishes for the others to divide by (include/gtb/publish.h).
+#include "gtb/publish.h"
 const bool kPublishes = gtb::publish("ceilings", gtb::published::kCeilings, "ceilings") &&
                         gtb::publish("ceilings", gtb::published::kCeilingsMissing, "ceilings_missing");

@@ -1,7 +1,7 @@
 // The ceilings family's findings: the measured ceilings other families report percent of.
 #include "bench/ceilings/findings.h"
-#include "harness/document/results.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/findings.h"
+#include "gtb/gtb.h"
 
 namespace {
 

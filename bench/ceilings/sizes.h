@@ -16,7 +16,7 @@ inline constexpr std::int64_t kMiB = 1ll << 20;
 inline constexpr std::int64_t kMinCeilingBytes = 256 * kMiB;
 inline constexpr std::int64_t kCeilingStep = 256 * kMiB;
 // The copy, the smaller working set (2 arrays), must reach this many times the last-level cache to
-// count as memory (the cache-resident rule, harness/runtime/context.h).
+// count as memory (the cache-resident rule, include/gtb/context.h).
 inline constexpr double kResidentMultiple = 4.0;
 inline constexpr int kArraysHeld = 3;             // a, b, c of one size are allocated together
 inline constexpr double kMemoryFraction = 0.5;    // of the available memory, for those three arrays

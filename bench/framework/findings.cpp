@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 
 namespace gtb::framework {
 

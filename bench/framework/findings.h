@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/model/cost_terms.h"
-#include "harness/document/types.h"
+#include "gtb/evidence.h"
+#include "gtb/record.h"
 
 namespace gtb::framework {
 

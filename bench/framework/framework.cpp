@@ -16,7 +16,7 @@
 
 #include "bench/framework/findings.h"
 #include "bench/framework/worker.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
 #include "kernels/train/mlp.h"

@@ -1,7 +1,7 @@
 // The framework family's findings for the report and plots: PyTorch's tax per operator, its step
 // against gtb's, its CPU/GPU crossover, the DataLoader workers that feed a step, mixed precision.
 #include "bench/framework/findings.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 
 namespace {
 

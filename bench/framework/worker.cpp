@@ -1,5 +1,5 @@
 // The framework family's Python worker: the interpreter check, the worker's start and stop, and the
-// line-per-request exchange over the one process helper (harness/runtime/process.h).
+// line-per-request exchange over the one process helper (gtb/process.h).
 #include "bench/framework/worker.h"
 
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "harness/runtime/process.h"
+#include "gtb/process.h"
 
 namespace gtb::framework {
 

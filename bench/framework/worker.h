@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/document/types.h"
+#include "gtb/record.h"
 
 namespace gtb::framework {
 

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 
 namespace gtb::gemm {
 

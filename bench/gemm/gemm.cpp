@@ -15,11 +15,11 @@
 
 #include "bench/gemm/check.h"
 #include "bench/gemm/findings.h"
-#include "harness/document/stats.h"
-#include "harness/runtime/blas_core.h"
-#include "harness/runtime/context.h"
-#include "harness/runtime/gtb.h"
-#include "harness/runtime/host_timing.h"
+#include "gtb/stats.h"
+#include "gtb/blas_core.h"
+#include "gtb/context.h"
+#include "gtb/gtb.h"
+#include "gtb/host_timing.h"
 #include "kernels/common/clock.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/gemm_plan.h"
@@ -35,7 +35,7 @@
 #include "kernels/train/mlp.h"
 #include "kernels/transformer/block.h"
 #if GTB_HAVE_CUDA
-#include "harness/runtime/cuda_timing.h"
+#include "gtb/cuda_timing.h"
 #include "kernels/common/cuda/blas.h"
 #include "kernels/gemm/cuda/gemm.h"
 #include "kernels/gemm/cuda/gemm_lt.h"
@@ -1110,6 +1110,6 @@ const bool kContext = gtb::add_context("gemm", [](gtb::json& ctx) {
 
 }  // namespace
 
-// What this family publishes for the others to divide by (harness/runtime/publish.h).
-#include "harness/runtime/publish.h"
+// What this family publishes for the others to divide by (include/gtb/publish.h).
+#include "gtb/publish.h"
 const bool kPublishes = gtb::publish("gemm", gtb::published::kPeaks, "best_rate");

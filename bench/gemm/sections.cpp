@@ -6,7 +6,7 @@
 #include <map>
 
 #include "bench/gemm/findings.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 
 namespace {
 

@@ -12,9 +12,9 @@
 #include <tuple>
 #include <vector>
 
-#include "harness/document/stats.h"
-#include "harness/runtime/blas_core.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/stats.h"
+#include "gtb/blas_core.h"
+#include "gtb/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/verify.h"
 #include "kernels/parallel/collective.h"
@@ -23,7 +23,7 @@
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/mlp.h"
 #if GTB_HAVE_CUDA
-#include "harness/runtime/cuda_timing.h"
+#include "gtb/cuda_timing.h"
 #include "kernels/parallel/cuda/dp_step.h"
 #include "kernels/parallel/cuda/nccl.h"
 #include "kernels/train/cuda/mlp.h"

@@ -1,7 +1,7 @@
 // The parallel family's findings for the report and plots: collective bandwidth at the largest
 // size, the data-parallel step (buckets, overlap, scaling), interference, and, apart, projections.
 #include "bench/parallel/findings.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <tuple>
 
-#include "harness/document/findings.h"
-#include "harness/document/stats.h"
+#include "gtb/findings.h"
+#include "gtb/stats.h"
 
 namespace gtb::pitfalls {
 

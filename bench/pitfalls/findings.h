@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/model/cost_evidence.h"
-#include "harness/document/types.h"
+#include "gtb/evidence.h"
+#include "gtb/record.h"
 
 namespace gtb::pitfalls {
 

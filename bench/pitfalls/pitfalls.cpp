@@ -10,15 +10,15 @@
 #include <vector>
 
 #include "bench/pitfalls/findings.h"
-#include "harness/runtime/blas_core.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/blas_core.h"
+#include "gtb/gtb.h"
 #include "kernels/common/verify.h"
 #include "kernels/pitfalls/cpu/flag_kernels.h"
 #include "kernels/pitfalls/cpu/step_loop.h"
 #include "kernels/pitfalls/pitfalls.h"
 #include "kernels/pitfalls/reference.h"
 #if GTB_HAVE_CUDA
-#include "harness/runtime/cuda_timing.h"
+#include "gtb/cuda_timing.h"
 #include "kernels/pitfalls/cuda/flag_kernels.h"
 #include "kernels/pitfalls/cuda/flag_run.h"
 #include "kernels/pitfalls/cuda/step_loop.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "bench/pitfalls/findings.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 
 namespace {
 

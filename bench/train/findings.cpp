@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <map>
 
-#include "harness/document/findings.h"
+#include "gtb/findings.h"
 
 namespace gtb::mlp {
 

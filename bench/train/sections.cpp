@@ -5,7 +5,7 @@
 #include <map>
 
 #include "bench/train/findings.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 
 namespace {
 

@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "bench/train/findings.h"
-#include "harness/document/stats.h"
-#include "harness/runtime/blas_core.h"
-#include "harness/runtime/gemm_plan_info.h"
-#include "harness/runtime/gpu.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/stats.h"
+#include "gtb/blas_core.h"
+#include "gtb/gemm_plan_info.h"
+#include "gtb/gpu.h"
+#include "gtb/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/mkl.h"
 #include "kernels/common/precision.h"
@@ -20,7 +20,7 @@
 #include "kernels/train/mlp.h"
 #include "kernels/train/step_check.h"
 #if GTB_HAVE_CUDA
-#include "harness/runtime/cuda_timing.h"
+#include "gtb/cuda_timing.h"
 #include "kernels/train/cuda/mlp.h"
 #endif
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "harness/document/findings.h"
+#include "gtb/findings.h"
 
 namespace gtb::transfer {
 

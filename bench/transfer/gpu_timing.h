@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "harness/runtime/cuda_timing.h"
-#include "harness/runtime/host_timing.h"
+#include "gtb/cuda_timing.h"
+#include "gtb/host_timing.h"
 #include "kernels/transfer/cuda/transfer.h"
 
 namespace gtb::transfer_timing {

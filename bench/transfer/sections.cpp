@@ -4,7 +4,7 @@
 #include <map>
 
 #include "bench/transfer/findings.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 
 namespace {
 

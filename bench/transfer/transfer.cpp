@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
 #include "kernels/transfer/cpu/transfer.h"
@@ -17,7 +17,7 @@
 #include "kernels/transfer/transfer.h"
 #if GTB_HAVE_CUDA
 #include "bench/transfer/gpu_timing.h"
-#include "harness/runtime/cuda_timing.h"
+#include "gtb/cuda_timing.h"
 #include "kernels/transfer/cuda/loader.h"
 #include "kernels/transfer/cuda/transfer.h"
 #endif

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "bench/transformer/variants.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "kernels/common/errors.h"
 #include "kernels/common/precision.h"
 #include "kernels/transformer/block.h"
@@ -17,7 +17,7 @@
 #include "kernels/transformer/reference.h"
 #include "kernels/train/step_check.h"
 #if GTB_HAVE_CUDA
-#include "harness/runtime/cuda_timing.h"
+#include "gtb/cuda_timing.h"
 #include "kernels/transformer/cuda/step.h"
 #endif
 

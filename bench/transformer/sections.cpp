@@ -4,7 +4,7 @@
 #include <string>
 
 #include "bench/transformer/findings.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 
 namespace {
 

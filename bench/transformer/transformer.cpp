@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/runtime/blas_core.h"
+#include "gtb/blas_core.h"
 #include "bench/transformer/variants.h"
-#include "harness/runtime/gemm_plan_info.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gemm_plan_info.h"
+#include "gtb/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/errors.h"
 #include "kernels/common/precision.h"

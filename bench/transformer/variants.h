@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "kernels/transformer/block.h"
 
 namespace gtb::xfmr {

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "bench/vectorize/findings.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 
 namespace {
 

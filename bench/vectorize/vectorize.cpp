@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "harness/runtime/context.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/context.h"
+#include "gtb/gtb.h"
 #include "kernels/common/cpu/clones.h"
 #include "kernels/common/cpu/host_buffer.h"
 #include "kernels/common/cpu/parallel.h"
@@ -28,7 +28,7 @@
 #include "kernels/vectorize/cpu/vectorize.h"
 #include "kernels/vectorize/elementwise.h"
 #if GTB_HAVE_CUDA
-#include "harness/runtime/cuda_timing.h"
+#include "gtb/cuda_timing.h"
 #include "kernels/vectorize/cuda/vectorize.h"
 #endif
 

@@ -48,11 +48,6 @@ const json& array_of(const json& j, const char* key, const char* where) {
 }
 bool is_cell(const json& v) { return v.is_null() || v.is_string() || v.is_number() || v.is_boolean(); }
 
-json marks_json(const std::vector<Mark>& m) {
-  json a = json::array();
-  for (const auto& x : m) a.push_back({{"value", x.value}, {"label", x.label}});
-  return a;
-}
 std::vector<Mark> marks_of(const json& j, const char* key, const char* where) {
   std::vector<Mark> out;
   for (const auto& m : array_of(j, key, where)) {
@@ -78,8 +73,8 @@ json figure_json(const Figure& f) {
   j["logy"] = f.logy;
   if (!f.xlabel.empty()) j["xlabel"] = f.xlabel;
   if (!f.ylabel.empty()) j["ylabel"] = f.ylabel;
-  if (!f.hlines.empty()) j["hlines"] = marks_json(f.hlines);
-  if (!f.vlines.empty()) j["vlines"] = marks_json(f.vlines);
+  if (!f.hlines.empty()) j["hlines"] = f.hlines;
+  if (!f.vlines.empty()) j["vlines"] = f.vlines;
   if (f.ceiling_line) j["ceiling_line"] = true;
   return j;
 }
@@ -176,15 +171,14 @@ json to_json(const Family& f) {
     js["text"] = s.text;
     json lines = json::array();
     for (const auto& l : s.lines) {
-      json jl = {{"id", l.id}, {"label", l.label}, {"value", l.value}, {"unit", l.unit}, {"hint", to_string(l.hint)}};
+      json jl = l;
       if (!l.note.empty()) jl["note"] = l.note;
       lines.push_back(jl);
     }
     js["lines"] = lines;
     json tables = json::array();
     for (const auto& t : s.tables) {
-      json cols = json::array();
-      for (const auto& c : t.columns) cols.push_back({{"name", c.name}, {"unit", c.unit}, {"hint", to_string(c.hint)}});
+      json cols = t.columns;
       json rows = json::array();
       for (const auto& r : t.rows) {
         json row = json::array();

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -46,6 +47,11 @@ inline constexpr NameTable<Hint, 10> kHintNames = {{{Hint::text, "text"},
 static_assert(names_unique(kHintNames));
 const char* to_string(Hint h);
 Hint hint_from_string(const std::string& s);  // throws std::runtime_error for an unknown name
+// A hint is written by its name.
+template <class BasicJson, std::enable_if_t<nlohmann::detail::is_basic_json<BasicJson>::value, int> = 0>
+void to_json(BasicJson& j, Hint h) {
+  j = to_string(h);
+}
 
 // One summary line: "label: value unit (note)". `value` is a number, a string, or null (not measured).
 struct Line {
@@ -56,6 +62,7 @@ struct Line {
   Hint hint = Hint::number;
   std::string note;
 };
+GTB_JSON_WRITE(Line, id, label, value, unit, hint)  // and note, when there is one
 
 struct Column {
   Column(std::string name_, std::string unit_ = "", Hint hint_ = Hint::text)
@@ -65,6 +72,7 @@ struct Column {
   std::string unit;  // printed after each number of the column
   Hint hint = Hint::text;
 };
+GTB_JSON_WRITE(Column, name, unit, hint)
 
 struct Table {
   std::string id;
@@ -77,6 +85,7 @@ struct Mark {
   double value = 0;
   std::string label;
 };
+GTB_JSON_WRITE(Mark, value, label)
 
 // A figure spec. Its points come from the records of the family (source empty) or from a table of
 // the same section (source = the table's id). Field names address a record as the results file

@@ -28,7 +28,7 @@ struct PlausibilityLimits {
 
 // NVIDIA_TF32_OVERRIDE is read by cuBLAS and cuDNN themselves, never by gtb: NVIDIA documents that
 // 0 keeps its libraries from TF32 whatever the program asks. The context reports it as found
-// (context.environment, harness/runtime/context.h).
+// (context.environment, include/gtb/context.h).
 inline constexpr const char* kEnvNvidiaTf32Override = "NVIDIA_TF32_OVERRIDE";
 // Whether NVIDIA_TF32_OVERRIDE concerns a record: a GPU record of precision tf32 (a tensor-core GEMM
 // mode, whatever the family), or a GPU cuBLAS GEMM of precision fp32 (FP32 operands, info.compute_type

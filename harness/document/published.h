@@ -1,5 +1,5 @@
 // What a family publishes for the others to divide by, and where the merge puts it. A family declares
-// it (harness/runtime/publish.h) and its binary writes the declaration into its entry of the results'
+// it (include/gtb/publish.h) and its binary writes the declaration into its entry of the results'
 // families array: "publishes": {concept: key of its findings data}. `gtb run` merges by that
 // (make_merged_document in results.h). The concepts below are results-format keys: each names a
 // kind of number (measured ceilings, peak rates), never the family that measures it.

@@ -48,6 +48,9 @@ json make_comparisons(const std::vector<Record>& records) {
       if (b.options.contains(it.key()) && b.options[it.key()] != it.value()) return false;
     return true;
   };
+  auto side = [](const Record& r) {  // one side of a pair, as the comparison names it
+    return json{{"id", r.id}, {"variant", r.variant}, {"options", r.options}, {"value", *r.value}};
+  };
   for (const Record& r : records)
     if (r.backend == Backend::cpu && r.status == Status::ok && r.value) cpu_by_key[key_of(r)].push_back(&r);
   json out = json::array();
@@ -72,8 +75,8 @@ json make_comparisons(const std::vector<Record>& records) {
                    {"metric", g.metric.name},
                    {"unit", g.metric.unit},
                    {"better", to_string(g.metric.better())},
-                   {"cpu", {{"id", c.id}, {"variant", c.variant}, {"options", c.options}, {"value", cv}}},
-                   {"cuda", {{"id", g.id}, {"variant", g.variant}, {"options", g.options}, {"value", gv}}},
+                   {"cpu", side(c)},
+                   {"cuda", side(g)},
                    {"gpu_over_cpu", ratio},
                    {"winner", winner}});
   }

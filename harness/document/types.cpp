@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace gtb {
 
@@ -116,10 +117,11 @@ std::string make_record_id(const std::string& family, const std::string& workloa
 }
 
 namespace {
+// A record's statistics say their unit first: seconds per repetition.
 json stats_json(const Stats& s) {
-  return {{"unit", "s"}, {"median", s.median}, {"mean", s.mean}, {"min", s.min},     {"max", s.max},
-          {"q1", s.q1},  {"q3", s.q3},         {"iqr", s.iqr},   {"stddev", s.stddev}, {"cv", s.cv},
-          {"count", s.count}};
+  json j = {{"unit", "s"}};
+  to_json(j, s);
+  return j;
 }
 }  // namespace
 
@@ -150,16 +152,12 @@ json to_json(const Record& r) {
     j["warmup_samples"] = r.warmup_samples;
     j["stop_reason"] = r.stop_reason;
   }
-  if (!r.paired.empty()) {
-    json pairs = json::array();
-    for (const PairedRounds& p : r.paired) pairs.push_back({{"with", p.with}, {"a_s", p.a_s}, {"b_s", p.b_s}});
-    j["paired"] = std::move(pairs);
-  }
+  if (!r.paired.empty()) j["paired"] = r.paired;
   if (!r.ceiling.empty()) j["ceiling"] = r.ceiling;
   j["check"] = r.check;
   json counters = json::object();
   for (const auto& [name, c] : r.counters)
-    if (std::isfinite(c.value)) counters[name] = {{"value", c.value}, {"unit", c.unit}};
+    if (std::isfinite(c.value)) counters[name] = c;
   j["counters"] = counters;
   j["info"] = r.info;
   if (!r.device_timing.empty()) j["device_timing"] = r.device_timing;
@@ -206,13 +204,12 @@ std::int64_t need_count(const json& j, const char* key, const std::string& where
 Stats stats_from_json(const json& s, const std::string& where) {
   if (!s.is_object()) throw std::runtime_error(where + " is not an object");
   Stats st;
-  st.median = need_number(s, "median", where);
-  st.mean = need_number(s, "mean", where);
-  st.min = need_number(s, "min", where);
-  st.max = need_number(s, "max", where);
-  st.q1 = need_number(s, "q1", where);
-  st.q3 = need_number(s, "q3", where);
-  st.iqr = need_number(s, "iqr", where);
+  // The required numbers, in the order written (the first one missing is the one named); stddev
+  // came later and may be absent.
+  static constexpr std::pair<const char*, double Stats::*> kRequired[] = {
+      {"median", &Stats::median}, {"mean", &Stats::mean}, {"min", &Stats::min}, {"max", &Stats::max},
+      {"q1", &Stats::q1},         {"q3", &Stats::q3},     {"iqr", &Stats::iqr}};
+  for (const auto& [key, member] : kRequired) st.*member = need_number(s, key, where);
   st.stddev = s.contains("stddev") ? need_number(s, "stddev", where) : 0.0;
   st.cv = need_number(s, "cv", where);
   st.count = need_count(s, "count", where);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/document/json_write.h"
 #include "harness/document/stats.h"
 #include "kernels/common/names.h"
 
@@ -50,10 +51,14 @@ struct MetricSpec {
   Better better() const { return kind == MetricKind::rate ? Better::higher : Better::lower; }
 };
 
+// Statistics as a record writes them (after its "unit"): types written by declaration, json_write.h.
+GTB_JSON_WRITE(Stats, median, mean, min, max, q1, q3, iqr, stddev, cv, count)
+
 struct Counter {
   double value = 0;
   std::string unit;
 };
+GTB_JSON_WRITE(Counter, value, unit)
 
 // One run's view of a record in a file made by `gtb run --runs K` (K >= 2): what that run measured.
 struct RunStat {
@@ -71,6 +76,7 @@ struct PairedRounds {
   std::string with;
   std::vector<double> a_s, b_s;  // equal length
 };
+GTB_JSON_WRITE(PairedRounds, with, a_s, b_s)
 
 // One workload x parameters x backend: what was measured, how, and whether it can be trusted.
 struct Record {

@@ -1,5 +1,5 @@
 // OpenBLAS core-type selection for a family process: decide, verify in a probe child, re-execute.
-#include "harness/runtime/blas_core.h"
+#include "gtb/blas_core.h"
 
 #include <cblas.h>  // OpenBLAS's: also declares openblas_get_corename()
 #include <unistd.h>
@@ -15,7 +15,7 @@
 #include <random>
 #include <sstream>
 
-#include "harness/runtime/context.h"
+#include "gtb/context.h"
 #include "harness/runtime/process.h"
 #include "harness/runtime/startup.h"
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "harness/document/results.h"
 #include "harness/runtime/process.h"
 

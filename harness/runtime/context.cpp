@@ -1,5 +1,5 @@
 // Gathers the machine and build context written into every results file.
-#include "harness/runtime/context.h"
+#include "gtb/context.h"
 
 #include <omp.h>
 #include <sys/utsname.h>
@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "harness/runtime/gpu.h"
+#include "gtb/gpu.h"
 #include "kernels/common/denormals.h"
 #include "harness/document/plausibility.h"
 #include "harness/document/results.h"

@@ -1,12 +1,12 @@
 // CUDA event timing: the timed region around a sample, with the blocking kernel in front of it.
-#include "harness/runtime/cuda_timing.h"
+#include "gtb/cuda_timing.h"
 
 #include <algorithm>
 #include <stdexcept>
 #include <vector>
 
 #include "harness/runtime/cuda_blocking.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "harness/runtime/stopping.h"
 
 namespace gtb::cuda {

@@ -8,7 +8,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include "harness/runtime/gpu.h"
+#include "gtb/gpu.h"
 #include "kernels/common/cuda/check.h"
 
 namespace gtb::gpu {

@@ -1,5 +1,5 @@
 // GPU queries for a build without the CUDA backend: always unavailable, with the reason.
-#include "harness/runtime/gpu.h"
+#include "gtb/gpu.h"
 
 namespace gtb::gpu {
 

@@ -1,5 +1,5 @@
 // The registry of what families publish (see publish.h).
-#include "harness/runtime/publish.h"
+#include "gtb/publish.h"
 
 #include <map>
 #include <stdexcept>

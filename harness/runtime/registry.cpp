@@ -15,12 +15,12 @@
 #include <optional>
 #include <stdexcept>
 
-#include "harness/runtime/context.h"
+#include "gtb/context.h"
 #include "harness/runtime/device_timing.h"
 #include "harness/runtime/fiber.h"
-#include "harness/runtime/gpu.h"
-#include "harness/runtime/gtb.h"
-#include "harness/runtime/publish.h"
+#include "gtb/gpu.h"
+#include "gtb/gtb.h"
+#include "gtb/publish.h"
 #include "harness/runtime/startup.h"
 #include "kernels/common/denormals.h"
 #include "harness/document/results.h"

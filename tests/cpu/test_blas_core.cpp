@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/runtime/blas_core.h"
-#include "harness/runtime/context.h"
+#include "gtb/blas_core.h"
+#include "gtb/context.h"
 #include "harness/runtime/startup.h"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "bench/ceilings/sizes.h"
-#include "harness/runtime/context.h"
+#include "gtb/context.h"
 #include "kernels/ceilings/cpu/fma_peak.h"
 #include "kernels/ceilings/cpu/stream.h"
 #include "kernels/ceilings/stream.h"

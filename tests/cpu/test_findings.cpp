@@ -16,7 +16,7 @@
 #include "harness/document/format.h"
 #include "harness/document/json_read.h"
 #include "harness/document/results.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "tests/common/error_of.h"
 
 namespace gtb::findings {

@@ -12,7 +12,7 @@
 #include "bench/gemm/check.h"
 #include "bench/gemm/findings.h"
 #include "harness/model/cost_terms.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/random.h"
 #include "kernels/gemm/cpu/gemm.h"

@@ -16,7 +16,7 @@
 
 #include "harness/document/results.h"
 #include "harness/runtime/fiber.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "kernels/common/clock.h"
 
 namespace {

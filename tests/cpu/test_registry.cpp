@@ -13,8 +13,8 @@
 #include <new>
 #include <vector>
 
-#include "harness/runtime/gpu.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gpu.h"
+#include "gtb/gtb.h"
 #include "harness/document/results.h"
 #include "tests/common/named_record.h"
 

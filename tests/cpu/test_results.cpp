@@ -12,8 +12,8 @@
 
 #include "harness/document/plausibility.h"
 #include "harness/document/results.h"
-#include "harness/runtime/context.h"
-#include "harness/runtime/publish.h"
+#include "gtb/context.h"
+#include "gtb/publish.h"
 #include "tests/common/error_of.h"
 
 using namespace gtb;

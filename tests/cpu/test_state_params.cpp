@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 
 namespace {
 

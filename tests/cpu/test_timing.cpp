@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "kernels/common/clock.h"
 
 namespace {

@@ -9,7 +9,7 @@
 
 #include "bench/train/findings.h"
 #include "harness/model/cost_model.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "kernels/common/cpu/parallel.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/mlp.h"

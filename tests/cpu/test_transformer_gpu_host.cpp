@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "kernels/transformer/cuda/step_plan.h"
 #include "tests/common/small_configs.h"
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/runtime/gpu.h"
+#include "gtb/gpu.h"
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);

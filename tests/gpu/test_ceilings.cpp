@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/runtime/cuda_timing.h"
+#include "gtb/cuda_timing.h"
 #include "harness/runtime/device_timing.h"
 #include "harness/runtime/stopping.h"
 #include "kernels/ceilings/cuda/ceilings.h"

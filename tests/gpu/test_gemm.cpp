@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/runtime/cuda_timing.h"
+#include "gtb/cuda_timing.h"
 #include "kernels/common/cuda/blas.h"
 #include "kernels/common/errors.h"
 #include "kernels/common/random.h"

@@ -7,8 +7,8 @@
 
 #include <cmath>
 
-#include "harness/runtime/gpu.h"
-#include "harness/runtime/host_timing.h"
+#include "gtb/gpu.h"
+#include "gtb/host_timing.h"
 #include "kernels/common/verify.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/cuda/mlp.h"

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "kernels/train/cpu/mlp.h"
 #include "kernels/train/cuda/mlp.h"
 #include "tests/common/non_empty.h"

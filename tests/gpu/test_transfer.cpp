@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bench/transfer/gpu_timing.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "kernels/transfer/cpu/transfer.h"
 #include "kernels/transfer/cuda/loader.h"
 #include "kernels/transfer/cuda/transfer.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/runtime/cuda_timing.h"
+#include "gtb/cuda_timing.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
 #include "kernels/vectorize/cpu/vectorize.h"

@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 
 namespace {
 

@@ -19,7 +19,7 @@ if [ $# -eq 3 ]; then
   rm -rf "$dir" && mkdir -p "$dir" && cp -r "$root/bench" "$dir/" || exit 2
   cat >"$dir/bench/planted.cpp" <<'PLANT'
 // A case that times itself (the planted twin of check_bench_timing.sh).
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 void planted(gtb::State& st) {
   st.exec_batch_self_timed(gtb::Clock::host_wall, [&](std::int64_t reps) {
     const double t0 = gtb::host_seconds();  // time_host( in this comment is not read

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/runtime/context.h"
+#include "gtb/context.h"
 
 namespace gtb {
 
@@ -42,7 +42,7 @@ int blas_probe_main(int argc, char** argv);
 // Installs the selection as a start-up hook of this family binary (probe mode first, the decision
 // before any case); a family that uses OpenBLAS calls it once from a static initializer:
 //   const bool kOpenblasCore = gtb::install_openblas_core_selection();
-// The context reports the outcome (openblas_core_context in harness/runtime/context.h).
+// The context reports the outcome (openblas_core_context in include/gtb/context.h).
 bool install_openblas_core_selection();
 
 }  // namespace gtb

@@ -2,7 +2,7 @@
 // info.gemm_plan holds for every family whose step runs one.
 #pragma once
 
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "kernels/common/cpu/gemm_plan.h"
 
 namespace gtb {

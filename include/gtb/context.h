@@ -38,7 +38,7 @@ bool cache_resident(double working_set_bytes);
 // when unknown. GTB_HOST_AVAILABLE_BYTES=N replaces it (a simulated machine, for tests).
 long long host_available_bytes();
 // ---- OpenBLAS's core type (which kernel set it runs), as the context reports it ----
-// The selection itself (harness/runtime/blas_core.h) runs only in the families that use OpenBLAS;
+// The selection itself (include/gtb/blas_core.h) runs only in the families that use OpenBLAS;
 // these environment variables carry its decision across a re-execution. The user's
 // OPENBLAS_CORETYPE is always respected; GTB_OPENBLAS_AUTOCORE=0 keeps OpenBLAS's own choice.
 inline constexpr const char* kEnvCoretype = "OPENBLAS_CORETYPE";

@@ -9,7 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "harness/runtime/device_timing.h"
-#include "harness/runtime/gtb.h"
+#include "gtb/gtb.h"
 #include "kernels/common/cuda/check.h"
 #include "kernels/common/cuda/memory.h"
 #include "kernels/common/cuda/timer.h"

@@ -1,4 +1,6 @@
 // The public API a benchmark family uses: declare workloads and axes, verify, then hand the work to time to the harness.
+// include/gtb/ is the families' front door: bench/ includes these headers and nothing else of harness/
+// (tests/tools/check_front_door.py); harness/runtime/ implements them.
 #pragma once
 
 #include <array>
@@ -16,7 +18,7 @@
 
 #include "harness/document/findings.h"
 #include "harness/runtime/entry.h"
-#include "harness/runtime/host_timing.h"
+#include "gtb/host_timing.h"
 #include "harness/document/stats.h"
 #include "harness/runtime/stopping.h"
 #include "harness/document/types.h"
