@@ -13,8 +13,8 @@ rm -rf "$work" && mkdir -p "$work"
 cp -r "$src/harness" "$work/harness"
 case $mode in
   document) echo '#include "harness/driver/common/render_summary.h"' >>"$work/harness/document/stats.h" ;;
-  model)    echo '#include "harness/runtime/publish.h"' >>"$work/harness/model/cost_terms.h" ;;
-  driver)   echo '#include "harness/runtime/gtb.h"' >>"$work/harness/driver/list/list.cpp" ;;
+  model)    echo '#include "harness/runtime/stopping.h"' >>"$work/harness/model/cost_terms.h" ;;
+  driver)   echo '#include "harness/runtime/startup.h"' >>"$work/harness/driver/list/list.cpp" ;;
   command)  echo '#include "harness/driver/diagnose/diagnose_trace.h"' >>"$work/harness/driver/list/list.cpp" ;;
   common)   echo '#include "harness/driver/diagnose/diagnose_trace.h"' >>"$work/harness/driver/common/families.h" ;;
   outside)  echo '// stray' >"$work/harness/stray.cpp" ;;
