@@ -15,6 +15,7 @@
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/clones.h"
 #include "kernels/common/cpu/parallel.h"
+#include "kernels/common/cpu/rows.h"
 #include "kernels/common/verify.h"
 #include "kernels/vectorize/elementwise.h"  // exp_approx: an exp the softmax loops can vectorize
 
@@ -92,17 +93,10 @@ GTB_CPU_CLONES void bias_rows(float* __restrict y, const float* __restrict bias,
 
 GTB_CPU_CLONES void bias_gelu_rows(float* __restrict u, float* __restrict g, const float* __restrict bias,
                                   std::size_t r0, std::size_t r1, std::size_t n, bool rnd) {
-  for (std::size_t r = r0; r < r1; ++r) {
-    float* __restrict ur = u + r * n;
-    float* __restrict gr = g + r * n;
-#pragma omp simd
-    for (std::size_t j = 0; j < n; ++j) {
-      const float v = ur[j] + bias[j];
-      ur[j] = v;
-      const float a = gelu(v);
-      gr[j] = rnd ? round_bf16(a) : a;
-    }
-  }
+  gtb::cpu::bias_then_rows(u, g, bias, r0, r1, n, [rnd](float v) {
+    const float a = gelu(v);
+    return rnd ? round_bf16(a) : a;
+  });
 }
 
 // Column sums of y rows [r0, r1) added to part; with `copy`, also y rounded to BF16 into copy.
@@ -561,13 +555,13 @@ void CpuBlocks::backward(const float* x) {
   // A LayerNorm's backward from tmp_ (its output's gradient): dx = dres + its input's gradient, gamma
   // and beta gradients summed; with `bias`, dx's column sums too (that bias's gradient), and dx's
   // BF16 copy into dr when the step runs BF16.
-  auto layer_norm_backward = [&](int l, const float* x, const float* mean, const float* rstd, P gamma, P beta,
-                         const float* dres, float* dx, std::optional<P> bias) {
+  auto layer_norm_backward = [&](int l, const float* in, const float* mean, const float* rstd, P gamma, P beta,
+                                 const float* dres, float* dx, std::optional<P> bias) {
     const std::size_t parts = bias ? 3 : 2;
     summed_pass(
         parts * D, work * double(parts),
         [&](std::size_t r0, std::size_t r1, int t) {
-          ln_back_rows(tmp_, x, mean, rstd, master(l, gamma), dres, dx, part(t), r0, r1, D);
+          ln_back_rows(tmp_, in, mean, rstd, master(l, gamma), dres, dx, part(t), r0, r1, D);
           if (bias) colsum_rows(dx, part(t) + 2 * D, rnd ? dr : nullptr, r0, r1, D);
         },
         {{0, D, g(l, gamma)}, {D, D, g(l, beta)}});
