@@ -170,34 +170,33 @@ void gpu_stream(gtb::State& st, bool is_triad) {
 void gpu_stream(gtb::State&, bool) { throw gtb::Skip("built without CUDA"); }
 #endif
 
-auto& host_copy = gtb::add("ceilings", "stream_copy", "openmp", gtb::Backend::cpu,
-                           [](gtb::State& st) { cpu_stream(st, false); })
-                      .axis("bytes", host_sizes().full, host_sizes().quick)
-                      .option("stores", kStores)
-                      .rate("bandwidth", "GB/s", 1e9)
-                      .describe("STREAM-like copy a = b over all cores, 64-byte-aligned arrays placed by first "
-                                "touch; bytes = 2 x array bytes");
-auto& host_triad = gtb::add("ceilings", "stream_triad", "openmp", gtb::Backend::cpu,
-                            [](gtb::State& st) { cpu_stream(st, true); })
-                       .axis("bytes", host_sizes().full, host_sizes().quick)
-                       .option("stores", kStores)
-                       .rate("bandwidth", "GB/s", 1e9)
-                       .describe("STREAM-like triad a = b + s*c over all cores, 64-byte-aligned arrays placed by "
-                                 "first touch; bytes = 3 x array bytes");
+// A STREAM kernel, the copy or the triad: on the host over all cores (by array size and store kind), or
+// on the GPU.
+gtb::Bench& add_stream(const char* workload, const char* variant, gtb::Backend be, bool is_triad, const char* doc) {
+  const bool host = be == gtb::Backend::cpu;
+  gtb::Bench& b = gtb::add("ceilings", workload, variant, be, [host, is_triad](gtb::State& st) {
+    host ? cpu_stream(st, is_triad) : gpu_stream(st, is_triad);
+  });
+  if (host)
+    b.axis("bytes", host_sizes().full, host_sizes().quick).option("stores", kStores);
+  else
+    b.axis("bytes", kFullBytes, {1024ll << 20});
+  return b.rate("bandwidth", "GB/s", 1e9).describe(doc);
+}
+auto& host_copy = add_stream("stream_copy", "openmp", gtb::Backend::cpu, false,
+                             "STREAM-like copy a = b over all cores, 64-byte-aligned arrays placed by first touch; "
+                             "bytes = 2 x array bytes");
+auto& host_triad = add_stream("stream_triad", "openmp", gtb::Backend::cpu, true,
+                              "STREAM-like triad a = b + s*c over all cores, 64-byte-aligned arrays placed by first "
+                              "touch; bytes = 3 x array bytes");
 auto& host_fma = gtb::add("ceilings", "fma_peak", "registers", gtb::Backend::cpu, cpu_fma)
                      .option("isa", gtb::names_of(gtb::cpu::kFmaIsaNames))
                      .rate("flops", "TFLOP/s", 1e12)
                      .describe("FP32 x = x*m + a on 12 register vectors per thread, all threads; 2 FLOPs per lane");
-auto& dev_copy = gtb::add("ceilings", "stream_copy", "memcpy_d2d", gtb::Backend::cuda,
-                          [](gtb::State& st) { gpu_stream(st, false); })
-                     .axis("bytes", kFullBytes, {1024ll << 20})
-                     .rate("bandwidth", "GB/s", 1e9)
-                     .describe("cudaMemcpyAsync device to device; bytes = 2 x array bytes");
-auto& dev_triad = gtb::add("ceilings", "stream_triad", "kernel", gtb::Backend::cuda,
-                           [](gtb::State& st) { gpu_stream(st, true); })
-                      .axis("bytes", kFullBytes, {1024ll << 20})
-                      .rate("bandwidth", "GB/s", 1e9)
-                      .describe("grid-stride float4 triad kernel; bytes = 3 x array bytes");
+auto& dev_copy = add_stream("stream_copy", "memcpy_d2d", gtb::Backend::cuda, false,
+                            "cudaMemcpyAsync device to device; bytes = 2 x array bytes");
+auto& dev_triad = add_stream("stream_triad", "kernel", gtb::Backend::cuda, true,
+                             "grid-stride float4 triad kernel; bytes = 3 x array bytes");
 
 }  // namespace
 

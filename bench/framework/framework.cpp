@@ -437,25 +437,27 @@ const char* kStepDoc =
 using Points = std::vector<std::vector<I>>;
 using Names = std::vector<std::string>;
 
-gtb::Bench& add_mlp_step(Backend be, const Points& full, const Points& quick, const Names& modes) {
-  return gtb::add("framework", "mlp_step", "pytorch", be, mlp_case)
+// The MLP step in PyTorch with one option varied (mode or precision); `extra` ends its description.
+gtb::Bench& add_step(const char* workload, Backend be, const Points& full, const Points& quick, const char* option,
+                     const Names& values, const char* extra) {
+  return gtb::add("framework", workload, "pytorch", be, mlp_case)
       .zip({"width", "depth", "batch"}, full, quick)
-      .option("mode", modes)
+      .option(option, values)
       .rate("throughput", "samples/s", 1.0)
       .rule(gtb::Suite::quick, kStepQuickRule)
-      .describe(std::string(kStepDoc) + "; mode eager, compiled (torch.compile) or graph (a CUDA graph replayed)");
+      .describe(std::string(kStepDoc) + extra);
+}
+
+gtb::Bench& add_mlp_step(Backend be, const Points& full, const Points& quick, const Names& modes) {
+  return add_step("mlp_step", be, full, quick, "mode", modes,
+                  "; mode eager, compiled (torch.compile) or graph (a CUDA graph replayed)");
 }
 
 gtb::Bench& add_mixed_precision(Backend be, const Points& full, const Points& quick, const Names& precisions) {
-  return gtb::add("framework", "mixed_precision", "pytorch", be, mlp_case)
-      .zip({"width", "depth", "batch"}, full, quick)
-      .option("precision", precisions)
-      .rate("throughput", "samples/s", 1.0)
-      .rule(gtb::Suite::quick, kStepQuickRule)
-      .describe(std::string(kStepDoc) +
-                "; precision fp32, bf16 (torch.autocast, FP32 master weights) or fp16 (autocast + GradScaler); "
-                "counters: the loss after k_steps steps from the same start, step_memory_bytes (the tensors one step "
-                "holds, counted: docs/framework.md), peak_memory_bytes on the GPU (measured)");
+  return add_step("mixed_precision", be, full, quick, "precision", precisions,
+                  "; precision fp32, bf16 (torch.autocast, FP32 master weights) or fp16 (autocast + GradScaler); "
+                  "counters: the loss after k_steps steps from the same start, step_memory_bytes (the tensors one "
+                  "step holds, counted: docs/framework.md), peak_memory_bytes on the GPU (measured)");
 }
 
 gtb::Bench& add_transformer_step(Backend be, const Points& full, const Points& quick, const Names& attention,

@@ -195,23 +195,33 @@ void cpu_onednn(gtb::State& st) {
   st.exec([&] { mm.run(); });
 }
 
+// The precision of a library variant (fp32 or bf16_fp32acc, std::invalid_argument otherwise), once
+// `require` finds the library usable (gtb::Skip otherwise).
+Precision library_precision(gtb::State& st, const std::string& variant, void (*require)()) {
+  const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
+  if (prec != Precision::fp32 && prec != Precision::bf16_fp32acc)
+    throw std::invalid_argument(variant + " variant runs fp32 and bf16_fp32acc only");
+  require();
+  return prec;
+}
+
+// A and B of `pr` rounded to bfloat16 once, outside the timed region (packed rows).
+void bf16_operands(const Problem& pr, std::vector<std::uint16_t>& a16, std::vector<std::uint16_t>& b16) {
+  a16.resize(pr.a.size()), b16.resize(pr.b.size());
+  gtb::cpu::to_bf16_rows(pr.a.data(), int(pr.m), int(pr.k), int(pr.k), a16.data());
+  gtb::cpu::to_bf16_rows(pr.b.data(), int(pr.k), int(pr.n), int(pr.n), b16.data());
+}
+
 // oneMKL's cblas_sgemm, or cblas_gemm_bf16bf16f32 on operands rounded to bfloat16 once, outside the
 // timed region (C stays FP32: the routine has no bf16 output).
 void cpu_mkl(gtb::State& st) {
   namespace mkl = gtb::cpu::mkl;
-  const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
-  if (prec != Precision::fp32 && prec != Precision::bf16_fp32acc)
-    throw std::invalid_argument("mkl variant runs fp32 and bf16_fp32acc only");
-  mkl::require();
+  const Precision prec = library_precision(st, "mkl", mkl::require);
   const Problem& pr = problem(dim(st, "m"), dim(st, "n"), dim(st, "k"));
   const int m = int(pr.m), n = int(pr.n), k = int(pr.k);
   const bool bf16 = prec == Precision::bf16_fp32acc;
   std::vector<std::uint16_t> a16, b16;
-  if (bf16) {
-    a16.resize(pr.a.size()), b16.resize(pr.b.size());
-    gtb::cpu::to_bf16_rows(pr.a.data(), m, k, k, a16.data());
-    gtb::cpu::to_bf16_rows(pr.b.data(), k, n, n, b16.data());
-  }
+  if (bf16) bf16_operands(pr, a16, b16);
   std::vector<float> c = output_buffer(pr);
   auto run = [&] {
     if (bf16)
@@ -236,10 +246,7 @@ void cpu_mkl(gtb::State& st) {
 // picked (impl) and the ISA it dispatched to.
 void cpu_onednn3(gtb::State& st) {
   namespace dnnl3 = gtb::cpu::dnnl3;
-  const Precision prec = gtb::gemm::precision_from_string(st.get_string("precision"));
-  if (prec != Precision::fp32 && prec != Precision::bf16_fp32acc)
-    throw std::invalid_argument("onednn3 variant runs fp32 and bf16_fp32acc only");
-  dnnl3::require();
+  const Precision prec = library_precision(st, "onednn3", dnnl3::require);
   const bool bf16 = prec == Precision::bf16_fp32acc;
   const Problem& pr = problem(dim(st, "m"), dim(st, "n"), dim(st, "k"));
   const int m = int(pr.m), n = int(pr.n), k = int(pr.k);
@@ -248,11 +255,7 @@ void cpu_onednn3(gtb::State& st) {
     throw gtb::Skip(dnnl3::version() + " has only its reference BF16 matmul (" + mm.impl() + ") on this CPU (ISA " +
                     dnnl3::isa() + ")");
   std::vector<std::uint16_t> a16, b16;
-  if (bf16) {
-    a16.resize(pr.a.size()), b16.resize(pr.b.size());
-    gtb::cpu::to_bf16_rows(pr.a.data(), m, k, k, a16.data());
-    gtb::cpu::to_bf16_rows(pr.b.data(), k, n, n, b16.data());
-  }
+  if (bf16) bf16_operands(pr, a16, b16);
   const void* a = bf16 ? static_cast<const void*>(a16.data()) : pr.a.data();
   const void* b = bf16 ? static_cast<const void*>(b16.data()) : pr.b.data();
   std::vector<float> c = output_buffer(pr);
@@ -966,6 +969,21 @@ void register_cpu_libraries() {
       .filter(mkl_quick);
 }
 
+// A case of single-threaded library calls in one orientation (`axes` and the shapes full and quick),
+// with the small-call rules and the CPU's FMA ceiling; the caller describes it.
+gtb::Bench& add_single_calls(const char* workload, gtb::cpu::GemmLib lib, void (*run)(gtb::State&, gtb::cpu::GemmLib),
+                             std::vector<std::string> axes, std::vector<std::vector<std::int64_t>> full,
+                             std::vector<std::vector<std::int64_t>> quick, const std::string& orient) {
+  return gtb::add("gemm", workload, gtb::cpu::to_string(lib), gtb::Backend::cpu,
+                  [lib, run](gtb::State& st) { run(st, lib); })
+      .zip(std::move(axes), std::move(full), std::move(quick))
+      .option("orientation", std::vector<std::string>{orient})
+      .rate("tflops", "TFLOP/s", 1e12)
+      .rule(kSmallCallRule)
+      .rule(gtb::Suite::quick, kSmallCallQuickRule)
+      .ceiling("host_fma_fp32_tflops");
+}
+
 // A training step's GEMM sites through each library and through the BF16 per-shape plan.
 void register_step_shapes() {
   // The step shapes through the libraries a CPU step picks from. Quick: OpenBLAS and oneDNN at every
@@ -975,15 +993,8 @@ void register_step_shapes() {
   for (const gtb::cpu::GemmLib lib : {gtb::cpu::GemmLib::openblas, gtb::cpu::GemmLib::onednn, gtb::cpu::GemmLib::mkl})
     for (const std::string orient : {"nn", "tn", "nt"}) {
       const bool in_quick = lib != gtb::cpu::GemmLib::mkl;
-      auto& b = gtb::add("gemm", "step_shapes", gtb::cpu::to_string(lib), gtb::Backend::cpu,
-                         [lib](gtb::State& st) { cpu_step_shape(st, lib); })
-                    .zip({"m", "n", "k"}, step_sites(orient, true),
-                         step_sites(orient, false))
-                    .option("orientation", std::vector<std::string>{orient})
-                    .rate("tflops", "TFLOP/s", 1e12)
-                    .rule(kSmallCallRule)
-                    .rule(gtb::Suite::quick, kSmallCallQuickRule)
-                    .ceiling("host_fma_fp32_tflops")
+      auto& b = add_single_calls("step_shapes", lib, cpu_step_shape, {"m", "n", "k"}, step_sites(orient, true),
+                                 step_sites(orient, false), orient)
                     .describe("a training step's GEMM sites (layer in -> out at R rows: nn R x out x in, tn in x out x R, "
                               "nt R x in x out) the way the CPU steps call them: one single-threaded " +
                               std::string(gtb::cpu::to_string(lib)) + " call per thread's slice");
@@ -1051,14 +1062,7 @@ void register_batched() {
       std::vector<std::vector<std::int64_t>> full, quick;
       for (auto s : attention_sites(orient, true)) s.push_back(16), full.push_back(s);
       for (auto s : attention_sites(orient, false)) s.push_back(16), quick.push_back(s);
-      gtb::add("gemm", "batched", gtb::cpu::to_string(lib), gtb::Backend::cpu,
-               [lib](gtb::State& st) { cpu_batched(st, lib); })
-          .zip({"m", "n", "k", "count"}, full, quick)
-          .option("orientation", std::vector<std::string>{orient})
-          .rate("tflops", "TFLOP/s", 1e12)
-          .rule(kSmallCallRule)
-          .rule(gtb::Suite::quick, kSmallCallQuickRule)
-          .ceiling("host_fma_fp32_tflops")
+      add_single_calls("batched", lib, cpu_batched, {"m", "n", "k", "count"}, full, quick, orient)
           .describe("attention's per-head GEMMs (S x S x dh, S x dh x S), count of them at once over the threads, each "
                     "one single-threaded " + std::string(gtb::cpu::to_string(lib)) + " call");
     }

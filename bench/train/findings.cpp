@@ -58,43 +58,55 @@ std::optional<double> last_gpu_loss(std::vector<RatePoint> points) {
 }
 
 namespace {
+// The usable CUDA records of a sweep, grouped by their options and the two params held fixed (`a`,
+// `b`; -1 when absent), in the order of their keys: each group's points (the swept param `x`, the
+// best CPU rate at the same params, the GPU rate) and the records they came from, in record order.
+struct SweepGroup {
+  json options;
+  int a = -1, b = -1;
+  std::vector<RatePoint> points;
+  std::vector<const Record*> records;
+};
+std::vector<SweepGroup> sweep_groups(const std::vector<Record>& recs, const std::string& workload, const char* a,
+                                     const char* b, const char* x) {
+  std::map<std::string, SweepGroup> groups;
+  for (const auto& r : recs) {
+    if (!usable(r) || r.backend != Backend::cuda || r.workload != workload) continue;
+    const int va = r.params.value(a, -1), vb = r.params.value(b, -1);
+    const json key = {{"options", r.options}, {a, va}, {b, vb}};
+    auto& g = groups[key.dump()];
+    g.options = r.options, g.a = va, g.b = vb;
+    g.points.push_back({double(param_int(r.params, x)), best_cpu(recs, r.workload, r.params), *r.value});
+    g.records.push_back(&r);
+  }
+  std::vector<SweepGroup> out;
+  for (auto& [k, g] : groups) out.push_back(std::move(g));
+  return out;
+}
+
 // Crossover batch per GPU configuration of the batch sweep.
 void crossover_batches(const std::vector<Record>& recs, Findings& f) {
-  std::map<std::string, CrossoverBatch> groups;
-  for (const auto& r : recs) {
-    if (!usable(r) || r.backend != Backend::cuda || r.workload != "batch_sweep") continue;
-    const int width = r.params.value("width", -1), depth = r.params.value("depth", -1);
-    const json key = {{"options", r.options}, {"width", width}, {"depth", depth}};
-    auto& g = groups[key.dump()];
-    g.options = r.options, g.width = width, g.depth = depth;
-    g.points.push_back({double(param_int(r.params, "batch")), best_cpu(recs, r.workload, r.params), *r.value});
-  }
-  for (auto& [k, g] : groups) {
-    g.crossover_batch = crossover(g.points);
-    g.points = usable_sorted(g.points);
+  for (auto& s : sweep_groups(recs, "batch_sweep", "width", "depth", "batch")) {
+    CrossoverBatch g;
+    g.options = std::move(s.options), g.width = s.a, g.depth = s.b;
+    g.crossover_batch = crossover(s.points);
+    g.points = usable_sorted(s.points);
     f.crossover_batch.push_back(std::move(g));
   }
 }
 
 // Model size below which the GPU is slower, per depth/batch/options of the model sweep.
 void gpu_slower_below(const std::vector<Record>& recs, Findings& f) {
-  std::map<std::string, GpuSlowerBelow> groups;
-  std::map<std::string, std::map<double, double>> params_of;  // width -> parameter count
-  for (const auto& r : recs) {
-    if (!usable(r) || r.backend != Backend::cuda || r.workload != "model_sweep") continue;
-    const int batch = r.params.value("batch", -1), depth = r.params.value("depth", -1);
-    const json key = {{"options", r.options}, {"batch", batch}, {"depth", depth}};
-    auto& g = groups[key.dump()];
-    g.options = r.options, g.batch = batch, g.depth = depth;
-    const double w = double(param_int(r.params, "width"));
-    g.points.push_back({w, best_cpu(recs, r.workload, r.params), *r.value});
-    params_of[key.dump()][w] = counter_or(r, "parameters", 0);
-  }
-  for (auto& [k, g] : groups) {
-    g.up_to_width = last_gpu_loss(g.points);
-    if (g.up_to_width) g.up_to_parameters = params_of[k][*g.up_to_width];
-    g.crossover_width = crossover(g.points);
-    g.points = usable_sorted(g.points);
+  for (auto& s : sweep_groups(recs, "model_sweep", "batch", "depth", "width")) {
+    GpuSlowerBelow g;
+    g.options = std::move(s.options), g.batch = s.a, g.depth = s.b;
+    std::map<double, double> params_of;  // width -> parameter count (the group's last record of a width)
+    for (std::size_t i = 0; i < s.points.size(); ++i)
+      params_of[s.points[i].x] = counter_or(*s.records[i], "parameters", 0);
+    g.up_to_width = last_gpu_loss(s.points);
+    if (g.up_to_width) g.up_to_parameters = params_of[*g.up_to_width];
+    g.crossover_width = crossover(s.points);
+    g.points = usable_sorted(s.points);
     f.gpu_slower_below.push_back(std::move(g));
   }
 }

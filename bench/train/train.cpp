@@ -369,12 +369,7 @@ void gpu_case(gtb::State& st) {
     model.set_params(p0);
     model.set_opt_state(o0);
     model.set_scale_state(s0);
-    model.capture_graph();
-    model.replay();
-    const std::string differs = gtb::step::replay_mismatch(model.grads(), model.params(), g1, p1,
-                                                           prec == gm::Precision::fp32 ? 1e-5 : 1e-3);
-    ok = differs.empty();
-    detail = ok ? detail + "; graph replay matches eager" : differs;
+    ok = gtb::step::replay_matches(model, g1, p1, prec == gm::Precision::fp32, detail);
   }
   st.check(ok, detail, {{"loss_first_step", loss0}});
   if (!ok) return;

@@ -118,12 +118,7 @@ void gpu_case(gtb::State& st, xf::Attention attn) {
     model.set_params(start);
     model.reset_optimizer();
     if (graph) {
-      model.capture_graph();
-      model.replay();
-      const std::string differs = gtb::step::replay_mismatch(model.grads(), model.params(), g1, p1,
-                                                             prec == gtb::Precision::fp32 ? 1e-5 : 1e-3);
-      ok = differs.empty();
-      detail = ok ? detail + "; graph replay matches eager" : differs;
+      ok = gtb::step::replay_matches(model, g1, p1, prec == gtb::Precision::fp32, detail);
       model.set_params(start);
       model.reset_optimizer();
     }

@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include <cmath>
+#include <functional>
+#include <string>
 #include <utility>
 
 namespace gtb::vectorize {
@@ -21,6 +23,24 @@ const Record* find(const std::vector<Record>& recs, const Record& like, const st
         (!best || *r.value > *best->value))
       best = &r;
   return best;
+}
+
+// A term of work done per second, a table by the work a record does (work_per_rep, under `axis`) over
+// the records `pick` takes.
+cost::Term rate_term(const std::string& name, Backend be, const json& where, const std::string& axis,
+                     const std::string& y, const std::vector<Record>& recs,
+                     const std::function<bool(const Record&)>& pick, const std::string& what) {
+  return cost::table_term(
+      name, be, where, {axis}, y, recs, pick, [axis](const Record& r) { return json{{axis, r.work_per_rep}}; },
+      [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, what);
+}
+// The bytes per second of a pass (the stream_bandwidth term).
+cost::Term bandwidth_term(Backend be, const json& where, const std::vector<Record>& recs,
+                          const std::function<bool(const Record&)>& pick, const std::string& what) {
+  return rate_term(cost::term::kStreamBandwidth, be, where, "bytes", "bytes_per_s", recs, pick, what);
+}
+bool any_workload(const std::vector<Record>& recs, const std::string& workload) {
+  return std::any_of(recs.begin(), recs.end(), [&](const Record& r) { return r.workload == workload; });
 }
 
 }  // namespace
@@ -109,51 +129,44 @@ Findings compute_findings(const std::vector<Record>& recs) {
     if (launches > 0) f.terms.push_back(std::move(t));
   }
   for (const Backend be : {Backend::cpu, Backend::cuda})
-    f.terms.push_back(cost::table_term(
-        cost::term::kStreamBandwidth, be, json::object(), {"bytes"}, "bytes_per_s", recs,
-        [](const Record& r) { return r.workload == "axpy" && !r.options.contains("chunk"); },
-        [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
-        [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "axpy"));
+    f.terms.push_back(bandwidth_term(
+        be, json::object(), recs, [](const Record& r) { return r.workload == "axpy" && !r.options.contains("chunk"); },
+        "axpy"));
   // The scale -> bias -> GELU chain: the rate of an elementwise pass that computes a GELU.
   for (const Backend be : {Backend::cpu, Backend::cuda})
-    f.terms.push_back(cost::table_term(
-        cost::term::kStreamBandwidth, be, json{{"op", "gelu"}}, {"bytes"}, "bytes_per_s", recs,
-        [](const Record& r) { return r.workload == "chain" && !r.options.contains("chunk"); },
-        [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
-        [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "GELU chain"));
+    f.terms.push_back(bandwidth_term(
+        be, json{{"op", "gelu"}}, recs,
+        [](const Record& r) { return r.workload == "chain" && !r.options.contains("chunk"); }, "GELU chain"));
   // An Adam update, per byte it moves: the optimizer part of a step that runs Adam.
-  if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "adam"; }))
-    f.terms.push_back(cost::table_term(
-        cost::term::kStreamBandwidth, Backend::cpu, json{{"op", "adam"}}, {"bytes"}, "bytes_per_s", recs,
-        [](const Record& r) { return r.workload == "adam"; }, [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
-        [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "Adam update"));
+  if (any_workload(recs, "adam"))
+    f.terms.push_back(bandwidth_term(Backend::cpu, json{{"op", "adam"}}, recs,
+                                     [](const Record& r) { return r.workload == "adam"; }, "Adam update"));
   // The MLP step's SGD-with-momentum update, per byte it moves, on all threads (op sgd) and on one
-  // (op sgd_one_thread): the optimizer part of a native step that runs SGD.
-  for (const bool all : {false, true})
-    if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "sgd"; }))
-      f.terms.push_back(cost::table_term(
-          cost::term::kStreamBandwidth, Backend::cpu, json{{"op", all ? "sgd" : "sgd_one_thread"}}, {"bytes"}, "bytes_per_s", recs,
-          [all](const Record& r) { return r.workload == "sgd" && r.variant == (all ? "openmp" : "autovec"); },
-          [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
-          [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; },
+  // (op sgd_one_thread): the optimizer part of a native step that runs SGD. The MLP step's loss
+  // (softmax cross-entropy, two exponentials per logit), per logit, on one thread and over all
+  // threads: what its loss pass costs beyond the bytes it moves.
+  for (const bool all : {false, true}) {
+    const char* variant = all ? "openmp" : "autovec";
+    if (any_workload(recs, "sgd"))
+      f.terms.push_back(bandwidth_term(
+          Backend::cpu, json{{"op", all ? "sgd" : "sgd_one_thread"}}, recs,
+          [variant](const Record& r) { return r.workload == "sgd" && r.variant == variant; },
           all ? "SGD-momentum update on all cores" : "SGD-momentum update on one thread"));
-  // The MLP step's loss (softmax cross-entropy, two exponentials per logit), per logit, on one thread
-  // and over all threads: what its loss pass costs beyond the bytes it moves.
-  for (const bool all : {false, true})
-    if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "softmax_xent"; }))
-      f.terms.push_back(cost::table_term(
-          cost::term::kSoftmaxXent, Backend::cpu, json{{"threads", all ? "all" : "one"}}, {"logits"}, "logits_per_s", recs,
-          [all](const Record& r) { return r.workload == "softmax_xent" && r.variant == (all ? "openmp" : "autovec"); },
-          [](const Record& r) { return json{{"logits", r.work_per_rep}}; },
-          [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; },
+  }
+  for (const bool all : {false, true}) {
+    const char* variant = all ? "openmp" : "autovec";
+    if (any_workload(recs, "softmax_xent"))
+      f.terms.push_back(rate_term(
+          cost::term::kSoftmaxXent, Backend::cpu, json{{"threads", all ? "all" : "one"}}, "logits", "logits_per_s", recs,
+          [variant](const Record& r) { return r.workload == "softmax_xent" && r.variant == variant; },
           all ? "softmax cross-entropy on all cores" : "softmax cross-entropy on one thread"));
+  }
   // A plain pass on one thread (the compiler-vectorized loop): what a step run on one thread streams at.
   if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "axpy" && r.variant == "autovec"; }))
-    f.terms.push_back(cost::table_term(
-        cost::term::kStreamBandwidth, Backend::cpu, json{{"op", "one_thread"}}, {"bytes"}, "bytes_per_s", recs,
+    f.terms.push_back(bandwidth_term(
+        Backend::cpu, json{{"op", "one_thread"}}, recs,
         [](const Record& r) { return r.workload == "axpy" && r.variant == "autovec" && !r.options.contains("chunk"); },
-        [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
-        [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; }, "axpy on one thread"));
+        "axpy on one thread"));
   // How many threads the CPU's OpenMP loops ran on (the all-core axpy's): how a native CPU step
   // divides its rows.
   for (const auto& r : recs)
@@ -171,12 +184,10 @@ Findings compute_findings(const std::vector<Record>& recs) {
       break;
     }
   // A pass over data other threads wrote last, per byte it moves: a parallel step's optimizer.
-  if (std::any_of(recs.begin(), recs.end(), [](const Record& r) { return r.workload == "handoff"; }))
-    f.terms.push_back(cost::table_term(
-        cost::term::kStreamBandwidth, Backend::cpu, json{{"op", "handoff"}}, {"bytes"}, "bytes_per_s", recs,
-        [](const Record& r) { return r.workload == "handoff"; }, [](const Record& r) { return json{{"bytes", r.work_per_rep}}; },
-        [](const Record& r) { return r.stats->median > 0 ? r.work_per_rep / r.stats->median : 0.0; },
-        "pass over data other threads wrote"));
+  if (any_workload(recs, "handoff"))
+    f.terms.push_back(bandwidth_term(Backend::cpu, json{{"op", "handoff"}}, recs,
+                                     [](const Record& r) { return r.workload == "handoff"; },
+                                     "pass over data other threads wrote"));
   return f;
 }
 

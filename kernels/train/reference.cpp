@@ -193,6 +193,21 @@ RefStep reference_step(const Config& c, const std::vector<double>& params, const
 namespace {
 constexpr double kTiny = 1e-30;
 
+// M v for a row-major rows x cols M, in double, with sum_j |M_ij v_j| beside each row's value: a
+// probe's product and the magnitude its error bound scales with.
+struct Probed {
+  dvec value, magnitude;
+};
+Probed times(const float* M, std::size_t rows, std::size_t cols, const dvec& v) {
+  Probed p{dvec(rows), dvec(rows)};
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) {
+      p.value[i] += double(M[i * cols + j]) * v[j];
+      p.magnitude[i] += std::fabs(double(M[i * cols + j]) * v[j]);
+    }
+  return p;
+}
+
 // The checks of one layer l of a verified step: its Z, A (or the loss gradient at the top), the
 // layer below's dZ and its gradients, each a function that returns false at the first wrong value
 // (the Judge has recorded it). a_prev is A_{l-1} (the input at l = 1), z and dz the backend's Z_l
@@ -208,6 +223,18 @@ struct LayerCheck {
   const std::vector<float>& z;
   const std::vector<float>& dz;
   std::string tag;
+
+  // Row i of a probed result against ref + sum_k a[k * stride] p_k (p a probe's product), within rtol
+  // of the magnitudes of both sides.
+  template <class Label>
+  bool probe_matches(const Probed& got, std::size_t i, const float* a, std::size_t stride, const Probed& p, double ref,
+                     double bound, const Label& label) const {
+    for (std::size_t k = 0; k < p.value.size(); ++k) {
+      ref += double(a[k * stride]) * p.value[k];
+      bound += std::fabs(double(a[k * stride])) * p.magnitude[k];
+    }
+    return judge.check(got.value[i], ref, v.rtol * (bound + got.magnitude[i]) + kTiny, label);
+  }
 
   // Z_l rows, elementwise (W is walked row by row: the whole row of Z accumulates at once).
   bool z_rows() const {
@@ -234,28 +261,11 @@ struct LayerCheck {
   // Z_l all rows through a probe: Z v = A (W v) + (b . v).
   bool z_probe() const {
     const dvec pv = probe(out, 1000 + std::uint64_t(l));
-    dvec u(in), ua(in);
-    double bv = 0, bva = 0;
-    for (std::size_t i = 0; i < in; ++i)
-      for (std::size_t j = 0; j < out; ++j) {
-        u[i] += double(W[i * out + j]) * pv[j];
-        ua[i] += std::fabs(double(W[i * out + j]) * pv[j]);
-      }
-    for (std::size_t j = 0; j < out; ++j) bv += double(b[j]) * pv[j], bva += std::fabs(double(b[j]) * pv[j]);
-    for (std::size_t r = 0; r < B; ++r) {
-      double got = 0, gota = 0, ref = bv, bound = bva;
-      for (std::size_t j = 0; j < out; ++j) {
-        got += double(z[r * out + j]) * pv[j];
-        gota += std::fabs(double(z[r * out + j]) * pv[j]);
-      }
-      for (std::size_t i = 0; i < in; ++i) {
-        ref += double(a_prev[r * in + i]) * u[i];
-        bound += std::fabs(double(a_prev[r * in + i])) * ua[i];
-      }
-      if (!judge.check(got, ref, v.rtol * (bound + gota) + kTiny,
-                       [&] { return tag + "Z probe, row " + std::to_string(r); }))
+    const Probed wv = times(W, in, out, pv), bv = times(b, 1, out, pv), zv = times(z.data(), B, out, pv);
+    for (std::size_t r = 0; r < B; ++r)
+      if (!probe_matches(zv, r, a_prev.data() + r * in, 1, wv, bv.value[0], bv.magnitude[0],
+                         [&] { return tag + "Z probe, row " + std::to_string(r); }))
         return false;
-    }
     return true;
   }
 
@@ -312,26 +322,11 @@ struct LayerCheck {
         return false;
     }
     const dvec pv = probe(out, 2000 + std::uint64_t(l));
-    dvec w(B), wa(B);
-    for (std::size_t r = 0; r < B; ++r)
-      for (std::size_t j = 0; j < out; ++j) {
-        w[r] += double(dz[r * out + j]) * pv[j];
-        wa[r] += std::fabs(double(dz[r * out + j]) * pv[j]);
-      }
-    for (std::size_t i = 0; i < in; ++i) {
-      double got = 0, gota = 0, ref = 0, bound = 0;
-      for (std::size_t j = 0; j < out; ++j) {
-        got += double(dW[i * out + j]) * pv[j];
-        gota += std::fabs(double(dW[i * out + j]) * pv[j]);
-      }
-      for (std::size_t r = 0; r < B; ++r) {
-        ref += double(a_prev[r * in + i]) * w[r];
-        bound += std::fabs(double(a_prev[r * in + i])) * wa[r];
-      }
-      if (!judge.check(got, ref, v.rtol * (bound + gota) + kTiny,
-                       [&] { return tag + "dW probe, row " + std::to_string(i); }))
+    const Probed dzv = times(dz.data(), B, out, pv), dwv = times(dW, in, out, pv);
+    for (std::size_t i = 0; i < in; ++i)
+      if (!probe_matches(dwv, i, a_prev.data() + i, in, dzv, 0, 0,
+                         [&] { return tag + "dW probe, row " + std::to_string(i); }))
         return false;
-    }
     return true;
   }
 };

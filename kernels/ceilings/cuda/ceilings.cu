@@ -31,9 +31,7 @@ bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 
 
 void stream_triad(float* a, const float* b, const float* c, float scalar, std::size_t n, cudaStream_t s) {
   if (n == 0) return;
-  int dev = 0, sms = 0;
-  GTB_CUDA_CHECK(cudaGetDevice(&dev));
-  GTB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int sms = gtb::device_attribute(cudaDevAttrMultiProcessorCount);
   const int threads = 256;
   const std::size_t max_blocks = std::size_t(sms) * 8;
   auto grid = [&](std::size_t items) {

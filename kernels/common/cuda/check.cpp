@@ -19,4 +19,12 @@ void throw_cuda_error(cudaError_t code, const char* call, const char* file, int 
   throw CudaError(code, msg);
 }
 
+
+int device_attribute(cudaDeviceAttr attr) {
+  int dev = 0, v = 0;
+  GTB_CUDA_CHECK(cudaGetDevice(&dev));
+  GTB_CUDA_CHECK(cudaDeviceGetAttribute(&v, attr, dev));
+  return v;
+}
+
 }  // namespace gtb

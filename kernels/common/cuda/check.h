@@ -18,6 +18,9 @@ struct CudaError : std::runtime_error {
 // otherwise.
 [[noreturn]] void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line);
 
+// An attribute of the current device (cudaDeviceGetAttribute); throws as GTB_CUDA_CHECK does.
+int device_attribute(cudaDeviceAttr attr);
+
 }  // namespace gtb
 
 #define GTB_CUDA_CHECK(call)                                                  \

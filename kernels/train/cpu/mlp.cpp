@@ -15,6 +15,7 @@
 #include "kernels/common/cpu/clones.h"
 #include "kernels/common/cpu/mkl.h"
 #include "kernels/common/cpu/parallel.h"
+#include "kernels/common/cpu/rows.h"
 #include "kernels/common/errors.h"
 #include "kernels/common/random.h"
 #include "kernels/common/verify.h"
@@ -172,28 +173,14 @@ void CpuMlp::poison() {
 
 namespace {
 // The elementwise loops are compiled for AVX-512 and AVX2 as well as the baseline and picked at run
-// time (the project builds for the generic x86-64 target). The activation is a template argument so
-// that each loop is branch-free and vectorizes.
+// time (the project builds for the generic x86-64 target). The activation is fixed per loop (one
+// lambda each) so that each loop is branch-free and vectorizes.
 
-template <Act A>
-inline void bias_act_rows_t(float* __restrict z, float* __restrict a, const float* __restrict b, std::size_t rows,
-                            std::size_t cols) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    float* __restrict zr = z + r * cols;
-    float* __restrict ar = a + r * cols;
-#pragma omp simd
-    for (std::size_t j = 0; j < cols; ++j) {
-      const float v = zr[j] + b[j];
-      zr[j] = v;
-      ar[j] = act_forward(A, v);
-    }
-  }
-}
 GTB_CPU_CLONES void bias_act_rows(Act act, float* z, float* a, const float* b, std::size_t rows, std::size_t cols) {
   if (act == Act::relu)
-    bias_act_rows_t<Act::relu>(z, a, b, rows, cols);
+    gtb::cpu::bias_then_rows(z, a, b, 0, rows, cols, [](float v) { return act_forward(Act::relu, v); });
   else
-    bias_act_rows_t<Act::gelu>(z, a, b, rows, cols);
+    gtb::cpu::bias_then_rows(z, a, b, 0, rows, cols, [](float v) { return act_forward(Act::gelu, v); });
 }
 
 // g = g * act'(z) in place, with the column sums of the result added to part.

@@ -6,21 +6,11 @@
 namespace gtb::cuda::mlp {
 
 int sm_count() {
-  static const int n = [] {
-    int dev = 0, v = 0;
-    GTB_CUDA_CHECK(cudaGetDevice(&dev));
-    GTB_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev));
-    return v;
-  }();
+  static const int n = device_attribute(cudaDevAttrMultiProcessorCount);
   return n;
 }
 int max_threads_per_sm() {
-  static const int n = [] {
-    int dev = 0, v = 0;
-    GTB_CUDA_CHECK(cudaGetDevice(&dev));
-    GTB_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
-    return v;
-  }();
+  static const int n = device_attribute(cudaDevAttrMaxThreadsPerMultiProcessor);
   return n;
 }
 

@@ -287,12 +287,7 @@ ErrorReport BatchingCase::verify() {
 
 // ---- overlap --------------------------------------------------------------------------------------
 
-int async_engine_count() {
-  int dev = 0, v = 0;
-  GTB_CUDA_CHECK(cudaGetDevice(&dev));
-  GTB_CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrAsyncEngineCount, dev));
-  return v;
-}
+int async_engine_count() { return gtb::device_attribute(cudaDevAttrAsyncEngineCount); }
 
 OverlapCase::OverlapCase(const OverlapConfig& cfg, const DeviceTimer& timer) : cfg_(cfg) {
   if (cfg.chunk_bytes < 4096 || cfg.chunk_bytes % sizeof(float) != 0)

@@ -49,9 +49,7 @@ __global__ void overlap_kernel(const float* __restrict__ in, float* __restrict__
 }
 
 int grid_for(std::size_t n, int threads) {
-  int dev = 0, sms = 0;
-  GTB_CUDA_CHECK(cudaGetDevice(&dev));
-  GTB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int sms = gtb::device_attribute(cudaDevAttrMultiProcessorCount);
   const std::size_t want = (n + std::size_t(threads) - 1) / std::size_t(threads);
   const std::size_t cap = std::size_t(sms) * 8;
   return static_cast<int>(want < 1 ? 1 : (want < cap ? want : cap));

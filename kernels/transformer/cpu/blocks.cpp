@@ -8,12 +8,14 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
 #include "kernels/common/cpu/blas.h"
 #include "kernels/common/cpu/clones.h"
 #include "kernels/common/cpu/parallel.h"
+#include "kernels/common/cpu/rows.h"
 #include "kernels/common/verify.h"
 #include "kernels/vectorize/elementwise.h"  // exp_approx: an exp the softmax loops can vectorize
 
@@ -91,17 +93,10 @@ GTB_CPU_CLONES void bias_rows(float* __restrict y, const float* __restrict bias,
 
 GTB_CPU_CLONES void bias_gelu_rows(float* __restrict u, float* __restrict g, const float* __restrict bias,
                                   std::size_t r0, std::size_t r1, std::size_t n, bool rnd) {
-  for (std::size_t r = r0; r < r1; ++r) {
-    float* __restrict ur = u + r * n;
-    float* __restrict gr = g + r * n;
-#pragma omp simd
-    for (std::size_t j = 0; j < n; ++j) {
-      const float v = ur[j] + bias[j];
-      ur[j] = v;
-      const float a = gelu(v);
-      gr[j] = rnd ? round_bf16(a) : a;
-    }
-  }
+  gtb::cpu::bias_then_rows(u, g, bias, r0, r1, n, [rnd](float v) {
+    const float a = gelu(v);
+    return rnd ? round_bf16(a) : a;
+  });
 }
 
 // Column sums of y rows [r0, r1) added to part; with `copy`, also y rounded to BF16 into copy.
@@ -557,6 +552,21 @@ void CpuBlocks::backward(const float* x) {
     plan_.run(s_dx, dy, w(l, which), 0.0f, dx);
   };
   float* dr = dobuf_;  // BF16 copies of the residual gradient for the GEMMs (dobuf_ is free until out_proj.dX)
+  // A LayerNorm's backward from tmp_ (its output's gradient): dx = dres + its input's gradient, gamma
+  // and beta gradients summed; with `bias`, dx's column sums too (that bias's gradient), and dx's
+  // BF16 copy into dr when the step runs BF16.
+  auto layer_norm_backward = [&](int l, const float* in, const float* mean, const float* rstd, P gamma, P beta,
+                                 const float* dres, float* dx, std::optional<P> bias) {
+    const std::size_t parts = bias ? 3 : 2;
+    summed_pass(
+        parts * D, work * double(parts),
+        [&](std::size_t r0, std::size_t r1, int t) {
+          ln_back_rows(tmp_, in, mean, rstd, master(l, gamma), dres, dx, part(t), r0, r1, D);
+          if (bias) colsum_rows(dx, part(t) + 2 * D, rnd ? dr : nullptr, r0, r1, D);
+        },
+        {{0, D, g(l, gamma)}, {D, D, g(l, beta)}});
+    if (bias) reduce_parts(2 * D, D, g(l, *bias));
+  };
   for (int l = cfg_.layers - 1; l >= 0; --l) {
     Layer& L = layers_[std::size_t(l)];
     // MLP: out = x1 + W2 gelu(W1 LN2(x1) + b1) + b2; dx_ = dL/dout.
@@ -574,13 +584,7 @@ void CpuBlocks::backward(const float* x) {
     linear_backward(l, P::w_1, s_dw1, s_dh2, L.h2, dff_, tmp_);
     lap(pieces_.mlp);
     // LN2 backward into dx1 = dL/dx1, then the output projection's bias sum (and BF16 copy).
-    summed_pass(
-        3 * D, work * 3,
-        [&](std::size_t r0, std::size_t r1, int t) {
-          ln_back_rows(tmp_, L.x1, L.mean2, L.rstd2, master(l, P::ln2_g), dx_, dx1_, part(t), r0, r1, D);
-          colsum_rows(dx1_, part(t) + 2 * D, rnd ? dr : nullptr, r0, r1, D);
-        },
-        {{0, D, g(l, P::ln2_g)}, {D, D, g(l, P::ln2_b)}, {2 * D, D, g(l, P::b_o)}});
+    layer_norm_backward(l, L.x1, L.mean2, L.rstd2, P::ln2_g, P::ln2_b, dx_, dx1_, P::b_o);
     const float* dx1g = rnd ? dr : dx1_;
     lap(pieces_.elementwise);
     // dr is read by both GEMMs of out_proj; the second writes elsewhere, so dobuf_ is reused after.
@@ -600,12 +604,7 @@ void CpuBlocks::backward(const float* x) {
     lap(pieces_.elementwise);
     linear_backward(l, P::w_qkv, s_dwqkv, s_dh1, L.h1, dqkv_, tmp_);
     lap(pieces_.projections);
-    summed_pass(
-        2 * D, work * 2,
-        [&](std::size_t r0, std::size_t r1, int t) {
-          ln_back_rows(tmp_, L.xin, L.mean1, L.rstd1, master(l, P::ln1_g), dx1_, dx_, part(t), r0, r1, D);
-        },
-        {{0, D, g(l, P::ln1_g)}, {D, D, g(l, P::ln1_b)}});
+    layer_norm_backward(l, L.xin, L.mean1, L.rstd1, P::ln1_g, P::ln1_b, dx1_, dx_, std::nullopt);
     lap(pieces_.elementwise);
   }
 }

@@ -37,29 +37,30 @@ GTB_CPU_CLONES void chain_openmp(ChainParams p, const float* __restrict x, float
 }
 
 namespace {
-void require(const void* x, const void* y, std::size_t n) {
+// A kernel's three loops over x and y, each taking its parameter (a, or the chain's) first.
+template <class P>
+using LoopFn = void (*)(P, const float*, float*, std::size_t);
+
+// Runs the loop `loop` names after checking the arrays.
+template <class P>
+void run_loop(Loop loop, LoopFn<P> scalar, LoopFn<P> autovec, LoopFn<P> openmp, P p, const float* x, float* y,
+              std::size_t n) {
   if (n > 0 && (x == nullptr || y == nullptr)) throw std::invalid_argument("vectorize: null array with n > 0");
+  switch (loop) {
+    case Loop::scalar: return scalar(p, x, y, n);
+    case Loop::autovec: return autovec(p, x, y, n);
+    case Loop::openmp: return openmp(p, x, y, n);
+  }
+  throw std::invalid_argument("vectorize: bad CPU loop");
 }
 }  // namespace
 
 void axpy(Loop loop, float a, const float* x, float* y, std::size_t n) {
-  require(x, y, n);
-  switch (loop) {
-    case Loop::scalar: return axpy_scalar(a, x, y, n);
-    case Loop::autovec: return axpy_autovec(a, x, y, n);
-    case Loop::openmp: return axpy_openmp(a, x, y, n);
-  }
-  throw std::invalid_argument("vectorize: bad CPU loop");
+  run_loop<float>(loop, axpy_scalar, axpy_autovec, axpy_openmp, a, x, y, n);
 }
 
 void chain(Loop loop, ChainParams p, const float* x, float* y, std::size_t n) {
-  require(x, y, n);
-  switch (loop) {
-    case Loop::scalar: return chain_scalar(p, x, y, n);
-    case Loop::autovec: return chain_autovec(p, x, y, n);
-    case Loop::openmp: return chain_openmp(p, x, y, n);
-  }
-  throw std::invalid_argument("vectorize: bad CPU loop");
+  run_loop<ChainParams>(loop, chain_scalar, chain_autovec, chain_openmp, p, x, y, n);
 }
 
 double gelu_tanh_reference(double v) {

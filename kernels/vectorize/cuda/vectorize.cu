@@ -57,12 +57,7 @@ unsigned blocks_for(std::size_t threads) {
 }
 
 int sm_count() {
-  static const int sms = [] {
-    int dev = 0, n = 0;
-    GTB_CUDA_CHECK(cudaGetDevice(&dev));
-    GTB_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-    return n;
-  }();
+  static const int sms = gtb::device_attribute(cudaDevAttrMultiProcessorCount);
   return sms;
 }
 
