@@ -24,6 +24,7 @@ gtb=$(abs "$gtb") out=$(abs "$out")
 work=$out/work
 # The inputs are read by paths relative to SOURCE_DIR, so answers that name a file read the same
 # wherever the tree is; a path under OUTDIR is written WORK in the answers.
+. "$(cd "$(dirname "$0")" && pwd)/manifest.sh" || exit 2
 cd "$src" || exit 2
 
 answer() {
@@ -146,13 +147,4 @@ answer plot-schema1 "$gtb" plot "$fx/cpu_a.json" --out "$work/plots-schema1"
 answer plot-bad-format "$gtb" plot "$r3" --out "$work/plots-bad" --format gif
 
 rm -rf "$work"
-(cd "$out" && find . -maxdepth 1 -type f ! -name 'manifest.sha256*' | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum) > "$out/manifest.sha256.tmp"
-mv "$out/manifest.sha256.tmp" "$out/manifest.sha256"
-[ -n "$manifest" ] || { echo "command_outputs: $(wc -l < "$out/manifest.sha256") outputs in $out/manifest.sha256"; exit 0; }
-if cmp -s "$manifest" "$out/manifest.sha256"; then
-  echo "command_outputs: $(wc -l < "$manifest") outputs as before"
-  exit 0
-fi
-echo "command_outputs: outputs that differ from $manifest (outputs in $out):"
-diff "$manifest" "$out/manifest.sha256" | sed -n 's/^[<>] [0-9a-f]*  //p' | LC_ALL=C sort -u | sed 's/^/  /'
-exit 1
+finish_manifest command_outputs outputs "$out" "$manifest"

@@ -19,6 +19,7 @@ rm -rf "$out" && mkdir -p "$out" || exit 2
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 gtb=$(abs "$gtb") headline=$(abs "$headline") out=$(abs "$out")
 [ -z "$manifest" ] || manifest=$(abs "$manifest")
+. "$(cd "$(dirname "$0")" && pwd)/manifest.sh" || exit 2
 cd "$src" || exit 2
 src=.
 
@@ -66,13 +67,4 @@ for t in a100-event-sync a100-nccl-3steps a100-train-6steps cpu-only mi250-minit
   done
 done
 
-(cd "$out" && find . -maxdepth 1 -type f ! -name 'manifest.sha256*' | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum) > "$out/manifest.sha256.tmp"
-mv "$out/manifest.sha256.tmp" "$out/manifest.sha256"
-[ -n "$manifest" ] || { echo "model_outputs: $(wc -l < "$out/manifest.sha256") answers in $out/manifest.sha256"; exit 0; }
-if cmp -s "$manifest" "$out/manifest.sha256"; then
-  echo "model_outputs: $(wc -l < "$manifest") answers as before"
-  exit 0
-fi
-echo "model_outputs: answers that differ from $manifest (outputs in $out):"
-diff "$manifest" "$out/manifest.sha256" | sed -n 's/^> [0-9a-f]*  /  /p'
-exit 1
+finish_manifest model_outputs answers "$out" "$manifest"
