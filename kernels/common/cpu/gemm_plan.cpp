@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "kernels/common/cpu/clones.h"
 #include "kernels/common/cpu/dnnl3.h"
 #include "kernels/common/cpu/mkl.h"
 #include "kernels/common/clock.h"
@@ -199,13 +200,19 @@ namespace {
 // rows x cols of src (row stride ld) rounded to BF16 values into buf, same stride; over the threads
 // when `fork` (a product cut into slices), on the calling thread otherwise (an inner product: the
 // step runs it inside its own parallel region, and choose() must time what the step runs).
+// One row, vectorised (the rounding is a few integer operations per element: in scalar code it
+// cost as much as a small product).
+GTB_CPU_CLONES void round_row(const float* __restrict src, float* __restrict dst, int cols) {
+#pragma omp simd
+  for (int j = 0; j < cols; ++j) dst[j] = from_bf16(to_bf16(src[j]));
+}
+
 const float* rounded(const float* src, int rows, int cols, int ld, std::vector<float>& buf, bool fork) {
   buf.resize(std::size_t(rows) * std::size_t(ld));
+  float* out = buf.data();
 #pragma omp parallel for schedule(static) if (fork && double(rows) * cols > kMinParallelWork)
-  for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j)
-      buf[std::size_t(i) * ld + j] = from_bf16(to_bf16(src[std::size_t(i) * ld + j]));
-  return buf.data();
+  for (int i = 0; i < rows; ++i) round_row(src + std::size_t(i) * ld, out + std::size_t(i) * ld, cols);
+  return out;
 }
 }  // namespace
 
