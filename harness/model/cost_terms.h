@@ -113,9 +113,11 @@ std::vector<const Term*> find_terms(const std::vector<Term>& terms, const std::s
 // with the publisher's reason (or "no ... term").
 Estimate copy_seconds(const std::vector<Term>&, const std::string& name, Backend, const std::string& memory, double bytes);
 // `orientation`: nn (A B), tn (A^T B, a weight gradient) or nt (A B^T, an input gradient); a backend
-// without tables of that orientation is priced at its nn rate, with a note.
+// without tables of that orientation is priced at its nn rate, with a note. `rate_precision`, where
+// given, is set to the precision whose measured rate priced it (fp32 where a reduced precision's
+// products run faster as FP32 on rounded operands).
 Estimate matmul_seconds(const std::vector<Term>&, Backend, const std::string& precision, double m, double n, double k,
-                        const std::string& orientation = "nn");
+                        const std::string& orientation = "nn", std::string* rate_precision = nullptr);
 // A reduced-precision GEMM from FP32 operands rounded as they enter the product, the rounding
 // included (matmul_autocast: the CPU steps' BF16 sites); cannot_say where none was measured.
 Estimate matmul_autocast_seconds(const std::vector<Term>&, Backend, const std::string& precision, double m, double n,

@@ -274,7 +274,8 @@ std::optional<SpeedupRatio> nearest_speedup(const std::vector<Term>& terms, Back
 // that shape: a step runs its products as FP32 on rounded operands where that is the faster path (the
 // CPU steps do where the CPU has no native BF16).
 Estimate matmul_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision, double m, double n,
-                        double k, const std::string& orientation) {
+                        double k, const std::string& orientation, std::string* rate_precision) {
+  if (rate_precision) *rate_precision = precision;
   if (precision == "fp32") return matmul_at_precision(terms, b, precision, m, n, k, orientation);
   Estimate own = matmul_at_precision(terms, b, precision, m, n, k, orientation);
   if (!own.seconds) return own;  // no record of this precision: cannot say, never FP32 in its place
@@ -296,6 +297,7 @@ Estimate matmul_seconds(const std::vector<Term>& terms, Backend b, const std::st
     }
   }
   if (*fp.seconds < *e.seconds) {
+    if (rate_precision) *rate_precision = "fp32";
     Estimate faster = fp;
     merge_records(faster.records, e.records);
     faster.outside_measured = fp.outside_measured;

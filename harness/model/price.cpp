@@ -24,17 +24,22 @@ namespace gtb::cost {
 // the two where both were measured (the matmul tables' BF16 points, operands converted outside the
 // time, would overstate it). Elsewhere from the matmul tables.
 Estimate gemm_seconds(const std::vector<Term>& terms, Backend be, const StepConfig& c, const Shape& s,
-                      bool& rounding_included) {
+                      bool& rounding_included, std::string* rate_precision) {
   rounding_included = false;
+  if (rate_precision) *rate_precision = c.precision;
   if (s.batched) return matmul_batched_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation, s.count);
   const Rounding r = rounding_of(c, be);
   if (reduced_operands(c.precision) && r != Rounding::casts) {
     const Estimate e = matmul_autocast_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation);
     if (e.seconds && r == Rounding::in_gemm) return rounding_included = true, e;
     const Estimate fp = matmul_seconds(terms, be, "fp32", s.m, s.n, s.k, s.orientation);
-    if (e.seconds && fp.seconds) return *fp.seconds < *e.seconds ? fp : e;
+    if (e.seconds && fp.seconds) {
+      if (*fp.seconds >= *e.seconds) return e;
+      if (rate_precision) *rate_precision = "fp32";
+      return fp;
+    }
   }
-  return matmul_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation);
+  return matmul_seconds(terms, be, c.precision, s.m, s.n, s.k, s.orientation, rate_precision);
 }
 
 // BF16 / FP16 operands: each GEMM's two operands cast from FP32 before the product (read 4 bytes,
@@ -122,14 +127,17 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
     std::size_t from_memory = 0;
     for (const auto& s : matmul_shapes(c, rows)) {
       bool included = false;
-      Estimate one = gemm_seconds(terms, be, c, s, included);
+      std::string rate_precision;
+      Estimate one = gemm_seconds(terms, be, c, s, included, &rate_precision);
       rounded += included;
+      // The share of the back-to-back rate kept inside a step is that of the GEMMs whose rate priced
+      // this one: a reduced-precision GEMM run as FP32 on rounded operands keeps FP32's share.
       Estimate keep;
       if (!s.batched) {
         const double flop = 2.0 * s.m * s.n * s.k;
-        keep = matmul_from_memory_fraction(terms, be, c.precision, ws, flop);
+        keep = matmul_from_memory_fraction(terms, be, rate_precision, ws, flop);
         if (keep.seconds) ++from_memory;
-        else keep = matmul_in_step_fraction(terms, be, c.precision, ws, flop);
+        else keep = matmul_in_step_fraction(terms, be, rate_precision, ws, flop);
       }
       if (keep.seconds && one.seconds) {
         one.seconds = *one.seconds / *keep.seconds;

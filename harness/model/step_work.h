@@ -72,9 +72,9 @@ inline Estimate known(double seconds, const std::string& note = "") {
   return e;
 }
 // A GEMM of the step at its precision (`rounding_included`: its measured rate includes the rounding
-// of its operands).
+// of its operands; `rate_precision`, where given: the precision whose measured rate priced it).
 Estimate gemm_seconds(const std::vector<Term>& terms, Backend be, const StepConfig& c, const Shape& s,
-                      bool& rounding_included);
+                      bool& rounding_included, std::string* rate_precision = nullptr);
 // BF16 / FP16 operands cast from FP32 before each product, as passes.
 std::vector<Pass> operand_casts(const std::vector<Term>& terms, Backend be, const StepConfig& c, double rows);
 // A table term's value at `at` (the interpolated y, no unit conversion).

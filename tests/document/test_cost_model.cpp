@@ -1046,6 +1046,30 @@ TEST(CostModel, InStepShareIsReadAtEachGemmsSize) {
   EXPECT_NE(mm->estimate.note.find(" to 1 of their back-to-back rate"), std::string::npos) << mm->estimate.note;
 }
 
+// A BF16 layer GEMM run as FP32 on rounded operands (FP32's rate the faster) keeps FP32's share of
+// its back-to-back rate inside a step, not the share measured for the BF16 GEMM calls: with FP32's
+// share 0.5 and BF16's 0.25 planted, the BF16 step's layer GEMMs cost exactly the FP32 step's; where
+// the autocast rate is the faster, BF16's share applies.
+TEST(CostModel, Bf16GemmsRunAsFp32KeepFp32sInStepShare) {
+  Term autocast = flat_matmul("matmul_autocast", Backend::cpu, "nn", 1e9);
+  autocast.where["precision"] = "bf16";
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), bf16_squares(Backend::cpu, 1e11),
+                             flat_stream(Backend::cpu, "", 1e10), flat_stream(Backend::cpu, "gelu", 1e9),
+                             autocast, in_step_share("fp32", 0.5), in_step_share("bf16", 0.25)};
+  for (const char* o : {"nn", "tn", "nt"}) terms.push_back(flat_matmul("matmul_batched", Backend::cpu, o, 1e11));
+  StepConfig c = config_from_json({{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4},
+                                   {"seq_len", 64}, {"batch", 2}, {"attention", "fused"}});
+  const double fp32_mm = matmul_part(terms, c);
+  c.precision = "bf16";
+  EXPECT_NEAR(matmul_part(terms, c), fp32_mm, 1e-12);
+  // The autocast rate above FP32's prices the layer GEMMs: BF16's share, 0.25, divides that rate.
+  for (auto& pt : terms[4].points) pt.y = 4e11;
+  double layer_flop = 0;
+  for (const auto& [m, n, k] : std::vector<std::tuple<double, double, double>>{{128, 384, 128}, {128, 128, 128}, {128, 512, 128}, {128, 128, 512}})
+    layer_flop += 3 * 2.0 * m * n * k;
+  EXPECT_NEAR(fp32_mm - matmul_part(terms, c), layer_flop / 1e11 / 0.5 - layer_flop / 4e11 / 0.25, 1e-12);
+}
+
 namespace {
 // A matmul_from_memory table of one share at every GEMM size, for one precision, applying above a
 // working set of `above` bytes (the last-level cache its cold records emptied).
