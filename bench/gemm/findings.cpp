@@ -237,6 +237,40 @@ void matmul_from_memory_terms(const SequencesByPrecision& by, Findings& f) {
   }
 }
 
+// matmul_one_thread: the rate of a GEMM run on one thread inside a step (a step in rows mode runs
+// each thread's rows through every layer, its products one single-threaded call each, with no
+// parallel region per product), from the one-thread sequence records: the chain's GEMM seconds timed
+// inside it (gemm_s_in_step) over its 3 x layers - 1 calls of 2 x rows x width^2 FLOPs each. FP32
+// only: the rows mode is the FP32 MLP step's.
+void matmul_one_thread_terms(const std::map<std::string, SequencesByPrecision>& by_threads, Findings& f) {
+  const auto one = by_threads.find("one");
+  if (one == by_threads.end()) return;
+  const auto sequences = one->second.find(to_string(gemm_precision(Precision::fp32)));
+  if (sequences == one->second.end()) return;
+  cost::Term t;
+  t.name = cost::term::kMatmulOneThread;
+  t.backend = Backend::cpu;
+  t.where = json{{"precision", to_string(Precision::fp32)}};
+  t.form = "table";
+  t.axes = {"flop"};
+  t.y = "flop_per_s";
+  for (const auto& [key, tr] : sequences->second) {
+    if (!tr.chain) continue;
+    const auto inside = tr.chain->counters.find("gemm_s_in_step");
+    const double rows = tr.chain->params.value("rows", 0.0), width = tr.chain->params.value("width", 0.0);
+    const double calls = 3.0 * tr.chain->params.value("layers", 0.0) - 1.0;
+    if (inside == tr.chain->counters.end() || !(inside->second.value > 0) || !(rows > 0 && width > 0 && calls > 0))
+      continue;
+    const double flop = 2.0 * rows * width * width;
+    t.points.push_back({json{{"flop", flop}}, flop * calls / inside->second.value, tr.chain->id});
+    t.records.push_back(tr.chain->id);
+  }
+  if (t.points.empty()) return;
+  t.note = "one-thread step sequence: its GEMM calls timed inside the step (gemm_s_in_step) over their FLOPs, by "
+           "one GEMM's FLOPs: the rate of a product a thread runs alone inside a step (rows mode)";
+  f.terms.push_back(std::move(t));
+}
+
 // matmul_in_step: the share of the back-to-back rate a step's GEMMs keep, from the sequence records
 // of one precision and size: the paired record's gemm_hot_over_in_step (each call inside the step
 // against the same call repeated at once), or in files without one hot / the chain's GEMM seconds
@@ -317,6 +351,7 @@ void matmul_in_step_terms(const std::vector<Record>& records, Findings& f) {
     f.terms.push_back(std::move(t));
   }
   matmul_from_memory_terms(by, f);
+  matmul_one_thread_terms(by_threads, f);
   pass_in_step_terms(by_threads, f);
 }
 }  // namespace

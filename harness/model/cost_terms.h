@@ -156,6 +156,9 @@ Estimate stream_seconds(const std::vector<Term>&, Backend, double bytes, const s
 // The CPU MLP step's loss (softmax cross-entropy) over `logits` logits on `threads` ("one" or "all"),
 // where measured (the records of the step's own loss function that publish softmax_xent).
 Estimate softmax_xent_seconds(const std::vector<Term>&, Backend, const std::string& threads, double logits);
+// A GEMM of `flop` FLOPs run on one thread inside a step (matmul_one_thread: the one-thread step
+// sequence's calls, each at its in-step share), at the rate measured at the nearest sizes.
+Estimate matmul_one_thread_seconds(const std::vector<Term>&, Backend, const std::string& precision, double flop);
 Estimate loader_seconds(const std::vector<Term>&, Backend, int workers, double sample_us, double batch);
 // The hidden fraction of communication (0..1).
 Estimate overlap_fraction(const std::vector<Term>&, Backend);

@@ -552,6 +552,17 @@ Estimate softmax_xent_seconds(const std::vector<Term>& terms, Backend b, const s
   return cannot(reason.empty() ? describe(term::kSoftmaxXent, b, "threads=" + threads) : reason);
 }
 
+Estimate matmul_one_thread_seconds(const std::vector<Term>& terms, Backend b, const std::string& precision,
+                                   double flop) {
+  std::string reason;
+  const auto found = find_terms(
+      terms, term::kMatmulOneThread, b, [&](const Term& t) { return where_matches(t.where, "precision", precision); },
+      reason);
+  for (const Term* t : found)
+    if (auto e = seconds_at_rate(*t, "flop_per_s", "flop", flop)) return *e;
+  return cannot(reason.empty() ? describe(term::kMatmulOneThread, b, "precision=" + precision) : reason);
+}
+
 Estimate loader_seconds(const std::vector<Term>& terms, Backend b, int workers, double sample_us, double batch) {
   std::string reason;
   const auto found = find_terms(terms, term::kLoader, b, [](const Term& t) { return t.form == "table"; }, reason);

@@ -97,6 +97,19 @@ double seconds_of(const std::vector<Part>& parts) {
   return s;
 }
 
+namespace {
+// The threads of gtb's native FP32 MLP step in rows mode (each thread its rows of the micro-batch
+// through every layer, its products one single-threaded call each; cpu_threads >= 2 and at least
+// native::kRowsPerThread rows per thread), 0 for any other step.
+int rows_mode_threads(const std::vector<Term>& terms, const StepConfig& c, Backend be) {
+  if (!update_reads_other_cores(c, be) || c.model != "mlp" || c.precision != "fp32") return 0;
+  const Estimate threads = constant_value(terms, term::kCpuThreads, be);
+  const double rows = double(c.batch) / c.micro_batches;
+  if (!threads.seconds || *threads.seconds < 2 || rows < native::kRowsPerThread * *threads.seconds) return 0;
+  return int(*threads.seconds);
+}
+}  // namespace
+
 // Compute, the GEMMs at their shapes; the generic model's FLOPs at the rate of one GEMM of its size.
 Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be, double rows, double params) {
   Estimate mm = known(0);
@@ -124,8 +137,23 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
     // the share measured with every cache emptied before each call (matmul_from_memory) instead.
     const double ws = working_set_bytes(c, rows);
     double kept_lo = 0, kept_hi = 0;
-    std::size_t from_memory = 0;
+    std::size_t from_memory = 0, one_thread = 0;
+    // Rows mode: each thread runs its share of every product alone, with no fork and join per
+    // product: a GEMM costs its slice (1 / threads of its FLOPs) at the one-thread in-step rate
+    // (matmul_one_thread), where measured.
+    const int row_threads = rows_mode_threads(terms, c, be);
     for (const auto& s : matmul_shapes(c, rows)) {
+      if (row_threads > 0 && !s.batched) {
+        const Estimate slice =
+            matmul_one_thread_seconds(terms, be, c.precision, 2.0 * s.m * s.n * s.k / row_threads);
+        if (slice.seconds) {
+          mm = mm + scaled(slice, s.count);
+          outside += slice.outside_measured;
+          ++one_thread;
+          ++n;
+          continue;
+        }
+      }
       bool included = false;
       std::string rate_precision;
       Estimate one = gemm_seconds(terms, be, c, s, included, &rate_precision);
@@ -170,6 +198,9 @@ Part matmul_part(const std::vector<Term>& terms, const StepConfig& c, Backend be
     else if (reduced_operands(c.precision))
       mm.note += (mm.note.empty() ? "" : "; ") + c.precision + " GEMMs at the rates of operands already in " +
                  c.precision + ": their casts are priced apart";
+    if (one_thread)
+      mm.note += (mm.note.empty() ? "" : "; ") + std::to_string(one_thread) +
+                 " GEMMs in rows mode: each thread's slice at the one-thread rate inside a step (matmul_one_thread)";
     if (kept_hi > 0) {
       std::ostringstream k;
       k.precision(3);
@@ -349,12 +380,8 @@ Part optimizer_part(const std::vector<Term>& terms, const StepConfig& c, Backend
   // (threads - 1) x params x 4 bytes read and the gradients read and written once, over data the
   // other threads wrote: at the hand-off rate.
   double sum_bytes = 0;
-  if (opt.seconds && update_reads_other_cores(c, be) && c.model == "mlp" && c.precision == "fp32") {
-    const Estimate threads = constant_value(terms, term::kCpuThreads, be);
-    const double rows = double(c.batch) / c.micro_batches;
-    if (threads.seconds && *threads.seconds >= 2 && rows >= native::kRowsPerThread * *threads.seconds)
-      sum_bytes = params * 4.0 * (*threads.seconds - 1 + 2);
-  }
+  if (const int threads = rows_mode_threads(terms, c, be); opt.seconds && threads > 0)
+    sum_bytes = params * 4.0 * (threads - 1 + 2);
   if (sum_bytes > 0) {
     const Estimate sum = stream_seconds(terms, be, sum_bytes, "handoff");
     if (sum.seconds) {

@@ -17,6 +17,7 @@ inline constexpr const char* kMatmulBatched = "matmul_batched";
 inline constexpr const char* kMatmulAutocast = "matmul_autocast";
 inline constexpr const char* kMatmulInStep = "matmul_in_step";
 inline constexpr const char* kMatmulFromMemory = "matmul_from_memory";
+inline constexpr const char* kMatmulOneThread = "matmul_one_thread";
 inline constexpr const char* kPassesInStep = "passes_in_step";
 inline constexpr const char* kUpdateInStep = "update_in_step";
 inline constexpr const char* kStreamBandwidth = "stream_bandwidth";
@@ -44,7 +45,7 @@ inline constexpr const char* kPytorchModeTime = "framework_mode_time";
 // Every name above, for checks that a term is known (tests compare it with docs/advise.md).
 inline constexpr const char* kAll[] = {
     kH2dCopy,        kD2hCopy,          kBatchGather,       kLoader,           kMatmul,
-    kMatmulBatched,  kMatmulAutocast,   kMatmulInStep,      kMatmulFromMemory, kPassesInStep,
+    kMatmulBatched,  kMatmulAutocast,   kMatmulInStep,      kMatmulFromMemory, kMatmulOneThread, kPassesInStep,
     kUpdateInStep,   kStreamBandwidth,  kSoftmaxXent,       kCpuThreads,       kLaunch,
     kHostSync,       kRedundantCopy,    kAllreduce,         kCommOverlap,      kPytorchOp,
     kPytorchOps,     kPytorchStepOp,    kPytorchMatmul,     kPytorchMatmulBatched, kPytorchOptimizer,

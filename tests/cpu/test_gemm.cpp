@@ -719,6 +719,38 @@ TEST(GemmFindings, FromMemoryShareFromTheColdRecords) {
   EXPECT_FALSE(term(g::compute_findings({sequence_rec("fp32", "hot", 128, 0.8e-3)}), "fp32"));
 }
 
+// matmul_one_thread: a one-thread chain's GEMM seconds timed inside the step over its 3 x layers - 1
+// calls, as a rate at one GEMM's FLOPs, naming the chain; a planted slower in-step time lowers the
+// rate by exactly that; the all-thread chain, a BF16 chain and a chain without its in-step seconds
+// publish none.
+TEST(GemmFindings, OneThreadRateFromTheOneThreadChain) {
+  auto chain = [](const std::string& precision, const std::string& threads, double inside) {
+    gtb::Record r = sequence_rec(precision, "chain", 128, 1.2e-3);
+    r.options["threads"] = threads;
+    r.id = gtb::make_record_id(r.family, r.workload, r.variant, r.backend, r.params, r.options);
+    if (inside > 0) r.counters["gemm_s_in_step"] = {inside, "s"};
+    return r;
+  };
+  auto term = [](const g::Findings& f) { return term_at(f, "matmul_one_thread", "fp32"); };
+  const double flop = 2.0 * 512 * 128 * 128;
+  std::vector<gtb::Record> rs = {chain("fp32", "one", 1e-3), chain("fp32", "all", 0.25e-3)};
+  g::Findings f = g::compute_findings(rs);
+  const auto* t = term(f);
+  ASSERT_TRUE(t && t->usable());
+  ASSERT_EQ(t->points.size(), 1u);
+  EXPECT_DOUBLE_EQ(t->points[0].at["flop"].get<double>(), flop);
+  EXPECT_NEAR(t->points[0].y, flop * 11 / 1e-3, 1);
+  EXPECT_EQ(t->records, std::vector<std::string>{rs[0].id});
+  EXPECT_EQ(t->y, "flop_per_s");
+  rs[0] = chain("fp32", "one", 2e-3);  // planted: the GEMMs twice as slow inside the one-thread step
+  f = g::compute_findings(rs);
+  ASSERT_TRUE(term(f));
+  EXPECT_NEAR(term(f)->points[0].y, flop * 11 / 2e-3, 1);
+  EXPECT_FALSE(term(g::compute_findings({chain("fp32", "all", 1e-3)})));
+  EXPECT_FALSE(term_at(g::compute_findings({chain("bf16_fp32acc", "one", 1e-3)}), "matmul_one_thread", "bf16"));
+  EXPECT_FALSE(term(g::compute_findings({chain("fp32", "one", 0)})));
+}
+
 namespace {
 const gtb::cost::Term* named(const g::Findings& f, const std::string& name, const std::string& precision) {
   for (const auto& t : f.terms)

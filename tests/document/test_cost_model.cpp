@@ -493,6 +493,43 @@ TEST(CostModel, PlantedThreadCountAddsTheRowsModeGradientSum) {
   EXPECT_NEAR(opt(rows), before_rows, 1e-12);
 }
 
+// Rows mode: each thread runs its rows of every product alone, so with a one-thread rate measured
+// inside a step (matmul_one_thread) each layer GEMM costs half its FLOPs (two threads) at that rate;
+// a planted doubled rate halves the part. Fewer rows per thread, one thread, or no such term: the
+// products at the all-thread tables, as before.
+TEST(CostModel, RowsModeGemmsAreOneThreadSlices) {
+  const StepConfig rows = config_from_json({{"model", "mlp"}, {"width", 256}, {"depth", 4}, {"batch", 64}});
+  StepConfig split = rows;
+  split.batch = 32;
+  Term threads;
+  threads.family = "vectorize", threads.name = "cpu_threads", threads.backend = Backend::cpu;
+  threads.form = "constant", threads.unit = "count", threads.value = 2, threads.records = {"vectorize/axpy/openmp"};
+  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
+                             flat_stream(Backend::cpu, "handoff", 5e9), threads};
+  const double all_rows = matmul_part(terms, rows), all_split = matmul_part(terms, split);
+  EXPECT_NEAR(all_rows, flops_per_step(rows) / 1e11, 1e-12);
+  Term one;
+  one.family = "gemm", one.name = "matmul_one_thread", one.backend = Backend::cpu, one.where = {{"precision", "fp32"}};
+  one.form = "table", one.axes = {"flop"}, one.y = "flop_per_s";
+  for (double f : {1e3, 1e12}) {
+    one.points.push_back({json{{"flop", f}}, 2e10, "sequence/one/" + std::to_string(f)});
+    one.records.push_back("sequence/one/" + std::to_string(f));
+  }
+  terms.push_back(one);
+  EXPECT_NEAR(matmul_part(terms, rows), flops_per_step(rows) / 2 / 2e10, 1e-12);
+  const Prediction p = predict(terms, rows, Backend::cpu);
+  const Part* mm = part(p, "matmul");
+  ASSERT_TRUE(mm);
+  EXPECT_NE(mm->estimate.note.find("rows mode"), std::string::npos) << mm->estimate.note;
+  EXPECT_NE(std::find(mm->estimate.records.begin(), mm->estimate.records.end(), "sequence/one/1000.000000"),
+            mm->estimate.records.end());
+  for (auto& pt : terms.back().points) pt.y = 4e10;
+  EXPECT_NEAR(matmul_part(terms, rows), flops_per_step(rows) / 2 / 4e10, 1e-12);
+  EXPECT_NEAR(matmul_part(terms, split), all_split, 1e-12);  // 16 rows per thread: one region per product
+  terms[3].value = 1;  // one thread: no rows mode
+  EXPECT_NEAR(matmul_part(terms, rows), all_rows, 1e-12);
+}
+
 namespace {
 // A passes_in_step or update_in_step table of one share over a range of bytes, for one precision.
 Term pass_share(const std::string& name, const std::string& precision, double fraction,
