@@ -270,6 +270,15 @@ std::unique_ptr<ByteSource> text_source(std::string_view text) { return std::mak
 double json_number(std::string_view t) {
   const char* b = t.data();
   const char* e = t.data() + t.size();
+  // The common case first: an integer of at most 18 digits (ids, pids, dims) cannot overflow 64 bits.
+  {
+    const char* p = b + (b != e && *b == '-');
+    if (p != e && e - p <= 18) {
+      std::int64_t v = 0;
+      for (; p != e && static_cast<unsigned>(*p - '0') < 10; ++p) v = v * 10 + (*p - '0');
+      if (p == e) return static_cast<double>(*b == '-' ? -v : v);
+    }
+  }
   // An integer (no fraction, no exponent) that fits 64 bits: converted as an integer, then to double.
   std::int64_t i = 0;
   auto r = std::from_chars(b, e, i);
