@@ -92,6 +92,7 @@ struct Prepared {
   std::vector<GemmKind> gemm_of;             // per name id
   std::vector<bool> comm;                    // per name id
   std::vector<CopyKind> copy;                // per name id
+  std::vector<std::string> tc_precision;     // per name id: tensor_core_precision of a tensor-core GEMM's name
   double launch_us = NAN;                    // median host launch call in this trace
   std::vector<std::string> device_names;
 };
@@ -265,7 +266,7 @@ KernelTally tally_kernels(const Prepared& p, const std::vector<const GpuEvent*>&
       case GemmKind::not_gemm: break;
       case GemmKind::tensor_core:
         ++k.gemm_n, ++k.tc_n, k.gemm_us += e->dur, k.tc_us += e->dur;
-        ++k.tc_prec[tensor_core_precision(t.name_of(e->name))];
+        ++k.tc_prec[p.tc_precision[id]];
         break;
       case GemmKind::simt_fp32:
         ++k.gemm_n, ++k.simt_n, k.gemm_us += e->dur, k.simt_us += e->dur;
@@ -285,12 +286,13 @@ KernelTally tally_kernels(const Prepared& p, const std::vector<const GpuEvent*>&
   return k;
 }
 
-json kernels_json(const Prepared& p, const KernelTally& k) {
+json kernels_json(const Prepared& p, KernelTally& k) {
+  std::sort(k.durs.begin(), k.durs.end());  // once for both quantiles
   json j;
   j["count"] = k.durs.size();
   j["total_us"] = k.kernel_us;
-  j["p50_us"] = num(quantile_or_nan(k.durs, 0.5));
-  j["p90_us"] = num(quantile_or_nan(k.durs, 0.9));
+  j["p50_us"] = k.durs.empty() ? json(nullptr) : num(quantile_sorted(k.durs, 0.5));
+  j["p90_us"] = k.durs.empty() ? json(nullptr) : num(quantile_sorted(k.durs, 0.9));
   j["max_us"] = k.durs.empty() ? json(nullptr) : json(*std::max_element(k.durs.begin(), k.durs.end()));
   j["launch_us"] = num(p.launch_us);
   j["shorter_than_launch"] = k.launch_bound;
@@ -423,7 +425,7 @@ json gpu_section(const Prepared& p, const Window& w, const std::vector<const Gpu
                 {"memory_us", length(m_mem)},
                 {"non_compute_us", busy - length(m_compute)}};
   g["streams"] = streams_json(p, w, by_stream, window);
-  const KernelTally k = tally_kernels(p, assigned);
+  KernelTally k = tally_kernels(p, assigned);
   g["kernels"] = kernels_json(p, k);
   g["gemm_kernels"] = gemm_json(p, k);
   g["communication"] = communication_json(p, k, m_comm, m_compute);
@@ -553,10 +555,12 @@ Prepared prepare(const Trace& t, const std::vector<Step>& steps) {
   p.gemm_of.resize(t.names.size());
   p.comm.resize(t.names.size());
   p.copy.resize(t.names.size());
+  p.tc_precision.resize(t.names.size());
   for (std::size_t i = 0; i < t.names.size(); ++i) {
     p.gemm_of[i] = gemm_kind(t.names[i]);
     p.comm[i] = is_communication(t.names[i]);
     p.copy[i] = copy_kind(t.names[i]);
+    if (p.gemm_of[i] == GemmKind::tensor_core) p.tc_precision[i] = tensor_core_precision(t.names[i]);
   }
   std::vector<double> launch_durs;
   for (const auto& h : t.host) {
