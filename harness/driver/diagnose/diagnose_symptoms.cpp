@@ -3,10 +3,14 @@
 #include "harness/driver/diagnose/diagnose_symptoms.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -746,7 +750,7 @@ json sync_markers(const Prepared& p, double lo, double hi) {
 // Each step's host interval and its window on the GPU timeline. The step windows tile the timeline:
 // each starts where the step's first GPU event starts. The step drawn in the timeline figure is the
 // one of median GPU window (a typical step, not the first, which often carries warm-up).
-json steps_json(const Prepared& p, const std::vector<Step>& steps, bool has_gpu, json& timeline) {
+json steps_json(const Prepared& p, const std::vector<Step>& steps, bool has_gpu, json& timeline, unsigned threads) {
   const Trace& t = *p.t;
   std::vector<double> first(steps.size(), INFINITY), last(steps.size(), -INFINITY);
   std::vector<StreamKey> last_stream(steps.size());
@@ -784,8 +788,10 @@ json steps_json(const Prepared& p, const std::vector<Step>& steps, bool has_gpu,
     if (std::isfinite(first[i])) lengths.push_back({hi[i] - lo[i], i});
   std::sort(lengths.begin(), lengths.end());
   const std::size_t drawn = lengths.empty() ? steps.size() : lengths[lengths.size() / 2].second;
-  json js = json::array();
-  for (std::size_t i = 0; i < steps.size(); ++i) {
+  // Each step's section reads only the prepared trace: `threads` build them at once, each taking the next
+  // step not yet taken, and the array lists them in step order whatever order they were built in.
+  std::vector<json> built(steps.size());
+  auto section = [&](std::size_t i) {
     json s;
     s["name"] = steps[i].name;
     s["host_ts_us"] = steps[i].ts;
@@ -800,14 +806,33 @@ json steps_json(const Prepared& p, const std::vector<Step>& steps, bool has_gpu,
     if (i == drawn) timeline["step"] = steps[i].name;
     if (!std::isfinite(first[i])) sec.erase("gpu");
     s.update(sec);
-    js.push_back(s);
-  }
+    built[i] = std::move(s);
+  };
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  auto worker = [&] {
+    try {
+      for (std::size_t i; (i = next++) < steps.size();) section(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mu);
+      if (!error) error = std::current_exception();
+      next = steps.size();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned k = 1; k < std::min<std::size_t>(threads, steps.size()); ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+  json js = json::array();
+  for (auto& s : built) js.push_back(std::move(s));
   return js;
 }
 
 }  // namespace
 
-json diagnose_trace(const Trace& t, const std::string& label) {
+json diagnose_trace(const Trace& t, const std::string& label, unsigned threads) {
   const std::vector<Step> steps = unique_steps(t);
   const Prepared p = prepare(t, steps);
   const bool has_gpu = !p.order.empty();
@@ -844,7 +869,7 @@ json diagnose_trace(const Trace& t, const std::string& label) {
     d["overall"]["steps_host_us"] = host_hi - host_lo;
   }
   json timeline;
-  d["steps"] = steps_json(p, steps, has_gpu, timeline);
+  d["steps"] = steps_json(p, steps, has_gpu, timeline, threads);
   if (timeline.is_null() && has_gpu) {
     // No steps: the whole trace is drawn.
     window_section(p, Window{lo, hi, -1}, has_gpu, &timeline);
