@@ -26,10 +26,12 @@ usage: hta-trace-yardstick.py fixtures TRACE_DIR OUT_DIR
        hta-trace-yardstick.py speed TRACE GTB_BINARY [--repeat N] [--baseline GTB_BEFORE] [--no-hta]
          seconds (wall and CPU) for HTA to load TRACE (TraceAnalysis), for `gtb diagnose TRACE
          --format json` (and the same of GTB_BEFORE, an earlier build, where given), and for inflating
-         the file alone (`zcat TRACE > /dev/null`, or `cat` for a plain file), best of N (default 1;
-         HTA, many times slower, runs once), with the peak resident memory of each (ru_maxrss); the
-         ratios HTA / gtb and gtb / inflate alone (gtb's wall and CPU against zcat's CPU). --no-hta
-         leaves HTA out (the earlier log's HTA figure then stands for it)
+         the file alone with each inflater on its own: zlib (`zcat TRACE > /dev/null`, or `cat` for a
+         plain file) and ISA-L (`igzip -dc`, Debian's isal package, where it is installed: the inflater
+         gtb itself uses), best of N (default 1; HTA, many times slower, runs once), with the peak
+         resident memory of each (GNU time); the ratios HTA / gtb and gtb / each inflater alone (wall
+         against wall, the user's wait, and CPU against CPU). --no-hta leaves HTA out (the earlier
+         log's HTA figure then stands for it)
        hta-trace-yardstick.py speed-table SPEED.json...
          the Markdown table of `speed` outputs: per trace, gtb (and the earlier build) wall and CPU
          seconds, inflating alone, HTA's load, the ratios, peak memory
@@ -176,6 +178,8 @@ def cmd_speed(trace, gtb, repeat, baseline=None, hta=True):
     inflate = ["zcat", trace] if trace.endswith(".gz") else ["cat", trace]
     runs = [("gtb", [gtb, "diagnose", trace, "--format", "json"], repeat),
             ("inflate_alone", inflate, repeat)]
+    if trace.endswith(".gz") and shutil.which("igzip"):
+        runs.append(("inflate_alone_igzip", ["igzip", "-dc", trace], repeat))
     if baseline:
         runs.append(("gtb_before", [baseline, "diagnose", trace, "--format", "json"], repeat))
     if hta:
@@ -204,6 +208,11 @@ def cmd_speed(trace, gtb, repeat, baseline=None, hta=True):
     # time is the cost of inflating alone (its wall time also counts waiting for a core on a busy machine).
     result["gtb_wall_over_inflate_cpu"] = g["seconds"] / z["cpu_seconds"]
     result["gtb_cpu_over_inflate_cpu"] = g["cpu_seconds"] / z["cpu_seconds"]
+    result["gtb_wall_over_inflate_wall"] = g["seconds"] / z["seconds"]
+    if "inflate_alone_igzip" in best:
+        i = best["inflate_alone_igzip"]
+        result["gtb_wall_over_igzip_wall"] = g["seconds"] / i["seconds"]
+        result["gtb_cpu_over_igzip_cpu"] = g["cpu_seconds"] / i["cpu_seconds"]
     if "hta" in best:
         result["hta_over_gtb"] = best["hta"]["seconds"] / g["seconds"]
         # CPU time is the fairer ratio on a shared machine: wall time also counts waiting for a core.
@@ -216,29 +225,33 @@ def cmd_speed(trace, gtb, repeat, baseline=None, hta=True):
 
 
 def cmd_speed_table(files):
-    print("| trace | JSON MB | gtb wall s | gtb CPU s | earlier gtb CPU s | inflate alone (zcat) CPU s | HTA load CPU s "
-          "| HTA / gtb, CPU | gtb CPU / inflate CPU | gtb wall / inflate CPU | gtb peak RSS MiB | HTA peak RSS MiB | load avg |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| trace | JSON MB | gtb wall s | gtb CPU s | earlier gtb wall s | earlier gtb CPU s "
+          "| zcat wall s | zcat CPU s | igzip wall s | igzip CPU s | HTA load CPU s | HTA / gtb, CPU "
+          "| gtb / zcat, wall | gtb / zcat, CPU | gtb / igzip, wall | gtb / igzip, CPU "
+          "| gtb peak RSS MiB | HTA peak RSS MiB | load avg |")
+    print("| --- |" + " ---: |" * 18)
     for f in files:
         with open(f) as fh:
             d = json.load(fh)
-        g, z, b, h = d["gtb"], d["inflate_alone"], d.get("gtb_before"), d.get("hta")
+        g, z = d["gtb"], d["inflate_alone"]
+        b, i, h = d.get("gtb_before"), d.get("inflate_alone_igzip"), d.get("hta")
 
         def val(x, key, fmt):
             return format(x[key], fmt) if x else "-"
 
-        ratio = f"{h['cpu_seconds'] / g['cpu_seconds']:.1f}x" if h else "-"
-        print(f"| {d['trace']} | {d['json_bytes'] / 1e6:.1f} | {g['seconds']:.3f} | {g['cpu_seconds']:.3f} "
-              f"| {val(b, 'cpu_seconds', '.3f')} | {z['cpu_seconds']:.3f} | {val(h, 'cpu_seconds', '.2f')} | {ratio} "
-              f"| {d['gtb_cpu_over_inflate_cpu']:.2f}x | {d['gtb_wall_over_inflate_cpu']:.2f}x "
-              f"| {g['peak_rss_kib'] / 1024:.1f} | {h['peak_rss_kib'] / 1024:.1f} | "
-              f"{d['context']['loadavg_before']:.1f}-{d['context'].get('loadavg_after', float('nan')):.1f} |"
-              if h else
-              f"| {d['trace']} | {d['json_bytes'] / 1e6:.1f} | {g['seconds']:.3f} | {g['cpu_seconds']:.3f} "
-              f"| {val(b, 'cpu_seconds', '.3f')} | {z['cpu_seconds']:.3f} | - | - "
-              f"| {d['gtb_cpu_over_inflate_cpu']:.2f}x | {d['gtb_wall_over_inflate_cpu']:.2f}x "
-              f"| {g['peak_rss_kib'] / 1024:.1f} | - | "
-              f"{d['context']['loadavg_before']:.1f}-{d['context'].get('loadavg_after', float('nan')):.1f} |")
+        def ratio(num, den):
+            return f"{num / den:.2f}x" if den else "-"
+
+        ctx = d["context"]
+        cells = [d["trace"], f"{d['json_bytes'] / 1e6:.1f}", f"{g['seconds']:.3f}", f"{g['cpu_seconds']:.3f}",
+                 val(b, "seconds", ".3f"), val(b, "cpu_seconds", ".3f"),
+                 f"{z['seconds']:.3f}", f"{z['cpu_seconds']:.3f}", val(i, "seconds", ".3f"), val(i, "cpu_seconds", ".3f"),
+                 val(h, "cpu_seconds", ".2f"), f"{h['cpu_seconds'] / g['cpu_seconds']:.1f}x" if h else "-",
+                 ratio(g["seconds"], z["seconds"]), ratio(g["cpu_seconds"], z["cpu_seconds"]),
+                 ratio(g["seconds"], i["seconds"]) if i else "-", ratio(g["cpu_seconds"], i["cpu_seconds"]) if i else "-",
+                 f"{g['peak_rss_kib'] / 1024:.1f}", f"{h['peak_rss_kib'] / 1024:.1f}" if h else "-",
+                 f"{ctx['loadavg_before']:.1f}-{ctx.get('loadavg_after', float('nan')):.1f}"]
+        print("| " + " | ".join(cells) + " |")
     return 0
 
 

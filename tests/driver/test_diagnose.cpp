@@ -208,6 +208,17 @@ TEST(DiagnoseSharedTraces, AmdTraceIsReadAndItsLimitsSaid) {
   EXPECT_TRUE(pinned_unknown);
 }
 
+// The steps' sections built on several threads make the same document, byte for byte, as on one: each
+// step in its place, the drawn step's timeline from the same step.
+TEST(DiagnoseSharedTraces, StepSectionsOnThreadsMakeTheSameDocument) {
+  const auto t = read_trace(kTraces + "a100-train-6steps.json.gz");
+  const std::string one = diagnose_trace(t, "a100", 1).dump(1);
+  for (unsigned threads : {2u, 3u, 8u}) EXPECT_EQ(diagnose_trace(t, "a100", threads).dump(1), one) << threads;
+  // A job's trace with a step of no GPU work among others.
+  const auto n = read_trace(kTraces + "a100-nccl-3steps.json.gz");
+  EXPECT_EQ(diagnose_trace(n, "nccl", 2).dump(1), diagnose_trace(n, "nccl", 1).dump(1));
+}
+
 TEST(DiagnoseSharedTraces, TrainingTraceStepsAndSymptoms) {
   const auto d = diagnose_trace(read_trace(kTraces + "a100-train-6steps.json.gz"), "a100");
   ASSERT_EQ(d["steps"].size(), 6u);

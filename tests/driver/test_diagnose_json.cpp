@@ -5,6 +5,9 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 
@@ -163,6 +166,43 @@ TEST(DiagnoseJson, NumbersAsAJsonLibraryReadsThem) {
   EXPECT_EQ(json_number("1701234567000955.123"), 1701234567000955.123);
   EXPECT_EQ(json_number("0.1"), 0.1);
   EXPECT_EQ(json_number("-2.5E-3"), -2.5e-3);
+}
+
+// json_number's shortcuts (short integers; decimals of at most 15 digits, as profilers write times) give
+// the bits a correctly rounded conversion gives, on numbers drawn around every boundary they test.
+TEST(DiagnoseJson, NumberShortcutsAgreeWithACorrectlyRoundedConversion) {
+  std::uint64_t state = 88172645463325252ull;
+  auto next = [&] {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return state;
+  };
+  const char* fixed[] = {"1701234567005517.000", "1701234567015592.750", "342.456",  "0.1",      "0.3",
+                         "9007199254740993.0",   "900719925474099.3",    "123456789012345.6", "-0.000",
+                         "1.0000000000000000000000", "0.0000000000000000000001", "999999999999999999",
+                         "-999999999999999999", "1000000000000000000", "7.00", "-12.5000"};
+  std::vector<std::string> cases(std::begin(fixed), std::end(fixed));
+  for (int i = 0; i < 200000; ++i) {
+    const int int_digits = static_cast<int>(next() % 20), frac_digits = static_cast<int>(next() % 24);
+    std::string s = next() % 4 == 0 ? "-" : "";
+    s += static_cast<char>('1' + next() % 9);
+    for (int d = 1; d < int_digits; ++d) s += static_cast<char>('0' + next() % 10);
+    if (frac_digits > 0) {
+      s += '.';
+      for (int d = 0; d < frac_digits; ++d) s += next() % 3 == 0 ? '0' : static_cast<char>('0' + next() % 10);
+    }
+    cases.push_back(s);
+  }
+  for (const auto& c : cases) {
+    double want = 0;
+    std::from_chars(c.data(), c.data() + c.size(), want);
+    if (c.find('.') == std::string::npos) {  // an integer: as a 64-bit integer where it fits, as said above
+      long long i = 0;
+      const auto r = std::from_chars(c.data(), c.data() + c.size(), i);
+      if (r.ec == std::errc()) want = static_cast<double>(i);
+    }
+    const double got = json_number(c);
+    EXPECT_EQ(std::memcmp(&got, &want, sizeof got), 0) << c << ": " << got << " != " << want;
+  }
 }
 
 namespace {

@@ -8,20 +8,24 @@
 namespace gtb::diagnose {
 
 
-namespace {
-
-std::string fmt(const char* f, double v) {
+std::string format_number(const char* f, double v) {
   char b[64];
   std::snprintf(b, sizeof b, f, v);
   return b;
 }
 // Durations in microseconds as the trace has them, shown in us below a millisecond.
-std::string dur(double us) {
+std::string format_us(double us) {
   if (!std::isfinite(us)) return "n/a";
-  if (std::fabs(us) >= 1e6) return fmt("%.3g s", us / 1e6);
-  if (std::fabs(us) >= 1000) return fmt("%.3g ms", us / 1000);
-  return fmt("%.3g us", us);
+  if (std::fabs(us) >= 1e6) return format_number("%.3g s", us / 1e6);
+  if (std::fabs(us) >= 1000) return format_number("%.3g ms", us / 1000);
+  return format_number("%.3g us", us);
 }
+std::string format_share(double f) { return std::isfinite(f) ? format_number("%.1f%%", 100 * f) : "n/a"; }
+
+namespace {
+
+std::string fmt(const char* f, double v) { return format_number(f, v); }
+std::string dur(double us) { return format_us(us); }
 // Decimal units (GB = 1e9 bytes), as the GB/s beside them.
 std::string bytes(double b) {
   if (!std::isfinite(b)) return "n/a";
@@ -30,7 +34,7 @@ std::string bytes(double b) {
   if (b >= 1e3) return fmt("%.3g kB", b / 1e3);
   return fmt("%.0f B", b);
 }
-std::string pct(double f) { return std::isfinite(f) ? fmt("%.1f%%", 100 * f) : "n/a"; }
+std::string pct(double f) { return format_share(f); }
 std::string plural(double n, const std::string& one, const std::string& many);
 std::string count(double n) { return std::fabs(n - std::round(n)) < 1e-9 ? fmt("%.0f", n) : fmt("%.1f", n); }
 

@@ -21,6 +21,13 @@ struct PerStep {
 };
 PerStep per_step(const json& diagnosis, const std::vector<std::string>& path);
 
+// The number formats every diagnosis rendering shares (a single trace's, a job's, a diff's): one number
+// through a printf format; microseconds in us, ms or s to 3 significant digits; a share as a percentage
+// to one decimal ("n/a" where the number is not finite).
+std::string format_number(const char* printf_format, double v);
+std::string format_us(double us);
+std::string format_share(double fraction);
+
 std::string render_text(const json& diagnosis);
 // `level` is the heading level of the title (1 standalone, 2 inside gtb report).
 std::string render_markdown(const json& diagnosis, int level = 1);

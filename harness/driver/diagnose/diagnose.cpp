@@ -199,7 +199,7 @@ Diagnosis diagnose_one(const Options& o, const json* results) {
   const std::string& trace = o.traces[0];
   json d;
   try {
-    d = diagnose::diagnose_trace(diagnose::read_trace(trace), base_name(trace));
+    d = diagnose::diagnose_trace(diagnose::read_trace(trace), base_name(trace), o.jobs);
   } catch (const std::exception& e) {
     throw std::runtime_error(trace + ": " + e.what());
   }

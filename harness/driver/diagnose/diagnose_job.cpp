@@ -83,19 +83,10 @@ std::string normalized(const std::string& s) {
   return o;
 }
 
-std::string fmtd(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-std::string dur(double us) {
-  if (!std::isfinite(us)) return "n/a";
-  if (std::fabs(us) >= 1e6) return fmtd("%.3g s", us / 1e6);
-  if (std::fabs(us) >= 1000) return fmtd("%.3g ms", us / 1000);
-  return fmtd("%.3g us", us);
-}
+std::string fmtd(const char* f, double v) { return format_number(f, v); }
+std::string dur(double us) { return format_us(us); }
 std::string signed_dur(double us) { return (us >= 0 ? "+" : "-") + dur(std::fabs(us)); }
-std::string pct(double f) { return std::isfinite(f) ? fmtd("%.1f%%", 100 * f) : "n/a"; }
+std::string pct(double f) { return format_share(f); }
 std::string bytes_text(double b) {
   if (!std::isfinite(b) || b < 0) return "unknown size";
   if (b >= 1e9) return fmtd("%.3g GB", b / 1e9);

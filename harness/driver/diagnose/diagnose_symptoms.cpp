@@ -3,10 +3,14 @@
 #include "harness/driver/diagnose/diagnose_symptoms.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -92,6 +96,7 @@ struct Prepared {
   std::vector<GemmKind> gemm_of;             // per name id
   std::vector<bool> comm;                    // per name id
   std::vector<CopyKind> copy;                // per name id
+  std::vector<std::string> tc_precision;     // per name id: tensor_core_precision of a tensor-core GEMM's name
   double launch_us = NAN;                    // median host launch call in this trace
   std::vector<std::string> device_names;
 };
@@ -265,7 +270,7 @@ KernelTally tally_kernels(const Prepared& p, const std::vector<const GpuEvent*>&
       case GemmKind::not_gemm: break;
       case GemmKind::tensor_core:
         ++k.gemm_n, ++k.tc_n, k.gemm_us += e->dur, k.tc_us += e->dur;
-        ++k.tc_prec[tensor_core_precision(t.name_of(e->name))];
+        ++k.tc_prec[p.tc_precision[id]];
         break;
       case GemmKind::simt_fp32:
         ++k.gemm_n, ++k.simt_n, k.gemm_us += e->dur, k.simt_us += e->dur;
@@ -285,12 +290,13 @@ KernelTally tally_kernels(const Prepared& p, const std::vector<const GpuEvent*>&
   return k;
 }
 
-json kernels_json(const Prepared& p, const KernelTally& k) {
+json kernels_json(const Prepared& p, KernelTally& k) {
+  std::sort(k.durs.begin(), k.durs.end());  // once for both quantiles
   json j;
   j["count"] = k.durs.size();
   j["total_us"] = k.kernel_us;
-  j["p50_us"] = num(quantile_or_nan(k.durs, 0.5));
-  j["p90_us"] = num(quantile_or_nan(k.durs, 0.9));
+  j["p50_us"] = k.durs.empty() ? json(nullptr) : num(quantile_sorted(k.durs, 0.5));
+  j["p90_us"] = k.durs.empty() ? json(nullptr) : num(quantile_sorted(k.durs, 0.9));
   j["max_us"] = k.durs.empty() ? json(nullptr) : json(*std::max_element(k.durs.begin(), k.durs.end()));
   j["launch_us"] = num(p.launch_us);
   j["shorter_than_launch"] = k.launch_bound;
@@ -423,7 +429,7 @@ json gpu_section(const Prepared& p, const Window& w, const std::vector<const Gpu
                 {"memory_us", length(m_mem)},
                 {"non_compute_us", busy - length(m_compute)}};
   g["streams"] = streams_json(p, w, by_stream, window);
-  const KernelTally k = tally_kernels(p, assigned);
+  KernelTally k = tally_kernels(p, assigned);
   g["kernels"] = kernels_json(p, k);
   g["gemm_kernels"] = gemm_json(p, k);
   g["communication"] = communication_json(p, k, m_comm, m_compute);
@@ -553,10 +559,12 @@ Prepared prepare(const Trace& t, const std::vector<Step>& steps) {
   p.gemm_of.resize(t.names.size());
   p.comm.resize(t.names.size());
   p.copy.resize(t.names.size());
+  p.tc_precision.resize(t.names.size());
   for (std::size_t i = 0; i < t.names.size(); ++i) {
     p.gemm_of[i] = gemm_kind(t.names[i]);
     p.comm[i] = is_communication(t.names[i]);
     p.copy[i] = copy_kind(t.names[i]);
+    if (p.gemm_of[i] == GemmKind::tensor_core) p.tc_precision[i] = tensor_core_precision(t.names[i]);
   }
   std::vector<double> launch_durs;
   for (const auto& h : t.host) {
@@ -742,7 +750,7 @@ json sync_markers(const Prepared& p, double lo, double hi) {
 // Each step's host interval and its window on the GPU timeline. The step windows tile the timeline:
 // each starts where the step's first GPU event starts. The step drawn in the timeline figure is the
 // one of median GPU window (a typical step, not the first, which often carries warm-up).
-json steps_json(const Prepared& p, const std::vector<Step>& steps, bool has_gpu, json& timeline) {
+json steps_json(const Prepared& p, const std::vector<Step>& steps, bool has_gpu, json& timeline, unsigned threads) {
   const Trace& t = *p.t;
   std::vector<double> first(steps.size(), INFINITY), last(steps.size(), -INFINITY);
   std::vector<StreamKey> last_stream(steps.size());
@@ -780,8 +788,10 @@ json steps_json(const Prepared& p, const std::vector<Step>& steps, bool has_gpu,
     if (std::isfinite(first[i])) lengths.push_back({hi[i] - lo[i], i});
   std::sort(lengths.begin(), lengths.end());
   const std::size_t drawn = lengths.empty() ? steps.size() : lengths[lengths.size() / 2].second;
-  json js = json::array();
-  for (std::size_t i = 0; i < steps.size(); ++i) {
+  // Each step's section reads only the prepared trace: `threads` build them at once, each taking the next
+  // step not yet taken, and the array lists them in step order whatever order they were built in.
+  std::vector<json> built(steps.size());
+  auto section = [&](std::size_t i) {
     json s;
     s["name"] = steps[i].name;
     s["host_ts_us"] = steps[i].ts;
@@ -796,14 +806,33 @@ json steps_json(const Prepared& p, const std::vector<Step>& steps, bool has_gpu,
     if (i == drawn) timeline["step"] = steps[i].name;
     if (!std::isfinite(first[i])) sec.erase("gpu");
     s.update(sec);
-    js.push_back(s);
-  }
+    built[i] = std::move(s);
+  };
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  auto worker = [&] {
+    try {
+      for (std::size_t i; (i = next++) < steps.size();) section(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mu);
+      if (!error) error = std::current_exception();
+      next = steps.size();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned k = 1; k < std::min<std::size_t>(threads, steps.size()); ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+  json js = json::array();
+  for (auto& s : built) js.push_back(std::move(s));
   return js;
 }
 
 }  // namespace
 
-json diagnose_trace(const Trace& t, const std::string& label) {
+json diagnose_trace(const Trace& t, const std::string& label, unsigned threads) {
   const std::vector<Step> steps = unique_steps(t);
   const Prepared p = prepare(t, steps);
   const bool has_gpu = !p.order.empty();
@@ -840,7 +869,7 @@ json diagnose_trace(const Trace& t, const std::string& label) {
     d["overall"]["steps_host_us"] = host_hi - host_lo;
   }
   json timeline;
-  d["steps"] = steps_json(p, steps, has_gpu, timeline);
+  d["steps"] = steps_json(p, steps, has_gpu, timeline, threads);
   if (timeline.is_null() && has_gpu) {
     // No steps: the whole trace is drawn.
     window_section(p, Window{lo, hi, -1}, has_gpu, &timeline);

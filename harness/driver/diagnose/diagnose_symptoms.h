@@ -23,7 +23,8 @@ struct CopyKind {
 };
 CopyKind copy_kind(const std::string& memcpy_name);
 
-// The whole diagnosis: trace facts, rules, overall and per-step symptoms, what cannot be said.
-json diagnose_trace(const Trace& trace, const std::string& trace_label);
+// The whole diagnosis: trace facts, rules, overall and per-step symptoms, what cannot be said. `threads`
+// build the steps' sections at once (the document is the same for any count).
+json diagnose_trace(const Trace& trace, const std::string& trace_label, unsigned threads = 1);
 
 }  // namespace gtb::diagnose

@@ -18,9 +18,14 @@ const std::string& Trace::name_of(std::int32_t id) const {
 
 namespace {
 
-
 bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 bool contains(const std::string& s, const char* p) { return s.find(p) != std::string::npos; }
+
+// k equals the literal (the length first: a key is compared with the few of its length only).
+template <std::size_t N>
+bool is(std::string_view k, const char (&lit)[N]) {
+  return k.size() == N - 1 && std::memcmp(k.data(), lit, N - 1) == 0;
+}
 
 HostKind runtime_kind(const std::string& n) {
   if (contains(n, "StreamSynchronize")) return HostKind::stream_sync;
@@ -36,12 +41,122 @@ HostKind runtime_kind(const std::string& n) {
   return HostKind::other_runtime;
 }
 
+// The keys gtb reads, resolved once per key token (a switch on the length, then one comparison or two):
+// the value that follows is dispatched on the enum, not compared with a dozen strings.
+enum class Key : std::uint8_t {
+  other,
+  // the root object's
+  trace_events, device_properties, distributed_info,
+  // an event's (and a deviceProperties entry's "name")
+  ph, cat, name, ts, dur, tid, pid, args,
+  // an event's args
+  stream, correlation, external_id, bytes, device, size, collective_name, dtype, process_group, in_nelems,
+  out_nelems, group_size, input_dims, input_type,
+  // distributedInfo's
+  backend, rank, world_size,
+};
+
+Key root_key(std::string_view k) {
+  if (is(k, "traceEvents")) return Key::trace_events;
+  if (is(k, "deviceProperties")) return Key::device_properties;
+  if (is(k, "distributedInfo")) return Key::distributed_info;
+  return Key::other;
+}
+
+Key event_key(std::string_view k) {
+  switch (k.size()) {
+    case 2:
+      if (is(k, "ph")) return Key::ph;
+      if (is(k, "ts")) return Key::ts;
+      break;
+    case 3:
+      if (is(k, "cat")) return Key::cat;
+      if (is(k, "dur")) return Key::dur;
+      if (is(k, "tid")) return Key::tid;
+      if (is(k, "pid")) return Key::pid;
+      break;
+    case 4:
+      if (is(k, "name")) return Key::name;
+      if (is(k, "args")) return Key::args;
+      break;
+    default: break;
+  }
+  return Key::other;
+}
+
+Key arg_key(std::string_view k) {
+  switch (k.size()) {
+    case 4: return is(k, "size") ? Key::size : Key::other;
+    case 5:
+      if (is(k, "bytes")) return Key::bytes;
+      if (is(k, "dtype")) return Key::dtype;
+      break;
+    case 6:
+      if (is(k, "stream")) return Key::stream;
+      if (is(k, "device")) return Key::device;
+      break;
+    case 10:
+      if (is(k, "Input Dims")) return Key::input_dims;
+      if (is(k, "Input type")) return Key::input_type;
+      if (is(k, "Group size")) return Key::group_size;
+      break;
+    case 11:
+      if (is(k, "correlation")) return Key::correlation;
+      if (is(k, "External id")) return Key::external_id;
+      break;
+    case 13: return is(k, "In msg nelems") ? Key::in_nelems : Key::other;
+    case 14: return is(k, "Out msg nelems") ? Key::out_nelems : Key::other;
+    case 15: return is(k, "Collective name") ? Key::collective_name : Key::other;
+    case 18: return is(k, "Process Group Name") ? Key::process_group : Key::other;
+    default: break;
+  }
+  return Key::other;
+}
+
+Key dist_key(std::string_view k) {
+  if (is(k, "backend")) return Key::backend;
+  if (is(k, "rank")) return Key::rank;
+  if (is(k, "world_size")) return Key::world_size;
+  return Key::other;
+}
+
+// An event's category as gtb reads it ("cat"; Kineto's names and the legacy export's). `none`: no
+// category, or an empty one (the legacy export writes CPU operators without one).
+enum class Cat : std::uint8_t { none, kernel, memcpy, memset, sync, runtime, cpu, python_function, other };
+
+Cat category(std::string_view c) {
+  switch (c.size()) {
+    case 0: return Cat::none;
+    case 6:
+      if (is(c, "kernel") || is(c, "Kernel")) return Cat::kernel;
+      if (is(c, "cpu_op")) return Cat::cpu;
+      if (is(c, "Memcpy")) return Cat::memcpy;
+      if (is(c, "Memset")) return Cat::memset;
+      if (is(c, "Driver")) return Cat::runtime;
+      break;
+    case 7: return is(c, "Runtime") ? Cat::runtime : Cat::other;
+    case 8: return is(c, "Operator") ? Cat::cpu : Cat::other;
+    case 9: return is(c, "cuda_sync") ? Cat::sync : Cat::other;
+    case 10:
+      if (is(c, "gpu_memcpy")) return Cat::memcpy;
+      if (is(c, "gpu_memset")) return Cat::memset;
+      break;
+    case 11: return is(c, "cuda_driver") ? Cat::runtime : Cat::other;
+    case 12: return is(c, "cuda_runtime") ? Cat::runtime : Cat::other;
+    case 15:
+      if (is(c, "user_annotation")) return Cat::cpu;
+      if (is(c, "python_function")) return Cat::python_function;
+      break;
+    default: break;
+  }
+  return Cat::other;
+}
+
 // The SAX handler: a small state machine over the depth of the document. Depth 1 is the root object,
 // 2 the traceEvents array, 3 one event, 4 its args, 5+ inside args' arrays ("Input Dims").
 class Handler {
  public:
   explicit Handler(Trace& t) : t_(t) {}
-  std::uint64_t* position = nullptr;  // set by the caller for error messages
 
   bool null() { return scalar(Value{}); }
   bool boolean(bool) { return scalar(Value{}); }
@@ -63,20 +178,13 @@ class Handler {
     ++depth_;
     if (depth_ == 1) root_is_object_ = true;
     if (depth_ == 3 && in_events_) {
-      // Event{}, keeping the name's and the dims' memory for the next event (one allocation fewer each).
-      std::string name = std::move(ev_.name);
-      auto dims = std::move(ev_.dims);
-      ev_ = Event{};
-      name.clear();
-      dims.clear();
-      ev_.name = std::move(name);
-      ev_.dims = std::move(dims);
+      ev_.reset();
       in_event_ = true;
     } else if (depth_ == 3 && in_devices_) {
       device_obj_ = true;
-    } else if (depth_ == 4 && in_event_ && key_ == "args") {
+    } else if (depth_ == 4 && in_event_ && key_ == Key::args) {
       in_args_ = true;
-    } else if (depth_ == 2 && top_key_ == "distributedInfo") {
+    } else if (depth_ == 2 && top_key_ == Key::distributed_info) {
       in_dist_ = true;
     }
     return true;
@@ -101,20 +209,20 @@ class Handler {
       // The Chrome trace "JSON Array Format" (the profiler's legacy export): the root is the event
       // array itself. Read one level deeper, as if it were {"traceEvents": [...]}.
       root_is_object_ = array_root_ = true;
-      top_key_ = "traceEvents";
+      top_key_ = Key::trace_events;
       ++depth_;
     }
-    if (depth_ == 2 && top_key_ == "traceEvents") {
+    if (depth_ == 2 && top_key_ == Key::trace_events) {
       in_events_ = true;
       t_.has_trace_events = true;
-    } else if (depth_ == 2 && top_key_ == "deviceProperties") {
+    } else if (depth_ == 2 && top_key_ == Key::device_properties) {
       in_devices_ = true;
-    } else if (depth_ == 5 && in_args_ && arg_key_ == "Input Dims") {
+    } else if (depth_ == 5 && in_args_ && arg_key_ == Key::input_dims) {
       in_dims_ = true;
       ev_.dims.clear();
     } else if (depth_ == 6 && in_dims_) {
-      ev_.dims.emplace_back();
-    } else if (depth_ == 5 && in_args_ && arg_key_ == "Input type") {
+      ev_.dims.open();
+    } else if (depth_ == 5 && in_args_ && arg_key_ == Key::input_type) {
       in_types_ = true;
     }
     return true;
@@ -127,10 +235,10 @@ class Handler {
     return true;
   }
   bool key(std::string_view k) {
-    if (depth_ == 1) top_key_ = k;
-    else if (depth_ == 3) key_ = k;
-    else if (depth_ == 4 && in_args_) arg_key_ = k;
-    else if (depth_ == 2 && in_dist_) dist_key_ = k;
+    if (depth_ == 3) key_ = event_key(k);
+    else if (depth_ == 4 && in_args_) arg_key_ = arg_key(k);
+    else if (depth_ == 1) top_key_ = root_key(k);
+    else if (depth_ == 2 && in_dist_) dist_key_ = dist_key(k);
     return true;
   }
   bool root_is_object() const { return root_is_object_; }
@@ -141,8 +249,32 @@ class Handler {
     std::string_view text;  // the string, or the number as written
     double num() const { return json_number(text); }
   };
+  // "Input Dims" ([[256, 4096], [4096], []]): the numbers of all its lists in one vector and where each
+  // list ends, so an event's dims cost no allocation once the vectors have grown.
+  struct Dims {
+    std::vector<double> values;
+    std::vector<std::uint32_t> ends;
+    void clear() { values.clear(), ends.clear(); }
+    void open() { ends.push_back(static_cast<std::uint32_t>(values.size())); }
+    void add(double v) {
+      values.push_back(v);
+      ++ends.back();
+    }
+    std::size_t size() const { return ends.size(); }
+    std::size_t size(std::size_t i) const { return ends[i] - begin(i); }
+    std::size_t begin(std::size_t i) const { return i == 0 ? 0 : ends[i - 1]; }
+    double at(std::size_t i, std::size_t j) const { return values[begin(i) + j]; }
+    double back(std::size_t i) const { return values[ends[i] - 1]; }
+    double prod_but_last(std::size_t i) const {
+      double p = 1;
+      for (std::size_t j = begin(i); j + 1 < ends[i]; ++j) p *= values[j];
+      return p;
+    }
+  };
   struct Event {
-    std::string ph, cat, name, sync_kind, size_text, collective, dtype, process_group;
+    bool ph_x = false;  // "ph": "X", a complete event
+    Cat cat = Cat::none;
+    std::string name, size_text, collective, dtype, process_group;
     std::string first_input_type;  // "Input type"'s first entry ("float"): a host collective's dtype
     double in_elements = -1, out_elements = -1;
     std::int64_t group_size = -1;
@@ -150,7 +282,22 @@ class Handler {
     std::int64_t tid = -1, correlation = -1, external_id = -1;
     std::int32_t stream = -1, device = -1, pid_num = -1;
     bool has_stream = false;
-    std::vector<std::vector<double>> dims;
+    Dims dims;
+    // Every field as a fresh event has it, the strings and vectors keeping their memory.
+    void reset() {
+      ph_x = false;
+      cat = Cat::none;
+      name.clear(), size_text.clear(), collective.clear(), dtype.clear(), process_group.clear();
+      first_input_type.clear();
+      in_elements = out_elements = -1;
+      group_size = -1;
+      ts = dur = NAN;
+      bytes = -1;
+      tid = correlation = external_id = -1;
+      stream = device = pid_num = -1;
+      has_stream = false;
+      dims.clear();
+    }
   };
 
   static std::int64_t as_int(const Value& v) {
@@ -169,44 +316,77 @@ class Handler {
   bool scalar(const Value& v) {
     if (array_root_ && in_events_ && depth_ == 2)
       throw TraceError("not a profiler trace: the root array holds a value that is not an event object");
+    if (in_event_ && depth_ == 3) {
+      switch (key_) {
+        case Key::ph:
+          if (v.is_string) ev_.ph_x = is(v.text, "X");
+          break;
+        case Key::cat:
+          if (v.is_string) ev_.cat = category(v.text);
+          break;
+        case Key::name:
+          if (v.is_string) ev_.name = v.text;
+          break;
+        case Key::ts:
+          if (v.is_number) ev_.ts = v.num();
+          break;
+        case Key::dur:
+          if (v.is_number) ev_.dur = v.num();
+          break;
+        case Key::tid: ev_.tid = as_int(v); break;
+        case Key::pid: ev_.pid_num = static_cast<std::int32_t>(as_int(v)); break;
+        default: break;
+      }
+      return true;
+    }
     if (in_dims_ && depth_ == 6 && v.is_number) {
-      ev_.dims.back().push_back(v.num());
+      ev_.dims.add(v.num());
       return true;
     }
     if (in_types_ && depth_ == 5) {
       if (v.is_string && ev_.first_input_type.empty()) ev_.first_input_type = v.text;
       return true;
     }
-    if (in_event_ && depth_ == 3) {
-      if (key_ == "ph" && v.is_string) ev_.ph = v.text;
-      else if (key_ == "cat" && v.is_string) ev_.cat = v.text;
-      else if (key_ == "name" && v.is_string) ev_.name = v.text;
-      else if (key_ == "ts" && v.is_number) ev_.ts = v.num();
-      else if (key_ == "dur" && v.is_number) ev_.dur = v.num();
-      else if (key_ == "tid") ev_.tid = as_int(v);
-      else if (key_ == "pid") ev_.pid_num = static_cast<std::int32_t>(as_int(v));
-    } else if (in_args_ && depth_ == 4) {
-      if (arg_key_ == "stream") {
-        ev_.stream = static_cast<std::int32_t>(as_int(v));
-        ev_.has_stream = true;
-      } else if (arg_key_ == "correlation") ev_.correlation = as_int(v);
-      else if (arg_key_ == "External id") ev_.external_id = as_int(v);
-      else if (arg_key_ == "bytes" && v.is_number) ev_.bytes = v.num();
-      else if (arg_key_ == "device") ev_.device = static_cast<std::int32_t>(as_int(v));
-      else if (arg_key_ == "size" && v.is_string) ev_.size_text = v.text;
-      else if (arg_key_ == "size" && v.is_number) ev_.size_text = std::to_string(static_cast<long long>(v.num()));
-      else if (arg_key_ == "Collective name" && v.is_string) ev_.collective = v.text;
-      else if (arg_key_ == "dtype" && v.is_string) ev_.dtype = v.text;
-      else if (arg_key_ == "Process Group Name" && v.is_string) ev_.process_group = v.text;
-      else if (arg_key_ == "In msg nelems" && v.is_number) ev_.in_elements = v.num();
-      else if (arg_key_ == "Out msg nelems" && v.is_number) ev_.out_elements = v.num();
-      else if (arg_key_ == "Group size") ev_.group_size = as_int(v);
-    } else if (device_obj_ && depth_ == 3 && v.is_string && key_ == "name") {
+    if (in_args_ && depth_ == 4) {
+      switch (arg_key_) {
+        case Key::stream:
+          ev_.stream = static_cast<std::int32_t>(as_int(v));
+          ev_.has_stream = true;
+          break;
+        case Key::correlation: ev_.correlation = as_int(v); break;
+        case Key::external_id: ev_.external_id = as_int(v); break;
+        case Key::bytes:
+          if (v.is_number) ev_.bytes = v.num();
+          break;
+        case Key::device: ev_.device = static_cast<std::int32_t>(as_int(v)); break;
+        case Key::size:
+          if (v.is_string) ev_.size_text = v.text;
+          else if (v.is_number) ev_.size_text = std::to_string(static_cast<long long>(v.num()));
+          break;
+        case Key::collective_name:
+          if (v.is_string) ev_.collective = v.text;
+          break;
+        case Key::dtype:
+          if (v.is_string) ev_.dtype = v.text;
+          break;
+        case Key::process_group:
+          if (v.is_string) ev_.process_group = v.text;
+          break;
+        case Key::in_nelems:
+          if (v.is_number) ev_.in_elements = v.num();
+          break;
+        case Key::out_nelems:
+          if (v.is_number) ev_.out_elements = v.num();
+          break;
+        case Key::group_size: ev_.group_size = as_int(v); break;
+        default: break;
+      }
+    } else if (device_obj_ && depth_ == 3 && v.is_string && key_ == Key::name) {
       t_.device_names.emplace_back(v.text);
     } else if (in_dist_ && depth_ == 2) {
-      if (dist_key_ == "backend" && v.is_string) t_.distributed_backend = v.text;
-      else if (dist_key_ == "rank" && v.is_number) t_.rank = static_cast<std::int64_t>(v.num());
-      else if (dist_key_ == "world_size" && v.is_number) t_.world_size = static_cast<std::int64_t>(v.num());
+      if (dist_key_ == Key::backend && v.is_string) t_.distributed_backend = v.text;
+      else if (dist_key_ == Key::rank && v.is_number) t_.rank = static_cast<std::int64_t>(v.num());
+      else if (dist_key_ == Key::world_size && v.is_number) t_.world_size = static_cast<std::int64_t>(v.num());
     }
     return true;
   }
@@ -222,13 +402,12 @@ class Handler {
 
   void finish_event() {
     ++t_.events_seen;
-    if (ev_.ph != "X") return;
-    const std::string_view c = ev_.cat;
-    const bool gpu = c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset" || c == "cuda_sync" || c == "Kernel" ||
-                     c == "Memcpy" || c == "Memset";
-    const bool runtime = c == "cuda_runtime" || c == "cuda_driver" || c == "Runtime" || c == "Driver";
+    if (!ev_.ph_x) return;
+    const Cat c = ev_.cat;
+    const bool gpu = c == Cat::kernel || c == Cat::memcpy || c == Cat::memset || c == Cat::sync;
+    const bool runtime = c == Cat::runtime;
     // The legacy export writes CPU operators without a category.
-    const bool cpu = c == "cpu_op" || c == "user_annotation" || c == "Operator" || c == "python_function" || c.empty();
+    const bool cpu = c == Cat::cpu || c == Cat::python_function || c == Cat::none;
     if (!gpu && !runtime && !cpu) return;
     if (std::isnan(ev_.ts) || std::isnan(ev_.dur)) {
       ++t_.missing_fields;
@@ -245,10 +424,7 @@ class Handler {
       if (!ev_.has_stream) t_.gpu_events_lack_stream = true;
       g.stream = ev_.has_stream ? ev_.stream : (ev_.tid >= 0 ? static_cast<std::int32_t>(ev_.tid) : -1);
       g.device = ev_.device >= 0 ? ev_.device : ev_.pid_num;
-      g.kind = (c == "gpu_memcpy" || c == "Memcpy")   ? GpuKind::memcpy
-               : (c == "gpu_memset" || c == "Memset") ? GpuKind::memset
-               : c == "cuda_sync"                     ? GpuKind::sync
-                                                      : GpuKind::kernel;
+      g.kind = c == Cat::memcpy ? GpuKind::memcpy : c == Cat::memset ? GpuKind::memset : c == Cat::sync ? GpuKind::sync : GpuKind::kernel;
       if (!ev_.collective.empty()) {
         CollectiveArgs a;
         a.name = intern(ev_.collective);
@@ -265,7 +441,6 @@ class Handler {
     }
     if (runtime) {
       ++t_.runtime_calls;
-      ++t_.runtime_names[ev_.name];
       if (starts_with(ev_.name, "hip")) t_.amd_runtime = true;
       const HostKind k = runtime_kind(ev_.name);
       if (k == HostKind::other_runtime) return;
@@ -284,7 +459,7 @@ class Handler {
       t_.steps.push_back(Step{ev_.name, ev_.ts, ev_.dur});
       return;
     }
-    if (c != "python_function") {
+    if (c != Cat::python_function) {
       HostEvent op;
       op.ts = ev_.ts;
       op.dur = ev_.dur;
@@ -303,7 +478,7 @@ class Handler {
       if (k == HostKind::collective) host_collective_args(t_.host.back());
       return;
     }
-    if (ev_.external_id >= 0 && !ev_.dims.empty()) record_shape();
+    if (ev_.external_id >= 0 && ev_.dims.size() > 0) record_shape();
   }
 
   // The event being read as a host event of kind `k` (a CPU op has no correlation: -1).
@@ -332,7 +507,7 @@ class Handler {
       a.out_elements = ev_.out_elements;
     } else if (ev_.dims.size() == 1) {
       double n = 1;
-      for (double x : ev_.dims[0]) n *= x;
+      for (double x : ev_.dims.values) n *= x;
       a.in_elements = a.out_elements = n;
     }
     a.group_size = ev_.group_size;
@@ -343,21 +518,16 @@ class Handler {
 
   void record_shape() {
     const std::string& n = ev_.name;
-    const auto& d = ev_.dims;
-    auto prod_but_last = [](const std::vector<double>& v) {
-      double p = 1;
-      for (std::size_t i = 0; i + 1 < v.size(); ++i) p *= v[i];
-      return p;
-    };
+    const Dims& d = ev_.dims;
     MatmulShape s;
-    if ((n == "aten::mm" || n == "aten::matmul") && d.size() >= 2 && d[0].size() >= 2 && d[1].size() >= 2) {
-      s = {prod_but_last(d[0]), d[1].back(), d[0].back()};
-    } else if (n == "aten::addmm" && d.size() >= 3 && d[1].size() == 2 && d[2].size() == 2) {
-      s = {d[1][0], d[2][1], d[1][1]};
-    } else if (n == "aten::bmm" && d.size() >= 2 && d[0].size() == 3 && d[1].size() == 3) {
-      s = {d[0][0] * d[0][1], d[1][2], d[0][2]};
-    } else if (n == "aten::linear" && d.size() >= 2 && !d[0].empty() && d[1].size() == 2) {
-      s = {prod_but_last(d[0]), d[1][0], d[1][1]};
+    if ((n == "aten::mm" || n == "aten::matmul") && d.size() >= 2 && d.size(0) >= 2 && d.size(1) >= 2) {
+      s = {d.prod_but_last(0), d.back(1), d.back(0)};
+    } else if (n == "aten::addmm" && d.size() >= 3 && d.size(1) == 2 && d.size(2) == 2) {
+      s = {d.at(1, 0), d.at(2, 1), d.at(1, 1)};
+    } else if (n == "aten::bmm" && d.size() >= 2 && d.size(0) == 3 && d.size(1) == 3) {
+      s = {d.at(0, 0) * d.at(0, 1), d.at(1, 2), d.at(0, 2)};
+    } else if (n == "aten::linear" && d.size() >= 2 && d.size(0) > 0 && d.size(1) == 2) {
+      s = {d.prod_but_last(0), d.at(1, 0), d.at(1, 1)};
     } else {
       return;
     }
@@ -382,7 +552,7 @@ class Handler {
   bool root_is_object_ = false, in_events_ = false, in_event_ = false, in_args_ = false, in_dims_ = false;
   bool in_types_ = false;
   bool in_devices_ = false, device_obj_ = false, in_dist_ = false, array_root_ = false;
-  KeyText top_key_, key_, arg_key_, dist_key_;
+  Key top_key_ = Key::other, key_ = Key::other, arg_key_ = Key::other, dist_key_ = Key::other;
   std::unordered_map<std::string, std::int32_t> ids_;
   std::unordered_map<std::int64_t, double> runtime_sizes_;
 };

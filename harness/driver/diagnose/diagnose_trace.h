@@ -95,7 +95,6 @@ struct Trace {
   std::uint64_t missing_fields = 0;   // kept events lacking ts or dur (dropped)
   bool gpu_events_lack_stream = false;
   bool amd_runtime = false;           // hip* runtime names
-  std::unordered_map<std::string, std::uint64_t> runtime_names;  // count by runtime call name
 
   const std::string& name_of(std::int32_t id) const;
 };

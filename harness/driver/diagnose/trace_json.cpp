@@ -270,6 +270,48 @@ std::unique_ptr<ByteSource> text_source(std::string_view text) { return std::mak
 double json_number(std::string_view t) {
   const char* b = t.data();
   const char* e = t.data() + t.size();
+  // The common case first: an integer of at most 18 digits (ids, pids, dims) cannot overflow 64 bits.
+  {
+    const char* p = b + (b != e && *b == '-');
+    if (p != e && e - p <= 18) {
+      std::int64_t v = 0;
+      for (; p != e && static_cast<unsigned>(*p - '0') < 10; ++p) v = v * 10 + (*p - '0');
+      if (p == e) return static_cast<double>(*b == '-' ? -v : v);
+    }
+  }
+  // A decimal fraction without an exponent ("1701234567005517.000", "342.456") whose digits, trailing
+  // zeros of the fraction dropped, make an integer m below 2^53 with at most 22 of them after the point:
+  // m and 10^f are exact doubles, so m / 10^f is the correctly rounded value (Clinger's fast path), the
+  // one from_chars gives.
+  {
+    static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const bool neg = b != e && *b == '-';
+    const char* p = b + neg;
+    const char* dot = static_cast<const char*>(std::memchr(p, '.', static_cast<std::size_t>(e - p)));
+    if (dot) {
+      const char* last = e;
+      while (last > dot + 1 && last[-1] == '0') --last;  // trailing zeros of the fraction
+      const auto int_digits = dot - p, frac_digits = last - (dot + 1);
+      if (int_digits + frac_digits <= 15 && frac_digits <= 22) {  // 15 digits: below 2^53
+        std::uint64_t m = 0;
+        bool ok = int_digits > 0;
+        for (const char* q = p; q != dot && ok; ++q) {
+          ok = static_cast<unsigned>(*q - '0') < 10;
+          m = m * 10 + static_cast<unsigned>(*q - '0');
+        }
+        for (const char* q = dot + 1; q != last && ok; ++q) {
+          ok = static_cast<unsigned>(*q - '0') < 10;
+          m = m * 10 + static_cast<unsigned>(*q - '0');
+        }
+        for (const char* q = last; q != e && ok; ++q) ok = *q == '0';
+        if (ok && dot + 1 != e) {
+          const double v = static_cast<double>(m) / kPow10[frac_digits];
+          return neg ? -v : v;
+        }
+      }
+    }
+  }
   // An integer (no fraction, no exponent) that fits 64 bits: converted as an integer, then to double.
   std::int64_t i = 0;
   auto r = std::from_chars(b, e, i);

@@ -29,29 +29,6 @@ std::unique_ptr<ByteSource> open_trace_file(const std::string& path);
 // Text already in memory (tests): one chunk.
 std::unique_ptr<ByteSource> text_source(std::string_view text);
 
-// A key a handler keeps from its key() call to its value's: its first kCap bytes and its length, compared
-// with a string literal without a strlen or a library call (a handler compares each key with a dozen).
-class KeyText {
- public:
-  static constexpr std::size_t kCap = 48;
-  KeyText& operator=(std::string_view k) {
-    len_ = k.size();
-    std::memcpy(text_, k.data(), k.size() < kCap ? k.size() : kCap);
-    return *this;
-  }
-  template <std::size_t N>
-  bool operator==(const char (&lit)[N]) const {
-    static_assert(N - 1 <= kCap, "a key to compare with is at most kCap bytes");
-    return len_ == N - 1 && std::memcmp(text_, lit, N - 1) == 0;
-  }
-  template <std::size_t N>
-  bool operator!=(const char (&lit)[N]) const { return !(*this == lit); }
-
- private:
-  char text_[kCap] = {};
-  std::size_t len_ = 0;
-};
-
 // The text of a JSON number as a double, the way a JSON library that reads integers as 64-bit integers
 // and other numbers with strtod gives it (a 64-bit integer cast to double; "-0" is 0): correctly rounded.
 double json_number(std::string_view text);
@@ -121,15 +98,22 @@ class JsonReader {
 template <class H>
 std::uint64_t JsonReader::parse(H& h) {
   std::string stack;  // the containers open around the current token: '{' or '['
+  // A '}' or ']' that closes the innermost container: pops it, tells the handler, true.
+  auto closes = [&](Tok kind) {
+    const char open = kind == Tok::rbrace ? '{' : kind == Tok::rbracket ? '[' : '\0';
+    if (open == '\0' || stack.empty() || stack.back() != open) return false;
+    stack.pop_back();
+    if (open == '{') h.end_object();
+    else h.end_array();
+    return true;
+  };
   enum class Want : std::uint8_t { value, value_or_close, key_or_close, key, colon, comma_or_close };
   Want want = Want::value;
   for (;;) {
     const Token t = next();
     switch (want) {
-      case Want::key_or_close:
-        if (t.kind == Tok::rbrace) {
-          stack.pop_back();
-          h.end_object();
+      case Want::key_or_close:  // just after '{'
+        if (t.kind == Tok::rbrace && closes(t.kind)) {
           want = Want::comma_or_close;
           break;
         }
@@ -150,20 +134,12 @@ std::uint64_t JsonReader::parse(H& h) {
         }
         if (t.kind == Tok::comma) {
           want = stack.back() == '{' ? Want::key : Want::value;
-        } else if (t.kind == Tok::rbrace && stack.back() == '{') {
-          stack.pop_back();
-          h.end_object();
-        } else if (t.kind == Tok::rbracket && stack.back() == '[') {
-          stack.pop_back();
-          h.end_array();
-        } else {
+        } else if (!closes(t.kind)) {
           fail(token_start_, stack.back() == '{' ? "',' or '}' was expected" : "',' or ']' was expected");
         }
         break;
-      case Want::value_or_close:
-        if (t.kind == Tok::rbracket) {
-          stack.pop_back();
-          h.end_array();
+      case Want::value_or_close:  // just after '['
+        if (t.kind == Tok::rbracket && closes(t.kind)) {
           want = Want::comma_or_close;
           break;
         }
