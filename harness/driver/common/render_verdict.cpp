@@ -113,6 +113,24 @@ std::string part_flags(const cost::Estimate& e) {
   return s;
 }
 
+// What the answer says of one part of a prediction, in every format: its time ("cannot say" without
+// one), its share of the step ("" when either time is unknown), and what it is with its flags or,
+// without a time, why.
+struct PartCells {
+  std::string seconds, share, what;
+};
+PartCells part_cells(const cost::Part& part, const cost::Prediction& p) {
+  const auto& e = part.estimate;
+  return {e.seconds ? seconds_text(*e.seconds) : "cannot say",
+          e.seconds && p.total.seconds && *p.total.seconds > 0 ? pct(*e.seconds / *p.total.seconds) : "",
+          part.what + (e.seconds ? part_flags(e) : reason_beside(e.cannot_say, p.total.cannot_say))};
+}
+
+// The machine and the commit (12 digits) the answer's terms were measured with ("?" when unknown).
+std::pair<std::string, std::string> measured_with(const Advice& a) {
+  return {a.machine.value("cpu", std::string("?")), a.machine.value("commit", std::string("?")).substr(0, 12)};
+}
+
 // A fix's predicted saving in a sentence (after the fix's name; the caller ends the line).
 std::string fix_saving(const cost::Fix& f) {
   if (!f.saving_s) return "cannot say (" + f.cannot_say + ")";
@@ -132,9 +150,9 @@ std::string crossover_text(const cost::Crossover& x) {
 
 std::string render_text(const Advice& a) {
   std::ostringstream o;
+  const auto [cpu, commit] = measured_with(a);
   o << "gtb advise: " << describe(a.config) << "\n";
-  o << "Predicted from the cost terms measured in " << a.source << " (" << a.machine.value("cpu", std::string("?"))
-    << ", commit " << a.machine.value("commit", std::string("?")).substr(0, 12)
+  o << "Predicted from the cost terms measured in " << a.source << " (" << cpu << ", commit " << commit
     << "). A prediction, not a measurement; --format json lists every record behind each number.\n";
   for (std::size_t i = 0; i < a.predictions.size(); ++i) {
     const auto& p = a.predictions[i];
@@ -151,15 +169,12 @@ std::string render_text(const Advice& a) {
     }
     for (const auto* part : ranked_parts(p)) {
       char line[512];
-      const auto& e = part->estimate;
-      const std::string val = e.seconds ? seconds_text(*e.seconds) : "cannot say";
-      const std::string share =
-          e.seconds && p.total.seconds && *p.total.seconds > 0 ? pct(*e.seconds / *p.total.seconds) : "";
-      std::snprintf(line, sizeof line, "  %-14s %-14s %10s %5s  ", part->group.c_str(), part->name.c_str(), val.c_str(),
-                    share.c_str());
-      const std::string why = reason_beside(e.cannot_say, p.total.cannot_say);
-      o << line << part->what << (e.seconds ? part_flags(e) : why) << "\n";
-      if (!e.records.empty()) o << "  " << std::string(46, ' ') << "records: " << records_text(e.records) << "\n";
+      const PartCells c = part_cells(*part, p);
+      std::snprintf(line, sizeof line, "  %-14s %-14s %10s %5s  ", part->group.c_str(), part->name.c_str(),
+                    c.seconds.c_str(), c.share.c_str());
+      o << line << c.what << "\n";
+      const auto& records = part->estimate.records;
+      if (!records.empty()) o << "  " << std::string(46, ' ') << "records: " << records_text(records) << "\n";
     }
     const auto& fixes = a.fixes[i];
     if (!p.total.seconds && !fixes.empty()) {
@@ -177,9 +192,9 @@ std::string render_text(const Advice& a) {
 
 std::string render_markdown(const Advice& a) {
   std::ostringstream o;
+  const auto [cpu, commit] = measured_with(a);
   o << "## gtb advise: " << describe(a.config) << "\n\n";
-  o << "Predicted from the cost terms measured in `" << a.source << "` (" << a.machine.value("cpu", std::string("?"))
-    << ", commit `" << a.machine.value("commit", std::string("?")).substr(0, 12)
+  o << "Predicted from the cost terms measured in `" << a.source << "` (" << cpu << ", commit `" << commit
     << "`). A prediction, not a measurement.\n";
   for (std::size_t i = 0; i < a.predictions.size(); ++i) {
     const auto& p = a.predictions[i];
@@ -188,12 +203,9 @@ std::string render_markdown(const Advice& a) {
     else o << seconds_text(*p.total.seconds) << " per step (largest part: " << p.dominant << ")\n\n";
     o << "| part | predicted | share | what | records |\n| --- | ---: | ---: | --- | --- |\n";
     for (const auto* part : ranked_parts(p)) {
-      const auto& e = part->estimate;
-      o << "| " << part->group << " / " << part->name << " | " << (e.seconds ? seconds_text(*e.seconds) : "cannot say")
-        << " | "
-        << (e.seconds && p.total.seconds && *p.total.seconds > 0 ? pct(*e.seconds / *p.total.seconds) : "-") << " | "
-        << part->what << (e.seconds ? part_flags(e) : reason_beside(e.cannot_say, p.total.cannot_say))
-        << " | " << records_text(e.records) << " |\n";
+      const PartCells c = part_cells(*part, p);
+      o << "| " << part->group << " / " << part->name << " | " << c.seconds << " | " << (c.share.empty() ? "-" : c.share)
+        << " | " << c.what << " | " << records_text(part->estimate.records) << " |\n";
     }
     if (!p.total.seconds && !a.fixes[i].empty()) {
       o << "\nFixes: cannot say (as above).\n";
@@ -509,6 +521,15 @@ std::string render_report_verdict(const json& doc) {
   } catch (const std::exception& e) {
     return std::string("\n## Verdict\n\n*Could not compose the verdict from this file's cost terms: ") + e.what() +
            "*\n\n";
+  }
+}
+
+json report_verdict_json(const json& doc) {
+  if (!cost::has_terms(doc)) return nullptr;
+  try {
+    return to_json(cost::advise(doc, "this file", cost::verdict_step(cost::terms_from_document(doc))));
+  } catch (const std::exception& e) {
+    return {{"error", e.what()}};
   }
 }
 

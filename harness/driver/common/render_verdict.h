@@ -18,6 +18,10 @@ json to_json(const Advice& a);
 // The verdict and the validation table for gtb report (Markdown, starting with a "##" heading);
 // a file without cost terms gets one line saying to rerun gtb.
 std::string render_report_verdict(const json& doc);
+// The same verdict's answer as data, for gtb report --format json: the reference step's advice as
+// to_json writes it ("gtb-advice"); null for a file without cost terms, {"error": why} for terms this
+// version cannot read.
+json report_verdict_json(const json& doc);
 
 // The verdict's headline, for the end of gtb run: a heading naming the reference step, then per
 // backend its predicted time, its three largest predicted causes and the fix with the largest saving
