@@ -126,9 +126,12 @@ PartCells part_cells(const cost::Part& part, const cost::Prediction& p) {
           part.what + (e.seconds ? part_flags(e) : reason_beside(e.cannot_say, p.total.cannot_say))};
 }
 
-// The machine and the commit (12 digits) the answer's terms were measured with ("?" when unknown).
-std::pair<std::string, std::string> measured_with(const Advice& a) {
-  return {a.machine.value("cpu", std::string("?")), a.machine.value("commit", std::string("?")).substr(0, 12)};
+// Where the answer's terms come from: the file, the machine and the commit (12 digits; "?" when
+// unknown), names quoted with `quote`, without a full stop.
+std::string measured_in(const Advice& a, const std::string& quote) {
+  return "Predicted from the cost terms measured in " + quote + a.source + quote + " (" +
+         a.machine.value("cpu", std::string("?")) + ", commit " + quote +
+         a.machine.value("commit", std::string("?")).substr(0, 12) + quote + "). A prediction, not a measurement";
 }
 
 // A fix's predicted saving in a sentence (after the fix's name; the caller ends the line).
@@ -150,10 +153,8 @@ std::string crossover_text(const cost::Crossover& x) {
 
 std::string render_text(const Advice& a) {
   std::ostringstream o;
-  const auto [cpu, commit] = measured_with(a);
   o << "gtb advise: " << describe(a.config) << "\n";
-  o << "Predicted from the cost terms measured in " << a.source << " (" << cpu << ", commit " << commit
-    << "). A prediction, not a measurement; --format json lists every record behind each number.\n";
+  o << measured_in(a, "") << "; --format json lists every record behind each number.\n";
   for (std::size_t i = 0; i < a.predictions.size(); ++i) {
     const auto& p = a.predictions[i];
     o << "\n" << backend_title(p.backend) << ": ";
@@ -192,10 +193,8 @@ std::string render_text(const Advice& a) {
 
 std::string render_markdown(const Advice& a) {
   std::ostringstream o;
-  const auto [cpu, commit] = measured_with(a);
   o << "## gtb advise: " << describe(a.config) << "\n\n";
-  o << "Predicted from the cost terms measured in `" << a.source << "` (" << cpu << ", commit `" << commit
-    << "`). A prediction, not a measurement.\n";
+  o << measured_in(a, "`") << ".\n";
   for (std::size_t i = 0; i < a.predictions.size(); ++i) {
     const auto& p = a.predictions[i];
     o << "\n### " << backend_title(p.backend) << ": ";
