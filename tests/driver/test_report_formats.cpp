@@ -12,6 +12,7 @@
 
 #include "harness/document/results.h"
 #include "harness/driver/commands.h"
+#include "harness/driver/common/render_verdict.h"
 #include "harness/driver/report/render_report.h"
 
 namespace gtb::report_formats_test {
@@ -79,13 +80,12 @@ TEST(ReportFormats, JsonHoldsTheSectionsAsData) {
   const json& table = ran->at("blocks").at(0);
   EXPECT_EQ(table.at("columns"), json({"family", "ok", "skipped", "failed", "invalid"}));
   EXPECT_FALSE(table.at("rows").empty());
-  // The verdict is its own section, written by its renderer.
-  const json* verdict = section(j, "Verdict");
+  // The verdict is its own section, with the model's answer as data: the reference step predicted on
+  // each backend.
+  const json* verdict = section(j, "Verdict: where a training step's time goes on this machine");
   ASSERT_NE(verdict, nullptr);
-  EXPECT_EQ(verdict->at("blocks").at(0).at("type"), "markdown");
-  EXPECT_TRUE(has(verdict->at("blocks").at(0).at("text").get<std::string>(), "## Verdict"));
-  // with the model's answer as data: the reference step predicted on each backend.
-  const json& advice = verdict->at("blocks").at(0).at("data");
+  EXPECT_EQ(verdict->at("level"), 2);
+  const json& advice = verdict->at("data");
   EXPECT_EQ(advice.at("schema"), "gtb-advice");
   EXPECT_FALSE(advice.at("predictions").empty());
   // Every paragraph, item and cell of the Markdown is in the JSON: nothing is rendered twice.
@@ -112,16 +112,91 @@ TEST(ReportFormats, TextIsForATerminal) {
   // Tables in aligned columns, not Markdown's pipes.
   EXPECT_TRUE(has(t, "\n  family"));
   EXPECT_FALSE(has(t, "| family | ok |"));
-  // From "What ran" on (after the verdict, which its own renderer writes): lines wrapped at 100
-  // columns (table rows and list items' continuations are indented), and no Markdown bold.
-  const auto at = t.find("\nWhat ran\n");
-  ASSERT_NE(at, std::string::npos);
-  std::istringstream lines(t.substr(at));
+  // Lines wrapped at 100 columns (table rows and list items' continuations are indented), the
+  // verdict's included.
+  std::istringstream lines(t);
   for (std::string line; std::getline(lines, line);)
     if (line.rfind("  ", 0) != 0) {
       EXPECT_LE(columns(line), 100u) << line;
     }
-  EXPECT_FALSE(has(t.substr(at), "**"));
+}
+
+// No Markdown syntax in a text report: no table rule, no bold, no "#" heading; the verdict's
+// tables in aligned columns like the others.
+void expect_no_markdown(const std::string& t) {
+  EXPECT_FALSE(has(t, "| --- |")) << t;
+  EXPECT_FALSE(has(t, "---: |")) << t;
+  EXPECT_FALSE(has(t, "**")) << t;
+  std::istringstream lines(t);
+  for (std::string line; std::getline(lines, line);) EXPECT_NE(line.rfind('#', 0), 0u) << line;
+}
+
+TEST(ReportFormats, TheVerdictIsWrittenInEachFormat) {
+  const json doc = load_document(results(kCpuFile));
+  const std::string t = report::to_text(cpu_report());
+  expect_no_markdown(t);
+  EXPECT_TRUE(has(t, "\nVerdict: where a training step's time goes on this machine\n-----")) << t;
+  EXPECT_TRUE(has(t, "\n  cause ")) << t;
+  EXPECT_TRUE(has(t, "\nHow far to trust it: the model against the steps gtb measured\n\nEach step measured whole")) << t;
+  EXPECT_TRUE(has(t, "\n  measured step ")) << t;
+  // JSON: the verdict's paragraphs, tables and lists as data, no Markdown section.
+  const json j = report::to_json(cpu_report());
+  for (const auto& s : j.at("sections"))
+    for (const auto& b : s.at("blocks")) EXPECT_NE(b.at("type"), "markdown") << s.at("title");
+  const json* verdict = section(j, "Verdict: where a training step's time goes on this machine");
+  ASSERT_NE(verdict, nullptr);
+  const json* causes = nullptr;
+  for (const auto& b : verdict->at("blocks"))
+    if (b.at("type") == "table") causes = &b;
+  ASSERT_NE(causes, nullptr) << verdict->dump(1);
+  EXPECT_EQ(causes->at("columns"), json({"cause", "share of the step", "predicted", "fix", "predicted saving", "evidence"}));
+  ASSERT_TRUE(causes->at("rows").is_array());
+  ASSERT_FALSE(causes->at("rows").empty());
+  for (const auto& row : causes->at("rows")) {
+    ASSERT_TRUE(row.is_array());
+    EXPECT_EQ(row.size(), 6u);
+  }
+  const json* trust = section(j, "How far to trust it: the model against the steps gtb measured");
+  ASSERT_NE(trust, nullptr);
+  EXPECT_EQ(trust->at("level"), 3);
+  bool steps_table = false;
+  for (const auto& b : trust->at("blocks"))
+    steps_table = steps_table || (b.at("type") == "table" && b.at("columns").at(0) == "measured step" && !b.at("rows").empty());
+  EXPECT_TRUE(steps_table) << trust->dump(1);
+  EXPECT_NE(section(j, "What fixing it saved: predicted savings against the A/B steps gtb measured"), nullptr);
+  // Markdown: the verdict's blocks, as the report has always written it.
+  const std::string md = report::to_markdown(cpu_report());
+  const std::string verdict_md = verdict::render_report_verdict(doc);
+  EXPECT_EQ(verdict_md.rfind("\n## Verdict: where", 0), 0u) << verdict_md;
+  EXPECT_TRUE(has(md, verdict_md));
+  EXPECT_TRUE(has(verdict_md, "\n\n### How far to trust it"));
+  EXPECT_TRUE(has(verdict_md, "| --- | ---: | ---: | --- | ---: | --- |"));
+}
+
+// With --diagnosis: the text has the diagnosis as gtb diagnose writes text, the JSON the diagnosis
+// file as the section's data.
+TEST(ReportFormats, TheDiagnosisIsWrittenInEachFormat) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("gtb-report-diagnosis-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string d = (dir / "d.json").string(), synth = fixture("diagnose/results_synthetic_a100.json");
+  ASSERT_EQ(run(driver::cmd_diagnose, {"diagnose", fixture("traces/a100-train-6steps.json.gz"), "--results", synth,
+                                       "--format", "json", "--out", d})
+                .rc,
+            driver::kExitOk);
+  const Ran text = run(driver::cmd_report, {"report", synth, "--diagnosis", d, "--format", "text"});
+  const Ran as_json = run(driver::cmd_report, {"report", synth, "--diagnosis", d, "--format", "json"});
+  const Ran md = run(driver::cmd_report, {"report", synth, "--diagnosis", d});
+  fs::remove_all(dir);
+  EXPECT_EQ(text.rc, driver::kExitOk);
+  expect_no_markdown(text.out);
+  EXPECT_TRUE(has(text.out, "\nDiagnosis\n---------\n\ngtb diagnose a100-train-6steps.json.gz: ")) << text.out;
+  EXPECT_TRUE(has(md.out, "\n## Diagnosis of a100-train-6steps.json.gz: ")) << md.out;
+  const json j = json::parse(as_json.out);
+  const json* diagnosis = section(j, "Diagnosis");
+  ASSERT_NE(diagnosis, nullptr);
+  EXPECT_EQ(diagnosis->at("data").at("tool"), "gtb diagnose");
+  EXPECT_TRUE(diagnosis->at("blocks").empty());
 }
 
 TEST(ReportFormats, CommandWritesEachFormat) {

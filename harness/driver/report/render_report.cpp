@@ -52,34 +52,10 @@ std::string kv(const json& o) {
 }
 
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) o += c == '|' ? std::string("\\|") : std::string(1, c);
-  return o;
-}
 
 // The report as it is built: each call adds one block (report::Block), the one result that the
 // Markdown, the text and the JSON are written from.
-struct Md {
-  std::vector<Block> blocks;
-  void h1(const std::string& t) { blocks.push_back(make_block(Block::Kind::heading, 1, t)); }
-  void h2(const std::string& t) { blocks.push_back(make_block(Block::Kind::heading, 2, t)); }
-  void h3(const std::string& t) { blocks.push_back(make_block(Block::Kind::heading, 3, t)); }
-  void p(const std::string& t) { blocks.push_back(make_block(Block::Kind::paragraph, 0, t)); }
-  void li(const std::string& t) { blocks.push_back(make_block(Block::Kind::item, 0, t)); }
-  void end_list() { blocks.push_back(make_block(Block::Kind::list_end, 0, "")); }
-  void table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows) {
-    blocks.push_back(make_block(Block::Kind::table, 0, ""));
-    blocks.back().head = head;
-    blocks.back().rows = rows;
-  }
-  // A section another renderer writes whole (the verdict), with its facts as data.
-  void markdown(const std::string& title, const std::string& text, json data) {
-    blocks.push_back(make_block(Block::Kind::markdown, 2, title));
-    blocks.back().markdown = text;
-    blocks.back().data = std::move(data);
-  }
-};
+using Md = blocks::Builder;
 
 struct Doc {
   const json& j;
@@ -513,178 +489,11 @@ void ceilings_pct_section(Md& md, const Doc& d) {
 
 // ------------------------------------------------------------------------------------ formats
 
-std::string to_markdown(const Report& r) {
-  std::ostringstream o;
-  for (const Block& b : r.blocks) switch (b.kind) {
-      case Block::Kind::heading: o << (b.level == 1 ? "" : "\n") << std::string(b.level, '#') << " " << b.text << "\n\n"; break;
-      case Block::Kind::paragraph: o << b.text << "\n\n"; break;
-      case Block::Kind::item: o << "- " << b.text << "\n"; break;
-      case Block::Kind::list_end: o << "\n"; break;
-      case Block::Kind::markdown: o << b.markdown; break;
-      case Block::Kind::table:
-        o << "|";
-        for (const auto& h : b.head) o << " " << h << " |";
-        o << "\n|";
-        for (std::size_t i = 0; i < b.head.size(); ++i) o << (i ? " ---: |" : " --- |");
-        o << "\n";
-        for (const auto& row : b.rows) {
-          o << "|";
-          for (const auto& c : row) o << " " << esc(c) << " |";
-          o << "\n";
-        }
-        o << "\n";
-        break;
-    }
-  return o.str();
-}
-
-namespace {
-
-// Markdown's marks a terminal shows as clutter: **bold** loses its stars, [text](#anchor) keeps its text.
-std::string plain(const std::string& s) {
-  std::string o;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s.compare(i, 2, "**") == 0) {
-      ++i;
-      continue;
-    }
-    if (s[i] == '[') {
-      const auto close = s.find("](", i);
-      const auto end = close == std::string::npos ? close : s.find(')', close);
-      if (end != std::string::npos && s.find('\n', i) > end && s.find('[', i + 1) > close) {
-        o += s.substr(i + 1, close - i - 1);
-        i = end;
-        continue;
-      }
-    }
-    o += s[i];
-  }
-  return o;
-}
-
-// Characters a terminal shows (UTF-8 continuation bytes take no column).
-std::size_t columns(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
-// `text` wrapped at kWidth columns, each line after `indent` (the first after `first`); its own line
-// breaks are kept.
-constexpr std::size_t kWidth = 100;
-std::string wrap(const std::string& text, const std::string& first, const std::string& indent) {
-  std::string out, line = first;
-  bool empty = true;
-  std::istringstream lines(text);
-  std::string para;
-  bool first_line = true;
-  while (std::getline(lines, para)) {
-    if (!first_line) {
-      out += line + "\n";
-      line = indent;
-      empty = true;
-    }
-    first_line = false;
-    std::istringstream words(para);
-    std::string w;
-    while (words >> w) {
-      if (!empty && columns(line) + 1 + columns(w) > kWidth) {
-        out += line + "\n";
-        line = indent;
-        empty = true;
-      }
-      line += (empty ? "" : " ") + w;
-      empty = false;
-    }
-  }
-  return out + line + "\n";
-}
-
-}  // namespace
-
-std::string to_text(const Report& r) {
-  std::ostringstream o;
-  for (const Block& b : r.blocks) switch (b.kind) {
-      case Block::Kind::heading: {
-        const std::string t = plain(b.text);
-        if (b.level > 1) o << "\n";
-        o << t << "\n";
-        if (b.level < 3) o << std::string(columns(t), b.level == 1 ? '=' : '-') << "\n";
-        o << "\n";
-        break;
-      }
-      // A paragraph with line breaks of its own (a JSON listing) is printed as it is.
-      case Block::Kind::paragraph:
-        o << (b.text.find('\n') == std::string::npos ? wrap(plain(b.text), "", "") : plain(b.text) + "\n") << "\n";
-        break;
-      case Block::Kind::item: o << wrap(plain(b.text), "  - ", "    "); break;
-      case Block::Kind::list_end: o << "\n"; break;
-      case Block::Kind::markdown: o << b.markdown; break;
-      case Block::Kind::table: {
-        std::vector<std::size_t> width(b.head.size(), 0);
-        auto measure = [&](const std::vector<std::string>& row) {
-          for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], columns(plain(row[i])));
-        };
-        measure(b.head);
-        for (const auto& row : b.rows) measure(row);
-        auto line = [&](const std::vector<std::string>& row) {
-          std::string l;
-          for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) {
-            const std::string c = plain(row[i]);
-            l += c + (i + 1 < row.size() ? std::string(width[i] - columns(c) + 2, ' ') : "");
-          }
-          while (!l.empty() && l.back() == ' ') l.pop_back();
-          o << "  " << l << "\n";
-        };
-        // A table without column names (name and value rows) has no header; the last column's rule
-        // is as long as its name.
-        if (std::any_of(b.head.begin(), b.head.end(), [](const std::string& h) { return !h.empty(); })) {
-          line(b.head);
-          std::vector<std::string> rule;
-          for (std::size_t i = 0; i < width.size(); ++i)
-            rule.push_back(std::string(i + 1 < width.size() ? width[i] : columns(plain(b.head[i])), '-'));
-          line(rule);
-        }
-        for (const auto& row : b.rows) line(row);
-        o << "\n";
-        break;
-      }
-    }
-  return o.str();
-}
-
+std::string to_markdown(const Report& r) { return blocks::to_markdown(r.blocks); }
+std::string to_text(const Report& r) { return blocks::to_text(r.blocks); }
 json to_json(const Report& r) {
-  json sections = json::array();
-  auto section = [&](const std::string& title, int level) {
-    sections.push_back({{"title", title}, {"level", level}, {"blocks", json::array()}});
-  };
-  auto blocks = [&]() -> json& {
-    if (sections.empty()) section("", 1);
-    return sections.back()["blocks"];
-  };
-  bool in_list = false;
-  for (const Block& b : r.blocks) {
-    if (b.kind != Block::Kind::item) in_list = false;
-    switch (b.kind) {
-      case Block::Kind::heading: section(b.text, b.level); break;
-      case Block::Kind::paragraph: blocks().push_back({{"type", "paragraph"}, {"text", b.text}}); break;
-      case Block::Kind::item:
-        if (!in_list) blocks().push_back({{"type", "list"}, {"items", json::array()}});
-        blocks().back()["items"].push_back(b.text);
-        in_list = true;
-        break;
-      case Block::Kind::list_end: break;
-      case Block::Kind::markdown:
-        section(b.text, b.level);
-        blocks().push_back({{"type", "markdown"}, {"text", b.markdown}});
-        if (!b.data.is_null()) blocks().back()["data"] = b.data;
-        break;
-      case Block::Kind::table:
-        blocks().push_back({{"type", "table"}, {"columns", b.head}, {"rows", b.rows}});
-        break;
-    }
-  }
-  return {{"schema", "gtb-report"}, {"version", kReportJsonVersion}, {"source", r.source}, {"sections", std::move(sections)}};
+  return {{"schema", "gtb-report"}, {"version", kReportJsonVersion}, {"source", r.source},
+          {"sections", blocks::to_json_sections(r.blocks)}};
 }
 
 Report build_report(const json& doc, const std::string& source) {
@@ -695,7 +504,7 @@ Report build_report(const json& doc, const std::string& source) {
       if (!string_at(f, {"name"}).empty()) d.families.insert(string_at(f, {"name"}));
   Md md;
   machine_section(md, d, source);
-  md.markdown("Verdict", verdict::render_report_verdict(doc), verdict::report_verdict_json(doc));
+  md.append(verdict::report_verdict_blocks(doc));
   // Findings come from families that evolve on their own; a shape this version does not expect
   // costs one section a sentence, not the whole report.
   auto guarded = [&](void (*section)(Md&, const Doc&), const char* what) {

@@ -7,31 +7,14 @@
 #include <vector>
 
 #include "harness/document/types.h"
+#include "harness/driver/common/blocks.h"
 
 namespace gtb::report {
 
-// One block of the report, in the order the report reads. Its strings are Markdown inline text (`code`,
-// **bold**, [links](#anchor)); the sections that other renderers write whole (the verdict, a diagnosis)
-// are one `markdown` block each.
-struct Block {
-  enum class Kind { heading, paragraph, item, list_end, table, markdown };
-  Kind kind = Kind::paragraph;
-  int level = 0;     // heading: 1 (the title), 2 or 3; markdown: the level of the section it is
-  std::string text;  // heading: its title; paragraph, item: the text; markdown: the section's title
-  std::vector<std::string> head;               // table: the columns' names
-  std::vector<std::vector<std::string>> rows;  // table: its cells
-  std::string markdown;                        // markdown: the section as written by its renderer
-  json data;                                   // markdown: its facts as data, when its renderer has them
-};
-
-// A block of `kind` at `level` with `text`, its other members empty.
-inline Block make_block(Block::Kind kind, int level, std::string text) {
-  Block b;
-  b.kind = kind;
-  b.level = level;
-  b.text = std::move(text);
-  return b;
-}
+// One block of the report (common/blocks.h), in the order the report reads; the verdict is blocks
+// too (render_verdict.h), a diagnosis one whole section written by gtb diagnose's renderers.
+using Block = blocks::Block;
+using blocks::make_block;
 
 // The report of a results file: what every format is written from.
 struct Report {
@@ -47,7 +30,8 @@ Report build_report(const json& doc, const std::string& source);
 // The report written for a reader: Markdown (the default of gtb report), plain text for a terminal
 // (headings underlined, lists indented, tables in aligned columns, lines wrapped at 100 columns), or
 // JSON (schema "gtb-report", kReportJsonVersion: the sections in order, each with its blocks; the
-// verdict's block also holds the model's answer as data, "gtb-advice").
+// verdict's section also holds the model's answer as "data" ("gtb-advice"), a diagnosis section the
+// diagnosis file).
 std::string to_markdown(const Report& r);
 std::string to_text(const Report& r);
 inline constexpr int kReportJsonVersion = 1;
