@@ -13,7 +13,8 @@ gtb_host_warnings(test_compare)
 gtest_add_tests(TARGET test_compare TEST_PREFIX "compare." TEST_LIST _compare_tests)
 set_tests_properties(${_compare_tests} PROPERTIES LABELS "cpu;compare" TIMEOUT 300)
 
-add_executable(test_report ${PROJECT_SOURCE_DIR}/tests/cpu/test_report.cpp)
+add_executable(test_report ${PROJECT_SOURCE_DIR}/tests/cpu/test_report.cpp
+                           ${PROJECT_SOURCE_DIR}/tests/driver/test_report_formats.cpp)
 target_link_libraries(test_report PRIVATE gtb_driver GTest::gtest GTest::gtest_main)
 target_compile_definitions(test_report PRIVATE GTB_FIXTURE_DIR="${_gtb_fix}" GTB_RESULTS_DIR="${PROJECT_SOURCE_DIR}/results")
 gtb_host_warnings(test_report)

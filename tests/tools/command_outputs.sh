@@ -1,9 +1,10 @@
 #!/bin/sh
 # Every gtb command's output, byte for byte: compare (two results files, every format), report
-# (plain, --out, --diagnosis), advise, diagnose (one trace, a job, --diff; every format, --out), list
-# and list --json, plot (the names of the figures it draws, not their bytes), --out onto a folder
-# (exit 2, nothing half-written), `gtb` itself, and each command's --help, a flag it does not know
-# and a missing argument. Each answer (stdout, stderr and
+# (plain, every format, --out, --diagnosis), advise, diagnose (one trace, a job, --diff; every format,
+# --out), list (text and json, --json the same bytes as --format json, --out), plot (the names of the
+# figures it draws, not their bytes), --out onto a folder (exit 2, nothing half-written), a
+# single-value option given twice (the last one wins), `gtb` itself, and each command's --help, a
+# flag it does not know and a missing argument. Each answer (stdout, stderr and
 # exit status, plus a file written with --out) goes to OUTDIR, and their SHA-256 sums to
 # OUTDIR/manifest.sha256; with MANIFEST the sums are compared to it and every answer that differs is
 # named (exit 1).
@@ -86,6 +87,13 @@ answer_out report-out "$gtb" report "$ri"
 answer report-diagnosis "$gtb" report "$synth" --diagnosis "$work/diagnosis.json"
 answer report-old "$gtb" report "$fx/cpu_a.json"
 answer report-bad "$gtb" report "$fx/bad_malformed.json"
+# report in every format (markdown, the default, is report-r3 above), --out, a bad format.
+for fmt in text markdown json; do
+  answer "report-r3.$fmt" "$gtb" report "$r3" --format "$fmt"
+  answer "report-diagnosis.$fmt" "$gtb" report "$synth" --diagnosis "$work/diagnosis.json" --format "$fmt"
+done
+answer_out report-out-json "$gtb" report "$ri" --format json
+answer report-bad-format "$gtb" report "$r3" --format yaml
 
 # advise: one step in every format and --out; a bad format and a bad step.
 step="--model mlp --width 512 --depth 3 --batch 64 --framework pytorch-eager --gpus 2 --overlap"
@@ -127,6 +135,25 @@ answer list env GTB_FAMILIES=selftest "$gtb" list
 answer list-json env GTB_FAMILIES=selftest "$gtb" list --json
 answer list-full env GTB_FAMILIES=selftest "$gtb" list --family selftest --full
 answer list-bad-family env GTB_FAMILIES=selftest "$gtb" list --family no-such-family
+# list --format: text is the plain listing, json is what --json writes (said in list-json-alias);
+# --out; --json with --format refused; a bad format.
+answer list-format-text env GTB_FAMILIES=selftest "$gtb" list --format text
+answer list-format-json env GTB_FAMILIES=selftest "$gtb" list --format json
+if cmp -s "$out/list-json" "$out/list-format-json"; then echo same; else echo differ; fi > "$out/list-json-alias"
+answer_out list-out env GTB_FAMILIES=selftest "$gtb" list --format json
+answer list-json-and-format env GTB_FAMILIES=selftest "$gtb" list --json --format text
+answer list-bad-format env GTB_FAMILIES=selftest "$gtb" list --format markdown
+answer out-onto-folder-list env GTB_FAMILIES=selftest "$gtb" list --out "$work/onto/folder"
+(cd "$work/onto" && find . | LC_ALL=C sort) > "$out/out-onto-folder-list.files"
+
+# A single-value option given twice: the last one wins, on every command (each value is still
+# checked: a refused one is refused wherever it stands).
+answer repeated-compare "$gtb" compare "$r1" "$r2" --format json --format text --threshold 50% --threshold 20%
+answer repeated-compare-refused "$gtb" compare "$r1" "$r2" --threshold 120% --threshold 20%
+answer repeated-report "$gtb" report "$r3" --format json --format markdown
+# shellcheck disable=SC2086
+answer repeated-advise "$gtb" advise "$synth" $step --width 64 --width 512 --format json --format text
+answer repeated-list env GTB_FAMILIES=selftest "$gtb" list --family no-such-family --family selftest
 
 # plot: the figures' names (their pixels depend on matplotlib's version), and the refusals.
 py=""

@@ -94,6 +94,7 @@ struct Thresholds {
   double settle_fraction = 0.05;     // --wait-idle: other processes' CPU use counted as idle
   int settle_seconds = 3;            // --wait-idle: consecutive idle one-second windows
 };
+GTB_JSON_WRITE(Thresholds, other_cpu_fraction, steal_fraction, gpu_busy_pct, settle_fraction, settle_seconds)
 
 // Throttle reasons that mean the clocks were pulled down (thermal, hardware slowdown, power brake),
 // as names; the software power cap and idle are not counted (they are normal under load / at rest).

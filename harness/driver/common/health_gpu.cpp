@@ -60,14 +60,18 @@ F sym(void* lib, const char* name) {
   return reinterpret_cast<F>(dlsym(lib, name));
 }
 
+// A driver library, opened for the process's lifetime; null, with `why` set to `absent`, without it.
+void* open_library(const char* soname, std::string& why, const char* absent) {
+  void* lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) why = absent;
+  return lib;
+}
+
 const Nvml& nvml() {
   static const Nvml n = [] {
     Nvml r;
-    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      r.error = "NVML not loaded (libnvidia-ml.so.1: no NVIDIA driver on this machine)";
-      return r;
-    }
+    void* lib = open_library("libnvidia-ml.so.1", r.error, "NVML not loaded (libnvidia-ml.so.1: no NVIDIA driver on this machine)");
+    if (!lib) return r;
     r.init = sym<Nvml::Init>(lib, "nvmlInit_v2");
     r.count = sym<Nvml::Count>(lib, "nvmlDeviceGetCount_v2");
     r.handle = sym<Nvml::Handle>(lib, "nvmlDeviceGetHandleByIndex_v2");
@@ -104,11 +108,8 @@ struct Visible {
 const Visible& visible() {
   static const Visible v = [] {
     Visible r;
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      r.why = "libcuda.so.1 not loaded";
-      return r;
-    }
+    void* lib = open_library("libcuda.so.1", r.why, "libcuda.so.1 not loaded");
+    if (!lib) return r;
     using Init = int (*)(unsigned);
     using Count = int (*)(int*);
     using Get = int (*)(int*, int);

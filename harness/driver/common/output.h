@@ -1,6 +1,6 @@
 // The one way a command's document leaves gtb: rendered in the format asked for (--format text,
 // markdown or json), then written to stdout or, with --out FILE, atomically (a temporary file renamed
-// over FILE: an error leaves nothing half-written). Used by compare, ab, report, advise and diagnose.
+// over FILE: an error leaves nothing half-written). Used by compare, ab, report, advise, diagnose and list.
 #pragma once
 
 #include <functional>

@@ -3,12 +3,16 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "harness/driver/common/blocks.h"
 #include "harness/model/model.h"
 
 namespace gtb::verdict {
 
-// The report's section after the step validation (Markdown, a "###" heading first).
+// The report's section after the step validation, as blocks (a level-3 heading first, `close`) and
+// in Markdown.
+std::vector<blocks::Block> savings_blocks(const json& doc, const cost::SavingsValidation& v);
 std::string render_savings(const json& doc, const cost::SavingsValidation& v);
 
 // "measured here: 2.1 ms (12% of its step; A/B at <record>)" or "measured here: inside its noise ...".

@@ -113,6 +113,27 @@ std::string part_flags(const cost::Estimate& e) {
   return s;
 }
 
+// What the answer says of one part of a prediction, in every format: its time ("cannot say" without
+// one), its share of the step ("" when either time is unknown), and what it is with its flags or,
+// without a time, why.
+struct PartCells {
+  std::string seconds, share, what;
+};
+PartCells part_cells(const cost::Part& part, const cost::Prediction& p) {
+  const auto& e = part.estimate;
+  return {e.seconds ? seconds_text(*e.seconds) : "cannot say",
+          e.seconds && p.total.seconds && *p.total.seconds > 0 ? pct(*e.seconds / *p.total.seconds) : "",
+          part.what + (e.seconds ? part_flags(e) : reason_beside(e.cannot_say, p.total.cannot_say))};
+}
+
+// Where the answer's terms come from: the file, the machine and the commit (12 digits; "?" when
+// unknown), names quoted with `quote`, without a full stop.
+std::string measured_in(const Advice& a, const std::string& quote) {
+  return "Predicted from the cost terms measured in " + quote + a.source + quote + " (" +
+         a.machine.value("cpu", std::string("?")) + ", commit " + quote +
+         a.machine.value("commit", std::string("?")).substr(0, 12) + quote + "). A prediction, not a measurement";
+}
+
 // A fix's predicted saving in a sentence (after the fix's name; the caller ends the line).
 std::string fix_saving(const cost::Fix& f) {
   if (!f.saving_s) return "cannot say (" + f.cannot_say + ")";
@@ -133,9 +154,7 @@ std::string crossover_text(const cost::Crossover& x) {
 std::string render_text(const Advice& a) {
   std::ostringstream o;
   o << "gtb advise: " << describe(a.config) << "\n";
-  o << "Predicted from the cost terms measured in " << a.source << " (" << a.machine.value("cpu", std::string("?"))
-    << ", commit " << a.machine.value("commit", std::string("?")).substr(0, 12)
-    << "). A prediction, not a measurement; --format json lists every record behind each number.\n";
+  o << measured_in(a, "") << "; --format json lists every record behind each number.\n";
   for (std::size_t i = 0; i < a.predictions.size(); ++i) {
     const auto& p = a.predictions[i];
     o << "\n" << backend_title(p.backend) << ": ";
@@ -151,15 +170,12 @@ std::string render_text(const Advice& a) {
     }
     for (const auto* part : ranked_parts(p)) {
       char line[512];
-      const auto& e = part->estimate;
-      const std::string val = e.seconds ? seconds_text(*e.seconds) : "cannot say";
-      const std::string share =
-          e.seconds && p.total.seconds && *p.total.seconds > 0 ? pct(*e.seconds / *p.total.seconds) : "";
-      std::snprintf(line, sizeof line, "  %-14s %-14s %10s %5s  ", part->group.c_str(), part->name.c_str(), val.c_str(),
-                    share.c_str());
-      const std::string why = reason_beside(e.cannot_say, p.total.cannot_say);
-      o << line << part->what << (e.seconds ? part_flags(e) : why) << "\n";
-      if (!e.records.empty()) o << "  " << std::string(46, ' ') << "records: " << records_text(e.records) << "\n";
+      const PartCells c = part_cells(*part, p);
+      std::snprintf(line, sizeof line, "  %-14s %-14s %10s %5s  ", part->group.c_str(), part->name.c_str(),
+                    c.seconds.c_str(), c.share.c_str());
+      o << line << c.what << "\n";
+      const auto& records = part->estimate.records;
+      if (!records.empty()) o << "  " << std::string(46, ' ') << "records: " << records_text(records) << "\n";
     }
     const auto& fixes = a.fixes[i];
     if (!p.total.seconds && !fixes.empty()) {
@@ -178,9 +194,7 @@ std::string render_text(const Advice& a) {
 std::string render_markdown(const Advice& a) {
   std::ostringstream o;
   o << "## gtb advise: " << describe(a.config) << "\n\n";
-  o << "Predicted from the cost terms measured in `" << a.source << "` (" << a.machine.value("cpu", std::string("?"))
-    << ", commit `" << a.machine.value("commit", std::string("?")).substr(0, 12)
-    << "`). A prediction, not a measurement.\n";
+  o << measured_in(a, "`") << ".\n";
   for (std::size_t i = 0; i < a.predictions.size(); ++i) {
     const auto& p = a.predictions[i];
     o << "\n### " << backend_title(p.backend) << ": ";
@@ -188,12 +202,9 @@ std::string render_markdown(const Advice& a) {
     else o << seconds_text(*p.total.seconds) << " per step (largest part: " << p.dominant << ")\n\n";
     o << "| part | predicted | share | what | records |\n| --- | ---: | ---: | --- | --- |\n";
     for (const auto* part : ranked_parts(p)) {
-      const auto& e = part->estimate;
-      o << "| " << part->group << " / " << part->name << " | " << (e.seconds ? seconds_text(*e.seconds) : "cannot say")
-        << " | "
-        << (e.seconds && p.total.seconds && *p.total.seconds > 0 ? pct(*e.seconds / *p.total.seconds) : "-") << " | "
-        << part->what << (e.seconds ? part_flags(e) : reason_beside(e.cannot_say, p.total.cannot_say))
-        << " | " << records_text(e.records) << " |\n";
+      const PartCells c = part_cells(*part, p);
+      o << "| " << part->group << " / " << part->name << " | " << c.seconds << " | " << (c.share.empty() ? "-" : c.share)
+        << " | " << c.what << " | " << records_text(part->estimate.records) << " |\n";
     }
     if (!p.total.seconds && !a.fixes[i].empty()) {
       o << "\nFixes: cannot say (as above).\n";
@@ -258,19 +269,18 @@ std::string evidence_links(const json& doc, const std::map<std::string, std::str
 }
 
 // One backend's causes: their shares, their fixes with the predicted (and any measured) saving.
-void causes_table(std::ostringstream& o, const json& doc, const Advice& a, std::size_t i,
+void causes_table(blocks::Builder& md, const json& doc, const Advice& a, std::size_t i,
                   const std::map<std::string, std::string>& family_of) {
   const auto& p = a.predictions[i];
   if (!p.total.seconds) {
-    o << "**" << backend_title(p.backend) << ": cannot say** (" << p.total.cannot_say << ").\n\n";
+    md.p("**" + backend_title(p.backend) + ": cannot say** (" + p.total.cannot_say + ").");
     return;
   }
-  o << "**" << backend_title(p.backend) << ": " << seconds_text(*p.total.seconds)
-    << " per reference step**; the causes by their predicted cost (the order), each fix's predicted saving and, "
+  md.p("**" + backend_title(p.backend) + ": " + seconds_text(*p.total.seconds) +
+       " per reference step**; the causes by their predicted cost (the order), each fix's predicted saving and, "
        "where the fix was measured as an A/B on this machine, its measured saving beside (at the A/B's own step, "
-       "the nearest measured to this one):\n\n";
-  o << "| cause | share of the step | predicted | fix | predicted saving | evidence |\n"
-       "| --- | ---: | ---: | --- | ---: | --- |\n";
+       "the nearest measured to this one):");
+  std::vector<std::vector<std::string>> rows;
   std::vector<std::string> shown;
   for (const auto* part : ranked_parts(p)) {
     const auto& e = part->estimate;
@@ -298,18 +308,18 @@ void causes_table(std::ostringstream& o, const json& doc, const Advice& a, std::
       if (const cost::SavingRow* ab = cost::measured_ab(a.savings, a.steps, *f, a.config))
         saving += "; " + measured_ab_text(*ab);
     }
-    o << "| " << part->name << ": " << part->what << " | " << pct(*e.seconds / *p.total.seconds) << " | "
-      << seconds_text(*e.seconds) << " | " << fix << " | " << saving << " | " << (evidence.empty() ? "-" : evidence)
-      << " |\n";
+    rows.push_back({part->name + ": " + part->what, pct(*e.seconds / *p.total.seconds), seconds_text(*e.seconds), fix,
+                    saving, evidence.empty() ? "-" : evidence});
   }
-  o << "\n";
+  md.table({"cause", "share of the step", "predicted", "fix", "predicted saving", "evidence"}, rows, "lrrlrl");
 }
 
 // The same reference step run by the software the file measured (PyTorch eager), beside gtb's own.
-void other_stack_line(std::ostringstream& o, const std::vector<cost::Term>& terms, const cost::StepConfig& ref) {
+void other_stack_line(blocks::Builder& md, const std::vector<cost::Term>& terms, const cost::StepConfig& ref) {
   std::string stack;
   const std::vector<cost::Prediction> under = cost::reference_under_measured(terms, ref, stack);
   if (under.empty()) return;
+  std::ostringstream o;
   o << "**The same reference step under " << stack << " (predicted, its host time per operator added):** ";
   for (const cost::Prediction& p : under) {
     o << (p.backend == Backend::cpu ? "" : "; ") << backend_title(p.backend) << " ";
@@ -321,7 +331,8 @@ void other_stack_line(std::ostringstream& o, const std::vector<cost::Term>& term
     for (const auto& part : p.parts)
       if (part.name == "dispatch" && part.estimate.seconds) o << ", of which dispatch " << seconds_text(*part.estimate.seconds);
   }
-  o << ". Ask with `gtb advise RESULTS.json --" << cost::kFrameworkKey << " native|" << stack << " ...`.\n\n";
+  o << ". Ask with `gtb advise RESULTS.json --" << cost::kFrameworkKey << " native|" << stack << " ...`.";
+  md.p(o.str());
 }
 
 const char* against_target(double median, double worst) {
@@ -334,7 +345,9 @@ const char* against_target(double median, double worst) {
 
 // The model's errors over the whole file and, for a file of several runs, within each run (the
 // machine's speed may drift between runs; within one run the terms and the steps share its state).
-void validation_errors(std::ostringstream& o, const json& doc, const cost::Validation& v) {
+// Written after `o` (the paragraph that introduces them); the errors within each run, where the file
+// has several, are a paragraph of their own.
+void validation_errors(std::ostringstream& o, blocks::Builder& md, const json& doc, const cost::Validation& v) {
   if (v.median_abs_error)
     o << "Over " << v.predicted << " scored steps the median error is **" << pct1(*v.median_abs_error)
       << "** and the worst **" << pct1(*v.worst_abs_error) << "** (target: median at most 15%, worst at most 35%): "
@@ -350,10 +363,12 @@ void validation_errors(std::ostringstream& o, const json& doc, const cost::Valid
       << (e.noise_known < e.predicted ? " (of the " + std::to_string(e.noise_known) + " whose records can say)"
                                       : std::string())
       << "; the other " << e.noise_known - e.over_noise - e.under_noise << " are inside it.";
+  md.p(o.str());
   const auto per = cost::per_run_validation(doc);
   if (per.empty()) return;
+  o.str("");
   std::vector<double> medians, worsts;
-  o << "\n\nWithin each run (that run's terms against its own steps):";
+  o << "Within each run (that run's terms against its own steps):";
   for (const auto& [run, rv] : per) {
     o << " run " << run << ", " << rv.predicted << " scored steps: median **" << pct1(*rv.median_abs_error) << "**, worst **"
       << pct1(*rv.worst_abs_error) << "**;";
@@ -363,32 +378,33 @@ void validation_errors(std::ostringstream& o, const json& doc, const cost::Valid
   const double mm = median(medians), mw = median(worsts);
   o << " over the runs, the median of their medians is **" << pct1(mm) << "** and of their worsts **" << pct1(mw)
     << "**: " << against_target(mm, mw);
+  md.p(o.str());
 }
 
 // How far to trust the model: each step measured whole against its prediction.
-void validation_section(std::ostringstream& o, const json& doc, const std::vector<cost::Term>& terms, const Advice& a) {
+void validation_section(blocks::Builder& md, const json& doc, const std::vector<cost::Term>& terms, const Advice& a) {
   const auto v = cost::validate(terms, cost::steps_from_document(doc));
-  o << "### How far to trust it: the model against the steps gtb measured\n\n";
+  md.h3("How far to trust it: the model against the steps gtb measured");
+  md.blocks.back().close = true;
   if (v.rows.empty()) {
-    o << "No whole step was measured in this file, so the model is not validated here.\n\n";
+    md.p("No whole step was measured in this file, so the model is not validated here.");
     return;
   }
+  std::ostringstream o;
   o << "Each step measured whole is predicted from the cost terms of the *other* families (never from its own "
        "records) and set beside the measurement. ";
-  validation_errors(o, doc, v);
+  validation_errors(o, md, doc, v);
   // The machine's own drift bounds what any model can match: said where it is over the limit.
   if (const auto sp = health::speed_spread(doc); sp && sp->low_over_high() < 1.0 - health::kSpeedSpreadLimit)
-    o << "\n\nThe machine's speed changed during this run: at its slowest, a fixed loop run on all cores before "
-         "and after each family ran at "
-      << format::printf_number("%.0f", 100 * sp->low_over_high())
-      << "% of its fastest (Measurement health)"
-      << (sp->cache_shared > 0 ? ", and in " + std::to_string(sp->cache_shared) + " of " +
-                                     std::to_string(sp->cache_readings) +
-                                     " readings its CPUs shared one core's cache"
-                               : std::string())
-      << ". A step and the records it is predicted from, measured minutes "
-         "apart, can differ by as much with no change in the work: the errors above include it.";
-  o << "\n\n| measured step | backend | measured | predicted | error |\n| --- | --- | ---: | ---: | ---: |\n";
+    md.p("The machine's speed changed during this run: at its slowest, a fixed loop run on all cores before "
+         "and after each family ran at " +
+         format::printf_number("%.0f", 100 * sp->low_over_high()) + "% of its fastest (Measurement health)" +
+         (sp->cache_shared > 0 ? ", and in " + std::to_string(sp->cache_shared) + " of " +
+                                     std::to_string(sp->cache_readings) + " readings its CPUs shared one core's cache"
+                               : std::string()) +
+         ". A step and the records it is predicted from, measured minutes "
+         "apart, can differ by as much with no change in the work: the errors above include it.");
+  std::vector<std::vector<std::string>> rows;
   std::map<std::string, int> cannot;
   int unscored = 0;
   for (const auto& r : v.rows) {
@@ -400,42 +416,43 @@ void validation_section(std::ostringstream& o, const json& doc, const std::vecto
     std::snprintf(err, sizeof err, "%+.0f%%", 100 * r.error.value_or(0));
     const bool scored = r.scored();
     unscored += !scored && r.error;
-    o << "| " << r.step.record << " | " << to_string(r.step.backend) << " | " << seconds_text(r.step.seconds) << " | "
-      << seconds_text(*r.predicted.seconds) << (r.predicted.outside_measured ? " (outside measured shapes)" : "")
-      << " | " << err << (scored || !r.error ? "" : " (not scored)") << " |\n";
+    rows.push_back({r.step.record, to_string(r.step.backend), seconds_text(r.step.seconds),
+                    seconds_text(*r.predicted.seconds) + (r.predicted.outside_measured ? " (outside measured shapes)" : ""),
+                    err + std::string(scored || !r.error ? "" : " (not scored)")});
   }
-  o << "\n";
+  md.table({"measured step", "backend", "measured", "predicted", "error"}, rows, "llrrr");
   if (unscored > 0)
-    o << "- " << unscored << " measured step" << (unscored > 1 ? "s are" : " is")
-      << " shown but not scored: the step's own samples are not a steady figure (its record is flagged in "
-         "Measurement health), so its median says more about the moment it was measured than about the step\n";
-  for (const auto& [why, n] : cannot) o << "- " << n << " measured step" << (n > 1 ? "s" : "") << ": cannot say (" << why << ")\n";
-  if (!cannot.empty() || unscored > 0) o << "\n";
-  o << render_savings(doc, a.savings);
+    md.li(std::to_string(unscored) + " measured step" + (unscored > 1 ? "s are" : " is") +
+          " shown but not scored: the step's own samples are not a steady figure (its record is flagged in "
+          "Measurement health), so its median says more about the moment it was measured than about the step");
+  for (const auto& [why, n] : cannot)
+    md.li(std::to_string(n) + " measured step" + (n > 1 ? "s" : "") + ": cannot say (" + why + ")");
+  if (!cannot.empty() || unscored > 0) md.end_list();
+  md.append(savings_blocks(doc, a.savings));
 }
 
-std::string verdict_body(const json& doc) {
-  std::ostringstream o;
-  o << "\n## Verdict: where a training step's time goes on this machine\n\n";
+// The verdict's blocks; `data` gets the model's answer for the reference step (gtb-advice).
+void verdict_body(blocks::Builder& md, const json& doc, json& data) {
+  md.h2("Verdict: where a training step's time goes on this machine");
   if (!cost::has_terms(doc)) {
-    o << "This results file has no cost terms (it was written by an older gtb): rerun `gtb run` with this version "
-         "for the verdict and `gtb advise`.\n\n";
-    return o.str();
+    md.p("This results file has no cost terms (it was written by an older gtb): rerun `gtb run` with this version "
+         "for the verdict and `gtb advise`.");
+    return;
   }
   const auto terms = cost::terms_from_document(doc);
   const cost::StepConfig ref = cost::verdict_step(terms);
   const Advice a = cost::advise(doc, "this file", ref);
+  data = to_json(a);
   // Which family's section holds a record's evidence: the publisher of the term it came from.
   const std::map<std::string, std::string> family_of = cost::publisher_of_records(terms);
-  o << "The reference step: " << describe(ref)
-    << ". Its time is **predicted** from this file's measured cost terms (docs/advise.md); each cause links to the "
+  md.p("The reference step: " + describe(ref) +
+       ". Its time is **predicted** from this file's measured cost terms (docs/advise.md); each cause links to the "
        "section with its evidence. Ask about your own step with `gtb advise RESULTS.json --model mlp --width W "
-       "--depth D --batch B ...`.\n\n";
-  for (std::size_t i = 0; i < a.predictions.size(); ++i) causes_table(o, doc, a, i, family_of);
-  other_stack_line(o, terms, ref);
-  o << "**CPU vs GPU crossover batch (predicted):** " << crossover_text(a.crossover) << ".\n\n";
-  validation_section(o, doc, terms, a);
-  return o.str();
+       "--depth D --batch B ...`.");
+  for (std::size_t i = 0; i < a.predictions.size(); ++i) causes_table(md, doc, a, i, family_of);
+  other_stack_line(md, terms, ref);
+  md.p("**CPU vs GPU crossover batch (predicted):** " + crossover_text(a.crossover) + ".");
+  validation_section(md, doc, terms, a);
 }
 
 // The fix of one backend with the largest saving as a share of its step (measured where an A/B
@@ -501,15 +518,28 @@ std::vector<std::string> render_headline(const json& doc) {
   }
 }
 
-std::string render_report_verdict(const json& doc) {
+std::vector<blocks::Block> report_verdict_blocks(const json& doc) {
   // Terms come from families that evolve on their own: a shape this version cannot read costs the
   // verdict a sentence, never the report.
+  blocks::Builder md;
+  json data;
   try {
-    return verdict_body(doc);
+    verdict_body(md, doc, data);
   } catch (const std::exception& e) {
-    return std::string("\n## Verdict\n\n*Could not compose the verdict from this file's cost terms: ") + e.what() +
-           "*\n\n";
+    md.blocks.clear();
+    md.h2("Verdict");
+    md.p(std::string("*Could not compose the verdict from this file's cost terms: ") + e.what() + "*");
+    data = {{"error", e.what()}};
   }
+  // The answer belongs to the verdict's own section (its heading first), not to a subsection.
+  if (!data.is_null()) {
+    blocks::Builder facts;
+    facts.data(std::move(data));
+    md.blocks.insert(md.blocks.begin() + 1, std::move(facts.blocks.front()));
+  }
+  return std::move(md.blocks);
 }
+
+std::string render_report_verdict(const json& doc) { return blocks::to_markdown(report_verdict_blocks(doc)); }
 
 }  // namespace gtb::verdict

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/driver/common/blocks.h"
 #include "harness/model/model.h"
 
 namespace gtb::verdict {
@@ -15,8 +16,12 @@ std::string render_text(const Advice& a);
 std::string render_markdown(const Advice& a);
 json to_json(const Advice& a);
 
-// The verdict and the validation table for gtb report (Markdown, starting with a "##" heading);
-// a file without cost terms gets one line saying to rerun gtb.
+// The verdict and the validation tables for gtb report, as blocks (a level-2 heading first, then its
+// paragraphs, tables and lists; the subsections' headings `close`), with a `data` block holding the
+// model's answer for the reference step as to_json writes it ("gtb-advice"): none for a file without
+// cost terms (one paragraph says to rerun gtb), {"error": why} for terms this version cannot read.
+std::vector<blocks::Block> report_verdict_blocks(const json& doc);
+// The same verdict in Markdown.
 std::string render_report_verdict(const json& doc);
 
 // The verdict's headline, for the end of gtb run: a heading naming the reference step, then per

@@ -52,32 +52,10 @@ std::string kv(const json& o) {
 }
 
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) o += c == '|' ? std::string("\\|") : std::string(1, c);
-  return o;
-}
 
-struct Md {
-  std::ostringstream o;
-  void h2(const std::string& t) { o << "\n## " << t << "\n\n"; }
-  void h3(const std::string& t) { o << "\n### " << t << "\n\n"; }
-  void p(const std::string& t) { o << t << "\n\n"; }
-  void li(const std::string& t) { o << "- " << t << "\n"; }
-  void table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows) {
-    o << "|";
-    for (const auto& h : head) o << " " << h << " |";
-    o << "\n|";
-    for (std::size_t i = 0; i < head.size(); ++i) o << (i ? " ---: |" : " --- |");
-    o << "\n";
-    for (const auto& r : rows) {
-      o << "|";
-      for (const auto& c : r) o << " " << esc(c) << " |";
-      o << "\n";
-    }
-    o << "\n";
-  }
-};
+// The report as it is built: each call adds one block (report::Block), the one result that the
+// Markdown, the text and the JSON are written from.
+using Md = blocks::Builder;
 
 struct Doc {
   const json& j;
@@ -101,7 +79,7 @@ struct Doc {
 
 void machine_section(Md& md, const Doc& d, const std::string& source) {
   const json& ctx = *find(d.j, {"context"});
-  md.o << "# gtb report: " << compare::machine_name(ctx) << "\n\n";
+  md.h1("gtb report: " + compare::machine_name(ctx));
   const json* synth = find(d.j, "synthetic");
   if (synth && synth->is_boolean() && synth->get<bool>())
     md.p("> **Synthetic data.** This file is a test fixture marked synthetic: its numbers were invented to "
@@ -185,7 +163,7 @@ void health_section(Md& md, const Doc& d) {
          "while a family ran is the host's (a shared or virtual machine) and waiting does not cure it: decide a "
          "change between two builds with `gtb ab`, which alternates them.");
     for (const auto& w : warn) md.li(w);
-    md.o << "\n";
+    md.end_list();
   } else {
     md.p("No family saw other load, CPU steal or throttling above the limits.");
   }
@@ -212,7 +190,7 @@ void health_section(Md& md, const Doc& d) {
       md.p("Not readable on this machine:");
       for (const auto& u : *un)
         if (u.is_string()) md.li(u.get<std::string>());
-      md.o << "\n";
+      md.end_list();
     }
   }
 }
@@ -291,7 +269,7 @@ void records_section(Md& md, const Doc& d) {
       every = std::string(" (every ") + (*c.backends.begin() == "cuda" ? "GPU" : *c.backends.begin() == "cpu" ? "CPU" : *c.backends.begin()) + " record)";
     md.li("**" + std::to_string(c.n) + "** " + text + every + ": " + where);
   }
-  md.o << "\n";
+  md.end_list();
 }
 
 // Reasons shared by the records of several families: family sections name them in a few words and
@@ -386,7 +364,7 @@ void family_section(Md& md, const Doc& d, const std::string& family) {
       md.li(l.label + ": " + findings::format(l.value, l.hint, l.unit) + (l.note.empty() ? "" : " (" + l.note + ")"));
       ++listed;
     }
-    if (listed) md.o << "\n";
+    if (listed) md.end_list();
     for (const auto& t : s.tables) {
       if (t.rows.empty()) continue;  // the section's not_measured says why
       std::vector<std::string> head;
@@ -509,7 +487,16 @@ void ceilings_pct_section(Md& md, const Doc& d) {
 
 }  // namespace
 
-std::string render_markdown(const json& doc, const std::string& source) {
+// ------------------------------------------------------------------------------------ formats
+
+std::string to_markdown(const Report& r) { return blocks::to_markdown(r.blocks); }
+std::string to_text(const Report& r) { return blocks::to_text(r.blocks); }
+json to_json(const Report& r) {
+  return {{"schema", "gtb-report"}, {"version", kReportJsonVersion}, {"source", r.source},
+          {"sections", blocks::to_json_sections(r.blocks)}};
+}
+
+Report build_report(const json& doc, const std::string& source) {
   Doc d{doc, records_of(doc), {}};
   for (const auto& r : d.records) d.families.insert(r.family);
   if (const json* fams = find(doc, "families"); fams && fams->is_array())
@@ -517,7 +504,7 @@ std::string render_markdown(const json& doc, const std::string& source) {
       if (!string_at(f, {"name"}).empty()) d.families.insert(string_at(f, {"name"}));
   Md md;
   machine_section(md, d, source);
-  md.o << verdict::render_report_verdict(doc);
+  md.append(verdict::report_verdict_blocks(doc));
   // Findings come from families that evolve on their own; a shape this version does not expect
   // costs one section a sentence, not the whole report.
   auto guarded = [&](void (*section)(Md&, const Doc&), const char* what) {
@@ -538,11 +525,19 @@ std::string render_markdown(const json& doc, const std::string& source) {
     } catch (const std::exception& e) {
       fam.p("*Could not read the `" + f + "` findings of this file: " + e.what() + "*");
     }
-    md.o << shorten(fam.o.str(), reasons);
+    for (Block& b : fam.blocks) {
+      b.text = shorten(std::move(b.text), reasons);
+      for (auto& row : b.rows)
+        for (auto& cell : row) cell = shorten(std::move(cell), reasons);
+      for (auto& cell : b.head) cell = shorten(std::move(cell), reasons);
+      md.blocks.push_back(std::move(b));
+    }
   }
   guarded(comparisons_section, "comparisons");
   guarded(ceilings_pct_section, "ceiling percentages");
-  return md.o.str();
+  return {source, std::move(md.blocks)};
 }
+
+std::string render_markdown(const json& doc, const std::string& source) { return to_markdown(build_report(doc, source)); }
 
 }  // namespace gtb::report

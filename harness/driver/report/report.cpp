@@ -1,4 +1,4 @@
-// gtb report RESULTS: the findings of a results file in Markdown.
+// gtb report RESULTS: the findings of a results file, in Markdown (the default), text or JSON.
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,6 +9,7 @@
 #include "harness/driver/common/cli11.h"
 #include "harness/driver/common/output.h"
 #include "harness/driver/common/families.h"
+#include "harness/driver/common/diagnose_render.h"
 #include "harness/driver/common/render_diagnosis.h"
 #include "harness/driver/report/render_report.h"
 #include "harness/driver/common/runs.h"
@@ -36,16 +37,35 @@ std::string derive_findings(json& doc, const std::string& path) {
   fs::remove_all(work, ec);
   return "Findings derived again from this file's records by this version's family binaries (`--derive-findings`): " +
          (derived.empty() ? std::string("none") : derived) +
-         (kept.empty() ? std::string() : "; as recorded (no binary here could derive them): " + kept) + ".\n\n";
+         (kept.empty() ? std::string() : "; as recorded (no binary here could derive them): " + kept) + ".";
+}
+// The diagnosis section, written whole by gtb diagnose's renderers: in Markdown as the report has
+// always shown it, as text (a single trace's diagnosis as gtb diagnose --format text writes it, then
+// where its figures come from), and in JSON as the diagnosis file itself, the section's data.
+report::Block diagnosis_block(json d, const std::string& path) {
+  report::Block b = report::make_block(report::Block::Kind::whole, 2, "Diagnosis");
+  b.markdown = report::render_diagnosis_section(d, path);  // throws for a file that is not a diagnosis
+  // The Markdown ends with the sentence that says where the figures come from, on a line of its own.
+  std::string md = b.markdown;
+  while (!md.empty() && md.back() == '\n') md.pop_back();
+  const std::string source_line = md.substr(md.rfind('\n') + 1);
+  // A job's or a two-trace diff's text renderer belongs to gtb diagnose's folder: those keep the
+  // Markdown in the text report.
+  const bool single = d.value("kind", "") != "job" && d.value("kind", "") != "diff";
+  b.as_text = single ? diagnose::render_text(d) + "\n" + source_line + "\n\n" : b.markdown;
+  b.data = std::move(d);
+  return b;
 }
 }  // namespace
 
 int cmd_report(int argc, char** argv) {
-  CLI::App app{"The findings of a results file, in Markdown (stdout unless --out).", "gtb report"};
-  std::string in, out, diagnosis;
+  CLI::App app{"The findings of a results file, in Markdown (the default), text or JSON (stdout unless --out).",
+               "gtb report"};
+  std::string in, out, diagnosis, format = "markdown";
   bool derive = false;
   app.add_option("results", in, "The results file")->required()->type_name("RESULTS.json");
-  app.add_option("--out", out, "Write the report there (atomically) instead of stdout")->type_name("FILE.md");
+  add_format_option(app, format);
+  app.add_option("--out", out, "Write the report there (atomically) instead of stdout")->type_name("FILE");
   app.add_option("--diagnosis", diagnosis, "Add a trace's diagnosis (gtb diagnose TRACE --format json)")->type_name("D.json");
   app.add_flag("--derive-findings", derive,
                "Every family's findings derived again from the file's records by this version's gtb-<family> "
@@ -54,11 +74,15 @@ int cmd_report(int argc, char** argv) {
   try {
     json doc = load_document(in);
     const std::string note = derive ? derive_findings(doc, in) : "";
-    std::string md = report::render_markdown(doc, in);
+    report::Report r = report::build_report(doc, in);
     // Said under the title, before anything the derived findings shaped.
-    if (!note.empty()) md.insert(md.find("\n\n") == std::string::npos ? md.size() : md.find("\n\n") + 2, note);
-    if (!diagnosis.empty()) md += report::render_diagnosis_section(report::load_diagnosis(diagnosis), diagnosis);
-    if (write_document(md, out)) std::printf("gtb report: %s written\n", out.c_str());
+    if (!note.empty())
+      r.blocks.insert(r.blocks.begin() + (r.blocks.empty() ? 0 : 1), report::make_block(report::Block::Kind::paragraph, 0, note));
+    if (!diagnosis.empty()) r.blocks.push_back(diagnosis_block(report::load_diagnosis(diagnosis), diagnosis));
+    const std::string document = render(*parse_format(format), {[&] { return report::to_text(r); },
+                                                                [&] { return report::to_markdown(r); },
+                                                                [&] { return report::to_json(r).dump(1) + "\n"; }});
+    if (write_document(document, out)) std::printf("gtb report: %s written\n", out.c_str());
     return kExitOk;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gtb report: %s\n", e.what());
