@@ -106,32 +106,75 @@ void text_heading(std::ostringstream& o, int level, const std::string& title) {
   o << "\n";
 }
 
+// A cell's words in lines of at most `width` columns (a longer word stands alone on its line).
+std::vector<std::string> cell_lines(const std::string& text, std::size_t width) {
+  std::vector<std::string> out;
+  std::istringstream words(text);
+  std::string w, line;
+  while (words >> w) {
+    if (!line.empty() && columns(line) + 1 + columns(w) > width) out.push_back(line), line.clear();
+    line += (line.empty() ? "" : " ") + w;
+  }
+  out.push_back(line);
+  return out;
+}
+
+// A table in columns that fit kWidth: the widest columns narrowed first (to no less than kMinCell),
+// their cells wrapped onto more lines; rows that take several lines are set apart by a blank line.
+constexpr std::size_t kMinCell = 12;
 void text_table(std::ostringstream& o, const Block& b) {
+  // A column as wide as its widest cell; its name may wrap (at its longest word) to leave room.
   std::vector<std::size_t> width(b.head.size(), 0);
-  auto measure = [&](const std::vector<std::string>& row) {
+  for (std::size_t i = 0; i < b.head.size(); ++i)
+    for (const auto& w : cell_lines(plain(b.head[i]), 1)) width[i] = std::max(width[i], columns(w));
+  for (const auto& row : b.rows)
     for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], columns(plain(row[i])));
+  auto total = [&] {
+    std::size_t t = 2 + (width.empty() ? 0 : 2 * (width.size() - 1));
+    for (std::size_t w : width) t += w;
+    return t;
   };
-  measure(b.head);
-  for (const auto& row : b.rows) measure(row);
+  while (total() > kWidth) {
+    auto widest = std::max_element(width.begin(), width.end());
+    if (widest == width.end() || *widest <= kMinCell) break;
+    --*widest;
+  }
+  bool wrapped = false;
+  auto lines_of = [&](const std::vector<std::string>& row) {
+    std::vector<std::vector<std::string>> cells;
+    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) cells.push_back(cell_lines(plain(row[i]), width[i]));
+    return cells;
+  };
   auto line = [&](const std::vector<std::string>& row) {
-    std::string l;
-    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) {
-      const std::string c = plain(row[i]);
-      l += c + (i + 1 < row.size() ? std::string(width[i] - columns(c) + 2, ' ') : "");
+    const auto cells = lines_of(row);
+    std::size_t height = 1;
+    for (const auto& c : cells) height = std::max(height, c.size());
+    wrapped = wrapped || height > 1;
+    for (std::size_t k = 0; k < height; ++k) {
+      std::string l;
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        const std::string c = k < cells[i].size() ? cells[i][k] : "";
+        l += c + (i + 1 < cells.size() ? std::string(width[i] > columns(c) ? width[i] - columns(c) + 2 : 2, ' ') : "");
+      }
+      while (!l.empty() && l.back() == ' ') l.pop_back();
+      o << "  " << l << "\n";
     }
-    while (!l.empty() && l.back() == ' ') l.pop_back();
-    o << "  " << l << "\n";
   };
+  for (const auto& row : b.rows)
+    for (const auto& c : lines_of(row)) wrapped = wrapped || c.size() > 1;
   // A table without column names (name and value rows) has no header; the last column's rule is as
   // long as its name.
   if (any_named(b.head)) {
     line(b.head);
     std::vector<std::string> rule;
     for (std::size_t i = 0; i < width.size(); ++i)
-      rule.push_back(std::string(i + 1 < width.size() ? width[i] : columns(plain(b.head[i])), '-'));
+      rule.push_back(std::string(i + 1 < width.size() ? width[i] : std::min(width[i], columns(plain(b.head[i]))), '-'));
     line(rule);
   }
-  for (const auto& row : b.rows) line(row);
+  for (std::size_t r = 0; r < b.rows.size(); ++r) {
+    if (wrapped && r > 0) o << "\n";
+    line(b.rows[r]);
+  }
   o << "\n";
 }
 
