@@ -22,30 +22,17 @@
 namespace gtb::findings {
 
 // What kind of number a value is: the renderer picks its format from it.
-enum class Hint {
-  text,       // a string, printed as is
-  number,     // a plain number followed by its unit
-  count,      // an integer count
-  bytes,      // a size in bytes, printed as KiB/MiB/GiB
-  duration,   // a time, in the unit given beside it
-  bandwidth,  // GB/s (10^9 bytes per second)
-  rate,       // work per second in the unit given (TFLOP/s, samples/s)
-  ratio,      // a factor, printed "1.23x"
-  percent,    // already in percent, printed "45%"
-  fraction,   // 0..1, printed as a percent
-};
-inline constexpr NameTable<Hint, 10> kHintNames = {{{Hint::text, "text"},
-                                                     {Hint::number, "number"},
-                                                     {Hint::count, "count"},
-                                                     {Hint::bytes, "bytes"},
-                                                     {Hint::duration, "duration"},
-                                                     {Hint::bandwidth, "bandwidth"},
-                                                     {Hint::rate, "rate"},
-                                                     {Hint::ratio, "ratio"},
-                                                     {Hint::percent, "percent"},
-                                                     {Hint::fraction, "fraction"}}};
-static_assert(names_unique(kHintNames));
-const char* to_string(Hint h);
+//   text       a string, printed as is
+//   number     a plain number followed by its unit
+//   count      an integer count
+//   bytes      a size in bytes, printed as KiB/MiB/GiB
+//   duration   a time, in the unit given beside it
+//   bandwidth  GB/s (10^9 bytes per second)
+//   rate       work per second in the unit given (TFLOP/s, samples/s)
+//   ratio      a factor, printed "1.23x"
+//   percent    already in percent, printed "45%"
+//   fraction   0..1, printed as a percent
+GTB_NAMED_ENUM(Hint, kHintNames, text, number, count, bytes, duration, bandwidth, rate, ratio, percent, fraction);
 Hint hint_from_string(const std::string& s);  // throws std::runtime_error for an unknown name
 // A hint is written by its name.
 template <class BasicJson, std::enable_if_t<nlohmann::detail::is_basic_json<BasicJson>::value, int> = 0>

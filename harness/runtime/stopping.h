@@ -17,9 +17,7 @@
 namespace gtb {
 
 // quick: a few seconds per family, the points that show the shape; full: every point, larger budgets.
-enum class Suite { quick, full };
-inline constexpr NameTable<Suite, 2> kSuiteNames = {{{Suite::quick, "quick"}, {Suite::full, "full"}}};
-inline const char* to_string(Suite s) { return name_of(kSuiteNames, s); }
+GTB_NAMED_ENUM(Suite, kSuiteNames, quick, full);
 inline Suite suite_from_string(const std::string& s) { return parse_name(kSuiteNames, s, "suite"); }
 
 // The stopping rule's fields, listed once (type, name, default, meaning): StopRule, RuleChange's
