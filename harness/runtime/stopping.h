@@ -67,6 +67,10 @@ class RuleChange {
 // The suites' default stopping rules (one table, in stopping.cpp).
 const StopRule& suite_rule(Suite s);
 
+// The full suite's change for a step that takes a second or more on a CPU (a training step at its
+// widest): one warm-up sample and three samples at the least, rather than the full rule's three and five.
+inline RuleChange slow_step_full_rule() { return RuleChange().warmup_samples(1).hard_min_samples(3); }
+
 // Runs `reps` repetitions of the measured operation and returns their total seconds.
 using Sampler = std::function<double(std::int64_t reps)>;
 
