@@ -414,17 +414,8 @@ std::vector<std::string> same_work_ids(const std::string& workload, Backend back
 }
 
 Findings compute_findings(const std::vector<Record>& records) {
-  Findings f;
-  ops(records, f);
-  loops(records, f);
-  steps(records, f);
-  transformer_ratios(records, f);
-  loaders(records, f);
-  precisions(records, f);
-  loss_reads(records, f);
-  terms(records, f);
-  kernel_terms(records, f);
-  return f;
+  return findings::by_passes<Findings>(
+      records, {ops, loops, steps, transformer_ratios, loaders, precisions, loss_reads, terms, kernel_terms});
 }
 
 void to_json(const Findings& found, json& data) {
@@ -474,7 +465,7 @@ void to_json(const Findings& found, json& data) {
                                                  {"precisions", &prec}, {"loss_reads", &reads}};
   for (const auto& [k, v] : lists)
     if (!v->empty()) data[k] = *v;
-  cost::write_evidence(data, found.terms, found.measured_steps);
+  cost::write_evidence(data, found);
 }
 
 }  // namespace gtb::framework

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <initializer_list>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -149,5 +150,14 @@ json or_null(const std::optional<T>& v) {
 std::string option_text(const Record& r, const std::string& key);  // "" when absent; numbers as JSON text
 double param_number(const Record& r, const std::string& key);      // NaN when absent or not a number
 std::string params_text(const json& params);                        // "batch=32, width=256"; "-" when empty
+
+// A family's findings filled by passes over its records, each pass its own part, in the order given.
+template <class Found>
+Found by_passes(const std::vector<Record>& records,
+                std::initializer_list<void (*)(const std::vector<Record>&, Found&)> passes) {
+  Found found;
+  for (const auto pass : passes) pass(records, found);
+  return found;
+}
 
 }  // namespace gtb::findings
