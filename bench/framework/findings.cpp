@@ -366,11 +366,6 @@ void terms(const std::vector<Record>& recs, Findings& f) {
   }
 }
 
-template <class T>
-json or_null(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
 }  // namespace
 
 std::array<std::int64_t, 3> step_gemm(const std::string& orientation, std::int64_t rows, std::int64_t in, std::int64_t out) {
@@ -414,67 +409,40 @@ std::vector<std::string> same_work_ids(const std::string& workload, Backend back
 }
 
 Findings compute_findings(const std::vector<Record>& records) {
-  Findings f;
-  ops(records, f);
-  loops(records, f);
-  steps(records, f);
-  transformer_ratios(records, f);
-  loaders(records, f);
-  precisions(records, f);
-  loss_reads(records, f);
-  terms(records, f);
-  kernel_terms(records, f);
-  return f;
+  return findings::by_passes<Findings>(
+      records, {ops, loops, steps, transformer_ratios, loaders, precisions, loss_reads, terms, kernel_terms});
 }
 
+GTB_JSON_WRITE(Op, backend, n, per_op_us, gtb_chain_us, gtb_per_op_us, tax_per_op_us, record, gtb_record)
+GTB_JSON_WRITE(Loop, backend, n, loop_us, vectorized_us, speedup)
+GTB_JSON_WRITE(Step, backend, mode, width, depth, batch, pytorch_ms, gtb_ms, ratio, record, gtb_record)
+GTB_JSON_WRITE(TransformerStep, backend, attention, precision, layers, d_model, heads, seq_len, batch, pytorch_ms,
+               gtb_ms, ratio, record, gtb_record)
+GTB_JSON_WRITE(Crossover, mode, width, depth, batches, gpu_faster_from_batch)
+GTB_JSON_WRITE(Loader, sample_us, num_workers, batch, step_ms, pin_memory, persistent_workers, samples_per_s,
+               idle_fraction)
+GTB_JSON_WRITE(Fed, sample_us, step_ms, pin_memory, persistent_workers, smallest_fed_workers, most_workers,
+               idle_at_zero, idle_at_smallest)
+GTB_JSON_WRITE(Precision, backend, precision, width, batch, step_ms, speedup_vs_fp32, loss_after_k, fp32_loss_after_k,
+               k_steps, peak_memory_bytes, step_memory_bytes, memory_vs_fp32)
+GTB_JSON_WRITE(LossRead, backend, width, batch, every_step_us, every_100_us, extra_us_per_read)
+
 void to_json(const Findings& found, json& data) {
-  json ops = json::array(), loops = json::array(), steps = json::array(), cross = json::array(), load = json::array(),
-       fed = json::array(), prec = json::array(), reads = json::array();
-  for (const Op& o : found.ops)
-    ops.push_back({{"backend", o.backend}, {"n", o.n}, {"per_op_us", o.per_op_us}, {"gtb_chain_us", or_null(o.gtb_chain_us)},
-                   {"gtb_per_op_us", or_null(o.gtb_per_op_us)}, {"tax_per_op_us", or_null(o.tax_per_op_us)},
-                   {"record", o.record}, {"gtb_record", o.gtb_record}});
-  for (const Loop& l : found.loops)
-    loops.push_back({{"backend", l.backend}, {"n", l.n}, {"loop_us", l.loop_us}, {"vectorized_us", l.vectorized_us},
-                     {"speedup", l.speedup}});
-  for (const Step& s : found.steps)
-    steps.push_back({{"backend", s.backend}, {"mode", s.mode}, {"width", s.width}, {"depth", s.depth}, {"batch", s.batch},
-                     {"pytorch_ms", s.pytorch_ms}, {"gtb_ms", or_null(s.gtb_ms)}, {"ratio", or_null(s.ratio)},
-                     {"record", s.record}, {"gtb_record", s.gtb_record}});
-  json tsteps = json::array();
-  for (const TransformerStep& s : found.transformer_steps)
-    tsteps.push_back({{"backend", s.backend}, {"attention", s.attention}, {"precision", s.precision}, {"layers", s.layers},
-                      {"d_model", s.d_model}, {"heads", s.heads}, {"seq_len", s.seq_len}, {"batch", s.batch},
-                      {"pytorch_ms", s.pytorch_ms}, {"gtb_ms", or_null(s.gtb_ms)}, {"ratio", or_null(s.ratio)},
-                      {"record", s.record}, {"gtb_record", s.gtb_record}});
-  if (!tsteps.empty()) data["transformer_steps"] = tsteps;
-  for (const Crossover& c : found.crossovers)
-    cross.push_back({{"mode", c.mode}, {"width", c.width}, {"depth", c.depth}, {"batches", c.batches},
-                     {"gpu_faster_from_batch", or_null(c.gpu_faster_from_batch)}});
-  for (const Loader& l : found.loaders)
-    load.push_back({{"sample_us", l.sample_us}, {"num_workers", l.num_workers}, {"batch", l.batch}, {"step_ms", l.step_ms},
-                    {"pin_memory", l.pin_memory}, {"persistent_workers", l.persistent_workers},
-                    {"samples_per_s", l.samples_per_s}, {"idle_fraction", or_null(l.idle_fraction)}});
-  for (const Fed& d : found.fed)
-    fed.push_back({{"sample_us", d.sample_us}, {"step_ms", d.step_ms}, {"pin_memory", d.pin_memory},
-                   {"persistent_workers", d.persistent_workers}, {"smallest_fed_workers", or_null(d.smallest_fed_workers)},
-                   {"most_workers", d.most_workers}, {"idle_at_zero", or_null(d.idle_at_zero)},
-                   {"idle_at_smallest", or_null(d.idle_at_smallest)}, {"fed_idle_at_most", kFedIdle}});
-  for (const Precision& p : found.precisions)
-    prec.push_back({{"backend", p.backend}, {"precision", p.precision}, {"width", p.width}, {"batch", p.batch},
-                    {"step_ms", p.step_ms}, {"speedup_vs_fp32", or_null(p.speedup_vs_fp32)},
-                    {"loss_after_k", or_null(p.loss_after_k)}, {"fp32_loss_after_k", or_null(p.fp32_loss_after_k)},
-                    {"k_steps", p.k_steps}, {"peak_memory_bytes", or_null(p.peak_memory_bytes)},
-                    {"step_memory_bytes", or_null(p.step_memory_bytes)}, {"memory_vs_fp32", or_null(p.memory_vs_fp32)}});
-  for (const LossRead& l : found.loss_reads)
-    reads.push_back({{"backend", l.backend}, {"width", l.width}, {"batch", l.batch}, {"every_step_us", l.every_step_us},
-                     {"every_100_us", l.every_100_us}, {"extra_us_per_read", l.extra_us_per_read}});
-  const std::pair<const char*, json*> lists[] = {{"ops", &ops},   {"loops", &loops},  {"steps", &steps},
-                                                 {"crossovers", &cross}, {"loaders", &load}, {"fed", &fed},
-                                                 {"precisions", &prec}, {"loss_reads", &reads}};
-  for (const auto& [k, v] : lists)
-    if (!v->empty()) data[k] = *v;
-  cost::write_evidence(data, found.terms, found.measured_steps);
+  write_nonempty(data, "transformer_steps", found.transformer_steps);
+  write_nonempty(data, "ops", found.ops);
+  write_nonempty(data, "loops", found.loops);
+  write_nonempty(data, "steps", found.steps);
+  write_nonempty(data, "crossovers", found.crossovers);
+  write_nonempty(data, "loaders", found.loaders);
+  json fed = json::array();
+  for (const Fed& d : found.fed) {
+    fed.push_back(d);
+    fed.back()["fed_idle_at_most"] = kFedIdle;
+  }
+  if (!fed.empty()) data["fed"] = fed;
+  write_nonempty(data, "precisions", found.precisions);
+  write_nonempty(data, "loss_reads", found.loss_reads);
+  cost::write_evidence(data, found);
 }
 
 }  // namespace gtb::framework

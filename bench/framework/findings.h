@@ -81,7 +81,10 @@ struct LossRead {
   std::int64_t width = 0, batch = 0;
   double every_step_us = 0, every_100_us = 0, extra_us_per_read = 0;
 };
-struct Findings {
+// The cost model's evidence: framework_op (host seconds per eager operator by n) and framework_ops
+// (operators an MLP step dispatches, by depth) terms per backend, and the PyTorch steps measured
+// whole, for the validation (which leaves out only each step's own record); no pairs.
+struct Findings : cost::Evidence {
   std::vector<Op> ops;
   std::vector<Loop> loops;
   std::vector<Step> steps;
@@ -91,11 +94,6 @@ struct Findings {
   std::vector<Fed> fed;
   std::vector<Precision> precisions;
   std::vector<LossRead> loss_reads;
-  // framework_op (host seconds per eager operator by n) and framework_ops (operators an MLP step
-  // dispatches, by depth) per backend; the PyTorch steps measured whole, for the validation (which
-  // leaves out only each step's own record).
-  std::vector<cost::Term> terms;
-  std::vector<cost::Step> measured_steps;
 };
 Findings compute_findings(const std::vector<Record>& records);
 void to_json(const Findings& found, json& data);

@@ -470,21 +470,15 @@ Findings compute_findings(const std::vector<Record>& records) {
   return f;
 }
 
+GTB_JSON_WRITE(SpeedupOverFp32, shapes, geomean, min, max, operand_bytes_fp32, operand_bytes, memory_saved_pct)
+
 void to_json(const Findings& found, json& f) {
   cost::write_evidence(f, found.terms, {});
   for (const auto& b : found.best_rate)
     f["best_rate"][b.backend][b.precision] =
         shape_json(b.shape, {{"tflops", b.tflops}, {"variant", b.variant}, {"l2", b.l2}});
   for (const auto& [id, pct] : found.pct_of_best) f["pct_of_best"][id] = pct;
-  for (const auto& s : found.speedup_over_fp32)
-    f["speedup_over_fp32"][s.backend][s.shape_class][s.precision] = {
-        {"shapes", s.shapes},
-        {"geomean", s.geomean},
-        {"min", s.min},
-        {"max", s.max},
-        {"operand_bytes_fp32", s.operand_bytes_fp32},
-        {"operand_bytes", s.operand_bytes},
-        {"memory_saved_pct", s.memory_saved_pct}};
+  for (const auto& s : found.speedup_over_fp32) f["speedup_over_fp32"][s.backend][s.shape_class][s.precision] = s;
   for (const auto& c : found.library_choice) {
     json e = shape_json(c.shape, {{"precision", c.precision}, {"l2", c.l2}});
     for (const auto& [v, t] : c.tflops) e[v + "_tflops"] = t;

@@ -391,16 +391,14 @@ json inputs_json(const ProjectionInputs& in, const char* count, const std::strin
 
 }  // namespace
 
+GTB_JSON_WRITE(LargestSize, record, bytes, algbw_gbps, busbw_gbps, ranks)
+GTB_JSON_WRITE(OverlapBest, record, best_bucket_mb, throughput, comm_fraction)
+GTB_JSON_WRITE(CollectiveNote, record, all_reduce_record, ratio, note)
+GTB_JSON_WRITE(Interference, params, backward_ms_alone, backward_ms_with_reduction, slowdown)
+
 void to_json(const Findings& found, json& out) {
   cost::write_evidence(out, found);
-  json coll = json::array();
-  for (const auto& c : found.largest_size)
-    coll.push_back({{"record", c.record},
-                    {"bytes", c.bytes},
-                    {"algbw_gbps", c.algbw_gbps},
-                    {"busbw_gbps", c.busbw_gbps},
-                    {"ranks", c.ranks}});
-  if (!coll.empty()) out["largest_size"] = coll;
+  write_nonempty(out, "largest_size", found.largest_size);
   if (const auto& p = found.vs_plain_loop)
     out["vs_plain_loop"] = {{"bytes", p->bytes},
                             {"measured_gbps", p->measured_gbps},
@@ -412,11 +410,7 @@ void to_json(const Findings& found, json& out) {
   json dp = json::array();
   for (const auto& d : found.dp_step) {
     json e = {{"backend", d.backend}, {"width", d.width}, {"depth", d.depth}, {"rows_per_rank", d.rows_per_rank}};
-    for (const auto& b : d.best)
-      e["overlap_" + b.overlap] = {{"record", b.record},
-                                   {"best_bucket_mb", b.best_bucket_mb},
-                                   {"throughput", b.throughput},
-                                   {"comm_fraction", b.comm_fraction}};
+    for (const auto& b : d.best) e["overlap_" + b.overlap] = b;
     if (d.overlap_gain) e["overlap_gain"] = *d.overlap_gain;
     if (!d.overlap_note.empty()) e["overlap_note"] = d.overlap_note;
     if (const auto& s = d.scaling_efficiency)
@@ -447,17 +441,8 @@ void to_json(const Findings& found, json& out) {
     rows.back().update(projected_fields(p.step));
   }
   if (!rows.empty()) out["projected_gpu"] = {{"label", "projected"}, {"method", kProjectedGpuMethod}, {"rows", rows}};
-  json notes = json::array();
-  for (const auto& n : found.collective_notes)
-    notes.push_back({{"record", n.record}, {"all_reduce_record", n.all_reduce_record}, {"ratio", n.ratio}, {"note", n.note}});
-  if (!notes.empty()) out["collective_notes"] = notes;
-  json sl = json::array();
-  for (const auto& i : found.interference)
-    sl.push_back({{"params", i.params},
-                  {"backward_ms_alone", i.backward_ms_alone},
-                  {"backward_ms_with_reduction", i.backward_ms_with_reduction},
-                  {"slowdown", i.slowdown}});
-  if (!sl.empty()) out["interference"] = sl;
+  write_nonempty(out, "collective_notes", found.collective_notes);
+  write_nonempty(out, "interference", found.interference);
 }
 
 }  // namespace gtb::parallel

@@ -418,8 +418,6 @@ std::vector<std::int64_t> pow2(std::int64_t lo, std::int64_t hi) {
   return v;
 }
 
-// Fewer warm-up samples than the default full rule: a wide CPU step takes seconds.
-const gtb::RuleChange kFullRule = gtb::RuleChange().warmup_samples(1).hard_min_samples(3);
 // The quick suite's CPU step: five samples or 0.15 s per record, so the family's share of the quick suite stays
 // a few seconds on two cores.
 const gtb::RuleChange kQuickRule = gtb::RuleChange().min_samples(5).budget_seconds(0.15);
@@ -434,7 +432,7 @@ const char* kStepDoc =
 gtb::Bench& step_bench(const char* workload, gtb::Backend be, const std::function<gtb::Bench&(gtb::Bench&)>& axes) {
   const bool cpu = be == gtb::Backend::cpu;
   gtb::Bench& b = gtb::add("train", workload, cpu ? "fastest_blas" : "cublas", be, cpu ? cpu_case : gpu_case);
-  axes(b).rate("throughput", "samples/s", 1.0).rule(gtb::Suite::full, kFullRule);
+  axes(b).rate("throughput", "samples/s", 1.0).rule(gtb::Suite::full, gtb::slow_step_full_rule());
   if (cpu) b.rule(gtb::Suite::quick, kQuickRule);
   if (cpu) b.ceiling("host_fma_fp32_tflops");  // its TFLOP/s counter as a percent of the FMA ceiling
   return b;

@@ -246,14 +246,8 @@ void input_terms(const std::vector<Record>& recs, Findings& f) {
 }  // namespace
 
 Findings compute_findings(const std::vector<Record>& records) {
-  Findings f;
-  copy_findings(records, f);
-  pin_findings(records, f);
-  loader_findings(records, f);
-  overlap_findings(records, f);
-  copy_terms(records, f);
-  input_terms(records, f);
-  return f;
+  return findings::by_passes<Findings>(
+      records, {copy_findings, pin_findings, loader_findings, overlap_findings, copy_terms, input_terms});
 }
 
 void to_json(const Findings& found, json& f) {

@@ -172,8 +172,6 @@ void cpu_case(gtb::State& st, xf::Attention attn) {
   st.counter("steps_taken", model.steps_taken(), "count");
 }
 
-// Fewer warm-up samples than the default full rule: a large CPU step takes a second.
-const gtb::RuleChange kFullRule = gtb::RuleChange().warmup_samples(1).hard_min_samples(3);
 // The quick suite's ten steps each get three samples or 0.1 s: the family's share of the quick
 // suite is a few seconds, and every record still has a median of at least three steps.
 const gtb::RuleChange kQuickRule = gtb::RuleChange().min_samples(3).budget_seconds(0.1);
@@ -186,7 +184,10 @@ const char* kDoc =
 // quick: which variants the quick suite runs (materialised, fused); a workload in neither is full-only.
 void both(const char* workload, const xf::Axes& axes, const char* extra, bool quick_materialised, bool quick_fused) {
   const xf::Axes cpu_axes = [&axes](gtb::Bench& b) -> gtb::Bench& {
-    return axes(b).rule(gtb::Suite::full, kFullRule).rule(gtb::Suite::quick, kQuickRule).ceiling("host_fma_fp32_tflops");
+    return axes(b)
+        .rule(gtb::Suite::full, gtb::slow_step_full_rule())
+        .rule(gtb::Suite::quick, kQuickRule)
+        .ceiling("host_fma_fp32_tflops");
   };
   xf::add_both_attentions(workload, gtb::Backend::cpu, cpu_case, cpu_axes, std::string(kDoc) + extra,
                           quick_materialised, quick_fused);

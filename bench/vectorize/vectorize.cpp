@@ -37,8 +37,7 @@ namespace {
 using gtb::Backend;
 using gtb::State;
 
-enum class Work { axpy, chain };
-constexpr gtb::NameTable<Work, 2> kWorkNames = {{{Work::axpy, "axpy"}, {Work::chain, "chain"}}};
+GTB_NAMED_ENUM(Work, kWorkNames, axpy, chain);
 
 constexpr float kA = 0.75f;
 constexpr gtb::ChainParams kChain{1.5f, 0.25f};
@@ -381,14 +380,7 @@ void cpu_softmax_xent(State& st, bool all_threads) {
 // ---------------------------------------------------------------------------------------------
 // GPU
 
-enum class GpuVariant { launch_loop, serial, scalar, vec4, unfused, thrust, graph };
-constexpr gtb::NameTable<GpuVariant, 7> kGpuVariantNames = {{{GpuVariant::launch_loop, "launch_loop"},
-                                                             {GpuVariant::serial, "serial"},
-                                                             {GpuVariant::scalar, "scalar"},
-                                                             {GpuVariant::vec4, "vec4"},
-                                                             {GpuVariant::unfused, "unfused"},
-                                                             {GpuVariant::thrust, "thrust"},
-                                                             {GpuVariant::graph, "graph"}}};
+GTB_NAMED_ENUM(GpuVariant, kGpuVariantNames, launch_loop, serial, scalar, vec4, unfused, thrust, graph);
 
 #if GTB_HAVE_CUDA
 gtb::cuda::Form form_of(GpuVariant v) {

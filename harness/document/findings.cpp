@@ -122,8 +122,6 @@ Figure figure_of(const json& j) {
 
 }  // namespace
 
-const char* to_string(Hint h) { return name_of(kHintNames, h); }
-
 Hint hint_from_string(const std::string& s) {
   try {
     return parse_name(kHintNames, s, "hint");

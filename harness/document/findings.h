@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <initializer_list>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -22,30 +23,17 @@
 namespace gtb::findings {
 
 // What kind of number a value is: the renderer picks its format from it.
-enum class Hint {
-  text,       // a string, printed as is
-  number,     // a plain number followed by its unit
-  count,      // an integer count
-  bytes,      // a size in bytes, printed as KiB/MiB/GiB
-  duration,   // a time, in the unit given beside it
-  bandwidth,  // GB/s (10^9 bytes per second)
-  rate,       // work per second in the unit given (TFLOP/s, samples/s)
-  ratio,      // a factor, printed "1.23x"
-  percent,    // already in percent, printed "45%"
-  fraction,   // 0..1, printed as a percent
-};
-inline constexpr NameTable<Hint, 10> kHintNames = {{{Hint::text, "text"},
-                                                     {Hint::number, "number"},
-                                                     {Hint::count, "count"},
-                                                     {Hint::bytes, "bytes"},
-                                                     {Hint::duration, "duration"},
-                                                     {Hint::bandwidth, "bandwidth"},
-                                                     {Hint::rate, "rate"},
-                                                     {Hint::ratio, "ratio"},
-                                                     {Hint::percent, "percent"},
-                                                     {Hint::fraction, "fraction"}}};
-static_assert(names_unique(kHintNames));
-const char* to_string(Hint h);
+//   text       a string, printed as is
+//   number     a plain number followed by its unit
+//   count      an integer count
+//   bytes      a size in bytes, printed as KiB/MiB/GiB
+//   duration   a time, in the unit given beside it
+//   bandwidth  GB/s (10^9 bytes per second)
+//   rate       work per second in the unit given (TFLOP/s, samples/s)
+//   ratio      a factor, printed "1.23x"
+//   percent    already in percent, printed "45%"
+//   fraction   0..1, printed as a percent
+GTB_NAMED_ENUM(Hint, kHintNames, text, number, count, bytes, duration, bandwidth, rate, ratio, percent, fraction);
 Hint hint_from_string(const std::string& s);  // throws std::runtime_error for an unknown name
 // A hint is written by its name.
 template <class BasicJson, std::enable_if_t<nlohmann::detail::is_basic_json<BasicJson>::value, int> = 0>
@@ -162,5 +150,14 @@ json or_null(const std::optional<T>& v) {
 std::string option_text(const Record& r, const std::string& key);  // "" when absent; numbers as JSON text
 double param_number(const Record& r, const std::string& key);      // NaN when absent or not a number
 std::string params_text(const json& params);                        // "batch=32, width=256"; "-" when empty
+
+// A family's findings filled by passes over its records, each pass its own part, in the order given.
+template <class Found>
+Found by_passes(const std::vector<Record>& records,
+                std::initializer_list<void (*)(const std::vector<Record>&, Found&)> passes) {
+  Found found;
+  for (const auto pass : passes) pass(records, found);
+  return found;
+}
 
 }  // namespace gtb::findings

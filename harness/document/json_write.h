@@ -8,12 +8,15 @@
 // expansion, for any JSON type. Writing only: the readers refuse a malformed file with a message naming the key, which
 // the generated readers would not.
 //
-// Declare it in the type's namespace (nlohmann finds to_json by argument-dependent lookup). A type
-// with optional members declares its fixed members and adds the optional ones after:
+// Declare it in the type's namespace (nlohmann finds to_json by argument-dependent lookup). A
+// std::optional member listed is written as null when empty; a type whose optional members are left
+// out when absent declares its fixed members and adds the others after:
 //   json j = line;  if (!line.note.empty()) j["note"] = line.note;
 #pragma once
 
+#include <optional>
 #include <type_traits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -23,3 +26,25 @@
   void to_json(BasicJson& nlohmann_json_j, const Type& nlohmann_json_t) {                               \
     NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))                            \
   }
+
+// An optional member is written as its value, or null when it has none (findings::or_null's form).
+namespace nlohmann {
+template <class T>
+struct adl_serializer<std::optional<T>> {
+  template <class BasicJson>
+  static void to_json(BasicJson& j, const std::optional<T>& v) {
+    if (v)
+      j = *v;
+    else
+      j = nullptr;
+  }
+};
+}  // namespace nlohmann
+
+namespace gtb {
+// A list under `key` only when it has elements: a family's findings leave an empty list out.
+template <class BasicJson, class T>
+void write_nonempty(BasicJson& j, const char* key, const std::vector<T>& list) {
+  if (!list.empty()) j[key] = list;
+}
+}  // namespace gtb

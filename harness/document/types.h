@@ -18,30 +18,18 @@ namespace gtb {
 
 using json = nlohmann::ordered_json;
 
-enum class Backend { cpu, cuda };
-enum class Clock { host_wall, cuda_event };
-enum class Better { higher, lower };
-enum class Status { ok, skipped, failed, invalid };
+GTB_NAMED_ENUM(Backend, kBackendNames, cpu, cuda);
+GTB_NAMED_ENUM(Clock, kClockNames, host_wall, cuda_event);
+GTB_NAMED_ENUM(Better, kBetterNames, higher, lower);
+GTB_NAMED_ENUM(Status, kStatusNames, ok, skipped, failed, invalid);
 
-inline constexpr NameTable<Backend, 2> kBackendNames = {{{Backend::cpu, "cpu"}, {Backend::cuda, "cuda"}}};
-inline constexpr NameTable<Clock, 2> kClockNames = {{{Clock::host_wall, "host_wall"}, {Clock::cuda_event, "cuda_event"}}};
-inline constexpr NameTable<Better, 2> kBetterNames = {{{Better::higher, "higher"}, {Better::lower, "lower"}}};
-inline constexpr NameTable<Status, 4> kStatusNames = {
-    {{Status::ok, "ok"}, {Status::skipped, "skipped"}, {Status::failed, "failed"}, {Status::invalid, "invalid"}}};
-
-inline const char* to_string(Backend b) { return name_of(kBackendNames, b); }
-inline const char* to_string(Clock c) { return name_of(kClockNames, c); }
-inline const char* to_string(Better b) { return name_of(kBetterNames, b); }
-inline const char* to_string(Status s) { return name_of(kStatusNames, s); }
 // Unknown names throw std::invalid_argument.
 inline Backend backend_from_string(const std::string& s) { return parse_name(kBackendNames, s, "backend"); }
 inline Clock clock_from_string(const std::string& s) { return parse_name(kClockNames, s, "clock"); }
 inline Better better_from_string(const std::string& s) { return parse_name(kBetterNames, s, "direction"); }
 inline Status status_from_string(const std::string& s) { return parse_name(kStatusNames, s, "status"); }
 
-enum class MetricKind { rate, time };
-inline constexpr NameTable<MetricKind, 2> kMetricKindNames = {{{MetricKind::rate, "rate"}, {MetricKind::time, "time"}}};
-inline const char* to_string(MetricKind k) { return name_of(kMetricKindNames, k); }
+GTB_NAMED_ENUM(MetricKind, kMetricKindNames, rate, time);
 
 struct MetricSpec {
   std::string name = "time";

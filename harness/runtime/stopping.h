@@ -17,9 +17,7 @@
 namespace gtb {
 
 // quick: a few seconds per family, the points that show the shape; full: every point, larger budgets.
-enum class Suite { quick, full };
-inline constexpr NameTable<Suite, 2> kSuiteNames = {{{Suite::quick, "quick"}, {Suite::full, "full"}}};
-inline const char* to_string(Suite s) { return name_of(kSuiteNames, s); }
+GTB_NAMED_ENUM(Suite, kSuiteNames, quick, full);
 inline Suite suite_from_string(const std::string& s) { return parse_name(kSuiteNames, s, "suite"); }
 
 // The stopping rule's fields, listed once (type, name, default, meaning): StopRule, RuleChange's
@@ -68,6 +66,10 @@ class RuleChange {
 
 // The suites' default stopping rules (one table, in stopping.cpp).
 const StopRule& suite_rule(Suite s);
+
+// The full suite's change for a step that takes a second or more on a CPU (a training step at its
+// widest): one warm-up sample and three samples at the least, rather than the full rule's three and five.
+inline RuleChange slow_step_full_rule() { return RuleChange().warmup_samples(1).hard_min_samples(3); }
 
 // Runs `reps` repetitions of the measured operation and returns their total seconds.
 using Sampler = std::function<double(std::int64_t reps)>;

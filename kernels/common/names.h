@@ -66,3 +66,38 @@ constexpr bool names_unique(const NameTable<E, N>& table) {
 }
 
 }  // namespace gtb
+
+// An enum whose names are its enumerators, declared once with its table:
+//   GTB_NAMED_ENUM(Color, kColorNames, red, green, blue);
+// is `enum class Color { red, green, blue };`, a NameTable<Color, 3> kColorNames of {Color::red,
+// "red"}, ... in that order, and to_string(Color), so that no value can lack its name nor a name be
+// misspelt. Up to 16 values; an enum whose names differ from its enumerators writes its table by hand.
+#define GTB_NAMED_ENUM(Enum, table, ...)                                                 \
+  enum class Enum { __VA_ARGS__ };                                                       \
+  inline constexpr ::gtb::NameTable<Enum, GTB_NAMES_COUNT_(__VA_ARGS__)> table = {       \
+      {GTB_NAMES_PICK_(__VA_ARGS__, GTB_NAMES_16_, GTB_NAMES_15_, GTB_NAMES_14_, GTB_NAMES_13_, \
+                       GTB_NAMES_12_, GTB_NAMES_11_, GTB_NAMES_10_, GTB_NAMES_9_, GTB_NAMES_8_, \
+                       GTB_NAMES_7_, GTB_NAMES_6_, GTB_NAMES_5_, GTB_NAMES_4_, GTB_NAMES_3_,    \
+                       GTB_NAMES_2_, GTB_NAMES_1_)(Enum, __VA_ARGS__)}};                 \
+  inline const char* to_string(Enum value) { return ::gtb::name_of(table, value); }      \
+  static_assert(::gtb::names_unique(table), "a value of " #Enum " named twice")
+
+// The expansion: GTB_NAMES_<n>_ writes n entries; PICK_ chooses it by the number of values.
+#define GTB_NAMES_PICK_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, chosen, ...) chosen
+#define GTB_NAMES_COUNT_(...) GTB_NAMES_PICK_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
+#define GTB_NAMES_1_(E, a) {E::a, #a}
+#define GTB_NAMES_2_(E, a, ...) {E::a, #a}, GTB_NAMES_1_(E, __VA_ARGS__)
+#define GTB_NAMES_3_(E, a, ...) {E::a, #a}, GTB_NAMES_2_(E, __VA_ARGS__)
+#define GTB_NAMES_4_(E, a, ...) {E::a, #a}, GTB_NAMES_3_(E, __VA_ARGS__)
+#define GTB_NAMES_5_(E, a, ...) {E::a, #a}, GTB_NAMES_4_(E, __VA_ARGS__)
+#define GTB_NAMES_6_(E, a, ...) {E::a, #a}, GTB_NAMES_5_(E, __VA_ARGS__)
+#define GTB_NAMES_7_(E, a, ...) {E::a, #a}, GTB_NAMES_6_(E, __VA_ARGS__)
+#define GTB_NAMES_8_(E, a, ...) {E::a, #a}, GTB_NAMES_7_(E, __VA_ARGS__)
+#define GTB_NAMES_9_(E, a, ...) {E::a, #a}, GTB_NAMES_8_(E, __VA_ARGS__)
+#define GTB_NAMES_10_(E, a, ...) {E::a, #a}, GTB_NAMES_9_(E, __VA_ARGS__)
+#define GTB_NAMES_11_(E, a, ...) {E::a, #a}, GTB_NAMES_10_(E, __VA_ARGS__)
+#define GTB_NAMES_12_(E, a, ...) {E::a, #a}, GTB_NAMES_11_(E, __VA_ARGS__)
+#define GTB_NAMES_13_(E, a, ...) {E::a, #a}, GTB_NAMES_12_(E, __VA_ARGS__)
+#define GTB_NAMES_14_(E, a, ...) {E::a, #a}, GTB_NAMES_13_(E, __VA_ARGS__)
+#define GTB_NAMES_15_(E, a, ...) {E::a, #a}, GTB_NAMES_14_(E, __VA_ARGS__)
+#define GTB_NAMES_16_(E, a, ...) {E::a, #a}, GTB_NAMES_15_(E, __VA_ARGS__)

@@ -17,16 +17,13 @@ namespace gtb::pitfalls {
 // act: the MLP's bias + GELU forward and its backward in one pass (a = gelu(z+b), dz = g*gelu'(z+b)).
 // xent: softmax cross-entropy of each row (exp and log per logit). reduce: the sum of x*x over each
 // block of kReduceBlock elements (a bias-gradient or loss sum), accumulated in float.
-enum class FlagWork { chain, act, xent, reduce };
+GTB_NAMED_ENUM(FlagWork, kFlagWorkNames, chain, act, xent, reduce);
 inline constexpr FlagWork kFlagWorks[] = {FlagWork::chain, FlagWork::act, FlagWork::xent, FlagWork::reduce};
 inline constexpr int kXentClasses = 16;  // the train family's class count
 inline constexpr ChainParams kFlagChain{1.5f, 0.25f};
 inline constexpr std::size_t kReduceBlock = 1024;
 inline constexpr std::size_t kActWidth = 256;  // the act workload's rows are n / kActWidth
 
-inline constexpr NameTable<FlagWork, 4> kFlagWorkNames = {
-    {{FlagWork::chain, "chain"}, {FlagWork::act, "act"}, {FlagWork::xent, "xent"}, {FlagWork::reduce, "reduce"}}};
-inline const char* to_string(FlagWork w) { return name_of(kFlagWorkNames, w); }
 inline FlagWork flag_work_from_string(const std::string& s) {  // throws std::invalid_argument
   return parse_name(kFlagWorkNames, s, "build-flag workload");
 }

@@ -15,15 +15,9 @@ namespace gtb::pitfalls {
 // host memory, as from a DataLoader without pin_memory). batch_pinned: the same from pinned memory
 // (GPU only). activation: the first hidden activation copied back to host memory (`print(tensor)`).
 // weights: the weights copied from a host copy to where the step runs (a model moved every step).
-enum class Copy { none, batch, batch_pinned, activation, weights };
+GTB_NAMED_ENUM(Copy, kCopyNames, none, batch, batch_pinned, activation, weights);
 inline constexpr Copy kCopies[] = {Copy::none, Copy::batch, Copy::batch_pinned, Copy::activation, Copy::weights};
 
-inline constexpr NameTable<Copy, 5> kCopyNames = {{{Copy::none, "none"},
-                                                   {Copy::batch, "batch"},
-                                                   {Copy::batch_pinned, "batch_pinned"},
-                                                   {Copy::activation, "activation"},
-                                                   {Copy::weights, "weights"}}};
-inline const char* to_string(Copy c) { return name_of(kCopyNames, c); }
 inline Copy copy_from_string(const std::string& s) { return parse_name(kCopyNames, s, "copy"); }
 
 // The loss read: every `every` steps the mean loss comes back to the host (`loss.item()`); 0 never.

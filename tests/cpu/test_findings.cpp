@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -324,3 +326,24 @@ TEST_F(FamilyFindings, BadFindingsSourceIsAnError) {
 }
 
 }  // namespace
+
+// GTB_JSON_WRITE with optional members, and lists written only when they have rows (json_write.h).
+namespace gtb::json_write_test {
+struct Row {
+  std::string name;
+  std::optional<double> share;
+  std::optional<std::int64_t> count;
+};
+GTB_JSON_WRITE(Row, name, share, count)
+}  // namespace gtb::json_write_test
+
+TEST(JsonWrite, AnOptionalIsItsValueOrNullAndAnEmptyListIsLeftOut) {
+  using gtb::json_write_test::Row;
+  const gtb::json j = Row{"a", 0.5, std::nullopt};
+  EXPECT_EQ(j.dump(), R"({"name":"a","share":0.5,"count":null})");
+  gtb::json out = gtb::json::object();
+  gtb::write_nonempty(out, "rows", std::vector<Row>{});
+  EXPECT_EQ(out.dump(), "{}");
+  gtb::write_nonempty(out, "rows", std::vector<Row>{{"b", std::nullopt, 3}});
+  EXPECT_EQ(out.dump(), R"({"rows":[{"name":"b","share":null,"count":3}]})");
+}

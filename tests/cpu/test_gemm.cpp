@@ -631,6 +631,13 @@ const gtb::cost::Term* term_at(const g::Findings& f, const std::string& name, co
 const gtb::cost::Term* in_step(const g::Findings& f, const std::string& precision) {
   return term_at(f, "matmul_in_step", precision);
 }
+// A usable share term of one point, `share`, at the FLOPs of one GEMM of a 128-wide sequence record.
+void expect_one_share_at_one_gemm(const gtb::cost::Term* t, double share) {
+  ASSERT_TRUE(t && t->usable());
+  ASSERT_EQ(t->points.size(), 1u);
+  EXPECT_NEAR(t->points[0].y, share, 1e-12);
+  EXPECT_DOUBLE_EQ(t->points[0].at["flop"].get<double>(), 2.0 * 512 * 128 * 128);
+}
 }  // namespace
 
 // matmul_in_step: hot / (chain - passes) per size for a chain record without its GEMMs timed inside
@@ -641,10 +648,7 @@ TEST(GemmFindings, InStepShareFromTheSequenceRecords) {
                                  sequence_rec("fp32", "hot", 128, 0.8e-3)};
   g::Findings f = g::compute_findings(rs);
   const auto* t = in_step(f, "fp32");
-  ASSERT_TRUE(t && t->usable());
-  ASSERT_EQ(t->points.size(), 1u);
-  EXPECT_NEAR(t->points[0].y, 0.8, 1e-12);
-  EXPECT_DOUBLE_EQ(t->points[0].at["flop"].get<double>(), 2.0 * 512 * 128 * 128);
+  ASSERT_NO_FATAL_FAILURE(expect_one_share_at_one_gemm(t, 0.8));
   EXPECT_EQ(t->records.size(), 3u);
   const auto* b = in_step(f, "bf16");
   ASSERT_TRUE(b);
@@ -702,10 +706,7 @@ TEST(GemmFindings, FromMemoryShareFromTheColdRecords) {
   std::vector<gtb::Record> rs = {cold(128, 0.6, 32.0 * 1048576), sequence_rec("fp32", "hot", 128, 0.8e-3)};
   g::Findings f = g::compute_findings(rs);
   const auto* t = term(f, "fp32");
-  ASSERT_TRUE(t && t->usable());
-  ASSERT_EQ(t->points.size(), 1u);
-  EXPECT_NEAR(t->points[0].y, 0.6, 1e-12);
-  EXPECT_DOUBLE_EQ(t->points[0].at["flop"].get<double>(), 2.0 * 512 * 128 * 128);
+  ASSERT_NO_FATAL_FAILURE(expect_one_share_at_one_gemm(t, 0.6));
   EXPECT_EQ(t->records, std::vector<std::string>{rs[0].id});
   EXPECT_EQ(t->x, "working_set_bytes");
   EXPECT_DOUBLE_EQ(t->x_min, 32.0 * 1048576);

@@ -28,9 +28,28 @@ void expect_round_trip(const gtb::NameTable<E, N>& table) {
   }
 }
 
+// Declared with their tables: the fewest values and the most the macro takes.
+GTB_NAMED_ENUM(Shade, kShades, light, dark);
+GTB_NAMED_ENUM(Hex, kHex, h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11, h12, h13, h14, h15);
+
 }  // namespace
 
 TEST(NameTable, EveryValueRoundTrips) { expect_round_trip(kColors); }
+
+// GTB_NAMED_ENUM: every value once, in declaration order, named by its own enumerator.
+TEST(NamedEnum, TheTableNamesEachValueByItsEnumeratorInOrder) {
+  static_assert(kShades.size() == 2 && kHex.size() == 16);
+  EXPECT_EQ(gtb::names_of(kShades), (std::vector<std::string>{"light", "dark"}));
+  EXPECT_EQ(kShades[1].first, Shade::dark);
+  EXPECT_STREQ(to_string(Shade::dark), "dark");
+  for (std::size_t i = 0; i < kHex.size(); ++i) {
+    EXPECT_EQ(static_cast<std::size_t>(kHex[i].first), i);
+    EXPECT_EQ(std::string(kHex[i].second), "h" + std::to_string(i));
+  }
+  expect_round_trip(kHex);
+  EXPECT_STREQ(to_string(Hex::h15), "h15");
+  EXPECT_THROW(gtb::parse_name(kShades, "Light", "shade"), std::invalid_argument);
+}
 
 TEST(NameTable, AnUnknownNameSaysWhatWasParsedAndListsTheNames) {
   try {

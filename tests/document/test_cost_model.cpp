@@ -405,13 +405,24 @@ TEST(CostModel, PlantedHalvedTransposedRateMovesOnlyTheWeightGradients) {
   EXPECT_TRUE(std::any_of(recs.begin(), recs.end(), [](const std::string& r) { return r.find("/tn/") != std::string::npos; }));
 }
 
+namespace {
+// A one-layer transformer step small enough to price by hand: d_model 128, 4 heads, 128 tokens, batch 2.
+StepConfig small_transformer() {
+  return config_from_json(
+      {{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4}, {"seq_len", 128}, {"batch", 2}});
+}
+// Flat CPU terms for a transformer step: GEMMs at 1e11 FLOP/s, streams at 1e10 B/s, GELU's at 1e9.
+std::vector<Term> transformer_cpu_terms() {
+  return {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
+          flat_stream(Backend::cpu, "gelu", 1e9)};
+}
+}  // namespace
+
 // Attention's per-head products are priced by the batched term where there is one; doubling its
 // rate halves their share and nothing else.
 TEST(CostModel, PlantedDoubledBatchedRateHalvesTheAttentionProducts) {
-  const StepConfig c = config_from_json({{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4},
-                                         {"seq_len", 128}, {"batch", 2}});
-  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
-                             flat_stream(Backend::cpu, "gelu", 1e9)};
+  const StepConfig c = small_transformer();
+  std::vector<Term> terms = transformer_cpu_terms();
   const double alone = matmul_part(terms, c);
   // Six per-head products of 2 x 128 x 128 x 32 FLOPs, for 2 samples x 4 heads.
   const double attention_flop = 6 * 8 * 2.0 * 128 * 128 * 32;
@@ -806,8 +817,7 @@ TEST(CostModel, FusedAttentionIsPricedAtItsBlockShapes) {
     return t;
   };
   auto attention = [&](const std::string& attn, double block_rate) {
-    std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
-                               flat_stream(Backend::cpu, "gelu", 1e9)};
+    std::vector<Term> terms = transformer_cpu_terms();
     for (const char* o : {"nn", "tn", "nt"}) terms.push_back(batched(o, block_rate, fast));
     const StepConfig c = config_from_json({{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4},
                                            {"seq_len", 128}, {"batch", 2}, {"attention", attn}});
@@ -1016,10 +1026,8 @@ Term in_step_share(const std::string& precision, double fraction) {
 // the share doubles their seconds; attention's per-head products (measured as a batch) and another
 // precision's share do not move; the part names the sequence records.
 TEST(CostModel, PlantedHalvedInStepShareDoublesTheLayersGemms) {
-  const StepConfig c = config_from_json({{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4},
-                                         {"seq_len", 128}, {"batch", 2}});
-  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
-                             flat_stream(Backend::cpu, "gelu", 1e9)};
+  const StepConfig c = small_transformer();
+  std::vector<Term> terms = transformer_cpu_terms();
   for (const char* o : {"nn", "tn", "nt"}) terms.push_back(flat_matmul("matmul_batched", Backend::cpu, o, 1e11));
   const double plain = matmul_part(terms, c);
   const double attention = 6 * 8 * 2.0 * 128 * 128 * 32 / 1e11;
@@ -1055,10 +1063,8 @@ TEST(CostModel, InStepShareIsReadAtTheStepsWorkingSet) {
 // This gtb's share is looked up at each GEMM's FLOPs: in a step of two GEMM sizes, a planted lower
 // share for the small products moves only them, and the note gives the range of shares.
 TEST(CostModel, InStepShareIsReadAtEachGemmsSize) {
-  const StepConfig c = config_from_json({{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4},
-                                         {"seq_len", 128}, {"batch", 2}});
-  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
-                             flat_stream(Backend::cpu, "gelu", 1e9)};
+  const StepConfig c = small_transformer();
+  std::vector<Term> terms = transformer_cpu_terms();
   for (const char* o : {"nn", "tn", "nt"}) terms.push_back(flat_matmul("matmul_batched", Backend::cpu, o, 1e11));
   auto by_flop = [](double small_share) {
     Term t = in_step_share("fp32", 1.0);
@@ -1124,12 +1130,10 @@ Term from_memory_share(const std::string& precision, double fraction, double abo
 // in-step share in force; another precision's, a PyTorch step's and the GPU's GEMMs do not move; the
 // term survives its JSON form.
 TEST(CostModel, FromMemoryShareReplacesTheInStepOneAboveTheCache) {
-  const StepConfig c = config_from_json({{"model", "transformer"}, {"layers", 1}, {"d_model", 128}, {"heads", 4},
-                                         {"seq_len", 128}, {"batch", 2}});
+  const StepConfig c = small_transformer();
   // The step's working set (weights and gradients 1.6 MB, activations 4 MB) lies between these two.
   const double fits = 1e9, outgrows = 1e5, ws = 1e7;
-  std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
-                             flat_stream(Backend::cpu, "gelu", 1e9)};
+  std::vector<Term> terms = transformer_cpu_terms();
   for (const char* o : {"nn", "tn", "nt"}) terms.push_back(flat_matmul("matmul_batched", Backend::cpu, o, 1e11));
   const double plain = matmul_part(terms, c);
   const double attention = 6 * 8 * 2.0 * 128 * 128 * 32 / 1e11;

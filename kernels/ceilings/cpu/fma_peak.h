@@ -10,11 +10,7 @@
 
 namespace gtb::cpu {
 
-enum class FmaIsa { avx512, avx2, baseline };
-inline constexpr NameTable<FmaIsa, 3> kFmaIsaNames = {
-    {{FmaIsa::avx512, "avx512"}, {FmaIsa::avx2, "avx2"}, {FmaIsa::baseline, "baseline"}}};
-
-inline const char* to_string(FmaIsa isa) { return name_of(kFmaIsaNames, isa); }
+GTB_NAMED_ENUM(FmaIsa, kFmaIsaNames, avx512, avx2, baseline);
 inline FmaIsa fma_isa_from_string(const std::string& s) {  // throws std::invalid_argument
   return parse_name(kFmaIsaNames, s, "fma isa");
 }

@@ -11,9 +11,7 @@ namespace gtb::cpu {
 // Plain stores read each destination line before writing it (write-allocate: a copy moves 3
 // bytes for every 2 it counts); non-temporal stores write whole lines past the caches. Which one is
 // faster depends on the CPU, so the ceiling is the best of both.
-enum class Stores { plain, nontemporal };
-inline constexpr NameTable<Stores, 2> kStoresNames = {{{Stores::plain, "plain"}, {Stores::nontemporal, "nontemporal"}}};
-inline const char* to_string(Stores s) { return name_of(kStoresNames, s); }
+GTB_NAMED_ENUM(Stores, kStoresNames, plain, nontemporal);
 inline Stores stores_from_string(const std::string& s) { return parse_name(kStoresNames, s, "stores"); }
 
 using AlignedFloats = HostFloats;

@@ -18,10 +18,7 @@ void dgemm(bool trans_a, bool trans_b, int m, int n, int k, double alpha, const 
 // The libraries an FP32 GEMM can go through. oneDNN's dnnl_sgemm and oneMKL (kernels/common/cpu/mkl.h)
 // pick their kernels from the CPU's ISA at run time and run on one thread when called inside an
 // OpenMP parallel region.
-enum class GemmLib { openblas, onednn, mkl };
-inline constexpr NameTable<GemmLib, 3> kGemmLibNames = {
-    {{GemmLib::openblas, "openblas"}, {GemmLib::onednn, "onednn"}, {GemmLib::mkl, "mkl"}}};
-inline const char* to_string(GemmLib lib) { return name_of(kGemmLibNames, lib); }
+GTB_NAMED_ENUM(GemmLib, kGemmLibNames, openblas, onednn, mkl);
 bool gemm_lib_available(GemmLib lib);  // onednn: only when built with it; mkl: when it loads
 
 // One FP32 GEMM library's brief timing of a step (seconds); `available` false where it is not built

@@ -16,9 +16,7 @@ struct ncclComm;  // nccl.h's ncclComm_t is `struct ncclComm*`; kept opaque so t
 
 namespace gtb::parallel::nccl {
 
-enum class DType { fp32, bf16 };
-inline constexpr NameTable<DType, 2> kDTypeNames = {{{DType::fp32, "fp32"}, {DType::bf16, "bf16"}}};
-inline const char* to_string(DType d) { return name_of(kDTypeNames, d); }
+GTB_NAMED_ENUM(DType, kDTypeNames, fp32, bf16);
 inline DType dtype_from_string(const std::string& s) { return parse_name(kDTypeNames, s, "dtype"); }
 std::size_t elem_bytes(DType d);
 

@@ -33,9 +33,7 @@ DType storage_type(Precision p);
 
 // Where the batch comes from each step: already on the device, or copied from pinned or pageable
 // host memory at the start of every step.
-enum class DataSource { device, pinned, pageable };
-inline constexpr NameTable<DataSource, 3> kDataSourceNames = {
-    {{DataSource::device, "device"}, {DataSource::pinned, "pinned"}, {DataSource::pageable, "pageable"}}};
+GTB_NAMED_ENUM(DataSource, kDataSourceNames, device, pinned, pageable);
 inline DataSource data_source_from_string(const std::string& s) {  // throws std::invalid_argument
   return parse_name(kDataSourceNames, s, "data source");
 }

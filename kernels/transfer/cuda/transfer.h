@@ -22,12 +22,7 @@ namespace gtb::cuda::transfer {
 // pageable: aligned_alloc, pre-faulted. pinned: cudaHostAlloc. registered: pageable memory then
 // cudaHostRegister. write_combined: cudaHostAlloc(WriteCombined), fast for the GPU to read, very
 // slow for the CPU to read (H2D only).
-enum class MemoryKind { pageable, pinned, registered, write_combined };
-inline constexpr NameTable<MemoryKind, 4> kMemoryKindNames = {{{MemoryKind::pageable, "pageable"},
-                                                                {MemoryKind::pinned, "pinned"},
-                                                                {MemoryKind::registered, "registered"},
-                                                                {MemoryKind::write_combined, "write_combined"}}};
-inline const char* to_string(MemoryKind k) { return name_of(kMemoryKindNames, k); }
+GTB_NAMED_ENUM(MemoryKind, kMemoryKindNames, pageable, pinned, registered, write_combined);
 inline MemoryKind memory_kind_from_string(const std::string& s) {  // throws std::invalid_argument
   return parse_name(kMemoryKindNames, s, "memory kind");
 }
@@ -49,9 +44,7 @@ class HostMemory {
   MemoryKind kind_;
 };
 
-enum class Direction { h2d, d2h, bidir };
-inline constexpr NameTable<Direction, 3> kDirectionNames = {
-    {{Direction::h2d, "h2d"}, {Direction::d2h, "d2h"}, {Direction::bidir, "bidir"}}};
+GTB_NAMED_ENUM(Direction, kDirectionNames, h2d, d2h, bidir);
 inline Direction direction_from_string(const std::string& s) {  // throws std::invalid_argument
   return parse_name(kDirectionNames, s, "copy direction");
 }
@@ -88,9 +81,7 @@ class CopyCase {
 
 // Pinning cost: host_alloc = cudaHostAlloc + cudaFreeHost; host_register = cudaHostRegister +
 // cudaHostUnregister of an existing, touched pageable buffer.
-enum class PinMethod { host_alloc, host_register };
-inline constexpr NameTable<PinMethod, 2> kPinMethodNames = {
-    {{PinMethod::host_alloc, "host_alloc"}, {PinMethod::host_register, "host_register"}}};
+GTB_NAMED_ENUM(PinMethod, kPinMethodNames, host_alloc, host_register);
 inline PinMethod pin_method_from_string(const std::string& s) { return parse_name(kPinMethodNames, s, "pin method"); }
 class PinCase {
  public:
@@ -106,11 +97,7 @@ class PinCase {
 };
 
 // Batching `count` samples of `sample_bytes` (scattered in pinned memory) into one device batch.
-enum class BatchMethod { per_sample, pack_then_copy, prepacked, memcpy_batch };
-inline constexpr NameTable<BatchMethod, 4> kBatchMethodNames = {{{BatchMethod::per_sample, "per_sample"},
-                                                                  {BatchMethod::pack_then_copy, "pack_then_copy"},
-                                                                  {BatchMethod::prepacked, "prepacked"},
-                                                                  {BatchMethod::memcpy_batch, "memcpy_batch"}}};
+GTB_NAMED_ENUM(BatchMethod, kBatchMethodNames, per_sample, pack_then_copy, prepacked, memcpy_batch);
 inline BatchMethod batch_method_from_string(const std::string& s) {
   return parse_name(kBatchMethodNames, s, "batching method");
 }

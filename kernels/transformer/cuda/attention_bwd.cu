@@ -66,9 +66,8 @@ __device__ __forceinline__ Head head_of(const BwdArgs& a, int D) {
 // backward kernels: s[c] = x[row] . y[lane + TPR c] (the scores) and dp[c] = u[row] . w[lane + TPR c]
 // (dP = dO V^T), from tiles in shared memory.
 template <int B, int D, int TPR, int NC>
-__device__ __forceinline__ void row_dots(const float (&x)[B][D + 1], const float (&y)[B][D + 1],
-                                         const float (&u)[B][D + 1], const float (&w)[B][D + 1], int row, int lane,
-                                         float (&s)[NC], float (&dp)[NC]) {
+__device__ __forceinline__ void row_dots(const fa::Tile<B, D>& x, const fa::Tile<B, D>& y, const fa::Tile<B, D>& u,
+                                         const fa::Tile<B, D>& w, int row, int lane, float (&s)[NC], float (&dp)[NC]) {
 #pragma unroll
   for (int c = 0; c < NC; ++c) s[c] = dp[c] = 0.0f;
 #pragma unroll 8
@@ -88,12 +87,9 @@ __device__ __forceinline__ void row_dots(const float (&x)[B][D + 1], const float
 template <int D>
 __global__ void __launch_bounds__(kThreads) attention_dkdv_kernel(const BwdArgs a) {
   constexpr int B = fa::BwdTile<D>::B, TPR = kThreads / B, NC = B / TPR, ND = D / TPR;
-  __shared__ float ks[B][D + 1];
-  __shared__ float vs[B][D + 1];
-  __shared__ float qs[B][D + 1];
-  __shared__ float dos[B][D + 1];
-  __shared__ float pt[B][B + 1];  // P transposed: [key][query]
-  __shared__ float dst[B][B + 1];  // dS transposed
+  __shared__ fa::Tile<B, D> ks, vs, qs, dos;
+  __shared__ fa::Tile<B, B> pt;   // P transposed: [key][query]
+  __shared__ fa::Tile<B, B> dst;  // dS transposed
   __shared__ float lse_s[B], delta_s[B];
   const int tiles = int(gridDim.x), kt = int(blockIdx.x);  // the first key tiles have the most work
   const Head x = head_of(a, D);
@@ -152,11 +148,8 @@ __global__ void __launch_bounds__(kThreads) attention_dkdv_kernel(const BwdArgs 
 template <int D>
 __global__ void __launch_bounds__(kThreads) attention_dq_kernel(const BwdArgs a) {
   constexpr int B = fa::BwdTile<D>::B, TPR = kThreads / B, NC = B / TPR, ND = D / TPR;
-  __shared__ float qs[B][D + 1];
-  __shared__ float dos[B][D + 1];
-  __shared__ float ks[B][D + 1];
-  __shared__ float vs[B][D + 1];
-  __shared__ float dss[B][B + 1];
+  __shared__ fa::Tile<B, D> qs, dos, ks, vs;
+  __shared__ fa::Tile<B, B> dss;
   const int qt = int(gridDim.x) - 1 - int(blockIdx.x);  // the last query tiles have the most work
   const Head x = head_of(a, D);
   const int bh = x.bh, b = x.b, h = x.h, seq = a.seq;
@@ -184,12 +177,7 @@ __global__ void __launch_bounds__(kThreads) attention_dq_kernel(const BwdArgs a)
       dss[r][jc] = xf::softmax_backward(p, dp[c], dl, a.scale);
     }
     __syncthreads();
-#pragma unroll 4
-    for (int jc = 0; jc < B; ++jc) {
-      const float g = dss[r][jc];
-#pragma unroll
-      for (int m = 0; m < ND; ++m) dq[m] = fmaf(g, ks[jc][lane + TPR * m], dq[m]);
-    }
+    fa::accumulate_row<B, D, TPR, ND>(dss[r], ks, lane, dq);
   }
   if (i < seq) {
     float* row = a.dqkv + (std::size_t(b) * seq + i) * x.ld_qkv + std::size_t(h) * D;

@@ -47,15 +47,33 @@ __device__ __forceinline__ float group_sum(float v) {
   return v;
 }
 
-// Rows [r0, r0 + B) of one head's D columns (global row stride ld floats) into a shared tile whose
-// rows are padded by one float (no bank conflicts when a warp reads several rows at one column);
-// rows at or past seq read as zero.
+// A shared tile of B rows of C floats, each row padded by one float: no bank conflicts when a warp
+// reads several rows at one column. Q, K, V and dO tiles have the head's D columns, probability and
+// dS tiles B.
+template <int B, int C>
+using Tile = float[B][C + 1];
+
+// Rows [r0, r0 + B) of one head's D columns (global row stride ld floats) into a shared tile; rows at
+// or past seq read as zero.
 template <int B, int D>
-__device__ __forceinline__ void load_tile(float (*dst)[D + 1], const float* __restrict__ src, std::size_t ld, int r0,
+__device__ __forceinline__ void load_tile(Tile<B, D>& dst, const float* __restrict__ src, std::size_t ld, int r0,
                                           int seq) {
   for (int e = int(threadIdx.x); e < B * D; e += kThreads) {
     const int r = e / D, c = e % D;
     dst[r][c] = r0 + r < seq ? src[std::size_t(r0 + r) * ld + c] : 0.0f;
+  }
+}
+
+// acc[m] += sum over c of w[c] * t[c][lane + TPR m]: one thread's head columns of a row of weights
+// times a tile (P V in the forward, dS K for dQ).
+template <int B, int D, int TPR, int ND>
+__device__ __forceinline__ void accumulate_row(const float (&w)[B + 1], const Tile<B, D>& t, int lane,
+                                               float (&acc)[ND]) {
+#pragma unroll 4
+  for (int c = 0; c < B; ++c) {
+    const float p = w[c];
+#pragma unroll
+    for (int m = 0; m < ND; ++m) acc[m] = fmaf(p, t[c][lane + TPR * m], acc[m]);
   }
 }
 

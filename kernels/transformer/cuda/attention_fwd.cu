@@ -17,9 +17,9 @@ __global__ void __launch_bounds__(kThreads) attention_fwd_kernel(const float* __
                                                                  float* __restrict__ lse, int seq, int heads,
                                                                  float scale) {
   constexpr int B = fa::FwdTile<D>::B, TPR = kThreads / B, NC = B / TPR, ND = D / TPR;
-  __shared__ float qs[B][D + 1];
-  __shared__ float kv[B][D + 1];  // K of the key tile, then its V
-  __shared__ float ps[B][B + 1];
+  __shared__ fa::Tile<B, D> qs;
+  __shared__ fa::Tile<B, D> kv;  // K of the key tile, then its V
+  __shared__ fa::Tile<B, B> ps;
   // Tiles near the end of the sequence have the most key tiles: launched first, they end last less.
   const int qt = int(gridDim.x) - 1 - int(blockIdx.x);
   const int bh = int(blockIdx.y), b = bh / heads, h = bh % heads;
@@ -76,12 +76,7 @@ __global__ void __launch_bounds__(kThreads) attention_fwd_kernel(const float* __
     __syncthreads();  // K reads done before V overwrites it; the probabilities are visible
     fa::load_tile<B, D>(kv, v, ld, j0, seq);
     __syncthreads();
-#pragma unroll 4
-    for (int c = 0; c < B; ++c) {
-      const float p = ps[r][c];
-#pragma unroll
-      for (int m = 0; m < ND; ++m) acc[m] = fmaf(p, kv[c][lane + TPR * m], acc[m]);
-    }
+    fa::accumulate_row<B, D, TPR, ND>(ps[r], kv, lane, acc);
   }
   if (i < seq) {
     const float inv = 1.0f / lrow;

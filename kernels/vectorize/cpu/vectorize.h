@@ -10,10 +10,7 @@
 
 namespace gtb::cpu {
 
-enum class Loop { scalar, autovec, openmp };
-inline constexpr NameTable<Loop, 3> kLoopNames = {
-    {{Loop::scalar, "scalar"}, {Loop::autovec, "autovec"}, {Loop::openmp, "openmp"}}};
-inline const char* to_string(Loop loop) { return name_of(kLoopNames, loop); }
+GTB_NAMED_ENUM(Loop, kLoopNames, scalar, autovec, openmp);
 inline Loop loop_from_string(const std::string& name) {  // throws std::invalid_argument
   return parse_name(kLoopNames, name, "CPU loop");
 }

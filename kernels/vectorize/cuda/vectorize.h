@@ -21,13 +21,7 @@ namespace gtb::cuda {
 //   scalar:      one thread per element, 4-byte loads and stores, one launch
 //   vec4:        grid-stride, 16-byte float4 loads and stores, scalar tail for n % 4 (fused for the chain)
 //   unfused:     the chain as three vec4 kernels (scale, bias, activation); axpy has no unfused form
-enum class Form { launch_loop, serial, scalar, vec4, unfused };
-inline constexpr NameTable<Form, 5> kFormNames = {{{Form::launch_loop, "launch_loop"},
-                                                   {Form::serial, "serial"},
-                                                   {Form::scalar, "scalar"},
-                                                   {Form::vec4, "vec4"},
-                                                   {Form::unfused, "unfused"}}};
-inline const char* to_string(Form f) { return name_of(kFormNames, f); }
+GTB_NAMED_ENUM(Form, kFormNames, launch_loop, serial, scalar, vec4, unfused);
 
 inline constexpr int kBlockThreads = 256;
 
