@@ -232,6 +232,31 @@ TEST(ReportFormats, TheDiagnosisIsWrittenInEachFormat) {
   EXPECT_TRUE(diagnosis->at("blocks").empty());
 }
 
+// A job's and a two-trace diff's diagnosis in a text report: as gtb diagnose --format text writes
+// them, with no Markdown syntax, then the line that says where their figures come from.
+TEST(ReportFormats, AJobsAndADiffsDiagnosisAreTextInATextReport) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("gtb-report-job-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string job = (dir / "job.json").string(), diff = (dir / "diff.json").string();
+  const std::string synth = fixture("diagnose/results_synthetic_a100.json"), tr = fixture("traces/ddp/");
+  ASSERT_EQ(run(driver::cmd_diagnose, {"diagnose", tr + "job2", "--format", "json", "--out", job}).rc, driver::kExitOk);
+  ASSERT_EQ(run(driver::cmd_diagnose, {"diagnose", "--diff", tr + "diff/base.json.gz", tr + "diff/slower-loader.json.gz",
+                                       "--format", "json", "--out", diff})
+                .rc,
+            driver::kExitOk);
+  const Ran job_text = run(driver::cmd_report, {"report", synth, "--diagnosis", job, "--format", "text"});
+  const Ran diff_text = run(driver::cmd_report, {"report", synth, "--diagnosis", diff, "--format", "text"});
+  fs::remove_all(dir);
+  for (const Ran* r : {&job_text, &diff_text}) {
+    EXPECT_EQ(r->rc, driver::kExitOk);
+    expect_no_markdown(r->out);
+    EXPECT_TRUE(has(r->out, "\nDiagnosis\n---------\n\n")) << r->out;
+  }
+  EXPECT_TRUE(has(job_text.out, "from `gtb diagnose` on each rank's trace")) << job_text.out;
+  EXPECT_TRUE(has(diff_text.out, "comes from `gtb diagnose --diff`")) << diff_text.out;
+}
+
 TEST(ReportFormats, CommandWritesEachFormat) {
   const std::string file = results(kCpuFile);
   const Ran md = run(driver::cmd_report, {"report", file});

@@ -41,4 +41,16 @@ std::string render_diagnosis_section(const json& diagnosis, const std::string& s
          "the records named beside it.\n";
 }
 
+std::string render_diagnosis_text(const json& diagnosis, const std::string& source) {
+  const std::string kind = diagnosis.is_object() ? diagnosis.value("kind", "") : "";
+  // The Markdown form checks the file and says where its figures come from: its last line.
+  std::string md = render_diagnosis_section(diagnosis, source);
+  while (!md.empty() && md.back() == '\n') md.pop_back();
+  const std::string source_line = md.substr(md.rfind('\n') + 1);
+  const std::string body = kind == "job"    ? diagnose::render_job_text(diagnosis)
+                           : kind == "diff" ? diagnose::render_diff_text(diagnosis)
+                                            : diagnose::render_text(diagnosis);
+  return body + "\n" + source_line + "\n\n";
+}
+
 }  // namespace gtb::report

@@ -9,7 +9,6 @@
 #include "harness/driver/common/cli11.h"
 #include "harness/driver/common/output.h"
 #include "harness/driver/common/families.h"
-#include "harness/driver/common/diagnose_render.h"
 #include "harness/driver/common/render_diagnosis.h"
 #include "harness/driver/report/render_report.h"
 #include "harness/driver/common/runs.h"
@@ -40,19 +39,12 @@ std::string derive_findings(json& doc, const std::string& path) {
          (kept.empty() ? std::string() : "; as recorded (no binary here could derive them): " + kept) + ".";
 }
 // The diagnosis section, written whole by gtb diagnose's renderers: in Markdown as the report has
-// always shown it, as text (a single trace's diagnosis as gtb diagnose --format text writes it, then
-// where its figures come from), and in JSON as the diagnosis file itself, the section's data.
+// always shown it, as text (a trace's, a job's or a diff's diagnosis as gtb diagnose --format text
+// writes it, then where its figures come from), and in JSON as the diagnosis file itself.
 report::Block diagnosis_block(json d, const std::string& path) {
   report::Block b = report::make_block(report::Block::Kind::whole, 2, "Diagnosis");
   b.markdown = report::render_diagnosis_section(d, path);  // throws for a file that is not a diagnosis
-  // The Markdown ends with the sentence that says where the figures come from, on a line of its own.
-  std::string md = b.markdown;
-  while (!md.empty() && md.back() == '\n') md.pop_back();
-  const std::string source_line = md.substr(md.rfind('\n') + 1);
-  // A job's or a two-trace diff's text renderer belongs to gtb diagnose's folder: those keep the
-  // Markdown in the text report.
-  const bool single = d.value("kind", "") != "job" && d.value("kind", "") != "diff";
-  b.as_text = single ? diagnose::render_text(d) + "\n" + source_line + "\n\n" : b.markdown;
+  b.as_text = report::render_diagnosis_text(d, path);
   b.data = std::move(d);
   return b;
 }
