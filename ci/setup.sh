@@ -13,7 +13,8 @@ DEBIAN_PACKAGES=(
   libgtest-dev libgmock-dev                         # GoogleTest
   libcli11-dev                                      # command-line parsing of the gtb driver
   zlib1g-dev                                        # gzipped profiler traces (gtb diagnose)
-  libisal-dev                                       # ISA-L's igzip: inflates those traces faster than zlib
+  libisal-dev isal                                  # ISA-L's igzip: inflates those traces faster than zlib
+                                                    # (isal: the igzip program, the trace speed check's inflater)
   openmpi-bin libopenmpi-dev                        # MPI: the launcher and CPU collectives of families run as ranks
   python3 python3-jsonschema python3-matplotlib python3-numpy  # schema checks, plots
   python3-pip                                       # PyPI wheels: oneMKL (x86-64), the PyTorch yardstick

@@ -43,6 +43,7 @@ PROGRAMS = {
     "truncate": "coreutils", "split": "coreutils", "comm": "coreutils", "paste": "coreutils",
     "nohup": "coreutils", "expr": "coreutils", "whoami": "coreutils", "ldd": "libc-bin",
     "getconf": "libc-bin", "lscpu": "util-linux", "flock": "util-linux", "perl": "perl-base",
+    "igzip": "isal",
 }
 # Found, never installed: the CUDA Toolkit and NVIDIA's driver tools (the scripts look for them and
 # say what they skip without them), and the README's own assumption (sudo comes with git before).
