@@ -197,16 +197,16 @@ void Plan::call_onednn3(const Shape& s, int m, int n, int k, const float* a, con
 }
 
 namespace {
-// rows x cols of src (row stride ld) rounded to BF16 values into buf, same stride; over the threads
-// when `fork` (a product cut into slices), on the calling thread otherwise (an inner product: the
-// step runs it inside its own parallel region, and choose() must time what the step runs).
-// One row, vectorised (the rounding is a few integer operations per element: in scalar code it
-// cost as much as a small product).
+// One row rounded to BF16 values, in the CPU's vector width (the rounding is a few integer
+// operations per element, compiled for AVX-512 and AVX2 as well as the baseline).
 GTB_CPU_CLONES void round_row(const float* __restrict src, float* __restrict dst, int cols) {
 #pragma omp simd
   for (int j = 0; j < cols; ++j) dst[j] = from_bf16(to_bf16(src[j]));
 }
 
+// rows x cols of src (row stride ld) rounded to BF16 values into buf, same stride; over the threads
+// when `fork` (a product cut into slices), on the calling thread otherwise (an inner product: the
+// step runs it inside its own parallel region, and choose() must time what the step runs).
 const float* rounded(const float* src, int rows, int cols, int ld, std::vector<float>& buf, bool fork) {
   buf.resize(std::size_t(rows) * std::size_t(ld));
   float* out = buf.data();
