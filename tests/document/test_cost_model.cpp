@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "harness/model/cost_model.h"
+#include "harness/model/step_work.h"
 #include "harness/document/results.h"
 
 using namespace gtb;
@@ -1205,9 +1206,10 @@ Term cpu_constant(const std::string& name, const json& where, double seconds) {
 }
 }  // namespace
 
-// A CPU step's redundant copy where no copy of its kind was measured: a read and a write of what it
-// copies at the streaming rate of that size (one thread's where measured); a planted halved streaming rate doubles it, and a copy
-// measured as such wins over the fallback.
+// A CPU step's redundant copy where no copy of its kind was measured: three times what it copies
+// (the source read, the destination's lines read, then written) at the streaming rate (one thread's
+// where measured); a planted halved streaming rate doubles it, and a copy measured as such wins over
+// the fallback.
 TEST(CostModel, UnmeasuredCpuCopyIsAStreamingPassOfWhatItCopies) {
   const double rate = 1e10;
   const std::vector<Term> terms{flat_stream(Backend::cpu, "", rate)};
@@ -1217,14 +1219,14 @@ TEST(CostModel, UnmeasuredCpuCopyIsAStreamingPassOfWhatItCopies) {
   Prediction p = predict(terms, c, Backend::cpu);
   copy = part(p, "redundant_copy");
   ASSERT_TRUE(copy && copy->estimate.seconds) << (copy ? copy->estimate.cannot_say : "no part");
-  EXPECT_NEAR(*copy->estimate.seconds, 2.0 * 4.0 * parameter_count(c) / rate, 1e-15);
+  EXPECT_NEAR(*copy->estimate.seconds, 3.0 * 4.0 * parameter_count(c) / rate, 1e-15);
   EXPECT_NE(copy->estimate.note.find("no copy of this kind measured"), std::string::npos) << copy->estimate.note;
   const double weights_copy = *copy->estimate.seconds;
   const Prediction slower = predict({flat_stream(Backend::cpu, "", rate / 2)}, c, Backend::cpu);
   EXPECT_NEAR(*part(slower, "redundant_copy")->estimate.seconds, 2 * weights_copy, 1e-15);
   c.redundant_copy = "batch";  // inputs (width 64 here) and an int label per sample
   const Prediction batch = predict(terms, c, Backend::cpu);
-  EXPECT_NEAR(*part(batch, "redundant_copy")->estimate.seconds, 2.0 * 64 * (4.0 * 64 + 4.0) / rate, 1e-15);
+  EXPECT_NEAR(*part(batch, "redundant_copy")->estimate.seconds, 3.0 * 64 * (4.0 * 64 + 4.0) / rate, 1e-15);
   std::vector<Term> with_measured = terms;
   with_measured.push_back(cpu_constant("redundant_copy", {{"kind", "batch"}, {"width", 64}, {"batch", 64}}, 7e-6));
   const Prediction measured_copy = predict(with_measured, c, Backend::cpu);
@@ -1242,6 +1244,35 @@ TEST(CostModel, UnmeasuredCpuCopyIsAStreamingPassOfWhatItCopies) {
   ASSERT_TRUE(one && one->estimate.seconds);
   EXPECT_NEAR(*one->estimate.seconds, 4 * weights_copy, 1e-15);
   EXPECT_NE(one->estimate.note.find("on one thread"), std::string::npos) << one->estimate.note;
+}
+
+// The copy's rate is read where its bytes are between two steps: at the step's working set plus the
+// copy's two buffers, not at the copy's own size. A planted rate that drops from in-cache to memory
+// between 1 MB and 4 MB: the 16 KiB activation copy of a 64-wide step (all of it in cache) runs at
+// the cache rate; the 256 KiB one of a 1024-wide step, amid its 8 MB of weights and gradients, at the
+// memory rate.
+TEST(CostModel, UnmeasuredCpuCopyRunsAtTheRateOfTheStepsWorkingSet) {
+  const double cache = 1e11, memory = 1e10;
+  Term t = flat_stream(Backend::cpu, "one_thread", cache);
+  t.points = {{json{{"bytes", 1e3}}, cache, "stream/small"},
+              {json{{"bytes", 1e6}}, cache, "stream/cache"},
+              {json{{"bytes", 4e6}}, memory, "stream/memory"},
+              {json{{"bytes", 1e10}}, memory, "stream/large"}};
+  const std::vector<Term> terms{flat_stream(Backend::cpu, "", cache), t};
+  StepConfig small = config_from_json({{"model", "mlp"}, {"width", 64}, {"depth", 3}, {"batch", 64},
+                                       {"redundant_copy", "activation"}});
+  ASSERT_LT(working_set_bytes(small, 64) + 2 * 64 * 64 * 4.0, 1e6);
+  const Part* in_cache = part(predict(terms, small, Backend::cpu), "redundant_copy");
+  ASSERT_TRUE(in_cache && in_cache->estimate.seconds);
+  EXPECT_NEAR(*in_cache->estimate.seconds, 3.0 * 64 * 64 * 4.0 / cache, 1e-15);
+  StepConfig big = small;
+  big.width = 1024;
+  big.input = 64;
+  ASSERT_GT(working_set_bytes(big, 64), 4e6);
+  const Part* from_memory = part(predict(terms, big, Backend::cpu), "redundant_copy");
+  ASSERT_TRUE(from_memory && from_memory->estimate.seconds);
+  EXPECT_NEAR(*from_memory->estimate.seconds, 3.0 * 64 * 1024 * 4.0 / memory, 1e-15);
+  EXPECT_NE(from_memory->estimate.note.find("the step's working set"), std::string::npos) << from_memory->estimate.note;
 }
 
 // A CPU step reading its loss waits for no device: without a measured read it is priced at zero and
