@@ -170,9 +170,17 @@ std::vector<Pass> elementwise_bytes(const StepConfig& c, double rows) {
       // Softmax: forward (an exp per score), backward (plain); fused attention's backward recomputes
       // the probabilities from the scores (an exp per score again). Fused attention's passes run on
       // one block of scores at a time (B rows x S), in cache: at the rate of a pass of that size.
-      const double block = c.attention == "fused" ? std::min(kFusedBlockRows, double(c.seq_len)) * c.seq_len : 0;
-      ops.push_back({2 * e * scores, true, 2 * e * block}), ops.push_back({3 * e * scores, false, 3 * e * block});
-      if (c.attention == "fused") ops.push_back({2 * e * scores, true, 2 * e * block});
+      // Materialised attention's forward runs in place on one head's S x S scores right after the
+      // product that wrote them: at the rate of a pass of that size. Its backward reads the
+      // probabilities kept since the forward: at the rate of the whole layer's scores.
+      const double S2 = double(c.seq_len) * c.seq_len;
+      if (c.attention == "fused") {
+        const double block = std::min(kFusedBlockRows, double(c.seq_len)) * c.seq_len;
+        ops.push_back({2 * e * scores, true, 2 * e * block}), ops.push_back({3 * e * scores, false, 3 * e * block});
+        ops.push_back({2 * e * scores, true, 2 * e * block});
+      } else {
+        ops.push_back({2 * e * scores, true, 2 * e * S2}), ops.push_back({3 * e * scores, false});
+      }
     }
   }
   return ops;

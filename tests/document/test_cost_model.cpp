@@ -1165,8 +1165,9 @@ TEST(CostModel, FromMemoryShareReplacesTheInStepOneAboveTheCache) {
 }
 
 // A fused softmax pass is priced at the rate of one block of scores (64 rows x S, in cache), the
-// materialised one at the rate of all the step's scores: a streaming table faster at small sizes
-// makes the fused passes cheaper per byte, the materialised ones not.
+// materialised ones at the rate of one head's S x S scores (the forward) or all the step's (the
+// backward): a streaming table faster at small sizes makes the fused passes cheaper per byte than the
+// materialised ones.
 TEST(CostModel, FusedSoftmaxPassesRunAtTheRateOfOneBlock) {
   auto gelu_table = [](double small_rate) {
     Term t = flat_stream(Backend::cpu, "gelu", 1e9);
@@ -1189,6 +1190,28 @@ TEST(CostModel, FusedSoftmaxPassesRunAtTheRateOfOneBlock) {
   const double mat_gain = ew("materialised", 1e9) - ew("materialised", 1e10);
   EXPECT_GT(fused_gain, 0);
   EXPECT_GT(fused_gain - mat_gain, 0.1 * fused_gain);
+}
+
+// Materialised attention's forward softmax runs in place on one head's S x S scores right after the
+// product that wrote them: a planted exp-pass rate that is fast up to one head's 2 MiB (S = 512) and
+// ten times slower from 4 MB moves exactly that pass (4 heads' 8 MiB) by the difference of the rates
+// (at d_model 256 the GELU passes, 4 MiB and over, stay at the slow rate).
+TEST(CostModel, MaterialisedForwardSoftmaxRunsAtTheRateOfOneHeadsScores) {
+  const double fast = 1e10, slow = 1e9;
+  auto ew = [&](double small_rate) {
+    Term gelu = flat_stream(Backend::cpu, "gelu", slow);
+    gelu.points = {{json{{"bytes", 1e3}}, small_rate, "gelu/small"},
+                   {json{{"bytes", 2.1e6}}, small_rate, "gelu/head"},
+                   {json{{"bytes", 4e6}}, slow, "gelu/layer"},
+                   {json{{"bytes", 1e10}}, slow, "gelu/large"}};
+    const std::vector<Term> terms = {flat_matmul("matmul", Backend::cpu, "nn", 1e11), flat_stream(Backend::cpu, "", 1e10),
+                                     gelu};
+    const json j = {{"model", "transformer"}, {"layers", 1}, {"d_model", 256}, {"heads", 4}, {"seq_len", 512},
+                    {"batch", 1}, {"attention", "materialised"}};
+    return *part(predict(terms, config_from_json(j), Backend::cpu), "elementwise")->estimate.seconds;
+  };
+  const double forward_bytes = 2.0 * 4.0 * 4 * 512.0 * 512.0;  // read and write, 4-byte scores, 4 heads
+  EXPECT_NEAR(ew(slow) - ew(fast), forward_bytes * (1 / slow - 1 / fast), 1e-12);
 }
 
 namespace {
