@@ -185,13 +185,17 @@ SavingsValidation validate_savings(const std::vector<Term>& terms, const std::ve
     } catch (const ConfigError& e) {
       row.predicted_a.cannot_say = std::string("the step's configuration: ") + e.what();
     }
-    if (row.predicted_a.seconds && row.predicted_b.seconds)
-      row.predicted_s = *row.predicted_a.seconds - *row.predicted_b.seconds;
     const MeasuredSaving& m = *row.measured;
+    if (row.predicted_a.seconds && row.predicted_b.seconds && *row.predicted_a.seconds > 0) {
+      row.predicted_share = (*row.predicted_a.seconds - *row.predicted_b.seconds) / *row.predicted_a.seconds;
+      row.predicted_s = *row.predicted_share * m.step_s;
+    }
     row.allowed_s = std::max(kSavingRelTolerance * std::fabs(m.seconds), kSavingStepTolerance * m.step_s);
     if (!row.predicted_s) {
       row.status = "cannot_say";
-      row.why = !row.predicted_a.seconds ? row.predicted_a.cannot_say : row.predicted_b.cannot_say;
+      row.why = !row.predicted_a.seconds   ? row.predicted_a.cannot_say
+                : !row.predicted_b.seconds ? row.predicted_b.cannot_say
+                                           : "the model predicts no time for the step without the fix";
     } else if (!std::isfinite(m.noise_s)) {
       // Not estimable is not "inside the noise": the saving's interval is unknown, and it is not scored.
       row.status = "cannot_say";
@@ -245,6 +249,7 @@ json to_json(const SavingsValidation& v) {
       j["measured_paired_rounds"] = r.measured->paired_rounds;
       j["step_s"] = r.measured->step_s;
     }
+    j["predicted_share"] = findings::or_null(r.predicted_share);
     j["predicted_saving_s"] = findings::or_null(r.predicted_s);
     j["predicted_a"] = to_json(r.predicted_a);
     j["predicted_b"] = to_json(r.predicted_b);

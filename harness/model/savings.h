@@ -70,7 +70,12 @@ struct SavingRow {
   Backend backend = Backend::cpu;
   std::optional<MeasuredSaving> measured;
   Estimate predicted_a, predicted_b;          // each side from the other families' terms
-  std::optional<double> predicted_s;          // predicted_a - predicted_b
+  // The fix's share of its step as the model has it, (predicted_a - predicted_b) / predicted_a, and
+  // the predicted saving: that share of the measured A step (the other families' terms were measured
+  // minutes apart, at the host's speed of that moment: the share does not move with it, the seconds
+  // do; the step validation checks the seconds).
+  std::optional<double> predicted_share;
+  std::optional<double> predicted_s;
   // scored: both sides known and the measured saving outside its noise; in_noise: the measured
   // saving is inside its own noise (not scored); cannot_say: a side was not predicted, or a record
   // is missing (`why`).

@@ -46,7 +46,9 @@ std::vector<blocks::Block> savings_blocks(const json& doc, const cost::SavingsVa
   }
   md.p("Each fix a family measured as a pair of steps (A without the fix, B with it) is predicted from the "
        "cost terms of the *other* families (never the pair's own): the predicted saving is A minus B as the "
-       "model has them, beside the measured saving (where A and B were measured as a pair, in alternating rounds: the "
+       "model has them, as a share of A as the model has it, at the measured A's time (the other families ran "
+       "minutes apart, when the host's speed may have been another: that moves the model's seconds, not the "
+       "share; the step validation checks the seconds), beside the measured saving (where A and B were measured as a pair, in alternating rounds: the "
        "median of the rounds' differences A minus B, ± its ~95% interval, marked *paired*; otherwise "
        "median A minus median B; in a file of several runs that each "
        "measured a record once, the median of the savings the runs measured one by one, A and B paired by run; ± the ~95% noise of the two "
