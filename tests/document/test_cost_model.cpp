@@ -1285,14 +1285,16 @@ TEST(CostModel, UnmeasuredCpuCopyRunsAtTheRateOfTheStepsWorkingSet) {
   StepConfig small = config_from_json({{"model", "mlp"}, {"width", 64}, {"depth", 3}, {"batch", 64},
                                        {"redundant_copy", "activation"}});
   ASSERT_LT(working_set_bytes(small, 64) + 2 * 64 * 64 * 4.0, 1e6);
-  const Part* in_cache = part(predict(terms, small, Backend::cpu), "redundant_copy");
+  const Prediction small_step = predict(terms, small, Backend::cpu);
+  const Part* in_cache = part(small_step, "redundant_copy");
   ASSERT_TRUE(in_cache && in_cache->estimate.seconds);
   EXPECT_NEAR(*in_cache->estimate.seconds, 3.0 * 64 * 64 * 4.0 / cache, 1e-15);
   StepConfig big = small;
   big.width = 1024;
   big.input = 64;
   ASSERT_GT(working_set_bytes(big, 64), 4e6);
-  const Part* from_memory = part(predict(terms, big, Backend::cpu), "redundant_copy");
+  const Prediction big_step = predict(terms, big, Backend::cpu);
+  const Part* from_memory = part(big_step, "redundant_copy");
   ASSERT_TRUE(from_memory && from_memory->estimate.seconds);
   EXPECT_NEAR(*from_memory->estimate.seconds, 3.0 * 64 * 1024 * 4.0 / memory, 1e-15);
   EXPECT_NE(from_memory->estimate.note.find("the step's working set"), std::string::npos) << from_memory->estimate.note;
