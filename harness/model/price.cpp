@@ -98,6 +98,14 @@ double seconds_of(const std::vector<Part>& parts) {
 }
 
 namespace {
+// Seconds to move `moved` bytes at the streaming rate (`op`) measured at `at` bytes: work that runs at
+// the rate of the data around it in the step (what the caches hold then), not at its own size.
+Estimate moved_at_rate_of(const std::vector<Term>& terms, Backend be, double moved, double at, const std::string& op) {
+  Estimate e = stream_seconds(terms, be, at, op);
+  if (e.seconds && moved != at) e.seconds = *e.seconds * moved / at;
+  return e;
+}
+
 // The threads of gtb's native FP32 MLP step in rows mode (each thread its rows of the micro-batch
 // through every layer, its products one single-threaded call each; cpu_threads >= 2 and at least
 // native::kRowsPerThread rows per thread), 0 for any other step.
@@ -272,9 +280,8 @@ Part elementwise_part(const std::vector<Term>& terms, const StepConfig& c, Backe
   const bool one_thread = runs_on_one_thread(c, be) &&
                           stream_seconds(terms, be, 1.0, "one_thread").seconds.has_value();
   for (const Pass& pass : ops) {
-    Estimate one = stream_seconds(terms, be, pass.rate_at > 0 ? pass.rate_at : pass.bytes,
-                                     pass.gelu ? "gelu" : one_thread ? "one_thread" : "");
-    if (pass.rate_at > 0 && one.seconds) one.seconds = *one.seconds * pass.bytes / pass.rate_at;
+    Estimate one = moved_at_rate_of(terms, be, pass.bytes, pass.rate_at > 0 ? pass.rate_at : pass.bytes,
+                                    pass.gelu ? "gelu" : one_thread ? "one_thread" : "");
     outside += one.outside_measured;
     one.note.clear();
     ew = ew + one;
@@ -468,11 +475,10 @@ Estimate copy_as_stream(const std::vector<Term>& terms, const StepConfig& c, Bac
   if (bytes <= 0) return Estimate{};
   const double at = working_set_bytes(c, double(c.batch) / std::max(1, c.micro_batches)) + 2.0 * bytes;
   const double moved = 3.0 * bytes;
-  Estimate e = stream_seconds(terms, be, at, "one_thread");
+  Estimate e = moved_at_rate_of(terms, be, moved, at, "one_thread");
   const bool one = e.seconds.has_value();
-  if (!one) e = stream_seconds(terms, be, at);
+  if (!one) e = moved_at_rate_of(terms, be, moved, at, "");
   if (e.seconds) {
-    e.seconds = *e.seconds * moved / at;
     e.note = (e.note.empty() ? "" : e.note + "; ") + std::string("no copy of this kind measured: a copy of ") +
              fmt_bytes(bytes) + (one ? " on one thread" : " (all cores: no one-thread rate measured)") +
              ", three times its bytes moved (the destination's lines read before they are written), at the "
