@@ -381,8 +381,9 @@ void detail_attach_rounds(State& st, detail::RoundSlot* slot) { st.rounds_ = slo
 namespace {
 // The rounds of one side (see detail::RoundSlot): the device-timing log of this side travels with it
 // while other sides run, so that its summary reads only its own samples.
-// Each timed sample of a short side follows an untimed one of the same side (kRoundSettleMaxSeconds):
-// the side is then measured after itself, as alone, and not after what the other side left behind.
+// Each timed sample of a short side follows untimed ones of the same side, kRoundSettleSeconds of them
+// (kRoundSettleMaxSeconds): the side is then measured after itself, as alone, and not after what the
+// other side left behind.
 SampleSet sample_in_rounds(detail::RoundSlot& slot, const StopRule& rule, const Sampler& sampler,
                            const Sampler& untimed) {
   DeviceTimingLog& dlog = device_timing_log();
@@ -401,9 +402,10 @@ SampleSet sample_in_rounds(detail::RoundSlot& slot, const StopRule& rule, const 
       std::swap(scratch, dlog);
       const double t0 = decision_seconds();
       untimed(reps);
-      const double took = decision_seconds() - t0;
+      if (slot.samples.empty()) slot.settle = decision_seconds() - t0 <= kRoundSettleMaxSeconds;  // decided on the first round
+      // The side comes back to its own speed over a time, not over one sample (kRoundSettleSeconds).
+      while (slot.settle && decision_seconds() - t0 < kRoundSettleSeconds) untimed(reps);
       std::swap(scratch, dlog);
-      if (slot.samples.empty()) slot.settle = took <= kRoundSettleMaxSeconds;  // decided on the first round
     }
     const double t = sampler(reps);
     if (!std::isfinite(t) || t < 0) throw std::runtime_error("sampler returned a non-finite or negative time");

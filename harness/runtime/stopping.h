@@ -101,12 +101,16 @@ inline constexpr int kMinPairedRounds = 6;
 inline constexpr int kPairRounds = 10;
 inline constexpr double kSlowPairBudgets = 8.0;
 inline constexpr double kSlowPairSeconds = 10.0;
-// In the rounds a side whose sample takes at most this long takes an untimed sample of its own before
-// each timed one, so that it is measured after itself as alone: right after the other side, a sample
-// meets what that side left (its data in the caches, its idle OpenMP threads still spinning on the
-// other core) and the side's samples alternate between two speeds with the round's order. A longer
-// sample carries that start in a small share of its time, and doubling it would cost the most.
+// In the rounds a side whose sample takes at most kRoundSettleMaxSeconds runs untimed samples of its
+// own before each timed one, at least one and until kRoundSettleSeconds have passed, so that it is
+// measured after itself as alone: right after the other side, a sample meets what that side left (its
+// data in the caches, its idle OpenMP threads still spinning on the other core) and the side's samples
+// alternate between two speeds with the round's order. The side gets its speed back over a time, not
+// a sample: on the 2-core VM of docs/harness.md a 0.6 ms training step still ran an eighth slower in
+// rounds after a one-step settle than alone, and its paired copy cost read a fifth higher than after 2 ms. A longer sample carries
+// that start in a small share of its time, and doubling it would cost the most.
 inline constexpr double kRoundSettleMaxSeconds = 0.005;
+inline constexpr double kRoundSettleSeconds = 0.002;
 // The rounds' stopping rule, pure (exposed for tests): `rules` and `samples` one per member (a
 // member's samples, one a round), `pairs` the members' indices (a, b) of the declared pairs,
 // `elapsed` the seconds since the first round. Stops on "max_samples" (a member's max_samples), on

@@ -232,6 +232,50 @@ TEST(PairedRounds, EachSideIsMeasuredAfterItselfNotAfterTheOtherSide) {
   }
 }
 
+// ---- a family whose sides come back to their speed over a time, not one repetition ----
+
+// After the other side ran, every repetition of a side runs kComeBackSlow times slower until
+// kComeBackSeconds have passed since it took over (its data coming back into the caches, its clock
+// coming back up): a settle of one untimed sample (a few repetitions, well under that time) would leave
+// the timed sample inside it, in every round.
+constexpr double kComeBackSeconds = 0.5 * gtb::kRoundSettleSeconds, kComeBackSlow = 3.0;
+std::string g_back_side;
+double g_back_since = 0;
+
+void come_back(gtb::State& st) {
+  const std::string me = st.record().variant;
+  st.check(true, "nothing to check");
+  st.exec([me] {
+    const double t0 = gtb::host_seconds();
+    if (g_back_side != me) g_back_side = me, g_back_since = t0;
+    const double want = kRepSeconds * (t0 - g_back_since < kComeBackSeconds ? kComeBackSlow : 1.0);
+    while (gtb::host_seconds() - t0 < want) {
+    }
+  });
+}
+
+const gtb::RuleChange kComeBackRule = gtb::RuleChange().noise_target(1e-9).max_samples(40).budget_seconds(0.1);
+auto& back_a = gtb::add("pairback", "wait", "a", gtb::Backend::cpu, come_back).time("time", "us", 1e-6).rule(kComeBackRule);
+auto& back_b = gtb::add("pairback", "wait", "b", gtb::Backend::cpu, come_back).time("time", "us", 1e-6).rule(kComeBackRule);
+const bool kBackPairs = gtb::add_pairs("pairback", a_then_b);
+
+TEST(PairedRounds, EachSideSettlesForATimeNotOneSample) {
+  const auto rec = run_family("pairback", "on");
+  ASSERT_EQ(rec.size(), 2u);
+  for (const gtb::Record& r : rec) {
+    ASSERT_EQ(r.status, gtb::Status::ok) << r.status_detail;
+    ASSERT_GE(r.samples.size(), std::size_t(gtb::kPairRounds));
+    EXPECT_EQ(r.info.value("rounds_settled", false), true) << r.id;
+    // One untimed sample is a few repetitions (~50 us), far inside kComeBackSeconds.
+    ASSERT_LT(double(r.reps_per_sample) * kRepSeconds * kComeBackSlow, 0.5 * kComeBackSeconds) << r.id;
+    std::size_t slow = 0;
+    for (double x : r.samples) slow += x > 0.5 * (1.0 + kComeBackSlow) * kRepSeconds;
+    // A settle of one sample leaves every timed one slow; a busy machine may slow a few anyway.
+    EXPECT_LE(slow, r.samples.size() / 10) << r.id << ": " << slow << " of " << r.samples.size()
+                                           << " samples while the side came back to its speed";
+  }
+}
+
 TEST(PairedRounds, ListShowsTheDeclaredPairs) {
   const auto planned = gtb::planned_records("pairstep", gtb::Suite::quick);
   const auto pairs = gtb::declared_pairs("pairstep", planned);
