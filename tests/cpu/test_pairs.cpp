@@ -198,38 +198,51 @@ TEST(PairedRounds, AStepOfTheHostsSpeedCancelsInAPairButNotInTwoMediansMeasuredA
 constexpr double kAfterOther = 500e-6;
 std::string g_last_side;
 
+// A stand-in's repetition: the host clock spun for `seconds`.
+void spin(double seconds) {
+  const double t0 = gtb::host_seconds();
+  while (gtb::host_seconds() - t0 < seconds) {
+  }
+}
+
 void after_other(gtb::State& st) {
   const std::string me = st.record().variant;
   st.check(true, "nothing to check");
   st.exec([me] {
-    const double t0 = gtb::host_seconds();
     const double want = kRepSeconds + (!g_last_side.empty() && g_last_side != me ? kAfterOther : 0.0);
     g_last_side = me;
-    while (gtb::host_seconds() - t0 < want) {
-    }
+    spin(want);
   });
 }
 
-const gtb::RuleChange kAfterRule = gtb::RuleChange().noise_target(1e-9).max_samples(60).budget_seconds(0.05);
-auto& after_a = gtb::add("pairafter", "wait", "a", gtb::Backend::cpu, after_other).time("time", "us", 1e-6).rule(kAfterRule);
-auto& after_b = gtb::add("pairafter", "wait", "b", gtb::Backend::cpu, after_other).time("time", "us", 1e-6).rule(kAfterRule);
-const bool kAfterPairs = gtb::add_pairs("pairafter", a_then_b);
+// A stand-in side measured in rounds: ok, its rounds, settled, and at most a tenth of its samples
+// above `slow_above` (a busy machine may slow a few anyway).
+void expect_settled(const gtb::Record& r, double slow_above, const char* what) {
+  ASSERT_EQ(r.status, gtb::Status::ok) << r.status_detail;
+  ASSERT_GE(r.samples.size(), std::size_t(gtb::kPairRounds));
+  EXPECT_EQ(r.info.value("rounds_settled", false), true) << r.id;
+  std::size_t slow = 0;
+  for (double x : r.samples) slow += x > slow_above;
+  EXPECT_LE(slow, r.samples.size() / 10) << r.id << ": " << slow << " of " << r.samples.size() << " samples " << what;
+}
+
+// A stand-in family of two sides, a and b, that `fn` measures alike, declared as a pair.
+bool add_two_sides(const char* family, void (*fn)(gtb::State&), const gtb::RuleChange& rule) {
+  for (const char* side : {"a", "b"})
+    gtb::add(family, "wait", side, gtb::Backend::cpu, fn).time("time", "us", 1e-6).rule(rule);
+  return gtb::add_pairs(family, a_then_b);
+}
+
+const bool kAfterPairs =
+    add_two_sides("pairafter", after_other, gtb::RuleChange().noise_target(1e-9).max_samples(60).budget_seconds(0.05));
 
 TEST(PairedRounds, EachSideIsMeasuredAfterItselfNotAfterTheOtherSide) {
   const auto rec = run_family("pairafter", "on");
   ASSERT_EQ(rec.size(), 2u);
-  for (const gtb::Record& r : rec) {
-    ASSERT_EQ(r.status, gtb::Status::ok) << r.status_detail;
-    ASSERT_GE(r.samples.size(), std::size_t(gtb::kPairRounds));
-    EXPECT_EQ(r.info.value("rounds_settled", false), true) << r.id;
-    // A sample is reps_per_sample repetitions; one that followed the other side carries kAfterOther.
-    const double after = kAfterOther / double(r.reps_per_sample);
-    std::size_t slow = 0;
-    for (double x : r.samples) slow += x > kRepSeconds + 0.5 * after;
-    // Without the settling sample every other one is (half); a busy machine may slow a few anyway.
-    EXPECT_LE(slow, r.samples.size() / 10) << r.id << ": " << slow << " of " << r.samples.size()
-                                           << " samples after the other side";
-  }
+  // A sample is reps_per_sample repetitions; one that followed the other side carries kAfterOther.
+  // Without the settling sample every other one would (half of them).
+  for (const gtb::Record& r : rec)
+    expect_settled(r, kRepSeconds + 0.5 * kAfterOther / double(r.reps_per_sample), "after the other side");
 }
 
 // ---- a family whose sides come back to their speed over a time, not one repetition ----
@@ -248,31 +261,21 @@ void come_back(gtb::State& st) {
   st.exec([me] {
     const double t0 = gtb::host_seconds();
     if (g_back_side != me) g_back_side = me, g_back_since = t0;
-    const double want = kRepSeconds * (t0 - g_back_since < kComeBackSeconds ? kComeBackSlow : 1.0);
-    while (gtb::host_seconds() - t0 < want) {
-    }
+    spin(kRepSeconds * (t0 - g_back_since < kComeBackSeconds ? kComeBackSlow : 1.0));
   });
 }
 
-const gtb::RuleChange kComeBackRule = gtb::RuleChange().noise_target(1e-9).max_samples(40).budget_seconds(0.1);
-auto& back_a = gtb::add("pairback", "wait", "a", gtb::Backend::cpu, come_back).time("time", "us", 1e-6).rule(kComeBackRule);
-auto& back_b = gtb::add("pairback", "wait", "b", gtb::Backend::cpu, come_back).time("time", "us", 1e-6).rule(kComeBackRule);
-const bool kBackPairs = gtb::add_pairs("pairback", a_then_b);
+const bool kBackPairs =
+    add_two_sides("pairback", come_back, gtb::RuleChange().noise_target(1e-9).max_samples(40).budget_seconds(0.1));
 
 TEST(PairedRounds, EachSideSettlesForATimeNotOneSample) {
   const auto rec = run_family("pairback", "on");
   ASSERT_EQ(rec.size(), 2u);
   for (const gtb::Record& r : rec) {
-    ASSERT_EQ(r.status, gtb::Status::ok) << r.status_detail;
-    ASSERT_GE(r.samples.size(), std::size_t(gtb::kPairRounds));
-    EXPECT_EQ(r.info.value("rounds_settled", false), true) << r.id;
-    // One untimed sample is a few repetitions (~50 us), far inside kComeBackSeconds.
+    // One untimed sample is a few repetitions (~50 us), far inside kComeBackSeconds: a settle of one
+    // sample would leave every timed one slow.
     ASSERT_LT(double(r.reps_per_sample) * kRepSeconds * kComeBackSlow, 0.5 * kComeBackSeconds) << r.id;
-    std::size_t slow = 0;
-    for (double x : r.samples) slow += x > 0.5 * (1.0 + kComeBackSlow) * kRepSeconds;
-    // A settle of one sample leaves every timed one slow; a busy machine may slow a few anyway.
-    EXPECT_LE(slow, r.samples.size() / 10) << r.id << ": " << slow << " of " << r.samples.size()
-                                           << " samples while the side came back to its speed";
+    expect_settled(r, 0.5 * (1.0 + kComeBackSlow) * kRepSeconds, "while the side came back to its speed");
   }
 }
 
