@@ -402,7 +402,8 @@ SampleSet sample_in_rounds(detail::RoundSlot& slot, const StopRule& rule, const 
       std::swap(scratch, dlog);
       const double t0 = decision_seconds();
       untimed(reps);
-      if (slot.samples.empty()) slot.settle = decision_seconds() - t0 <= kRoundSettleMaxSeconds;  // decided on the first round
+      // Decided on the first round: a side whose sample takes longer does not settle.
+      if (slot.samples.empty()) slot.settle = decision_seconds() - t0 <= kRoundSettleMaxSeconds;
       // The side comes back to its own speed over a time, not over one sample (kRoundSettleSeconds).
       while (slot.settle && decision_seconds() - t0 < kRoundSettleSeconds) untimed(reps);
       std::swap(scratch, dlog);

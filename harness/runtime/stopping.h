@@ -106,9 +106,9 @@ inline constexpr double kSlowPairSeconds = 10.0;
 // measured after itself as alone: right after the other side, a sample meets what that side left (its
 // data in the caches, its idle OpenMP threads still spinning on the other core) and the side's samples
 // alternate between two speeds with the round's order. The side gets its speed back over a time, not
-// a sample: on the 2-core VM of docs/harness.md a 0.6 ms training step still ran an eighth slower in
-// rounds after a one-step settle than alone, and its paired copy cost read a fifth higher than after 2 ms. A longer sample carries
-// that start in a small share of its time, and doubling it would cost the most.
+// a sample: on the 2-core VM of docs/harness.md a 0.6 ms training step ran an eighth slower in rounds
+// after a one-step settle than alone, and its paired copy cost read a fifth higher than after 2 ms.
+// A longer sample carries that start in a small share of its time, and doubling it would cost the most.
 inline constexpr double kRoundSettleMaxSeconds = 0.005;
 inline constexpr double kRoundSettleSeconds = 0.002;
 // The rounds' stopping rule, pure (exposed for tests): `rules` and `samples` one per member (a
